@@ -1,0 +1,1 @@
+"""offsim package."""
