@@ -1,0 +1,192 @@
+"""Declaring config parameters once, and building frozen specs from raw YAML.
+
+A spec field is declared with ``param(...)``: its dimension (unit), default,
+description and bounds, in the spirit of gem5's ``Param.Latency("...")``.
+``build_spec`` turns a raw mapping into the frozen dataclass, collecting every
+problem (unknown key, missing key, bad unit, out of bounds) as a message
+naming the file, the dotted key, the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import typing
+from typing import Any, Callable
+
+from simulator.units import DIMENSIONS, UnitError, parse_quantity
+
+MISSING = dataclasses.MISSING
+# Keys any mapping may carry as documentation; they are kept in the resolved config
+# but are not parameters.
+META_KEYS = ("source", "notes", "preset")
+
+
+def param(
+    default: Any = MISSING,
+    *,
+    unit: str | None = None,
+    doc: str,
+    min: float | None = None,
+    max: float | None = None,
+    positive: bool = False,
+    power_of_two: bool = False,
+    choices: tuple[str, ...] | None = None,
+    check: Callable[[Any], str | None] | None = None,
+) -> Any:
+    """Declare a spec field.
+
+    unit: a dimension name of ``simulator.units.DIMENSIONS`` ("time", "size", ...):
+    the YAML value must be a string with a unit and is stored in SI (sizes as int
+    bytes). None: a plain number, bool or string as typed.
+    """
+    if unit is not None and unit not in DIMENSIONS:
+        raise ValueError(f"unknown dimension {unit!r}")
+    meta = dict(unit=unit, doc=doc, min=min, max=max, positive=positive,
+                power_of_two=power_of_two, choices=choices, check=check)
+    if isinstance(default, (list, dict)):
+        raise ValueError("use a tuple or a factory for container defaults")
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def spec_fields(cls: type) -> list[tuple[dataclasses.Field, Any]]:
+    """The dataclass fields of a spec with their resolved type hints."""
+    hints = typing.get_type_hints(cls)
+    return [(f, hints[f.name]) for f in dataclasses.fields(cls)]
+
+
+def _is_spec(tp: Any) -> bool:
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
+def _describe(meta: dict, tp: Any) -> str:
+    if meta.get("unit"):
+        return DIMENSIONS[meta["unit"]].expected()
+    if meta.get("choices"):
+        return "one of " + ", ".join(repr(c) for c in meta["choices"])
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(tp, str(tp))
+
+
+def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
+    """Convert one scalar; raise ValueError with the expectation on failure."""
+    unit = meta.get("unit")
+    if unit:
+        try:
+            number = parse_quantity(value, unit)
+        except UnitError as exc:
+            raise ValueError(str(exc)) from None
+        if tp is int:
+            if abs(number - round(number)) > 1e-9 * max(1.0, abs(number)):
+                raise ValueError(f"expected a whole number of {DIMENSIONS[unit].si_unit}, got {value!r}")
+            number = int(round(number))
+        value = number
+    elif tp is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+    elif tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer, got {value!r}")
+    elif tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"expected a number, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, got {value!r}")
+    elif tp is str:
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {value!r}")
+    if meta.get("choices") and value not in meta["choices"]:
+        raise ValueError(f"expected {_describe(meta, tp)}, got {value!r}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if meta.get("positive") and value <= 0:
+            raise ValueError(f"expected a positive value, got {value!r}")
+        if meta.get("min") is not None and value < meta["min"]:
+            raise ValueError(f"expected a value >= {meta['min']}, got {value!r}")
+        if meta.get("max") is not None and value > meta["max"]:
+            raise ValueError(f"expected a value <= {meta['max']}, got {value!r}")
+        if meta.get("power_of_two") and (int(value) != value or value < 1 or int(value) & (int(value) - 1)):
+            raise ValueError(f"expected a power of two, got {value!r}")
+    if meta.get("check"):
+        problem = meta["check"](value)
+        if problem:
+            raise ValueError(problem)
+    return value
+
+
+def build_spec(cls: type, raw: Any, source: str, key: str, errors: list[str]) -> Any:
+    """Build ``cls`` from ``raw``; append problems to ``errors`` and return None on failure."""
+    prefix = f"{source}: {key}" if key else source
+    if not isinstance(raw, dict):
+        errors.append(f"{prefix}: expected a mapping of {cls.__name__} parameters, got {raw!r}")
+        return None
+    known = {f.name for f in dataclasses.fields(cls)}
+    for name in raw:
+        if name not in known and name not in META_KEYS:
+            close = difflib.get_close_matches(str(name), sorted(known), n=2)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            errors.append(f"{prefix + '.' if key else source + ': '}{name}: unknown key{hint}; expected one of: {', '.join(sorted(known))}")
+    values: dict[str, Any] = {}
+    n_errors = len(errors)
+    for f, tp in spec_fields(cls):
+        sub = f"{key}.{f.name}" if key else f.name
+        if f.name not in raw:
+            if f.default is MISSING and f.default_factory is MISSING:
+                errors.append(f"{source}: {sub}: missing; expected {_describe(f.metadata, tp)}")
+            continue
+        values[f.name] = _build_value(tp, raw[f.name], f.metadata, source, sub, errors)
+    if len(errors) > n_errors:
+        return None
+    try:
+        return cls(**values)
+    except ValueError as exc:  # cross-field checks in __post_init__
+        errors.append(f"{prefix}: {exc}")
+        return None
+
+
+def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors: list[str]) -> Any:
+    origin = typing.get_origin(tp)
+    if _is_spec(tp):
+        return build_spec(tp, value, source, key, errors)
+    if origin is tuple:
+        (item_tp, _ellipsis) = typing.get_args(tp)
+        if not isinstance(value, list):
+            errors.append(f"{source}: {key}: expected a list, got {value!r}")
+            return None
+        return tuple(_build_value(item_tp, v, meta, source, f"{key}[{i}]", errors) for i, v in enumerate(value))
+    if origin is dict:
+        _key_tp, item_tp = typing.get_args(tp)
+        if not isinstance(value, dict):
+            errors.append(f"{source}: {key}: expected a mapping, got {value!r}")
+            return None
+        return {str(k): _build_value(item_tp, v, meta, source, f"{key}.{k}", errors) for k, v in value.items()}
+    try:
+        return _convert_scalar(value, tp, meta)
+    except ValueError as exc:
+        errors.append(f"{source}: {key}: {exc}")
+        return None
+
+
+def spec_to_dict(spec: Any) -> Any:
+    """A spec as plain data (SI numbers), for hashing and the resolved-config record."""
+    if dataclasses.is_dataclass(spec):
+        return {f.name: spec_to_dict(getattr(spec, f.name)) for f in dataclasses.fields(spec)}
+    if isinstance(spec, tuple):
+        return [spec_to_dict(v) for v in spec]
+    if isinstance(spec, dict):
+        return {k: spec_to_dict(v) for k, v in spec.items()}
+    return spec
+
+
+def describe_spec(cls: type, prefix: str = "") -> list[tuple[str, str, str, str]]:
+    """(key, unit, default, doc) rows for documentation of a spec class."""
+    rows = []
+    for f, tp in spec_fields(cls):
+        name = f"{prefix}{f.name}"
+        if _is_spec(tp):
+            rows += describe_spec(tp, name + ".")
+            continue
+        default = "" if f.default is MISSING else repr(f.default)
+        unit = f.metadata.get("unit") or ""
+        rows.append((name, DIMENSIONS[unit].si_unit if unit else "", default, f.metadata.get("doc", "")))
+    return rows

@@ -1,0 +1,199 @@
+"""Loading a system config: presets, overrides, validation, resolved record, hash.
+
+A system file is a YAML mapping whose sections (``host``, ``caches``, ``dram``,
+...) may each name a ``preset`` (a file under ``configs/presets/``, without
+``.yaml``) and override any of its keys. ``--set key=value`` overrides apply
+last, on dotted keys (``dram.geometry.ranks_per_channel=2``,
+``caches.levels.L2.size_bytes="512 KiB"``). Every problem in every file is
+collected and reported together; nothing is built from a config with errors.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simulator.config.errors import ConfigError
+from simulator.config.fields import META_KEYS, build_spec, spec_to_dict
+from simulator.config.yamlio import load_yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PRESETS_DIR = PROJECT_ROOT / "configs" / "presets"
+
+
+def preset_path(name: str, source: str, key: str) -> Path:
+    """Locate preset ``name`` (e.g. "dram/ddr3_1600_mt41j256m4")."""
+    if not isinstance(name, str) or not name or ".." in Path(name).parts or Path(name).is_absolute():
+        raise ConfigError(f"{source}: {key}.preset: {name!r}; expected a preset name like 'dram/ddr3_1600_mt41j256m4'")
+    path = PRESETS_DIR / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(str(p.relative_to(PRESETS_DIR).with_suffix("")) for p in PRESETS_DIR.rglob("*.yaml"))
+        raise ConfigError(f"{source}: {key}.preset: no preset {name!r}; expected one of: {', '.join(known)}")
+    return path
+
+
+def resolve_presets(raw: Any, source: str, key: str = "", depth: int = 0) -> Any:
+    """Replace every mapping's ``preset`` by the preset's contents, overridden by the mapping's own keys."""
+    if depth > 8:
+        raise ConfigError(f"{source}: {key}: presets nest too deeply; expected no cycles")
+    if isinstance(raw, list):
+        return [resolve_presets(v, source, f"{key}[{i}]", depth) for i, v in enumerate(raw)]
+    if not isinstance(raw, dict):
+        return raw
+    merged: dict[str, Any] = {}
+    if "preset" in raw:
+        path = preset_path(raw["preset"], source, key)
+        base = resolve_presets(load_yaml(path), str(path.relative_to(PROJECT_ROOT)), "", depth + 1)
+        if not isinstance(base, dict):
+            raise ConfigError(f"{path}: expected a mapping at the top level")
+        merged.update(base)
+        merged["preset"] = raw["preset"]
+    for k, v in raw.items():
+        if k == "preset":
+            continue
+        sub = f"{key}.{k}" if key else str(k)
+        v = resolve_presets(v, source, sub, depth)
+        if isinstance(v, dict) and isinstance(merged.get(k), dict):
+            merged[k] = _deep_merge(merged[k], v)
+        else:
+            merged[k] = v
+    return merged
+
+
+def _deep_merge(base: dict, top: dict) -> dict:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"a.b.c=2 GHz"`` -> (["a", "b", "c"], "2 GHz"); values are read as YAML scalars."""
+    if "=" not in text:
+        raise ConfigError(f"--set {text}: expected key=value, e.g. host.frequency_hz='2.5 GHz'")
+    key, value = text.split("=", 1)
+    parts = [p for p in key.strip().split(".")]
+    if not all(parts):
+        raise ConfigError(f"--set {text}: expected a dotted key like dram.geometry.channels")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError:
+        parsed = value
+    return parts, parsed
+
+
+def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) -> dict:
+    """Apply ``--set`` overrides to a resolved raw config, checking each key against the schema."""
+    raw = copy.deepcopy(raw)
+    errors: list[str] = []
+    for text in overrides:
+        parts, value = parse_override(text)
+        problem = _check_path(spec_cls, parts)
+        if problem:
+            errors.append(f"--set {text}: {problem}")
+            continue
+        node: Any = raw
+        for i, part in enumerate(parts[:-1]):
+            if isinstance(node, list):
+                node = _list_item(node, part)
+                if node is None:
+                    errors.append(f"--set {text}: {'.'.join(parts[:i + 1])}: no list item named {part!r}")
+                    break
+            else:
+                node = node.setdefault(part, {})
+        else:
+            if isinstance(node, list):
+                errors.append(f"--set {text}: expected a parameter, not a whole list item")
+            else:
+                node[parts[-1]] = value
+    if errors:
+        raise ConfigError(errors)
+    return raw
+
+
+def _list_item(items: list, part: str) -> Any:
+    if part.isdigit() and int(part) < len(items):
+        return items[int(part)]
+    return next((it for it in items if isinstance(it, dict) and it.get("name") == part), None)
+
+
+def _check_path(cls: Any, parts: list[str]) -> str | None:
+    """None if ``parts`` names a parameter of ``cls``, else what is wrong."""
+    tp: Any = cls
+    for i, part in enumerate(parts):
+        origin = typing.get_origin(tp)
+        if origin is tuple:  # list of specs: an index or a name selects the item
+            tp = typing.get_args(tp)[0]
+            continue
+        if origin is dict:
+            tp = typing.get_args(tp)[1]
+            continue
+        if not dataclasses.is_dataclass(tp):
+            return f"{'.'.join(parts[:i])} is a value, it has no key {part!r}"
+        hints = typing.get_type_hints(tp)
+        if part not in hints:
+            return f"{'.'.join(parts[:i + 1])}: unknown key; expected one of: {', '.join(sorted(hints))}"
+        tp = hints[part]
+    if dataclasses.is_dataclass(tp) or typing.get_origin(tp) in (tuple, dict):
+        return f"{'.'.join(parts)} is a section; expected the key of one parameter"
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedConfig:
+    """A validated spec with the raw resolved mapping it came from and its content hash."""
+
+    spec: Any
+    resolved: dict
+    source: str
+
+    @property
+    def content_hash(self) -> str:
+        """First 16 hex digits of the SHA-256 of the spec's canonical JSON (SI values)."""
+        return content_hash(spec_to_dict(self.spec))
+
+
+def content_hash(data: Any) -> str:
+    """Stable hash of plain data (canonical JSON)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_spec(path: str | Path, spec_cls: type, overrides: typing.Iterable[str] = ()) -> LoadedConfig:
+    """Load, resolve presets, apply overrides and validate a config file into ``spec_cls``."""
+    source = str(path)
+    raw = load_yaml(path)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    resolved = resolve_presets(raw, source)
+    resolved = apply_overrides(resolved, overrides, spec_cls)
+    errors: list[str] = []
+    spec = build_spec(spec_cls, resolved, source, "", errors)
+    if errors:
+        raise ConfigError([_attribute_override(e, source, overrides) for e in errors])
+    return LoadedConfig(spec=spec, resolved=resolved, source=source)
+
+
+def _attribute_override(message: str, source: str, overrides: typing.Iterable[str]) -> str:
+    """Name the ``--set`` option, not the file, when the bad value came from the command line."""
+    for text in overrides:
+        key = text.split("=", 1)[0].strip()
+        if message.startswith(f"{source}: {key}:"):
+            return f"--set {text} (over {source}): {key}:" + message[len(f"{source}: {key}:"):]
+    return message
+
+
+def strip_meta(raw: Any) -> Any:
+    """The resolved mapping without documentation keys (source, notes, preset)."""
+    if isinstance(raw, dict):
+        return {k: strip_meta(v) for k, v in raw.items() if k not in META_KEYS}
+    if isinstance(raw, list):
+        return [strip_meta(v) for v in raw]
+    return raw

@@ -1,0 +1,163 @@
+"""The system spec: frozen dataclasses, one field = type + unit + default + doc.
+
+Values are stored in SI units (Hz, s, B, B/s, J, J/B, J/bit, W, A, V); sizes
+are integer bytes; cycle counts are plain integers. YAML gives every
+dimensioned value as a string with its unit (see ``simulator.units``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from simulator.config.fields import param
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """The trace-driven host core."""
+
+    frequency_hz: float = param(unit="frequency", positive=True, doc="core clock")
+    flops_per_cycle: float = param(positive=True, doc="peak floating-point operations per cycle (DP)")
+    loads_per_cycle: float = param(positive=True, doc="memory instructions (elements) issued per cycle at most")
+    max_outstanding_misses: int = param(min=1, doc="L1D miss buffers: misses to L2 and beyond in flight at once")
+    memory_path_latency_s: float = param(
+        unit="time", min=0.0, doc="load-to-use latency of a DRAM access outside the DRAM device: "
+        "cache lookups on the way, on-chip network, memory controller queue and return"
+    )
+    energy_per_flop_j: float = param(unit="energy_per_flop", min=0.0, doc="dynamic energy per DP flop")
+    static_power_w: float = param(unit="power", min=0.0, doc="constant power of the core and its uncore share")
+    memory_path_energy_j_per_byte: float = param(
+        unit="energy_per_byte", min=0.0, doc="host-side energy per byte served from DRAM (excluding the DRAM device)"
+    )
+
+
+@dataclass(frozen=True)
+class CacheLevelSpec:
+    """One cache level: geometry, hit latency and access energy."""
+
+    name: str = param(doc="level name, e.g. L1D")
+    size_bytes: int = param(unit="size", positive=True, doc="capacity")
+    ways: int = param(min=1, doc="associativity")
+    latency_cycles: int = param(min=0, doc="load-to-use latency of a hit at this level, host cycles")
+    energy_j_per_byte: float = param(unit="energy_per_byte", min=0.0, doc="energy per byte served by this level")
+
+
+@dataclass(frozen=True)
+class PrefetcherSpec:
+    """Stream prefetcher attached to one cache level."""
+
+    enabled: bool = param(False, doc="switch the prefetcher on")
+    level: str = param("L2", doc="name of the level the prefetcher fills")
+    degree: int = param(4, min=1, max=64, doc="lines fetched ahead on each confirmed stream miss")
+    streams: int = param(16, min=1, max=256, doc="stream table entries")
+
+
+@dataclass(frozen=True)
+class CachesSpec:
+    """The host cache hierarchy, top (L1D) to last level."""
+
+    line_bytes: int = param(unit="size", power_of_two=True, doc="line size shared by all levels")
+    levels: tuple[CacheLevelSpec, ...] = param(doc="levels from the core outwards")
+    prefetcher: PrefetcherSpec = field(default_factory=PrefetcherSpec, metadata={"doc": "stream prefetcher"})
+
+    def __post_init__(self) -> None:
+        if not self.levels:
+            raise ValueError("levels: expected at least one cache level")
+        names = [lv.name for lv in self.levels]
+        if len(set(names)) != len(names):
+            raise ValueError(f"levels: expected distinct names, got {names}")
+        for i, lv in enumerate(self.levels):
+            sets, rest = divmod(lv.size_bytes, lv.ways * self.line_bytes)
+            if rest or sets < 1 or sets & (sets - 1):
+                raise ValueError(
+                    f"levels[{i}] ({lv.name}): size {lv.size_bytes} B / ({lv.ways} ways x {self.line_bytes} B lines) "
+                    f"= {lv.size_bytes / (lv.ways * self.line_bytes):g} sets; expected a power-of-two number of sets"
+                )
+        if self.prefetcher.enabled and self.prefetcher.level not in names:
+            raise ValueError(f"prefetcher.level: {self.prefetcher.level!r} is not a level; expected one of {names}")
+
+
+@dataclass(frozen=True)
+class DramTimingSpec:
+    """DDR timing parameters; cycle counts are in tCK."""
+
+    tck_s: float = param(unit="time", positive=True, doc="clock period tCK")
+    cl: int = param(min=1, doc="CAS latency, tCK")
+    t_rcd: int = param(min=1, doc="ACT to column command, tCK")
+    t_rp: int = param(min=1, doc="precharge period, tCK")
+    t_ras: int = param(min=1, doc="ACT to PRE minimum, tCK")
+    t_rc: int = param(min=1, doc="ACT to ACT same bank, tCK")
+    t_rrd: int = param(min=1, doc="ACT to ACT different banks, tCK")
+    t_ccd: int = param(min=1, doc="column command to column command, tCK")
+    t_wr: int = param(min=1, doc="write recovery, tCK")
+    t_wtr: int = param(min=1, doc="write to read turnaround, tCK")
+    t_rtp: int = param(min=1, doc="read to precharge, tCK")
+    t_rfc: int = param(min=1, doc="refresh cycle time, tCK")
+    t_faw: int = param(min=1, doc="four-activate window, tCK")
+    burst_length: int = param(min=1, power_of_two=True, doc="burst length BL, beats")
+    t_refi_s: float = param(unit="time", positive=True, doc="average refresh interval tREFI")
+
+    def __post_init__(self) -> None:
+        if self.t_rc < self.t_ras + self.t_rp:
+            raise ValueError(f"t_rc: {self.t_rc} tCK < t_ras + t_rp = {self.t_ras + self.t_rp} tCK; expected t_rc >= t_ras + t_rp")
+
+
+@dataclass(frozen=True)
+class DramCurrentsSpec:
+    """Datasheet IDD currents (per device) and supply voltage."""
+
+    idd0_a: float = param(unit="current", positive=True, doc="one-bank ACT-PRE current")
+    idd1_a: float = param(unit="current", positive=True, doc="one-bank ACT-READ-PRE current")
+    idd2p_a: float = param(unit="current", positive=True, doc="precharge power-down current")
+    idd2q_a: float = param(unit="current", positive=True, doc="precharge quiet standby current")
+    idd2n_a: float = param(unit="current", positive=True, doc="precharge standby current")
+    idd3n_a: float = param(unit="current", positive=True, doc="active standby current")
+    idd4r_a: float = param(unit="current", positive=True, doc="burst read current")
+    idd4w_a: float = param(unit="current", positive=True, doc="burst write current")
+    idd5_a: float = param(unit="current", positive=True, doc="burst refresh current")
+    vdd_v: float = param(unit="voltage", positive=True, doc="supply voltage")
+
+
+@dataclass(frozen=True)
+class DramGeometrySpec:
+    """Channels, ranks, banks and the address mapping."""
+
+    channels: int = param(min=1, power_of_two=True, doc="independent channels")
+    ranks_per_channel: int = param(min=1, power_of_two=True, doc="ranks on each channel")
+    banks: int = param(min=1, power_of_two=True, doc="banks per device")
+    rows: int = param(min=1, power_of_two=True, doc="rows per bank")
+    columns: int = param(min=1, power_of_two=True, doc="columns per row (device)")
+    device_width_bits: int = param(min=1, power_of_two=True, doc="data pins per device (x4, x8, x16)")
+    bus_width_bits: int = param(min=8, power_of_two=True, doc="channel data bus width")
+    mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
+    page_policy: str = param("open", choices=("open", "closed"), doc="row-buffer policy")
+
+    def __post_init__(self) -> None:
+        fields = self.mapping.split(":")
+        expected = {"row", "rank", "bank", "channel", "column"}
+        if sorted(fields) != sorted(expected):
+            raise ValueError(f"mapping: {self.mapping!r}; expected the five fields {sorted(expected)} separated by ':'")
+        if self.bus_width_bits % self.device_width_bits:
+            raise ValueError("bus_width_bits: expected a multiple of device_width_bits")
+
+
+@dataclass(frozen=True)
+class DramSpec:
+    """Main memory: timing, currents, organisation and the off-chip interface."""
+
+    timing: DramTimingSpec = param(doc="timing parameters")
+    currents: DramCurrentsSpec = param(doc="IDD currents and VDD")
+    geometry: DramGeometrySpec = param(doc="organisation and mapping")
+    interface_energy_j_per_bit: float = param(
+        unit="energy_per_bit", min=0.0, doc="off-chip interface (I/O, termination) energy per bit moved"
+    )
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """A whole system: host core, caches, DRAM (accelerators are added by their specs)."""
+
+    name: str = param(doc="system name used in reports")
+    host: HostSpec = param(doc="host core")
+    caches: CachesSpec = param(doc="cache hierarchy")
+    dram: DramSpec = param(doc="main memory")

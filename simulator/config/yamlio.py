@@ -1,0 +1,59 @@
+"""Strict YAML reading: duplicate keys are errors, not silent overwrites.
+
+PyYAML's safe loader keeps the last of two equal keys; offsim refuses the file
+and names both lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simulator.config.errors import ConfigError
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that records duplicate mapping keys instead of overwriting."""
+
+    def __init__(self, stream: Any, source: str):
+        super().__init__(stream)
+        self.source = source
+        self.problems: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                self.problems.append(
+                    f"{self.source}: {key}: duplicate key at line {line} (first at line {seen[key]}); expected each key once"
+                )
+            else:
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Read one YAML file strictly; raise ConfigError naming the file on any problem."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: file not found; expected an existing YAML file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable UTF-8 YAML file") from None
+    loader = _StrictLoader(text, source)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{source}: invalid YAML{line}: {getattr(exc, 'problem', exc)}; expected a YAML mapping") from None
+    finally:
+        loader.dispose()
+    if loader.problems:
+        raise ConfigError(loader.problems)
+    return data

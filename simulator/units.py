@@ -1,0 +1,131 @@
+"""Physical quantities with units: parsing and formatting.
+
+Every number in a config is written with its unit ("2 GHz", "12.8 GB/s",
+"8 MiB", "20 pJ/bit", "1.25 ns", "95 mA") and converted here to SI base
+values: hertz, seconds, bytes, bytes per second, joules, joules per bit,
+joules per byte, watts, amperes, volts. Decimal (kB, MB, GB) and binary
+(KiB, MiB, GiB) prefixes stay distinct: "8 MB" is 8e6 bytes, "8 MiB" is
+8388608 bytes. Bandwidths use decimal prefixes on bytes per second, as the
+datasheets do ("12.8 GB/s" = 12.8e9 B/s).
+
+Simulated time is kept as integer picoseconds (``PS_PER_S``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+PS_PER_S = 10**12
+
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_SMALL = {"": 1.0, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9, "p": 1e-12, "f": 1e-15}
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A physical dimension: its name, SI unit symbol and accepted spellings."""
+
+    name: str
+    si_unit: str
+    units: dict[str, float]  # spelling -> factor to the SI unit
+
+    def expected(self) -> str:
+        """A short human description of what is accepted, for error messages."""
+        examples = ", ".join(list(self.units)[:6])
+        article = "an" if self.name[0] in "aeiou" else "a"
+        return f"{article} {self.name} with a unit ({examples}, ...)"
+
+
+def _prefixed(base: str, prefixes: dict[str, float]) -> dict[str, float]:
+    return {p + base: f for p, f in prefixes.items()}
+
+
+_BYTES = {**_prefixed("B", _DECIMAL), **{p + "B": float(f) for p, f in _BINARY.items()}}
+_BYTES.update({"bytes": 1.0, "byte": 1.0})
+_BITS = {"bit": 1 / 8, "bits": 1 / 8, "Kbit": 1e3 / 8, "Mbit": 1e6 / 8, "Gbit": 1e9 / 8}
+_BITS.update({"Kibit": 2**10 / 8, "Mibit": 2**20 / 8, "Gibit": 2**30 / 8, "Gb": 1e9 / 8, "Mb": 1e6 / 8})
+
+DIMENSIONS: dict[str, Dimension] = {
+    "frequency": Dimension("frequency", "Hz", _prefixed("Hz", _DECIMAL)),
+    "time": Dimension(
+        "time", "s", {**_prefixed("s", _SMALL), "min": 60.0, "h": 3600.0}
+    ),
+    "size": Dimension("size", "B", {**_BYTES, **_BITS}),
+    "bandwidth": Dimension(
+        "bandwidth",
+        "B/s",
+        {
+            **{p + "B/s": f for p, f in _DECIMAL.items()},
+            **{p + "B/s": float(f) for p, f in _BINARY.items()},
+            **{p + "bit/s": f / 8 for p, f in _DECIMAL.items()},
+            **{p + "b/s": f / 8 for p, f in _DECIMAL.items()},
+        },
+    ),
+    "energy": Dimension("energy", "J", _prefixed("J", _SMALL)),
+    "energy_per_bit": Dimension("energy per bit", "J/bit", {p + "J/bit": f for p, f in _SMALL.items()}),
+    "energy_per_byte": Dimension("energy per byte", "J/B", {p + "J/B": f for p, f in _SMALL.items()}),
+    "energy_per_flop": Dimension("energy per flop", "J/flop", {p + "J/flop": f for p, f in _SMALL.items()}),
+    "power": Dimension("power", "W", {**_prefixed("W", _SMALL), **_prefixed("W", {"k": 1e3})}),
+    "current": Dimension("current", "A", _prefixed("A", _SMALL)),
+    "voltage": Dimension("voltage", "V", _prefixed("V", _SMALL)),
+    "flop_rate": Dimension(
+        "compute rate", "flop/s", {p + "FLOP/s": f for p, f in _DECIMAL.items()} | {p + "flop/s": f for p, f in _DECIMAL.items()}
+    ),
+}
+
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S.*?)?\s*$")
+
+
+class UnitError(ValueError):
+    """A quantity string that does not parse as the expected dimension."""
+
+
+def parse_quantity(value: object, dimension: str) -> float:
+    """Parse ``value`` (e.g. "12.8 GB/s") as ``dimension`` and return SI units.
+
+    Raises UnitError when the text has no unit, an unknown unit, or a unit of
+    another dimension. Bare numbers are refused: a config must say its unit.
+    """
+    dim = DIMENSIONS[dimension]
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise UnitError(f"expected {dim.expected()}, got {value!r} (a bare number has no unit)")
+    match = _NUMBER.match(value)
+    if not match:
+        raise UnitError(f"expected {dim.expected()}, got {value!r}")
+    number, unit = float(match.group(1)), (match.group(2) or "").replace(" ", "")
+    if not unit:
+        raise UnitError(f"expected {dim.expected()}, got {value!r} (no unit)")
+    if unit not in dim.units:
+        other = [d.name for d in DIMENSIONS.values() if unit in d.units]
+        hint = f": '{unit}' is a {other[0]} unit" if other else f": unknown unit '{unit}'"
+        raise UnitError(f"expected {dim.expected()}, got {value!r}{hint}")
+    result = number * dim.units[unit]
+    if not math.isfinite(result):
+        raise UnitError(f"expected a finite {dim.name}, got {value!r}")
+    return result
+
+
+def seconds_to_ps(seconds: float) -> int:
+    """Seconds -> integer picoseconds (rounded to nearest)."""
+    return int(round(seconds * PS_PER_S))
+
+
+def ps_to_seconds(ps: int) -> float:
+    """Integer picoseconds -> seconds."""
+    return ps / PS_PER_S
+
+
+_SI_PREFIXES = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f")]
+
+
+def format_quantity(value: float, unit: str, digits: int = 4) -> str:
+    """Format an SI value with an engineering prefix, e.g. 1.28e10, "B/s" -> "12.8 GB/s"."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}"
+    for factor, prefix in _SI_PREFIXES:
+        if abs(value) >= factor:
+            return f"{value / factor:.{digits}g} {prefix}{unit}"
+    return f"{value:.{digits}g} {unit}"
