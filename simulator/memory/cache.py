@@ -1,0 +1,350 @@
+"""Exact set-associative cache hierarchy, updated in bulk (numba kernels).
+
+Addresses are **line numbers** (int64, byte address // line_bytes); all levels
+share one line size.  Level 0 is the one nearest the requester (L1D); DRAM is
+below the last level.  Every level is set-associative with exact LRU,
+write-back, write-allocate and **non-inclusive**:
+
+- load at level i: a hit updates LRU; a miss goes to level i+1 (DRAM below the
+  last level) and then fills the line here, evicting the LRU victim.  Fills
+  therefore happen from the deepest missing level upwards.
+- store: like a load (a store miss reads the line from below) and then marks the
+  line dirty in the requesting level only.
+- a dirty victim of level i is written into level i+1: if present there it
+  becomes dirty (LRU updated); if absent it is allocated there dirty without
+  reading from below (full-line write), possibly evicting a victim in turn
+  (cascade).  Dirty victims of the last level are DRAM writes; clean victims are
+  dropped.  No back-invalidation anywhere.
+- ``flush``: clflush; a line dirty in any level is written to DRAM once (counted
+  as ``writebacks_out`` of the nearest level holding it dirty) and invalidated
+  everywhere.
+- ``evict_to_llc``: dirty copies above the last level are written into the last
+  level (as one write-back from the nearest dirty level); the upper copies are
+  removed, the last level keeps (or allocates) the line.
+- ``invalidate``: drop lines from chosen levels, no write-back.
+- ``access(start_level=k)``: requests enter at level k; levels above k are
+  neither looked up nor filled.
+- stream prefetcher at one level p (default the L2): on a demand miss at p to
+  line x, if a stream entry has ``last + 1 == x`` (lowest slot first) the entry
+  advances to ``last = x + degree`` and lines x+1..x+degree absent at p are
+  loaded from below into p and the levels between (counted as ``prefetches`` of
+  each level filled, never as loads/hits/misses); otherwise a new entry
+  ``last = x`` replaces the least recently used one of ``n_streams``.  The
+  prefetch runs after the demand access has completed (filled and marked dirty).
+
+Counters per level (cumulative, int64, names in ``COUNTER_NAMES``): ``loads``
+and ``stores`` (demand accesses reaching the level), ``hits``, ``misses``,
+``writebacks_out`` (dirty lines leaving the level), ``writebacks_in`` (dirty
+lines received from the level above), ``prefetches`` (lines prefetched into the
+level); for the hierarchy ``dram_reads`` and ``dram_writes`` (lines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from simulator.memory import cache_kernel as ck
+
+COUNTER_NAMES: tuple[str, ...] = (
+    "loads", "stores", "hits", "misses", "writebacks_out", "writebacks_in", "prefetches",
+)
+DRAM_NAME = "DRAM"
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_pow2(value: int) -> bool:
+    return value > 0 and (value & (value - 1)) == 0
+
+
+@dataclass(frozen=True)
+class CacheGeometry:
+    """One cache level: ``size_bytes`` = n_sets * ways * line_bytes, n_sets a power of two."""
+
+    name: str
+    size_bytes: int
+    ways: int
+    line_bytes: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"CacheGeometry.name: {self.name!r} is not a non-empty string")
+        n = self.name
+        for key in ("size_bytes", "ways", "line_bytes"):
+            value = getattr(self, key)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{n}.{key}: {value!r} is not a positive integer")
+        if not _is_pow2(self.line_bytes):
+            raise ValueError(f"{n}.line_bytes: {self.line_bytes} is not a power of two")
+        way_bytes = self.ways * self.line_bytes
+        if self.size_bytes % way_bytes != 0:
+            raise ValueError(
+                f"{n}.size_bytes: {self.size_bytes} is not a multiple of ways * line_bytes"
+                f" = {self.ways} * {self.line_bytes} = {way_bytes}")
+        if not _is_pow2(self.size_bytes // way_bytes):
+            raise ValueError(
+                f"{n}.size_bytes: {self.size_bytes} does not give a power-of-two number of sets"
+                f" ({self.size_bytes} / ({self.ways} ways * {self.line_bytes} B)"
+                f" = {self.size_bytes // way_bytes})")
+
+    @property
+    def n_sets(self) -> int:
+        """Number of sets."""
+        return self.size_bytes // (self.ways * self.line_bytes)
+
+
+@dataclass(frozen=True)
+class PrefetcherSpec:
+    """Stream prefetcher attached to level ``level``: ``degree`` lines ahead, ``n_streams`` entries."""
+
+    level: int = 1
+    degree: int = 4
+    n_streams: int = 16
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if not _is_int(self.level) or self.level < 0:
+            raise ValueError(f"PrefetcherSpec.level: {self.level!r} is not an integer >= 0")
+        for key in ("degree", "n_streams"):
+            value = getattr(self, key)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"PrefetcherSpec.{key}: {value!r} is not an integer >= 1")
+        if not isinstance(self.enabled, (bool, np.bool_)):
+            raise ValueError(f"PrefetcherSpec.enabled: {self.enabled!r} is not a bool")
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """What one bulk call did (deltas, not cumulative).
+
+    ``level_counts``: (n_levels, len(COUNTER_NAMES)) int64; ``dram_reads`` /
+    ``dram_writes``: int64 line numbers in order (demand and prefetch reads);
+    ``served_by``: int8 per input access, the level that served it (n_levels =
+    DRAM); empty for flush / evict_to_llc / invalidate.
+    """
+
+    level_counts: np.ndarray
+    dram_reads: np.ndarray
+    dram_writes: np.ndarray
+    served_by: np.ndarray
+
+
+def validate_hierarchy(levels: Sequence[CacheGeometry],
+                       prefetcher: PrefetcherSpec | None) -> tuple[CacheGeometry, ...]:
+    """Check the level list and prefetcher against each other; return the levels as a tuple."""
+    levels = tuple(levels)
+    if not levels:
+        raise ValueError("levels: empty; expected at least one CacheGeometry")
+    if len(levels) > 126:
+        raise ValueError(f"levels: {len(levels)} levels; expected at most 126")
+    seen: set[str] = set()
+    for geom in levels:
+        if not isinstance(geom, CacheGeometry):
+            raise ValueError(f"levels: {geom!r} is not a CacheGeometry")
+        if geom.name in seen or geom.name == DRAM_NAME:
+            raise ValueError(f"{geom.name}.name: {geom.name!r} is repeated or reserved;"
+                             f" expected unique names other than {DRAM_NAME!r}")
+        seen.add(geom.name)
+        if geom.line_bytes != levels[0].line_bytes:
+            raise ValueError(
+                f"{geom.name}.line_bytes: {geom.line_bytes} differs from"
+                f" {levels[0].name}.line_bytes {levels[0].line_bytes}; all levels share one line size")
+    if prefetcher is not None:
+        if not isinstance(prefetcher, PrefetcherSpec):
+            raise ValueError(f"prefetcher: {prefetcher!r} is not a PrefetcherSpec or None")
+        if prefetcher.level >= len(levels):
+            raise ValueError(f"PrefetcherSpec.level: {prefetcher.level} is not a level index"
+                             f" (expected 0..{len(levels) - 1})")
+    return levels
+
+
+def as_lines(lines: object, what: str = "lines") -> np.ndarray:
+    """``lines`` as a contiguous int64 array of non-negative line numbers."""
+    arr = np.asarray(lines)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"{what}: shape {arr.shape}; expected a 1-D sequence of line numbers")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{what}: dtype {arr.dtype}; expected integer line numbers")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if arr.size and int(arr.min()) < 0:
+        raise ValueError(f"{what}: minimum {int(arr.min())}; expected line numbers >= 0")
+    return arr
+
+
+def check_start_level(start_level: int, n_levels: int) -> None:
+    """Raise ValueError unless ``0 <= start_level < n_levels``."""
+    if not _is_int(start_level) or not 0 <= start_level < n_levels:
+        raise ValueError(f"start_level: {start_level!r}; expected an integer in 0..{n_levels - 1}")
+
+
+def check_levels_arg(levels: Sequence[int] | None, n_levels: int) -> list[int]:
+    """Validated level indices for ``invalidate`` (all levels when None)."""
+    if levels is None:
+        return list(range(n_levels))
+    out = []
+    for lv in levels:
+        if not _is_int(lv) or not 0 <= lv < n_levels:
+            raise ValueError(f"levels: {lv!r}; expected level indices in 0..{n_levels - 1}")
+        out.append(int(lv))
+    return out
+
+
+class CacheHierarchy:
+    """Exact LRU write-back non-inclusive hierarchy over line numbers (compiled kernels)."""
+
+    def __init__(self, levels: Sequence[CacheGeometry],
+                 prefetcher: PrefetcherSpec | None = None) -> None:
+        self.levels = validate_hierarchy(levels, prefetcher)
+        self.prefetcher = prefetcher
+        n = len(self.levels)
+        self._st = ck.new_state(np.array([g.n_sets for g in self.levels]),
+                                np.array([g.ways for g in self.levels]))
+        self._counts = np.zeros((n, ck.N_COUNTERS), dtype=np.int64)
+        self._dram = np.zeros(2, dtype=np.int64)
+        pf = prefetcher
+        on = pf is not None and pf.enabled
+        self._pf_cfg = np.array([1 if on else 0, pf.level if pf else 0,
+                                 pf.degree if pf else 0, 0], dtype=np.int64)
+        n_streams = pf.n_streams if pf is not None else 1
+        self._pf_last = np.zeros(n_streams, dtype=np.int64)
+        self._pf_stamp = np.zeros(n_streams, dtype=np.int64)
+        self._pos = np.zeros(2, dtype=np.int64)
+        self._rd = np.empty(0, dtype=np.int64)
+        self._wr = np.empty(0, dtype=np.int64)
+        self._no_stores = np.zeros(1, dtype=np.uint8)
+
+    @property
+    def n_levels(self) -> int:
+        """Number of cache levels."""
+        return len(self.levels)
+
+    # -- buffers ---------------------------------------------------------------
+    def _reserve(self, n_inputs: int) -> None:
+        per = 1 + (int(self._pf_cfg[2]) if self._pf_cfg[0] else 0)
+        want = 2 * n_inputs + self.n_levels * per + 1024
+        if self._rd.shape[0] < want:
+            self._rd = np.empty(want, dtype=np.int64)
+            self._wr = np.empty(want, dtype=np.int64)
+
+    def _drain(self, reads: list, writes: list) -> None:
+        reads.append(self._rd[: self._pos[0]].copy())
+        writes.append(self._wr[: self._pos[1]].copy())
+        self._pos[:] = 0
+
+    def _result(self, before: np.ndarray, reads: list, writes: list,
+                served: np.ndarray) -> ChunkResult:
+        cat = (lambda parts: parts[0] if len(parts) == 1 else np.concatenate(parts))
+        return ChunkResult(self._counts - before, cat(reads), cat(writes), served)
+
+    # -- operations -------------------------------------------------------------
+    def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False,
+               start_level: int = 0) -> ChunkResult:
+        """Demand loads/stores of ``lines`` (line numbers) entering at ``start_level``."""
+        arr = as_lines(lines)
+        check_start_level(start_level, self.n_levels)
+        if isinstance(is_store, (bool, np.bool_)):
+            mode, stores = (1 if is_store else 0), self._no_stores
+        else:
+            stores = np.asarray(is_store)
+            if stores.shape != arr.shape:
+                raise ValueError(f"is_store: shape {stores.shape}; expected a bool or shape {arr.shape}")
+            mode, stores = 2, np.ascontiguousarray(stores, dtype=np.uint8)
+        before = self._counts.copy()
+        served = np.empty(arr.shape[0], dtype=np.int8)
+        self._reserve(arr.shape[0])
+        st = self._st
+        reads: list = []
+        writes: list = []
+        done = 0
+        while True:
+            done = ck.access_kernel(arr, stores, mode, done, start_level,
+                                    st["tags"], st["stamps"], st["dirty"], st["base"],
+                                    st["mask"], st["ways"], st["clock"], self._counts,
+                                    self._dram, self._rd, self._wr, self._pos, served,
+                                    self._pf_cfg, self._pf_last, self._pf_stamp)
+            self._drain(reads, writes)
+            if done >= arr.shape[0]:
+                break
+        return self._result(before, reads, writes, served)
+
+    def flush(self, lines) -> ChunkResult:
+        """clflush ``lines``: dirty data to DRAM once, line invalidated in every level."""
+        arr = as_lines(lines)
+        before = self._counts.copy()
+        self._reserve(arr.shape[0])
+        st = self._st
+        reads: list = []
+        writes: list = []
+        done = 0
+        while True:
+            done = ck.flush_kernel(arr, done, st["tags"], st["stamps"], st["dirty"], st["base"],
+                                   st["mask"], st["ways"], self._counts, self._dram,
+                                   self._wr, self._pos)
+            self._drain(reads, writes)
+            if done >= arr.shape[0]:
+                break
+        return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
+
+    def evict_to_llc(self, lines) -> ChunkResult:
+        """Write dirty upper-level copies of ``lines`` into the last level and drop them above."""
+        arr = as_lines(lines)
+        before = self._counts.copy()
+        self._reserve(arr.shape[0])
+        st = self._st
+        reads: list = []
+        writes: list = []
+        done = 0
+        while True:
+            done = ck.evict_to_llc_kernel(arr, done, st["tags"], st["stamps"], st["dirty"],
+                                          st["base"], st["mask"], st["ways"], st["clock"],
+                                          self._counts, self._dram, self._wr, self._pos)
+            self._drain(reads, writes)
+            if done >= arr.shape[0]:
+                break
+        return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
+
+    def invalidate(self, lines, levels: Sequence[int] | None = None) -> ChunkResult:
+        """Drop ``lines`` without write-back from level indices ``levels`` (all when None)."""
+        arr = as_lines(lines)
+        chosen = check_levels_arg(levels, self.n_levels)
+        level_mask = np.zeros(self.n_levels, dtype=np.uint8)
+        level_mask[chosen] = 1
+        before = self._counts.copy()
+        st = self._st
+        ck.invalidate_kernel(arr, level_mask, st["tags"], st["stamps"], st["dirty"],
+                             st["base"], st["mask"], st["ways"])
+        empty = np.empty(0, dtype=np.int64)
+        return self._result(before, [empty], [empty], np.empty(0, dtype=np.int8))
+
+    # -- inspection -------------------------------------------------------------
+    def counters(self) -> dict[str, dict[str, int]]:
+        """Cumulative counters per level name, plus ``DRAM``: dram_reads, dram_writes (lines)."""
+        out = {g.name: {c: int(self._counts[i, j]) for j, c in enumerate(COUNTER_NAMES)}
+               for i, g in enumerate(self.levels)}
+        out[DRAM_NAME] = {"dram_reads": int(self._dram[0]), "dram_writes": int(self._dram[1])}
+        return out
+
+    def _slot(self, level: int, line: int) -> int:
+        st = self._st
+        start = int(st["base"][level]) + (line & int(st["mask"][level])) * int(st["ways"][level])
+        hits = np.nonzero(st["tags"][start:start + int(st["ways"][level])] == line)[0]
+        return start + int(hits[0]) if hits.size else -1
+
+    def contains(self, line: int) -> list[bool]:
+        """Whether each level holds ``line``."""
+        return [self._slot(i, int(line)) >= 0 for i in range(self.n_levels)]
+
+    def is_dirty(self, line: int) -> list[bool]:
+        """Whether each level holds ``line`` dirty."""
+        out = []
+        for i in range(self.n_levels):
+            slot = self._slot(i, int(line))
+            out.append(slot >= 0 and bool(self._st["dirty"][slot]))
+        return out

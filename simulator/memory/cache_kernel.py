@@ -1,0 +1,309 @@
+"""Compiled (numba) kernels of the exact cache hierarchy.
+
+The hierarchy state lives in flat numpy arrays shared by all levels; level ``l``
+owns the slots ``base[l] .. base[l] + n_sets[l] * ways[l]`` and set ``s`` of it
+the ``ways[l]`` slots starting at ``base[l] + s * ways[l]``:
+
+- ``tags``   int64 line number held by a slot, ``-1`` when the slot is invalid;
+- ``stamps`` int64 LRU stamp (larger = more recently used), ``0`` when invalid,
+  so the least recently used or an invalid slot is the one with the smallest stamp;
+- ``dirty``  uint8 dirty bit.
+
+``clock`` (int64[2]) holds the next LRU stamp of the caches (index 0) and of the
+stream table (index 1).  ``counts`` (int64[n_levels, N_COUNTERS]) are the
+cumulative per-level counters in the column order of ``COUNTER_NAMES`` in
+``cache.py``; ``dram`` (int64[2]) the cumulative DRAM reads and writes (lines).
+
+DRAM line streams are appended to the caller's buffers ``rd_buf``/``wr_buf``
+with fill levels in ``pos`` (int64[2]).  A bulk call stops early, before an
+access that might overflow them, and returns how many inputs it processed; the
+caller empties the buffers and calls again.  The semantics are documented in
+``cache.py`` and mirrored line by line by ``cache_reference.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Column indices into ``counts`` (order of cache.COUNTER_NAMES).
+C_LOADS = 0
+C_STORES = 1
+C_HITS = 2
+C_MISSES = 3
+C_WB_OUT = 4
+C_WB_IN = 5
+C_PREFETCHES = 6
+N_COUNTERS = 7
+
+
+@njit(cache=True, inline="always")
+def _find(tags, base, mask, ways, level, line):
+    """Slot index holding ``line`` at ``level``, or -1."""
+    start = base[level] + (line & mask[level]) * ways[level]
+    for w in range(ways[level]):
+        if tags[start + w] == line:
+            return start + w
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _touch(stamps, clock, slot):
+    """Make ``slot`` the most recently used of its set."""
+    clock[0] += 1
+    stamps[slot] = clock[0]
+
+
+@njit(cache=True)
+def _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, is_dirty):
+    """Place ``line`` (known absent) at ``level``; return its dirty victim or -1."""
+    start = base[level] + (line & mask[level]) * ways[level]
+    slot = start
+    best = stamps[start]
+    for w in range(1, ways[level]):
+        s = stamps[start + w]
+        if s < best:
+            best = s
+            slot = start + w
+    victim = tags[slot]
+    victim_dirty = dirty[slot]
+    tags[slot] = line
+    dirty[slot] = is_dirty
+    clock[0] += 1
+    stamps[slot] = clock[0]
+    if victim >= 0 and victim_dirty != 0:
+        return victim
+    return -1
+
+
+@njit(cache=True)
+def _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                wr_buf, pos, level, line):
+    """Write dirty ``line`` into ``level`` (DRAM when ``level == n_levels``), cascading."""
+    n_levels = base.shape[0]
+    while True:
+        if level == n_levels:
+            wr_buf[pos[1]] = line
+            pos[1] += 1
+            dram[1] += 1
+            return
+        counts[level, C_WB_IN] += 1
+        slot = _find(tags, base, mask, ways, level, line)
+        if slot >= 0:
+            dirty[slot] = 1
+            _touch(stamps, clock, slot)
+            return
+        victim = _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, 1)
+        if victim < 0:
+            return
+        counts[level, C_WB_OUT] += 1
+        line = victim
+        level += 1
+
+
+@njit(cache=True)
+def _fill(tags, stamps, dirty, base, mask, ways, clock, counts, dram, wr_buf, pos,
+          level, line):
+    """Fill clean ``line`` (known absent) into ``level`` and write back a dirty victim."""
+    victim = _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, 0)
+    if victim >= 0:
+        counts[level, C_WB_OUT] += 1
+        _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                    wr_buf, pos, level + 1, victim)
+
+
+@njit(cache=True)
+def _prefetch_line(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                   rd_buf, wr_buf, pos, level, line):
+    """Load ``line`` (absent at ``level``) from below into ``level`` as a prefetch."""
+    n_levels = base.shape[0]
+    served = n_levels
+    for i in range(level + 1, n_levels):
+        slot = _find(tags, base, mask, ways, i, line)
+        if slot >= 0:
+            _touch(stamps, clock, slot)
+            served = i
+            break
+    if served == n_levels:
+        rd_buf[pos[0]] = line
+        pos[0] += 1
+        dram[0] += 1
+    for i in range(served - 1, level - 1, -1):
+        _fill(tags, stamps, dirty, base, mask, ways, clock, counts, dram, wr_buf, pos,
+              i, line)
+        counts[i, C_PREFETCHES] += 1
+
+
+@njit(cache=True)
+def _stream_miss(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                 rd_buf, wr_buf, pos, pf_cfg, pf_last, pf_stamp, line):
+    """Stream prefetcher reaction to a demand miss on ``line`` at its level."""
+    level = pf_cfg[1]
+    degree = pf_cfg[2]
+    n_streams = pf_last.shape[0]
+    match = -1
+    for e in range(n_streams):
+        if pf_stamp[e] > 0 and pf_last[e] + 1 == line:
+            match = e
+            break
+    clock[1] += 1
+    if match < 0:
+        slot = 0
+        best = pf_stamp[0]
+        for e in range(1, n_streams):
+            if pf_stamp[e] < best:
+                best = pf_stamp[e]
+                slot = e
+        pf_last[slot] = line
+        pf_stamp[slot] = clock[1]
+        return
+    pf_last[match] = line + degree
+    pf_stamp[match] = clock[1]
+    for y in range(line + 1, line + degree + 1):
+        if _find(tags, base, mask, ways, level, y) < 0:
+            _prefetch_line(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                           rd_buf, wr_buf, pos, level, y)
+
+
+@njit(cache=True)
+def access_kernel(lines, stores, store_mode, start, start_level,
+                  tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                  rd_buf, wr_buf, pos, served_by, pf_cfg, pf_last, pf_stamp):
+    """Demand loads/stores of ``lines[start:]`` entering at ``start_level``.
+
+    ``store_mode``: 0 all loads, 1 all stores, 2 per access from ``stores`` (uint8).
+    Returns the index of the first access not processed (buffers nearly full).
+    """
+    n_levels = base.shape[0]
+    pf_on = pf_cfg[0] != 0
+    pf_level = pf_cfg[1]
+    per_access_reads = 1 + pf_cfg[2] if pf_on else 1
+    per_access_writes = n_levels * per_access_reads
+    rd_cap = rd_buf.shape[0]
+    wr_cap = wr_buf.shape[0]
+    k = start_level
+    n = lines.shape[0]
+    for j in range(start, n):
+        if pos[0] + per_access_reads > rd_cap or pos[1] + per_access_writes > wr_cap:
+            return j
+        x = lines[j]
+        if store_mode == 2:
+            is_store = stores[j] != 0
+        else:
+            is_store = store_mode == 1
+        col = C_STORES if is_store else C_LOADS
+        served = n_levels
+        for i in range(k, n_levels):
+            counts[i, col] += 1
+            slot = _find(tags, base, mask, ways, i, x)
+            if slot >= 0:
+                counts[i, C_HITS] += 1
+                _touch(stamps, clock, slot)
+                served = i
+                break
+            counts[i, C_MISSES] += 1
+        if served == n_levels:
+            rd_buf[pos[0]] = x
+            pos[0] += 1
+            dram[0] += 1
+        for i in range(served - 1, k - 1, -1):
+            _fill(tags, stamps, dirty, base, mask, ways, clock, counts, dram, wr_buf, pos,
+                  i, x)
+        if is_store:
+            dirty[_find(tags, base, mask, ways, k, x)] = 1
+        served_by[j] = served
+        if pf_on and k <= pf_level and served > pf_level:
+            _stream_miss(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                         rd_buf, wr_buf, pos, pf_cfg, pf_last, pf_stamp, x)
+    return n
+
+
+@njit(cache=True)
+def flush_kernel(lines, start, tags, stamps, dirty, base, mask, ways, counts, dram,
+                 wr_buf, pos):
+    """clflush ``lines[start:]``; returns the index of the first line not processed."""
+    n_levels = base.shape[0]
+    cap = wr_buf.shape[0]
+    n = lines.shape[0]
+    for j in range(start, n):
+        if pos[1] + 1 > cap:
+            return j
+        x = lines[j]
+        top = -1
+        for i in range(n_levels):
+            slot = _find(tags, base, mask, ways, i, x)
+            if slot >= 0:
+                if dirty[slot] != 0 and top < 0:
+                    top = i
+                tags[slot] = -1
+                stamps[slot] = 0
+                dirty[slot] = 0
+        if top >= 0:
+            counts[top, C_WB_OUT] += 1
+            wr_buf[pos[1]] = x
+            pos[1] += 1
+            dram[1] += 1
+    return n
+
+
+@njit(cache=True)
+def evict_to_llc_kernel(lines, start, tags, stamps, dirty, base, mask, ways, clock,
+                        counts, dram, wr_buf, pos):
+    """Move dirty upper copies of ``lines[start:]`` into the last level; returns next index."""
+    n_levels = base.shape[0]
+    last = n_levels - 1
+    cap = wr_buf.shape[0]
+    n = lines.shape[0]
+    for j in range(start, n):
+        if pos[1] + 1 > cap:
+            return j
+        x = lines[j]
+        top = -1
+        for i in range(last):
+            slot = _find(tags, base, mask, ways, i, x)
+            if slot >= 0:
+                if dirty[slot] != 0 and top < 0:
+                    top = i
+                tags[slot] = -1
+                stamps[slot] = 0
+                dirty[slot] = 0
+        if top >= 0:
+            counts[top, C_WB_OUT] += 1
+            _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                        wr_buf, pos, last, x)
+    return n
+
+
+@njit(cache=True)
+def invalidate_kernel(lines, level_mask, tags, stamps, dirty, base, mask, ways):
+    """Drop ``lines`` without write-back from the levels with ``level_mask[l] != 0``."""
+    n_levels = base.shape[0]
+    for j in range(lines.shape[0]):
+        x = lines[j]
+        for i in range(n_levels):
+            if level_mask[i] == 0:
+                continue
+            slot = _find(tags, base, mask, ways, i, x)
+            if slot >= 0:
+                tags[slot] = -1
+                stamps[slot] = 0
+                dirty[slot] = 0
+
+
+def new_state(n_sets: np.ndarray, ways: np.ndarray) -> dict[str, np.ndarray]:
+    """Empty state arrays for levels of ``n_sets[l]`` sets of ``ways[l]`` ways."""
+    n_sets = np.asarray(n_sets, dtype=np.int64)
+    ways = np.asarray(ways, dtype=np.int64)
+    sizes = n_sets * ways
+    base = np.zeros(len(sizes), dtype=np.int64)
+    base[1:] = np.cumsum(sizes)[:-1]
+    total = int(sizes.sum())
+    return {
+        "tags": np.full(total, -1, dtype=np.int64),
+        "stamps": np.zeros(total, dtype=np.int64),
+        "dirty": np.zeros(total, dtype=np.uint8),
+        "base": base,
+        "mask": n_sets - 1,
+        "ways": ways.copy(),
+        "clock": np.zeros(2, dtype=np.int64),
+    }
