@@ -1,0 +1,221 @@
+"""Micro workloads: STREAM-like kernels, random access, pointer chase, intensity sweep.
+
+Each generator returns a validated operation trace (see :mod:`workloads.trace`)
+and is deterministic given its arguments (and ``seed`` where it has one).
+Arrays are placed by an :class:`~workloads.trace.AddressSpace`; pass ``space``
+to place several workloads in one address space (allocation names are
+``"<stage>.<array>"``), otherwise each call starts a fresh space at byte 0.
+
+Memory work is emitted in blocks (``block_bytes`` per row for streams,
+``row_elems`` addresses per gather row) so that the simulator can interleave
+requesters; a block's flops ride on the block's last row.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from workloads.trace import AddressSpace, TraceBuilder
+
+#: Bytes of memory work per stream row (a chunk the simulator times as one event).
+DEFAULT_BLOCK_BYTES = 64 * 1024
+#: Explicit addresses per gather row.
+DEFAULT_ROW_ELEMS = 4096
+#: Cache line size used to lay out the pointer chase; 64 B lines (003 Table 4, 003:L307).
+DEFAULT_LINE_BYTES = 64
+#: Bytes of one pointer in the chase.
+POINTER_BYTES = 8
+
+#: Arrays read and written per element by each STREAM kind, and default flops per element.
+STREAM_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
+    "read": (("a",), (), 0),            # s += a[i] counted as pure load traffic
+    "write": ((), ("a",), 0),           # a[i] = s
+    "copy": (("b",), ("a",), 0),        # a[i] = b[i]
+    "triad": (("b", "c"), ("a",), 2),   # a[i] = b[i] + s * c[i]: one multiply, one add
+}
+_RANDOM_OPS = ("read", "write", "update")
+
+
+def _positive_int(name: str, value: int, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _space(space: AddressSpace | None) -> AddressSpace:
+    return AddressSpace() if space is None else space
+
+
+def _blocks(total_bytes: int, block_bytes: int) -> list[tuple[int, int]]:
+    """(offset_bytes, nbytes) of consecutive blocks covering ``total_bytes``."""
+    return [(off, min(block_bytes, total_bytes - off)) for off in range(0, total_bytes, block_bytes)]
+
+
+def _check_array(array_bytes: int, elem_bytes: int, block_bytes: int, what: str) -> None:
+    _positive_int("elem_bytes", elem_bytes)
+    _positive_int(what, array_bytes)
+    _positive_int("block_bytes", block_bytes)
+    if array_bytes % elem_bytes:
+        raise ValueError(f"{what} must be a multiple of elem_bytes ({elem_bytes}), got {array_bytes}")
+    if block_bytes % elem_bytes:
+        raise ValueError(f"block_bytes must be a multiple of elem_bytes ({elem_bytes}), "
+                         f"got {block_bytes}")
+
+
+def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
+           flops_per_elem: int | None = None, *, block_bytes: int = DEFAULT_BLOCK_BYTES,
+           unit: str = "host", stage: str = "stream", space: AddressSpace | None = None) -> pa.Table:
+    """A STREAM-like kernel over arrays of ``array_bytes`` bytes each, ``repeats`` times.
+
+    ``kind``: ``"read"`` (load a), ``"write"`` (store a), ``"copy"`` (a[i] = b[i])
+    or ``"triad"`` (a[i] = b[i] + s*c[i], 2 flops per element by default).
+    ``flops_per_elem`` overrides the kind's default flops per element.
+    Per block of ``block_bytes`` bytes: one read row per source array, then one
+    write row per destination array; the block's flops are on its last row.
+    """
+    if kind not in STREAM_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(STREAM_KINDS)}, got {kind!r}")
+    _check_array(array_bytes, elem_bytes, block_bytes, "array_bytes")
+    repeats = _positive_int("repeats", repeats)
+    sources, dests, default_flops = STREAM_KINDS[kind]
+    fpe = default_flops if flops_per_elem is None else _positive_int(
+        "flops_per_elem", flops_per_elem, minimum=0)
+    sp = _space(space)
+    base = {name: sp.alloc(f"{stage}.{name}", array_bytes) for name in ("a", "b", "c")
+            if name in sources or name in dests}
+    rows = [(op, base[name]) for op, names in (("read", sources), ("write", dests)) for name in names]
+    b = TraceBuilder()
+    for _ in range(repeats):
+        for off, nbytes in _blocks(array_bytes, block_bytes):
+            n = nbytes // elem_bytes
+            for k, (op, addr) in enumerate(rows):
+                flops = fpe * n if k == len(rows) - 1 else 0
+                b.access(unit, stage, op, addr + off, elem_bytes, elem_bytes, n, flops=flops)
+    return b.to_table()
+
+
+def random_access(n_accesses: int, footprint_bytes: int, elem_bytes: int = 8, seed: int = 0,
+                  op: str = "read", *, row_elems: int = DEFAULT_ROW_ELEMS, unit: str = "host",
+                  stage: str = "random", space: AddressSpace | None = None) -> pa.Table:
+    """``n_accesses`` independent accesses to uniformly random elements of a footprint.
+
+    Elements are ``elem_bytes``-aligned within ``footprint_bytes`` bytes;
+    ``op`` is ``"read"``, ``"write"`` or ``"update"``. Gather rows of
+    ``row_elems`` addresses each.
+    """
+    n_accesses = _positive_int("n_accesses", n_accesses, minimum=0)
+    elem_bytes = _positive_int("elem_bytes", elem_bytes)
+    footprint_bytes = _positive_int("footprint_bytes", footprint_bytes, minimum=elem_bytes)
+    row_elems = _positive_int("row_elems", row_elems)
+    if op not in _RANDOM_OPS:
+        raise ValueError(f"op must be one of {', '.join(_RANDOM_OPS)}, got {op!r}")
+    base = _space(space).alloc(f"{stage}.data", footprint_bytes)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, footprint_bytes // elem_bytes, size=n_accesses, dtype=np.int64)
+    addrs = base + idx * elem_bytes
+    b = TraceBuilder()
+    for start in range(0, n_accesses, row_elems):
+        b.gather(unit, stage, op, addrs[start:start + row_elems], elem_bytes)
+    return b.to_table()
+
+
+def chase_order(n_lines: int, seed: int = 0, stride_lines: int | None = None) -> np.ndarray:
+    """The cyclic visiting order of ``n_lines`` lines (int64 line indices, length ``n_lines``).
+
+    Random (default): a uniformly random permutation read as one cycle
+    (order[k] -> order[k+1] -> ... -> order[0]). With ``stride_lines``: lines
+    0, s, 2s, ... modulo ``n_lines``, which is one cycle only when
+    gcd(s, n_lines) = 1 (required).
+    """
+    n_lines = _positive_int("n_lines", n_lines)
+    if stride_lines is None:
+        return np.random.default_rng(seed).permutation(n_lines).astype(np.int64)
+    stride_lines = _positive_int("stride_lines", stride_lines)
+    if math.gcd(stride_lines, n_lines) != 1:
+        raise ValueError(f"stride_lines must be coprime with the {n_lines} lines of the footprint "
+                         f"(so that one cycle visits every line), got {stride_lines}")
+    return (np.arange(n_lines, dtype=np.int64) * stride_lines) % n_lines
+
+
+def pointer_chase(n_hops: int, footprint_bytes: int, seed: int = 0,
+                  stride_lines: int | None = None, *, line_bytes: int = DEFAULT_LINE_BYTES,
+                  row_elems: int = DEFAULT_ROW_ELEMS, unit: str = "host", stage: str = "chase",
+                  space: AddressSpace | None = None) -> pa.Table:
+    """``n_hops`` dependent 8 B loads following a cycle through every line of the footprint.
+
+    One pointer per line of ``line_bytes`` bytes (at the line's first byte);
+    the order is :func:`chase_order` (random, or a fixed stride of
+    ``stride_lines`` lines). Every consecutive ``footprint_bytes // line_bytes``
+    hops visit every line exactly once. Rows are gathers with ``dependent=True``.
+    """
+    n_hops = _positive_int("n_hops", n_hops, minimum=0)
+    line_bytes = _positive_int("line_bytes", line_bytes, minimum=POINTER_BYTES)
+    footprint_bytes = _positive_int("footprint_bytes", footprint_bytes, minimum=line_bytes)
+    row_elems = _positive_int("row_elems", row_elems)
+    n_lines = footprint_bytes // line_bytes
+    order = chase_order(n_lines, seed, stride_lines)
+    base = _space(space).alloc(f"{stage}.nodes", n_lines * line_bytes, align=max(4096, line_bytes))
+    addrs = base + order[np.arange(n_hops, dtype=np.int64) % n_lines] * line_bytes
+    b = TraceBuilder()
+    for start in range(0, n_hops, row_elems):
+        b.gather(unit, stage, "read", addrs[start:start + row_elems], POINTER_BYTES, dependent=True)
+    return b.to_table()
+
+
+def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, *,
+              block_bytes: int = DEFAULT_BLOCK_BYTES, unit: str = "host", stage: str = "intensity",
+              space: AddressSpace | None = None) -> pa.Table:
+    """Stream-read ``total_bytes`` bytes (Q) with W = round(I * Q) flops, I = ``flops_per_byte``.
+
+    The flops are spread over the read rows in proportion to their bytes
+    (integer flops per row, summing exactly to W): the intensity sweep used to
+    calibrate the roofline.
+    """
+    if not (isinstance(flops_per_byte, numbers.Real) and math.isfinite(flops_per_byte)
+            and flops_per_byte >= 0):
+        raise ValueError(f"flops_per_byte must be a finite number >= 0, got {flops_per_byte!r}")
+    _check_array(total_bytes, elem_bytes, block_bytes, "total_bytes")
+    total_flops = round(flops_per_byte * total_bytes)
+    addr = _space(space).alloc(f"{stage}.data", total_bytes)
+    b = TraceBuilder()
+    done = 0
+    for off, nbytes in _blocks(total_bytes, block_bytes):
+        upto = total_flops * (off + nbytes) // total_bytes   # exact integer arithmetic
+        b.access(unit, stage, "read", addr + off, elem_bytes, elem_bytes, nbytes // elem_bytes,
+                 flops=upto - done)
+        done = upto
+    return b.to_table()
+
+
+def intensity_sweep(intensities: Sequence[float], total_bytes: int, elem_bytes: int = 8,
+                    **kwargs: object) -> list[pa.Table]:
+    """One :func:`intensity` trace per flops-per-byte value in ``intensities``."""
+    if len(intensities) == 0:
+        raise ValueError("intensities must hold at least one flops-per-byte value, got none")
+    return [intensity(i, total_bytes, elem_bytes, **kwargs) for i in intensities]
+
+
+def compute_only(flops: int, rows: int = 1, *, unit: str = "host",
+                 stage: str = "compute") -> pa.Table:
+    """``flops`` floating-point operations and no memory traffic, split evenly over ``rows`` rows."""
+    flops = _positive_int("flops", flops, minimum=0)
+    rows = _positive_int("rows", rows)
+    b = TraceBuilder()
+    for k in range(rows):
+        b.compute(unit, stage, flops=flops * (k + 1) // rows - flops * k // rows)
+    return b.to_table()
+
+
+#: Generator name -> function, for the workload-config loader.
+GENERATORS: dict[str, Callable[..., pa.Table]] = {
+    "stream": stream,
+    "random_access": random_access,
+    "pointer_chase": pointer_chase,
+    "intensity": intensity,
+    "compute_only": compute_only,
+}

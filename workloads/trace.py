@@ -1,0 +1,679 @@
+"""Operation traces: the Arrow schema, a builder, validation and Parquet I/O.
+
+A workload generator emits an *operation trace*: a ``pyarrow.Table`` with one
+row per operation. The simulator replays the rows of each unit in row order.
+
+Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
+
+``unit`` (string; a dictionary of strings is also accepted)
+    Who executes the row: ``"host"`` or an accelerator name (``"lap"``,
+    ``"crypto"``, ``"stencil"``, ...). For ``offload``/``wait`` it is the issuer.
+``stage`` (string, non-empty)
+    Stage label for per-stage timelines (``"input_perm"``, ``"gemm"``, ...).
+``op`` (string)
+    One of :data:`OPS`. ``read`` loads every element, ``write`` stores,
+    ``update`` loads then stores the same elements (read-modify-write),
+    ``flush``/``evict_llc``/``invalidate`` are cache maintenance of the lines
+    covered, ``compute`` has no memory fields and carries flops and/or cycles,
+    ``offload`` hands ``params`` to the unit named in ``params["unit"]``,
+    ``wait`` blocks the issuer until ``params["unit"]`` has finished its commands.
+``addr`` (int64, bytes)
+    Byte address of the first element for memory ops (>= 0), else 0.
+``elem_bytes`` (int64, bytes)
+    Bytes per element, >= 1 for memory ops, else 0.
+``stride_bytes`` (int64, bytes)
+    Byte distance between consecutive elements; 0 repeats the same element,
+    negative walks downwards. 0 for non-memory ops.
+``count`` (int64, elements)
+    Number of elements (>= 0); 0 for non-memory ops.
+``addrs`` (list<int64>, nullable, bytes)
+    Explicit byte addresses of the elements (random access, gather). When not
+    null it replaces ``addr``/``stride_bytes``/``count`` (``count`` must equal
+    its length; ``addr`` and ``stride_bytes`` are then 0).
+``flops`` (int64, floating-point operations)
+    Work overlapped with this row's memory accesses (>= 0).
+``cycles`` (float64, cycles of the executing unit)
+    Other work: integer ops, fixed costs (>= 0, finite).
+``dependent`` (bool)
+    The accesses are serialised: each address depends on the previous load
+    (pointer chasing).
+``params`` (string, JSON)
+    For ``offload``/``wait`` a JSON object with at least ``"unit"`` (the target
+    unit); ``""`` for every other op.
+
+Every error is a :class:`TraceError` (a ``ValueError``) whose message names the
+file (or ``"<memory>"``), the row, the column and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+OPS: tuple[str, ...] = (
+    "compute", "read", "write", "update", "flush", "evict_llc", "invalidate", "offload", "wait",
+)
+#: Ops that carry memory fields (addr/elem_bytes/stride_bytes/count or addrs).
+MEMORY_OPS: tuple[str, ...] = ("read", "write", "update", "flush", "evict_llc", "invalidate")
+#: Ops whose ``params`` column holds a JSON command.
+COMMAND_OPS: tuple[str, ...] = ("offload", "wait")
+#: Ops that move data (as opposed to cache maintenance).
+DATA_OPS: tuple[str, ...] = ("read", "write", "update")
+
+TRACE_SCHEMA: pa.Schema = pa.schema(
+    [
+        pa.field("unit", pa.string(), nullable=False),
+        pa.field("stage", pa.string(), nullable=False),
+        pa.field("op", pa.string(), nullable=False),
+        pa.field("addr", pa.int64(), nullable=False),
+        pa.field("elem_bytes", pa.int64(), nullable=False),
+        pa.field("stride_bytes", pa.int64(), nullable=False),
+        pa.field("count", pa.int64(), nullable=False),
+        pa.field("addrs", pa.list_(pa.int64()), nullable=True),
+        pa.field("flops", pa.int64(), nullable=False),
+        pa.field("cycles", pa.float64(), nullable=False),
+        pa.field("dependent", pa.bool_(), nullable=False),
+        pa.field("params", pa.string(), nullable=False),
+    ],
+    metadata={"offsim.trace.version": "1"},
+)
+
+MEMORY_SOURCE = "<memory>"
+# Largest byte address we accept (2**62): keeps address arithmetic inside int64.
+_MAX_ADDR = 1 << 62
+
+
+class TraceError(ValueError):
+    """An invalid trace, or a trace file that cannot be read.
+
+    ``source`` is the file name (or ``"<memory>"``), ``row`` and ``column`` are
+    ``None`` when the problem concerns the whole file or the whole column.
+    """
+
+    def __init__(self, source: str, expected: str, row: int | None = None,
+                 column: str | None = None) -> None:
+        self.source = str(source)
+        self.row = row
+        self.column = column
+        self.expected = expected
+        where = [f"row {row}"] if row is not None else []
+        if column is not None:
+            where.append(f"column '{column}'")
+        prefix = f"{self.source}: {', '.join(where)}" if where else self.source
+        super().__init__(f"{prefix}: {expected}")
+
+
+# --------------------------------------------------------------------------- builder
+
+
+def _check_row(ok: bool, row: int, column: str, expected: str) -> None:
+    if not ok:
+        raise TraceError(MEMORY_SOURCE, expected, row=row, column=column)
+
+
+class TraceBuilder:
+    """Append trace rows cheaply (one Python list per column), then :meth:`to_table`.
+
+    Arguments are checked as rows are appended (a :class:`TraceError` names the
+    row about to be added); :meth:`to_table` validates the whole table again.
+    """
+
+    def __init__(self) -> None:
+        self._cols: dict[str, list[Any]] = {name: [] for name in TRACE_SCHEMA.names}
+
+    def __len__(self) -> int:
+        return len(self._cols["op"])
+
+    # -- generic append
+    def _append(self, unit: str, stage: str, op: str, addr: int, elem_bytes: int,
+                stride_bytes: int, count: int, addrs: np.ndarray | None, flops: int,
+                cycles: float, dependent: bool, params: str) -> None:
+        row = len(self)
+        _check_row(isinstance(unit, str) and unit != "", row, "unit",
+                   f"a non-empty unit name, got {unit!r}")
+        _check_row(isinstance(stage, str) and stage != "", row, "stage",
+                   f"a non-empty stage label, got {stage!r}")
+        _check_row(op in OPS, row, "op", f"one of {', '.join(OPS)}, got {op!r}")
+        _check_row(int(flops) == flops and flops >= 0, row, "flops",
+                   f"an integer flop count >= 0, got {flops!r}")
+        _check_row(math.isfinite(cycles) and cycles >= 0, row, "cycles",
+                   f"a finite cycle count >= 0, got {cycles!r}")
+        cols = self._cols
+        cols["unit"].append(unit)
+        cols["stage"].append(stage)
+        cols["op"].append(op)
+        cols["addr"].append(int(addr))
+        cols["elem_bytes"].append(int(elem_bytes))
+        cols["stride_bytes"].append(int(stride_bytes))
+        cols["count"].append(int(count))
+        cols["addrs"].append(addrs)
+        cols["flops"].append(int(flops))
+        cols["cycles"].append(float(cycles))
+        cols["dependent"].append(bool(dependent))
+        cols["params"].append(params)
+
+    # -- public row kinds
+    def compute(self, unit: str, stage: str, flops: int = 0, cycles: float = 0.0) -> None:
+        """Pure work: ``flops`` floating-point operations and ``cycles`` other cycles."""
+        self._append(unit, stage, "compute", 0, 0, 0, 0, None, flops, cycles, False, "")
+
+    def access(self, unit: str, stage: str, op: str, addr: int, elem_bytes: int,
+               stride_bytes: int, count: int, flops: int = 0, cycles: float = 0.0,
+               dependent: bool = False) -> None:
+        """A strided memory op: ``count`` elements of ``elem_bytes`` bytes from byte ``addr``."""
+        row = len(self)
+        _check_row(op in MEMORY_OPS, row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
+        _check_row(elem_bytes >= 1, row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
+        _check_row(count >= 0, row, "count", f"count >= 0, got {count}")
+        _check_row(addr >= 0, row, "addr", f"a byte address >= 0, got {addr}")
+        low = addr + min(0, stride_bytes * (count - 1)) if count > 0 else addr
+        _check_row(low >= 0, row, "stride_bytes",
+                   f"elements at addresses >= 0, but element {count - 1} would be at byte {low}")
+        self._append(unit, stage, op, addr, elem_bytes, stride_bytes, count, None, flops, cycles,
+                     dependent, "")
+
+    def region(self, unit: str, stage: str, op: str, addr: int, nbytes: int, flops: int = 0,
+               cycles: float = 0.0) -> None:
+        """A contiguous region of ``nbytes`` bytes from byte ``addr`` (one 1-byte element per byte)."""
+        row = len(self)
+        _check_row(nbytes >= 0, row, "count", f"nbytes >= 0, got {nbytes}")
+        self.access(unit, stage, op, addr, 1, 1, nbytes, flops=flops, cycles=cycles)
+
+    def gather(self, unit: str, stage: str, op: str, addrs: np.ndarray, elem_bytes: int,
+               flops: int = 0, cycles: float = 0.0, dependent: bool = False) -> None:
+        """A memory op over explicit element byte addresses ``addrs`` (copied)."""
+        row = len(self)
+        _check_row(op in MEMORY_OPS, row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
+        _check_row(elem_bytes >= 1, row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
+        arr = np.array(addrs, dtype=np.int64, copy=True).reshape(-1)
+        _check_row(arr.size == 0 or int(arr.min()) >= 0, row, "addrs",
+                   "byte addresses >= 0, got a negative one")
+        self._append(unit, stage, op, 0, elem_bytes, 0, arr.size, arr, flops, cycles, dependent, "")
+
+    def offload(self, unit: str, stage: str, target: str, **params: Any) -> None:
+        """Hand a command with JSON-serialisable ``params`` to accelerator ``target``."""
+        self._command("offload", unit, stage, target, params)
+
+    def wait(self, unit: str, stage: str, target: str) -> None:
+        """Block ``unit`` until ``target`` has finished all commands issued to it."""
+        self._command("wait", unit, stage, target, {})
+
+    def _command(self, op: str, unit: str, stage: str, target: str, params: dict[str, Any]) -> None:
+        row = len(self)
+        _check_row(isinstance(target, str) and target != "", row, "params",
+                   f"a non-empty target unit name, got {target!r}")
+        _check_row("unit" not in params, row, "params",
+                   "no parameter named 'unit' (the target is given separately)")
+        try:
+            text = json.dumps({"unit": target, **params}, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TraceError(MEMORY_SOURCE, f"JSON-serialisable parameters ({exc})",
+                             row=row, column="params") from None
+        self._append(unit, stage, op, 0, 0, 0, 0, None, 0, 0.0, False, text)
+
+    def to_table(self, units: Collection[str] | None = None) -> pa.Table:
+        """The rows as a validated table with :data:`TRACE_SCHEMA`."""
+        cols = self._cols
+        arrays = []
+        for field in TRACE_SCHEMA:
+            if field.name == "addrs":
+                arrays.append(_list_array(cols["addrs"]))
+            else:
+                arrays.append(pa.array(cols[field.name], type=field.type))
+        table = pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA)
+        validate_trace(table, MEMORY_SOURCE, units)
+        return table
+
+
+def _list_array(items: list[np.ndarray | None]) -> pa.Array:
+    """A list<int64> array from per-row arrays, ``None`` giving a null row."""
+    lengths = np.fromiter((0 if a is None else a.size for a in items), dtype=np.int64,
+                          count=len(items))
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] >= 2**31 - 1:
+        raise TraceError(MEMORY_SOURCE, f"at most 2**31 - 2 explicit addresses in one trace, "
+                         f"got {int(offsets[-1])}", column="addrs")
+    present = [a for a in items if a is not None]
+    values = np.concatenate(present) if present else np.zeros(0, dtype=np.int64)
+    mask = np.fromiter((a is None for a in items), dtype=bool, count=len(items))
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32), pa.int32()),
+                                    pa.array(values, pa.int64()), mask=pa.array(mask))
+
+
+# --------------------------------------------------------------------------- address space
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One named allocation: ``addr`` (bytes) and ``nbytes`` (bytes)."""
+
+    addr: int
+    nbytes: int
+
+
+class AddressSpace:
+    """Deterministic bump allocator of byte addresses for workload arrays.
+
+    ``base_addr`` is the first byte address handed out; ``capacity_bytes``
+    (optional) bounds the highest address (exclusive) relative to 0.
+    """
+
+    def __init__(self, base_addr: int = 0, capacity_bytes: int | None = None) -> None:
+        if base_addr < 0:
+            raise ValueError(f"base_addr must be >= 0 bytes, got {base_addr}")
+        if capacity_bytes is not None and capacity_bytes <= base_addr:
+            raise ValueError(f"capacity_bytes must exceed base_addr ({base_addr}), "
+                             f"got {capacity_bytes}")
+        self._next = base_addr
+        self._capacity = capacity_bytes
+        self._allocs: dict[str, Allocation] = {}
+
+    def alloc(self, name: str, nbytes: int, align: int = 4096) -> int:
+        """Reserve ``nbytes`` bytes aligned to ``align`` bytes; returns the byte address."""
+        if not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if name in self._allocs:
+            raise ValueError(f"name {name!r} is already allocated")
+        if nbytes < 0:
+            raise ValueError(f"nbytes must be >= 0, got {nbytes} for {name!r}")
+        if align < 1 or align & (align - 1):
+            raise ValueError(f"align must be a power of two >= 1 byte, got {align}")
+        addr = -(-self._next // align) * align
+        end = addr + nbytes
+        if end > _MAX_ADDR or (self._capacity is not None and end > self._capacity):
+            limit = self._capacity if self._capacity is not None else _MAX_ADDR
+            raise ValueError(f"allocation {name!r} of {nbytes} bytes ends at byte {end}, "
+                             f"beyond the capacity of {limit} bytes")
+        self._allocs[name] = Allocation(addr, nbytes)
+        self._next = end
+        return addr
+
+    def __getitem__(self, name: str) -> Allocation:
+        return self._allocs[name]
+
+    @property
+    def end_addr(self) -> int:
+        """First byte address after the last allocation."""
+        return self._next
+
+    def layout(self) -> dict[str, Allocation]:
+        """Name -> :class:`Allocation`, in allocation order."""
+        return dict(self._allocs)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _fail(source: str, mask: np.ndarray, column: str, expected: str, offset: int = 0) -> None:
+    bad = np.flatnonzero(mask)
+    if bad.size:
+        more = f" ({bad.size - 1} more rows like this)" if bad.size > 1 else ""
+        raise TraceError(source, expected + more, row=int(bad[0]) + offset, column=column)
+
+
+def _np(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    return col.to_numpy(zero_copy_only=False)
+
+
+def _type_ok(name: str, actual: pa.DataType) -> bool:
+    expected = TRACE_SCHEMA.field(name).type
+    if name in ("unit", "stage") and pa.types.is_dictionary(actual):
+        return actual.value_type == pa.string()
+    if name == "addrs":
+        return pa.types.is_list(actual) and actual.value_type == pa.int64()
+    return actual == expected
+
+
+def _check_schema(table: pa.Table, source: str) -> None:
+    names = table.schema.names
+    for name in names:
+        if names.count(name) > 1:
+            raise TraceError(source, "each column exactly once, but it appears "
+                             f"{names.count(name)} times", column=name)
+        if name not in TRACE_SCHEMA.names:
+            raise TraceError(source, f"no such column (expected only: "
+                             f"{', '.join(TRACE_SCHEMA.names)})", column=name)
+    for field in TRACE_SCHEMA:
+        if field.name not in names:
+            raise TraceError(source, f"a column of type {field.type}, but it is missing",
+                             column=field.name)
+        actual = table.schema.field(field.name).type
+        if not _type_ok(field.name, actual):
+            raise TraceError(source, f"type {field.type}, got {actual}", column=field.name)
+
+
+def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
+                   units: Collection[str] | None = None, row_offset: int = 0) -> None:
+    """Check ``table`` against :data:`TRACE_SCHEMA` and the row rules; raise :class:`TraceError`.
+
+    ``units``: when given, every row's unit and every offload/wait target must
+    be one of them. ``row_offset`` is added to reported row numbers (for
+    validating a batch of a longer trace).
+    """
+    source = str(source)
+    if not isinstance(table, pa.Table):
+        raise TraceError(source, f"a pyarrow.Table, got {type(table).__name__}")
+    _check_schema(table, source)
+
+    def fail(mask: np.ndarray, column: str, expected: str) -> None:
+        _fail(source, mask, column, expected, row_offset)
+
+    for name in TRACE_SCHEMA.names:
+        col = table.column(name)
+        if name != "addrs" and col.null_count:
+            fail(_np(pc.is_null(col)), name, "a value, got null")
+
+    unit_col = table.column("unit")
+    if pa.types.is_dictionary(unit_col.type):
+        unit_col = unit_col.cast(pa.string())
+    stage_col = table.column("stage")
+    if pa.types.is_dictionary(stage_col.type):
+        stage_col = stage_col.cast(pa.string())
+    op_col = table.column("op")
+
+    fail(_np(pc.equal(pc.utf8_length(unit_col), 0)), "unit", "a non-empty unit name")
+    fail(_np(pc.equal(pc.utf8_length(stage_col), 0)), "stage", "a non-empty stage label")
+    op_ok = _np(pc.is_in(op_col, value_set=pa.array(OPS)))
+    if not op_ok.all():
+        bad = int(np.flatnonzero(~op_ok)[0])
+        fail(~op_ok, "op", f"one of {', '.join(OPS)}, got {op_col[bad].as_py()!r}")
+
+    is_mem = _np(pc.is_in(op_col, value_set=pa.array(MEMORY_OPS)))
+    is_cmd = _np(pc.is_in(op_col, value_set=pa.array(COMMAND_OPS)))
+    addr = _np(table.column("addr"))
+    elem = _np(table.column("elem_bytes"))
+    stride = _np(table.column("stride_bytes"))
+    count = _np(table.column("count"))
+    flops = _np(table.column("flops"))
+    cycles = _np(table.column("cycles"))
+    addrs_col = table.column("addrs")
+    has_list = _np(pc.is_valid(addrs_col)) if len(table) else np.zeros(0, dtype=bool)
+
+    non_mem = ~is_mem
+    fail(non_mem & (addr != 0), "addr", "0 for a non-memory op")
+    fail(non_mem & (elem != 0), "elem_bytes", "0 for a non-memory op")
+    fail(non_mem & (stride != 0), "stride_bytes", "0 for a non-memory op")
+    fail(non_mem & (count != 0), "count", "0 for a non-memory op")
+    fail(non_mem & has_list, "addrs", "null for a non-memory op")
+
+    fail(is_mem & (elem < 1), "elem_bytes", "elem_bytes >= 1 for a memory op")
+    fail(count < 0, "count", "count >= 0")
+    fail(flops < 0, "flops", "flops >= 0")
+    fail(~np.isfinite(cycles) | (cycles < 0), "cycles", "a finite cycle count >= 0")
+
+    strided = is_mem & ~has_list
+    fail(strided & ((addr < 0) | (addr >= _MAX_ADDR)), "addr",
+         f"a byte address in [0, 2**62) for a memory op")
+    # Span check in float64 so that a huge stride * count cannot wrap around.
+    last_f = addr.astype(np.float64) + stride.astype(np.float64) * np.maximum(count - 1, 0)
+    fail(strided & (count > 0) & (last_f < 0), "stride_bytes",
+         "every element at a byte address >= 0 (the stride walks below 0)")
+    fail(strided & (count > 0) & (last_f + elem >= _MAX_ADDR), "stride_bytes",
+         "every element below byte 2**62")
+
+    if has_list.any():
+        fail(has_list & (addr != 0), "addr", "0 when explicit addrs are given")
+        fail(has_list & (stride != 0), "stride_bytes", "0 when explicit addrs are given")
+        lengths = _np(pc.fill_null(pc.list_value_length(addrs_col), 0)).astype(np.int64)
+        bad_len = has_list & (count != lengths)
+        if bad_len.any():
+            i = int(np.flatnonzero(bad_len)[0])
+            fail(bad_len, "count", f"count equal to len(addrs) = {lengths[i]}, got {count[i]}")
+        flat = pc.list_flatten(addrs_col)
+        if flat.null_count:
+            parents = _np(pc.list_parent_indices(addrs_col))
+            rows = np.zeros(len(table), dtype=bool)
+            rows[parents[_np(pc.is_null(flat))]] = True
+            fail(rows, "addrs", "no null addresses")
+        values = _np(flat)
+        bad_val = (values < 0) | (values >= _MAX_ADDR)
+        if bad_val.any():
+            parents = _np(pc.list_parent_indices(addrs_col))
+            rows = np.zeros(len(table), dtype=bool)
+            rows[parents[bad_val]] = True
+            fail(rows, "addrs", "byte addresses in [0, 2**62)")
+
+    params = table.column("params")
+    fail(~is_cmd & _np(pc.not_equal(params, "")), "params", "'' for an op that is not offload/wait")
+    units_set = None if units is None else set(units)
+    if units_set is not None:
+        ok = _np(pc.is_in(unit_col, value_set=pa.array(sorted(units_set), pa.string())))
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            fail(~ok, "unit", f"unit {unit_col[i].as_py()!r} is not in the system "
+                 f"(it has: {', '.join(sorted(units_set))})")
+    for i in np.flatnonzero(is_cmd):
+        row = int(i) + row_offset
+        text = params[int(i)].as_py()
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            raise TraceError(source, f"a JSON object, got {text!r}", row=row, column="params") from None
+        if not isinstance(obj, dict):
+            raise TraceError(source, f"a JSON object, got {text!r}", row=row, column="params")
+        target = obj.get("unit")
+        if not isinstance(target, str) or not target:
+            raise TraceError(source, "a JSON object with a non-empty string \"unit\" (the target), "
+                             f"got {text!r}", row=row, column="params")
+        if units_set is not None and target not in units_set:
+            raise TraceError(source, f"target unit {target!r} is not in the system "
+                             f"(it has: {', '.join(sorted(units_set))})", row=row, column="params")
+
+
+# --------------------------------------------------------------------------- Parquet I/O
+
+
+def write_trace(table: pa.Table, path: str | os.PathLike[str]) -> None:
+    """Validate ``table`` and write it to ``path`` as Parquet, atomically.
+
+    The file is written to a temporary name in the same directory, then moved
+    over ``path`` with ``os.replace``: readers never see a partial file.
+    """
+    path = Path(path)
+    validate_trace(table, str(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, row_group_size=65536)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _open(path: Path) -> pq.ParquetFile:
+    if not path.exists():
+        raise TraceError(str(path), "an existing Parquet trace file, but there is no such file")
+    if path.is_dir():
+        raise TraceError(str(path), "a Parquet trace file, but it is a directory")
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
+
+
+def read_trace(path: str | os.PathLike[str], units: Collection[str] | None = None) -> pa.Table:
+    """Read and validate a Parquet trace; any problem is a :class:`TraceError` naming the file."""
+    path = Path(path)
+    pf = _open(path)
+    try:
+        table = pf.read()
+    except (pa.ArrowException, OSError) as exc:
+        raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
+    validate_trace(table, str(path), units)
+    return table
+
+
+def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
+               units: Collection[str] | None = None) -> Iterator[pa.Table]:
+    """Stream a Parquet trace as validated tables of at most ``batch_rows`` rows.
+
+    Memory use stays bounded by the batch size; reported rows count from the
+    start of the file.
+    """
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    path = Path(path)
+    pf = _open(path)
+    offset = 0
+    try:
+        batches = pf.iter_batches(batch_size=batch_rows)
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            validate_trace(table, str(path), units, row_offset=offset)
+            offset += len(table)
+            yield table
+    except (pa.ArrowException, OSError) as exc:
+        raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
+
+
+# --------------------------------------------------------------------------- line expansion
+
+
+def _check_line_args(elem_bytes: int, line_bytes: int) -> None:
+    if elem_bytes < 1:
+        raise ValueError(f"elem_bytes must be >= 1, got {elem_bytes}")
+    if line_bytes < 1:
+        raise ValueError(f"line_bytes must be >= 1, got {line_bytes}")
+
+
+def _dedup_consecutive(lines: np.ndarray) -> np.ndarray:
+    if lines.size < 2:
+        return lines
+    keep = np.empty(lines.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(lines[1:], lines[:-1], out=keep[1:])
+    return lines[keep]
+
+
+def _lines_of_elements(starts: np.ndarray, elem_bytes: int, line_bytes: int) -> np.ndarray:
+    """Lines covered by elements starting at byte addresses ``starts``, in order."""
+    if starts.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if line_bytes & (line_bytes - 1) == 0:
+        shift = line_bytes.bit_length() - 1
+        first = starts >> shift
+        last = (starts + (elem_bytes - 1)) >> shift
+    else:
+        first = starts // line_bytes
+        last = (starts + (elem_bytes - 1)) // line_bytes
+    span = last - first
+    max_span = int(span.max())
+    if max_span == 0:
+        return _dedup_consecutive(first)
+    if max_span == 1:
+        both = np.empty(2 * starts.size, dtype=np.int64)
+        both[0::2] = first
+        both[1::2] = last
+        return _dedup_consecutive(both)
+    # Elements spanning several lines: expand each into first..last.
+    n = span + 1
+    total = int(n.sum())
+    ends = np.cumsum(n)
+    out = np.ones(total, dtype=np.int64)
+    out[0] = first[0]
+    # At each element boundary jump from the previous element's last line to this first line.
+    out[ends[:-1]] = first[1:] - last[:-1]
+    np.cumsum(out, out=out)
+    return _dedup_consecutive(out)
+
+
+def element_lines(addr: int, elem_bytes: int, stride_bytes: int, count: int,
+                  line_bytes: int) -> np.ndarray:
+    """Line numbers (byte address // ``line_bytes``) touched by a strided access, in access order.
+
+    Element ``i`` covers bytes ``addr + i*stride_bytes`` .. ``+ elem_bytes - 1``;
+    an element spanning two lines gives both. Consecutive duplicates are removed.
+    Returns an int64 array.
+    """
+    _check_line_args(elem_bytes, line_bytes)
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    if addr < 0:
+        raise ValueError(f"addr must be a byte address >= 0, got {addr}")
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
+    if count > 1 and addr + stride_bytes * (count - 1) < 0:
+        raise ValueError(f"stride_bytes {stride_bytes} walks below byte 0 within {count} elements "
+                         f"from addr {addr}")
+    if stride_bytes == elem_bytes or count == 1:
+        # Contiguous ascending bytes: every line in the range, once.
+        return np.arange(addr // line_bytes, (addr + elem_bytes * count - 1) // line_bytes + 1,
+                         dtype=np.int64)
+    if stride_bytes == -elem_bytes:
+        low = addr - elem_bytes * (count - 1)
+        return np.arange((addr + elem_bytes - 1) // line_bytes, low // line_bytes - 1, -1,
+                         dtype=np.int64)
+    if stride_bytes == 0:
+        # The same element again and again: its lines, repeated (no consecutive
+        # duplicates between repeats unless it lies within one line).
+        one = np.arange(addr // line_bytes, (addr + elem_bytes - 1) // line_bytes + 1,
+                        dtype=np.int64)
+        return one if one.size == 1 else np.tile(one, count)
+    starts = addr + stride_bytes * np.arange(count, dtype=np.int64)
+    return _lines_of_elements(starts, elem_bytes, line_bytes)
+
+
+def gather_lines(addrs: np.ndarray, elem_bytes: int, line_bytes: int) -> np.ndarray:
+    """Line numbers touched by elements at explicit byte addresses ``addrs``, in access order.
+
+    Same rules as :func:`element_lines`. Returns an int64 array.
+    """
+    _check_line_args(elem_bytes, line_bytes)
+    starts = np.asarray(addrs, dtype=np.int64).reshape(-1)
+    if starts.size and int(starts.min()) < 0:
+        raise ValueError("addrs must be byte addresses >= 0, got a negative one")
+    return _lines_of_elements(starts, elem_bytes, line_bytes)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _counts(col: pa.ChunkedArray) -> dict[str, int]:
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(pa.string())
+    vc = pc.value_counts(col)
+    return {str(v["values"]): int(v["counts"]) for v in vc.to_pylist()}
+
+
+def trace_summary(table: pa.Table) -> dict[str, Any]:
+    """Totals of a trace.
+
+    Keys: ``rows``; ``rows_per_op``/``rows_per_unit``/``rows_per_stage``
+    (name -> rows); ``flops``; ``cycles``; ``bytes_read`` and
+    ``bytes_written`` (element bytes; an update counts in both);
+    ``bytes_touched`` (element bytes of read/write/update rows, an update
+    once); ``bytes_maintained`` (element bytes of flush/evict_llc/invalidate).
+    """
+    op = table.column("op")
+    nbytes = _np(table.column("elem_bytes")) * _np(table.column("count"))
+
+    def total(ops: tuple[str, ...]) -> int:
+        mask = _np(pc.is_in(op, value_set=pa.array(ops)))
+        return int(nbytes[mask].sum())
+
+    return {
+        "rows": len(table),
+        "rows_per_op": _counts(op),
+        "rows_per_unit": _counts(table.column("unit")),
+        "rows_per_stage": _counts(table.column("stage")),
+        "flops": int(_np(table.column("flops")).sum()),
+        "cycles": float(_np(table.column("cycles")).sum()),
+        "bytes_read": total(("read", "update")),
+        "bytes_written": total(("write", "update")),
+        "bytes_touched": total(DATA_OPS),
+        "bytes_maintained": total(("flush", "evict_llc", "invalidate")),
+    }
