@@ -1,0 +1,345 @@
+"""Fitted LogCA parameter sets: fitting them from timings, and loading published ones.
+
+Fitting follows the method of 000 section 4.3 (000:L725-742):
+
+* C and beta come from the unaccelerated times T0(g) by regression: a
+  least-squares line through (log g, log T0), slope beta and intercept log C.
+* o, L and A come from the accelerated times T1(g) = o + L1(g) + C g^beta / A.
+  The thesis reads o as the g -> 0 limit of T1 and A as the large-g plateau
+  of the speedup. Reading limits at finite granularities biases both (at
+  the largest g the speedup is still below A), so this module solves the
+  same information in one relative-weighted linear least-squares problem in
+  the unknowns (o, L, 1/A): the small-g rows pin o (and L), the large-g rows
+  pin 1/A. With exact model data the fit is exact.
+
+Identifiability: with granularity-independent latency T1 depends on o + L
+only, so L must be supplied (the thesis measures it with micro-benchmarks) or
+it is lumped into o (``latency_lumped``). With granularity-dependent latency
+and beta = 1, L g and C g / A are proportional; supply A (the thesis uses the
+peak-FLOP ratio for GPUs) or L (1 / peak bandwidth). An ill-conditioned design
+raises ValueError.
+
+``load_platforms`` reads a YAML table of published parameters such as
+``configs/presets/platforms/logca_table_4_3.yaml`` (000 Table 4.3).
+Times are in host cycles, granularities in bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import ArrayLike
+
+from models.logca import LogCAParams, time_accelerated, time_unaccelerated
+
+__all__ = [
+    "ComplexityFit",
+    "LogCAFit",
+    "fit_complexity",
+    "fit_logca",
+    "PlatformEntry",
+    "load_platform_entries",
+    "load_platforms",
+]
+
+_MAX_CONDITION = 1e7  # of the column-scaled, relative-weighted T1 design matrix
+
+
+@dataclass(frozen=True)
+class ComplexityFit:
+    """Result of the log-log regression of T0(g) = C g^beta.
+
+    c_cycles_per_byte_beta: C; beta: exponent; relative_residuals: model/measured - 1
+    per sample (dimensionless).
+    """
+
+    c_cycles_per_byte_beta: float
+    beta: float
+    relative_residuals: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class LogCAFit:
+    """A fitted LogCAParams with its residuals.
+
+    t0_relative_residuals / t1_relative_residuals: model/measured - 1 per sample.
+    latency_lumped: True when latency is granularity-independent and was not
+    supplied: L is then 0 and ``overhead_cycles`` holds o + L.
+    """
+
+    params: LogCAParams
+    t0_relative_residuals: tuple[float, ...]
+    t1_relative_residuals: tuple[float, ...]
+    latency_lumped: bool
+
+    @property
+    def t0_rms_relative(self) -> float:
+        """Root-mean-square relative residual of T0 (dimensionless)."""
+        return float(np.sqrt(np.mean(np.square(self.t0_relative_residuals))))
+
+    @property
+    def t1_rms_relative(self) -> float:
+        """Root-mean-square relative residual of T1 (dimensionless)."""
+        return float(np.sqrt(np.mean(np.square(self.t1_relative_residuals))))
+
+
+def _samples(name: str, values: ArrayLike, size: int | None = None) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1 or arr.size < 2:
+        raise ValueError(f"{name} must be a 1-D sequence of at least 2 samples, got shape {arr.shape}")
+    if size is not None and arr.size != size:
+        raise ValueError(f"{name} must have {size} samples (one per granularity), got {arr.size}")
+    if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0, got {values!r}")
+    return arr
+
+
+def fit_complexity(g_bytes: ArrayLike, t0_cycles: ArrayLike) -> ComplexityFit:
+    """Fit C (cycles/byte^beta) and beta to unaccelerated times (000 section 4.3, 'C').
+
+    Ordinary least squares of log T0 = log C + beta log g.
+    """
+    g = _samples("g_bytes", g_bytes)
+    t0 = _samples("t0_cycles", t0_cycles, g.size)
+    if np.unique(g).size < 2:
+        raise ValueError("g_bytes must hold at least 2 distinct granularities to fit beta")
+    beta, log_c = np.polyfit(np.log(g), np.log(t0), 1)
+    if beta <= 0:
+        raise ValueError(f"t0_cycles must grow with g; fitted beta = {beta:.4g} <= 0")
+    c = float(np.exp(log_c))
+    model = c * g**beta
+    return ComplexityFit(c, float(beta), tuple(model / t0 - 1.0))
+
+
+def fit_logca(
+    g_bytes: ArrayLike,
+    t0_cycles: ArrayLike,
+    t1_cycles: ArrayLike,
+    *,
+    latency_per_byte: bool,
+    latency: float | None = None,
+    acceleration: float | None = None,
+) -> LogCAFit:
+    """Fit LogCA parameters to unaccelerated and accelerated times.
+
+    g_bytes: granularities (bytes); t0_cycles, t1_cycles: measured host and
+    offloaded times at each g (cycles). latency_per_byte selects L1(g) = L g.
+    latency (cycles, or cycles/byte) and acceleration, when given, are taken
+    as known and not fitted. Negative least-squares coefficients (noise on a
+    parameter that is ~0) are clamped to 0 and the rest refitted.
+    """
+    if not isinstance(latency_per_byte, bool):
+        raise ValueError(f"latency_per_byte must be a bool, got {latency_per_byte!r}")
+    g = _samples("g_bytes", g_bytes)
+    t0 = _samples("t0_cycles", t0_cycles, g.size)
+    t1 = _samples("t1_cycles", t1_cycles, g.size)
+    if latency is not None and not (math.isfinite(latency) and latency >= 0):
+        raise ValueError(f"latency must be finite and >= 0, got {latency!r}")
+    if acceleration is not None and not (math.isfinite(acceleration) and acceleration > 0):
+        raise ValueError(f"acceleration must be finite and > 0, got {acceleration!r}")
+
+    cx = fit_complexity(g, t0)
+    compute = cx.c_cycles_per_byte_beta * g**cx.beta
+    x_latency = g if latency_per_byte else np.ones_like(g)
+    lumped = (not latency_per_byte) and latency is None
+
+    # T1 - known terms = sum_k coef_k * column_k, each row divided by T1.
+    rhs = t1.copy()
+    columns: dict[str, np.ndarray] = {"o": np.ones_like(g)}
+    if latency is not None:
+        rhs -= latency * x_latency
+    elif latency_per_byte:
+        columns["L"] = x_latency
+    if acceleration is not None:
+        rhs -= compute / acceleration
+    else:
+        columns["inv_A"] = compute
+    coefs = _nonnegative_weighted_lstsq(columns, rhs, 1.0 / t1)
+
+    inv_a = coefs.get("inv_A")
+    if acceleration is None:
+        if inv_a is None or inv_a <= 0:
+            raise ValueError("t1_cycles do not decrease the compute term: fitted 1/A <= 0; expected T1 ~ C g^beta / A at large g")
+        acceleration = 1.0 / inv_a
+    fitted_latency = latency if latency is not None else coefs.get("L", 0.0)
+    overhead = coefs.get("o", 0.0)
+    params = LogCAParams(
+        latency=float(fitted_latency),
+        overhead_cycles=float(overhead),
+        c_cycles_per_byte_beta=cx.c_cycles_per_byte_beta,
+        acceleration=float(acceleration),
+        beta=cx.beta,
+        latency_per_byte=latency_per_byte,
+    )
+    t0_model = np.asarray(time_unaccelerated(params, g))
+    t1_model = np.asarray(time_accelerated(params, g))
+    return LogCAFit(params, tuple(t0_model / t0 - 1.0), tuple(t1_model / t1 - 1.0), lumped)
+
+
+def _nonnegative_weighted_lstsq(
+    columns: dict[str, np.ndarray], rhs: np.ndarray, weights: np.ndarray
+) -> dict[str, float]:
+    """min || w (X c - y) || with c >= 0 by dropping negative coefficients and refitting."""
+    active = list(columns)
+    while True:
+        if not active:
+            return {}
+        x = np.column_stack([columns[name] * weights for name in active])
+        scale = np.linalg.norm(x, axis=0)
+        if np.any(scale == 0):
+            raise ValueError(f"the T1 design has an all-zero column among {active}; expected varied granularities")
+        xs = x / scale
+        cond = np.linalg.cond(xs)
+        if not np.isfinite(cond) or cond > _MAX_CONDITION:
+            raise ValueError(
+                f"parameters {active} are not identifiable from these timings (condition number {cond:.3g}); "
+                "supply acceleration (peak-FLOP ratio) or latency (1 / peak bandwidth), 000 section 4.3"
+            )
+        sol, *_ = np.linalg.lstsq(xs, rhs * weights, rcond=None)
+        coef = sol / scale
+        negative = [name for name, c in zip(active, coef) if c < 0]
+        if not negative:
+            return dict(zip(active, (float(c) for c in coef)))
+        active = [name for name in active if name not in negative]
+
+
+# --------------------------------------------------------------------------
+# Published parameter tables
+# --------------------------------------------------------------------------
+
+_ENTRY_KEYS = {
+    "platform": str,
+    "kernel": str,
+    "host_frequency_hz": float,
+    "latency": float,
+    "latency_per_byte": bool,
+    "overhead_cycles": float,
+    "c_cycles_per_byte_beta": float,
+    "acceleration": float,
+    "beta": float,
+    "source": str,
+    "note": str,
+}
+_REQUIRED_KEYS = set(_ENTRY_KEYS) - {"note"}
+_TOP_KEYS = {"description", "platforms"}
+
+
+@dataclass(frozen=True)
+class PlatformEntry:
+    """One row of a published LogCA table: names, host clock (Hz), parameters, citation."""
+
+    key: str
+    platform: str
+    kernel: str
+    host_frequency_hz: float
+    params: LogCAParams
+    source: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.host_frequency_hz) and self.host_frequency_hz > 0):
+            raise ValueError(f"{self.key}: host_frequency_hz must be > 0 Hz, got {self.host_frequency_hz!r}")
+
+
+def _check_duplicate_keys(node: yaml.Node, source: str) -> list[str]:
+    problems: list[str] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                problems.append(f"{source}:{line}: duplicate key {key!r} (first at line {seen[key]})")
+            else:
+                seen[key] = line
+            problems += _check_duplicate_keys(value_node, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            problems += _check_duplicate_keys(item, source)
+    return problems
+
+
+def _entry(key: str, raw: Any, source: str) -> tuple[PlatformEntry | None, list[str]]:
+    where = f"{source}: platforms.{key}"
+    if not isinstance(raw, dict):
+        return None, [f"{where}: expected a mapping of {sorted(_ENTRY_KEYS)}, got {type(raw).__name__}"]
+    problems = [
+        f"{where}: unknown key {name!r}; expected one of {sorted(_ENTRY_KEYS)}" for name in raw if name not in _ENTRY_KEYS
+    ]
+    problems += [f"{where}: missing key {name!r}" for name in sorted(_REQUIRED_KEYS - set(raw))]
+    values: dict[str, Any] = {}
+    for name, kind in _ENTRY_KEYS.items():
+        if name not in raw:
+            continue
+        value = raw[name]
+        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[name] = float(value)
+        elif kind is not float and isinstance(value, kind):
+            values[name] = value
+        else:
+            problems.append(f"{where}.{name}: expected {kind.__name__}, got {value!r}")
+    if problems:
+        return None, problems
+    try:
+        params = LogCAParams(
+            latency=values["latency"],
+            overhead_cycles=values["overhead_cycles"],
+            c_cycles_per_byte_beta=values["c_cycles_per_byte_beta"],
+            acceleration=values["acceleration"],
+            beta=values["beta"],
+            latency_per_byte=values["latency_per_byte"],
+        )
+        entry = PlatformEntry(
+            key=key,
+            platform=values["platform"],
+            kernel=values["kernel"],
+            host_frequency_hz=values["host_frequency_hz"],
+            params=params,
+            source=values["source"],
+            note=values.get("note", ""),
+        )
+    except ValueError as exc:
+        return None, [f"{where}: {exc}"]
+    return entry, []
+
+
+def load_platform_entries(path: str | Path) -> dict[str, PlatformEntry]:
+    """Read a YAML table of LogCA parameter sets, keyed by entry name.
+
+    Unknown, missing, duplicate or mistyped keys are all collected and raised
+    together as one ValueError naming the file and the entry.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable YAML file") from None
+    try:
+        problems = _check_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), source)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{source}: invalid YAML: {exc}") from None
+    if problems:
+        raise ValueError("; ".join(problems))
+    if not isinstance(data, dict) or not isinstance(data.get("platforms"), dict):
+        raise ValueError(f"{source}: expected a mapping with a 'platforms' mapping")
+    problems = [f"{source}: unknown top-level key {name!r}; expected one of {sorted(_TOP_KEYS)}" for name in data if name not in _TOP_KEYS]
+    entries: dict[str, PlatformEntry] = {}
+    for key, raw in data["platforms"].items():
+        entry, errors = _entry(str(key), raw, source)
+        problems += errors
+        if entry is not None:
+            entries[str(key)] = entry
+    if problems:
+        raise ValueError("; ".join(problems))
+    return entries
+
+
+def load_platforms(path: str | Path) -> dict[str, LogCAParams]:
+    """Read a YAML table of LogCA parameter sets: entry name -> LogCAParams."""
+    return {key: entry.params for key, entry in load_platform_entries(path).items()}
