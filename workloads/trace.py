@@ -80,7 +80,9 @@ TRACE_SCHEMA: pa.Schema = pa.schema(
         pa.field("elem_bytes", pa.int64(), nullable=False),
         pa.field("stride_bytes", pa.int64(), nullable=False),
         pa.field("count", pa.int64(), nullable=False),
-        pa.field("addrs", pa.list_(pa.int64()), nullable=True),
+        # The list child is named "element" as Parquet names it, so that a
+        # table read back from Parquet has exactly this schema.
+        pa.field("addrs", pa.list_(pa.field("element", pa.int64())), nullable=True),
         pa.field("flops", pa.int64(), nullable=False),
         pa.field("cycles", pa.float64(), nullable=False),
         pa.field("dependent", pa.bool_(), nullable=False),
@@ -213,8 +215,6 @@ class TraceBuilder:
         row = len(self)
         _check_row(isinstance(target, str) and target != "", row, "params",
                    f"a non-empty target unit name, got {target!r}")
-        _check_row("unit" not in params, row, "params",
-                   "no parameter named 'unit' (the target is given separately)")
         try:
             text = json.dumps({"unit": target, **params}, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -249,7 +249,8 @@ def _list_array(items: list[np.ndarray | None]) -> pa.Array:
     values = np.concatenate(present) if present else np.zeros(0, dtype=np.int64)
     mask = np.fromiter((a is None for a in items), dtype=bool, count=len(items))
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32), pa.int32()),
-                                    pa.array(values, pa.int64()), mask=pa.array(mask))
+                                    pa.array(values, pa.int64()),
+                                    type=TRACE_SCHEMA.field("addrs").type, mask=pa.array(mask))
 
 
 # --------------------------------------------------------------------------- address space
@@ -514,6 +515,15 @@ def read_trace(path: str | os.PathLike[str], units: Collection[str] | None = Non
     except (pa.ArrowException, OSError) as exc:
         raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
     validate_trace(table, str(path), units)
+    return _normalise(table)
+
+
+def _normalise(table: pa.Table) -> pa.Table:
+    """Give a valid table's ``addrs`` column the exact list type of :data:`TRACE_SCHEMA`."""
+    idx = table.schema.get_field_index("addrs")
+    expected = TRACE_SCHEMA.field("addrs")
+    if table.schema.field(idx).type != expected.type:
+        table = table.set_column(idx, expected, table.column(idx).cast(expected.type))
     return table
 
 
@@ -535,7 +545,7 @@ def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
             table = pa.Table.from_batches([batch])
             validate_trace(table, str(path), units, row_offset=offset)
             offset += len(table)
-            yield table
+            yield _normalise(table)
     except (pa.ArrowException, OSError) as exc:
         raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
 

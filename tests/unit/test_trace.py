@@ -1,0 +1,390 @@
+"""Tests of the operation-trace schema, builder, validation, Parquet I/O and line expansion."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workloads.trace import (
+    OPS,
+    TRACE_SCHEMA,
+    AddressSpace,
+    TraceBuilder,
+    TraceError,
+    element_lines,
+    gather_lines,
+    iter_trace,
+    read_trace,
+    trace_summary,
+    validate_trace,
+    write_trace,
+)
+
+
+def sample_table() -> pa.Table:
+    """One row of every op kind (row numbers are used by the tests below)."""
+    b = TraceBuilder()
+    b.compute("host", "setup", flops=12, cycles=0.1 + 0.2)            # 0
+    b.access("host", "stream", "read", 4096, 8, 8, 100, flops=200)    # 1
+    b.access("host", "stream", "write", 8192, 8, -16, 10)             # 2
+    b.access("host", "stream", "update", 1000, 4, 0, 3, cycles=7.5)   # 3
+    b.gather("host", "rand", "read", np.array([64, 8, 4096]), 8, dependent=True)  # 4
+    b.region("host", "copy", "flush", 0, 4096)                        # 5
+    b.access("host", "copy", "evict_llc", 0, 64, 64, 2)               # 6
+    b.access("host", "copy", "invalidate", 0, 64, 64, 2)              # 7
+    b.offload("host", "gemm", "lap", m=64, n=64, k=64, a_addr=4096)   # 8
+    b.wait("host", "gemm", "lap")                                     # 9
+    b.access("lap", "gemm", "read", 4096, 8, 8, 512, flops=1024)      # 10
+    return b.to_table()
+
+
+def replace(table: pa.Table, column: str, row: int, value: object) -> pa.Table:
+    """``table`` with one cell changed (no validation)."""
+    values = table.column(column).to_pylist()
+    values[row] = value
+    idx = table.schema.get_field_index(column)
+    field = table.schema.field(column).with_nullable(True)
+    return table.set_column(idx, field, pa.array(values, type=field.type))
+
+
+# --------------------------------------------------------------------------- schema and round trip
+
+
+def test_schema_columns_and_ops() -> None:
+    assert TRACE_SCHEMA.names == ["unit", "stage", "op", "addr", "elem_bytes", "stride_bytes",
+                                  "count", "addrs", "flops", "cycles", "dependent", "params"]
+    assert TRACE_SCHEMA.field("addrs").type == pa.list_(pa.field("element", pa.int64()))
+    assert TRACE_SCHEMA.field("cycles").type == pa.float64()
+    assert OPS == ("compute", "read", "write", "update", "flush", "evict_llc", "invalidate",
+                   "offload", "wait")
+    assert sample_table().schema.equals(TRACE_SCHEMA, check_metadata=True)
+
+
+def test_parquet_round_trip_is_bit_identical(tmp_path) -> None:
+    table = sample_table()
+    path = tmp_path / "trace.parquet"
+    write_trace(table, path)
+    back = read_trace(path)
+    assert back.equals(table, check_metadata=True)
+    assert back.column("cycles")[0].as_py() == 0.1 + 0.2
+    assert back.column("addrs")[4].as_py() == [64, 8, 4096]
+    assert back.column("addrs")[1].as_py() is None
+    # Writing the re-read table gives the same bytes.
+    path2 = tmp_path / "again.parquet"
+    write_trace(back, path2)
+    assert path.read_bytes() == path2.read_bytes()
+
+
+def test_write_is_atomic_and_leaves_no_temp_files(tmp_path) -> None:
+    path = tmp_path / "trace.parquet"
+    write_trace(sample_table(), path)
+    before = path.read_bytes()
+    bad = replace(sample_table(), "flops", 0, -1)
+    with pytest.raises(TraceError):
+        write_trace(bad, path)
+    assert path.read_bytes() == before
+    write_trace(TraceBuilder().to_table(), path)      # overwrite with an empty trace
+    assert len(read_trace(path)) == 0
+    assert os.listdir(tmp_path) == ["trace.parquet"]
+
+
+def test_iter_trace_streams_batches_with_file_row_numbers(tmp_path) -> None:
+    table = sample_table()
+    path = tmp_path / "trace.parquet"
+    write_trace(table, path)
+    batches = list(iter_trace(path, batch_rows=4))
+    assert [len(t) for t in batches] == [4, 4, 3]
+    assert pa.concat_tables(batches).equals(table)
+    pq.write_table(replace(table, "count", 9, 5), path)
+    with pytest.raises(TraceError, match=r"row 9, column 'count'"):
+        list(iter_trace(path, batch_rows=4))
+
+
+def test_dictionary_unit_is_accepted() -> None:
+    table = sample_table()
+    idx = table.schema.get_field_index("unit")
+    enc = table.set_column(idx, pa.field("unit", pa.dictionary(pa.int32(), pa.string())),
+                           table.column("unit").dictionary_encode())
+    validate_trace(enc, units={"host", "lap"})
+
+
+# --------------------------------------------------------------------------- validation errors
+
+ROW_CASES = [
+    # (column, row, new value, expectation fragment)
+    ("op", 1, "load", "one of compute, read"),
+    ("unit", 2, None, "a value, got null"),
+    ("stage", 3, "", "non-empty stage"),
+    ("elem_bytes", 1, 0, "elem_bytes >= 1"),
+    ("count", 2, -1, "count >= 0"),
+    ("count", 4, 2, "len(addrs) = 3"),
+    ("flops", 1, -5, "flops >= 0"),
+    ("cycles", 3, float("nan"), "finite cycle count >= 0"),
+    ("cycles", 0, -1.0, "finite cycle count >= 0"),
+    ("addr", 1, -64, "byte address in [0, 2**62)"),
+    ("stride_bytes", 2, -2000, "walks below 0"),
+    ("count", 0, 3, "0 for a non-memory op"),
+    ("elem_bytes", 9, 8, "0 for a non-memory op"),
+    ("addrs", 0, [1, 2], "null for a non-memory op"),
+    ("addrs", 4, [64, -8, 0], "byte addresses in [0, 2**62)"),
+    ("addr", 4, 64, "0 when explicit addrs are given"),
+    ("params", 1, "{}", "'' for an op that is not offload/wait"),
+    ("params", 8, "{bad json", "a JSON object"),
+    ("params", 8, "[1, 2]", "a JSON object"),
+    ("params", 9, '{"m": 1}', 'non-empty string "unit"'),
+]
+
+
+@pytest.mark.parametrize(("column", "row", "value", "expected"), ROW_CASES)
+def test_each_row_error_names_file_row_column_and_expectation(tmp_path, column, row, value,
+                                                              expected) -> None:
+    path = tmp_path / "trace.parquet"
+    pq.write_table(replace(sample_table(), column, row, value), path)
+    with pytest.raises(TraceError) as info:
+        read_trace(path)
+    err = info.value
+    msg = str(err)
+    assert msg.startswith(f"{path}: row {row}, column '{column}': ")
+    assert expected in msg
+    assert (err.source, err.row, err.column) == (str(path), row, column)
+    # The same error in memory names "<memory>".
+    with pytest.raises(TraceError, match=rf"^<memory>: row {row}, column '{column}'"):
+        validate_trace(replace(sample_table(), column, row, value))
+
+
+def test_unknown_unit_message_matches_the_documented_form() -> None:
+    b = TraceBuilder()
+    for _ in range(17):
+        b.compute("host", "s", flops=1)
+    b.access("lap", "gemm", "read", 0, 8, 8, 4)
+    table = b.to_table()
+    with pytest.raises(TraceError) as info:
+        validate_trace(table, "trace.parquet", units=["host"])
+    assert str(info.value) == ("trace.parquet: row 17, column 'unit': unit 'lap' is not in the "
+                               "system (it has: host)")
+
+
+def test_offload_target_must_be_in_the_system() -> None:
+    with pytest.raises(TraceError, match=r"row 8, column 'params': target unit 'lap' is not in"):
+        validate_trace(sample_table().slice(0, 10), units=["host", "crypto"])
+    validate_trace(sample_table(), units=["host", "lap"])
+
+
+def test_error_counts_further_bad_rows() -> None:
+    table = replace(replace(sample_table(), "flops", 1, -1), "flops", 10, -2)
+    with pytest.raises(TraceError, match=r"row 1, column 'flops': flops >= 0 \(1 more rows"):
+        validate_trace(table)
+
+
+@pytest.mark.parametrize(("change", "column", "expected"), [
+    (lambda t: t.drop_columns(["flops"]), "flops", "missing"),
+    (lambda t: t.append_column("extra", pa.array([0] * len(t))), "extra", "no such column"),
+    (lambda t: t.set_column(t.schema.get_field_index("flops"), "flops",
+                            t.column("flops").cast(pa.float64())), "flops", "type int64, got double"),
+    (lambda t: t.set_column(t.schema.get_field_index("addrs"), "addrs",
+                            t.column("addrs").cast(pa.list_(pa.int32()))), "addrs", "type list"),
+])
+def test_schema_errors_name_file_and_column(tmp_path, change, column, expected) -> None:
+    path = tmp_path / "trace.parquet"
+    pq.write_table(change(sample_table()), path)
+    with pytest.raises(TraceError) as info:
+        read_trace(path)
+    assert str(info.value).startswith(f"{path}: column '{column}': ")
+    assert expected in str(info.value)
+    assert info.value.row is None
+
+
+def test_not_a_table_is_rejected() -> None:
+    with pytest.raises(TraceError, match="a pyarrow.Table"):
+        validate_trace({"op": ["read"]})  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- unreadable files
+
+
+def test_missing_file_and_directory(tmp_path) -> None:
+    with pytest.raises(TraceError, match=r"nope\.parquet: an existing Parquet trace file"):
+        read_trace(tmp_path / "nope.parquet")
+    with pytest.raises(TraceError, match="it is a directory"):
+        read_trace(tmp_path)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "bad_tail"])
+def test_corrupt_files_raise_trace_error_naming_the_file(tmp_path, damage) -> None:
+    path = tmp_path / "trace.parquet"
+    write_trace(sample_table(), path)
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        path.write_bytes(bytes(range(256)) * 8)
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:  # the footer length points outside the file
+        path.write_bytes(data[:-8] + (2**31 - 1).to_bytes(4, "little") + b"PAR1")
+    with pytest.raises(TraceError) as info:
+        read_trace(path)
+    assert str(info.value).startswith(f"{path}: ")
+    with pytest.raises(TraceError):
+        list(iter_trace(path))
+
+
+# --------------------------------------------------------------------------- builder
+
+
+def test_builder_rejects_bad_rows_with_row_numbers() -> None:
+    b = TraceBuilder()
+    b.compute("host", "s", flops=1)
+    with pytest.raises(TraceError, match=r"<memory>: row 1, column 'op'"):
+        b.access("host", "s", "compute", 0, 8, 8, 1)
+    with pytest.raises(TraceError, match=r"row 1, column 'elem_bytes'"):
+        b.access("host", "s", "read", 0, 0, 8, 1)
+    with pytest.raises(TraceError, match=r"row 1, column 'stride_bytes'"):
+        b.access("host", "s", "read", 16, 8, -8, 4)
+    with pytest.raises(TraceError, match=r"row 1, column 'addrs'"):
+        b.gather("host", "s", "read", np.array([8, -8]), 8)
+    with pytest.raises(TraceError, match=r"row 1, column 'params': JSON-serialisable"):
+        b.offload("host", "s", "lap", blob=object())
+    with pytest.raises(TraceError, match=r"row 1, column 'unit'"):
+        b.compute("", "s")
+    with pytest.raises(TraceError, match=r"row 1, column 'cycles'"):
+        b.compute("host", "s", cycles=float("inf"))
+    assert len(b) == 1
+
+
+def test_gather_copies_its_addresses() -> None:
+    addrs = np.array([0, 64, 128])
+    b = TraceBuilder()
+    b.gather("host", "s", "read", addrs, 8)
+    addrs[0] = 999
+    assert b.to_table().column("addrs")[0].as_py() == [0, 64, 128]
+
+
+def test_summary_totals() -> None:
+    s = trace_summary(sample_table())
+    assert s["rows"] == 11
+    assert s["rows_per_op"] == {"compute": 1, "read": 3, "write": 1, "update": 1, "flush": 1,
+                                "evict_llc": 1, "invalidate": 1, "offload": 1, "wait": 1}
+    assert s["rows_per_unit"] == {"host": 10, "lap": 1}
+    assert s["rows_per_stage"]["stream"] == 3
+    assert s["flops"] == 12 + 200 + 1024
+    assert s["cycles"] == pytest.approx(0.3 + 7.5)
+    assert s["bytes_read"] == 800 + 12 + 24 + 4096
+    assert s["bytes_written"] == 80 + 12
+    assert s["bytes_touched"] == 800 + 80 + 12 + 24 + 4096
+    assert s["bytes_maintained"] == 4096 + 128 + 128
+
+
+# --------------------------------------------------------------------------- address space
+
+
+def test_address_space_is_aligned_and_deterministic() -> None:
+    def build() -> AddressSpace:
+        sp = AddressSpace(base_addr=100)
+        sp.alloc("a", 10)
+        sp.alloc("b", 5000, align=64)
+        sp.alloc("c", 1, align=1)
+        return sp
+
+    sp = build()
+    assert [(k, v.addr, v.nbytes) for k, v in sp.layout().items()] == [
+        ("a", 4096, 10), ("b", 4160, 5000), ("c", 9160, 1)]
+    assert sp.end_addr == 9161
+    assert build().layout() == sp.layout()
+    with pytest.raises(ValueError, match="already allocated"):
+        sp.alloc("a", 1)
+    with pytest.raises(ValueError, match="align must be a power of two"):
+        sp.alloc("d", 1, align=48)
+    with pytest.raises(ValueError, match="nbytes must be >= 0"):
+        sp.alloc("d", -1)
+    with pytest.raises(ValueError, match="beyond the capacity"):
+        AddressSpace(capacity_bytes=8192).alloc("big", 8193)
+    with pytest.raises(ValueError, match="base_addr"):
+        AddressSpace(base_addr=-1)
+
+
+# --------------------------------------------------------------------------- line expansion
+
+
+def reference_lines(starts: list[int], elem_bytes: int, line_bytes: int) -> list[int]:
+    """Readable per-element reference for element_lines/gather_lines."""
+    out: list[int] = []
+    for s in starts:
+        for line in range(s // line_bytes, (s + elem_bytes - 1) // line_bytes + 1):
+            if not out or out[-1] != line:
+                out.append(line)
+    return out
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ((0, 8, 8, 16, 64), [0, 1]),                    # contiguous, aligned
+    ((60, 8, 8, 1, 64), [0, 1]),                    # one unaligned element spans two lines
+    ((60, 8, 8, 2, 64), [0, 1]),
+    ((4, 8, 16, 8, 64), [0, 1]),                    # stride < line
+    ((60, 8, 16, 3, 64), [0, 1]),                   # stride < line, first element spans
+    ((0, 8, 200, 4, 64), [0, 3, 6, 9]),             # stride > line
+    ((60, 8, 200, 3, 64), [0, 1, 4, 7]),            # stride > line, element spans
+    ((200, 8, -64, 4, 64), [3, 2, 1, 0]),           # negative stride
+    ((64, 8, -8, 3, 64), [1, 0]),                   # negative contiguous
+    ((124, 8, -64, 2, 64), [1, 2, 0, 1]),           # negative, spanning elements
+    ((8, 8, 0, 5, 64), [0]),                        # zero stride within a line
+    ((60, 8, 0, 3, 64), [0, 1, 0, 1, 0, 1]),        # zero stride, spanning element
+    ((32, 200, 256, 2, 64), list(range(8))),        # elements larger than a line
+    ((0, 128, 64, 2, 64), [0, 1, 2]),               # overlapping large elements
+    ((0, 8, 8, 10, 48), [0, 1]),                    # line size not a power of two
+    ((0, 8, 8, 0, 64), []),                         # no elements
+])
+def test_element_lines_hand_cases(args, expected) -> None:
+    got = element_lines(*args)
+    assert got.dtype == np.int64
+    assert got.tolist() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(addr=st.integers(0, 5000), elem=st.integers(1, 300), stride=st.integers(-300, 300),
+       count=st.integers(0, 40), line=st.sampled_from([16, 48, 64, 128]))
+def test_element_lines_matches_reference(addr, elem, stride, count, line) -> None:
+    starts = [addr + i * stride for i in range(count)]
+    if starts and min(starts) < 0:
+        with pytest.raises(ValueError, match="stride_bytes"):
+            element_lines(addr, elem, stride, count, line)
+        return
+    assert element_lines(addr, elem, stride, count, line).tolist() == \
+        reference_lines(starts, elem, line)
+
+
+@settings(max_examples=200, deadline=None)
+@given(addrs=st.lists(st.integers(0, 10_000), max_size=50), elem=st.integers(1, 200),
+       line=st.sampled_from([32, 64, 100]))
+def test_gather_lines_matches_reference(addrs, elem, line) -> None:
+    assert gather_lines(np.array(addrs, dtype=np.int64), elem, line).tolist() == \
+        reference_lines(addrs, elem, line)
+
+
+def test_gather_lines_hand_case() -> None:
+    assert gather_lines(np.array([0, 8, 130, 60, 4]), 8, 64).tolist() == [0, 2, 0, 1, 0]
+
+
+def test_line_expansion_scales_to_a_million_elements() -> None:
+    n = 1_000_000
+    assert element_lines(0, 8, 8, n, 64).size == n // 8
+    assert element_lines(0, 64, 64, n, 64).tolist()[-1] == n - 1
+    assert element_lines(0, 8, 4096, n, 64).size == n
+    assert element_lines(n * 8, 8, -8, n, 64).size == n // 8 + 1
+
+
+@pytest.mark.parametrize(("args", "name"), [
+    ((0, 0, 8, 1, 64), "elem_bytes"), ((0, 8, 8, 1, 0), "line_bytes"),
+    ((0, 8, 8, -1, 64), "count"), ((-8, 8, 8, 1, 64), "addr"), ((8, 8, -16, 2, 64), "stride_bytes"),
+])
+def test_element_lines_rejects_bad_arguments(args, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        element_lines(*args)
+    with pytest.raises(ValueError, match="addrs"):
+        gather_lines(np.array([-1]), 8, 64)
