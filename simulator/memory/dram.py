@@ -1,0 +1,363 @@
+"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3 class).
+
+``DramSystem`` serves chunks of 64 B line requests in arrival order and returns when the
+last data burst completes; the per-line work is the numba kernel in
+``simulator.memory.dram_kernel`` (its docstring states the scheduling rules). Parameters
+are plain typed values (cycle counts in tCK unless the name ends in ``_ps``); the
+composition root builds them from the validated configuration.
+
+Refresh: rank ``r`` receives its k-th refresh (k = 1, 2, ...) when due at ``k * tREFI``;
+all its banks are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for
+tRFC. Refreshes happen whether or not requests arrive, so up to a time ``end_ps`` every
+rank has received ``ceil(end_ps / tREFI) - 1`` refreshes (those due strictly before
+``end_ps``; e.g. ``floor(1 ms / 7.8 us) = 128`` over 1 ms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from simulator.memory import dram_kernel as k
+from simulator.memory import power
+
+MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
+PAGE_POLICIES = ("open", "closed")
+
+
+def _require_int(obj: object, name: str, minimum: int) -> None:
+    value = getattr(obj, name)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{type(obj).__name__}.{name} = {value!r}: expected an integer >= {minimum}")
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and (n & (n - 1)) == 0
+
+
+@dataclass(frozen=True)
+class DramTiming:
+    """DDR timing parameters; counts in clock cycles (tCK) unless the name ends in _ps.
+
+    ``cwl`` (CAS write latency, tCK) and ``t_rtrs`` (rank-to-rank data-bus switch, tCK)
+    default to DDR3-1600 values (CWL 8 per the MT41J256M4 speed-bin table; one-cycle rank
+    switch as in DRAMSim2).
+    """
+
+    tck_ps: int
+    cl: int
+    t_rcd: int
+    t_rp: int
+    t_ras: int
+    t_rc: int
+    t_rrd: int
+    t_ccd: int
+    t_wr: int
+    t_wtr: int
+    t_rtp: int
+    t_rfc: int
+    t_faw: int
+    burst_length: int
+    t_refi_ps: int
+    cwl: int = 8
+    t_rtrs: int = 1
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            _require_int(self, f.name, 0 if f.name == "t_rtrs" else 1)
+        if self.burst_length % 2:
+            raise ValueError(f"DramTiming.burst_length = {self.burst_length!r}: expected an even number of beats")
+        if self.t_ras < self.t_rcd:
+            raise ValueError(f"DramTiming.t_ras = {self.t_ras!r}: expected >= t_rcd ({self.t_rcd})")
+        if self.t_rc < self.t_ras + self.t_rp:
+            raise ValueError(
+                f"DramTiming.t_rc = {self.t_rc!r}: expected >= t_ras + t_rp ({self.t_ras + self.t_rp})")
+        if self.t_faw < self.t_rrd:
+            raise ValueError(f"DramTiming.t_faw = {self.t_faw!r}: expected >= t_rrd ({self.t_rrd})")
+        if self.cwl > self.cl:
+            raise ValueError(f"DramTiming.cwl = {self.cwl!r}: expected <= cl ({self.cl})")
+        if self.t_refi_ps <= self.t_rfc * self.tck_ps:
+            raise ValueError(
+                f"DramTiming.t_refi_ps = {self.t_refi_ps!r}: expected > t_rfc * tck_ps ({self.t_rfc * self.tck_ps})")
+
+    @property
+    def burst_ps(self) -> int:
+        """Data-bus occupancy of one burst, BL/2 tCK, in ps."""
+        return self.burst_length // 2 * self.tck_ps
+
+
+@dataclass(frozen=True)
+class DramCurrents:
+    """Datasheet supply currents of one device in mA, and its supply voltage in V."""
+
+    idd0_ma: float
+    idd1_ma: float
+    idd2p_ma: float
+    idd2q_ma: float
+    idd2n_ma: float
+    idd3n_ma: float
+    idd4r_ma: float
+    idd4w_ma: float
+    idd5_ma: float
+    vdd_v: float
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"DramCurrents.{f.name} = {value!r}: expected a positive number")
+        for name in ("idd0_ma", "idd4r_ma", "idd4w_ma", "idd5_ma"):
+            if getattr(self, name) < self.idd3n_ma:
+                raise ValueError(
+                    f"DramCurrents.{name} = {getattr(self, name)!r}: expected >= idd3n_ma ({self.idd3n_ma})")
+
+
+@dataclass(frozen=True)
+class DramGeometry:
+    """Organisation of the memory: channels x ranks x banks x rows x columns of devices.
+
+    ``mapping`` orders the line-address fields from most to least significant, e.g.
+    ``"row:rank:bank:channel:column"``; ``column`` there counts lines within a rank row.
+    """
+
+    channels: int
+    ranks_per_channel: int
+    banks: int
+    rows: int
+    columns: int
+    device_width_bits: int
+    bus_width_bits: int
+    line_bytes: int
+    mapping: str = "row:rank:bank:channel:column"
+
+    def __post_init__(self) -> None:
+        for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "device_width_bits",
+                     "bus_width_bits", "line_bytes"):
+            _require_int(self, name, 1)
+        for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "line_bytes"):
+            if not _is_pow2(getattr(self, name)):
+                raise ValueError(f"DramGeometry.{name} = {getattr(self, name)!r}: expected a power of two")
+        if self.bus_width_bits % self.device_width_bits:
+            raise ValueError(f"DramGeometry.bus_width_bits = {self.bus_width_bits!r}: expected a multiple of "
+                             f"device_width_bits ({self.device_width_bits})")
+        if self.bus_width_bits % 8 or self.line_bytes % (self.bus_width_bits // 8):
+            raise ValueError(f"DramGeometry.line_bytes = {self.line_bytes!r}: expected a multiple of the bus "
+                             f"width in bytes ({self.bus_width_bits / 8})")
+        if self.row_bytes % self.line_bytes:
+            raise ValueError(f"DramGeometry.line_bytes = {self.line_bytes!r}: expected to divide the rank row "
+                             f"({self.row_bytes} B)")
+        parts = self.mapping.split(":") if isinstance(self.mapping, str) else None
+        if parts is None or sorted(parts) != sorted(MAPPING_FIELDS):
+            raise ValueError(f"DramGeometry.mapping = {self.mapping!r}: expected each of {MAPPING_FIELDS} "
+                             "exactly once, separated by ':'")
+
+    @property
+    def devices_per_rank(self) -> int:
+        """Devices side by side on the bus in one rank."""
+        return self.bus_width_bits // self.device_width_bits
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes in one row of a rank (all its devices)."""
+        return self.columns * self.device_width_bits // 8 * self.devices_per_rank
+
+    @property
+    def lines_per_row(self) -> int:
+        """Lines in one rank row."""
+        return self.row_bytes // self.line_bytes
+
+    @property
+    def capacity_lines(self) -> int:
+        """Lines addressable in the whole memory."""
+        return self.channels * self.ranks_per_channel * self.banks * self.rows * self.lines_per_row
+
+    def field_sizes(self) -> dict[str, int]:
+        """Number of values of each mapping field."""
+        return {"row": self.rows, "rank": self.ranks_per_channel, "bank": self.banks,
+                "channel": self.channels, "column": self.lines_per_row}
+
+
+def _decode_table(geometry: DramGeometry) -> np.ndarray:
+    """int64[4, 2] (shift, mask) of channel, rank, bank, row within a line index."""
+    sizes = geometry.field_sizes()
+    shifts: dict[str, int] = {}
+    shift = 0
+    for name in reversed(geometry.mapping.split(":")):
+        shifts[name] = shift
+        shift += sizes[name].bit_length() - 1
+    return np.array([[shifts[n], sizes[n] - 1] for n in ("channel", "rank", "bank", "row")], dtype=np.int64)
+
+
+class DramSystem:
+    """All DRAM channels of the memory; serves line requests and counts commands.
+
+    page_policy: ``"open"`` (rows stay open until a conflict or refresh) or ``"closed"``
+    (auto-precharge after every column command). queue_depth: how many requests of a
+    channel the controller may look ahead (a request issues no command before the column
+    command of the request queue_depth places earlier). command_log_capacity: if > 0,
+    the first that many commands are recorded for inspection (``command_log``).
+    """
+
+    def __init__(self, timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
+                 page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0) -> None:
+        if page_policy not in PAGE_POLICIES:
+            raise ValueError(f"page_policy = {page_policy!r}: expected one of {PAGE_POLICIES}")
+        if isinstance(queue_depth, bool) or not isinstance(queue_depth, int) or queue_depth < 1:
+            raise ValueError(f"queue_depth = {queue_depth!r}: expected an integer >= 1")
+        if isinstance(command_log_capacity, bool) or not isinstance(command_log_capacity, int) \
+                or command_log_capacity < 0:
+            raise ValueError(f"command_log_capacity = {command_log_capacity!r}: expected an integer >= 0")
+        burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
+        if burst_bytes != geometry.line_bytes:
+            raise ValueError(f"DramGeometry.line_bytes = {geometry.line_bytes!r}: expected one burst "
+                             f"(bus width x burst length = {burst_bytes} B)")
+        self.timing = timing
+        self.currents = currents
+        self.geometry = geometry
+        self.page_policy = page_policy
+        self.queue_depth = queue_depth
+        tck = timing.tck_ps
+        p = np.zeros(k.N_PARAMS, dtype=np.int64)
+        p[k.P_TCK] = tck
+        p[k.P_CL] = timing.cl * tck
+        p[k.P_CWL] = timing.cwl * tck
+        p[k.P_RCD] = timing.t_rcd * tck
+        p[k.P_RP] = timing.t_rp * tck
+        p[k.P_RAS] = timing.t_ras * tck
+        p[k.P_RC] = timing.t_rc * tck
+        p[k.P_RRD] = timing.t_rrd * tck
+        p[k.P_CCD] = timing.t_ccd * tck
+        p[k.P_WR] = timing.t_wr * tck
+        p[k.P_WTR] = timing.t_wtr * tck
+        p[k.P_RTP] = timing.t_rtp * tck
+        p[k.P_RFC] = timing.t_rfc * tck
+        p[k.P_FAW] = timing.t_faw * tck
+        p[k.P_BURST] = timing.burst_ps
+        p[k.P_REFI] = timing.t_refi_ps
+        p[k.P_RTRS] = timing.t_rtrs * tck
+        # JEDEC tRTW = RL + tCCD + 2 tCK - WL: two idle bus cycles between read and write data
+        p[k.P_RTW] = 2 * tck
+        p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
+        self._p = p
+        self._decode = _decode_table(geometry)
+        n_ranks = geometry.channels * geometry.ranks_per_channel
+        n_banks = n_ranks * geometry.banks
+        self._bk = np.zeros((n_banks, k.N_BANK), dtype=np.int64)
+        self._bk[:, k.B_OPEN_ROW] = -1
+        self._rk = np.zeros((n_ranks, k.N_RANK), dtype=np.int64)
+        self._rk[:, k.R_LAST_ACT] = k.NEG_INF
+        self._rk[:, k.R_FAW0:k.R_FAW0 + 4] = k.NEG_INF
+        self._rk[:, k.R_LAST_COL] = k.NEG_INF
+        self._rk[:, k.R_LAST_WR_END] = k.NEG_INF
+        self._rk[:, k.R_NEXT_REF] = timing.t_refi_ps
+        self._ch = np.zeros((geometry.channels, k.N_CHANNEL), dtype=np.int64)
+        self._ch[:, k.C_LAST_RANK] = -1
+        self._ring = np.zeros((geometry.channels, queue_depth), dtype=np.int64)
+        self._pend = np.zeros((n_ranks, 4 * (queue_depth + 2 * geometry.banks) + 64, 2), dtype=np.int64)
+        self._ctr = np.zeros(k.N_COUNTERS, dtype=np.int64)
+        self._log = np.zeros((command_log_capacity, 5), dtype=np.int64)
+        self._log_n = np.zeros(1, dtype=np.int64)
+        self._min_arrival_ps = 0
+
+    # -- serving ---------------------------------------------------------------------------
+    def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> np.ndarray:
+        """Serve one chunk of line requests (line indices = byte address // line_bytes), in
+        order, all arriving at arrival_ps; return each request's data-burst completion time
+        in ps (int64 array). Arrival times must not decrease from call to call."""
+        lines = np.ascontiguousarray(lines, dtype=np.int64)
+        if lines.ndim != 1:
+            raise ValueError(f"lines has shape {lines.shape}: expected a 1-D array of line indices")
+        if isinstance(is_write, (bool, np.bool_)):
+            writes = np.full(lines.shape[0], 1 if is_write else 0, dtype=np.uint8)
+        else:
+            writes = np.ascontiguousarray(is_write).astype(np.uint8, copy=False)
+            if writes.shape != lines.shape:
+                raise ValueError(f"is_write has shape {writes.shape}: expected a bool or shape {lines.shape}")
+        arrival_ps = int(arrival_ps)
+        if arrival_ps < self._min_arrival_ps:
+            raise ValueError(f"arrival_ps = {arrival_ps}: expected >= {self._min_arrival_ps} (arrivals "
+                             "must not go back in time)")
+        if lines.size and (lines.min() < 0 or lines.max() >= self.geometry.capacity_lines):
+            raise ValueError(f"lines span [{lines.min()}, {lines.max()}]: expected indices in "
+                             f"[0, {self.geometry.capacity_lines})")
+        self._min_arrival_ps = arrival_ps
+        out = np.empty(lines.shape[0], dtype=np.int64)
+        if lines.size:
+            k.serve(lines, writes, arrival_ps, self._decode, self._p, self._bk, self._rk, self._ch, self._ring,
+                    self._pend, self._ctr, out, self._log, self._log_n)
+        return out
+
+    def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> int:
+        """Serve one chunk of line requests, in order, arriving together at arrival_ps; return
+        the completion time in ps of the last data burst (arrival_ps for an empty chunk).
+        Bank/row state, bus occupancy and refresh carry over between calls."""
+        out = self.service_lines(lines, is_write, arrival_ps)
+        return int(out.max()) if out.size else int(arrival_ps)
+
+    def idle_until(self, t_ps: int) -> None:
+        """Perform the refreshes due before t_ps and account background time up to t_ps;
+        later requests must arrive at or after t_ps."""
+        t_ps = int(t_ps)
+        if t_ps < self._min_arrival_ps:
+            raise ValueError(f"t_ps = {t_ps}: expected >= {self._min_arrival_ps} (the last arrival)")
+        self._min_arrival_ps = t_ps
+        k.idle_until(t_ps, self.geometry.banks, self._p, self._bk, self._rk, self._pend, self._ctr,
+                     self._log, self._log_n)
+
+    # -- reporting ---------------------------------------------------------------------------
+    def counters(self) -> dict[str, int]:
+        """Command and request counts so far: reads, writes, activates, precharges (rows
+        closed, for any reason), row_hits, row_misses (bank closed), row_conflicts (other
+        row open), refreshes (performed so far), bytes_read, bytes_written."""
+        c = self._ctr
+        return {
+            "reads": int(c[k.K_READS]),
+            "writes": int(c[k.K_WRITES]),
+            "activates": int(c[k.K_ACTS]),
+            "precharges": int(c[k.K_PRES]),
+            "row_hits": int(c[k.K_HITS]),
+            "row_misses": int(c[k.K_MISSES]),
+            "row_conflicts": int(c[k.K_CONFLICTS]),
+            "refreshes": int(c[k.K_REFRESHES]),
+            "bytes_read": int(c[k.K_READS]) * self.geometry.line_bytes,
+            "bytes_written": int(c[k.K_WRITES]) * self.geometry.line_bytes,
+        }
+
+    def command_log(self) -> np.ndarray:
+        """Recorded commands, int64[n, 5]: time_ps, command (dram_kernel.CMD_*), global rank,
+        bank (-1 for REF), row (-1 for REF); in issue-decision order, not time order."""
+        return self._log[: int(self._log_n[0])].copy()
+
+    def _state_at(self, end_ps: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rank and counter arrays of a copy of the system idled until end_ps."""
+        end_ps = int(end_ps)
+        last_done = int(self._ctr[k.K_LAST_DONE])
+        if end_ps < max(self._min_arrival_ps, last_done, 0):
+            raise ValueError(f"end_ps = {end_ps}: expected >= the last arrival and completion "
+                             f"({max(self._min_arrival_ps, last_done, 0)} ps)")
+        bk, rk, pend, ctr = self._bk.copy(), self._rk.copy(), self._pend.copy(), self._ctr.copy()
+        log, log_n = np.zeros((0, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
+        k.idle_until(end_ps, self.geometry.banks, self._p, bk, rk, pend, ctr, log, log_n)
+        return rk, ctr
+
+    def background_times_ps(self, end_ps: int) -> dict[str, int]:
+        """Rank-picoseconds in [0, end_ps), summed over ranks, with at least one bank open
+        (``open``) and with all banks precharged (``precharged``); plus ``refreshes``, the
+        REF commands of all ranks due before end_ps."""
+        rk, ctr = self._state_at(end_ps)
+        open_ps = int(rk[:, k.R_ACC_OPEN].sum())
+        return {"open": open_ps, "precharged": int(end_ps) * rk.shape[0] - open_ps,
+                "refreshes": int(ctr[k.K_REFRESHES])}
+
+    def energy_j(self, end_ps: int) -> dict[str, float]:
+        """DRAM energy in J over [0, end_ps) by category (see ``simulator.memory.power``):
+        background_active (IDD3N while a bank of the rank is open), background_precharge
+        (IDD2N while all banks are precharged), refresh (REFs due before end_ps, above IDD3N),
+        activate_precharge (per ACT), read and write (per burst, above IDD3N)."""
+        times = self.background_times_ps(end_ps)
+        c = self._ctr
+        return power.energy_by_category_j(
+            self.timing, self.currents, self.geometry,
+            activates=int(c[k.K_ACTS]), reads=int(c[k.K_READS]), writes=int(c[k.K_WRITES]),
+            refreshes=times["refreshes"], open_time_ps=times["open"], precharged_time_ps=times["precharged"])

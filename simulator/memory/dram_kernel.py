@@ -1,0 +1,348 @@
+"""Compiled per-line DRAM scheduling kernel (numba) over plain numpy state arrays.
+
+The kernel serves line requests in order on a bank/row-buffer model of DDR3 channels. All
+times are integer picoseconds. State lives in a handful of int64 arrays owned by
+``simulator.memory.dram.DramSystem``; the column layouts are the module constants below.
+
+Scheduling rules (per request, in request order):
+
+* a request may not issue any command before its *frontier* ``F = max(arrival,
+  column time of the request queue_depth places earlier on the same channel)`` (a finite
+  transaction queue: requests look ahead at most ``queue_depth`` places);
+* refreshes of the request's rank that are due at or before ``F`` are performed first;
+* row hit: column command as soon as the bank (tRCD), the rank (tCCD, tWTR) and the data
+  bus (burst occupancy, read-to-write bubble, rank switch) allow;
+* bank closed: ACT (tRC, tRP of the bank; tRRD, tFAW and refresh of the rank), column
+  command tRCD later;
+* other row open: PRE (tRAS after ACT, tRTP after a read, tWR after write data), tRP,
+  then as for a closed bank;
+* column commands, and hence data bursts, of one channel issue in request order;
+* closed-page policy: every column command is followed by an auto-precharge at the
+  earliest legal time.
+
+Open-bank time (a rank counts as *open* while at least one of its banks holds a row) is
+accumulated exactly: closed intervals ``[ACT, PRE)`` wait in a small per-rank buffer
+until every later command is known to lie after them (all later commands of a rank are
+at or after ``min(F, next refresh)``), then their union is added up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Timing parameter vector (int64, picoseconds except where noted).
+P_TCK = 0
+P_CL = 1
+P_CWL = 2
+P_RCD = 3
+P_RP = 4
+P_RAS = 5
+P_RC = 6
+P_RRD = 7
+P_CCD = 8
+P_WR = 9
+P_WTR = 10
+P_RTP = 11
+P_RFC = 12
+P_FAW = 13
+P_BURST = 14  # data-bus occupancy of one burst, BL/2 tCK
+P_REFI = 15
+P_RTRS = 16  # rank-to-rank data-bus switch
+P_RTW = 17  # read-to-write data-bus bubble
+P_CLOSED_PAGE = 18  # 1 for closed-page policy (a flag, not a time)
+N_PARAMS = 19
+
+# Per-bank state columns.
+B_OPEN_ROW = 0  # -1 when precharged
+B_OPEN_SINCE = 1  # time of the ACT that opened the current row
+B_PRE_READY = 2  # earliest PRE (tRAS, tRTP, tWR)
+B_ACT_READY = 3  # earliest ACT (tRC, tRP, refresh)
+B_COL_READY = 4  # earliest column command (tRCD)
+B_PRE_DONE = 5  # last PRE + tRP
+N_BANK = 6
+
+# Per-rank state columns.
+R_LAST_ACT = 0
+R_FAW0 = 1  # ring of the last four ACT times: columns 1..4
+R_FAW_POS = 5
+R_READY = 6  # end of the last refresh (no ACT before)
+R_LAST_COL = 7
+R_LAST_WR_END = 8  # end of the last write data burst (tWTR)
+R_NEXT_REF = 9
+R_ACC_OPEN = 10  # open time accumulated up to R_ACC_MARK
+R_ACC_MARK = 11
+R_PEND = 12  # number of buffered closed intervals
+N_RANK = 13
+
+# Per-channel state columns.
+C_BUS_FREE = 0
+C_LAST_WRITE = 1  # 1 if the last data burst was a write
+C_LAST_RANK = 2  # rank of the last data burst, -1 before any
+C_LAST_COL = 3
+C_QPOS = 4
+N_CHANNEL = 5
+
+# Counter indices.
+K_READS = 0
+K_WRITES = 1
+K_ACTS = 2
+K_PRES = 3
+K_HITS = 4
+K_MISSES = 5
+K_CONFLICTS = 6
+K_REFRESHES = 7
+K_LAST_DONE = 8  # latest completion time seen (ps)
+N_COUNTERS = 9
+
+# Command-log codes.
+CMD_ACT = 0
+CMD_PRE = 1
+CMD_RD = 2
+CMD_WR = 3
+CMD_REF = 4
+
+NEG_INF = -(1 << 60)
+
+
+@njit(cache=True)
+def _log(log, log_n, t_ps, cmd, rank, bank, row):
+    """Append one command to the log if it has room (log rows: time, cmd, rank, bank, row)."""
+    n = log_n[0]
+    if n < log.shape[0]:
+        log[n, 0] = t_ps
+        log[n, 1] = cmd
+        log[n, 2] = rank
+        log[n, 3] = bank
+        log[n, 4] = row
+        log_n[0] = n + 1
+
+
+@njit(cache=True)
+def _advance_open(rk, rank, banks, pend, watermark):
+    """Add to the rank's accumulated open time the union of open intervals in [mark, watermark)."""
+    mark = rk[rank, R_ACC_MARK]
+    if watermark <= mark:
+        return
+    npend = rk[rank, R_PEND]
+    starts = np.empty(npend + banks.shape[0], np.int64)
+    ends = np.empty(npend + banks.shape[0], np.int64)
+    m = 0
+    for i in range(npend):
+        s = max(pend[rank, i, 0], mark)
+        e = min(pend[rank, i, 1], watermark)
+        if e > s:
+            starts[m] = s
+            ends[m] = e
+            m += 1
+    for j in range(banks.shape[0]):
+        if banks[j, B_OPEN_ROW] >= 0:
+            s = max(banks[j, B_OPEN_SINCE], mark)
+            if watermark > s:
+                starts[m] = s
+                ends[m] = watermark
+                m += 1
+    # insertion sort by start (m is small and nearly sorted)
+    for i in range(1, m):
+        s = starts[i]
+        e = ends[i]
+        k = i - 1
+        while k >= 0 and starts[k] > s:
+            starts[k + 1] = starts[k]
+            ends[k + 1] = ends[k]
+            k -= 1
+        starts[k + 1] = s
+        ends[k + 1] = e
+    total = 0
+    covered = NEG_INF
+    for i in range(m):
+        s = starts[i]
+        e = ends[i]
+        if s >= covered:
+            total += e - s
+            covered = e
+        elif e > covered:
+            total += e - covered
+            covered = e
+    rk[rank, R_ACC_OPEN] += total
+    rk[rank, R_ACC_MARK] = watermark
+    keep = 0
+    for i in range(npend):
+        if pend[rank, i, 1] > watermark:
+            pend[rank, keep, 0] = pend[rank, i, 0]
+            pend[rank, keep, 1] = pend[rank, i, 1]
+            keep += 1
+    rk[rank, R_PEND] = keep
+
+
+@njit(cache=True)
+def _close_bank(bk, rk, rank, bank_row, pend, t_pre, p, ctr, log, log_n, bank_idx):
+    """Precharge one open bank at t_pre: record its open interval and update its readiness."""
+    n = rk[rank, R_PEND]
+    if n >= pend.shape[1]:
+        raise RuntimeError("DRAM kernel: open-interval buffer overflow")
+    pend[rank, n, 0] = bk[bank_row, B_OPEN_SINCE]
+    pend[rank, n, 1] = t_pre
+    rk[rank, R_PEND] = n + 1
+    _log(log, log_n, t_pre, CMD_PRE, rank, bank_idx, bk[bank_row, B_OPEN_ROW])
+    bk[bank_row, B_OPEN_ROW] = -1
+    done = t_pre + p[P_RP]
+    bk[bank_row, B_PRE_DONE] = done
+    if done > bk[bank_row, B_ACT_READY]:
+        bk[bank_row, B_ACT_READY] = done
+    ctr[K_PRES] += 1
+
+
+@njit(cache=True)
+def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log, log_n):
+    """Perform every refresh of `rank` due before limit_ps (at or before when inclusive)."""
+    while True:
+        t_ref = rk[rank, R_NEXT_REF]
+        if inclusive:
+            if t_ref > limit_ps:
+                return
+        elif t_ref >= limit_ps:
+            return
+        base = rank * n_banks
+        t_pre = t_ref
+        any_open = False
+        for b in range(n_banks):
+            if bk[base + b, B_OPEN_ROW] >= 0:
+                any_open = True
+                if bk[base + b, B_PRE_READY] > t_pre:
+                    t_pre = bk[base + b, B_PRE_READY]
+        if any_open:
+            # keep the interval buffer bounded before adding up to n_banks intervals
+            if rk[rank, R_PEND] + n_banks > pend.shape[1]:
+                _advance_open(rk, rank, bk[base:base + n_banks], pend, t_ref)
+            for b in range(n_banks):
+                if bk[base + b, B_OPEN_ROW] >= 0:
+                    _close_bank(bk, rk, rank, base + b, pend, t_pre, p, ctr, log, log_n, b)
+        t_start = t_ref
+        for b in range(n_banks):
+            if bk[base + b, B_PRE_DONE] > t_start:
+                t_start = bk[base + b, B_PRE_DONE]
+        t_end = t_start + p[P_RFC]
+        _log(log, log_n, t_start, CMD_REF, rank, -1, -1)
+        for b in range(n_banks):
+            if bk[base + b, B_ACT_READY] < t_end:
+                bk[base + b, B_ACT_READY] = t_end
+        rk[rank, R_READY] = t_end
+        rk[rank, R_NEXT_REF] = t_ref + p[P_REFI]
+        ctr[K_REFRESHES] += 1
+
+
+@njit(cache=True)
+def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, out, log, log_n):
+    """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
+    request's data-burst completion time (ps) to `out` and return the latest one.
+
+    decode: int64[4, 2] (shift, mask) for channel, rank, bank, row of a line index.
+    """
+    n_banks = decode[2, 1] + 1
+    n_ranks_per_ch = decode[1, 1] + 1
+    qdepth = ring.shape[1]
+    last_done = NEG_INF
+    tck = p[P_TCK]
+    for i in range(lines.shape[0]):
+        line = lines[i]
+        c = (line >> decode[0, 0]) & decode[0, 1]
+        r_local = (line >> decode[1, 0]) & decode[1, 1]
+        b = (line >> decode[2, 0]) & decode[2, 1]
+        row = (line >> decode[3, 0]) & decode[3, 1]
+        rank = c * n_ranks_per_ch + r_local
+        g = rank * n_banks + b
+        wr = is_write[i] != 0
+
+        qpos = ch[c, C_QPOS]
+        frontier = arrival_ps
+        if ring[c, qpos] > frontier:
+            frontier = ring[c, qpos]
+
+        _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
+        if rk[rank, R_PEND] + 2 > pend.shape[1] // 2:
+            wm = frontier
+            if rk[rank, R_NEXT_REF] < wm:
+                wm = rk[rank, R_NEXT_REF]
+            _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
+
+        open_row = bk[g, B_OPEN_ROW]
+        if open_row == row:
+            ctr[K_HITS] += 1
+            col_earliest = max(frontier, bk[g, B_COL_READY])
+        else:
+            if open_row >= 0:
+                ctr[K_CONFLICTS] += 1
+                t_pre = max(frontier, bk[g, B_PRE_READY])
+                _close_bank(bk, rk, rank, g, pend, t_pre, p, ctr, log, log_n, b)
+            else:
+                ctr[K_MISSES] += 1
+            t_act = max(frontier, bk[g, B_ACT_READY])
+            t_act = max(t_act, rk[rank, R_READY])
+            t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD])
+            fpos = rk[rank, R_FAW_POS]
+            t_act = max(t_act, rk[rank, R_FAW0 + fpos] + p[P_FAW])
+            rk[rank, R_FAW0 + fpos] = t_act
+            rk[rank, R_FAW_POS] = (fpos + 1) & 3
+            rk[rank, R_LAST_ACT] = t_act
+            bk[g, B_OPEN_ROW] = row
+            bk[g, B_OPEN_SINCE] = t_act
+            bk[g, B_ACT_READY] = t_act + p[P_RC]
+            bk[g, B_PRE_READY] = t_act + p[P_RAS]
+            bk[g, B_COL_READY] = t_act + p[P_RCD]
+            ctr[K_ACTS] += 1
+            _log(log, log_n, t_act, CMD_ACT, rank, b, row)
+            col_earliest = t_act + p[P_RCD]
+
+        # column command: bank, channel order, rank tCCD / tWTR, data bus
+        t_col = max(col_earliest, ch[c, C_LAST_COL])
+        t_col = max(t_col, rk[rank, R_LAST_COL] + p[P_CCD])
+        lat = p[P_CWL] if wr else p[P_CL]
+        if not wr:
+            t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR])
+        gap = 0
+        last_rank = ch[c, C_LAST_RANK]
+        if last_rank >= 0:
+            if last_rank != rank:
+                gap = p[P_RTRS]
+            if wr and ch[c, C_LAST_WRITE] == 0 and p[P_RTW] > gap:
+                gap = p[P_RTW]
+        t_col = max(t_col, ch[c, C_BUS_FREE] + gap - lat)
+        t_data = t_col + lat
+        t_done = t_data + p[P_BURST]
+
+        ch[c, C_BUS_FREE] = t_done
+        ch[c, C_LAST_WRITE] = 1 if wr else 0
+        ch[c, C_LAST_RANK] = rank
+        ch[c, C_LAST_COL] = t_col
+        rk[rank, R_LAST_COL] = t_col
+        if wr:
+            rk[rank, R_LAST_WR_END] = t_done
+            bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
+            ctr[K_WRITES] += 1
+            _log(log, log_n, t_col, CMD_WR, rank, b, row)
+        else:
+            bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
+            ctr[K_READS] += 1
+            _log(log, log_n, t_col, CMD_RD, rank, b, row)
+
+        if p[P_CLOSED_PAGE] != 0:
+            _close_bank(bk, rk, rank, g, pend, bk[g, B_PRE_READY], p, ctr, log, log_n, b)
+
+        ring[c, qpos] = t_col
+        ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
+        out[i] = t_done
+        if t_done > last_done:
+            last_done = t_done
+    if last_done > ctr[K_LAST_DONE]:
+        ctr[K_LAST_DONE] = last_done
+    return last_done
+
+
+@njit(cache=True)
+def idle_until(t_ps, n_banks, p, bk, rk, pend, ctr, log, log_n):
+    """Perform every refresh due before t_ps on every rank and accumulate open time up to
+    t_ps. Callers guarantee no command will later be issued before t_ps."""
+    for rank in range(rk.shape[0]):
+        _refresh_until(bk, rk, rank, n_banks, pend, t_ps, False, p, ctr, log, log_n)
+        _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, t_ps)

@@ -1,0 +1,118 @@
+"""DRAM energy from datasheet IDD currents and VDD: per-command energies and background power.
+
+Method: Micron technical note TN-41-01 "Calculating Memory System Power for DDR3" as also
+applied by DRAMPower and DRAMsim3 (``Config::InitPowerParams``): each command's energy is
+the current *above* the active-standby background (IDD3N) that it draws, times VDD, times
+its duration; background energy is charged separately by bank state. Datasheet currents are
+per device, so every energy here is multiplied by the number of devices in a rank
+(``bus_width_bits / device_width_bits``). All results are joules (J) or watts (W).
+
+TN-41-01 formulas used (currents in A, times in s):
+
+* activate + precharge, per ACT:
+  ``E_act = VDD * (IDD0*tRC - (IDD3N*tRAS + IDD2N*(tRC - tRAS)))``
+* read burst:  ``E_rd  = VDD * (IDD4R - IDD3N) * BL/2 * tCK``
+* write burst: ``E_wr  = VDD * (IDD4W - IDD3N) * BL/2 * tCK``
+* refresh, per REF of a rank: ``E_ref = VDD * (IDD5 - IDD3N) * tRFC``
+* background: ``VDD*IDD3N`` while at least one bank of the rank holds an open row,
+  ``VDD*IDD2N`` while all its banks are precharged (refresh time counts as precharged,
+  its extra current being in ``E_ref``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # type hints only: dram.py imports this module
+    from simulator.memory.dram import DramCurrents, DramGeometry, DramTiming
+
+_MA_TO_A = 1e-3
+_PS_TO_S = 1e-12
+
+CATEGORIES = (
+    "background_active",
+    "background_precharge",
+    "refresh",
+    "activate_precharge",
+    "read",
+    "write",
+)
+
+
+def devices_per_rank(geometry: DramGeometry) -> int:
+    """Number of DRAM devices that form one rank (bus width / device width)."""
+    return geometry.bus_width_bits // geometry.device_width_bits
+
+
+def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry) -> dict[str, float]:
+    """Energy in J of one command on one rank (all its devices together).
+
+    Keys: ``activate_precharge`` (one ACT and its later PRE), ``read`` (one read burst),
+    ``write`` (one write burst), ``refresh`` (one REF of the rank).
+    """
+    n_dev = devices_per_rank(geometry)
+    vdd = currents.vdd_v
+    tck_s = timing.tck_ps * _PS_TO_S
+    idd0 = currents.idd0_ma * _MA_TO_A
+    idd2n = currents.idd2n_ma * _MA_TO_A
+    idd3n = currents.idd3n_ma * _MA_TO_A
+    t_rc_s = timing.t_rc * tck_s
+    t_ras_s = timing.t_ras * tck_s
+    burst_s = timing.burst_length / 2 * tck_s
+    # TN-41-01: E_act = VDD * (IDD0*tRC - (IDD3N*tRAS + IDD2N*(tRC - tRAS)))
+    e_act = vdd * (idd0 * t_rc_s - (idd3n * t_ras_s + idd2n * (t_rc_s - t_ras_s)))
+    # TN-41-01: E_rd = VDD * (IDD4R - IDD3N) * BL/2 * tCK, likewise for writes with IDD4W
+    e_rd = vdd * (currents.idd4r_ma * _MA_TO_A - idd3n) * burst_s
+    e_wr = vdd * (currents.idd4w_ma * _MA_TO_A - idd3n) * burst_s
+    # TN-41-01: E_ref = VDD * (IDD5 - IDD3N) * tRFC
+    e_ref = vdd * (currents.idd5_ma * _MA_TO_A - idd3n) * timing.t_rfc * tck_s
+    return {
+        "activate_precharge": e_act * n_dev,
+        "read": e_rd * n_dev,
+        "write": e_wr * n_dev,
+        "refresh": e_ref * n_dev,
+    }
+
+
+def background_power_w(currents: DramCurrents, geometry: DramGeometry) -> dict[str, float]:
+    """Background power in W of one rank: ``active`` (a bank open, IDD3N) and
+    ``precharge`` (all banks precharged, IDD2N)."""
+    n_dev = devices_per_rank(geometry)
+    return {
+        "active": currents.vdd_v * currents.idd3n_ma * _MA_TO_A * n_dev,
+        "precharge": currents.vdd_v * currents.idd2n_ma * _MA_TO_A * n_dev,
+    }
+
+
+def energy_by_category_j(
+    timing: DramTiming,
+    currents: DramCurrents,
+    geometry: DramGeometry,
+    *,
+    activates: int,
+    reads: int,
+    writes: int,
+    refreshes: int,
+    open_time_ps: int,
+    precharged_time_ps: int,
+) -> dict[str, float]:
+    """DRAM energy in J by category from command counts and background times.
+
+    open_time_ps / precharged_time_ps are summed over ranks (rank-picoseconds with at least
+    one bank open / with all banks precharged); refreshes counts REF commands over all ranks.
+    """
+    for name, value in (("activates", activates), ("reads", reads), ("writes", writes),
+                        ("refreshes", refreshes), ("open_time_ps", open_time_ps),
+                        ("precharged_time_ps", precharged_time_ps)):
+        if value < 0:
+            raise ValueError(f"{name} = {value!r}: expected a non-negative number")
+    cmd = command_energies_j(timing, currents, geometry)
+    bg = background_power_w(currents, geometry)
+    return {
+        "background_active": bg["active"] * open_time_ps * _PS_TO_S,
+        "background_precharge": bg["precharge"] * precharged_time_ps * _PS_TO_S,
+        "refresh": cmd["refresh"] * refreshes,
+        "activate_precharge": cmd["activate_precharge"] * activates,
+        "read": cmd["read"] * reads,
+        "write": cmd["write"] * writes,
+    }
