@@ -54,7 +54,7 @@ import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pyarrow as pa
@@ -119,9 +119,9 @@ class TraceError(ValueError):
 # --------------------------------------------------------------------------- builder
 
 
-def _check_row(ok: bool, row: int, column: str, expected: str) -> None:
-    if not ok:
-        raise TraceError(MEMORY_SOURCE, expected, row=row, column=column)
+def _bad(row: int, column: str, expected: str) -> NoReturn:
+    """Raise the builder's error for ``row``/``column`` (messages are formatted only on failure)."""
+    raise TraceError(MEMORY_SOURCE, expected, row=row, column=column)
 
 
 class TraceBuilder:
@@ -142,15 +142,16 @@ class TraceBuilder:
                 stride_bytes: int, count: int, addrs: np.ndarray | None, flops: int,
                 cycles: float, dependent: bool, params: str) -> None:
         row = len(self)
-        _check_row(isinstance(unit, str) and unit != "", row, "unit",
-                   f"a non-empty unit name, got {unit!r}")
-        _check_row(isinstance(stage, str) and stage != "", row, "stage",
-                   f"a non-empty stage label, got {stage!r}")
-        _check_row(op in OPS, row, "op", f"one of {', '.join(OPS)}, got {op!r}")
-        _check_row(int(flops) == flops and flops >= 0, row, "flops",
-                   f"an integer flop count >= 0, got {flops!r}")
-        _check_row(math.isfinite(cycles) and cycles >= 0, row, "cycles",
-                   f"a finite cycle count >= 0, got {cycles!r}")
+        if not (isinstance(unit, str) and unit != ""):
+            _bad(row, "unit", f"a non-empty unit name, got {unit!r}")
+        if not (isinstance(stage, str) and stage != ""):
+            _bad(row, "stage", f"a non-empty stage label, got {stage!r}")
+        if op not in OPS:
+            _bad(row, "op", f"one of {', '.join(OPS)}, got {op!r}")
+        if not (int(flops) == flops and flops >= 0):
+            _bad(row, "flops", f"an integer flop count >= 0, got {flops!r}")
+        if not (math.isfinite(cycles) and cycles >= 0):
+            _bad(row, "cycles", f"a finite cycle count >= 0, got {cycles!r}")
         cols = self._cols
         cols["unit"].append(unit)
         cols["stage"].append(stage)
@@ -175,13 +176,18 @@ class TraceBuilder:
                dependent: bool = False) -> None:
         """A strided memory op: ``count`` elements of ``elem_bytes`` bytes from byte ``addr``."""
         row = len(self)
-        _check_row(op in MEMORY_OPS, row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
-        _check_row(elem_bytes >= 1, row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
-        _check_row(count >= 0, row, "count", f"count >= 0, got {count}")
-        _check_row(addr >= 0, row, "addr", f"a byte address >= 0, got {addr}")
+        if op not in MEMORY_OPS:
+            _bad(row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
+        if elem_bytes < 1:
+            _bad(row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
+        if count < 0:
+            _bad(row, "count", f"count >= 0, got {count}")
+        if addr < 0:
+            _bad(row, "addr", f"a byte address >= 0, got {addr}")
         low = addr + min(0, stride_bytes * (count - 1)) if count > 0 else addr
-        _check_row(low >= 0, row, "stride_bytes",
-                   f"elements at addresses >= 0, but element {count - 1} would be at byte {low}")
+        if low < 0:
+            _bad(row, "stride_bytes",
+                 f"elements at addresses >= 0, but element {count - 1} would be at byte {low}")
         self._append(unit, stage, op, addr, elem_bytes, stride_bytes, count, None, flops, cycles,
                      dependent, "")
 
@@ -189,18 +195,21 @@ class TraceBuilder:
                cycles: float = 0.0) -> None:
         """A contiguous region of ``nbytes`` bytes from byte ``addr`` (one 1-byte element per byte)."""
         row = len(self)
-        _check_row(nbytes >= 0, row, "count", f"nbytes >= 0, got {nbytes}")
+        if nbytes < 0:
+            _bad(row, "count", f"nbytes >= 0, got {nbytes}")
         self.access(unit, stage, op, addr, 1, 1, nbytes, flops=flops, cycles=cycles)
 
     def gather(self, unit: str, stage: str, op: str, addrs: np.ndarray, elem_bytes: int,
                flops: int = 0, cycles: float = 0.0, dependent: bool = False) -> None:
         """A memory op over explicit element byte addresses ``addrs`` (copied)."""
         row = len(self)
-        _check_row(op in MEMORY_OPS, row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
-        _check_row(elem_bytes >= 1, row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
+        if op not in MEMORY_OPS:
+            _bad(row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
+        if elem_bytes < 1:
+            _bad(row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
         arr = np.array(addrs, dtype=np.int64, copy=True).reshape(-1)
-        _check_row(arr.size == 0 or int(arr.min()) >= 0, row, "addrs",
-                   "byte addresses >= 0, got a negative one")
+        if not (arr.size == 0 or int(arr.min()) >= 0):
+            _bad(row, "addrs", "byte addresses >= 0, got a negative one")
         self._append(unit, stage, op, 0, elem_bytes, 0, arr.size, arr, flops, cycles, dependent, "")
 
     def offload(self, unit: str, stage: str, target: str, **params: Any) -> None:
@@ -213,8 +222,8 @@ class TraceBuilder:
 
     def _command(self, op: str, unit: str, stage: str, target: str, params: dict[str, Any]) -> None:
         row = len(self)
-        _check_row(isinstance(target, str) and target != "", row, "params",
-                   f"a non-empty target unit name, got {target!r}")
+        if not (isinstance(target, str) and target != ""):
+            _bad(row, "params", f"a non-empty target unit name, got {target!r}")
         try:
             text = json.dumps({"unit": target, **params}, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -416,7 +425,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
 
     strided = is_mem & ~has_list
     fail(strided & ((addr < 0) | (addr >= _MAX_ADDR)), "addr",
-         f"a byte address in [0, 2**62) for a memory op")
+         "a byte address in [0, 2**62) for a memory op")
     # Span check in float64 so that a huge stride * count cannot wrap around.
     last_f = addr.astype(np.float64) + stride.astype(np.float64) * np.maximum(count - 1, 0)
     fail(strided & (count > 0) & (last_f < 0), "stride_bytes",

@@ -1,0 +1,207 @@
+"""Tests of the micro workload generators: byte and flop totals, layout, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from workloads.micro import (
+    GENERATORS,
+    chase_order,
+    compute_only,
+    intensity,
+    intensity_sweep,
+    pointer_chase,
+    random_access,
+    stream,
+)
+from workloads.trace import AddressSpace, read_trace, trace_summary, validate_trace, write_trace
+
+MIB = 1 << 20
+
+
+def gathered(table: pa.Table) -> np.ndarray:
+    """All explicit addresses of a trace, in row order."""
+    return np.concatenate([np.asarray(a, dtype=np.int64) for a in table.column("addrs").to_pylist()])
+
+
+# --------------------------------------------------------------------------- stream
+
+
+@pytest.mark.parametrize(("kind", "reads", "writes", "flops_per_elem"), [
+    ("read", 1, 0, 0), ("write", 0, 1, 0), ("copy", 1, 1, 0), ("triad", 2, 1, 2),
+])
+def test_stream_byte_and_flop_totals(kind, reads, writes, flops_per_elem) -> None:
+    array_bytes, repeats = 1 * MIB + 24, 3     # a partial last block
+    s = trace_summary(stream(kind, array_bytes, repeats=repeats))
+    assert s["bytes_read"] == reads * array_bytes * repeats
+    assert s["bytes_written"] == writes * array_bytes * repeats
+    assert s["flops"] == flops_per_elem * (array_bytes // 8) * repeats
+    blocks = -(-array_bytes // (64 * 1024))
+    assert s["rows"] == (reads + writes) * blocks * repeats
+    assert s["rows_per_unit"] == {"host": s["rows"]}
+
+
+def test_stream_flops_override_and_block_layout() -> None:
+    table = stream("copy", 256 * 1024, elem_bytes=4, flops_per_elem=3, block_bytes=64 * 1024)
+    rows = table.to_pylist()
+    assert [r["op"] for r in rows] == ["read", "write"] * 4
+    assert all(r["count"] == 16 * 1024 and r["elem_bytes"] == 4 == r["stride_bytes"] for r in rows)
+    assert [r["flops"] for r in rows] == [0, 3 * 16 * 1024] * 4   # flops ride on the block's last row
+    src = [r["addr"] for r in rows if r["op"] == "read"]
+    dst = [r["addr"] for r in rows if r["op"] == "write"]
+    assert np.diff(src).tolist() == [64 * 1024] * 3 == np.diff(dst).tolist()
+    # Source and destination arrays do not overlap and are page aligned.
+    assert abs(src[0] - dst[0]) >= 256 * 1024
+    assert src[0] % 4096 == 0 == dst[0] % 4096
+
+
+def test_stream_shares_an_address_space() -> None:
+    sp = AddressSpace()
+    stream("read", 8192, space=sp, stage="s1")
+    t2 = stream("read", 8192, space=sp, stage="s2")
+    assert t2.column("addr")[0].as_py() == sp["s2.a"].addr == 8192
+    assert list(sp.layout()) == ["s1.a", "s2.a"]
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"kind": "scale", "array_bytes": 64}, "kind"),
+    ({"kind": "read", "array_bytes": 60}, "array_bytes"),
+    ({"kind": "read", "array_bytes": 0}, "array_bytes"),
+    ({"kind": "read", "array_bytes": 64, "repeats": 0}, "repeats"),
+    ({"kind": "read", "array_bytes": 64, "flops_per_elem": -1}, "flops_per_elem"),
+    ({"kind": "read", "array_bytes": 64, "block_bytes": 12}, "block_bytes"),
+])
+def test_stream_rejects_bad_parameters(kwargs, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        stream(**kwargs)
+
+
+# --------------------------------------------------------------------------- random access
+
+
+def test_random_access_addresses_and_totals() -> None:
+    table = random_access(10_000, 1 * MIB, elem_bytes=8, seed=3)
+    addrs = gathered(table)
+    assert addrs.size == 10_000
+    assert addrs.min() >= 0 and addrs.max() <= 1 * MIB - 8
+    assert (addrs % 8 == 0).all()
+    assert [len(a) for a in table.column("addrs").to_pylist()] == [4096, 4096, 1808]
+    assert not any(table.column("dependent").to_pylist())
+    s = trace_summary(table)
+    assert (s["bytes_read"], s["bytes_written"], s["flops"]) == (80_000, 0, 0)
+    # Uniform: each of 16 equal slices of the footprint gets its share (+-25 %).
+    hist = np.bincount(addrs // (MIB // 16), minlength=16)
+    assert (abs(hist - 10_000 / 16) < 0.25 * 10_000 / 16).all()
+
+
+def test_random_access_update_reads_and_writes() -> None:
+    s = trace_summary(random_access(100, 4096, elem_bytes=4, op="update"))
+    assert (s["bytes_read"], s["bytes_written"], s["bytes_touched"]) == (400, 400, 400)
+    with pytest.raises(ValueError, match="op"):
+        random_access(100, 4096, op="flush")
+    with pytest.raises(ValueError, match="footprint_bytes"):
+        random_access(100, 4, elem_bytes=8)
+
+
+def test_random_access_is_deterministic_by_seed() -> None:
+    a = random_access(5000, MIB, seed=7)
+    assert a.equals(random_access(5000, MIB, seed=7))
+    assert not a.equals(random_access(5000, MIB, seed=8))
+
+
+# --------------------------------------------------------------------------- pointer chase
+
+
+@pytest.mark.parametrize("stride_lines", [None, 5])
+def test_pointer_chase_visits_every_line_once_per_cycle(stride_lines) -> None:
+    footprint = 64 * 1024
+    n_lines = footprint // 64
+    table = pointer_chase(3 * n_lines + 17, footprint, seed=1, stride_lines=stride_lines)
+    addrs = gathered(table)
+    assert addrs.size == 3 * n_lines + 17
+    assert all(table.column("dependent").to_pylist())
+    assert set(table.column("elem_bytes").to_pylist()) == {8}
+    assert (addrs % 64 == 0).all()
+    lines = addrs // 64 - addrs.min() // 64
+    for start in range(0, 3 * n_lines, n_lines):
+        window = lines[start:start + n_lines]
+        assert np.array_equal(np.sort(window), np.arange(n_lines))
+    # Following the pointers is one cycle: the successor of each line is always the same.
+    assert np.array_equal(lines[n_lines:2 * n_lines], lines[:n_lines])
+    assert len({(a, b) for a, b in zip(lines[:-1], lines[1:])}) == n_lines
+
+
+def test_pointer_chase_order_is_random_but_seeded() -> None:
+    o1, o2 = chase_order(1000, seed=0), chase_order(1000, seed=1)
+    assert np.array_equal(o1, chase_order(1000, seed=0))
+    assert not np.array_equal(o1, o2)
+    # Not a sequential walk: few successors are the next line.
+    assert np.mean(np.diff(o1) == 1) < 0.05
+    assert chase_order(7, stride_lines=3).tolist() == [0, 3, 6, 2, 5, 1, 4]
+    with pytest.raises(ValueError, match="stride_lines must be coprime"):
+        chase_order(8, stride_lines=2)
+    assert pointer_chase(100, MIB, seed=4).equals(pointer_chase(100, MIB, seed=4))
+
+
+# --------------------------------------------------------------------------- intensity sweep
+
+
+@pytest.mark.parametrize("flops_per_byte", [0.0, 0.125, 1 / 3, 2.0, 16.0])
+def test_intensity_totals_and_even_spread(flops_per_byte) -> None:
+    total_bytes = 1 * MIB + 64 * 3
+    table = intensity(flops_per_byte, total_bytes)
+    s = trace_summary(table)
+    assert s["bytes_read"] == total_bytes and s["bytes_written"] == 0
+    assert s["flops"] == round(flops_per_byte * total_bytes)
+    row_bytes = np.array(table.column("count").to_pylist()) * 8
+    row_flops = np.array(table.column("flops").to_pylist())
+    assert (abs(row_flops - flops_per_byte * row_bytes) <= 1).all()
+
+
+def test_intensity_sweep_and_bad_intensity() -> None:
+    tables = intensity_sweep([0.5, 1.0, 4.0], 64 * 1024)
+    assert [trace_summary(t)["flops"] for t in tables] == [32 * 1024, 64 * 1024, 256 * 1024]
+    with pytest.raises(ValueError, match="flops_per_byte"):
+        intensity(-1.0, 4096)
+    with pytest.raises(ValueError, match="flops_per_byte"):
+        intensity(float("nan"), 4096)
+    with pytest.raises(ValueError, match="intensities"):
+        intensity_sweep([], 4096)
+
+
+# --------------------------------------------------------------------------- compute only
+
+
+def test_compute_only() -> None:
+    table = compute_only(1001, rows=4)
+    assert table.column("flops").to_pylist() == [250, 250, 250, 251]
+    s = trace_summary(table)
+    assert s["rows_per_op"] == {"compute": 4}
+    assert s["bytes_touched"] == 0
+    with pytest.raises(ValueError, match="rows"):
+        compute_only(10, rows=0)
+    with pytest.raises(ValueError, match="flops"):
+        compute_only(-1)
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_generators_registry_and_parquet_round_trip(tmp_path) -> None:
+    assert GENERATORS == {"stream": stream, "random_access": random_access,
+                          "pointer_chase": pointer_chase, "intensity": intensity,
+                          "compute_only": compute_only}
+    tables = {
+        "stream": GENERATORS["stream"]("triad", 64 * 1024),
+        "random_access": GENERATORS["random_access"](100, 4096),
+        "pointer_chase": GENERATORS["pointer_chase"](100, 4096),
+        "intensity": GENERATORS["intensity"](1.5, 4096),
+        "compute_only": GENERATORS["compute_only"](10),
+    }
+    for name, table in tables.items():
+        validate_trace(table, units={"host"})
+        path = tmp_path / f"{name}.parquet"
+        write_trace(table, path)
+        assert read_trace(path).equals(table, check_metadata=True)
