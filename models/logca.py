@@ -12,8 +12,10 @@ the kernel. All times are in host cycles and all granularities in bytes:
 * speedup              T0(g) / T1(g)                   (000 eqs. 4.4 and 4.10)
 
 Besides the curves this module offers the break-even granularity g1, the
-half-acceleration granularity g_{A/2}, the upper bounds of the speedup, and the
-multi-accelerator forms of 000 section 4.5 (parallel, serial, pipelined).
+half-acceleration granularity g_{A/2}, the upper bounds of the speedup, the
+multi-accelerator forms of 000 section 4.5 (parallel, serial, pipelined), and
+LogCA^e, the energy counterpart (000 section 5.2: efficiency E0/E1 in joules,
+and the speedup-efficiency product SEP of 000 section 5.3).
 
 The break-even metrics are computed as exact roots of ``speedup(g) = target``
 (bisection on log g, no scipy). The printed closed forms are kept for
@@ -51,6 +53,16 @@ __all__ = [
     "pipelined_speedup_heterogeneous",
     "pipelined_speedup",
     "pipelined_speedup_limit",
+    "LogCAEnergyParams",
+    "energy_unaccelerated",
+    "energy_accelerated",
+    "efficiency",
+    "efficiency_bound",
+    "g1_energy",
+    "g_half_energy",
+    "g1_energy_closed_form",
+    "g_half_energy_closed_form",
+    "speedup_efficiency_product",
 ]
 
 
@@ -413,3 +425,104 @@ def pipelined_speedup_limit(p: LogCAParams, g_bytes: ArrayLike) -> NDArray[np.fl
     lat = _latency_cycles(p, g)
     o = p.overhead_cycles
     return _out(t0 / np.maximum(np.maximum(o, lat), x))
+
+
+# --------------------------------------------------------------------------
+# LogCA^e: the energy counterpart (000 chapter 5)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogCAEnergyParams:
+    """LogCA^e parameters of one accelerator running one kernel (000 Table 5.1).
+
+    latency_energy_j_per_byte: L^e, link energy per offloaded byte (joules/byte);
+        link energy is always granularity-dependent, L1^e(g) = L^e g (000 section 5.2).
+    overhead_energy_j: o^e, host energy to set up one offload (joules).
+    c_energy_j_per_byte_beta: C^e, host computation energy, E0(g) = C^e g^beta (joules).
+    energy_acceleration: A^e, peak energy-efficiency gain of the accelerator (> 0).
+    beta: complexity exponent of the kernel (> 0), as in LogCAParams.
+    """
+
+    latency_energy_j_per_byte: float
+    overhead_energy_j: float
+    c_energy_j_per_byte_beta: float
+    energy_acceleration: float
+    beta: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_finite_nonnegative("latency_energy_j_per_byte", self.latency_energy_j_per_byte)
+        _check_finite_nonnegative("overhead_energy_j", self.overhead_energy_j)
+        _check_finite_nonnegative("c_energy_j_per_byte_beta", self.c_energy_j_per_byte_beta)
+        _check_finite_nonnegative("energy_acceleration", self.energy_acceleration)
+        _check_finite_nonnegative("beta", self.beta)
+        if self.c_energy_j_per_byte_beta <= 0:
+            raise ValueError(f"c_energy_j_per_byte_beta must be > 0 J/byte^beta, got {self.c_energy_j_per_byte_beta!r}")
+        if self.energy_acceleration <= 0:
+            raise ValueError(f"energy_acceleration must be > 0, got {self.energy_acceleration!r}")
+        if self.beta <= 0:
+            raise ValueError(f"beta must be > 0, got {self.beta!r}")
+
+    def as_time_form(self) -> LogCAParams:
+        """The same numbers as a granularity-dependent LogCAParams.
+
+        Efficiency (000 eq. 5.4) has the form of the dependent speedup (000 eq.
+        4.10), so every metric of the time model applies (000:L1238); the
+        "cycles" of the returned object are joules.
+        """
+        return LogCAParams(
+            latency=self.latency_energy_j_per_byte,
+            overhead_cycles=self.overhead_energy_j,
+            c_cycles_per_byte_beta=self.c_energy_j_per_byte_beta,
+            acceleration=self.energy_acceleration,
+            beta=self.beta,
+            latency_per_byte=True,
+        )
+
+
+def energy_unaccelerated(pe: LogCAEnergyParams, g_bytes: ArrayLike) -> NDArray[np.float64] | float:
+    """E0(g) = C^e g^beta, joules (000 eq. 5.1)."""
+    return time_unaccelerated(pe.as_time_form(), g_bytes)
+
+
+def energy_accelerated(pe: LogCAEnergyParams, g_bytes: ArrayLike) -> NDArray[np.float64] | float:
+    """E1(g) = o^e + L^e g + C^e g^beta / A^e, joules (000 eq. 5.2)."""
+    return time_accelerated(pe.as_time_form(), g_bytes)
+
+
+def efficiency(pe: LogCAEnergyParams, g_bytes: ArrayLike) -> NDArray[np.float64] | float:
+    """Energy efficiency E0(g) / E1(g), dimensionless (000 eqs. 5.3-5.4)."""
+    return speedup(pe.as_time_form(), g_bytes)
+
+
+def efficiency_bound(pe: LogCAEnergyParams, g_bytes: ArrayLike) -> NDArray[np.float64] | float:
+    """Upper bound (C^e / L^e) g^(beta-1) of the efficiency, dimensionless (000 eq. 5.5)."""
+    return speedup_bound(pe.as_time_form(), g_bytes)
+
+
+def g1_energy(pe: LogCAEnergyParams) -> float:
+    """Energy break-even granularity g1^e in bytes (exact root); inf if never."""
+    return g1(pe.as_time_form())
+
+
+def g_half_energy(pe: LogCAEnergyParams) -> float:
+    """Granularity in bytes where efficiency reaches A^e / 2 (exact root); inf if never."""
+    return g_half(pe.as_time_form())
+
+
+def g1_energy_closed_form(pe: LogCAEnergyParams) -> float:
+    """Printed g1^e (000 eq. 5.6, 000:L1243); exact only for beta = 1."""
+    return g1_closed_form(pe.as_time_form())
+
+
+def g_half_energy_closed_form(pe: LogCAEnergyParams) -> float:
+    """Printed g^e_{A^e/2} (000 eq. 5.7, 000:L1246); exact only for beta = 1."""
+    return g_half_closed_form(pe.as_time_form())
+
+
+def speedup_efficiency_product(
+    p: LogCAParams, pe: LogCAEnergyParams, g_bytes: ArrayLike
+) -> NDArray[np.float64] | float:
+    """SEP = speedup x efficiency = EDP_unaccelerated / EDP_accelerated (000 eq. 5.8), dimensionless."""
+    g = _as_granularity(g_bytes)
+    return _out(np.asarray(speedup(p, g)) * np.asarray(efficiency(pe, g)))
