@@ -16,8 +16,11 @@ Identifiability: with granularity-independent latency T1 depends on o + L
 only, so L must be supplied (the thesis measures it with micro-benchmarks) or
 it is lumped into o (``latency_lumped``). With granularity-dependent latency
 and beta = 1, L g and C g / A are proportional; supply A (the thesis uses the
-peak-FLOP ratio for GPUs) or L (1 / peak bandwidth). An ill-conditioned design
-raises ValueError.
+peak-FLOP ratio for GPUs) or L (1 / peak bandwidth). An ill-conditioned design,
+or two estimates that the noise lets trade off against each other, raises
+ValueError. A parameter whose term stays below the noise at every granularity
+(e.g. a small L next to a super-linear compute term) is not flagged: its
+estimate is then poor or clamped to 0.
 
 ``load_platforms`` reads a YAML table of published parameters such as
 ``configs/presets/platforms/logca_table_4_3.yaml`` (000 Table 4.3).
@@ -202,10 +205,38 @@ def _nonnegative_weighted_lstsq(
             )
         sol, *_ = np.linalg.lstsq(xs, rhs * weights, rcond=None)
         coef = sol / scale
+        _check_separable(active, xs, rhs * weights - xs @ sol, sol)
         negative = [name for name, c in zip(active, coef) if c < 0]
         if not negative:
             return dict(zip(active, (float(c) for c in coef)))
         active = [name for name in active if name not in negative]
+
+
+def _check_separable(names: list[str], xs: np.ndarray, residual: np.ndarray, sol: np.ndarray) -> None:
+    """Raise when noise lets two fitted parameters trade off against each other.
+
+    From the least-squares covariance s^2 (X^T X)^-1: two estimates that are
+    almost perfectly correlated (|rho| > 0.99) and both uncertain by more than
+    5 % are not separated by the data (e.g. L g and C g^beta / A for beta ~ 1).
+    """
+    dof = xs.shape[0] - xs.shape[1]
+    if len(names) < 2 or dof <= 0:
+        return
+    variance = float(residual @ residual) / dof
+    cov = variance * np.linalg.inv(xs.T @ xs)
+    std = np.sqrt(np.diag(cov))
+    rel = std / np.maximum(np.abs(sol), np.finfo(float).tiny)
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            if std[i] == 0 or std[j] == 0:
+                continue
+            rho = cov[i, j] / (std[i] * std[j])
+            if abs(rho) > 0.99 and rel[i] > 0.05 and rel[j] > 0.05:
+                raise ValueError(
+                    f"parameters {names[i]!r} and {names[j]!r} are not identifiable from these timings "
+                    f"(correlation {rho:.4f}, relative uncertainties {rel[i]:.2g} and {rel[j]:.2g}); "
+                    "supply acceleration (peak-FLOP ratio) or latency (1 / peak bandwidth), 000 section 4.3"
+                )
 
 
 # --------------------------------------------------------------------------
