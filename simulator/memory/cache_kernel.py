@@ -54,7 +54,7 @@ def _touch(stamps, clock, slot):
     stamps[slot] = clock[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, is_dirty):
     """Place ``line`` (known absent) at ``level``; return its dirty victim or -1."""
     start = base[level] + (line & mask[level]) * ways[level]
@@ -79,90 +79,29 @@ def _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, is_dirty)
 @njit(cache=True)
 def _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
                 wr_buf, pos, level, line):
-    """Write dirty ``line`` into ``level`` (DRAM when ``level == n_levels``), cascading."""
+    """Write dirty ``line`` into ``level`` (DRAM when ``level == n_levels``), cascading.
+
+    Used by the maintenance kernels; ``access_kernel`` carries its own copy of
+    this loop (see there).
+    """
     n_levels = base.shape[0]
-    while True:
-        if level == n_levels:
-            wr_buf[pos[1]] = line
-            pos[1] += 1
-            dram[1] += 1
-            return
+    while level < n_levels:
         counts[level, C_WB_IN] += 1
         slot = _find(tags, base, mask, ways, level, line)
         if slot >= 0:
             dirty[slot] = 1
             _touch(stamps, clock, slot)
-            return
+            break
         victim = _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, 1)
         if victim < 0:
-            return
+            break
         counts[level, C_WB_OUT] += 1
         line = victim
         level += 1
-
-
-@njit(cache=True)
-def _fill(tags, stamps, dirty, base, mask, ways, clock, counts, dram, wr_buf, pos,
-          level, line):
-    """Fill clean ``line`` (known absent) into ``level`` and write back a dirty victim."""
-    victim = _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, 0)
-    if victim >= 0:
-        counts[level, C_WB_OUT] += 1
-        _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
-                    wr_buf, pos, level + 1, victim)
-
-
-@njit(cache=True)
-def _prefetch_line(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
-                   rd_buf, wr_buf, pos, level, line):
-    """Load ``line`` (absent at ``level``) from below into ``level`` as a prefetch."""
-    n_levels = base.shape[0]
-    served = n_levels
-    for i in range(level + 1, n_levels):
-        slot = _find(tags, base, mask, ways, i, line)
-        if slot >= 0:
-            _touch(stamps, clock, slot)
-            served = i
-            break
-    if served == n_levels:
-        rd_buf[pos[0]] = line
-        pos[0] += 1
-        dram[0] += 1
-    for i in range(served - 1, level - 1, -1):
-        _fill(tags, stamps, dirty, base, mask, ways, clock, counts, dram, wr_buf, pos,
-              i, line)
-        counts[i, C_PREFETCHES] += 1
-
-
-@njit(cache=True)
-def _stream_miss(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
-                 rd_buf, wr_buf, pos, pf_cfg, pf_last, pf_stamp, line):
-    """Stream prefetcher reaction to a demand miss on ``line`` at its level."""
-    level = pf_cfg[1]
-    degree = pf_cfg[2]
-    n_streams = pf_last.shape[0]
-    match = -1
-    for e in range(n_streams):
-        if pf_stamp[e] > 0 and pf_last[e] + 1 == line:
-            match = e
-            break
-    clock[1] += 1
-    if match < 0:
-        slot = 0
-        best = pf_stamp[0]
-        for e in range(1, n_streams):
-            if pf_stamp[e] < best:
-                best = pf_stamp[e]
-                slot = e
-        pf_last[slot] = line
-        pf_stamp[slot] = clock[1]
-        return
-    pf_last[match] = line + degree
-    pf_stamp[match] = clock[1]
-    for y in range(line + 1, line + degree + 1):
-        if _find(tags, base, mask, ways, level, y) < 0:
-            _prefetch_line(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
-                           rd_buf, wr_buf, pos, level, y)
+    if level == n_levels:
+        wr_buf[pos[1]] = line
+        pos[1] += 1
+        dram[1] += 1
 
 
 @njit(cache=True)
@@ -173,11 +112,19 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 
     ``store_mode``: 0 all loads, 1 all stores, 2 per access from ``stores`` (uint8).
     Returns the index of the first access not processed (buffers nearly full).
+
+    One function on purpose: calling (or letting numba inline) helpers that
+    take many arrays and contain loops made the miss path several times slower,
+    so the fill / write-back cascade and the stream prefetcher are written out
+    here.  Each access runs as a series of "fill jobs": first the demand line,
+    then each line the prefetcher issues, all through the same fill code.
     """
     n_levels = base.shape[0]
     pf_on = pf_cfg[0] != 0
     pf_level = pf_cfg[1]
-    per_access_reads = 1 + pf_cfg[2] if pf_on else 1
+    degree = pf_cfg[2]
+    n_streams = pf_last.shape[0]
+    per_access_reads = 1 + degree if pf_on else 1
     per_access_writes = n_levels * per_access_reads
     rd_cap = rd_buf.shape[0]
     wr_cap = wr_buf.shape[0]
@@ -192,6 +139,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
         else:
             is_store = store_mode == 1
         col = C_STORES if is_store else C_LOADS
+        # Demand lookup, counted at every level it reaches.
         served = n_levels
         for i in range(k, n_levels):
             counts[i, col] += 1
@@ -206,15 +154,89 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             rd_buf[pos[0]] = x
             pos[0] += 1
             dram[0] += 1
-        for i in range(served - 1, k - 1, -1):
-            _fill(tags, stamps, dirty, base, mask, ways, clock, counts, dram, wr_buf, pos,
-                  i, x)
-        if is_store:
-            dirty[_find(tags, base, mask, ways, k, x)] = 1
-        served_by[j] = served
-        if pf_on and k <= pf_level and served > pf_level:
-            _stream_miss(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
-                         rd_buf, wr_buf, pos, pf_cfg, pf_last, pf_stamp, x)
+        job_line = x
+        job_served = served
+        job_top = k
+        job_is_prefetch = False
+        next_y = 0
+        last_y = -1
+        while True:
+            # Fill job_line from level job_served - 1 up to job_top, cascading dirty victims.
+            for i in range(job_served - 1, job_top - 1, -1):
+                victim = _insert(tags, stamps, dirty, base, mask, ways, clock, i, job_line, 0)
+                if job_is_prefetch:
+                    counts[i, C_PREFETCHES] += 1
+                if victim >= 0:
+                    counts[i, C_WB_OUT] += 1
+                    level = i + 1
+                    line = victim
+                    while level < n_levels:
+                        counts[level, C_WB_IN] += 1
+                        slot = _find(tags, base, mask, ways, level, line)
+                        if slot >= 0:
+                            dirty[slot] = 1
+                            _touch(stamps, clock, slot)
+                            break
+                        victim = _insert(tags, stamps, dirty, base, mask, ways, clock,
+                                         level, line, 1)
+                        if victim < 0:
+                            break
+                        counts[level, C_WB_OUT] += 1
+                        line = victim
+                        level += 1
+                    if level == n_levels:
+                        wr_buf[pos[1]] = line
+                        pos[1] += 1
+                        dram[1] += 1
+            if not job_is_prefetch:
+                if is_store:
+                    dirty[_find(tags, base, mask, ways, k, x)] = 1
+                served_by[j] = served
+                if pf_on and k <= pf_level and served > pf_level:
+                    # Stream table: match the lowest slot expecting x, else replace the LRU slot.
+                    match = -1
+                    for e in range(n_streams):
+                        if pf_stamp[e] > 0 and pf_last[e] + 1 == x:
+                            match = e
+                            break
+                    clock[1] += 1
+                    if match < 0:
+                        victim_slot = 0
+                        for e in range(1, n_streams):
+                            if pf_stamp[e] < pf_stamp[victim_slot]:
+                                victim_slot = e
+                        pf_last[victim_slot] = x
+                        pf_stamp[victim_slot] = clock[1]
+                    else:
+                        pf_last[match] = x + degree
+                        pf_stamp[match] = clock[1]
+                        next_y = x + 1
+                        last_y = x + degree
+            # Next prefetch job: a line of next_y..last_y absent at the prefetch level.
+            found = False
+            while next_y <= last_y:
+                y = next_y
+                next_y += 1
+                if _find(tags, base, mask, ways, pf_level, y) >= 0:
+                    continue
+                job_served = n_levels
+                for i in range(pf_level + 1, n_levels):
+                    slot = _find(tags, base, mask, ways, i, y)
+                    if slot >= 0:
+                        _touch(stamps, clock, slot)
+                        job_served = i
+                        break
+                if job_served == n_levels:
+                    rd_buf[pos[0]] = y
+                    pos[0] += 1
+                    dram[0] += 1
+                job_line = y
+                job_top = pf_level
+                job_is_prefetch = True
+                found = True
+                break
+            if not found:
+                break
     return n
 
 
