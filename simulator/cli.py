@@ -1,0 +1,126 @@
+"""The ``offsim`` command line.
+
+offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR]
+offsim validate FILE [FILE ...]
+
+Bad input of any kind prints one message per problem (file, key, what was
+expected) to stderr and exits with code 2, leaving no output behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from simulator.config.errors import InputError
+from simulator.units import format_quantity
+
+EXIT_BAD_INPUT = 2
+DEFAULT_RESULTS_DIR = Path("results") / "runs"
+
+
+def _print_summary(summary: dict) -> None:
+    t = summary["simulated_time_s"]
+    print(f"system    {summary['system_name']}  (config {summary['config_hash']})")
+    print(f"workload  {summary['workload_name']}  (run {summary['run_hash']})")
+    print(f"time      {format_quantity(t, 's')}  = {summary['host_cycles']:.6g} host cycles")
+    print(f"energy    {format_quantity(summary['energy_total_j'], 'J')}")
+    for comp, joules in sorted(summary["energy_by_component_j"].items(), key=lambda kv: -kv[1]):
+        print(f"  {comp:<16} {format_quantity(joules, 'J'):>12}")
+    for level, c in summary["caches"].items():
+        print(f"{level:<5} accesses {c['accesses']:>12,}  hits {c['hits']:>12,}  misses {c['misses']:>12,}  "
+              f"write-backs {c['writebacks']:>10,}  (lines)")
+    d = summary["dram"]
+    print(f"DRAM  reads {d['reads']:,}  writes {d['writes']:,}  activates {d['activates']:,}  "
+          f"row hits {d['row_hits']:,}  ({format_quantity(d['bandwidth_bytes_per_s'], 'B/s')})")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+    from simulator.config.workload import generate_trace, load_workload
+    from simulator.runner import simulate, write_run_dir
+
+    loaded = load_spec(args.system, SystemSpec, args.set)
+    workload = load_workload(args.workload, [f"params.{p}" for p in args.param])
+    trace = generate_trace(workload, args.workload)
+    results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
+    out = Path(args.out) if args.out else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"
+    write_run_dir(results, out, loaded, workload)
+    _print_summary(results.summary())
+    print(f"written   {out}")
+    return 0
+
+
+def validate_file(path: str) -> str:
+    """Validate one config, workload or trace file; return what it is; raise InputError if bad."""
+    from simulator.config.errors import ConfigError
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+    from simulator.config.workload import build_workload
+    from simulator.config.yamlio import load_yaml
+    from workloads.trace import TraceError, read_trace
+
+    p = Path(path)
+    if p.suffix == ".parquet":
+        try:
+            table = read_trace(p)
+        except TraceError as exc:
+            raise InputError(str(exc)) from None
+        return f"trace, {table.num_rows} rows"
+    raw = load_yaml(p)
+    if isinstance(raw, dict) and ("generator" in raw or "trace" in raw):
+        spec = build_workload(raw, path, p.parent)
+        return f"workload {spec.name!r}"
+    if isinstance(raw, dict) and "host" in raw:
+        loaded = load_spec(p, SystemSpec)
+        return f"system {loaded.spec.name!r} (config {loaded.content_hash})"
+    raise ConfigError(f"{path}: expected a system config (with host/caches/dram), a workload (with generator or "
+                      "trace) or a Parquet trace")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    problems: list[str] = []
+    for path in args.files:
+        try:
+            print(f"{path}: ok ({validate_file(path)})")
+        except InputError as exc:
+            problems.extend(exc.messages)
+    if problems:
+        raise InputError(problems)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
+                                     "simulator with analytical cross-checks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="simulate one workload on one system and write a run directory")
+    p.add_argument("system", help="system config YAML")
+    p.add_argument("workload", help="workload YAML")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a system parameter, e.g. --set 'dram.geometry.ranks_per_channel=4'")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a workload parameter, e.g. --param 'array_bytes=8 MiB'")
+    p.add_argument("--out", help=f"run directory (default {DEFAULT_RESULTS_DIR}/<workload>-<hash>)")
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("validate", help="check configs, workloads and traces without running")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=cmd_validate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``offsim`` console script; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        for message in exc.messages:
+            print(f"offsim: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""The trace-driven host core.
+
+The core replays its rows of an operation trace in order. A memory row is
+expanded to line addresses and cut into chunks; each chunk goes through the
+cache hierarchy and DRAM in one bulk call, and the core turns what happened
+into a duration (cycles of ``frequency_hz``):
+
+- issue: elements / ``loads_per_cycle``;
+- compute: flops / ``flops_per_cycle`` + other cycles, overlapped with memory;
+- independent accesses: lines served by L2/LLC cost their hit latency divided
+  by the misses the core keeps in flight (``max_outstanding_misses``, Little's
+  law); lines served by DRAM cost the load-to-use DRAM latency divided by the
+  same number, and the chunk cannot end before DRAM has delivered its last
+  line (plus the return path): contention with other requesters appears here;
+- dependent accesses (pointer chasing): every access pays its full latency in
+  turn, and each DRAM access is served on its own.
+
+A chunk lasts max(issue, compute, memory). Busy time is split per stage into
+compute and memory-stall time for the timeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simulator.engine import ClockDomain
+from simulator.memory.port import MemoryPort
+
+CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
+
+
+@dataclass
+class StageStats:
+    """Accumulated work and time of one (unit, stage): times in ps, counts in units named."""
+
+    busy_ps: int = 0
+    compute_ps: int = 0
+    stall_ps: int = 0
+    flops: int = 0
+    other_cycles: float = 0.0
+    elements: int = 0
+    bytes_touched: int = 0
+    lines: int = 0
+    first_ps: int | None = None
+    last_ps: int = 0
+
+    def add_interval(self, start_ps: int, end_ps: int) -> None:
+        """Record activity from start_ps to end_ps."""
+        if self.first_ps is None:
+            self.first_ps = start_ps
+        self.last_ps = max(self.last_ps, end_ps)
+
+
+@dataclass
+class CoreTiming:
+    """Latencies of the core's memory path, in core cycles and ps."""
+
+    level_latency_cycles: tuple[int, ...]  # hit latency per cache level
+    dram_latency_ps: int                   # unloaded load-to-use DRAM latency (path + device)
+    path_latency_ps: int                   # the part outside the DRAM device
+
+
+@dataclass
+class HostCore:
+    """A single trace-driven core attached to one memory port."""
+
+    name: str
+    clock: ClockDomain
+    port: MemoryPort
+    timing: CoreTiming
+    flops_per_cycle: float
+    loads_per_cycle: float
+    max_outstanding_misses: int
+    stages: dict[str, StageStats] = field(default_factory=dict)
+    bytes_by_level: np.ndarray = field(default=None)  # bytes served per level (last entry = DRAM)
+
+    def __post_init__(self) -> None:
+        n = len(self.timing.level_latency_cycles) + 1
+        self.bytes_by_level = np.zeros(n, dtype=np.float64)
+        self.flops = 0
+
+    def stage(self, name: str) -> StageStats:
+        """The stats record of ``name``, created on first use."""
+        if name not in self.stages:
+            self.stages[name] = StageStats()
+        return self.stages[name]
+
+    # --- durations -------------------------------------------------------------------------
+
+    def compute_ps(self, flops: float, cycles: float) -> int:
+        """Duration of pure compute work, ps."""
+        return self.clock.cycles_to_ps(flops / self.flops_per_cycle + cycles)
+
+    def memory_ps(self, served_counts: np.ndarray, dram_done_ps: int | None, now_ps: int) -> int:
+        """Duration of a chunk of independent accesses, ps (see module docstring)."""
+        lat = self.timing.level_latency_cycles
+        hidden = sum(int(served_counts[i]) * lat[i] for i in range(1, len(lat)))
+        t = self.clock.cycles_to_ps(hidden / self.max_outstanding_misses)
+        n_dram = int(served_counts[-1])
+        t += (n_dram * self.timing.dram_latency_ps) // self.max_outstanding_misses
+        if dram_done_ps is not None:
+            t = max(t, dram_done_ps + self.timing.path_latency_ps - now_ps)
+        return t
+
+    def dependent_ps(self, lines: np.ndarray, is_store: bool, now_ps: int) -> tuple[int, np.ndarray]:
+        """Serialised accesses: each one pays its full latency; returns (duration ps, served counts)."""
+        lat = self.timing.level_latency_cycles
+        n_levels = len(lat)
+        counts = np.zeros(n_levels + 1, dtype=np.int64)
+        t = now_ps
+        for line in lines:  # one access at a time: the next address depends on this load
+            res = self.port.caches.access(np.array([line], dtype=np.int64), is_store, self.port.start_level)
+            level = int(res.served_by[0])
+            counts[level] += 1
+            if level < n_levels:
+                t += self.clock.cycles_to_ps(lat[level])
+            else:
+                done = t + self.timing.path_latency_ps
+                for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
+                    if len(arr):
+                        d = self.port.dram.service(arr.astype(np.int64), w, t)
+                        if not w:
+                            done = d + self.timing.path_latency_ps
+                t = done
+        return t - now_ps, counts
+
+    # --- replay ------------------------------------------------------------------------------
+
+    def run_memory_row(self, env, stage: StageStats, lines: np.ndarray, n_elements: int, n_bytes: int,
+                       flops: int, cycles: float, op: str, dependent: bool):
+        """SimPy generator: replay one memory row (read/write/update) chunk by chunk."""
+        is_store = op in ("write", "update")
+        issue_factor = 2 if op == "update" else 1
+        n_lines = len(lines)
+        if n_lines == 0:
+            yield from self.run_compute_row(env, stage, flops, cycles)
+            return
+        bytes_per_line = n_bytes / n_lines
+        for lo in range(0, n_lines, CHUNK_LINES):
+            chunk = lines[lo:lo + CHUNK_LINES]
+            share = len(chunk) / n_lines
+            c_flops, c_cycles = flops * share, cycles * share
+            c_elems = n_elements * share
+            start = env.now
+            if dependent:
+                mem_ps, counts = self.dependent_ps(chunk, is_store, start)
+            else:
+                res = self.port.access(chunk, is_store, start)
+                counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))
+                mem_ps = self.memory_ps(counts, res.dram_done_ps, start)
+            issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)
+            comp_ps = self.compute_ps(c_flops, c_cycles)
+            busy = max(mem_ps, issue_ps, comp_ps, 1)
+            self.bytes_by_level += counts * bytes_per_line
+            stage.compute_ps += comp_ps
+            stage.stall_ps += busy - comp_ps
+            stage.lines += len(chunk)
+            stage.busy_ps += busy
+            yield env.timeout(busy)
+            stage.add_interval(start, env.now)
+        stage.flops += flops
+        self.flops += flops
+        stage.other_cycles += cycles
+        stage.elements += n_elements * issue_factor
+        stage.bytes_touched += n_bytes
+
+    def run_compute_row(self, env, stage: StageStats, flops: int, cycles: float):
+        """SimPy generator: pure compute."""
+        start = env.now
+        busy = self.compute_ps(flops, cycles)
+        stage.flops += flops
+        self.flops += flops
+        stage.other_cycles += cycles
+        stage.compute_ps += busy
+        stage.busy_ps += busy
+        if busy:
+            yield env.timeout(busy)
+        stage.add_interval(start, env.now)
+
+    def run_maintenance_row(self, env, stage: StageStats, lines: np.ndarray, op: str):
+        """SimPy generator: flush / evict_llc / invalidate of ``lines``.
+
+        Each line is looked up like a load (issue rate, LLC latency hidden by the
+        outstanding-miss limit); dirty lines written to DRAM bound the time by
+        DRAM's completion.
+        """
+        action = {"flush": self.port.flush, "evict_llc": self.port.evict_to_llc, "invalidate": self.port.invalidate}[op]
+        llc_cycles = self.timing.level_latency_cycles[-1]
+        for lo in range(0, len(lines), CHUNK_LINES):
+            chunk = lines[lo:lo + CHUNK_LINES]
+            start = env.now
+            res = action(chunk, start)
+            t = self.clock.cycles_to_ps(max(len(chunk) / self.loads_per_cycle,
+                                            len(chunk) * llc_cycles / self.max_outstanding_misses))
+            if res.dram_done_ps is not None:
+                t = max(t, res.dram_done_ps - start)
+            t = max(t, 1)
+            stage.stall_ps += t
+            stage.busy_ps += t
+            stage.lines += len(chunk)
+            yield env.timeout(t)
+            stage.add_interval(start, env.now)

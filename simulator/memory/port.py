@@ -1,0 +1,79 @@
+"""A memory port: one requester's path into the shared cache hierarchy and DRAM.
+
+The host core and the accelerators reach memory through ports. A port runs a
+chunk of line addresses through the functional cache model (in one bulk call)
+and sends the resulting DRAM line stream to the shared DRAM model, which
+serves chunks from every requester in arrival order. It returns what the
+chunk did and when DRAM delivered its last line (integer picoseconds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+class CacheModel(Protocol):
+    """What a port needs of the cache hierarchy (see simulator.memory.cache)."""
+
+    def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False, start_level: int = 0): ...
+    def flush(self, lines: np.ndarray): ...
+    def evict_to_llc(self, lines: np.ndarray): ...
+    def invalidate(self, lines: np.ndarray, levels=None): ...
+
+
+class DramModel(Protocol):
+    """What a port needs of DRAM (see simulator.memory.dram)."""
+
+    def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> int: ...
+
+
+@dataclass
+class PortResult:
+    """One chunk through a port: the cache model's result and the DRAM completion time (ps, or None)."""
+
+    cache: object  # simulator.memory.cache.ChunkResult
+    dram_done_ps: int | None
+    dram_lines: int
+
+
+class MemoryPort:
+    """A requester's access path: caches from ``start_level`` down, then DRAM."""
+
+    def __init__(self, name: str, caches: CacheModel, dram: DramModel, start_level: int = 0):
+        self.name = name
+        self.caches = caches
+        self.dram = dram
+        self.start_level = start_level
+
+    def _to_dram(self, result, now_ps: int) -> PortResult:
+        reads, writes = result.dram_reads, result.dram_writes
+        n = len(reads) + len(writes)
+        if n == 0:
+            return PortResult(result, None, 0)
+        lines = np.concatenate([reads, writes]).astype(np.int64, copy=False)
+        is_write = np.zeros(n, dtype=np.bool_)
+        is_write[len(reads):] = True
+        return PortResult(result, self.dram.service(lines, is_write, now_ps), n)
+
+    def access(self, lines: np.ndarray, is_store: bool, now_ps: int) -> PortResult:
+        """Load (or store) ``lines`` at ``now_ps``."""
+        return self._to_dram(self.caches.access(lines, is_store, self.start_level), now_ps)
+
+    def flush(self, lines: np.ndarray, now_ps: int) -> PortResult:
+        """clflush: dirty lines to DRAM, invalidated everywhere."""
+        return self._to_dram(self.caches.flush(lines), now_ps)
+
+    def evict_to_llc(self, lines: np.ndarray, now_ps: int) -> PortResult:
+        """Dirty upper-level lines written into the LLC and kept there."""
+        return self._to_dram(self.caches.evict_to_llc(lines), now_ps)
+
+    def invalidate(self, lines: np.ndarray, now_ps: int) -> PortResult:
+        """Drop the lines from every level without write-back."""
+        return self._to_dram(self.caches.invalidate(lines), now_ps)
+
+    def direct(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        """Bypass the caches (a DMA engine on the memory bus); return the DRAM completion time, ps."""
+        return self.dram.service(np.asarray(lines, dtype=np.int64), bool(is_write), now_ps)

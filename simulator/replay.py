@@ -1,0 +1,99 @@
+"""Replaying an operation trace on a built system.
+
+The host's rows run in order as one SimPy process. Memory rows are expanded
+to line addresses (``workloads.trace.element_lines``/``gather_lines``) and
+handed to the host core; ``offload``/``wait`` rows hand commands to the
+accelerator units the system has and wait for their completion.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from simulator.system import System
+from workloads.trace import element_lines, gather_lines, validate_trace
+
+
+class _Columns:
+    """The trace's columns as numpy arrays and lists, read once."""
+
+    def __init__(self, table: pa.Table):
+        def col(name):
+            return table.column(name).combine_chunks()
+
+        self.n = table.num_rows
+        self.unit = col("unit").to_pylist()
+        self.stage = col("stage").to_pylist()
+        self.op = col("op").to_pylist()
+        self.addr = col("addr").to_numpy()
+        self.elem_bytes = col("elem_bytes").to_numpy()
+        self.stride = col("stride_bytes").to_numpy()
+        self.count = col("count").to_numpy()
+        self.flops = col("flops").to_numpy()
+        self.cycles = col("cycles").to_numpy()
+        self.dependent = col("dependent").to_numpy(zero_copy_only=False)
+        self.params = col("params").to_pylist()
+        addrs = col("addrs")
+        if isinstance(addrs, pa.ChunkedArray):
+            addrs = pa.concat_arrays(addrs.chunks) if addrs.num_chunks else pa.array([], pa.list_(pa.int64()))
+        self.addrs_valid = addrs.is_valid().to_numpy(zero_copy_only=False) if len(addrs) else np.zeros(0, bool)
+        self.addrs_offsets = addrs.offsets.to_numpy() if len(addrs) else np.zeros(1, np.int32)
+        self.addrs_values = addrs.values.to_numpy() if len(addrs) else np.zeros(0, np.int64)
+
+    def lines(self, i: int, line_bytes: int) -> np.ndarray:
+        """Line numbers touched by row ``i``, in access order."""
+        if self.addrs_valid.size and self.addrs_valid[i]:
+            lo, hi = self.addrs_offsets[i], self.addrs_offsets[i + 1]
+            return gather_lines(self.addrs_values[lo:hi], int(self.elem_bytes[i]), line_bytes)
+        return element_lines(int(self.addr[i]), int(self.elem_bytes[i]), int(self.stride[i]),
+                             int(self.count[i]), line_bytes)
+
+
+def host_process(system: System, cols: _Columns, rows: np.ndarray):
+    """SimPy process: the host replays its rows in order."""
+    env, core = system.env, system.host
+    line_bytes = system.spec.caches.line_bytes
+    for i in rows:
+        op = cols.op[i]
+        stage = core.stage(cols.stage[i])
+        if op == "compute":
+            yield from core.run_compute_row(env, stage, int(cols.flops[i]), float(cols.cycles[i]))
+        elif op in ("read", "write", "update"):
+            n = int(cols.count[i])
+            yield from core.run_memory_row(
+                env, stage, cols.lines(i, line_bytes), n, n * int(cols.elem_bytes[i]), int(cols.flops[i]),
+                float(cols.cycles[i]), op, bool(cols.dependent[i]))
+        elif op in ("flush", "evict_llc", "invalidate"):
+            yield from core.run_maintenance_row(env, stage, cols.lines(i, line_bytes), op)
+        elif op == "offload":
+            params = json.loads(cols.params[i])
+            unit = system.units[params["unit"]]
+            start = env.now
+            yield from unit.submit(params, issuer_stage=cols.stage[i])
+            stage.busy_ps += env.now - start
+            stage.add_interval(start, env.now)
+        elif op == "wait":
+            params = json.loads(cols.params[i])
+            start = env.now
+            yield system.units[params["unit"]].idle_event()
+            stage.stall_ps += env.now - start
+            stage.busy_ps += env.now - start
+            stage.add_interval(start, env.now)
+
+
+def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
+    """Validate ``table`` against the system's units, replay it, return the end time in ps."""
+    validate_trace(table, source, units=system.unit_names())
+    cols = _Columns(table)
+    units = np.array(cols.unit, dtype=object)
+    host_rows = np.flatnonzero(units == "host")
+    proc = system.env.process(host_process(system, cols, host_rows))
+    system.env.run(until=proc)
+    for unit in system.units.values():  # accelerators finish their queued commands
+        system.env.run(until=unit.idle_event())
+    end_ps = int(system.env.now)
+    system.dram.idle_until(end_ps)  # refreshes and background state up to the end of the run
+    return end_ps

@@ -1,0 +1,140 @@
+"""One run end to end: config + workload -> Results -> run directory.
+
+``run(system, workload, **overrides)`` is the Python entry point (also exported
+as ``simulator.run``); the CLI's ``offsim run`` calls the same functions. A
+run directory is written atomically: files go to a hidden temporary folder
+beside the target, which is renamed into place only when complete, so a
+failed run leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import yaml
+
+from simulator.config.errors import ConfigError
+from simulator.config.loader import LoadedConfig, content_hash, load_spec
+from simulator.config.schema import SystemSpec
+from simulator.config.workload import WorkloadSpec, build_workload, generate_trace, load_workload
+from simulator.energy import energy_breakdown_j
+from simulator.memory.cache import COUNTER_NAMES
+from simulator.replay import replay
+from simulator.results import Results
+from simulator.system import System, build_system
+from simulator.units import PS_PER_S
+from workloads.trace import TraceError
+
+
+def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
+    """Read every component's counters into a Results table."""
+    res = Results(meta=dict(meta))
+    seconds = end_ps / PS_PER_S
+    res.add("system", "simulated_time_s", seconds, "s")
+    res.add("system", "host_cycles", system.host_clock.ps_to_cycles(end_ps), "cycles")
+    core = system.host
+    res.add("host", "flops", core.flops, "flop")
+    res.add("host", "achieved_flops_per_s", core.flops / seconds if seconds else 0.0, "flop/s")
+    names = [lv.name for lv in system.spec.caches.levels] + ["DRAM"]
+    for name, b in zip(names, core.bytes_by_level):
+        res.add("host", f"bytes_served_by_{name}", float(b), "B")
+    counters = system.caches.counters()
+    for level in system.spec.caches.levels:
+        c = counters[level.name]
+        for key in COUNTER_NAMES:
+            res.add(f"cache/{level.name}", key, c[key], "lines")
+        res.add(f"cache/{level.name}", "accesses", c["loads"] + c["stores"], "lines")
+        res.add(f"cache/{level.name}", "writebacks", c["writebacks_out"], "lines")
+    dram = system.dram.counters()
+    for key, value in dram.items():
+        res.add("dram", key, value, "B" if key.startswith("bytes") else "count")
+    traffic = dram["bytes_read"] + dram["bytes_written"]
+    res.add("dram", "bandwidth_bytes_per_s", traffic / seconds if seconds else 0.0, "B/s")
+    for component, cats in energy_breakdown_j(system, end_ps).items():
+        for cat, joules in cats.items():
+            res.add(f"energy/{component}", cat, joules, "J")
+    for stage_name, st in core.stages.items():
+        key = f"stage/host/{stage_name}"
+        res.add(key, "busy_s", st.busy_ps / PS_PER_S, "s")
+        res.add(key, "compute_s", st.compute_ps / PS_PER_S, "s")
+        res.add(key, "stall_s", st.stall_ps / PS_PER_S, "s")
+        res.add(key, "start_s", (st.first_ps or 0) / PS_PER_S, "s")
+        res.add(key, "end_s", st.last_ps / PS_PER_S, "s")
+        res.add(key, "flops", st.flops, "flop")
+        res.add(key, "lines", st.lines, "lines")
+        res.add(key, "bytes_touched", st.bytes_touched, "B")
+    for name, unit in system.units.items():
+        for component, quantity, value, u in unit.result_rows(end_ps):
+            res.add(component, quantity, value, u)
+    return res
+
+
+def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, source: str) -> Results:
+    """Build the system, replay ``trace`` and collect Results."""
+    system = build_system(loaded.spec)
+    try:
+        end_ps = replay(system, trace, source)
+    except TraceError as exc:
+        raise ConfigError(str(exc)) from None
+    meta = {
+        "system_name": loaded.spec.name,
+        "workload_name": workload.name,
+        "config_hash": loaded.content_hash,
+        "workload_hash": content_hash(workload.as_dict()),
+        "run_hash": content_hash([loaded.content_hash, workload.as_dict()]),
+    }
+    return collect(system, end_ps, meta)
+
+
+def run(system: str | Path | LoadedConfig, workload: str | Path | WorkloadSpec | dict,
+        overrides: tuple[str, ...] | list[str] = (), **param_overrides: Any) -> Results:
+    """Simulate ``workload`` on ``system`` and return Results.
+
+    system: a system YAML path or a LoadedConfig. workload: a workload YAML path, a
+    WorkloadSpec, or a mapping like {"generator": "stream", "params": {...}}.
+    overrides: "--set"-style strings for the system; keyword arguments override
+    workload parameters (``array_bytes="8 MiB"``).
+    """
+    loaded = system if isinstance(system, LoadedConfig) else load_spec(system, SystemSpec, overrides)
+    if isinstance(workload, WorkloadSpec):
+        wspec = workload
+        source = wspec.name
+    elif isinstance(workload, dict):
+        raw = {**workload, "params": {**workload.get("params", {}), **param_overrides}}
+        wspec, source = build_workload(raw, "<workload>", Path.cwd()), "<workload>"
+    else:
+        wspec = load_workload(workload, [f"params.{k}={v}" for k, v in param_overrides.items()])
+        source = str(workload)
+    if param_overrides and isinstance(workload, WorkloadSpec):
+        raise ConfigError("workload overrides need a workload file or mapping, not a built WorkloadSpec")
+    trace = generate_trace(wspec, source)
+    return simulate(loaded, wspec, trace, wspec.trace_path or source)
+
+
+def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec) -> Path:
+    """Write config.resolved.yaml, results.parquet and summary.json into ``out_dir`` atomically."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        resolved = {"system": loaded.resolved, "workload": workload.as_dict(),
+                    "hashes": {k: results.meta[k] for k in ("config_hash", "workload_hash", "run_hash")}}
+        (tmp / "config.resolved.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+        results.to_pandas().to_parquet(tmp / "results.parquet", index=False)
+        (tmp / "summary.json").write_text(results.summary_json() + "\n")
+        if out.exists():
+            trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, trash / out.name)
+            os.replace(tmp, out)
+            shutil.rmtree(trash)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

@@ -1,0 +1,111 @@
+"""Composition root: builds the components of a system from a validated SystemSpec and wires them.
+
+The wiring is kept as a networkx graph (components as nodes, links as edges)
+so that a run can report and check its topology: every requester must reach
+DRAM. Components never import each other; this module is the only place that
+knows how they connect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+import simpy
+
+from simulator.config.schema import SystemSpec
+from simulator.engine import ClockDomain, new_environment
+from simulator.host.core import CoreTiming, HostCore
+from simulator.memory.cache import CacheGeometry, CacheHierarchy, PrefetcherSpec
+from simulator.memory.dram import DramCurrents, DramGeometry, DramSystem, DramTiming
+from simulator.memory.port import MemoryPort
+from simulator.units import seconds_to_ps
+
+
+def build_dram(spec: SystemSpec) -> DramSystem:
+    """The DRAM model of ``spec.dram`` (timing in tCK and ps, currents in mA)."""
+    t, c, g = spec.dram.timing, spec.dram.currents, spec.dram.geometry
+    timing = DramTiming(
+        tck_ps=seconds_to_ps(t.tck_s), cl=t.cl, t_rcd=t.t_rcd, t_rp=t.t_rp, t_ras=t.t_ras, t_rc=t.t_rc,
+        t_rrd=t.t_rrd, t_ccd=t.t_ccd, t_wr=t.t_wr, t_wtr=t.t_wtr, t_rtp=t.t_rtp, t_rfc=t.t_rfc,
+        t_faw=t.t_faw, burst_length=t.burst_length, t_refi_ps=seconds_to_ps(t.t_refi_s),
+    )
+    currents = DramCurrents(**{f"{k[:-2]}_ma": getattr(c, k) * 1e3 for k in (
+        "idd0_a", "idd1_a", "idd2p_a", "idd2q_a", "idd2n_a", "idd3n_a", "idd4r_a", "idd4w_a", "idd5_a")},
+        vdd_v=c.vdd_v)
+    geometry = DramGeometry(
+        channels=g.channels, ranks_per_channel=g.ranks_per_channel, banks=g.banks, rows=g.rows,
+        columns=g.columns, device_width_bits=g.device_width_bits, bus_width_bits=g.bus_width_bits,
+        line_bytes=spec.caches.line_bytes, mapping=g.mapping,
+    )
+    return DramSystem(timing, currents, geometry, page_policy=g.page_policy)
+
+
+def build_caches(spec: SystemSpec) -> CacheHierarchy:
+    """The host cache hierarchy of ``spec.caches``."""
+    cs = spec.caches
+    levels = [CacheGeometry(lv.name, lv.size_bytes, lv.ways, cs.line_bytes) for lv in cs.levels]
+    pf = cs.prefetcher
+    prefetcher = None
+    if pf.enabled:
+        names = [lv.name for lv in cs.levels]
+        prefetcher = PrefetcherSpec(level=names.index(pf.level), degree=pf.degree, n_streams=pf.streams, enabled=True)
+    return CacheHierarchy(levels, prefetcher)
+
+
+def dram_unloaded_latency_ps(spec: SystemSpec) -> int:
+    """DRAM device time of an isolated read to a closed bank: tRCD + CL + burst, ps."""
+    t = spec.dram.timing
+    return seconds_to_ps((t.t_rcd + t.cl + t.burst_length / 2) * t.tck_s)
+
+
+@dataclass
+class System:
+    """A built system: SimPy environment, clocks, memory, host core and the wiring graph."""
+
+    spec: SystemSpec
+    env: simpy.Environment
+    host_clock: ClockDomain
+    caches: CacheHierarchy
+    dram: DramSystem
+    host: HostCore
+    graph: nx.DiGraph
+    units: dict[str, object] = field(default_factory=dict)
+
+    def unit_names(self) -> list[str]:
+        """Units a trace may name: the host and every accelerator."""
+        return ["host", *self.units]
+
+
+def build_system(spec: SystemSpec) -> System:
+    """Build every component of ``spec`` and wire host -> caches -> DRAM."""
+    env = new_environment()
+    clock = ClockDomain("host", spec.host.frequency_hz)
+    caches = build_caches(spec)
+    dram = build_dram(spec)
+    port = MemoryPort("host", caches, dram, start_level=0)
+    path_ps = seconds_to_ps(spec.host.memory_path_latency_s)
+    timing = CoreTiming(
+        level_latency_cycles=tuple(lv.latency_cycles for lv in spec.caches.levels),
+        dram_latency_ps=path_ps + dram_unloaded_latency_ps(spec),
+        path_latency_ps=path_ps,
+    )
+    host = HostCore(
+        name="host", clock=clock, port=port, timing=timing, flops_per_cycle=spec.host.flops_per_cycle,
+        loads_per_cycle=spec.host.loads_per_cycle, max_outstanding_misses=spec.host.max_outstanding_misses,
+    )
+    graph = nx.DiGraph()
+    chain = ["host", *(lv.name for lv in spec.caches.levels), "DRAM"]
+    graph.add_nodes_from(chain)
+    for a, b in zip(chain, chain[1:]):
+        graph.add_edge(a, b, kind="cache" if b != "DRAM" else "memory_bus")
+    system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=host, graph=graph)
+    check_wiring(system)
+    return system
+
+
+def check_wiring(system: System) -> None:
+    """Every unit must reach DRAM through the graph."""
+    for unit in system.unit_names():
+        if unit not in system.graph or not nx.has_path(system.graph, unit, "DRAM"):
+            raise ValueError(f"system wiring: unit {unit!r} has no path to DRAM")

@@ -1,0 +1,143 @@
+"""The offsim CLI: run directories, determinism, and bad input (exit 2, one message, nothing written)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from simulator.cli import main
+from tests.conftest import CONFIGS, DEFAULT_SYSTEM
+from workloads import micro
+from workloads.trace import write_trace
+
+SMALL_STREAM = "params:\n  kind: triad\n  array_bytes: 1 MiB\n"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def workload(tmp_path: Path) -> Path:
+    return _write(tmp_path / "w.yaml", "name: small\ngenerator: stream\n" + SMALL_STREAM)
+
+
+def _system_with(tmp_path: Path, extra: str) -> Path:
+    name = f"sys{len(list(tmp_path.glob('sys*.yaml')))}.yaml"
+    return _write(tmp_path / name, "name: t\nhost: {preset: cpu/i7_920}\n"
+                  "dram: {preset: dram/ddr3_1600_mt41j256m4}\n" + extra)
+
+
+def test_run_writes_a_complete_run_directory(tmp_path, workload, capsys):
+    out = tmp_path / "run"
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["config.resolved.yaml", "results.parquet", "summary.json"]
+    s = json.loads((out / "summary.json").read_text())
+    for key in ("simulated_time_s", "host_cycles", "energy_total_j", "energy_by_component_j", "caches", "dram"):
+        assert key in s
+    for level in ("L1D", "L2", "LLC"):
+        assert {"accesses", "hits", "misses", "writebacks"} <= set(s["caches"][level])
+    assert {"reads", "writes", "activates", "row_hits", "energy_j"} <= set(s["dram"])
+    assert "energy" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_same_inputs_give_identical_results(tmp_path, workload):
+    for name in ("a", "b"):
+        assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(tmp_path / name)]) == 0
+    a = pq.read_table(tmp_path / "a" / "results.parquet")
+    b = pq.read_table(tmp_path / "b" / "results.parquet")
+    assert a.equals(b)
+    assert (tmp_path / "a" / "summary.json").read_text() == (tmp_path / "b" / "summary.json").read_text()
+
+
+def test_set_override_changes_the_resolved_config(tmp_path, workload):
+    out = tmp_path / "run"
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(out),
+                 "--set", "caches.levels.L2.size_bytes=512 KiB"]) == 0
+    assert "512 KiB" in (out / "config.resolved.yaml").read_text()
+
+
+def _bad_system_cases(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
+    caches = "caches:\n  preset: caches/i7_920\n"
+    return {
+        "unknown key": (_system_with(tmp_path, caches + "  line_bytez: 64 B\n"), ["line_bytez", "unknown key"]),
+        "duplicate key": (_system_with(tmp_path, caches + "dram: {}\n"), ["dram", "duplicate key"]),
+        "bad unit": (_system_with(tmp_path, caches + "  line_bytes: 64 GHz\n"), ["caches.line_bytes", "size"]),
+        "negative size": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: -32 KiB, ways: 8,"
+                                       " latency_cycles: 4, energy_j_per_byte: 1 pJ/B}\n"),
+                          ["caches.levels[0].size_bytes", "positive"]),
+        "zero size": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: 0 KiB, ways: 8,"
+                                   " latency_cycles: 4, energy_j_per_byte: 1 pJ/B}\n"),
+                      ["caches.levels[0].size_bytes", "positive"]),
+        "non-power-of-two sets": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: 48 KiB, "
+                                               "ways: 8, latency_cycles: 4, energy_j_per_byte: 1 pJ/B}\n"),
+                                  ["caches", "power-of-two number of sets"]),
+        "missing file": (tmp_path / "nope.yaml", ["nope.yaml", "file not found"]),
+    }
+
+
+@pytest.mark.parametrize("case", ["unknown key", "duplicate key", "bad unit", "negative size", "zero size",
+                                  "non-power-of-two sets", "missing file"])
+def test_bad_system_config_exits_2_and_writes_nothing(tmp_path, workload, capsys, case):
+    path, expected = _bad_system_cases(tmp_path)[case]
+    out = tmp_path / "run"
+    assert main(["run", str(path), str(workload), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert str(path.name) in err[0]
+    for word in expected:
+        assert word in err[0]
+    assert "expected" in err[0]
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_bad_set_override_names_the_option(tmp_path, workload, capsys):
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(tmp_path / "r"),
+                 "--set", "host.frequency_hz=2 GB"]) == 2
+    err = capsys.readouterr().err
+    assert "--set host.frequency_hz=2 GB" in err and "frequency" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_bad_workload_parameter_unit(tmp_path, capsys):
+    w = _write(tmp_path / "w.yaml", "generator: stream\nparams: {kind: read, array_bytes: 3 GHz}\n")
+    assert main(["run", str(DEFAULT_SYSTEM), str(w), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "w.yaml: params.array_bytes" in err and "size" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_corrupt_parquet_trace_exits_2(tmp_path, capsys):
+    trace = tmp_path / "t.parquet"
+    write_trace(micro.stream("read", 1 << 20), trace)
+    data = trace.read_bytes()
+    trace.write_bytes(data[: len(data) // 2])
+    w = _write(tmp_path / "w.yaml", "name: corrupt\ntrace: t.parquet\n")
+    assert main(["run", str(DEFAULT_SYSTEM), str(w), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "t.parquet" in err
+    assert not (tmp_path / "r").exists()
+    assert main(["validate", str(trace)]) == 2
+
+
+def test_trace_naming_a_unit_the_system_lacks_exits_2(tmp_path, capsys):
+    trace = tmp_path / "t.parquet"
+    write_trace(micro.compute_only(1000, unit="lap"), trace)
+    w = _write(tmp_path / "w.yaml", "name: lap-trace\ntrace: t.parquet\n")
+    assert main(["run", str(DEFAULT_SYSTEM), str(w), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "t.parquet" in err[0] and "unit" in err[0] and "lap" in err[0] and "host" in err[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_validate_accepts_the_shipped_configs(capsys):
+    files = [str(DEFAULT_SYSTEM), *map(str, sorted((CONFIGS / "workloads").glob("*.yaml")))]
+    assert main(["validate", *files]) == 0
+    assert capsys.readouterr().out.count(": ok") == len(files)

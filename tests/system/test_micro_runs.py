@@ -1,0 +1,93 @@
+"""Micro workloads on the i7-920 preset: the foundation's behavioural checks (issue: foundation).
+
+Each expected figure is derived from the config's own parameters, not from
+a previous run: Little's law for the stream, the full latency chain for the
+pointer chase, flops/cycle x f for compute, the DRAM channel peak, and the
+IDD x VDD x time formula for background and refresh energy.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import simulator
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from tests.conftest import DEFAULT_SYSTEM
+
+SPEC = load_spec(DEFAULT_SYSTEM, SystemSpec).spec
+T = SPEC.dram.timing
+TCK = T.tck_s
+DEVICES_PER_RANK = SPEC.dram.geometry.bus_width_bits // SPEC.dram.geometry.device_width_bits
+RANKS = SPEC.dram.geometry.channels * SPEC.dram.geometry.ranks_per_channel
+CHANNEL_PEAK = SPEC.dram.geometry.channels * SPEC.dram.geometry.bus_width_bits / 8 * 2 / TCK  # DDR: 2 beats/tCK
+
+
+def _run(workload: dict, *overrides: str):
+    return simulator.run(DEFAULT_SYSTEM, workload, list(overrides)).summary()
+
+
+def test_stream_bandwidth_follows_littles_law_and_lies_in_the_i7_band():
+    s = _run({"generator": "stream", "params": {"kind": "read", "array_bytes": "32 MiB"}})
+    bw = 32 * 2**20 / s["simulated_time_s"]
+    latency = SPEC.host.memory_path_latency_s + (T.t_rcd + T.cl + T.burst_length / 2) * TCK
+    littles = SPEC.host.max_outstanding_misses * SPEC.caches.line_bytes / latency
+    assert bw == pytest.approx(littles, rel=0.03)
+    assert 3e9 <= bw <= 7e9  # 3 GB/s (003's MARSSx86 model) .. 6.4 GB/s (real i7-920), 003:L170
+
+
+def test_stream_bandwidth_scales_with_outstanding_misses():
+    base = _run({"generator": "stream", "params": {"kind": "read", "array_bytes": "8 MiB"}})
+    more = _run({"generator": "stream", "params": {"kind": "read", "array_bytes": "8 MiB"}},
+                "host.max_outstanding_misses=5")
+    assert more["simulated_time_s"] == pytest.approx(2 * base["simulated_time_s"], rel=0.03)
+
+
+def test_pointer_chase_exposes_the_full_load_to_use_latency():
+    hops = 4000
+    s = _run({"generator": "pointer_chase", "params": {"n_hops": hops, "footprint_bytes": "256 MiB", "seed": 3}})
+    per_hop = s["simulated_time_s"] / hops
+    d = s["dram"]
+    # every hop misses all caches; DRAM time depends on the row state the hop finds
+    assert d["reads"] == hops
+    dram_time = (d["row_conflicts"] * (T.t_rp + T.t_rcd) + d["row_misses"] * T.t_rcd
+                 + hops * (T.cl + T.burst_length / 2)) * TCK / hops
+    expected = SPEC.host.memory_path_latency_s + dram_time
+    assert per_hop == pytest.approx(expected, rel=0.02)
+    assert per_hop > 10 * SPEC.host.memory_path_latency_s / SPEC.host.max_outstanding_misses
+
+
+def test_compute_bound_micro_runs_at_peak_flop_rate():
+    s = _run({"generator": "compute_only", "params": {"flops": 10**8, "rows": 7}})
+    assert s["host"]["achieved_flops_per_s"] == pytest.approx(
+        SPEC.host.flops_per_cycle * SPEC.host.frequency_hz, rel=1e-9)
+
+
+def test_dram_streaming_never_exceeds_the_channel_peak():
+    # a core with ample outstanding misses and the prefetcher on: DRAM becomes the limit
+    s = _run({"generator": "stream", "params": {"kind": "copy", "array_bytes": "16 MiB"}},
+             "host.max_outstanding_misses=256", "caches.prefetcher.enabled=true")
+    bw = s["dram"]["bandwidth_bytes_per_s"]
+    assert bw <= CHANNEL_PEAK
+    assert bw >= 0.7 * CHANNEL_PEAK
+
+
+def test_background_and_refresh_energy_of_an_idle_dram_follow_idd_vdd_time():
+    s = _run({"generator": "compute_only", "params": {"flops": 4 * 10**7}})
+    seconds = s["simulated_time_s"]
+    c = SPEC.dram.currents
+    e = s["dram"]["energy_j"]
+    background = c.vdd_v * c.idd2n_a * DEVICES_PER_RANK * RANKS * seconds  # no bank ever opened
+    assert e["background_precharge"] + e["background_active"] == pytest.approx(background, rel=1e-9)
+    refreshes = s["dram"]["refreshes"]
+    assert refreshes == RANKS * int(seconds // T.t_refi_s)
+    per_refresh = c.vdd_v * (c.idd5_a - c.idd3n_a) * T.t_rfc * TCK * DEVICES_PER_RANK
+    assert e["refresh"] == pytest.approx(refreshes * per_refresh, rel=1e-9)
+    assert e["read"] == e["write"] == e["activate_precharge"] == 0
+
+
+def test_energy_adds_up_by_component():
+    s = _run({"generator": "stream", "params": {"kind": "triad", "array_bytes": "4 MiB"}})
+    assert s["energy_total_j"] == pytest.approx(sum(s["energy_by_component_j"].values()))
+    assert s["energy_by_component_j"]["host"] == pytest.approx(
+        s["host"]["flops"] * SPEC.host.energy_per_flop_j + SPEC.host.static_power_w * s["simulated_time_s"])

@@ -1,0 +1,16 @@
+"""Workload generators by name, for workload configs and the CLI.
+
+Each entry maps a generator name (the ``generator`` key of a workload YAML) to
+a function returning an operation trace. Later workloads (FMM U-list, AES,
+stencils) add themselves here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from workloads import micro
+
+GENERATORS: dict[str, Callable[..., pa.Table]] = dict(micro.GENERATORS)
