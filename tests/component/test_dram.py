@@ -1,0 +1,324 @@
+"""DRAM channel model: latencies by hand, bandwidth, row-buffer behaviour, refresh, a JEDEC
+protocol check of the command log, and exact background/refresh energy accounting."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from simulator.memory import dram_kernel as k
+from simulator.memory import power
+from simulator.memory.dram import DramCurrents, DramGeometry, DramSystem, DramTiming
+
+# DDR3-1600 Micron MT41J256M4 datasheet values, as listed in SPEC section 1 (003 Table 4, 003:L307)
+TIMING = DramTiming(tck_ps=1250, cl=11, t_rcd=11, t_rp=11, t_ras=28, t_rc=39, t_rrd=5, t_ccd=4, t_wr=12,
+                    t_wtr=6, t_rtp=6, t_rfc=88, t_faw=24, burst_length=8, t_refi_ps=7_800_000)
+CURRENTS = DramCurrents(idd0_ma=95, idd1_ma=115, idd2p_ma=45, idd2q_ma=67, idd2n_ma=70, idd3n_ma=67,
+                        idd4r_ma=250, idd4w_ma=250, idd5_ma=260, vdd_v=1.5)
+GEOMETRY = DramGeometry(channels=1, ranks_per_channel=1, banks=8, rows=16384, columns=2048,
+                        device_width_bits=4, bus_width_bits=64, line_bytes=64,
+                        mapping="row:rank:bank:channel:column")
+TCK = TIMING.tck_ps
+PEAK_BYTES_PER_S = 12.8e9
+LINES_PER_ROW = 256
+LINES_PER_BANK_STRIDE = 256  # mapping row:rank:bank:channel:column, one channel and rank
+ROW_STRIDE = 8 * 256
+
+
+def make(geometry=GEOMETRY, **kw):
+    return DramSystem(TIMING, CURRENTS, geometry, **kw)
+
+
+def line(row, bank, col=0):
+    return row * ROW_STRIDE + bank * LINES_PER_BANK_STRIDE + col
+
+
+# -- latencies by hand -----------------------------------------------------------------------
+def test_isolated_read_latencies():
+    d = make()
+    a = 1000
+    assert d.service(np.array([line(5, 3)]), False, a) == a + (11 + 11 + 4) * TCK  # tRCD + CL + burst
+    a = 1_000_000
+    assert d.service(np.array([line(5, 3, 7)]), False, a) == a + (11 + 4) * TCK  # row hit: CL + burst
+    a = 2_000_000
+    assert d.service(np.array([line(9, 3)]), False, a) == a + (11 + 11 + 11 + 4) * TCK  # conflict: + tRP
+    c = d.counters()
+    assert (c["row_misses"], c["row_hits"], c["row_conflicts"], c["activates"], c["precharges"]) == (1, 1, 1, 2, 1)
+
+
+def test_conflict_waits_for_tras():
+    d = make()
+    # ACT at 0; the PRE for the second row waits for tRAS (28), then tRP, tRCD, CL, burst
+    assert d.service(np.array([line(1, 0), line(2, 0)]), False, 0) == (28 + 11 + 11 + 11 + 4) * TCK
+
+
+def test_write_hit_latency_and_write_to_read_turnaround():
+    d = make()
+    d.service(np.array([line(1, 2)]), True, 0)
+    a = 1_000_000
+    assert d.service(np.array([line(1, 2, 1)]), True, a) == a + (8 + 4) * TCK  # CWL + burst
+    # read right after a write in the same rank waits tWTR after the write data
+    out = d.service_lines(np.array([line(1, 2, 2), line(1, 2, 3)]), np.array([True, False]), 2_000_000)
+    assert out[1] == out[0] + (6 + 11 + 4) * TCK
+
+
+# -- bandwidth and row buffer ----------------------------------------------------------------
+def test_stream_runs_close_to_peak_bandwidth():
+    n = 1 << 18
+    d = make()
+    end = d.service(np.arange(n), False, 0)
+    bw = n * 64 / (end * 1e-12)
+    assert 0.85 * PEAK_BYTES_PER_S <= bw <= PEAK_BYTES_PER_S
+    c = d.counters()
+    hit_ratio = c["row_hits"] / c["reads"]
+    # one miss per row, plus a few rows reopened after refreshes
+    assert 1 - 1 / LINES_PER_ROW - 0.01 <= hit_ratio <= 1 - 1 / LINES_PER_ROW + 1e-12
+    assert c["bytes_read"] == n * 64 and c["writes"] == 0
+
+
+def test_random_lines_are_mostly_misses_and_much_slower():
+    n = 1 << 16
+    rng = np.random.default_rng(7)
+    d_rand, d_seq = make(), make()
+    t_rand = d_rand.service(rng.integers(0, (1 << 30) // 64, n), False, 0)
+    t_seq = d_seq.service(np.arange(n), False, 0)
+    c = d_rand.counters()
+    assert (c["row_misses"] + c["row_conflicts"]) / n > 0.97
+    assert t_rand > 2.5 * t_seq
+
+
+def test_bank_parallelism():
+    n = 4096
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 16384, n)
+    one_bank = make().service(line(rows, 0), False, 0)
+    eight_banks = make().service(line(rows, rng.integers(0, 8, n)), False, 0)
+    assert one_bank > 2.0 * eight_banks
+    # one bank: every access costs at least tRC
+    assert one_bank >= (n - 1) * TIMING.t_rc * TCK
+
+
+def test_closed_page_policy_never_hits():
+    n = 4096
+    d = make(page_policy="closed")
+    end = d.service(np.arange(n), False, 0)
+    c = d.counters()
+    assert c["row_hits"] == 0 and c["activates"] == n and c["precharges"] == n
+    assert end > make().service(np.arange(n), False, 0)
+
+
+def test_two_channels_double_the_stream_bandwidth():
+    g = dataclasses.replace(GEOMETRY, channels=2, mapping="row:rank:bank:column:channel")
+    n = 1 << 16
+    end2 = make(g).service(np.arange(n), False, 0)
+    end1 = make().service(np.arange(n), False, 0)
+    assert 1.8 < end1 / end2 <= 2.05
+    assert n * 64 / (end2 * 1e-12) <= 2 * PEAK_BYTES_PER_S
+
+
+# -- ordering, bounds, determinism -------------------------------------------------------------
+def random_chunks(seed, n_chunks=60, ranks=2):
+    rng = np.random.default_rng(seed)
+    arrival = 0
+    for _ in range(n_chunks):
+        arrival += int(rng.integers(0, 3_000_000))
+        size = int(rng.integers(1, 400))
+        if rng.random() < 0.5:
+            lines = rng.integers(0, ranks * (1 << 25), size)
+        else:
+            lines = int(rng.integers(0, ranks * (1 << 25) - 1000)) + np.arange(size)
+        yield arrival, lines, rng.random(size) < 0.3
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_no_early_completion_and_order_across_calls(seed):
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g)
+    prev_max = -1
+    min_read = (TIMING.cl + 4) * TCK
+    min_write = (TIMING.cwl + 4) * TCK
+    for arrival, lines, wr in random_chunks(seed):
+        out = d.service_lines(lines, wr, arrival)
+        assert np.all(out >= arrival + np.where(wr, min_write, min_read))
+        assert out.min() > prev_max  # one channel: bursts leave in arrival order
+        assert np.all(np.diff(out) > 0)
+        prev_max = out.max()
+
+
+def test_determinism():
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    a, b = make(g), make(g)
+    outs = [[], []]
+    for sys_, out in ((a, outs[0]), (b, outs[1])):
+        for arrival, lines, wr in random_chunks(11):
+            out.append(sys_.service_lines(lines, wr, arrival))
+    assert a.counters() == b.counters()
+    assert all(np.array_equal(x, y) for x, y in zip(*outs))
+    end = int(max(o.max() for o in outs[0]))
+    assert a.energy_j(end) == b.energy_j(end)
+
+
+def test_input_validation():
+    d = make()
+    d.service(np.array([1]), False, 5000)
+    with pytest.raises(ValueError, match="arrival_ps"):
+        d.service(np.array([1]), False, 4000)
+    with pytest.raises(ValueError, match="lines"):
+        d.service(np.array([GEOMETRY.capacity_lines]), False, 6000)
+    with pytest.raises(ValueError, match="is_write"):
+        d.service(np.array([1, 2]), np.array([True]), 6000)
+    with pytest.raises(ValueError, match="end_ps"):
+        d.energy_j(5000)
+
+
+# -- protocol check of the command log -------------------------------------------------------------
+def check_protocol(log, timing, ranks_per_channel):
+    """Independent check of DDR3 timing rules on a command log; returns the number of checks."""
+    tck = timing.tck_ps
+    t = {name: getattr(timing, name) * tck for name in
+         ("t_rcd", "t_rp", "t_ras", "t_rc", "t_rrd", "t_ccd", "t_wr", "t_wtr", "t_rtp", "t_rfc", "t_faw", "cl", "cwl")}
+    burst = timing.burst_ps
+    order = np.lexsort((np.arange(len(log)), log[:, 0]))
+    banks = {}
+    acts, cols, bursts, refs = {}, {}, {}, {}
+    last_wr_end = {}
+    checks = 0
+    for time, cmd, rank, bank, row in log[order].tolist():
+        if cmd == k.CMD_REF:
+            for (r, _), s in banks.items():
+                if r == rank:
+                    assert s["row"] < 0, "REF with an open bank"
+                    assert time >= s["pre"] + t["t_rp"]
+            refs.setdefault(rank, []).append(time)
+            checks += 1
+            continue
+        s = banks.setdefault((rank, bank), {"row": -1, "act": -10**15, "pre": -10**15, "rd": -10**15,
+                                            "wr_end": -10**15})
+        if cmd == k.CMD_ACT:
+            assert s["row"] < 0, "ACT to an open bank"
+            assert time >= s["pre"] + t["t_rp"] and time >= s["act"] + t["t_rc"]
+            s["row"], s["act"] = row, time
+            acts.setdefault(rank, []).append(time)
+        elif cmd == k.CMD_PRE:
+            assert s["row"] >= 0, "PRE to a closed bank"
+            assert time >= s["act"] + t["t_ras"]
+            assert time >= s["rd"] + t["t_rtp"] and time >= s["wr_end"] + t["t_wr"]
+            s["row"], s["pre"] = -1, time
+        else:
+            assert s["row"] == row, "column command to a row that is not open"
+            assert time >= s["act"] + t["t_rcd"]
+            cols.setdefault(rank, []).append(time)
+            if cmd == k.CMD_RD:
+                assert time >= last_wr_end.get(rank, -10**15) + t["t_wtr"]
+                s["rd"] = time
+                start = time + t["cl"]
+            else:
+                start = time + t["cwl"]
+                s["wr_end"] = start + burst
+                last_wr_end[rank] = start + burst
+            bursts.setdefault(rank // ranks_per_channel, []).append((start, start + burst))
+        checks += 1
+    for rank, times in acts.items():
+        a = np.array(times)
+        assert np.all(np.diff(a) >= t["t_rrd"])
+        assert np.all(a[4:] - a[:-4] >= t["t_faw"]) if len(a) > 4 else True
+    for rank, times in cols.items():
+        assert np.all(np.diff(np.array(times)) >= t["t_ccd"])
+    for ch, spans in bursts.items():
+        spans = sorted(spans)
+        assert all(b[0] >= a[1] for a, b in zip(spans, spans[1:])), "overlapping data bursts"
+    for rank, starts in refs.items():
+        busy = np.concatenate([acts.get(rank, []), cols.get(rank, [])])
+        for r0 in starts:
+            assert not np.any((busy >= r0) & (busy < r0 + t["t_rfc"])), "command during tRFC"
+    return checks
+
+
+def open_time_from_log(log, n_ranks, end_ps):
+    """Union over [0, end_ps) of bank open intervals [ACT, PRE), summed over ranks."""
+    total = 0
+    for rank in range(n_ranks):
+        intervals = []
+        opened = {}
+        for time, cmd, r, bank, _ in log[np.lexsort((np.arange(len(log)), log[:, 0]))].tolist():
+            if r != rank:
+                continue
+            if cmd == k.CMD_ACT:
+                opened[bank] = time
+            elif cmd == k.CMD_PRE:
+                intervals.append((opened.pop(bank), time))
+        intervals += [(s, end_ps) for s in opened.values()]
+        covered = 0
+        for s, e in sorted((max(s, 0), min(e, end_ps)) for s, e in intervals):
+            if e <= covered:
+                continue
+            total += e - max(s, covered)
+            covered = e
+    return total
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+def test_command_log_obeys_ddr3_timing(policy):
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g, page_policy=policy, command_log_capacity=200_000)
+    for arrival, lines, wr in random_chunks(5):
+        d.service_lines(lines, wr, arrival)
+    log = d.command_log()
+    assert len(log) < 200_000
+    assert check_protocol(log, TIMING, 2) == len(log)
+    c = d.counters()
+    assert np.sum(log[:, 1] == k.CMD_ACT) == c["activates"]
+    assert np.sum(log[:, 1] == k.CMD_REF) == c["refreshes"] > 0
+
+
+# -- refresh and background energy -------------------------------------------------------------------
+def test_idle_refresh_count():
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g)
+    one_ms = 1_000_000_000
+    times = d.background_times_ps(one_ms)
+    assert times["refreshes"] == 2 * (one_ms // TIMING.t_refi_ps) == 256
+    assert times["open"] == 0 and times["precharged"] == 2 * one_ms
+    e = d.energy_j(one_ms)
+    cmd = power.command_energies_j(TIMING, CURRENTS, g)
+    assert e["refresh"] == pytest.approx(256 * cmd["refresh"], rel=1e-12)
+    # refreshes due strictly before end_ps
+    assert make().background_times_ps(2 * TIMING.t_refi_ps)["refreshes"] == 1
+    assert make().background_times_ps(2 * TIMING.t_refi_ps + 1)["refreshes"] == 2
+    assert d.counters()["refreshes"] == 0  # energy_j does not change the system
+
+
+def test_open_time_by_hand():
+    d = make()
+    d.service(np.array([line(3, 1)]), False, 0)  # ACT at 0, row stays open until the first refresh
+    one_ms = 1_000_000_000
+    times = d.background_times_ps(one_ms)
+    assert times["open"] == TIMING.t_refi_ps
+    assert times["precharged"] == one_ms - TIMING.t_refi_ps
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+def test_background_and_refresh_energy_exact(policy):
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g, page_policy=policy, command_log_capacity=200_000)
+    last = 0
+    for arrival, lines, wr in random_chunks(9):
+        last = max(last, d.service(lines, wr, arrival))
+    end_ps = last + 50_000_000
+    times = d.background_times_ps(end_ps)
+    energy = d.energy_j(end_ps)
+    d.idle_until(end_ps)  # performs the remaining refreshes, so the log holds every PRE
+    log = d.command_log()
+    t_open = open_time_from_log(log, 2, end_ps)
+    assert times["open"] == t_open
+    assert times["open"] + times["precharged"] == 2 * end_ps
+    n_ref = int(np.sum(log[:, 1] == k.CMD_REF))
+    assert n_ref == times["refreshes"] == 2 * ((end_ps - 1) // TIMING.t_refi_ps)
+    vdd, n_dev, s = 1.5, 16, 1e-12
+    expected = (vdd * (0.067 * t_open + 0.070 * (2 * end_ps - t_open)) * s * n_dev
+                + n_ref * vdd * (0.260 - 0.067) * TIMING.t_rfc * TCK * s * n_dev)
+    got = energy["background_active"] + energy["background_precharge"] + energy["refresh"]
+    assert got == pytest.approx(expected, rel=1e-12)
+    c = d.counters()
+    assert energy["activate_precharge"] == pytest.approx(c["activates"] * 16 * 1.985625e-9, rel=1e-12)
+    assert energy["read"] == pytest.approx(c["reads"] * 16 * 1.3725e-9, rel=1e-12)
