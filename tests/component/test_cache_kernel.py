@@ -1,0 +1,214 @@
+"""Compiled cache hierarchy: validation, i7-920 geometry, and exact equality with the reference.
+
+The property tests drive ``CacheHierarchy`` (numba) and ``ReferenceHierarchy``
+(pure Python) with the same random small geometries and the same random
+sequences of operations (streaming, strided, random and mixed load/store
+chunks, interleaved with flush / evict_to_llc / invalidate and lower-level
+accesses, prefetcher on and off) and require identical per-level counters,
+DRAM read/write streams, served_by and final cache contents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simulator.memory.cache import (
+    COUNTER_NAMES, CacheGeometry, CacheHierarchy, PrefetcherSpec,
+)
+from simulator.memory.cache_reference import ReferenceHierarchy
+
+LINE = 64
+
+
+def geom(name: str, n_sets: int, ways: int) -> CacheGeometry:
+    return CacheGeometry(name, n_sets * ways * LINE, ways, LINE)
+
+
+def i7_920() -> list[CacheGeometry]:
+    # SPEC section 1 (003 Table 4, 003:L307): 64 B lines, L1D 32 KiB 8-way,
+    # L2 256 KiB 8-way, LLC 8 MiB 16-way.
+    return [CacheGeometry("L1D", 32 * 1024, 8, 64), CacheGeometry("L2", 256 * 1024, 8, 64),
+            CacheGeometry("LLC", 8 * 1024 * 1024, 16, 64)]
+
+
+# -- validation --------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, fragment", [
+    (("L2", 300000, 8, 64), "L2.size_bytes: 300000"),
+    (("L2", 3 * 8 * 64, 8, 64), "does not give a power-of-two number of sets"),
+    (("L1", 512, 0, 64), "L1.ways: 0"),
+    (("L1", 512, 2, 48), "L1.line_bytes: 48"),
+    (("L1", 512.0, 2, 64), "L1.size_bytes"),
+    (("L1", 512, True, 64), "L1.ways"),
+    (("", 512, 2, 64), "name"),
+])
+def test_geometry_rejects(args, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        CacheGeometry(*args)
+
+
+def test_geometry_sets():
+    assert [g.n_sets for g in i7_920()] == [64, 512, 8192]
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"level": -1}, "PrefetcherSpec.level"),
+    ({"degree": 0}, "PrefetcherSpec.degree"),
+    ({"n_streams": 0}, "PrefetcherSpec.n_streams"),
+    ({"enabled": 1}, "PrefetcherSpec.enabled"),
+])
+def test_prefetcher_rejects(kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        PrefetcherSpec(**kwargs)
+
+
+@pytest.mark.parametrize("impl", [CacheHierarchy, ReferenceHierarchy])
+def test_hierarchy_rejects(impl):
+    a = geom("A", 4, 2)
+    with pytest.raises(ValueError, match="levels: empty"):
+        impl([])
+    with pytest.raises(ValueError, match="B.line_bytes: 128"):
+        impl([a, CacheGeometry("B", 1024, 2, 128)])
+    with pytest.raises(ValueError, match="A.name"):
+        impl([a, a])
+    with pytest.raises(ValueError, match="PrefetcherSpec.level: 1"):
+        impl([a], PrefetcherSpec(level=1))
+    h = impl([a])
+    with pytest.raises(ValueError, match="start_level: 1"):
+        h.access([0], start_level=1)
+    with pytest.raises(ValueError, match="lines: minimum -1"):
+        h.access([0, -1])
+    with pytest.raises(ValueError, match="lines: dtype float64"):
+        h.access([0.5])
+    with pytest.raises(ValueError, match="is_store: shape"):
+        h.access([0, 1], np.array([True]))
+    with pytest.raises(ValueError, match="levels: 3"):
+        h.invalidate([0], [3])
+
+
+# -- i7-920 geometry -------------------------------------------------------------------
+
+def test_i7_920_capacity_stream():
+    h = CacheHierarchy(i7_920())
+    llc_lines = 8 * 1024 * 1024 // 64
+    lines = np.arange(llc_lines, dtype=np.int64)
+    h.access(lines)
+    r = h.access(lines)   # exactly the LLC capacity: second pass hits only in the LLC
+    assert r.level_counts[:, COUNTER_NAMES.index("misses")].tolist() == [llc_lines, llc_lines, 0]
+    assert r.level_counts[2, COUNTER_NAMES.index("hits")] == llc_lines
+    r = h.access(lines[-512:])   # the last 32 KiB are in the L1D
+    assert r.level_counts[0, COUNTER_NAMES.index("hits")] == 512
+    r = h.access(np.arange(llc_lines, llc_lines + 10), True)
+    assert (r.served_by == 3).all() and r.dram_writes.size == 0
+
+
+def test_i7_920_matches_reference_on_mixed_trace():
+    rng = np.random.default_rng(3)
+    n = 30000
+    lines = np.where(rng.random(n) < 0.5, np.arange(n), 100000 + rng.integers(0, 20000, n))
+    stores = rng.random(n) < 0.3
+    pf = PrefetcherSpec()
+    a, b = CacheHierarchy(i7_920(), pf), ReferenceHierarchy(i7_920(), pf)
+    assert_same(a.access(lines, stores), b.access(lines, stores))
+    assert_same(a.flush(lines[:5000]), b.flush(lines[:5000]))
+    assert a.counters() == b.counters()
+
+
+# -- kernel == reference -------------------------------------------------------------
+
+def assert_same(ra, rb) -> None:
+    assert np.array_equal(ra.level_counts, rb.level_counts)
+    assert ra.dram_reads.tolist() == rb.dram_reads.tolist()
+    assert ra.dram_writes.tolist() == rb.dram_writes.tolist()
+    assert ra.served_by.tolist() == rb.served_by.tolist()
+    assert ra.served_by.dtype == np.int8 and ra.dram_reads.dtype == np.int64
+
+
+@st.composite
+def hierarchies(draw):
+    n_levels = draw(st.integers(1, 3))
+    levels = [geom(f"L{i}", draw(st.sampled_from([1, 2, 4, 8])), draw(st.integers(1, 4)))
+              for i in range(n_levels)]
+    pf = None
+    if draw(st.booleans()):
+        pf = PrefetcherSpec(level=draw(st.integers(0, n_levels - 1)),
+                            degree=draw(st.integers(1, 4)),
+                            n_streams=draw(st.integers(1, 4)),
+                            enabled=draw(st.booleans()))
+    return levels, pf
+
+
+def chunk(rng: np.random.Generator, universe: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random access chunk: stream, strided, random or mixed, with a store mix."""
+    n = int(rng.integers(1, 80))
+    kind = int(rng.integers(0, 4))
+    start = int(rng.integers(0, universe))
+    if kind == 0:
+        lines = start + np.arange(n)
+    elif kind == 1:
+        lines = start + int(rng.integers(2, 9)) * np.arange(n)
+    elif kind == 2:
+        lines = rng.integers(0, universe, n)
+    else:
+        lines = np.where(rng.random(n) < 0.5, start + np.arange(n), rng.integers(0, universe, n))
+    store_p = float(rng.choice([0.0, 0.3, 1.0]))
+    return lines.astype(np.int64), rng.random(n) < store_p
+
+
+def run_both(levels, pf, seed: int, n_ops: int, small_buffers: bool = False) -> None:
+    rng = np.random.default_rng(seed)
+    a, b = CacheHierarchy(levels, pf), ReferenceHierarchy(levels, pf)
+    if small_buffers:   # force the kernel's early return and resume path
+        per = len(levels) * (1 + (pf.degree if pf else 0))
+        a._reserve = lambda n: None
+        a._rd = np.empty(per + 3, dtype=np.int64)
+        a._wr = np.empty(per + 3, dtype=np.int64)
+    universe = int(rng.integers(8, 200))
+    for _ in range(n_ops):
+        op = int(rng.integers(0, 10))
+        lines, stores = chunk(rng, universe)
+        if op == 0:
+            ra, rb = a.flush(lines), b.flush(lines)
+        elif op == 1:
+            ra, rb = a.evict_to_llc(lines), b.evict_to_llc(lines)
+        elif op == 2:
+            lv = sorted(set(rng.integers(0, len(levels), 2).tolist()))
+            ra, rb = a.invalidate(lines, lv), b.invalidate(lines, lv)
+        else:
+            k = int(rng.integers(0, len(levels))) if op == 3 else 0
+            flags = bool(stores[0]) if op == 4 else stores
+            ra, rb = a.access(lines, flags, start_level=k), b.access(lines, flags, start_level=k)
+        assert_same(ra, rb)
+    assert a.counters() == b.counters()
+    for x in range(universe + 600):
+        assert a.contains(x) == b.contains(x)
+        assert a.is_dirty(x) == b.is_dirty(x)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hierarchies(), st.integers(0, 2**32 - 1))
+def test_kernel_equals_reference(hier, seed):
+    levels, pf = hier
+    run_both(levels, pf, seed, n_ops=25)
+
+
+@settings(max_examples=30, deadline=None)
+@given(hierarchies(), st.integers(0, 2**32 - 1))
+def test_kernel_equals_reference_with_tiny_buffers(hier, seed):
+    levels, pf = hier
+    run_both(levels, pf, seed, n_ops=15, small_buffers=True)
+
+
+def test_prefetcher_on_long_stream_equals_reference():
+    levels = [geom("A", 4, 2), geom("B", 16, 4), geom("C", 64, 4)]
+    for pf in (PrefetcherSpec(level=1, degree=4, n_streams=4),
+               PrefetcherSpec(level=0, degree=3, n_streams=2),
+               PrefetcherSpec(level=2, degree=8, n_streams=1)):
+        a, b = CacheHierarchy(levels, pf), ReferenceHierarchy(levels, pf)
+        lines = np.concatenate([np.arange(2000), np.arange(5000, 5400, 2), np.arange(300)])
+        stores = (np.arange(lines.size) % 5) == 0
+        assert_same(a.access(lines, stores), b.access(lines, stores))
+        assert a.counters() == b.counters()
