@@ -36,7 +36,9 @@ def energy_breakdown_j(system: System, end_ps: int) -> dict[str, dict[str, float
     traffic_bytes = dram_counts["bytes_read"] + dram_counts["bytes_written"]
     out["memory_path"] = {"access": traffic_bytes * spec.host.memory_path_energy_j_per_byte}
     out["dram"] = dict(system.dram.energy_j(end_ps))
-    out["dram_interface"] = {"transfer": traffic_bytes * 8 * spec.dram.interface_energy_j_per_bit}
+    # near-memory accelerators move DRAM data without crossing the off-chip interface
+    exempt = sum(unit.interface.offchip_exempt_bytes for unit in system.units.values())
+    out["dram_interface"] = {"transfer": (traffic_bytes - exempt) * 8 * spec.dram.interface_energy_j_per_bit}
     for name, unit in system.units.items():
         out[name] = unit.energy_j(end_ps)
     return out

@@ -70,18 +70,10 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray):
             yield from core.run_maintenance_row(env, stage, cols.lines(i, line_bytes), op)
         elif op == "offload":
             params = json.loads(cols.params[i])
-            unit = system.units[params["unit"]]
-            start = env.now
-            yield from unit.submit(params, issuer_stage=cols.stage[i])
-            stage.busy_ps += env.now - start
-            stage.add_interval(start, env.now)
+            yield from system.units[params["unit"]].offload(core, params, stage)
         elif op == "wait":
             params = json.loads(cols.params[i])
-            start = env.now
-            yield system.units[params["unit"]].idle_event()
-            stage.stall_ps += env.now - start
-            stage.busy_ps += env.now - start
-            stage.add_interval(start, env.now)
+            yield from system.units[params["unit"]].wait(core, stage)
 
 
 def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 import networkx as nx
 import simpy
 
+from simulator.accel.registry import BUILDERS, BuildContext
 from simulator.config.schema import SystemSpec
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, PrefetcherSpec
 from simulator.memory.dram import DramCurrents, DramGeometry, DramSystem, DramTiming
+from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
 from simulator.units import seconds_to_ps
 
@@ -100,6 +102,13 @@ def build_system(spec: SystemSpec) -> System:
     for a, b in zip(chain, chain[1:]):
         graph.add_edge(a, b, kind="cache" if b != "DRAM" else "memory_bus")
     system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=host, graph=graph)
+    for name, acc in spec.accelerators.items():
+        interface = Interface(name, acc.interface, caches, dram, spec.caches.line_bytes)
+        system.units[name] = BUILDERS[acc.kind](name, acc, BuildContext(env, interface, spec.host.frequency_hz))
+        attach = {"dram": "DRAM", "near_memory": "DRAM", "pcie": "DRAM", "in_pipeline": "host"}.get(
+            acc.interface.coupling, spec.caches.levels[-1].name)
+        graph.add_node(name)
+        graph.add_edge(name, attach, kind=acc.interface.coupling)
     check_wiring(system)
     return system
 

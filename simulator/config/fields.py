@@ -146,6 +146,14 @@ def build_spec(cls: type, raw: Any, source: str, key: str, errors: list[str]) ->
 
 def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors: list[str]) -> Any:
     origin = typing.get_origin(tp)
+    if _is_spec(tp) and getattr(tp, "KINDS", None) is not None:
+        # a polymorphic spec: the mapping's ``kind`` selects the registered subclass
+        kinds = tp.KINDS
+        kind = value.get("kind") if isinstance(value, dict) else None
+        if kind not in kinds:
+            errors.append(f"{source}: {key}.kind: {kind!r}; expected one of: {', '.join(sorted(kinds))}")
+            return None
+        return build_spec(kinds[kind], value, source, key, errors)
     if _is_spec(tp):
         return build_spec(tp, value, source, key, errors)
     if origin is tuple:

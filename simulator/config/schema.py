@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.fields import param
 
 
@@ -161,3 +162,10 @@ class SystemSpec:
     host: HostSpec = param(doc="host core")
     caches: CachesSpec = param(doc="cache hierarchy")
     dram: DramSpec = param(doc="main memory")
+    accelerators: dict[str, AcceleratorSpec] = field(
+        default_factory=dict, metadata={"doc": "accelerators by unit name (the name traces use)"})
+
+    def __post_init__(self) -> None:
+        for name in self.accelerators:
+            if name == "host":
+                raise ValueError("accelerators.host: 'host' is the core's unit name; expected another name")

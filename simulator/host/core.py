@@ -104,27 +104,24 @@ class HostCore:
             t = max(t, dram_done_ps + self.timing.path_latency_ps - now_ps)
         return t
 
-    def dependent_ps(self, lines: np.ndarray, is_store: bool, now_ps: int) -> tuple[int, np.ndarray]:
-        """Serialised accesses: each one pays its full latency; returns (duration ps, served counts)."""
+    def dependent_accesses(self, env, lines: np.ndarray, is_store: bool, counts: np.ndarray):
+        """SimPy generator: serialised accesses, each paying its full latency in turn.
+
+        One event per access: the next address depends on this load, and DRAM
+        serves requests in arrival order, so each access is issued at its own time.
+        """
         lat = self.timing.level_latency_cycles
         n_levels = len(lat)
-        counts = np.zeros(n_levels + 1, dtype=np.int64)
-        t = now_ps
-        for line in lines:  # one access at a time: the next address depends on this load
-            res = self.port.caches.access(np.array([line], dtype=np.int64), is_store, self.port.start_level)
-            level = int(res.served_by[0])
+        for line in lines:
+            now = env.now
+            res = self.port.access(np.array([line], dtype=np.int64), is_store, now)
+            level = int(res.cache.served_by[0])
             counts[level] += 1
             if level < n_levels:
-                t += self.clock.cycles_to_ps(lat[level])
+                dt = self.clock.cycles_to_ps(lat[level])
             else:
-                done = t + self.timing.path_latency_ps
-                for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
-                    if len(arr):
-                        d = self.port.dram.service(arr.astype(np.int64), w, t)
-                        if not w:
-                            done = d + self.timing.path_latency_ps
-                t = done
-        return t - now_ps, counts
+                dt = res.dram_done_ps + self.timing.path_latency_ps - now
+            yield env.timeout(max(dt, 1))
 
     # --- replay ------------------------------------------------------------------------------
 
@@ -145,7 +142,9 @@ class HostCore:
             c_elems = n_elements * share
             start = env.now
             if dependent:
-                mem_ps, counts = self.dependent_ps(chunk, is_store, start)
+                counts = np.zeros(len(self.bytes_by_level), dtype=np.int64)
+                yield from self.dependent_accesses(env, chunk, is_store, counts)
+                mem_ps = env.now - start
             else:
                 res = self.port.access(chunk, is_store, start)
                 counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))
@@ -158,7 +157,8 @@ class HostCore:
             stage.stall_ps += busy - comp_ps
             stage.lines += len(chunk)
             stage.busy_ps += busy
-            yield env.timeout(busy)
+            # dependent chunks have already spent mem_ps; only the rest (compute/issue beyond it) remains
+            yield env.timeout(busy - mem_ps if dependent else busy)
             stage.add_interval(start, env.now)
         stage.flops += flops
         self.flops += flops

@@ -1,0 +1,169 @@
+"""The common part of every accelerator unit: command queue, worker, completion, busy time, energy.
+
+A unit receives commands from the host through ``offload`` (a trace row
+``offload`` with JSON params) and executes them one at a time in a SimPy
+process. ``wait`` blocks the host until every command handed over so far has
+completed, then runs the interface's after-completion work (invalidations,
+copies). Subclasses implement ``execute(command)`` as a SimPy generator using
+``self.interface.access`` for data and ``self.compute_ps`` for work, and
+count what they do in ``self.counts`` (names ending in their unit, e.g.
+``flops``, ``bytes_read``).
+
+Command params (JSON object): ``unit`` (target), ``op`` (the unit's operation),
+``inputs`` and ``outputs`` (lists of ``[byte address, bytes]`` regions), and
+operation arguments. An ``in_pipeline`` unit is synchronous: the host waits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from simulator.engine import ClockDomain
+from simulator.interconnect.interface import Interface
+from simulator.units import PS_PER_S, seconds_to_ps
+
+
+@dataclass
+class Command:
+    """One offloaded command and its completion event."""
+
+    params: dict[str, Any]
+    done: simpy.Event
+    issued_ps: int
+    started_ps: int = 0
+    finished_ps: int = 0
+
+    @property
+    def inputs(self) -> list:
+        return list(self.params.get("inputs", []))
+
+    @property
+    def outputs(self) -> list:
+        return list(self.params.get("outputs", []))
+
+
+@dataclass
+class AcceleratorUnit:
+    """Base class: queue, worker process, timing and energy bookkeeping (subclass: ``execute``)."""
+
+    name: str
+    env: simpy.Environment
+    clock: ClockDomain
+    interface: Interface
+    static_power_w: float
+    idle_power_w: float
+    counts: dict[str, float] = field(default_factory=dict)
+    busy_ps: int = 0
+    commands_done: int = 0
+
+    def __post_init__(self) -> None:
+        self._queue: simpy.Store = simpy.Store(self.env)
+        self._pending: list[Command] = []
+        self._finished: list[Command] = []
+        self._idle = self.env.event().succeed()
+        self.env.process(self._worker())
+
+    # --- host side ------------------------------------------------------------------------------
+
+    def offload(self, core, params: dict[str, Any], stage):
+        """SimPy generator run by the host: driver work, coherence, then enqueue the command."""
+        yield from self.interface.host_before(core, self.env, stage, list(params.get("inputs", [])),
+                                              list(params.get("outputs", [])))
+        cmd = Command(params=params, done=self.env.event(), issued_ps=self.env.now)
+        if self._idle.triggered:
+            self._idle = self.env.event()
+        self._pending.append(cmd)
+        yield self._queue.put(cmd)
+        if self.interface.coupling == "in_pipeline":  # an instruction: the core waits for its result
+            start = self.env.now
+            yield cmd.done
+            stage.stall_ps += self.env.now - start
+            stage.busy_ps += self.env.now - start
+            yield from self._after(core, stage)
+
+    def wait(self, core, stage):
+        """SimPy generator run by the host: wait for every command so far, then clean up host copies."""
+        start = self.env.now
+        yield self._idle
+        stage.stall_ps += self.env.now - start
+        stage.busy_ps += self.env.now - start
+        stage.add_interval(start, self.env.now)
+        yield from self._after(core, stage)
+
+    def _after(self, core, stage):
+        finished, self._finished = self._finished, []
+        outputs = [r for cmd in finished for r in cmd.outputs]
+        if outputs:
+            yield from self.interface.host_after(core, self.env, stage, outputs)
+
+    def idle_event(self) -> simpy.Event:
+        """Fires when every command handed over so far has completed."""
+        return self._idle
+
+    # --- accelerator side -----------------------------------------------------------------------
+
+    def _worker(self):
+        while True:
+            cmd: Command = yield self._queue.get()
+            cmd.started_ps = self.env.now
+            if self.interface.coupling == "pcie" and cmd.inputs:
+                yield self.env.timeout(max(0, self.interface.copy_in(cmd.inputs, self.env.now) - self.env.now))
+            yield from self.execute(cmd)
+            if self.interface.coupling == "pcie" and cmd.outputs:
+                yield self.env.timeout(max(0, self.interface.copy_out(cmd.outputs, self.env.now) - self.env.now))
+            latency = seconds_to_ps(self.interface.spec.completion_latency_s)
+            if latency:
+                yield self.env.timeout(latency)
+            cmd.finished_ps = self.env.now
+            self.busy_ps += cmd.finished_ps - cmd.started_ps
+            self.commands_done += 1
+            self._pending.remove(cmd)
+            self._finished.append(cmd)
+            cmd.done.succeed()
+            if not self._pending:
+                self._idle.succeed()
+
+    def execute(self, cmd: Command):
+        """SimPy generator: carry out one command (subclasses)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+
+    def count(self, name: str, value: float) -> None:
+        """Add ``value`` to counter ``name``."""
+        self.counts[name] = self.counts.get(name, 0) + value
+
+    def compute_ps(self, cycles: float) -> int:
+        """Duration of ``cycles`` of this unit's clock, ps."""
+        return self.clock.cycles_to_ps(cycles)
+
+    # --- reporting -------------------------------------------------------------------------------
+
+    def dynamic_energy_j(self) -> dict[str, float]:
+        """Dynamic energy by category from ``counts`` (subclasses)."""
+        return {}
+
+    def energy_j(self, end_ps: int) -> dict[str, float]:
+        """Energy by category, J: dynamic (subclass), static (busy at static power, idle at idle power), link."""
+        busy_s = self.busy_ps / PS_PER_S
+        idle_s = max(0, end_ps - self.busy_ps) / PS_PER_S
+        out = dict(self.dynamic_energy_j())
+        out["static"] = self.static_power_w * busy_s + self.idle_power_w * idle_s
+        out.update(self.interface.energy_j())
+        return out
+
+    def result_rows(self, end_ps: int) -> list[tuple[str, str, float, str]]:
+        """Rows for Results: busy time, commands, and every counter."""
+        comp = f"accel/{self.name}"
+        rows = [(comp, "busy_s", self.busy_ps / PS_PER_S, "s"), (comp, "commands", self.commands_done, "count"),
+                (comp, "link_bytes", self.interface.link.bytes_moved, "B")]
+        rows += [(comp, k, v, _unit_of(k)) for k, v in sorted(self.counts.items())]
+        return rows
+
+
+def _unit_of(counter: str) -> str:
+    for suffix, unit in (("bytes", "B"), ("flops", "flop"), ("_s", "s"), ("cycles", "cycles")):
+        if counter.endswith(suffix):
+            return unit
+    return "count"

@@ -1,0 +1,1 @@
+"""Imports every accelerator kind module so that its builder is registered."""

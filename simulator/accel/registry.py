@@ -1,0 +1,39 @@
+"""Builders of accelerator units by kind.
+
+Each accelerator module registers a builder with ``register_builder(kind)``:
+a function ``(name, spec, context) -> AcceleratorUnit``. ``BuildContext``
+carries what a unit may be connected to; only ``system.py`` calls builders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import simpy
+
+from simulator.interconnect.interface import Interface
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What the composition root hands an accelerator builder."""
+
+    env: simpy.Environment
+    interface: Interface
+    host_frequency_hz: float
+
+
+BUILDERS: dict[str, Callable] = {}
+
+
+def register_builder(kind: str):
+    """Decorator: register ``fn(name, spec, context)`` as the builder of ``kind`` units."""
+    def deco(fn: Callable) -> Callable:
+        BUILDERS[kind] = fn
+        return fn
+    return deco
+
+
+# Kind modules register themselves on import.
+from simulator.accel import kinds  # noqa: E402,F401

@@ -1,0 +1,69 @@
+"""Accelerator and interface specs.
+
+An accelerator entry of a system config names its ``kind`` (which selects the
+spec class registered for it, e.g. ``lap``) and its ``interface``: how it is
+coupled to the host (SPEC section 1, "Couplings"). The interface decides how
+the host hands work over (driver overhead, flushes, copies) and how the
+accelerator reaches memory; the accelerator's own spec says only what it
+computes and how fast. Kind-specific spec classes subclass ``AcceleratorSpec``
+and register with ``register_kind``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from simulator.config.fields import param
+
+COUPLINGS = ("dram", "near_memory", "llc", "pcie", "on_die_dma", "in_pipeline", "shared_memory")
+
+
+@dataclass(frozen=True)
+class InterfaceSpec:
+    """How an accelerator is coupled to the host and memory.
+
+    couplings: ``dram`` (system-bus DMA from DRAM, non-coherent: the host flushes
+    inputs before and invalidates outputs after), ``near_memory`` (like dram with
+    the accelerator inside the memory: ``bandwidth`` is its internal bandwidth and
+    no off-chip interface energy), ``llc`` (on the L2-LLC bus: the host evicts
+    dirty lines to the LLC, the accelerator reads/writes through the LLC),
+    ``pcie`` (device with its own memory: copies in and out over the link),
+    ``on_die_dma`` (coprocessor reached by privileged DMA calls; reads through the
+    LLC), ``in_pipeline`` (a functional unit driven by instructions, operands from
+    L1, the core waits for it), ``shared_memory`` (coherent, HSA-like: no copies,
+    no flushes, accesses through the LLC).
+    """
+
+    coupling: str = param(choices=COUPLINGS, doc="coupling of the accelerator to host and memory")
+    bandwidth_bytes_per_s: float = param(unit="bandwidth", positive=True,
+                                         doc="bandwidth of the accelerator's data path (link or port)")
+    latency_s: float = param(0.0, unit="time", min=0.0, doc="one-way latency of the link per transfer/request")
+    energy_j_per_bit: float = param(0.0, unit="energy_per_bit", min=0.0, doc="link energy per bit moved")
+    offload_overhead_cycles: float = param(0.0, min=0.0, doc="host cycles per offload (driver call, set-up: LogCA o)")
+    completion_latency_s: float = param(0.0, unit="time", min=0.0,
+                                        doc="from the accelerator's last write to the host seeing completion")
+    device_memory_bandwidth_bytes_per_s: float = param(
+        0.0, unit="bandwidth", min=0.0, doc="pcie only: bandwidth of the device's own memory (0 = not limiting)")
+
+
+@dataclass(frozen=True)
+class AcceleratorSpec:
+    """Common part of every accelerator: its kind and interface. Subclasses add the rest."""
+
+    KINDS: ClassVar[dict[str, type]] = {}
+
+    kind: str = param(doc="accelerator kind (lap, crypto, stencil, kernel)")
+    interface: InterfaceSpec = param(doc="coupling to host and memory")
+
+
+def register_kind(kind: str):
+    """Class decorator: register an AcceleratorSpec subclass for ``kind``."""
+    def deco(cls: type) -> type:
+        AcceleratorSpec.KINDS[kind] = cls
+        return cls
+    return deco
+
+
+# Kind-specific specs register themselves on import (one module per accelerator kind).
+from simulator.config import accel_specs  # noqa: E402,F401

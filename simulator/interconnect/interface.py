@@ -1,0 +1,150 @@
+"""Couplings of an accelerator to host and memory, as interfaces (not accelerator code).
+
+An ``Interface`` does three things for an accelerator unit:
+- host side, before an offload: the driver's overhead (host cycles) and the
+  coherence work the coupling needs (clflush of inputs and outputs for the
+  non-coherent ``dram``/``near_memory``/``pcie`` couplings, evict-to-LLC for
+  ``llc``, nothing for the coherent ones);
+- the accelerator's data path: ``read``/``write`` of line chunks, returning
+  when the data has arrived (a link in series with DRAM, or the LLC port, or the
+  device's own memory, or the host's L1 for an in-pipeline unit);
+- host side, after completion: invalidating stale host copies of the outputs
+  (``dram``/``near_memory``/``pcie``: every level; ``llc``: the levels above the
+  LLC), and for ``pcie`` the copies in and out over the link.
+The same accelerator code therefore runs at any placement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simulator.config.accelerators import InterfaceSpec
+from simulator.interconnect.link import Link
+from simulator.memory.cache import CacheHierarchy
+from simulator.memory.dram import DramSystem
+from simulator.units import seconds_to_ps
+from workloads.trace import element_lines
+
+NON_COHERENT = ("dram", "near_memory", "pcie")
+
+
+def region_lines(regions: list, line_bytes: int) -> np.ndarray:
+    """Line numbers covered by ``[[addr, nbytes], ...]`` byte regions, in order."""
+    parts = [element_lines(int(a), int(n), int(n), 1, line_bytes) for a, n in regions if int(n) > 0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class Interface:
+    """Runtime of one accelerator's coupling (see module docstring)."""
+
+    name: str
+    spec: InterfaceSpec
+    caches: CacheHierarchy
+    dram: DramSystem
+    line_bytes: int
+    link: Link = field(init=False)
+    device_memory: Link | None = field(init=False, default=None)
+    offchip_exempt_bytes: int = field(init=False, default=0)  # DRAM bytes that never cross the off-chip interface
+
+    def __post_init__(self) -> None:
+        s = self.spec
+        self.link = Link(f"{self.name}.link", s.bandwidth_bytes_per_s, seconds_to_ps(s.latency_s), s.energy_j_per_bit)
+        if s.coupling == "pcie" and s.device_memory_bandwidth_bytes_per_s > 0:
+            self.device_memory = Link(f"{self.name}.device_memory", s.device_memory_bandwidth_bytes_per_s)
+        self.llc_level = len(self.caches.levels) - 1
+
+    @property
+    def coupling(self) -> str:
+        """The coupling name (InterfaceSpec.coupling)."""
+        return self.spec.coupling
+
+    # --- host side --------------------------------------------------------------------------
+
+    def host_before(self, core, env, stage, inputs: list, outputs: list):
+        """SimPy generator run by the host before handing a command over."""
+        if self.spec.offload_overhead_cycles:
+            start = env.now
+            dt = core.clock.cycles_to_ps(self.spec.offload_overhead_cycles)
+            stage.busy_ps += dt
+            stage.compute_ps += dt
+            yield env.timeout(dt)
+            stage.add_interval(start, env.now)
+        if self.coupling in NON_COHERENT:
+            lines = region_lines(inputs + outputs, self.line_bytes)
+            if len(lines):
+                yield from core.run_maintenance_row(env, stage, lines, "flush")
+        elif self.coupling == "llc":
+            lines = region_lines(inputs + outputs, self.line_bytes)
+            if len(lines):
+                yield from core.run_maintenance_row(env, stage, lines, "evict_llc")
+
+    def host_after(self, core, env, stage, outputs: list):
+        """SimPy generator run by the host after completion: drop stale copies of the outputs."""
+        lines = region_lines(outputs, self.line_bytes)
+        if not len(lines):
+            return
+        if self.coupling in NON_COHERENT:
+            yield from core.run_maintenance_row(env, stage, lines, "invalidate")
+        elif self.coupling == "llc":
+            self.caches.invalidate(lines, levels=list(range(self.llc_level)))
+
+    # --- accelerator data path ----------------------------------------------------------------
+
+    def _dram(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        done = self.dram.service(lines, is_write, now_ps) if len(lines) else now_ps
+        if self.coupling == "near_memory":
+            self.offchip_exempt_bytes += len(lines) * self.line_bytes
+        return done
+
+    def _through_llc(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        res = self.caches.access(lines, is_write, self.llc_level)
+        done = now_ps
+        for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
+            if len(arr):
+                done = max(done, self.dram.service(arr.astype(np.int64), w, now_ps))
+        return done
+
+    def access(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        """Move ``lines`` between the accelerator and memory starting at ``now_ps``; return arrival, ps."""
+        lines = np.asarray(lines, dtype=np.int64)
+        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps)
+        c = self.coupling
+        if c in ("dram", "near_memory"):
+            return max(link_done, self._dram(lines, is_write, now_ps))
+        if c in ("llc", "on_die_dma", "shared_memory"):
+            return max(link_done, self._through_llc(lines, is_write, now_ps))
+        if c == "in_pipeline":
+            res = self.caches.access(lines, is_write, 0)
+            done = link_done
+            for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
+                if len(arr):
+                    done = max(done, self.dram.service(arr.astype(np.int64), w, now_ps))
+            return done
+        # pcie: the device works on its own memory; copies cross the link (copy_in / copy_out)
+        if self.device_memory is not None:
+            return max(now_ps, self.device_memory.transfer(len(lines) * self.line_bytes, now_ps))
+        return now_ps
+
+    def copy_in(self, regions: list, now_ps: int) -> int:
+        """pcie: DMA the input regions from host DRAM over the link into device memory; arrival, ps."""
+        lines = region_lines(regions, self.line_bytes)
+        if not len(lines):
+            return now_ps
+        dram_done = self.dram.service(lines, False, now_ps)
+        return max(dram_done, self.link.transfer(len(lines) * self.line_bytes, now_ps))
+
+    def copy_out(self, regions: list, now_ps: int) -> int:
+        """pcie: DMA the output regions over the link into host DRAM; arrival, ps."""
+        lines = region_lines(regions, self.line_bytes)
+        if not len(lines):
+            return now_ps
+        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps)
+        # DRAM takes requests in arrival order, so the writes are booked now and bounded by the link
+        return max(link_done, self.dram.service(lines, True, now_ps))
+
+    def energy_j(self) -> dict[str, float]:
+        """Energy of the interface's own link, J (DRAM's off-chip interface is charged by the DRAM model)."""
+        return {"link": self.link.energy_j()}
