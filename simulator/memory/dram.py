@@ -324,6 +324,11 @@ class DramSystem:
             "bytes_written": int(c[k.K_WRITES]) * self.geometry.line_bytes,
         }
 
+    @property
+    def last_completion_ps(self) -> int:
+        """Completion time in ps of the latest data burst served so far (0 before any)."""
+        return max(int(self._ctr[k.K_LAST_DONE]), 0)
+
     def command_log(self) -> np.ndarray:
         """Recorded commands, int64[n, 5]: time_ps, command (dram_kernel.CMD_*), global rank,
         bank (-1 for REF), row (-1 for REF); in issue-decision order, not time order."""
@@ -332,10 +337,13 @@ class DramSystem:
     def _state_at(self, end_ps: int) -> tuple[np.ndarray, np.ndarray]:
         """Rank and counter arrays of a copy of the system idled until end_ps."""
         end_ps = int(end_ps)
-        last_done = int(self._ctr[k.K_LAST_DONE])
-        if end_ps < max(self._min_arrival_ps, last_done, 0):
-            raise ValueError(f"end_ps = {end_ps}: expected >= the last arrival and completion "
-                             f"({max(self._min_arrival_ps, last_done, 0)} ps)")
+        # open time is final up to each rank's accounting mark, which never passes the last
+        # completion; any end_ps from there on is accounted exactly
+        earliest = max(self._min_arrival_ps, int(self._rk[:, k.R_ACC_MARK].max()), 0)
+        if end_ps < earliest:
+            raise ValueError(f"end_ps = {end_ps}: expected >= {earliest} ps (the last arrival and the time up to "
+                             f"which background is already accounted; last_completion_ps = "
+                             f"{self.last_completion_ps} is always accepted)")
         bk, rk, pend, ctr = self._bk.copy(), self._rk.copy(), self._pend.copy(), self._ctr.copy()
         log, log_n = np.zeros((0, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
         k.idle_until(end_ps, self.geometry.banks, self._p, bk, rk, pend, ctr, log, log_n)
@@ -344,11 +352,13 @@ class DramSystem:
     def background_times_ps(self, end_ps: int) -> dict[str, int]:
         """Rank-picoseconds in [0, end_ps), summed over ranks, with at least one bank open
         (``open``) and with all banks precharged (``precharged``); plus ``refreshes``, the
-        REF commands of all ranks due before end_ps."""
-        rk, ctr = self._state_at(end_ps)
+        REF commands of all ranks due before end_ps (k * tREFI < end_ps, k >= 1). end_ps
+        may be any time from ``last_completion_ps`` on (earlier if nothing is pending)."""
+        rk, _ = self._state_at(end_ps)
         open_ps = int(rk[:, k.R_ACC_OPEN].sum())
+        per_rank = (int(end_ps) - 1) // self.timing.t_refi_ps if end_ps > 0 else 0
         return {"open": open_ps, "precharged": int(end_ps) * rk.shape[0] - open_ps,
-                "refreshes": int(ctr[k.K_REFRESHES])}
+                "refreshes": per_rank * rk.shape[0]}
 
     def energy_j(self, end_ps: int) -> dict[str, float]:
         """DRAM energy in J over [0, end_ps) by category (see ``simulator.memory.power``):

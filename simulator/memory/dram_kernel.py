@@ -105,7 +105,7 @@ CMD_REF = 4
 NEG_INF = -(1 << 60)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _log(log, log_n, t_ps, cmd, rank, bank, row):
     """Append one command to the log if it has room (log rows: time, cmd, rank, bank, row)."""
     n = log_n[0]
@@ -175,7 +175,7 @@ def _advance_open(rk, rank, banks, pend, watermark):
     rk[rank, R_PEND] = keep
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _close_bank(bk, rk, rank, bank_row, pend, t_pre, p, ctr, log, log_n, bank_idx):
     """Precharge one open bank at t_pre: record its open interval and update its readiness."""
     n = rk[rank, R_PEND]
@@ -259,7 +259,8 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
         if ring[c, qpos] > frontier:
             frontier = ring[c, qpos]
 
-        _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
+        if rk[rank, R_NEXT_REF] <= frontier:  # (test here: the call is not inlined)
+            _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
         if rk[rank, R_PEND] + 2 > pend.shape[1] // 2:
             wm = frontier
             if rk[rank, R_NEXT_REF] < wm:

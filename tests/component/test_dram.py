@@ -168,7 +168,8 @@ def test_input_validation():
     with pytest.raises(ValueError, match="is_write"):
         d.service(np.array([1, 2]), np.array([True]), 6000)
     with pytest.raises(ValueError, match="end_ps"):
-        d.energy_j(5000)
+        d.energy_j(4000)
+    assert d.energy_j(d.last_completion_ps)["read"] > 0
 
 
 # -- protocol check of the command log -------------------------------------------------------------

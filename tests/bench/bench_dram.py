@@ -1,0 +1,66 @@
+"""Benchmark of DramSystem.service: wall time and lines/s on 1M-line streams and random lines.
+
+Prints the kernel compilation (or cache load) time separately, then for each workload the
+simulated bandwidth (GB/s) and the wall time of serving it as one chunk and as 4096-line
+chunks. Target: 1M lines in well under 1 s of wall time after compilation.
+
+Run: python tests/bench/bench_dram.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from simulator.memory.dram import DramCurrents, DramGeometry, DramSystem, DramTiming
+
+# DDR3-1600 Micron MT41J256M4 (SPEC section 1, 003 Table 4 at 003:L307)
+TIMING = DramTiming(tck_ps=1250, cl=11, t_rcd=11, t_rp=11, t_ras=28, t_rc=39, t_rrd=5, t_ccd=4, t_wr=12,
+                    t_wtr=6, t_rtp=6, t_rfc=88, t_faw=24, burst_length=8, t_refi_ps=7_800_000)
+CURRENTS = DramCurrents(idd0_ma=95, idd1_ma=115, idd2p_ma=45, idd2q_ma=67, idd2n_ma=70, idd3n_ma=67,
+                        idd4r_ma=250, idd4w_ma=250, idd5_ma=260, vdd_v=1.5)
+GEOMETRY = DramGeometry(channels=1, ranks_per_channel=1, banks=8, rows=16384, columns=2048,
+                        device_width_bits=4, bus_width_bits=64, line_bytes=64,
+                        mapping="row:rank:bank:channel:column")
+N_LINES = 1 << 20
+CHUNK = 4096
+
+
+def run(lines: np.ndarray, chunk: int) -> tuple[float, int, DramSystem]:
+    """Serve `lines` in chunks of `chunk`, each arriving when the previous one completed;
+    return wall seconds, simulated end time (ps) and the system."""
+    d = DramSystem(TIMING, CURRENTS, GEOMETRY)
+    t_ps = 0
+    start = time.perf_counter()
+    for i in range(0, len(lines), chunk):
+        t_ps = d.service(lines[i:i + chunk], False, t_ps)
+    return time.perf_counter() - start, t_ps, d
+
+
+def main() -> None:
+    start = time.perf_counter()
+    DramSystem(TIMING, CURRENTS, GEOMETRY).service(np.arange(16), False, 0)
+    DramSystem(TIMING, CURRENTS, GEOMETRY).idle_until(10**9)
+    print(f"kernel compile/cache load: {time.perf_counter() - start:.2f} s")
+    rng = np.random.default_rng(0)
+    workloads = {
+        "stream": np.arange(N_LINES, dtype=np.int64),
+        "random (1 GiB)": rng.integers(0, (1 << 30) // 64, N_LINES),
+    }
+    for name, lines in workloads.items():
+        for chunk in (N_LINES, CHUNK):
+            wall_s, end_ps, d = run(lines, chunk)
+            gb_s = len(lines) * 64 / (end_ps * 1e-12) / 1e9
+            c = d.counters()
+            print(f"{name:15s} chunk {chunk:8d}: {len(lines) / wall_s / 1e6:6.2f} M lines/s, "
+                  f"wall {wall_s:.3f} s, simulated {gb_s:5.2f} GB/s ({gb_s / 12.8:.0%} of 12.8), "
+                  f"row hits {c['row_hits'] / c['reads']:.3f}")
+        e = d.energy_j(d.last_completion_ps)
+        total = sum(e.values())
+        print(f"{'':15s} energy {total * 1e3:.2f} mJ, {total / (len(lines) * 512) * 1e12:.1f} pJ/bit, "
+              f"background+refresh {(e['background_active'] + e['background_precharge'] + e['refresh']) / total:.0%}")
+
+
+if __name__ == "__main__":
+    main()
