@@ -76,6 +76,40 @@ def _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, is_dirty)
     return -1
 
 
+@njit(cache=True, inline="always")
+def _lookup(tags, stamps, base, mask, ways, level, line):
+    """One scan of the set: the slot holding ``line`` (>= 0), else ``-2 - victim``.
+
+    The victim is the first slot of smallest stamp: an invalid slot if any, else
+    the least recently used one (the same choice as ``_insert``).
+    """
+    start = base[level] + (line & mask[level]) * ways[level]
+    end = start + ways[level]
+    for slot in range(start, end):
+        if tags[slot] == line:
+            return slot
+    victim = start
+    best = stamps[start]
+    for slot in range(start + 1, end):
+        if stamps[slot] < best:
+            best = stamps[slot]
+            victim = slot
+    return -2 - victim
+
+
+@njit(cache=True, inline="always")
+def _place(tags, stamps, dirty, slot, line, is_dirty, now):
+    """Put ``line`` in ``slot`` with stamp ``now``; return the dirty victim or -1."""
+    victim = tags[slot]
+    victim_dirty = dirty[slot]
+    tags[slot] = line
+    dirty[slot] = is_dirty
+    stamps[slot] = now
+    if victim >= 0 and victim_dirty != 0:
+        return victim
+    return -1
+
+
 @njit(cache=True)
 def _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
                 wr_buf, pos, level, line):
@@ -118,6 +152,10 @@ def access_kernel(lines, stores, store_mode, start, start_level,
     so the fill / write-back cascade and the stream prefetcher are written out
     here.  Each access runs as a series of "fill jobs": first the demand line,
     then each line the prefetcher issues, all through the same fill code.
+    The lookup of a level remembers its victim slot (``vslot``) for the fill:
+    between the two only deeper levels change, since fills go from the deepest
+    level upwards and write-backs only downwards.  The LRU clock is a local
+    (``now``) and is stored back into ``clock[0]`` on return.
     """
     n_levels = base.shape[0]
     pf_on = pf_cfg[0] != 0
@@ -128,10 +166,13 @@ def access_kernel(lines, stores, store_mode, start, start_level,
     per_access_writes = n_levels * per_access_reads
     rd_cap = rd_buf.shape[0]
     wr_cap = wr_buf.shape[0]
+    vslot = np.zeros(n_levels, dtype=np.int64)
+    now = clock[0]
     k = start_level
     n = lines.shape[0]
     for j in range(start, n):
         if pos[0] + per_access_reads > rd_cap or pos[1] + per_access_writes > wr_cap:
+            clock[0] = now
             return j
         x = lines[j]
         if store_mode == 2:
@@ -141,14 +182,18 @@ def access_kernel(lines, stores, store_mode, start, start_level,
         col = C_STORES if is_store else C_LOADS
         # Demand lookup, counted at every level it reaches.
         served = n_levels
+        hit_slot = -1
         for i in range(k, n_levels):
             counts[i, col] += 1
-            slot = _find(tags, base, mask, ways, i, x)
-            if slot >= 0:
+            r = _lookup(tags, stamps, base, mask, ways, i, x)
+            if r >= 0:
                 counts[i, C_HITS] += 1
-                _touch(stamps, clock, slot)
+                now += 1
+                stamps[r] = now
                 served = i
+                hit_slot = r
                 break
+            vslot[i] = -2 - r
             counts[i, C_MISSES] += 1
         if served == n_levels:
             rd_buf[pos[0]] = x
@@ -163,7 +208,8 @@ def access_kernel(lines, stores, store_mode, start, start_level,
         while True:
             # Fill job_line from level job_served - 1 up to job_top, cascading dirty victims.
             for i in range(job_served - 1, job_top - 1, -1):
-                victim = _insert(tags, stamps, dirty, base, mask, ways, clock, i, job_line, 0)
+                now += 1
+                victim = _place(tags, stamps, dirty, vslot[i], job_line, 0, now)
                 if job_is_prefetch:
                     counts[i, C_PREFETCHES] += 1
                 if victim >= 0:
@@ -172,13 +218,13 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                     line = victim
                     while level < n_levels:
                         counts[level, C_WB_IN] += 1
-                        slot = _find(tags, base, mask, ways, level, line)
-                        if slot >= 0:
-                            dirty[slot] = 1
-                            _touch(stamps, clock, slot)
+                        r = _lookup(tags, stamps, base, mask, ways, level, line)
+                        now += 1
+                        if r >= 0:
+                            dirty[r] = 1
+                            stamps[r] = now
                             break
-                        victim = _insert(tags, stamps, dirty, base, mask, ways, clock,
-                                         level, line, 1)
+                        victim = _place(tags, stamps, dirty, -2 - r, line, 1, now)
                         if victim < 0:
                             break
                         counts[level, C_WB_OUT] += 1
@@ -190,7 +236,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                         dram[1] += 1
             if not job_is_prefetch:
                 if is_store:
-                    dirty[_find(tags, base, mask, ways, k, x)] = 1
+                    dirty[hit_slot if served == k else vslot[k]] = 1
                 served_by[j] = served
                 if pf_on and k <= pf_level and served > pf_level:
                     # Stream table: match the lowest slot expecting x, else replace the LRU slot.
@@ -217,15 +263,19 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             while next_y <= last_y:
                 y = next_y
                 next_y += 1
-                if _find(tags, base, mask, ways, pf_level, y) >= 0:
+                r = _lookup(tags, stamps, base, mask, ways, pf_level, y)
+                if r >= 0:
                     continue
+                vslot[pf_level] = -2 - r
                 job_served = n_levels
                 for i in range(pf_level + 1, n_levels):
-                    slot = _find(tags, base, mask, ways, i, y)
-                    if slot >= 0:
-                        _touch(stamps, clock, slot)
+                    r = _lookup(tags, stamps, base, mask, ways, i, y)
+                    if r >= 0:
+                        now += 1
+                        stamps[r] = now
                         job_served = i
                         break
+                    vslot[i] = -2 - r
                 if job_served == n_levels:
                     rd_buf[pos[0]] = y
                     pos[0] += 1
@@ -237,6 +287,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                 break
             if not found:
                 break
+    clock[0] = now
     return n
 
 
