@@ -1,0 +1,224 @@
+"""Studies of issue 4 on the simulator: intensity sweep vs the energy roofline, stencil tiling.
+
+Roofline (001 ch. 3-4): the machine's costs are *measured on the simulated
+system* with micro runs, never read from its config:
+
+* ``tau_flop`` and ``eps_flop`` from a compute-only run (time / W, dynamic energy / W);
+* ``tau_mem`` and ``eps_mem`` from a zero-intensity stream (time / Q, non-constant energy / Q);
+* ``pi_0`` from the constant-power categories of the compute-only run (host static power,
+  DRAM background and refresh) divided by its time, i.e. the power of a machine doing
+  nothing but flops.
+
+The sweep then runs ``workloads.micro.intensity`` at each I and compares the simulated
+time and energy with T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_mem + pi_0 T.
+
+Stencils (004 apps. A, B): host sweeps (naive, blocked, time-tiled) against
+``models.stencil.dram_traffic_words`` and the stencil engine against the tiled time model.
+
+Entry point: ``python -m simulator.stencil_study configs/studies/<study>.yaml --out DIR``.
+All times in seconds, energies in joules, traffic in bytes or words as named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pyarrow as pa
+import yaml
+
+from models.roofline import RooflinePlatform
+from simulator.config.loader import LoadedConfig, load_spec
+from simulator.config.schema import SystemSpec
+from simulator.replay import replay
+from simulator.results import Results
+from simulator.runner import collect
+from simulator.system import build_system
+from workloads import micro
+
+#: Energy categories that are paid per unit of time whatever the machine does (component, category).
+CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
+                       ("dram", "background_precharge"), ("dram", "refresh"))
+
+
+def load_system(system: str | Path | LoadedConfig, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """A system config, loaded once (paths are loaded with ``overrides``)."""
+    if isinstance(system, LoadedConfig):
+        return system
+    return load_spec(system, SystemSpec, list(overrides))
+
+
+def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table) -> Results:
+    """Build a fresh system, replay ``trace`` on it and collect its Results."""
+    loaded = load_system(system)
+    sim = build_system(loaded.spec)
+    end_ps = replay(sim, trace)
+    return collect(sim, end_ps, {"system_name": loaded.spec.name})
+
+
+def energy_split_j(results: Results) -> tuple[float, float]:
+    """(total energy, constant-power energy) of a run, J."""
+    total = constant = 0.0
+    for c, q, v, _ in results.rows:
+        if c.startswith("energy/"):
+            total += v
+            if (c[len("energy/"):], q) in CONSTANT_CATEGORIES:
+                constant += v
+    return total, constant
+
+
+# ---- roofline -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MeasuredMachine:
+    """Roofline costs measured on the simulated system (s/flop, s/B, J/flop, J/B, W)."""
+
+    tau_flop_s: float
+    tau_mem_s_per_byte: float
+    eps_flop_j: float
+    eps_mem_j_per_byte: float
+    pi0_w: float
+
+    def platform(self, name: str = "simulated") -> RooflinePlatform:
+        """The same costs as a :class:`models.roofline.RooflinePlatform`."""
+        return RooflinePlatform(self.tau_flop_s, self.tau_mem_s_per_byte, self.eps_flop_j,
+                                self.eps_mem_j_per_byte, self.pi0_w, name=name)
+
+
+def measure_machine(system: str | Path | LoadedConfig, flops: int = 10**8,
+                    stream_bytes: int = 32 * 2**20, elem_bytes: int = 8) -> MeasuredMachine:
+    """Measure tau_flop, tau_mem, eps_flop, eps_mem and pi_0 with two micro runs (module docstring)."""
+    if flops < 1 or stream_bytes < 1:
+        raise ValueError(f"flops and stream_bytes must be >= 1, got {flops!r}, {stream_bytes!r}")
+    loaded = load_system(system)
+    comp = simulate_trace(loaded, micro.compute_only(flops, rows=4))
+    t_c = comp.value("system", "simulated_time_s")
+    e_c, const_c = energy_split_j(comp)
+    pi0_w = const_c / t_c
+    mem = simulate_trace(loaded, micro.intensity(0.0, stream_bytes, elem_bytes))
+    t_m = mem.value("system", "simulated_time_s")
+    e_m, _ = energy_split_j(mem)
+    return MeasuredMachine(t_c / flops, t_m / stream_bytes, (e_c - pi0_w * t_c) / flops,
+                           (e_m - pi0_w * t_m) / stream_bytes, pi0_w)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One intensity: work (flop), traffic (B), simulated and predicted time (s) and energy (J)."""
+
+    intensity_flop_per_byte: float
+    w_flops: int
+    q_bytes: int
+    dram_bytes: float
+    time_s: float
+    energy_j: float
+    model_time_s: float
+    model_energy_j: float
+
+    @property
+    def time_error(self) -> float:
+        return self.time_s / self.model_time_s - 1.0
+
+    @property
+    def energy_error(self) -> float:
+        return self.energy_j / self.model_energy_j - 1.0
+
+
+def intensity_sweep(system: str | Path | LoadedConfig, intensities: Sequence[float],
+                    total_bytes: int = 16 * 2**20, elem_bytes: int = 8,
+                    machine: MeasuredMachine | None = None) -> tuple[MeasuredMachine, list[SweepPoint]]:
+    """Simulate one intensity micro run per I and predict each with the measured roofline."""
+    loaded = load_system(system)
+    machine = machine or measure_machine(loaded, elem_bytes=elem_bytes)
+    plat = machine.platform()
+    points = []
+    for trace, i in zip(micro.intensity_sweep(list(intensities), total_bytes, elem_bytes), intensities):
+        res = simulate_trace(loaded, trace)
+        w = int(res.value("host", "flops"))
+        t = res.value("system", "simulated_time_s")
+        e, _ = energy_split_j(res)
+        dram = res.value("dram", "bytes_read") + res.value("dram", "bytes_written")
+        t_model = plat.time_s(w, total_bytes)
+        points.append(SweepPoint(float(i), w, total_bytes, dram, t, e, t_model,
+                                 plat.energy_j(w, total_bytes, t_model)))
+    return machine, points
+
+
+def plot_roofline(machine: MeasuredMachine, points: Sequence[SweepPoint], path: str | Path) -> Path:
+    """Two panels over intensity: normalised speed vs the time roofline, energy efficiency vs the arch line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    plat = machine.platform()
+    pts = [p for p in points if p.intensity_flop_per_byte > 0]
+    i_sim = np.array([p.intensity_flop_per_byte for p in pts])
+    grid = np.logspace(np.log10(min(i_sim.min(), plat.b_tau / 8)), np.log10(max(i_sim.max(), plat.b_tau * 8)), 200)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    speed = [p.w_flops * plat.tau_flop_s / p.time_s for p in pts]
+    eff = [p.w_flops * plat.eps_hat_j / p.energy_j for p in pts]
+    for ax, sim, line, label in ((axes[0], speed, plat.time_roofline(grid), "time roofline min(1, I/B_tau)"),
+                                 (axes[1], eff, plat.arch_line(grid), "arch line 1/(1 + B_hat_eps(I)/I)")):
+        ax.loglog(grid, line, "-", color="tab:blue", label=label)
+        ax.loglog(i_sim, sim, "o", color="tab:red", label="simulated")
+        ax.axvline(plat.b_tau, ls="--", color="grey", label=f"B_tau = {plat.b_tau:.2f} flop/B")
+        ax.axvline(plat.b_eps, ls=":", color="black", label=f"B_eps = {plat.b_eps:.2f} flop/B")
+        ax.set_xlabel("intensity I (flop/B)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("W tau_flop / T (normalised speed)")
+    axes[1].set_ylabel("W eps_hat / E (normalised energy efficiency)")
+    fig.suptitle("Intensity sweep on the simulated host vs the energy roofline (001 eqs. 3-6)")
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def run_roofline_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    """The ``roofline`` study: measure, sweep, plot, and return a JSON-able summary."""
+    system = load_system(cfg["system"], cfg.get("overrides", ()))
+    machine, points = intensity_sweep(system, cfg["intensities"], int(cfg.get("total_bytes", 16 * 2**20)))
+    plat = machine.platform()
+    fig = plot_roofline(machine, points, out_dir / "roofline_sweep.png")
+    return {"machine": asdict(machine), "b_tau_flop_per_byte": plat.b_tau, "b_eps_flop_per_byte": plat.b_eps,
+            "points": [asdict(p) | {"time_error": p.time_error, "energy_error": p.energy_error} for p in points],
+            "figure": fig.name}
+
+
+# ---- entry point ----------------------------------------------------------------------------
+
+STUDIES = {"roofline": run_roofline_study}
+
+
+def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
+    """Run the study described by a YAML file (key ``study`` selects it); write summary.json."""
+    cfg = yaml.safe_load(Path(path).read_text())
+    kind = cfg.get("study") if isinstance(cfg, dict) else None
+    if kind not in STUDIES:
+        raise ValueError(f"study must be one of {sorted(STUDIES)}, got {kind!r} in {path}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = STUDIES[kind](cfg, out)
+    (out / f"{kind}_summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command line: run one study file into an output directory."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("study", help="study YAML (configs/studies/...)")
+    ap.add_argument("--out", default="results/stencil", help="output directory")
+    args = ap.parse_args(argv)
+    summary = run_study(args.study, args.out)
+    print(json.dumps({k: v for k, v in summary.items() if k != "points"}, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
