@@ -92,6 +92,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_study(args: argparse.Namespace) -> int:
+    from simulator.study import run_study
+
+    outcome = run_study(args.study, args.out, workers=args.workers, scheduler=args.scheduler,
+                        dask_local=args.dask_local)
+    print(f"study     {outcome.study.name}: {len(outcome.points)} points, {len(outcome.simulated)} simulated, "
+          f"{len(outcome.reused)} reused, {len(outcome.failed)} failed")
+    print(f"written   {outcome.report_path}")
+    return 1 if outcome.failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
                                      "simulator with analytical cross-checks.")
@@ -105,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a workload parameter, e.g. --param 'array_bytes=8 MiB'")
     p.add_argument("--out", help=f"run directory (default {DEFAULT_RESULTS_DIR}/<workload>-<hash>)")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report")
+    p.add_argument("study", help="study YAML")
+    p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
+    p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
+    p.add_argument("--out", help="study directory (default results/studies/<name>)")
+    p.set_defaults(func=cmd_study)
     p = sub.add_parser("validate", help="check configs, workloads and traces without running")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_validate)

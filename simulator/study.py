@@ -1,0 +1,631 @@
+"""Studies: expand a sweep file into points, run them in parallel, store each point once.
+
+A study file (YAML) names a system config, a workload and a sweep::
+
+    name: micro-sweep
+    system: ../systems/i7_920_ddr3.yaml     # relative to the study file
+    workload: ../workloads/stream_read.yaml
+    sweep:
+      product:                               # cartesian product of these axes
+        set.host.max_outstanding_misses: [4, 8, 10, 16]   # a system --set key
+        param.array_bytes: ["4 MiB", "16 MiB"]            # a workload parameter
+      zip:                                   # axes advanced together (equal lengths)
+        ...
+    figures:                                 # optional; see simulator.study_report
+      - {x: set.host.max_outstanding_misses, y: dram/bandwidth_bytes_per_s, group: param.array_bytes}
+
+With both ``product`` and ``zip``, the points are the product grid times the
+zipped sequence. Everything is checked before any point runs: top-level and
+sweep keys, axis keys (against the system schema and the workload generator's
+signature), list lengths, and every point's system and workload (units,
+bounds). Problems raise ``ConfigError`` naming the study file and the key.
+
+Each point's identity is its run hash: the hash of the resolved system spec and
+the workload spec, the same ``run_hash`` that ``runner.simulate`` records. A
+point is stored atomically under ``points/<hash>/`` (``runner.write_run_dir``);
+stored points are skipped, so an interrupted study resumes where it stopped.
+A point that raises is recorded in ``failed/<hash>.json`` and retried on the
+next run. Points run on a local process pool, or on dask.distributed (a
+scheduler address, or a local cluster of N worker processes). Workers only
+simulate and return Results; the driver does every write.
+"""
+
+from __future__ import annotations
+
+import copy
+import fcntl
+import itertools
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.config.errors import ConfigError, InputError
+from simulator.config.fields import build_spec
+from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, resolve_presets
+from simulator.config.schema import SystemSpec
+from simulator.config.workload import WorkloadSpec, build_workload
+from simulator.config.yamlio import load_yaml
+from simulator.results import Results
+
+STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")
+SWEEP_GROUPS = ("product", "zip")
+AXIS_KINDS = ("set", "param")
+FIGURE_KEYS = ("x", "y", "group", "logx", "logy", "title")
+DEFAULT_STUDIES_DIR = Path("results") / "studies"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept key and its values as written in the study file.
+
+    key: ``set.<dotted system key>`` or ``param.<workload parameter>``.
+    group: ``"product"`` or ``"zip"``.
+    """
+
+    key: str
+    values: tuple[Any, ...]
+    group: str
+
+    @property
+    def kind(self) -> str:
+        """``"set"`` (system override) or ``"param"`` (workload parameter)."""
+        return self.key.split(".", 1)[0]
+
+    @property
+    def target(self) -> str:
+        """The key without its ``set.``/``param.`` prefix."""
+        return self.key.split(".", 1)[1]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One standard figure: ``y`` ("component/quantity") against axis ``x``, one line per ``group`` value.
+
+    logx/logy: True, False or None (automatic: log when the values span a wide range, see simulator.plots).
+    """
+
+    x: str
+    y: str
+    group: str | None = None
+    logx: bool | None = None
+    logy: bool | None = False
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A validated study file: paths resolved, axes in file order."""
+
+    name: str
+    source: str
+    system_path: Path
+    workload_path: Path
+    axes: tuple[Axis, ...]
+    figures: tuple[FigureSpec, ...] = ()
+
+    @property
+    def axis_keys(self) -> tuple[str, ...]:
+        """The axis keys in file order (product axes first, then zip axes)."""
+        return tuple(a.key for a in self.axes)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a study, fully built and ready to simulate.
+
+    values: axis key -> value as written in the study file.
+    coords: axis key -> resolved value (SI number for quantities, as typed otherwise);
+    these become the columns of the consolidated table.
+    """
+
+    values: tuple[tuple[str, Any], ...]
+    coords: tuple[tuple[str, Any], ...]
+    loaded: LoadedConfig
+    workload: WorkloadSpec
+    workload_source: str
+    run_hash: str
+
+    def label(self) -> str:
+        """``key=value, ...`` as written in the study file."""
+        return ", ".join(f"{k}={v}" for k, v in self.values)
+
+
+@dataclass(frozen=True)
+class StudyOutcome:
+    """What one ``run_study`` call did.
+
+    simulated/reused/failed: run hashes. sim_wall_s: run hash -> wall time (s) the
+    worker spent generating and simulating that point (simulated points only).
+    wall_s: wall time of the whole call (s), validation and report included.
+    """
+
+    study: StudySpec
+    out_dir: Path
+    points: tuple[Point, ...]
+    simulated: tuple[str, ...]
+    reused: tuple[str, ...]
+    failed: tuple[str, ...]
+    sim_wall_s: dict[str, float] = field(default_factory=dict)
+    wall_s: float = 0.0
+    table_path: Path | None = None
+    report_path: Path | None = None
+
+
+# ---------------------------------------------------------------- study file
+
+
+def load_study(path: str | Path) -> StudySpec:
+    """Read and validate a study file's structure; raise ConfigError naming the file and key.
+
+    Axis keys and values are checked against the system and workload by ``prepare_points``.
+    """
+    source = str(path)
+    raw = load_yaml(path)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping with name, system, workload and sweep")
+    errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(STUDY_KEYS)}"
+              for k in raw if k not in STUDY_KEYS]
+    name = raw.get("name", Path(source).stem)
+    if not isinstance(name, str) or not name.strip() or "/" in name or name.startswith("."):
+        errors.append(f"{source}: name: {name!r}; expected a non-empty name usable as a directory name")
+    base = Path(path).parent
+    paths: dict[str, Path] = {}
+    for key in ("system", "workload"):
+        value = raw.get(key)
+        if not isinstance(value, str) or not value:
+            errors.append(f"{source}: {key}: {'missing' if value is None else repr(value)}; "
+                          f"expected the path of a {key} YAML file (relative to the study file)")
+            continue
+        p = Path(value)
+        p = p if p.is_absolute() else base / p
+        if not p.is_file():
+            errors.append(f"{source}: {key}: {value!r} not found (looked at {p}); expected an existing {key} file")
+        paths[key] = p
+    axes = _parse_sweep(raw.get("sweep"), source, errors)
+    figures = _parse_figures(raw.get("figures"), {a.key for a in axes}, source, errors)
+    if errors:
+        raise ConfigError(errors)
+    return StudySpec(name=str(name), source=source, system_path=paths["system"],
+                     workload_path=paths["workload"], axes=tuple(axes), figures=tuple(figures))
+
+
+def _parse_sweep(sweep: Any, source: str, errors: list[str]) -> list[Axis]:
+    if sweep is None:
+        errors.append(f"{source}: sweep: missing; expected a mapping with 'product' and/or 'zip' axes")
+        return []
+    if not isinstance(sweep, dict):
+        errors.append(f"{source}: sweep: {sweep!r}; expected a mapping with 'product' and/or 'zip' axes")
+        return []
+    axes: list[Axis] = []
+    for group in sweep:
+        if group not in SWEEP_GROUPS:
+            errors.append(f"{source}: sweep.{group}: unknown key; expected one of: {', '.join(SWEEP_GROUPS)}")
+    seen: set[str] = set()
+    for group in SWEEP_GROUPS:
+        body = sweep.get(group)
+        if body is None:
+            continue
+        if not isinstance(body, dict):
+            errors.append(f"{source}: sweep.{group}: {body!r}; expected a mapping of axis key -> list of values")
+            continue
+        for key, values in body.items():
+            where = f"{source}: sweep.{group}.{key}"
+            kind = str(key).split(".", 1)[0]
+            if kind not in AXIS_KINDS or "." not in str(key) or not str(key).split(".", 1)[1]:
+                errors.append(f"{where}: unknown axis key; expected 'set.<system key>' or 'param.<workload parameter>'")
+                continue
+            if key in seen:
+                errors.append(f"{where}: axis given twice; expected each axis once, in product or in zip")
+                continue
+            seen.add(key)
+            if not isinstance(values, list) or not values:
+                errors.append(f"{where}: {values!r}; expected a non-empty list of values")
+                continue
+            if any(isinstance(v, (dict, list)) or v is None for v in values):
+                errors.append(f"{where}: {values!r}; expected a list of scalar values (numbers, strings, booleans)")
+                continue
+            axes.append(Axis(key=str(key), values=tuple(values), group=group))
+    zipped = [a for a in axes if a.group == "zip"]
+    if len({len(a.values) for a in zipped}) > 1:
+        lengths = ", ".join(f"{a.key}: {len(a.values)}" for a in zipped)
+        errors.append(f"{source}: sweep.zip: axes of different lengths ({lengths}); expected equal lengths")
+    if not axes and not any(e.startswith(f"{source}: sweep") for e in errors):
+        errors.append(f"{source}: sweep: empty; expected at least one axis under 'product' or 'zip'")
+    return axes
+
+
+def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]) -> list[FigureSpec]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        errors.append(f"{source}: figures: {raw!r}; expected a list of {{x, y, group}} mappings")
+        return []
+    figures = []
+    for i, item in enumerate(raw):
+        where = f"{source}: figures[{i}]"
+        if not isinstance(item, dict):
+            errors.append(f"{where}: {item!r}; expected a mapping with x, y and optionally group")
+            continue
+        bad = [k for k in item if k not in FIGURE_KEYS]
+        for k in bad:
+            errors.append(f"{where}.{k}: unknown key; expected one of: {', '.join(FIGURE_KEYS)}")
+        for k in ("x", "group"):
+            v = item.get(k)
+            if (k == "x" or v is not None) and v not in axis_keys:
+                errors.append(f"{where}.{k}: {v!r}; expected one of the sweep's axis keys: {', '.join(sorted(axis_keys))}")
+        if item.get("group") is not None and item.get("group") == item.get("x"):
+            errors.append(f"{where}.group: {item['group']!r} is also x; expected a different axis")
+        y = item.get("y")
+        if not isinstance(y, str) or "/" not in y or y.startswith("/") or y.endswith("/"):
+            errors.append(f"{where}.y: {y!r}; expected 'component/quantity', e.g. 'dram/bandwidth_bytes_per_s', "
+                          "'cache/L1D/misses' or 'energy/total'")
+        for k in ("logx", "logy"):
+            if k in item and not isinstance(item[k], bool):
+                errors.append(f"{where}.{k}: {item[k]!r}; expected true or false")
+        if "title" in item and not isinstance(item["title"], str):
+            errors.append(f"{where}.title: {item['title']!r}; expected a string")
+        if not bad:
+            figures.append(FigureSpec(x=item.get("x"), y=y, group=item.get("group"),
+                                      logx=item.get("logx"), logy=item.get("logy", False), title=item.get("title")))
+    return figures
+
+
+def expand(study: StudySpec) -> list[tuple[tuple[str, Any], ...]]:
+    """The points' axis values (as written), in sweep order: product grid x zipped sequence."""
+    product = [a for a in study.axes if a.group == "product"]
+    zipped = [a for a in study.axes if a.group == "zip"]
+    grid = list(itertools.product(*[[(a.key, v) for v in a.values] for a in product]))
+    seq = list(zip(*[[(a.key, v) for v in a.values] for a in zipped])) if zipped else [()]
+    return [tuple(g) + tuple(z) for g in grid for z in seq]
+
+
+# ---------------------------------------------------------------- building points
+
+
+def _override_text(target: str, value: Any) -> str:
+    """A ``--set`` string whose value YAML-parses back to ``value`` (JSON is YAML)."""
+    return f"{target}={json.dumps(value)}"
+
+
+def _strip_prefix(message: str, prefix: str) -> str:
+    return message[len(prefix):] if message.startswith(prefix) else message
+
+
+class _Builder:
+    """Builds systems and workloads for points, caching by the overrides that apply."""
+
+    def __init__(self, study: StudySpec):
+        self.study = study
+        self.system_source = str(study.system_path)
+        raw = load_yaml(study.system_path)
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{self.system_source}: expected a mapping at the top level, got {type(raw).__name__}")
+        self.system_raw = resolve_presets(raw, self.system_source)
+        self.workload_source = str(study.workload_path)
+        self.workload_raw = load_yaml(study.workload_path)
+        self._systems: dict[tuple, LoadedConfig] = {}
+        self._workloads: dict[tuple, WorkloadSpec] = {}
+
+    def system(self, overrides: tuple[tuple[str, Any], ...]) -> LoadedConfig:
+        """The system with ``(target, value)`` overrides applied; ConfigError if invalid."""
+        if overrides not in self._systems:
+            texts = [_override_text(t, v) for t, v in overrides]
+            resolved = apply_overrides(self.system_raw, texts, SystemSpec)
+            errors: list[str] = []
+            spec = build_spec(SystemSpec, resolved, self.system_source, "", errors)
+            if errors:
+                raise ConfigError(errors)
+            self._systems[overrides] = LoadedConfig(spec=spec, resolved=resolved, source=self.system_source)
+        return self._systems[overrides]
+
+    def workload(self, params: tuple[tuple[str, Any], ...]) -> WorkloadSpec:
+        """The workload with ``(parameter, value)`` overrides applied; ConfigError if invalid."""
+        if params not in self._workloads:
+            raw = copy.deepcopy(self.workload_raw)
+            if isinstance(raw, dict) and params:
+                if "trace" in raw:
+                    raise ConfigError(f"{self.workload_source}: params: the workload is a stored trace; "
+                                      "expected a generator workload for param. axes")
+                if not isinstance(raw.get("params") or {}, dict):
+                    raise ConfigError(f"{self.workload_source}: params: expected a mapping")
+                raw["params"] = {**(raw.get("params") or {}), **dict(params)}
+            self._workloads[params] = build_workload(raw, self.workload_source, self.study.workload_path.parent)
+        return self._workloads[params]
+
+
+def _axis_where(study: StudySpec, axis: Axis) -> str:
+    return f"{study.source}: sweep.{axis.group}.{axis.key}"
+
+
+def _check_axes(study: StudySpec, builder: _Builder) -> None:
+    """Each axis key exists, and each of its values is valid on its own."""
+    errors: list[str] = []
+    for axis in study.axes:
+        where = _axis_where(study, axis)
+        for value in axis.values:
+            try:
+                if axis.kind == "set":
+                    builder.system(((axis.target, value),))
+                else:
+                    builder.workload(((axis.target, value),))
+            except ConfigError as exc:
+                text = _override_text(axis.target, value)
+                for m in exc.messages:
+                    m = _strip_prefix(m, f"--set {text}: ")
+                    m = _strip_prefix(m, f"{builder.system_source}: ")
+                    m = _strip_prefix(m, f"{builder.workload_source}: ")
+                    errors.append(f"{where}: value {value!r}: {m}")
+                if any("unknown key" in m or "unknown parameter" in m for m in exc.messages):
+                    break  # an unknown key fails for every value: say it once
+    if errors:
+        raise ConfigError(errors)
+
+
+def _resolved_value(loaded: LoadedConfig, workload: WorkloadSpec, axis: Axis) -> Any:
+    """The value a point's axis takes after parsing (SI numbers), for tables and figures."""
+    if axis.kind == "param":
+        return workload.params[axis.target]
+    node: Any = loaded.spec
+    for part in axis.target.split("."):
+        if isinstance(node, tuple):
+            node = node[int(part)] if part.isdigit() else next(x for x in node if getattr(x, "name", None) == part)
+        elif isinstance(node, dict):
+            node = node[part]
+        else:
+            node = getattr(node, part)
+    return node
+
+
+def _sort_key(coords: tuple[tuple[str, Any], ...]) -> tuple:
+    out = []
+    for _, v in coords:
+        if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
+            out.append((0, float(v), ""))
+        else:
+            out.append((1, 0.0, str(v)))
+    return tuple(out)
+
+
+def prepare_points(study: StudySpec) -> list[Point]:
+    """Build every point's system and workload before anything runs; sorted by resolved axis values.
+
+    Raises ConfigError naming the study file and the axis key (or the point) on any problem.
+    """
+    builder = _Builder(study)
+    _check_axes(study, builder)
+    by_key = {a.key: a for a in study.axes}
+    points: list[Point] = []
+    errors: list[str] = []
+    for values in expand(study):
+        sets = tuple((by_key[k].target, v) for k, v in values if by_key[k].kind == "set")
+        params = tuple((by_key[k].target, v) for k, v in values if by_key[k].kind == "param")
+        try:
+            loaded = builder.system(sets)
+            workload = builder.workload(params)
+        except ConfigError as exc:
+            label = ", ".join(f"{k}={v}" for k, v in values)
+            errors.extend(f"{study.source}: sweep: point ({label}): {m}" for m in exc.messages)
+            continue
+        coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
+        run_hash = content_hash([loaded.content_hash, workload.as_dict()])
+        points.append(Point(values=tuple(values), coords=coords, loaded=loaded, workload=workload,
+                            workload_source=builder.workload_source, run_hash=run_hash))
+    if errors:
+        raise ConfigError(errors)
+    points.sort(key=lambda p: _sort_key(p.coords))
+    return points
+
+
+# ---------------------------------------------------------------- running
+
+
+def simulate_point(loaded: LoadedConfig, workload: WorkloadSpec, source: str) -> tuple[str, Any, float]:
+    """Worker task: generate the trace and simulate one point.
+
+    Returns ("ok", Results, seconds) or ("failed", error text, seconds); seconds is
+    the wall time spent here. Never raises for a simulation error, so that one bad
+    point cannot take a pool or a Dask worker down with it.
+    """
+    from simulator.config.workload import generate_trace
+    from simulator.runner import simulate
+
+    t0 = time.perf_counter()
+    try:
+        trace = generate_trace(workload, source)
+        results = simulate(loaded, workload, trace, workload.trace_path or source)
+    except Exception as exc:  # noqa: BLE001 -- recorded per point, see docstring
+        return "failed", f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
+    return "ok", results, time.perf_counter() - t0
+
+
+def is_stored(out_dir: Path, run_hash: str) -> bool:
+    """Whether point ``run_hash`` is complete in ``out_dir`` (renamed into place only when whole)."""
+    return (out_dir / "points" / run_hash / "results.parquet").is_file()
+
+
+def _clean_stale_temps(points_dir: Path) -> None:
+    """Remove half-written point directories left by an interrupted run (hidden temp dirs)."""
+    if not points_dir.is_dir():
+        return
+    for p in points_dir.iterdir():
+        if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True, default=str)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class _StudyLock:
+    """Exclusive lock on a study directory (released by the OS if the process dies)."""
+
+    def __init__(self, out_dir: Path):
+        self.path = out_dir / ".study.lock"
+        self.fh: Any = None
+
+    def __enter__(self) -> _StudyLock:
+        self.fh = open(self.path, "w")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.close()
+            raise InputError(f"{self.path.parent}: another offsim study is running in this directory; "
+                             "expected it to finish first") from None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+
+
+Outcome = tuple[str, Any, float]
+Submit = Callable[[list[Point]], Iterator[tuple[Point, Outcome]]]
+
+
+def _run_local(workers: int) -> Submit:
+    def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(simulate_point, p.loaded, p.workload, p.workload_source): p for p in todo}
+            try:
+                for fut in as_completed(futures):
+                    try:
+                        outcome = fut.result()
+                    except Exception as exc:  # noqa: BLE001 -- a worker process died
+                        outcome = ("failed", f"{type(exc).__name__}: {exc}", 0.0)
+                    yield futures[fut], outcome
+            finally:
+                for fut in futures:
+                    fut.cancel()
+    return go
+
+
+def _import_dask() -> Any:
+    try:
+        import dask.distributed as dd
+    except ImportError:
+        raise InputError("--scheduler/--dask-local: dask.distributed is not installed; "
+                         "expected it installed, e.g. pip install 'offsim[dask]'") from None
+    return dd
+
+
+def _run_dask(scheduler: str | None, dask_local: int | None) -> Submit:
+    dd = _import_dask()
+
+    def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
+        cluster = None
+        if scheduler is None:
+            cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
+                                      host="127.0.0.1", dashboard_address=None)
+        client = dd.Client(cluster if cluster is not None else scheduler)
+        try:
+            futures = {}
+            for p in todo:
+                fut = client.submit(simulate_point, p.loaded, p.workload, p.workload_source,
+                                    key=f"offsim-point-{p.run_hash}", pure=False)
+                futures[fut.key] = (fut, p)
+            for fut in dd.as_completed([f for f, _ in futures.values()]):
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # noqa: BLE001 -- a worker died or the task was lost
+                    outcome = ("failed", f"{type(exc).__name__}: {exc}", 0.0)
+                yield futures[fut.key][1], outcome
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    return go
+
+
+def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, *, workers: int | None = None,
+              scheduler: str | None = None, dask_local: int | None = None, progress: bool = True) -> StudyOutcome:
+    """Run every point of ``study`` not yet stored in ``out_dir``, then write table, figures and report.
+
+    out_dir: default ``results/studies/<name>`` (relative to the working directory).
+    workers: local process-pool size (default os.cpu_count()). scheduler: a dask.distributed
+    scheduler address; dask_local: start a loopback Dask cluster of that many worker processes.
+    Bad study files raise ConfigError before anything runs or is written.
+    """
+    from simulator.study_report import write_outputs
+
+    t0 = time.perf_counter()
+    spec = study if isinstance(study, StudySpec) else load_study(study)
+    if scheduler is not None and dask_local is not None:
+        raise InputError("--scheduler/--dask-local: both given; expected at most one")
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers: {workers}; expected a positive number of processes")
+    if dask_local is not None and dask_local < 1:
+        raise InputError(f"--dask-local: {dask_local}; expected a positive number of workers")
+    submit = (_run_dask(scheduler, dask_local) if scheduler is not None or dask_local is not None
+              else _run_local(workers or os.cpu_count() or 1))
+    points = prepare_points(spec)
+    out = Path(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name
+    out.mkdir(parents=True, exist_ok=True)
+    with _StudyLock(out):
+        _clean_stale_temps(out / "points")
+        unique: dict[str, Point] = {}
+        for p in points:
+            unique.setdefault(p.run_hash, p)
+        reused = [h for h in unique if is_stored(out, h)]
+        todo = [p for h, p in unique.items() if h not in set(reused)]
+        simulated, failed, sim_s = _execute(submit, todo, out, len(unique), len(reused), spec.name, progress)
+        outcome = StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
+                               reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s)
+        table_path, report_path = write_outputs(outcome)
+    return StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
+                        reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s,
+                        wall_s=time.perf_counter() - t0, table_path=table_path, report_path=report_path)
+
+
+def _execute(submit: Submit, todo: list[Point], out: Path, total: int, reused: int, name: str,
+             progress: bool) -> tuple[list[str], list[str], dict[str, float]]:
+    """Run ``todo`` through ``submit``; store each finished point as it arrives."""
+    from tqdm import tqdm
+
+    from simulator.runner import write_run_dir
+
+    simulated: list[str] = []
+    failed: list[str] = []
+    sim_s: dict[str, float] = {}
+    if not todo:
+        return simulated, failed, sim_s
+    bar = tqdm(total=total, initial=reused, desc=name, unit="pt", disable=not progress, dynamic_ncols=True)
+    try:
+        for point, (status, payload, seconds) in submit(todo):
+            record = out / "failed" / f"{point.run_hash}.json"
+            if status == "ok":
+                results: Results = payload
+                if results.meta.get("run_hash") != point.run_hash:
+                    status, payload = "failed", (f"run hash mismatch: simulated {results.meta.get('run_hash')}, "
+                                                 f"expected {point.run_hash}")
+                else:
+                    write_run_dir(results, out / "points" / point.run_hash, point.loaded, point.workload)
+                    record.unlink(missing_ok=True)
+                    simulated.append(point.run_hash)
+                    sim_s[point.run_hash] = seconds
+            if status != "ok":
+                _write_json_atomic(record, {"run_hash": point.run_hash, "values": dict(point.values),
+                                            "error": str(payload)})
+                failed.append(point.run_hash)
+            bar.set_postfix(done=reused + len(simulated), failed=len(failed),
+                            left=total - reused - len(simulated) - len(failed), refresh=False)
+            bar.update(1)
+    finally:
+        bar.close()
+    return simulated, failed, sim_s
