@@ -14,3 +14,5 @@ import pyarrow as pa
 from workloads import micro
 
 GENERATORS: dict[str, Callable[..., pa.Table]] = dict(micro.GENERATORS)
+from workloads import gemm  # noqa: E402
+GENERATORS.update(gemm.GENERATORS)

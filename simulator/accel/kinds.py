@@ -1,1 +1,2 @@
 """Imports every accelerator kind module so that its builder is registered."""
+from simulator.accel import lap  # noqa: F401

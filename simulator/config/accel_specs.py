@@ -1,1 +1,2 @@
 """Imports every kind-specific accelerator spec module so that its kind is registered."""
+from simulator.config import accel_lap  # noqa: F401

@@ -1,0 +1,114 @@
+"""GEMM workloads: a blocked host GEMM (CPU-only baseline) and a LAP GEMM offload.
+
+Matrices are row-major doubles: A is m x k, B is k x n, C is m x n, and the
+kernel computes C += A B.
+
+``host_gemm`` follows the GotoBLAS loop nest: for each n_c-wide column panel
+and k_c-deep slice, pack the k_c x n_c panel of B (it lives in the LLC), then
+for each m_c-row block pack the m_c x k_c block of A (it lives in L2) and run
+the micro-kernel over n_r-wide slivers of the packed B (each in L1), updating
+an m_c x n_r panel of C. One trace row per sliver reads the packed A block and
+carries the sliver's 2 m_b n_r k_b flops; packed reads are 16 B SSE loads
+(one element per load instruction). ``lap_gemm`` lays out A, B and C, has the
+host hand one ``gemm`` command to the LAP (inputs A, B, C; output C) and wait;
+optionally the host first writes the inputs (so they are dirty in its caches)
+and afterwards reads C.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from workloads.trace import AddressSpace, TraceBuilder
+
+#: Bytes of one matrix element (double precision).
+ELEM_BYTES = 8
+#: Bytes of one SSE vector load/store: two doubles.
+VECTOR_BYTES = 16
+#: GotoBLAS-like blocking for a Nehalem core (32 KiB L1D, 256 KiB L2, 8 MiB LLC, SPEC section 1):
+#: a 96 x 256 packed A block (192 KiB) stays in L2, a 256 x 4 packed B sliver (8 KiB) in L1, and a
+#: 256 x 2048 packed B panel (4 MiB) in the LLC.
+HOST_MC, HOST_KC, HOST_NC, HOST_MR, HOST_NR = 96, 256, 2048, 4, 4
+
+
+def _positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _tile_addrs(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, step_bytes: int) -> np.ndarray:
+    """Byte addresses of the ``step_bytes`` pieces of rows [r0, r1) x columns [c0, c1), row by row."""
+    row_starts = base + (np.arange(r0, r1, dtype=np.int64) * ld + c0) * ELEM_BYTES
+    offs = np.arange(0, (c1 - c0) * ELEM_BYTES, step_bytes, dtype=np.int64)
+    return (row_starts[:, None] + offs[None, :]).reshape(-1)
+
+
+def host_gemm(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, nc: int = HOST_NC,
+              nr: int = HOST_NR, unit: str = "host", stage: str = "gemm",
+              space: AddressSpace | None = None) -> pa.Table:
+    """Trace of C += A B on the host with GotoBLAS blocking (module docstring); 2 m n k flops in all."""
+    m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
+    mc, kc, nc, nr = _positive("mc", mc), _positive("kc", kc), _positive("nc", nc), _positive("nr", nr)
+    sp = AddressSpace() if space is None else space
+    a = sp.alloc(f"{stage}.A", m * k * ELEM_BYTES)
+    b = sp.alloc(f"{stage}.B", k * n * ELEM_BYTES)
+    c = sp.alloc(f"{stage}.C", m * n * ELEM_BYTES)
+    ap = sp.alloc(f"{stage}.A_packed", min(mc, m) * min(kc, k) * ELEM_BYTES)
+    bp = sp.alloc(f"{stage}.B_packed", min(kc, k) * min(nc, n) * ELEM_BYTES)
+    tb = TraceBuilder()
+    v = VECTOR_BYTES
+    for j0 in range(0, n, nc):
+        nb = min(nc, n - j0)
+        for p0 in range(0, k, kc):
+            kb = min(kc, k - p0)
+            # pack B[p0:p0+kb, j0:j0+nb] into sliver-major order
+            tb.gather(unit, stage, "read", _tile_addrs(b, n, p0, p0 + kb, j0, j0 + nb, v), v)
+            tb.access(unit, stage, "write", bp, v, v, -(-kb * nb * ELEM_BYTES // v))
+            for i0 in range(0, m, mc):
+                mb = min(mc, m - i0)
+                tb.gather(unit, stage, "read", _tile_addrs(a, k, i0, i0 + mb, p0, p0 + kb, v), v)
+                tb.access(unit, stage, "write", ap, v, v, -(-mb * kb * ELEM_BYTES // v))
+                for s0 in range(0, nb, nr):
+                    sw = min(nr, nb - s0)
+                    sliver = bp + s0 * kb * ELEM_BYTES
+                    tb.access(unit, stage, "read", sliver, v, v, -(-kb * sw * ELEM_BYTES // v))
+                    tb.access(unit, stage, "read", ap, v, v, -(-mb * kb * ELEM_BYTES // v),
+                              flops=2 * mb * sw * kb)
+                    piece = min(v, sw * ELEM_BYTES)
+                    tb.gather(unit, stage, "update",
+                              _tile_addrs(c, n, i0, i0 + mb, j0 + s0, j0 + s0 + sw, piece), piece)
+    return tb.to_table()
+
+
+def lap_gemm(m: int, n: int, k: int, *, target: str = "lap", accumulate: bool = True,
+             produce_inputs: bool = False, consume_output: bool = False, stage: str = "gemm",
+             space: AddressSpace | None = None) -> pa.Table:
+    """Trace: the host offloads one C (+)= A B to ``target`` and waits; coupling-agnostic.
+
+    ``produce_inputs``: the host first writes A, B and C (dirty lines the coupling must
+    flush or evict); ``consume_output``: the host reads C afterwards.
+    """
+    m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
+    sp = AddressSpace() if space is None else space
+    sizes = {"A": m * k * ELEM_BYTES, "B": k * n * ELEM_BYTES, "C": m * n * ELEM_BYTES}
+    addr = {name: sp.alloc(f"{stage}.{name}", nbytes) for name, nbytes in sizes.items()}
+    tb = TraceBuilder()
+    if produce_inputs:
+        for name in ("A", "B", "C"):
+            tb.access("host", f"{stage}_produce", "write", addr[name], ELEM_BYTES, ELEM_BYTES,
+                      sizes[name] // ELEM_BYTES)
+    inputs = [[addr[x], sizes[x]] for x in ("A", "B", "C")] if accumulate else \
+        [[addr[x], sizes[x]] for x in ("A", "B")]
+    tb.offload("host", stage, target, op="gemm", m=m, n=n, k=k, a_addr=addr["A"], b_addr=addr["B"],
+               c_addr=addr["C"], accumulate=accumulate, inputs=inputs, outputs=[[addr["C"], sizes["C"]]])
+    tb.wait("host", stage, target)
+    if consume_output:
+        tb.access("host", f"{stage}_consume", "read", addr["C"], ELEM_BYTES, ELEM_BYTES, sizes["C"] // ELEM_BYTES)
+    return tb.to_table()
+
+
+GENERATORS: dict[str, Callable[..., pa.Table]] = {"host_gemm": host_gemm, "lap_gemm": lap_gemm}
