@@ -16,3 +16,5 @@ from workloads import micro
 GENERATORS: dict[str, Callable[..., pa.Table]] = dict(micro.GENERATORS)
 from workloads import gemm  # noqa: E402
 GENERATORS.update(gemm.GENERATORS)
+from workloads import aes  # noqa: E402
+GENERATORS.update(aes.GENERATORS)

@@ -1,2 +1,3 @@
 """Imports every accelerator kind module so that its builder is registered."""
 from simulator.accel import lap  # noqa: F401
+from simulator.accel import crypto  # noqa: F401

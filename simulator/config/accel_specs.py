@@ -1,2 +1,3 @@
 """Imports every kind-specific accelerator spec module so that its kind is registered."""
 from simulator.config import accel_lap  # noqa: F401
+from simulator.config import accel_crypto  # noqa: F401

@@ -1,0 +1,158 @@
+"""The crypto unit: AES-128 and SHA-256 engines fed by the interface's data path.
+
+A command (``op`` ``aes128`` or ``sha256``) names one input and one output
+region. With ``engines`` = k > 1 (AES only: its blocks are independent) the
+buffer is split into k parts of whole blocks, one per engine; the engines run
+at once and share the interface's link, so their reads and writes queue behind
+each other there. Each engine streams its part in chunks: it asks for chunk
+i+1 while it encrypts chunk i, and writes chunk i back when done, so
+transfers overlap work. An engine's time is its pipeline latency plus blocks x
+cycles per block of the unit clock, or the data path's time if that is longer.
+
+The host pays the interface's overhead once per request; a request that uses
+several engines also pays ``split_overhead_cycles`` host cycles (dispatch to
+and join of the engines). Counters: ``blocks``, ``bytes_read``,
+``bytes_written``, ``requests``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.registry import BuildContext, register_builder
+from simulator.config.accel_crypto import CryptoSpec
+from simulator.engine import ClockDomain
+from simulator.interconnect.interface import region_lines
+
+AES_BLOCK_BYTES = 16  # FIPS 197: 128-bit blocks
+SHA256_BLOCK_BYTES = 64  # FIPS 180-4: 512-bit message blocks
+SHA256_DIGEST_BYTES = 32
+SHA256_LENGTH_BYTES = 8  # the 64-bit message length closing the padding
+MAX_CHUNKS_PER_ENGINE = 64  # bounds the events per job on large buffers
+
+
+def sha256_padded_bytes(nbytes: int) -> int:
+    """Bytes SHA-256 hashes for an ``nbytes`` message: message, 0x80, zeros, 8-byte length, to 64 B."""
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0 bytes, got {nbytes!r}")
+    return math.ceil((nbytes + 1 + SHA256_LENGTH_BYTES) / SHA256_BLOCK_BYTES) * SHA256_BLOCK_BYTES
+
+
+def aes_blocks(nbytes: int) -> int:
+    """16 B AES blocks covering ``nbytes`` (the last one padded)."""
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0 bytes, got {nbytes!r}")
+    return math.ceil(nbytes / AES_BLOCK_BYTES)
+
+
+def split_blocks(n_blocks: int, parts: int) -> list[int]:
+    """Blocks of each of ``parts`` engines: as equal as possible, larger parts first."""
+    if parts < 1:
+        raise ValueError(f"parts must be >= 1, got {parts!r}")
+    base, extra = divmod(n_blocks, parts)
+    return [base + (1 if k < extra else 0) for k in range(parts)]
+
+
+class CryptoUnit(AcceleratorUnit):
+    """A crypto unit with ``spec.engines`` engines (see module docstring)."""
+
+    def __init__(self, name: str, spec: CryptoSpec, context: BuildContext) -> None:
+        self.spec = spec
+        self.host_clock = ClockDomain(f"{name}.host", context.host_frequency_hz)
+        super().__init__(name=name, env=context.env, clock=ClockDomain(name, spec.frequency_hz),
+                         interface=context.interface, static_power_w=spec.static_power_w,
+                         idle_power_w=spec.idle_power_w)
+
+    # --- host side -------------------------------------------------------------------------------
+
+    def offload(self, core, params, stage):
+        """Host: the split cost when several engines are asked for, then the interface's offload."""
+        k = self._engines_of(params)
+        if k > 1 and self.spec.split_overhead_cycles:
+            start = self.env.now
+            dt = core.clock.cycles_to_ps(self.spec.split_overhead_cycles)
+            stage.busy_ps += dt
+            stage.compute_ps += dt
+            yield self.env.timeout(dt)
+            stage.add_interval(start, self.env.now)
+        yield from super().offload(core, params, stage)
+
+    def _engines_of(self, params) -> int:
+        k = params.get("engines", 1)
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= self.spec.engines:
+            raise ValueError(f"{self.name}: engines must be an integer in 1..{self.spec.engines}, got {k!r}")
+        if k > 1 and params.get("op") != "aes128":
+            raise ValueError(f"{self.name}: engines > 1 needs op 'aes128' (independent blocks), got {params.get('op')!r}")
+        return k
+
+    # --- accelerator side ------------------------------------------------------------------------
+
+    def execute(self, cmd: Command):
+        """Split the request over its engines, run them at once, finish when the last one has."""
+        p = cmd.params
+        op = p.get("op")
+        if op not in ("aes128", "sha256"):
+            raise ValueError(f"{self.name}: op must be 'aes128' or 'sha256', got {op!r}")
+        inputs, outputs = cmd.inputs, cmd.outputs
+        if len(inputs) != 1 or len(outputs) != 1:
+            raise ValueError(f"{self.name}: a crypto command needs exactly one input and one output region, "
+                             f"got {len(inputs)} and {len(outputs)}")
+        (in_addr, in_bytes), (out_addr, out_bytes) = (map(int, inputs[0]), map(int, outputs[0]))
+        k = self._engines_of(p)
+        self.count("requests", 1)
+        if op == "sha256":
+            blocks = sha256_padded_bytes(in_bytes) // SHA256_BLOCK_BYTES
+            jobs = [((in_addr, in_bytes), (out_addr, out_bytes), blocks, self.spec.sha_cycles_per_block)]
+        else:
+            jobs = []
+            offset = 0
+            for part_blocks in split_blocks(aes_blocks(in_bytes), k):
+                nbytes = min(part_blocks * AES_BLOCK_BYTES, in_bytes - offset)
+                jobs.append(((in_addr + offset, nbytes), (out_addr + offset, min(nbytes, max(0, out_bytes - offset))),
+                             part_blocks, self.spec.aes_cycles_per_block))
+                offset += nbytes
+        procs = [self.env.process(self._engine(*job)) for job in jobs if job[2] > 0]
+        if procs:
+            yield self.env.all_of(procs)
+
+    def _engine(self, src: tuple[int, int], dst: tuple[int, int], blocks: int, cycles_per_block: float):
+        """One engine's job: stream ``src`` in chunks, ``blocks`` blocks of work, write ``dst``."""
+        env, line = self.env, self.interface.line_bytes
+        in_lines = region_lines([list(src)], line)
+        out_lines = region_lines([list(dst)], line)
+        n_chunks = max(1, min(MAX_CHUNKS_PER_ENGINE, math.ceil(max(src[1], 1) / self.spec.chunk_bytes)))
+        in_parts = np.array_split(in_lines, n_chunks)
+        if dst[1] >= src[1]:  # ciphertext: chunk i of the output follows chunk i of the input
+            out_parts = np.array_split(out_lines, n_chunks)
+        else:  # a digest: written once, after the last block
+            out_parts = [out_lines[:0]] * (n_chunks - 1) + [out_lines]
+        block_parts = np.diff(np.linspace(0, blocks, n_chunks + 1).round().astype(np.int64))
+        arrival = self.interface.access(in_parts[0], False, env.now)
+        written = env.now
+        for i in range(n_chunks):
+            if arrival > env.now:
+                yield env.timeout(arrival - env.now)
+            if i + 1 < n_chunks:  # ask for the next chunk while this one is processed
+                arrival = self.interface.access(in_parts[i + 1], False, env.now)
+            work = block_parts[i] * cycles_per_block + (self.spec.pipeline_latency_cycles if i == 0 else 0.0)
+            yield env.timeout(self.compute_ps(work))
+            if len(out_parts[i]):
+                written = max(written, self.interface.access(out_parts[i], True, env.now))
+        if written > env.now:
+            yield env.timeout(written - env.now)
+        self.count("blocks", blocks)
+        self.count("bytes_read", len(in_lines) * line)
+        self.count("bytes_written", len(out_lines) * line)
+
+    def dynamic_energy_j(self) -> dict[str, float]:
+        """Engine energy: blocks x energy per block, J."""
+        return {"engines": self.counts.get("blocks", 0) * self.spec.energy_j_per_block}
+
+
+@register_builder("crypto")
+def build_crypto(name: str, spec: CryptoSpec, context: BuildContext) -> CryptoUnit:
+    """Builder of ``crypto`` units."""
+    return CryptoUnit(name, spec, context)

@@ -1,0 +1,33 @@
+"""Spec of a crypto unit (kind ``crypto``): AES-128 and SHA-256 engines behind one interface.
+
+A crypto unit holds ``engines`` identical engines (the UltraSPARC T2 has one
+per core). Each engine processes a job block by block: a pipeline latency once
+per job, then ``*_cycles_per_block`` cycles of the unit's clock per block
+(16 B AES blocks, 64 B SHA-256 blocks). A request that asks for several engines
+has its buffer split between them; the engines share the interface's data path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.config.accelerators import AcceleratorSpec, register_kind
+from simulator.config.fields import param
+
+
+@register_kind("crypto")
+@dataclass(frozen=True)
+class CryptoSpec(AcceleratorSpec):
+    """One crypto unit: clock, engines, per-block cost, split cost and power."""
+
+    frequency_hz: float = param(unit="frequency", positive=True, doc="clock of the engines")
+    aes_cycles_per_block: float = param(positive=True, doc="engine cycles per 16 B AES-128 block (throughput)")
+    sha_cycles_per_block: float = param(positive=True, doc="engine cycles per 64 B SHA-256 block (throughput)")
+    engines: int = param(1, min=1, doc="identical engines that can share one request's buffer")
+    pipeline_latency_cycles: float = param(0.0, min=0.0, doc="engine cycles from a job's first block in to its first block out")
+    chunk_bytes: int = param(4096, unit="size", min=64, doc="bytes an engine reads, processes and writes at a time")
+    split_overhead_cycles: float = param(
+        0.0, min=0.0, doc="host cycles per request that uses more than one engine (dispatch to and join of the engines)")
+    energy_j_per_block: float = param(0.0, unit="energy", min=0.0, doc="dynamic energy per block processed")
+    static_power_w: float = param(0.0, unit="power", min=0.0, doc="power while busy (static part)")
+    idle_power_w: float = param(0.0, unit="power", min=0.0, doc="power while idle")

@@ -1,0 +1,87 @@
+"""The crypto unit and the AES/SHA traces: block counts, padding, splitting, timing against hand figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.accel.crypto import aes_blocks, sha256_padded_bytes, split_blocks
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.replay import replay
+from simulator.system import build_system
+from workloads.aes import crypto_host, crypto_offload, host_cycles
+
+T2 = "configs/systems/logca_ultrasparc_t2.yaml"
+F_HZ = 1.16e9
+
+
+@pytest.fixture(scope="module")
+def t2():
+    return load_spec(T2, SystemSpec)
+
+
+def kernel_cycles(loaded, trace):
+    system = build_system(loaded.spec)
+    end = replay(system, trace)
+    return (end - system.host.stages["init"].last_ps) * F_HZ / 1e12, system
+
+
+def test_sha256_padding_follows_fips_180_4():
+    assert sha256_padded_bytes(0) == 64
+    assert sha256_padded_bytes(55) == 64
+    assert sha256_padded_bytes(56) == 128  # no room for 0x80 and the 8-byte length
+    assert sha256_padded_bytes(64) == 128
+    assert aes_blocks(17) == 2
+
+
+def test_split_blocks_is_balanced_and_complete():
+    parts = split_blocks(10, 4)
+    assert parts == [3, 3, 2, 2] and sum(parts) == 10
+    with pytest.raises(ValueError, match="parts"):
+        split_blocks(10, 0)
+
+
+def test_host_trace_costs_c_g_beta_cycles():
+    for kernel, g in (("aes", 1000), ("aes", 300_000), ("sha", 100)):
+        trace = crypto_host(kernel, g, 90.0, 1.01)
+        rows = trace.to_pandas()
+        assert rows.loc[rows.stage == "kernel", "cycles"].sum() == pytest.approx(host_cycles(kernel, g, 90.0, 1.01))
+    assert host_cycles("sha", 100, 72.0, 0.97) == pytest.approx(72.0 * 128 ** 0.97)
+
+
+def test_unit_time_is_overhead_latency_and_blocks(t2):
+    """One engine, 64 KiB: o + blocks x cycles/block + L, within the data path's small share."""
+    g = 64 * 1024
+    t1, system = kernel_cycles(t2, crypto_offload("aes", g))
+    unit = system.units["crypto"]
+    expected = 29000 + (g // 16) * 84.7 + 1500
+    assert unit.counts["blocks"] == g // 16
+    assert unit.counts["bytes_read"] == g and unit.counts["bytes_written"] == g
+    assert t1 == pytest.approx(expected, rel=0.03)
+
+
+def test_engines_split_the_work_and_pay_the_split_cost(t2):
+    g = 256 * 1024
+    t1, _ = kernel_cycles(t2, crypto_offload("aes", g, engines=1))
+    t4, _ = kernel_cycles(t2, crypto_offload("aes", g, engines=4))
+    compute = (g // 16) * 84.7
+    assert t4 == pytest.approx(47600 + 29000 + 1500 + compute / 4, rel=0.03)
+    assert t1 > t4
+
+
+def test_pipelined_requests_hide_overhead_behind_work(t2):
+    g = 1024 * 1024
+    t1, _ = kernel_cycles(t2, crypto_offload("aes", g, requests=1))
+    t8, s8 = kernel_cycles(t2, crypto_offload("aes", g, requests=8))
+    assert s8.units["crypto"].commands_done == 8
+    # overheads after the first overlap the unit's work: 8 requests cost about one overhead more than one request
+    assert t8 < t1 + 2 * 29000
+
+
+def test_bad_commands_are_rejected(t2):
+    with pytest.raises(ValueError, match="engines"):
+        kernel_cycles(t2, crypto_offload("aes", 1024, engines=9))
+    with pytest.raises(ValueError, match="engines > 1"):
+        kernel_cycles(t2, crypto_offload("sha", 1024, engines=2))
+    with pytest.raises(ValueError, match="kernel"):
+        crypto_host("des", 16, 1.0, 1.0)

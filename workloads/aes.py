@@ -1,0 +1,108 @@
+"""AES-128 and SHA-256 over a buffer of g bytes: host software and offloaded versions.
+
+Both versions start with an ``init`` stage in which the host writes the input
+buffer (the application produced it, so it sits in the host's caches as far as
+they hold it); the stage ``kernel`` is what is timed.
+
+Host software (``crypto_host``): per row of ``row_bytes`` the core loads the
+input and stores the output (AES) and spends the software's cycles. The cycle
+count follows the platform's computational index: the whole buffer costs
+C g^beta host cycles (LogCA T0, 000 eq. 4.1), C and beta from the platform
+preset (000 Tables 4.2-4.3); row i gets C (end_i^beta - start_i^beta). SHA-256
+hashes the padded message (FIPS 180-4: 0x80, zeros, 64-bit length, to 64 B),
+so its cost is C (padded bytes)^beta and it stores one 32 B digest.
+
+Offload (``crypto_offload``): the buffer goes to a crypto unit as
+``requests`` sub-requests issued back to back (pipelined: the host's overhead
+for request i+1 overlaps the unit's work on request i), each using
+``engines`` engines of the unit (the buffer split between them); then the
+host waits for completion.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from simulator.accel.crypto import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
+from workloads.trace import AddressSpace, TraceBuilder
+
+KERNELS = ("aes", "sha")
+OPS = {"aes": "aes128", "sha": "sha256"}
+DEFAULT_ROW_BYTES = 64 * 1024
+
+
+def _check(kernel: str, g_bytes: int) -> None:
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if isinstance(g_bytes, bool) or not isinstance(g_bytes, int) or g_bytes < 1:
+        raise ValueError(f"g_bytes must be an integer >= 1 byte, got {g_bytes!r}")
+
+
+def _layout(tb: TraceBuilder, kernel: str, g_bytes: int) -> tuple[int, int, int]:
+    """Allocate input and output, write the input (stage init); return (src, dst, dst_bytes)."""
+    space = AddressSpace()
+    out_bytes = g_bytes if kernel == "aes" else SHA256_DIGEST_BYTES
+    src = space.alloc("crypto.input", g_bytes)
+    dst = space.alloc("crypto.output", out_bytes)
+    tb.access("host", "init", "write", src, 8, 8, -(-g_bytes // 8))
+    return src, dst, out_bytes
+
+
+def host_cycles(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float) -> float:
+    """Host software cycles for one buffer: C g^beta (AES) or C padded^beta (SHA-256)."""
+    _check(kernel, g_bytes)
+    n = g_bytes if kernel == "aes" else sha256_padded_bytes(g_bytes)
+    return c_cycles_per_byte_beta * n**beta
+
+
+def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float,
+                row_bytes: int = DEFAULT_ROW_BYTES) -> pa.Table:
+    """Host software AES-128/SHA-256 of ``g_bytes`` bytes (see module docstring)."""
+    _check(kernel, g_bytes)
+    if not (c_cycles_per_byte_beta > 0 and beta > 0):
+        raise ValueError(f"c_cycles_per_byte_beta and beta must be > 0, got {c_cycles_per_byte_beta!r}, {beta!r}")
+    if row_bytes < AES_BLOCK_BYTES or row_bytes % AES_BLOCK_BYTES:
+        raise ValueError(f"row_bytes must be a multiple of {AES_BLOCK_BYTES} B, got {row_bytes!r}")
+    tb = TraceBuilder()
+    src, dst, out_bytes = _layout(tb, kernel, g_bytes)
+    total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta, beta)
+    for off in range(0, g_bytes, row_bytes):
+        n = min(row_bytes, g_bytes - off)
+        # row share of C g^beta, cumulative so that the rows add up to it exactly
+        cycles = total * (((off + n) / g_bytes) ** beta - (off / g_bytes) ** beta)
+        elems = -(-n // AES_BLOCK_BYTES)
+        tb.access("host", "kernel", "read", src + off, min(AES_BLOCK_BYTES, n), AES_BLOCK_BYTES, elems, cycles=cycles)
+        if kernel == "aes":
+            tb.access("host", "kernel", "write", dst + off, min(AES_BLOCK_BYTES, n), AES_BLOCK_BYTES, elems)
+    if kernel == "sha":
+        tb.access("host", "kernel", "write", dst, out_bytes, out_bytes, 1)
+    return tb.to_table()
+
+
+def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int = 1,
+                   requests: int = 1) -> pa.Table:
+    """AES-128/SHA-256 of ``g_bytes`` on crypto unit ``unit`` (see module docstring)."""
+    _check(kernel, g_bytes)
+    if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
+        raise ValueError(f"requests must be an integer >= 1, got {requests!r}")
+    if kernel == "sha" and requests > 1:
+        raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
+    tb = TraceBuilder()
+    src, dst, out_bytes = _layout(tb, kernel, g_bytes)
+    if kernel == "sha":
+        tb.offload("host", "kernel", unit, op=OPS[kernel], inputs=[[src, g_bytes]], outputs=[[dst, out_bytes]],
+                   engines=engines)
+    else:
+        off = 0
+        for blocks in split_blocks(-(-g_bytes // AES_BLOCK_BYTES), requests):
+            n = min(blocks * AES_BLOCK_BYTES, g_bytes - off)
+            if n <= 0:
+                continue
+            tb.offload("host", "kernel", unit, op=OPS[kernel], inputs=[[src + off, n]], outputs=[[dst + off, n]],
+                       engines=engines)
+            off += n
+    tb.wait("host", "kernel", unit)
+    return tb.to_table(units=["host", unit])
+
+
+GENERATORS = {"crypto_host": crypto_host, "crypto_offload": crypto_offload}
