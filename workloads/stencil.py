@@ -1,0 +1,300 @@
+"""Stencil workloads: host sweeps (naive, blocked, time-tiled) and stencil-engine tile programs.
+
+Grids are out-of-place (two arrays, ping-pong) with a halo of 1 on every side,
+row-major with the last index fastest; one grid value is ``elem_bytes`` bytes
+(a "word" of ``models.stencil``). Flops and words per point come from
+``models.stencil.STENCILS``. Memory work is emitted in large rows: a 2D block
+of segments is one strided row whose element is a whole segment, so a tile's
+input is one trace row (2D) or one row per plane (3D).
+
+Schedules (``models.stencil.dram_traffic_words`` counts the same schemes):
+
+* ``naive``: one sweep per time step; per slice i of dimension 0 the three input
+  slices i-1, i, i+1 are read (one row each) and the interior of output slice i written.
+* ``blocked``: the dimensions after the first are cut into blocks; each block column
+  (with its halo) is streamed along dimension 0: one read row and one write row per
+  block and step (3D: one per plane of the column).
+* ``time_tiled``: tiles of a ``models.stencil.TileShape`` are copied in, computed in a
+  scratch buffer, copied out. Tile geometry is the model's, simplified honestly: every
+  tile reads the box of its input footprint m_i (S1 extent ts1 + 2 tT for hexagons, ts + 2 tT
+  for time skewing, times the sub-tile's ts2 (x ts3)) clipped to the grid, and writes the
+  same box to the other array. Hexagonal kinds (hex_1d, hhc_2d, hhc_3d) run
+  N_w = ``models.stencil.n_wavefronts`` wavefronts of ceil(S1 / pitch) tiles, odd
+  wavefronts shifted by half a pitch; hhc sub-tiles walk S2 (x S3) in classic-skewed steps
+  of ts2 (x ts3) starting tT before the grid (the seed's ceil((S_i + tT) / ts_i) sub-tiles).
+  Time skewing 1D uses the exact tile set of ``models.stencil.wavefront_widths``. The
+  scratch buffer is one region reused by every tile (it stays in the caches); its
+  traffic per point is charged as one update of the buffer per tile.
+* engine programs (:func:`engine_program`): the same tiles as commands to a stencil
+  engine, one ``offload`` per wavefront (a kernel call) followed by a ``wait``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import pyarrow as pa
+
+from models.stencil import STENCILS, Stencil, TileShape, n_wavefronts
+from workloads.trace import AddressSpace, TraceBuilder
+
+SCHEMES = ("naive", "blocked", "time_tiled")
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Two padded arrays (in, out) of ``grid`` interior points, ``elem_bytes`` per point."""
+
+    grid: tuple[int, ...]
+    elem_bytes: int
+    base: tuple[int, int]
+
+    @property
+    def padded(self) -> tuple[int, ...]:
+        return tuple(n + 2 for n in self.grid)
+
+    def strides_bytes(self) -> tuple[int, ...]:
+        """Byte stride of each dimension (last fastest)."""
+        out, s = [], self.elem_bytes
+        for n in reversed(self.padded):
+            out.append(s)
+            s *= n
+        return tuple(reversed(out))
+
+    def box_rows(self, array: int, lo: Sequence[int], hi: Sequence[int]) -> Iterator[tuple[int, int, int, int]]:
+        """Strided rows (addr, elem_bytes, stride_bytes, count) covering the box [lo, hi) of padded indices.
+
+        The box is clipped to the padded array; an empty box yields nothing. The last
+        dimension is one element (a segment); the one before it is the row's count; any
+        outer dimension gives one row per index.
+        """
+        lo = [max(0, a) for a in lo]
+        hi = [min(n, b) for n, b in zip(self.padded, hi)]
+        if any(b <= a for a, b in zip(lo, hi)):
+            return
+        st = self.strides_bytes()
+        seg = (hi[-1] - lo[-1]) * self.elem_bytes
+        if len(self.grid) == 1:
+            yield self.base[array] + lo[0] * st[0], seg, seg, 1
+            return
+        outer = [range(a, b) for a, b in zip(lo[:-2], hi[:-2])]
+        for idx in _product(outer):
+            addr = self.base[array] + sum(i * s for i, s in zip(idx, st)) + lo[-2] * st[-2] + lo[-1] * st[-1]
+            yield addr, seg, st[-2], hi[-2] - lo[-2]
+
+
+def _product(ranges: list[range]) -> Iterator[tuple[int, ...]]:
+    if not ranges:
+        yield ()
+        return
+    for i in ranges[0]:
+        for rest in _product(ranges[1:]):
+            yield (i, *rest)
+
+
+def layout(grid: Sequence[int], elem_bytes: int = 8, space: AddressSpace | None = None,
+           stage: str = "stencil") -> GridLayout:
+    """Allocate the two padded arrays of ``grid`` (interior points) in ``space``."""
+    grid = tuple(int(n) for n in grid)
+    if not 1 <= len(grid) <= 3 or any(n < 1 for n in grid):
+        raise ValueError(f"grid must hold 1-3 sizes >= 1, got {grid!r}")
+    if elem_bytes < 1:
+        raise ValueError(f"elem_bytes must be >= 1, got {elem_bytes!r}")
+    sp = space or AddressSpace()
+    nbytes = math.prod(n + 2 for n in grid) * elem_bytes
+    return GridLayout(grid, elem_bytes, (sp.alloc(f"{stage}.a", nbytes), sp.alloc(f"{stage}.b", nbytes)))
+
+
+def _stencil(name: str, grid: Sequence[int]) -> Stencil:
+    if name not in STENCILS:
+        raise ValueError(f"stencil must be one of {sorted(STENCILS)}, got {name!r}")
+    st = STENCILS[name]
+    if st.dims != len(grid):
+        raise ValueError(f"grid must have {st.dims} sizes for {name}, got {tuple(grid)!r}")
+    return st
+
+
+def _emit_box(b: TraceBuilder, lay: GridLayout, unit: str, stage: str, op: str, array: int,
+              lo: Sequence[int], hi: Sequence[int], flops: int = 0) -> None:
+    rows = list(lay.box_rows(array, lo, hi))
+    for k, (addr, seg, stride, count) in enumerate(rows):
+        b.access(unit, stage, op, addr, seg, stride, count, flops=flops if k == len(rows) - 1 else 0)
+    if not rows and flops:
+        b.compute(unit, stage, flops=flops)
+
+
+def naive_sweep(stencil: str, grid: Sequence[int], steps: int, elem_bytes: int = 8, *,
+                unit: str = "host", stage: str = "stencil", chunk_points: int = 8192) -> pa.Table:
+    """Naive out-of-place sweeps, one per time step (module docstring). 1D grids go in chunks."""
+    st = _stencil(stencil, grid)
+    _check_steps(steps)
+    lay = layout(grid, elem_bytes, stage=stage)
+    b = TraceBuilder()
+    d = len(grid)
+    flops_slice = st.flops_per_point * math.prod(grid[1:])
+    for t in range(steps):
+        src, dst = t % 2, 1 - t % 2
+        if d == 1:
+            for lo in range(1, grid[0] + 1, chunk_points):
+                hi = min(grid[0] + 1, lo + chunk_points)
+                _emit_box(b, lay, unit, stage, "read", src, [lo - 1], [hi + 1])
+                _emit_box(b, lay, unit, stage, "write", dst, [lo], [hi], flops=st.flops_per_point * (hi - lo))
+            continue
+        for i in range(1, grid[0] + 1):
+            for di in (-1, 0, 1):
+                _emit_box(b, lay, unit, stage, "read", src, [i + di] + [0] * (d - 1),
+                          [i + di + 1] + [n + 2 for n in grid[1:]])
+            _emit_box(b, lay, unit, stage, "write", dst, [i] + [1] * (d - 1), [i + 1] + [n + 1 for n in grid[1:]],
+                      flops=flops_slice)
+    _flush_arrays(b, lay, unit, stage)
+    return b.to_table()
+
+
+def blocked_sweep(stencil: str, grid: Sequence[int], steps: int, block: Sequence[int], elem_bytes: int = 8, *,
+                  unit: str = "host", stage: str = "stencil") -> pa.Table:
+    """Spatially blocked sweeps: block columns of ``block`` (dims after the first) streamed along dim 0."""
+    st = _stencil(stencil, grid)
+    _check_steps(steps)
+    if len(grid) < 2 or len(block) != len(grid) - 1 or any(x < 1 for x in block):
+        raise ValueError(f"block must hold {len(grid) - 1} sizes >= 1 for a {len(grid)}D grid, got {block!r}")
+    lay = layout(grid, elem_bytes, stage=stage)
+    b = TraceBuilder()
+    starts = [range(1, n + 1, bs) for n, bs in zip(grid[1:], block)]
+    for t in range(steps):
+        src, dst = t % 2, 1 - t % 2
+        for corner in _product(starts):
+            hi = [min(c + bs, n + 1) for c, bs, n in zip(corner, block, grid[1:])]
+            pts = grid[0] * math.prod(h - c for h, c in zip(hi, corner))
+            _emit_box(b, lay, unit, stage, "read", src, [0] + [c - 1 for c in corner],
+                      [grid[0] + 2] + [h + 1 for h in hi])
+            _emit_box(b, lay, unit, stage, "write", dst, [1, *corner], [grid[0] + 1, *hi],
+                      flops=st.flops_per_point * pts)
+    _flush_arrays(b, lay, unit, stage)
+    return b.to_table()
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One tile: its input/output box (padded indices, [lo, hi)) and its work."""
+
+    wavefront: int
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+    points: int
+    row_widths: tuple[int, ...]
+
+
+def tiles(shape: TileShape, grid: Sequence[int], steps: int) -> list[Tile]:
+    """The tiles of a time-tiled schedule in execution order (module docstring)."""
+    grid = tuple(grid)
+    _check_steps(steps)
+    if len(grid) != len(shape.t_s):
+        raise ValueError(f"grid must have {len(shape.t_s)} sizes for {shape.kind}, got {grid!r}")
+    tt, ts1 = shape.t_t, shape.t_s[0]
+    out: list[Tile] = []
+    if not shape.hexagonal:  # time skewing: tile (a, b) covers i + t in [a ts, (a+1) ts), t in (b tT, (b+1) tT]
+        for b in range(-(-steps // tt)):
+            t_lo, t_hi = b * tt + 1, min((b + 1) * tt, steps)
+            for a in range((1 + t_lo) // ts1, (grid[0] + t_hi) // ts1 + 1):
+                i0 = a * ts1 - t_lo  # left end of the tile's base row (interior index, 1-based)
+                out.append(Tile(a + b, (i0 - tt,), (i0 + ts1 + tt,), ts1 * (t_hi - t_lo + 1),
+                                (ts1,) * (t_hi - t_lo + 1)))
+        out.sort(key=lambda x: x.wavefront)
+        return out
+    pitch = shape.pitch
+    half = ts1 // 2 + tt
+    inner = shape.t_s[1:]
+    sub_starts = [range(1 - tt, n + 1, s) for n, s in zip(grid[1:], inner)]
+    for wf in range(n_wavefronts(shape, steps)):
+        shift = (wf % 2) * (pitch // 2)
+        for a in range(-(-grid[0] // pitch)):
+            c = 1 + a * pitch + shift + ts1 // 2
+            for corner in _product(sub_starts):
+                out.append(Tile(wf, (c - half, *corner), (c + half, *[x + s for x, s in zip(corner, inner)]),
+                                shape.v_tile_points, tuple(w * math.prod(inner) for w in shape.row_widths())))
+    return out
+
+
+def time_tiled_sweep(stencil: str, grid: Sequence[int], steps: int, shape: TileShape, elem_bytes: int = 8, *,
+                     unit: str = "host", stage: str = "stencil") -> pa.Table:
+    """Time-tiled host schedule: per tile copy in, compute in a scratch buffer, copy out."""
+    st = _stencil(stencil, grid)
+    sp = AddressSpace()
+    lay = layout(grid, elem_bytes, sp, stage)
+    scratch = sp.alloc(f"{stage}.scratch", shape.m_tile_words * elem_bytes)
+    b = TraceBuilder()
+    for tile in tiles(shape, grid, steps):
+        src = tile.wavefront % 2
+        _emit_box(b, lay, unit, stage, "read", src, tile.lo, tile.hi)
+        b.access(unit, stage, "update", scratch, elem_bytes, elem_bytes, shape.m_tile_words,
+                 flops=st.flops_per_point * tile.points)
+        _emit_box(b, lay, unit, stage, "write", 1 - src, tile.lo, tile.hi)
+    _flush_arrays(b, lay, unit, stage)
+    return b.to_table()
+
+
+def _regions(lay: GridLayout, array: int, lo: Sequence[int], hi: Sequence[int]) -> list[list[int]]:
+    """[[addr, nbytes], ...] regions (one per segment) of a box."""
+    out = []
+    for addr, seg, stride, count in lay.box_rows(array, lo, hi):
+        out += [[addr + k * stride, seg] for k in range(count)]
+    return out
+
+
+def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileShape, target: str = "stencil",
+                   elem_bytes: int = 4, *, unit: str = "host", stage: str = "stencil") -> pa.Table:
+    """Tile program for a stencil engine: one offload (a kernel call of one wavefront's tiles) and a wait each.
+
+    Command params: ``op="stencil_tiles"``, ``stencil``, ``t_t``, ``tiles`` (per tile: ``inputs``,
+    ``outputs`` regions, ``points``, ``rows`` points per row), ``inputs``/``outputs`` the union.
+    """
+    st = _stencil(stencil, grid)
+    lay = layout(grid, elem_bytes, stage=stage)
+    by_wf: dict[int, list[Tile]] = {}
+    for tile in tiles(shape, grid, steps):
+        by_wf.setdefault(tile.wavefront, []).append(tile)
+    b = TraceBuilder()
+    for wf in sorted(by_wf):
+        src = wf % 2
+        cmd_tiles, ins, outs = [], [], []
+        for tile in by_wf[wf]:
+            i, o = _regions(lay, src, tile.lo, tile.hi), _regions(lay, 1 - src, tile.lo, tile.hi)
+            cmd_tiles.append({"inputs": i, "outputs": o, "points": tile.points, "rows": list(tile.row_widths)})
+            ins += i
+            outs += o
+        b.offload(unit, stage, target, op="stencil_tiles", stencil=st.name, t_t=shape.t_t,
+                  inputs=ins, outputs=outs, tiles=cmd_tiles)
+        b.wait(unit, stage, target)
+    return b.to_table()
+
+
+def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: str = "naive",
+                  block: Sequence[int] | None = None, tile_kind: str | None = None, t_t: int | None = None,
+                  t_s: Sequence[int] | None = None, elem_bytes: int = 8) -> pa.Table:
+    """Generator entry point (workload configs): one of ``SCHEMES`` on the host."""
+    if scheme == "naive":
+        return naive_sweep(stencil, grid, steps, elem_bytes)
+    if scheme == "blocked":
+        if block is None:
+            raise ValueError("block is required for scheme 'blocked'")
+        return blocked_sweep(stencil, grid, steps, block, elem_bytes)
+    if scheme == "time_tiled":
+        if tile_kind is None or t_t is None or t_s is None:
+            raise ValueError("tile_kind, t_t and t_s are required for scheme 'time_tiled'")
+        return time_tiled_sweep(stencil, grid, steps, TileShape(tile_kind, int(t_t), tuple(int(x) for x in t_s)),
+                                elem_bytes)
+    raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+
+
+def _flush_arrays(b: TraceBuilder, lay: GridLayout, unit: str, stage: str) -> None:
+    """Write every dirty line of both arrays back (the results end in memory, as the model counts)."""
+    nbytes = math.prod(lay.padded) * lay.elem_bytes
+    for base in lay.base:
+        b.access(unit, stage, "flush", base, nbytes, nbytes, 1)
+
+
+def _check_steps(steps: int) -> None:
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
