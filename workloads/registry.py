@@ -18,3 +18,5 @@ from workloads import gemm  # noqa: E402
 GENERATORS.update(gemm.GENERATORS)
 from workloads import aes  # noqa: E402
 GENERATORS.update(aes.GENERATORS)
+from workloads import stencil  # noqa: E402
+GENERATORS["stencil"] = stencil.stencil_sweep
