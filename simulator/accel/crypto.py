@@ -104,6 +104,8 @@ class CryptoUnit(AcceleratorUnit):
         k = self._engines_of(p)
         self.count("requests", 1)
         if op == "sha256":
+            if not self.spec.sha_cycles_per_block:
+                raise ValueError(f"{self.name}: this unit has no SHA-256 engine (sha_cycles_per_block = 0)")
             blocks = sha256_padded_bytes(in_bytes) // SHA256_BLOCK_BYTES
             jobs = [((in_addr, in_bytes), (out_addr, out_bytes), blocks, self.spec.sha_cycles_per_block)]
         else:

@@ -22,7 +22,7 @@ class CryptoSpec(AcceleratorSpec):
 
     frequency_hz: float = param(unit="frequency", positive=True, doc="clock of the engines")
     aes_cycles_per_block: float = param(positive=True, doc="engine cycles per 16 B AES-128 block (throughput)")
-    sha_cycles_per_block: float = param(positive=True, doc="engine cycles per 64 B SHA-256 block (throughput)")
+    sha_cycles_per_block: float = param(0.0, min=0.0, doc="engine cycles per 64 B SHA-256 block (throughput); 0 = no SHA engine")
     engines: int = param(1, min=1, doc="identical engines that can share one request's buffer")
     pipeline_latency_cycles: float = param(0.0, min=0.0, doc="engine cycles from a job's first block in to its first block out")
     chunk_bytes: int = param(4096, unit="size", min=64, doc="bytes an engine reads, processes and writes at a time")

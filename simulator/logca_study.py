@@ -1,0 +1,233 @@
+"""LogCA studies on the simulator: platform x kernel x granularity x units, calibration, figures.
+
+For each platform row of 000 Table 4.3 there is a system ``configs/systems/
+logca_<platform>.yaml``. A point runs the host software trace and the offload
+trace of one kernel at granularity g on a fresh system and times the
+``kernel`` stage (host cycles, from the end of the ``init`` stage to the end
+of the run): T0 and T1, speedup T0/T1. ``calibrate`` fits LogCA parameters
+to a sweep with ``models.calibrate.fit_logca`` (latency supplied from the
+system's interface, as the thesis measures L with micro-benchmarks);
+``figures`` draws speedup curves (simulated points, LogCA curve of the
+preset, g1 and g_A/2 marked), optimisation regions and interface evolution.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models.accelerometer import cutoff_granularities, optimization_regions
+from models.calibrate import LogCAFit, fit_logca, load_platform_entries
+from models.logca import LogCAParams, g1, g_half, speedup
+from simulator.config.loader import LoadedConfig, load_spec
+from simulator.config.schema import SystemSpec
+from simulator.replay import replay
+from simulator.system import build_system
+from workloads.aes import crypto_host, crypto_offload
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE_4_3 = ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
+CRYPTO_PLATFORMS = ("ultrasparc_t2", "sparc_t3", "sparc_t4_engine", "sparc_t4_instructions", "sandy_bridge_aesni")
+PS_PER_S = 1e12
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One platform x kernel of the study: system config, the preset's LogCA parameters, host clock (Hz)."""
+
+    name: str
+    kernel: str
+    system_path: Path
+    logca: LogCAParams
+    host_frequency_hz: float
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulated granularity: T0, T1 in host cycles and their ratio."""
+
+    g_bytes: int
+    engines: int
+    requests: int
+    t0_cycles: float
+    t1_cycles: float
+
+    @property
+    def speedup(self) -> float:
+        """T0 / T1, dimensionless."""
+        return self.t0_cycles / self.t1_cycles
+
+
+@functools.lru_cache(maxsize=None)
+def _loaded(path: str) -> LoadedConfig:
+    return load_spec(path, SystemSpec)
+
+
+def load_platform(name: str, kernel: str) -> Platform:
+    """The platform ``name`` (a ``logca_<name>.yaml`` system) running ``kernel`` (aes or sha)."""
+    entries = load_platform_entries(TABLE_4_3)
+    key = f"{name}_{kernel}"
+    if key not in entries:
+        raise ValueError(f"platform/kernel must be a row of {TABLE_4_3.name}, got {key!r}")
+    path = ROOT / "configs" / "systems" / f"logca_{name}.yaml"
+    if not path.exists():
+        raise ValueError(f"platform {name!r} has no system config {path.name}")
+    entry = entries[key]
+    return Platform(name, kernel, path, entry.params, _loaded(str(path)).spec.host.frequency_hz)
+
+
+def _kernel_cycles(platform: Platform, trace) -> float:
+    system = build_system(_loaded(str(platform.system_path)).spec)
+    end_ps = replay(system, trace)
+    start_ps = system.host.stages["init"].last_ps
+    return (end_ps - start_ps) * platform.host_frequency_hz / PS_PER_S
+
+
+def simulate_point(platform: Platform, g_bytes: int, engines: int = 1, requests: int = 1) -> Point:
+    """Simulate host and offloaded ``platform.kernel`` at ``g_bytes`` (engines per request, pipelined requests)."""
+    p = platform.logca
+    t0 = _kernel_cycles(platform, crypto_host(platform.kernel, g_bytes, p.c_cycles_per_byte_beta, p.beta))
+    t1 = _kernel_cycles(platform, crypto_offload(platform.kernel, g_bytes, engines=engines, requests=requests))
+    return Point(g_bytes, engines, requests, t0, t1)
+
+
+def granularities(g_min_bytes: int = 16, g_max_bytes: int = 64 * 2**20) -> list[int]:
+    """Powers of two from g_min to g_max bytes."""
+    if not (1 <= g_min_bytes <= g_max_bytes):
+        raise ValueError(f"need 1 <= g_min_bytes <= g_max_bytes, got {g_min_bytes!r}, {g_max_bytes!r}")
+    return [2**k for k in range(int(math.log2(g_min_bytes)), int(math.log2(g_max_bytes)) + 1)]
+
+
+def sweep(platform: Platform, g_list: list[int], engines: int = 1, requests: int = 1) -> list[Point]:
+    """``simulate_point`` over ``g_list``."""
+    return [simulate_point(platform, g, engines, requests) for g in g_list]
+
+
+def interface_latency_cycles(platform: Platform) -> float:
+    """L the interface implies: completion latency plus two link latencies, host cycles."""
+    acc = _loaded(str(platform.system_path)).spec.accelerators
+    iface = next(iter(acc.values())).interface
+    return (iface.completion_latency_s + 2 * iface.latency_s) * platform.host_frequency_hz
+
+
+def calibrate(platform: Platform, points: list[Point], g_min_bytes: int = 1024) -> LogCAFit:
+    """Fit LogCA to the simulated points with g >= g_min (L supplied from the interface)."""
+    pts = [pt for pt in points if pt.g_bytes >= g_min_bytes]
+    g = np.array([pt.g_bytes for pt in pts], dtype=float)
+    t0 = np.array([pt.t0_cycles for pt in pts])
+    t1 = np.array([pt.t1_cycles for pt in pts])
+    return fit_logca(g, t0, t1, latency_per_byte=platform.logca.latency_per_byte,
+                     latency=interface_latency_cycles(platform))
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def plot_speedup(platform: Platform, points: list[Point], out_path: Path, extra: dict[int, list[Point]] | None = None,
+                 reference: dict[int, float] | None = None) -> Path:
+    """Speedup vs g: simulated points, the preset's LogCA curve, g1 and g_A/2 marked."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p = platform.logca
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    g = np.array([pt.g_bytes for pt in points], dtype=float)
+    grid = np.geomspace(g.min(), g.max(), 200)
+    ax.loglog(grid, speedup(p, grid), "-", color="k", lw=1, label="LogCA (000 Table 4.3)")
+    ax.loglog(g, [pt.speedup for pt in points], "o", label="simulated n=1")
+    for n, pts in (extra or {}).items():
+        ax.loglog([pt.g_bytes for pt in pts], [pt.speedup for pt in pts], "s--", ms=4, label=f"simulated n={n}")
+    if reference:
+        ax.loglog(list(reference), list(reference.values()), "x", color="r", label="measured (000 Table 4.4)")
+    for value, name in ((g1(p), "g1"), (g_half(p), "g_A/2")):
+        if grid[0] <= value <= grid[-1]:
+            ax.axvline(value, ls=":", color="gray")
+            ax.text(value, ax.get_ylim()[0] * 1.5, f" {name}", fontsize=8)
+    ax.axhline(1.0, color="gray", lw=0.5)
+    ax.set_xlabel("granularity g (bytes)")
+    ax.set_ylabel("speedup T0/T1")
+    ax.set_title(f"{platform.name} {platform.kernel.upper()}")
+    ax.legend(fontsize=7)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out_path, dpi=110)
+    plt.close(fig)
+    return out_path
+
+
+def overhead_cutoff_bytes(params: LogCAParams, g_min_bytes: float = 16, g_max_bytes: float = 2**26) -> float:
+    """Granularity above which o stops being a bottleneck (Accelerometer rule, 000 ch. 6), bytes; g_min if never."""
+    stops = [c.g_bytes for c in cutoff_granularities(params, g_min_bytes, g_max_bytes) if c.parameter == "o" and not c.starts]
+    return stops[-1] if stops else g_min_bytes
+
+
+def plot_regions(fits: dict[str, LogCAParams], out_path: Path, g_list: list[int]) -> Path:
+    """Optimisation regions of each platform (bars of bottleneck sets over g), from the fitted parameters."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 0.7 + 0.6 * len(fits)))
+    labels = sorted({r.label for p in fits.values() for r in optimization_regions(p, g_list)})
+    colours = {lab: plt.cm.tab10(i % 10) for i, lab in enumerate(labels)}
+    for row, (name, p) in enumerate(fits.items()):
+        for r in optimization_regions(p, g_list):
+            ax.barh(row, math.log2(r.g_end_bytes * 2) - math.log2(r.g_start_bytes), left=math.log2(r.g_start_bytes),
+                    color=colours[r.label], edgecolor="k")
+            ax.text(math.log2(r.g_start_bytes) + 0.1, row, r.label or "-", va="center", fontsize=7)
+    ax.set_yticks(range(len(fits)), list(fits))
+    ax.set_xlabel("log2 granularity (bytes)")
+    ax.set_title("optimisation regions (parameters whose 10x improvement gains >= 20 %)")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out_path, dpi=110)
+    plt.close(fig)
+    return out_path
+
+
+def plot_evolution(curves: dict[str, list[Point]], out_path: Path, title: str) -> Path:
+    """Simulated speedup vs g of several platforms on one plot."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for name, pts in curves.items():
+        ax.loglog([pt.g_bytes for pt in pts], [pt.speedup for pt in pts], "o-", ms=3, label=name)
+    ax.axhline(1.0, color="gray", lw=0.5)
+    ax.set_xlabel("granularity g (bytes)")
+    ax.set_ylabel("simulated speedup")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out_path, dpi=110)
+    plt.close(fig)
+    return out_path
+
+
+def crypto_study(out_dir: Path = ROOT / "results" / "logca", g_max_bytes: int = 64 * 2**20) -> dict[str, LogCAFit]:
+    """Run the crypto grid (every platform, AES, n = 1; T2 also n = 2, 4, 8), fit, and draw the figures."""
+    g_list = granularities(16, g_max_bytes)
+    fits: dict[str, LogCAFit] = {}
+    curves: dict[str, list[Point]] = {}
+    for name in CRYPTO_PLATFORMS:
+        platform = load_platform(name, "aes")
+        pts = sweep(platform, g_list)
+        curves[name] = pts
+        fits[name] = calibrate(platform, pts)
+        extra = {n: sweep(platform, granularities(16, 2**16), engines=n) for n in (2, 4, 8)} if name == "ultrasparc_t2" else None
+        plot_speedup(platform, pts, out_dir / f"speedup_{name}_aes.png", extra)
+    plot_evolution(curves, out_dir / "crypto_interface_evolution.png", "AES: crypto interface evolution")
+    plot_regions({k: f.params for k, f in fits.items()}, out_dir / "crypto_regions.png", g_list)
+    return fits
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for key, fit in crypto_study().items():
+        print(key, fit.params)
