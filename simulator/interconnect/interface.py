@@ -94,10 +94,11 @@ class Interface:
     # --- accelerator data path ----------------------------------------------------------------
 
     def _dram(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        done = self.dram.service(lines, is_write, now_ps) if len(lines) else now_ps
-        if self.coupling == "near_memory":
+        speedup = 1
+        if self.coupling == "near_memory":  # inside the memory: the configured bandwidth, not the channel's
             self.offchip_exempt_bytes += len(lines) * self.line_bytes
-        return done
+            speedup = max(1, round(self.spec.bandwidth_bytes_per_s / self.dram.peak_bandwidth_bytes_per_s))
+        return self.dram.service(lines, is_write, now_ps, bus_speedup=speedup) if len(lines) else now_ps
 
     def _through_llc(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         res = self.caches.access(lines, is_write, self.llc_level)
@@ -110,8 +111,12 @@ class Interface:
     def access(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         """Move ``lines`` between the accelerator and memory starting at ``now_ps``; return arrival, ps."""
         lines = np.asarray(lines, dtype=np.int64)
-        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps)
         c = self.coupling
+        if c == "pcie":  # the device works on its own memory; only copy_in / copy_out cross the link
+            if self.device_memory is not None:
+                return max(now_ps, self.device_memory.transfer(len(lines) * self.line_bytes, now_ps))
+            return now_ps
+        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps)
         if c in ("dram", "near_memory"):
             return max(link_done, self._dram(lines, is_write, now_ps))
         if c in ("llc", "on_die_dma", "shared_memory"):
@@ -123,10 +128,7 @@ class Interface:
                 if len(arr):
                     done = max(done, self.dram.service(arr.astype(np.int64), w, now_ps))
             return done
-        # pcie: the device works on its own memory; copies cross the link (copy_in / copy_out)
-        if self.device_memory is not None:
-            return max(now_ps, self.device_memory.transfer(len(lines) * self.line_bytes, now_ps))
-        return now_ps
+        raise ValueError(f"interface {self.name}: coupling = {c!r}: expected one of the known couplings")
 
     def copy_in(self, regions: list, now_ps: int) -> int:
         """pcie: DMA the input regions from host DRAM over the link into device memory; arrival, ps."""

@@ -261,10 +261,22 @@ class DramSystem:
         self._min_arrival_ps = 0
 
     # -- serving ---------------------------------------------------------------------------
-    def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> np.ndarray:
+    @property
+    def peak_bandwidth_bytes_per_s(self) -> float:
+        """Peak data-bus bandwidth of all channels: one line per burst per channel, B/s."""
+        return self.geometry.channels * self.geometry.line_bytes * 1e12 / self.timing.burst_ps
+
+    def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
+                      bus_speedup: int = 1) -> np.ndarray:
         """Serve one chunk of line requests (line indices = byte address // line_bytes), in
         order, all arriving at arrival_ps; return each request's data-burst completion time
-        in ps (int64 array). Arrival times must not decrease from call to call."""
+        in ps (int64 array). Arrival times must not decrease from call to call.
+
+        bus_speedup: for a requester inside the memory (near-memory accelerator) that reaches
+        the banks over an internal path ``bus_speedup`` times wider than the channel: the
+        burst occupancy and tCCD of this chunk are divided by it (bank timing unchanged)."""
+        if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, np.integer)) or bus_speedup < 1:
+            raise ValueError(f"bus_speedup = {bus_speedup!r}: expected an integer >= 1")
         lines = np.ascontiguousarray(lines, dtype=np.int64)
         if lines.ndim != 1:
             raise ValueError(f"lines has shape {lines.shape}: expected a 1-D array of line indices")
@@ -284,15 +296,22 @@ class DramSystem:
         self._min_arrival_ps = arrival_ps
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
-            k.serve(lines, writes, arrival_ps, self._decode, self._p, self._bk, self._rk, self._ch, self._ring,
+            p = self._p
+            if bus_speedup > 1:
+                p = p.copy()
+                p[k.P_BURST] = max(1, p[k.P_BURST] // bus_speedup)
+                p[k.P_CCD] = max(1, p[k.P_CCD] // bus_speedup)
+            k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._ch, self._ring,
                     self._pend, self._ctr, out, self._log, self._log_n)
         return out
 
-    def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> int:
+    def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
+                bus_speedup: int = 1) -> int:
         """Serve one chunk of line requests, in order, arriving together at arrival_ps; return
         the completion time in ps of the last data burst (arrival_ps for an empty chunk).
-        Bank/row state, bus occupancy and refresh carry over between calls."""
-        out = self.service_lines(lines, is_write, arrival_ps)
+        Bank/row state, bus occupancy and refresh carry over between calls; ``bus_speedup``
+        as in ``service_lines``."""
+        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup)
         return int(out.max()) if out.size else int(arrival_ps)
 
     def idle_until(self, t_ps: int) -> None:
