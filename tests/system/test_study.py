@@ -1,0 +1,230 @@
+"""Studies: end to end, resume after SIGKILL, Dask equals the local pool, bad study files, report figures."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from simulator.cli import main
+from simulator.runner import run
+from simulator.study import load_study, prepare_points, run_study
+from tests.conftest import DEFAULT_SYSTEM, ROOT
+
+POINT_FILES = ["config.resolved.yaml", "results.parquet", "summary.json"]
+
+
+def _study(tmp_path: Path, sweep: str, *, name: str = "s", extra: str = "", kind: str = "read",
+           file: str = "study.yaml") -> Path:
+    (tmp_path / "w.yaml").write_text(f"name: w\ngenerator: stream\nparams: {{kind: {kind}, array_bytes: 256 KiB}}\n")
+    path = tmp_path / file
+    path.write_text(f"name: {name}\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n{sweep}{extra}")
+    return path
+
+
+SMALL = ("  product:\n    set.host.max_outstanding_misses: [10, 4]\n"
+         "    param.array_bytes: [\"1 MiB\", \"256 KiB\"]\n")
+
+
+def _stored(out: Path) -> dict[str, tuple[int, int]]:
+    """Stored points: name -> (inode, mtime in ns) of results.parquet."""
+    pts = out / "points"
+    if not pts.is_dir():
+        return {}
+    found = {}
+    for p in pts.iterdir():
+        if not p.name.startswith(".") and (p / "results.parquet").is_file():
+            st = (p / "results.parquet").stat()
+            found[p.name] = (st.st_ino, st.st_mtime_ns)
+    return found
+
+
+def _table(out: Path) -> pd.DataFrame:
+    return pq.read_table(out / "study.parquet").to_pandas()
+
+
+def test_study_runs_end_to_end_and_a_rerun_simulates_nothing(tmp_path):
+    study = _study(tmp_path, SMALL)
+    out = tmp_path / "out"
+    first = run_study(study, out, workers=2, progress=False)
+    assert (len(first.points), len(first.simulated), len(first.reused), first.failed) == (4, 4, 0, ())
+    assert sorted(p.name for p in (out / "points").iterdir()) == sorted(p.run_hash for p in first.points)
+    for p in first.points:
+        assert sorted(f.name for f in (out / "points" / p.run_hash).iterdir()) == POINT_FILES
+    table = _table(out)
+    keys = ["set.host.max_outstanding_misses", "param.array_bytes"]
+    assert list(table.columns) == [*keys, "run_hash", "component", "quantity", "value", "unit"]
+    # Sorted by the resolved axis values, not by the order written in the file.
+    order = table.drop_duplicates("run_hash")[keys].values.tolist()
+    assert order == [[4, 262144], [4, 1048576], [10, 262144], [10, 1048576]]
+    # Each row belongs to the point its axis columns name: compare with an independent run.
+    row = table[(table[keys[0]] == 4) & (table[keys[1]] == 1048576) & (table["quantity"] == "simulated_time_s")]
+    direct = run(DEFAULT_SYSTEM, tmp_path / "w.yaml", ["host.max_outstanding_misses=4"], array_bytes="1 MiB")
+    assert row["value"].tolist() == [direct.value("system", "simulated_time_s")]
+    assert row["run_hash"].tolist() == [direct.meta["run_hash"]]
+    # Fewer miss buffers: a slower stream (Little's law), so the table is not one point repeated.
+    t = table[table["quantity"] == "simulated_time_s"].set_index(keys)["value"]
+    assert t[(4, 1048576)] > t[(10, 1048576)]
+
+    before = _stored(out)
+    again = run_study(study, out, workers=2, progress=False)
+    assert (again.simulated, len(again.reused)) == ((), 4)
+    assert _stored(out) == before  # same files, untouched
+    assert again.sim_wall_s == {}
+    pd.testing.assert_frame_equal(_table(out), table)
+
+
+def test_table_does_not_depend_on_the_order_axes_list_their_values(tmp_path):
+    a = run_study(_study(tmp_path, SMALL, file="a.yaml"), tmp_path / "a", workers=2, progress=False)
+    reverse = SMALL.replace("[10, 4]", "[4, 10]").replace('["1 MiB", "256 KiB"]', '["256 KiB", "1 MiB"]')
+    b = run_study(_study(tmp_path, reverse, file="b.yaml"), tmp_path / "b", workers=1, progress=False)
+    assert [p.run_hash for p in a.points] == [p.run_hash for p in b.points]
+    assert pq.read_table(a.table_path).equals(pq.read_table(b.table_path))
+
+
+def test_zip_axes_advance_together_times_the_product(tmp_path):
+    sweep = ("  product:\n    param.kind: [read, copy]\n"
+             "  zip:\n    set.host.max_outstanding_misses: [4, 8, 16]\n"
+             "    param.array_bytes: [\"64 KiB\", \"128 KiB\", \"256 KiB\"]\n")
+    points = prepare_points(load_study(_study(tmp_path, sweep)))
+    pairs = sorted((dict(p.coords)["param.kind"], dict(p.coords)["set.host.max_outstanding_misses"],
+                    dict(p.coords)["param.array_bytes"]) for p in points)
+    assert pairs == sorted((k, m, b) for k in ("read", "copy")
+                           for m, b in ((4, 65536), (8, 131072), (16, 262144)))
+    assert len({p.run_hash for p in points}) == 6
+
+
+def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys):
+    # 1001 B passes the unit check but is not a whole number of 8 B elements: the generator refuses it.
+    study = _study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\", \"1001 B\", \"128 KiB\"]\n")
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--out", str(out), "--workers", "2"]) == 1
+    failed = list((out / "failed").iterdir())
+    assert len(failed) == 1
+    text = failed[0].read_text()
+    assert "1001 B" in text and "multiple of elem_bytes" in text
+    assert len(_stored(out)) == 2
+    assert _table(out)["param.array_bytes"].unique().tolist() == [65536, 131072]
+    assert "failed" in (out / "report.md").read_text()
+
+
+def test_report_references_only_figures_that_exist(tmp_path):
+    extra = ("figures:\n  - {x: param.array_bytes, y: cache/L1D/misses, group: set.host.max_outstanding_misses}\n"
+             "  - {x: set.host.max_outstanding_misses, y: energy/total}\n"
+             "  - {x: set.host.max_outstanding_misses, y: dram/no_such_quantity}\n")
+    outcome = run_study(_study(tmp_path, SMALL, extra=extra), tmp_path / "out", workers=2, progress=False)
+    report = outcome.report_path.read_text()
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
+    assert len(images) == 2
+    for rel in images:
+        png = outcome.out_dir / rel
+        assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    links = re.findall(r"\]\((points/[^)]+)\)", report)
+    assert len(links) == 4 and all((outcome.out_dir / rel).is_file() for rel in links)
+    assert "dram/no_such_quantity" in report  # named as not drawn
+
+
+def test_default_figures_are_drawn_when_none_are_asked_for(tmp_path):
+    outcome = run_study(_study(tmp_path, SMALL), tmp_path / "out", workers=2, progress=False)
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", outcome.report_path.read_text())
+    assert len(images) == 3 and all((outcome.out_dir / rel).is_file() for rel in images)
+
+
+BAD_STUDIES = {
+    "unknown top-level key": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nrepeat: 3\n", "repeat"),
+    "unknown system key": ("  product:\n    set.host.max_outstanding_mises: [4]\n",
+                           "sweep.product.set.host.max_outstanding_mises"),
+    "unknown workload parameter": ("  product:\n    param.array_size: [\"64 KiB\"]\n", "sweep.product.param.array_size"),
+    "axis without set/param": ("  product:\n    host.max_outstanding_misses: [4]\n",
+                               "sweep.product.host.max_outstanding_misses"),
+    "empty sweep": ("  product: {}\n", "sweep"),
+    "zip lengths differ": ("  zip:\n    set.host.max_outstanding_misses: [4, 8]\n    param.array_bytes: [\"64 KiB\"]\n",
+                           "sweep.zip"),
+    "workload value of the wrong unit": ("  product:\n    param.array_bytes: [\"64 KiB\", \"2 GHz\"]\n",
+                                         "sweep.product.param.array_bytes"),
+    "system value of the wrong unit": ("  product:\n    set.host.frequency_hz: [\"2 GHz\", \"3 MiB\"]\n",
+                                       "sweep.product.set.host.frequency_hz"),
+    "system value out of bounds": ("  product:\n    set.host.max_outstanding_misses: [4, 0]\n",
+                                   "sweep.product.set.host.max_outstanding_misses"),
+    "figure on an unknown axis": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n  - {x: param.n, y: dram/reads}\n",
+                                  "figures[0].x"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_STUDIES))
+def test_bad_study_file_exits_2_before_any_point_runs(tmp_path, capsys, case):
+    sweep, key = BAD_STUDIES[case]
+    study = _study(tmp_path, sweep)
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{study}: {key}" in err, err
+    assert not out.exists()
+
+
+def test_missing_dask_is_a_clear_input_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    assert main(["study", str(_study(tmp_path, SMALL)), "--out", str(tmp_path / "o"), "--dask-local", "2"]) == 2
+    assert "dask.distributed is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+KILL_SWEEP = ("  product:\n    set.host.max_outstanding_misses: [4, 6, 10, 16]\n"
+              "    param.array_bytes: [\"16 MiB\", \"24 MiB\", \"32 MiB\"]\n")
+
+
+def _study_cmd(study: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "simulator.cli", "study", str(study), "--out", str(out), "--workers", "1"]
+
+
+@pytest.mark.slow
+def test_sigkill_mid_study_then_rerun_reuses_every_finished_point(tmp_path):
+    study = _study(tmp_path, KILL_SWEEP)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(_study_cmd(study, out), cwd=tmp_path, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(_stored(out)) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its pool worker, as on a lost node
+    proc.wait()
+    stored = _stored(out)
+    assert 3 <= len(stored) < 12, "the study must be killed part way"
+    for name in stored:
+        assert sorted(f.name for f in (out / "points" / name).iterdir()) == POINT_FILES
+    assert not (out / "study.parquet").exists()
+
+    done = subprocess.run(_study_cmd(study, out), cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"{12 - len(stored)} simulated, {len(stored)} reused, 0 failed" in done.stdout
+    after = _stored(out)
+    assert len(after) == 12
+    assert {k: after[k] for k in stored} == stored  # every finished point reused as it was
+    assert sorted(p.name for p in (out / "points").iterdir()) == sorted(after)  # no temp dirs left
+
+    fresh = run_study(study, tmp_path / "fresh", workers=1, progress=False)
+    assert pq.read_table(out / "study.parquet").equals(pq.read_table(fresh.table_path))
+
+
+@pytest.mark.slow
+def test_dask_cluster_gives_the_local_pool_table(tmp_path):
+    dd = pytest.importorskip("dask.distributed")
+    study = _study(tmp_path, SMALL)
+    local = run_study(study, tmp_path / "local", workers=2, progress=False)
+    with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                         dashboard_address=None) as cluster:
+        remote = run_study(study, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
+    assert (len(remote.simulated), remote.failed) == (4, ())
+    assert pq.read_table(remote.table_path).equals(pq.read_table(local.table_path))
+    assert main(["study", str(study), "--out", str(tmp_path / "dask-local"), "--dask-local", "2"]) == 0
+    assert pq.read_table(tmp_path / "dask-local" / "study.parquet").equals(pq.read_table(local.table_path))
