@@ -46,3 +46,47 @@ def test_t2_model_break_even_matches_simulation(t2_speedups):
     platform = load_platform("ultrasparc_t2", "aes")
     g_one = g1(platform.logca)
     assert 256 < g_one < 512
+
+
+# --- calibration round trip and interface evolution (AES, n = 1, 1 KiB .. 4 MiB) --------------------
+
+from simulator.logca_study import CRYPTO_PLATFORMS, calibrate, granularities, overhead_cutoff_bytes, sweep  # noqa: E402
+from models.logca import speedup  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def crypto_fits():
+    out = {}
+    for name in CRYPTO_PLATFORMS:
+        platform = load_platform(name, "aes")
+        points = sweep(platform, granularities(16, 4 * 2**20))
+        out[name] = (platform, points, calibrate(platform, points))
+    return out
+
+
+def test_fitted_compute_parameters_match_the_presets(crypto_fits):
+    for name, (platform, _, fit) in crypto_fits.items():
+        p, q = fit.params, platform.logca
+        assert p.c_cycles_per_byte_beta == pytest.approx(q.c_cycles_per_byte_beta, rel=0.10), name
+        assert p.beta == pytest.approx(q.beta, rel=0.10), name
+        assert p.acceleration == pytest.approx(q.acceleration, rel=0.10), name
+
+
+def test_fitted_overhead_matches_where_it_is_visible(crypto_fits):
+    # o is identifiable from g >= 1 KiB only where it is a sizeable share of T1 (T2, T3: o ~ 3e4 cycles)
+    for name in ("ultrasparc_t2", "sparc_t3"):
+        platform, _, fit = crypto_fits[name]
+        assert fit.params.overhead_cycles == pytest.approx(platform.logca.overhead_cycles, rel=0.10), name
+
+
+def test_fitted_speedup_follows_the_simulation(crypto_fits):
+    for name, (_, points, fit) in crypto_fits.items():
+        for pt in points:
+            if pt.g_bytes >= 1024:
+                assert float(speedup(fit.params, pt.g_bytes)) == pytest.approx(pt.speedup, rel=0.10), (name, pt.g_bytes)
+
+
+def test_overhead_cutoff_shrinks_along_the_interface_evolution(crypto_fits):
+    order = ("ultrasparc_t2", "sparc_t4_engine", "sparc_t4_instructions")
+    cutoffs = [overhead_cutoff_bytes(crypto_fits[name][2].params) for name in order]
+    assert cutoffs == sorted(cutoffs, reverse=True) and cutoffs[0] > 4 * cutoffs[-1]
