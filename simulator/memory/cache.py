@@ -265,13 +265,14 @@ class CacheHierarchy:
         done = 0
         while True:
             done = ck.access_kernel(arr, stores, mode, done, start_level,
-                                    st["tags"], st["stamps"], st["dirty"], st["base"],
-                                    st["mask"], st["ways"], st["clock"], self._counts,
+                                    st["ts"], st["base"], st["mask"], st["ways"],
+                                    st["clock"], self._counts,
                                     self._dram, self._rd, self._wr, self._pos, served,
                                     self._pf_cfg, self._pf_last, self._pf_stamp)
             self._drain(reads, writes)
             if done >= arr.shape[0]:
                 break
+        ck.demand_counts(served, stores, mode, start_level, self._counts)
         return self._result(before, reads, writes, served)
 
     def flush(self, lines) -> ChunkResult:
@@ -284,9 +285,8 @@ class CacheHierarchy:
         writes: list = []
         done = 0
         while True:
-            done = ck.flush_kernel(arr, done, st["tags"], st["stamps"], st["dirty"], st["base"],
-                                   st["mask"], st["ways"], self._counts, self._dram,
-                                   self._wr, self._pos)
+            done = ck.flush_kernel(arr, done, st["ts"], st["base"], st["mask"], st["ways"],
+                                   self._counts, self._dram, self._wr, self._pos)
             self._drain(reads, writes)
             if done >= arr.shape[0]:
                 break
@@ -302,9 +302,9 @@ class CacheHierarchy:
         writes: list = []
         done = 0
         while True:
-            done = ck.evict_to_llc_kernel(arr, done, st["tags"], st["stamps"], st["dirty"],
-                                          st["base"], st["mask"], st["ways"], st["clock"],
-                                          self._counts, self._dram, self._wr, self._pos)
+            done = ck.evict_to_llc_kernel(arr, done, st["ts"], st["base"], st["mask"],
+                                          st["ways"], st["clock"], self._counts, self._dram,
+                                          self._wr, self._pos)
             self._drain(reads, writes)
             if done >= arr.shape[0]:
                 break
@@ -318,8 +318,7 @@ class CacheHierarchy:
         level_mask[chosen] = 1
         before = self._counts.copy()
         st = self._st
-        ck.invalidate_kernel(arr, level_mask, st["tags"], st["stamps"], st["dirty"],
-                             st["base"], st["mask"], st["ways"])
+        ck.invalidate_kernel(arr, level_mask, st["ts"], st["base"], st["mask"], st["ways"])
         empty = np.empty(0, dtype=np.int64)
         return self._result(before, [empty], [empty], np.empty(0, dtype=np.int8))
 
@@ -331,20 +330,15 @@ class CacheHierarchy:
         out[DRAM_NAME] = {"dram_reads": int(self._dram[0]), "dram_writes": int(self._dram[1])}
         return out
 
-    def _slot(self, level: int, line: int) -> int:
+    def _way_states(self, line: int) -> list[int]:
         st = self._st
-        start = int(st["base"][level]) + (line & int(st["mask"][level])) * int(st["ways"][level])
-        hits = np.nonzero(st["tags"][start:start + int(st["ways"][level])] == line)[0]
-        return start + int(hits[0]) if hits.size else -1
+        return [int(ck.way_state(st["ts"], st["base"], st["mask"], st["ways"], i, int(line)))
+                for i in range(self.n_levels)]
 
     def contains(self, line: int) -> list[bool]:
         """Whether each level holds ``line``."""
-        return [self._slot(i, int(line)) >= 0 for i in range(self.n_levels)]
+        return [state >= 0 for state in self._way_states(line)]
 
     def is_dirty(self, line: int) -> list[bool]:
         """Whether each level holds ``line`` dirty."""
-        out = []
-        for i in range(self.n_levels):
-            slot = self._slot(i, int(line))
-            out.append(slot >= 0 and bool(self._st["dirty"][slot]))
-        return out
+        return [state == 1 for state in self._way_states(line)]

@@ -1,15 +1,15 @@
 """Compiled (numba) kernels of the exact cache hierarchy.
 
-The hierarchy state lives in flat numpy arrays shared by all levels; level ``l``
-owns the slots ``base[l] .. base[l] + n_sets[l] * ways[l]`` and set ``s`` of it
-the ``ways[l]`` slots starting at ``base[l] + s * ways[l]``:
+The state of all levels lives in one flat int64 array ``ts``, set-major: level
+``l`` starts at ``base[l]``; set ``s`` of it occupies ``2 * ways[l]`` entries
+starting at ``base[l] + s * 2 * ways[l]``: first the ``ways[l]`` tags (line
+numbers, ``-1`` when the way is invalid), then the ``ways[l]`` meta words
+``2 * stamp + dirty`` (``0`` when invalid).  Stamps come from one increasing LRU
+clock and are unique, so the smallest meta word of a set is an invalid way if
+there is one, else the least recently used way.  Keeping a set's tags and LRU
+state side by side touches the fewest memory lines per lookup.
 
-- ``tags``   int64 line number held by a slot, ``-1`` when the slot is invalid;
-- ``stamps`` int64 LRU stamp (larger = more recently used), ``0`` when invalid,
-  so the least recently used or an invalid slot is the one with the smallest stamp;
-- ``dirty``  uint8 dirty bit.
-
-``clock`` (int64[2]) holds the next LRU stamp of the caches (index 0) and of the
+``clock`` (int64[2]) holds the last LRU stamp of the caches (index 0) and of the
 stream table (index 1).  ``counts`` (int64[n_levels, N_COUNTERS]) are the
 cumulative per-level counters in the column order of ``COUNTER_NAMES`` in
 ``cache.py``; ``dram`` (int64[2]) the cumulative DRAM reads and writes (lines).
@@ -18,7 +18,7 @@ DRAM line streams are appended to the caller's buffers ``rd_buf``/``wr_buf``
 with fill levels in ``pos`` (int64[2]).  A bulk call stops early, before an
 access that might overflow them, and returns how many inputs it processed; the
 caller empties the buffers and calls again.  The semantics are documented in
-``cache.py`` and mirrored line by line by ``cache_reference.py``.
+``cache.py`` and mirrored by ``cache_reference.py``.
 """
 
 from __future__ import annotations
@@ -38,81 +38,50 @@ N_COUNTERS = 7
 
 
 @njit(cache=True, inline="always")
-def _find(tags, base, mask, ways, level, line):
-    """Slot index holding ``line`` at ``level``, or -1."""
-    start = base[level] + (line & mask[level]) * ways[level]
-    for w in range(ways[level]):
-        if tags[start + w] == line:
-            return start + w
-    return -1
+def _lookup(ts, base, mask, ways, level, line):
+    """Tag index holding ``line`` at ``level`` (>= 0), else ``-2 - victim tag index``.
 
-
-@njit(cache=True, inline="always")
-def _touch(stamps, clock, slot):
-    """Make ``slot`` the most recently used of its set."""
-    clock[0] += 1
-    stamps[slot] = clock[0]
-
-
-@njit(cache=True, inline="always")
-def _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, is_dirty):
-    """Place ``line`` (known absent) at ``level``; return its dirty victim or -1."""
-    start = base[level] + (line & mask[level]) * ways[level]
-    slot = start
-    best = stamps[start]
-    for w in range(1, ways[level]):
-        s = stamps[start + w]
-        if s < best:
-            best = s
-            slot = start + w
-    victim = tags[slot]
-    victim_dirty = dirty[slot]
-    tags[slot] = line
-    dirty[slot] = is_dirty
-    clock[0] += 1
-    stamps[slot] = clock[0]
-    if victim >= 0 and victim_dirty != 0:
-        return victim
-    return -1
-
-
-@njit(cache=True, inline="always")
-def _lookup(tags, stamps, base, mask, ways, level, line):
-    """One scan of the set: the slot holding ``line`` (>= 0), else ``-2 - victim``.
-
-    The victim is the first slot of smallest stamp: an invalid slot if any, else
-    the least recently used one (the same choice as ``_insert``).
+    The victim is the first way of smallest meta word: an invalid way if any,
+    else the least recently used one.  The way's meta word is at tag index + ways.
     """
-    start = base[level] + (line & mask[level]) * ways[level]
-    end = start + ways[level]
+    w = ways[level]
+    start = base[level] + (line & mask[level]) * 2 * w
+    end = start + w
     for slot in range(start, end):
-        if tags[slot] == line:
+        if ts[slot] == line:
             return slot
     victim = start
-    best = stamps[start]
+    best = ts[start + w]
     for slot in range(start + 1, end):
-        if stamps[slot] < best:
-            best = stamps[slot]
+        if ts[slot + w] < best:
+            best = ts[slot + w]
             victim = slot
     return -2 - victim
 
 
 @njit(cache=True, inline="always")
-def _place(tags, stamps, dirty, slot, line, is_dirty, now):
-    """Put ``line`` in ``slot`` with stamp ``now``; return the dirty victim or -1."""
-    victim = tags[slot]
-    victim_dirty = dirty[slot]
-    tags[slot] = line
-    dirty[slot] = is_dirty
-    stamps[slot] = now
-    if victim >= 0 and victim_dirty != 0:
+def _place(ts, slot, w, line, is_dirty, now):
+    """Put ``line`` in tag index ``slot`` (set of ``w`` ways) at stamp ``now``; return its dirty victim or -1."""
+    victim = ts[slot]
+    victim_meta = ts[slot + w]
+    ts[slot] = line
+    ts[slot + w] = 2 * now + is_dirty
+    if victim >= 0 and (victim_meta & 1) != 0:
         return victim
     return -1
 
 
+@njit(cache=True, inline="always")
+def _invalidate_slot(ts, slot, w):
+    """Empty the way at tag index ``slot``; return 1 if it held a dirty line, else 0."""
+    was_dirty = ts[slot + w] & 1
+    ts[slot] = -1
+    ts[slot + w] = 0
+    return was_dirty
+
+
 @njit(cache=True)
-def _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
-                wr_buf, pos, level, line):
+def _write_back(ts, base, mask, ways, clock, counts, dram, wr_buf, pos, level, line):
     """Write dirty ``line`` into ``level`` (DRAM when ``level == n_levels``), cascading.
 
     Used by the maintenance kernels; ``access_kernel`` carries its own copy of
@@ -121,12 +90,13 @@ def _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
     n_levels = base.shape[0]
     while level < n_levels:
         counts[level, C_WB_IN] += 1
-        slot = _find(tags, base, mask, ways, level, line)
-        if slot >= 0:
-            dirty[slot] = 1
-            _touch(stamps, clock, slot)
+        r = _lookup(ts, base, mask, ways, level, line)
+        w = ways[level]
+        clock[0] += 1
+        if r >= 0:
+            ts[r + w] = 2 * clock[0] + 1
             break
-        victim = _insert(tags, stamps, dirty, base, mask, ways, clock, level, line, 1)
+        victim = _place(ts, -2 - r, w, line, 1, clock[0])
         if victim < 0:
             break
         counts[level, C_WB_OUT] += 1
@@ -140,7 +110,7 @@ def _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
 
 @njit(cache=True)
 def access_kernel(lines, stores, store_mode, start, start_level,
-                  tags, stamps, dirty, base, mask, ways, clock, counts, dram,
+                  ts, base, mask, ways, clock, counts, dram,
                   rd_buf, wr_buf, pos, served_by, pf_cfg, pf_last, pf_stamp):
     """Demand loads/stores of ``lines[start:]`` entering at ``start_level``.
 
@@ -179,22 +149,19 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             is_store = stores[j] != 0
         else:
             is_store = store_mode == 1
-        col = C_STORES if is_store else C_LOADS
-        # Demand lookup, counted at every level it reaches.
+        # Demand lookup.  Its loads/stores/hits/misses counters follow from
+        # served_by and are added by the caller (``demand_counts``).
         served = n_levels
         hit_slot = -1
         for i in range(k, n_levels):
-            counts[i, col] += 1
-            r = _lookup(tags, stamps, base, mask, ways, i, x)
+            r = _lookup(ts, base, mask, ways, i, x)
             if r >= 0:
-                counts[i, C_HITS] += 1
                 now += 1
-                stamps[r] = now
+                ts[r + ways[i]] = 2 * now + (ts[r + ways[i]] & 1)
                 served = i
                 hit_slot = r
                 break
             vslot[i] = -2 - r
-            counts[i, C_MISSES] += 1
         if served == n_levels:
             rd_buf[pos[0]] = x
             pos[0] += 1
@@ -209,7 +176,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             # Fill job_line from level job_served - 1 up to job_top, cascading dirty victims.
             for i in range(job_served - 1, job_top - 1, -1):
                 now += 1
-                victim = _place(tags, stamps, dirty, vslot[i], job_line, 0, now)
+                victim = _place(ts, vslot[i], ways[i], job_line, 0, now)
                 if job_is_prefetch:
                     counts[i, C_PREFETCHES] += 1
                 if victim >= 0:
@@ -218,13 +185,12 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                     line = victim
                     while level < n_levels:
                         counts[level, C_WB_IN] += 1
-                        r = _lookup(tags, stamps, base, mask, ways, level, line)
+                        r = _lookup(ts, base, mask, ways, level, line)
                         now += 1
                         if r >= 0:
-                            dirty[r] = 1
-                            stamps[r] = now
+                            ts[r + ways[level]] = 2 * now + 1
                             break
-                        victim = _place(tags, stamps, dirty, -2 - r, line, 1, now)
+                        victim = _place(ts, -2 - r, ways[level], line, 1, now)
                         if victim < 0:
                             break
                         counts[level, C_WB_OUT] += 1
@@ -236,7 +202,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                         dram[1] += 1
             if not job_is_prefetch:
                 if is_store:
-                    dirty[hit_slot if served == k else vslot[k]] = 1
+                    ts[(hit_slot if served == k else vslot[k]) + ways[k]] |= 1
                 served_by[j] = served
                 if pf_on and k <= pf_level and served > pf_level:
                     # Stream table: match the lowest slot expecting x, else replace the LRU slot.
@@ -263,16 +229,16 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             while next_y <= last_y:
                 y = next_y
                 next_y += 1
-                r = _lookup(tags, stamps, base, mask, ways, pf_level, y)
+                r = _lookup(ts, base, mask, ways, pf_level, y)
                 if r >= 0:
                     continue
                 vslot[pf_level] = -2 - r
                 job_served = n_levels
                 for i in range(pf_level + 1, n_levels):
-                    r = _lookup(tags, stamps, base, mask, ways, i, y)
+                    r = _lookup(ts, base, mask, ways, i, y)
                     if r >= 0:
                         now += 1
-                        stamps[r] = now
+                        ts[r + ways[i]] = 2 * now + (ts[r + ways[i]] & 1)
                         job_served = i
                         break
                     vslot[i] = -2 - r
@@ -292,8 +258,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 
 
 @njit(cache=True)
-def flush_kernel(lines, start, tags, stamps, dirty, base, mask, ways, counts, dram,
-                 wr_buf, pos):
+def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
     """clflush ``lines[start:]``; returns the index of the first line not processed."""
     n_levels = base.shape[0]
     cap = wr_buf.shape[0]
@@ -304,13 +269,10 @@ def flush_kernel(lines, start, tags, stamps, dirty, base, mask, ways, counts, dr
         x = lines[j]
         top = -1
         for i in range(n_levels):
-            slot = _find(tags, base, mask, ways, i, x)
-            if slot >= 0:
-                if dirty[slot] != 0 and top < 0:
+            r = _lookup(ts, base, mask, ways, i, x)
+            if r >= 0:
+                if _invalidate_slot(ts, r, ways[i]) != 0 and top < 0:
                     top = i
-                tags[slot] = -1
-                stamps[slot] = 0
-                dirty[slot] = 0
         if top >= 0:
             counts[top, C_WB_OUT] += 1
             wr_buf[pos[1]] = x
@@ -320,8 +282,7 @@ def flush_kernel(lines, start, tags, stamps, dirty, base, mask, ways, counts, dr
 
 
 @njit(cache=True)
-def evict_to_llc_kernel(lines, start, tags, stamps, dirty, base, mask, ways, clock,
-                        counts, dram, wr_buf, pos):
+def evict_to_llc_kernel(lines, start, ts, base, mask, ways, clock, counts, dram, wr_buf, pos):
     """Move dirty upper copies of ``lines[start:]`` into the last level; returns next index."""
     n_levels = base.shape[0]
     last = n_levels - 1
@@ -333,22 +294,18 @@ def evict_to_llc_kernel(lines, start, tags, stamps, dirty, base, mask, ways, clo
         x = lines[j]
         top = -1
         for i in range(last):
-            slot = _find(tags, base, mask, ways, i, x)
-            if slot >= 0:
-                if dirty[slot] != 0 and top < 0:
+            r = _lookup(ts, base, mask, ways, i, x)
+            if r >= 0:
+                if _invalidate_slot(ts, r, ways[i]) != 0 and top < 0:
                     top = i
-                tags[slot] = -1
-                stamps[slot] = 0
-                dirty[slot] = 0
         if top >= 0:
             counts[top, C_WB_OUT] += 1
-            _write_back(tags, stamps, dirty, base, mask, ways, clock, counts, dram,
-                        wr_buf, pos, last, x)
+            _write_back(ts, base, mask, ways, clock, counts, dram, wr_buf, pos, last, x)
     return n
 
 
 @njit(cache=True)
-def invalidate_kernel(lines, level_mask, tags, stamps, dirty, base, mask, ways):
+def invalidate_kernel(lines, level_mask, ts, base, mask, ways):
     """Drop ``lines`` without write-back from the levels with ``level_mask[l] != 0``."""
     n_levels = base.shape[0]
     for j in range(lines.shape[0]):
@@ -356,27 +313,55 @@ def invalidate_kernel(lines, level_mask, tags, stamps, dirty, base, mask, ways):
         for i in range(n_levels):
             if level_mask[i] == 0:
                 continue
-            slot = _find(tags, base, mask, ways, i, x)
-            if slot >= 0:
-                tags[slot] = -1
-                stamps[slot] = 0
-                dirty[slot] = 0
+            r = _lookup(ts, base, mask, ways, i, x)
+            if r >= 0:
+                _invalidate_slot(ts, r, ways[i])
+
+
+@njit(cache=True)
+def demand_counts(served_by, stores, store_mode, start_level, counts):
+    """Add the demand counters (loads, stores, hits, misses) of one access call.
+
+    An access served by level ``s`` (``n_levels`` = DRAM) that entered at
+    ``start_level`` reached levels ``start_level .. min(s, n_levels - 1)``,
+    missed in those above ``s`` and hit at ``s``.
+    """
+    n_levels = counts.shape[0]
+    by_kind = np.zeros((2, n_levels + 1), dtype=np.int64)
+    for j in range(served_by.shape[0]):
+        if store_mode == 2:
+            kind = 1 if stores[j] != 0 else 0
+        else:
+            kind = store_mode
+        by_kind[kind, served_by[j]] += 1
+    for kind in range(2):
+        reached = 0
+        for i in range(n_levels - 1, start_level - 1, -1):
+            reached += by_kind[kind, i + 1] if i == n_levels - 1 else 0
+            reached += by_kind[kind, i]
+            counts[i, C_LOADS + kind] += reached
+            counts[i, C_HITS] += by_kind[kind, i]
+            counts[i, C_MISSES] += reached - by_kind[kind, i]
+
+
+@njit(cache=True)
+def way_state(ts, base, mask, ways, level, line):
+    """-1 if ``line`` is absent at ``level``, else its dirty bit (0 or 1)."""
+    r = _lookup(ts, base, mask, ways, level, line)
+    if r < 0:
+        return -1
+    return ts[r + ways[level]] & 1
 
 
 def new_state(n_sets: np.ndarray, ways: np.ndarray) -> dict[str, np.ndarray]:
     """Empty state arrays for levels of ``n_sets[l]`` sets of ``ways[l]`` ways."""
     n_sets = np.asarray(n_sets, dtype=np.int64)
     ways = np.asarray(ways, dtype=np.int64)
-    sizes = n_sets * ways
+    sizes = 2 * n_sets * ways
     base = np.zeros(len(sizes), dtype=np.int64)
     base[1:] = np.cumsum(sizes)[:-1]
-    total = int(sizes.sum())
-    return {
-        "tags": np.full(total, -1, dtype=np.int64),
-        "stamps": np.zeros(total, dtype=np.int64),
-        "dirty": np.zeros(total, dtype=np.uint8),
-        "base": base,
-        "mask": n_sets - 1,
-        "ways": ways.copy(),
-        "clock": np.zeros(2, dtype=np.int64),
-    }
+    ts = np.zeros(int(sizes.sum()), dtype=np.int64)
+    for b, s, w in zip(base, n_sets, ways):
+        ts[b:b + 2 * s * w].reshape(s, 2 * w)[:, :w] = -1
+    return {"ts": ts, "base": base, "mask": n_sets - 1, "ways": ways.copy(),
+            "clock": np.zeros(2, dtype=np.int64)}
