@@ -180,6 +180,7 @@ class Tile:
     """One tile: its input/output box (padded indices, [lo, hi)) and its work."""
 
     wavefront: int
+    block: int
     lo: tuple[int, ...]
     hi: tuple[int, ...]
     points: int
@@ -199,7 +200,7 @@ def tiles(shape: TileShape, grid: Sequence[int], steps: int) -> list[Tile]:
             t_lo, t_hi = b * tt + 1, min((b + 1) * tt, steps)
             for a in range((1 + t_lo) // ts1, (grid[0] + t_hi) // ts1 + 1):
                 i0 = a * ts1 - t_lo  # left end of the tile's base row (interior index, 1-based)
-                out.append(Tile(a + b, (i0 - tt,), (i0 + ts1 + tt,), ts1 * (t_hi - t_lo + 1),
+                out.append(Tile(a + b, a, (i0 - tt,), (i0 + ts1 + tt,), ts1 * (t_hi - t_lo + 1),
                                 (ts1,) * (t_hi - t_lo + 1)))
         out.sort(key=lambda x: x.wavefront)
         return out
@@ -212,7 +213,7 @@ def tiles(shape: TileShape, grid: Sequence[int], steps: int) -> list[Tile]:
         for a in range(-(-grid[0] // pitch)):
             c = 1 + a * pitch + shift + ts1 // 2
             for corner in _product(sub_starts):
-                out.append(Tile(wf, (c - half, *corner), (c + half, *[x + s for x, s in zip(corner, inner)]),
+                out.append(Tile(wf, a, (c - half, *corner), (c + half, *[x + s for x, s in zip(corner, inner)]),
                                 shape.v_tile_points, tuple(w * math.prod(inner) for w in shape.row_widths())))
     return out
 
@@ -247,8 +248,9 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
                    elem_bytes: int = 4, *, unit: str = "host", stage: str = "stencil") -> pa.Table:
     """Tile program for a stencil engine: one offload (a kernel call of one wavefront's tiles) and a wait each.
 
-    Command params: ``op="stencil_tiles"``, ``stencil``, ``t_t``, ``tiles`` (per tile: ``inputs``,
-    ``outputs`` regions, ``points``, ``rows`` points per row), ``inputs``/``outputs`` the union.
+    Command params: ``op="stencil_tiles"``, ``stencil``, ``t_t``, ``m_tile_words``, ``tiles`` (per tile:
+    ``block`` (the hexagon a prism of hhc sub-tiles belongs to; one threadblock runs it, 004 A.29),
+    ``inputs``, ``outputs`` regions, ``points``, ``rows`` points per row), ``inputs``/``outputs`` the union.
     """
     st = _stencil(stencil, grid)
     lay = layout(grid, elem_bytes, stage=stage)
@@ -261,10 +263,12 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
         cmd_tiles, ins, outs = [], [], []
         for tile in by_wf[wf]:
             i, o = _regions(lay, src, tile.lo, tile.hi), _regions(lay, 1 - src, tile.lo, tile.hi)
-            cmd_tiles.append({"inputs": i, "outputs": o, "points": tile.points, "rows": list(tile.row_widths)})
+            cmd_tiles.append({"block": tile.block, "inputs": i, "outputs": o, "points": tile.points,
+                              "rows": list(tile.row_widths)})
             ins += i
             outs += o
         b.offload(unit, stage, target, op="stencil_tiles", stencil=st.name, t_t=shape.t_t,
+                  m_tile_words=shape.m_tile_words,
                   inputs=ins, outputs=outs, tiles=cmd_tiles)
         b.wait(unit, stage, target)
     return b.to_table()

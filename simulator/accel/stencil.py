@@ -1,0 +1,146 @@
+"""Stencil engine unit: tiles copied into a scratchpad, computed on lanes, copied out, k in flight.
+
+A ``stencil_tiles`` command is one kernel call (one wavefront of a time-tiled
+schedule, ``workloads.stencil.engine_program``). Its blocks (a block is one tile,
+or for hhc the prism of sub-tiles one threadblock runs in sequence, 004 A.29)
+are dealt round-robin to the ``units``; each unit keeps k = min(max_tiles_in_flight,
+scratchpad / M_tile, its block count) slots, dealt the unit's blocks round-robin. A slot copies its tile in (DMA through the
+interface: ``interface.access``, plus one barrier), waits for the unit's lanes
+(one tile computes at a time), computes C_iter sum_rows ceil(row points / lanes)
++ tT barriers (004 eqs. A.10, A.16, A.28), releases the lanes and copies the
+tile out (plus one barrier) while the next tile computes: with compute-bound
+tiles a unit takes m + k c for k tiles, the T_tile(k) of 004 eq. A.13. All DMA
+shares the interface's link and memory, so transfers of different units contend.
+
+Energy (004 eqs. B.2-B.6): operations x their energies, u_sr scratchpad words per
+point x e_sr, words copied x e_gs; static power while busy (the base class).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import simpy
+
+from models.stencil import STENCILS, GpuParams
+from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.registry import BuildContext, register_builder
+from simulator.config.accel_stencil import StencilEngineSpec
+from simulator.engine import ClockDomain
+from simulator.interconnect.interface import region_lines
+
+
+def cycles_per_point(spec: StencilEngineSpec, stencil: str) -> float:
+    """Lane cycles of one point update: flops per point / flops per lane per cycle."""
+    return STENCILS[stencil].flops_per_point / spec.flops_per_lane_per_cycle
+
+
+def tile_compute_cycles(spec: StencilEngineSpec, stencil: str, rows: list[int], t_t: int) -> float:
+    """Cycles of one tile on one unit: cycles/point x sum ceil(row / lanes) + tT barriers (004 A.10)."""
+    return (cycles_per_point(spec, stencil) * sum(-(-int(r) // spec.lanes) for r in rows)
+            + t_t * spec.sync_cycles)
+
+
+def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_overhead_s: float) -> GpuParams:
+    """The engine as ``models.stencil.GpuParams``: L, tau_sync, T_sync = call overhead.
+
+    L = units x word / bandwidth: when every unit streams, each gets an even share of the
+    interface (the seed's L is likewise a measured per-SM figure under full load, 004 Table A.3).
+    """
+    words = spec.scratchpad_bytes // spec.word_bytes
+    return GpuParams(spec.units, spec.lanes, words, words, spec.max_tiles_in_flight,
+                     spec.lanes * spec.max_tiles_in_flight, spec.lanes,
+                     spec.units * spec.word_bytes / bandwidth_bytes_per_s, spec.sync_cycles / spec.frequency_hz,
+                     call_overhead_s, "stencil engine")
+
+
+@dataclass
+class StencilEngineUnit(AcceleratorUnit):
+    """Executes ``stencil_tiles`` commands (module docstring); counts points, operations and words."""
+
+    spec: StencilEngineSpec | None = None
+    line_bytes: int = 64
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.spec, StencilEngineSpec):
+            raise ValueError(f"StencilEngineUnit {self.name}: spec = {self.spec!r}: expected a StencilEngineSpec")
+        super().__post_init__()
+        self._lanes = [simpy.Resource(self.env, capacity=1) for _ in range(self.spec.units)]
+
+    def slots(self, m_tile_words: int, n_tiles_on_unit: int) -> int:
+        """Tiles in flight on one unit: min(max_tiles_in_flight, scratchpad / M_tile, tiles it has)."""
+        fit = (self.spec.scratchpad_bytes // self.spec.word_bytes) // max(1, int(m_tile_words))
+        if fit < 1:
+            raise ValueError(f"stencil {self.name}: a tile needs {m_tile_words} words; the scratchpad holds "
+                             f"{self.spec.scratchpad_bytes // self.spec.word_bytes}")
+        return max(1, min(self.spec.max_tiles_in_flight, fit, n_tiles_on_unit))
+
+    def execute(self, cmd: Command):
+        """SimPy generator: run every tile of one kernel call and return when all are written back."""
+        p = cmd.params
+        if p.get("op") != "stencil_tiles":
+            raise ValueError(f"stencil {self.name}: op = {p.get('op')!r}: expected 'stencil_tiles'")
+        name = p.get("stencil")
+        if name not in STENCILS:
+            raise ValueError(f"stencil {self.name}: stencil = {name!r}: expected one of {sorted(STENCILS)}")
+        t_t = int(p["t_t"])
+        blocks: dict[int, list[dict]] = {}
+        for tile in p["tiles"]:
+            blocks.setdefault(int(tile.get("block", len(blocks))), []).append(tile)
+        order = [blocks[b] for b in sorted(blocks)]
+        procs = []
+        for u in range(self.spec.units):
+            mine = order[u::self.spec.units]
+            if not mine:
+                continue
+            k = self.slots(int(p.get("m_tile_words", 1)), len(mine))
+            for s in range(k):
+                work = [tile for blk in mine[s::k] for tile in blk]
+                procs.append(self.env.process(self._slot(u, work, name, t_t)))
+        self.count("kernel_calls", 1)
+        if procs:
+            yield simpy.AllOf(self.env, procs)
+
+    def _slot(self, unit: int, tiles: list[dict], stencil: str, t_t: int):
+        env, sync_ps = self.env, self.compute_ps(self.spec.sync_cycles)
+        st = STENCILS[stencil]
+        for tile in tiles:
+            lines_in = region_lines(tile["inputs"], self.line_bytes)
+            t = self.interface.access(lines_in, False, env.now)
+            yield env.timeout(max(0, t - env.now) + sync_ps)
+            with self._lanes[unit].request() as req:
+                yield req
+                yield env.timeout(self.compute_ps(tile_compute_cycles(self.spec, stencil, tile["rows"], t_t)))
+            lines_out = region_lines(tile["outputs"], self.line_bytes)
+            t = self.interface.access(lines_out, True, env.now)
+            yield env.timeout(max(0, t - env.now) + sync_ps)
+            points = int(tile["points"])
+            words_in = sum(int(n) for _, n in tile["inputs"]) // self.spec.word_bytes
+            words_out = sum(int(n) for _, n in tile["outputs"]) // self.spec.word_bytes
+            self.count("tiles", 1)
+            self.count("points", points)
+            self.count("flops", points * st.flops_per_point)
+            self.count("fadd", points * st.fadd)
+            self.count("fmul", points * st.fmul)
+            self.count("fother", points * st.fother)
+            self.count("scratchpad_words", points * st.u_sr)
+            self.count("global_words", words_in + words_out)
+            self.count("bytes_read", len(lines_in) * self.line_bytes)
+            self.count("bytes_written", len(lines_out) * self.line_bytes)
+
+    def dynamic_energy_j(self) -> dict[str, float]:
+        """Operations, scratchpad words and global words priced with the spec's energies (004 B.6), J."""
+        s, c = self.spec, self.counts
+        return {"compute": c.get("fadd", 0) * s.energy_fadd_j + c.get("fmul", 0) * s.energy_fmul_j
+                + c.get("fother", 0) * s.energy_fother_j,
+                "scratchpad": c.get("scratchpad_words", 0) * s.energy_scratchpad_j_per_word,
+                "global": c.get("global_words", 0) * s.energy_global_j_per_word}
+
+
+@register_builder("stencil")
+def build_stencil_engine(name: str, spec: StencilEngineSpec, context: BuildContext) -> StencilEngineUnit:
+    """Build a stencil engine clocked at ``spec.frequency_hz`` on the given interface."""
+    return StencilEngineUnit(name=name, env=context.env, clock=ClockDomain(name, spec.frequency_hz),
+                             interface=context.interface, static_power_w=spec.static_power_w,
+                             idle_power_w=spec.idle_power_w, spec=spec, line_bytes=context.interface.line_bytes)
+
