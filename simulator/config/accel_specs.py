@@ -1,3 +1,4 @@
 """Imports every kind-specific accelerator spec module so that its kind is registered."""
 from simulator.config import accel_lap  # noqa: F401
 from simulator.config import accel_crypto  # noqa: F401
+from simulator.config import accel_stencil  # noqa: F401
