@@ -182,7 +182,7 @@ def plot_regions(fits: dict[str, LogCAParams], out_path: Path, g_list: list[int]
             ax.text(math.log2(r.g_start_bytes) + 0.1, row, r.label or "-", va="center", fontsize=7)
     ax.set_yticks(range(len(fits)), list(fits))
     ax.set_xlabel("log2 granularity (bytes)")
-    ax.set_title("optimisation regions (parameters whose 10x improvement gains >= 20 %)")
+    ax.set_title("optimisation regions (10x gain >= 20 %)", fontsize=9)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(out_path, dpi=110)
