@@ -1,0 +1,323 @@
+"""Analytical time and energy model of the FMM U-list (003 §4.2, §5.3, §6.3, eqs. 2-12).
+
+The paper writes its equations in *elements* (8-byte doubles): every traffic
+term below is an element count multiplied by :data:`ELEMENT_BYTES` and divided
+by a bandwidth in bytes/s; every compute term is a flop count divided by a rate
+in flop/s.  Seconds are turned into cycles with the host clock (2 GHz, 003
+Table 4).  Stages: T1 input permutation (CPU), T2 GEMM (CPU or LAP), T3 output
+permutation (CPU).
+
+One deliberate generalisation, which reduces to the printed equation when the
+two bandwidths are equal: the output permutation (eq. 4) reads and writes the
+leaf-node data (2 N_oct N_q elements) at ``w_c_irregular_bytes_per_s`` and reads
+C (N_U N_q elements) at ``w_c_bytes_per_s``.  The paper applies "a reduced
+average CPU bandwidth of 0.32 GB/s in our output permutation model" (003:L170)
+without saying to which part; the scattered leaf-node accesses are the
+irregular ones.
+
+Energy follows the roofline form of 001 (eq. 10): E = sum over stages of
+W eps_flop + sum_l Q_l eps_l + pi_0 T, with the work W (flop) and traffic Q
+(bytes per memory level; this model only has DRAM, since it assumes every stage
+streams from memory) of each stage and the energy costs passed in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Mapping
+
+ELEMENT_BYTES = 8  # double precision (003 §4.2)
+N_GEMMS = 10  # precomputed matrices Â_j (003:L88)
+
+Engine = Literal["cpu", "lap"]
+
+
+def _positive(name: str, value: float) -> None:
+    if not (value > 0) or math.isinf(value):
+        raise ValueError(f"{name} must be a finite positive number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class UListDims:
+    """Problem dimensions (003 Table 1): points per leaf ``n_q``, leaf boxes ``n_oct``,
+    U-list interactions ``n_u``."""
+
+    n_q: int
+    n_oct: int
+    n_u: int
+
+    def __post_init__(self) -> None:
+        for name in ("n_q", "n_oct", "n_u"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+@dataclass(frozen=True)
+class UListMachine:
+    """Machine parameters of the model (003 Table 1).
+
+    ``w_c_bytes_per_s``: CPU memory bandwidth; ``w_c_irregular_bytes_per_s``: CPU
+    bandwidth for the scattered leaf-node accesses of the output permutation;
+    ``f_c_flops_per_s`` / ``f_l_flops_per_s``: CPU / LAP GEMM rate;
+    ``w_l_bytes_per_s``: LAP memory bandwidth; ``clock_hz``: host clock for cycles.
+    """
+
+    w_c_bytes_per_s: float
+    w_c_irregular_bytes_per_s: float
+    f_c_flops_per_s: float
+    f_l_flops_per_s: float
+    w_l_bytes_per_s: float
+    clock_hz: float = 2e9
+
+    def __post_init__(self) -> None:
+        for name in (
+            "w_c_bytes_per_s",
+            "w_c_irregular_bytes_per_s",
+            "f_c_flops_per_s",
+            "f_l_flops_per_s",
+            "w_l_bytes_per_s",
+            "clock_hz",
+        ):
+            _positive(name, getattr(self, name))
+
+    def cycles(self, seconds: float) -> float:
+        """Host cycles in ``seconds``."""
+        return seconds * self.clock_hz
+
+
+# --------------------------------------------------------------------------- element counts
+
+
+def t1_elements(d: UListDims) -> int:
+    """Elements moved by the input permutation: write-allocate and write B, read leaves (eq. 3)."""
+    return 2 * d.n_u * d.n_q + d.n_oct * d.n_q
+
+
+def t3_leaf_elements(d: UListDims) -> int:
+    """Leaf-node elements read and written by the output permutation (eq. 4, first term)."""
+    return 2 * d.n_oct * d.n_q
+
+
+def t3_c_elements(d: UListDims) -> int:
+    """Elements of C read by the output permutation (eq. 4, second term)."""
+    return d.n_u * d.n_q
+
+
+def gemm_flops(d: UListDims) -> int:
+    """Flops of the ten GEMMs C_j = Â_j B_j: one multiply and one add per term (eq. 5)."""
+    return 2 * d.n_u * d.n_q**2
+
+
+def t2_cpu_elements(d: UListDims) -> int:
+    """Elements moved by the GEMMs on the CPU: read A, read B, write-allocate and write C (eq. 5)."""
+    return d.n_q * (N_GEMMS * d.n_q + 3 * d.n_u)
+
+
+@dataclass(frozen=True)
+class LapBlocking:
+    """LAP sub-blocking of one GEMM m x k x n (003 eqs. 6-7): block ``m_c`` x ``n_c``,
+    ``r`` sub-blocks."""
+
+    m: int
+    n: float
+    m_c: float
+    n_c: float
+    r: int
+
+
+def lap_blocking(d: UListDims) -> LapBlocking:
+    """Blocking of each of the ten GEMMs m = k = N_q, n = N_U / 10:
+    m_c = min(max(m, 64), 256), n_c = min(max(n, 64), 256), r = ceil(n/n_c) ceil(m/m_c)."""
+    m, n = d.n_q, d.n_u / N_GEMMS
+    m_c = min(max(m, 64), 256)
+    n_c = min(max(n, 64.0), 256.0)
+    r = math.ceil(n / n_c) * math.ceil(m / m_c)
+    return LapBlocking(m, n, m_c, n_c, r)
+
+
+def t2_lap_elements(d: UListDims) -> float:
+    """Elements moved by the LAP: per sub-block read and write C (m_c n_c each) and read
+    the A and B panels (m_c k + k n_c), for r sub-blocks of ten GEMMs (eq. 7)."""
+    b = lap_blocking(d)
+    return N_GEMMS * b.r * (2 * b.m_c * b.n_c + d.n_q * (b.m_c + b.n_c))
+
+
+# --------------------------------------------------------------------------- times (cycles)
+
+
+def t1_cycles(d: UListDims, mc: UListMachine) -> float:
+    """Input permutation T1 = (2 N_U N_q + N_oct N_q) / w_C (eq. 3), cycles."""
+    return mc.cycles(t1_elements(d) * ELEMENT_BYTES / mc.w_c_bytes_per_s)
+
+
+def t3_cycles(d: UListDims, mc: UListMachine) -> float:
+    """Output permutation T3 = 2 N_oct N_q / w_irr + N_U N_q / w_C (eq. 4 with the
+    leaf accesses at the irregular bandwidth; eq. 4 as printed when w_irr = w_C), cycles."""
+    s = (
+        t3_leaf_elements(d) * ELEMENT_BYTES / mc.w_c_irregular_bytes_per_s
+        + t3_c_elements(d) * ELEMENT_BYTES / mc.w_c_bytes_per_s
+    )
+    return mc.cycles(s)
+
+
+def t2_cpu_cycles(d: UListDims, mc: UListMachine) -> float:
+    """GEMMs on the CPU T2 = max(2 N_U N_q^2 / f_C, N_q (10 N_q + 3 N_U) / w_C) (eq. 5), cycles."""
+    return mc.cycles(
+        max(
+            gemm_flops(d) / mc.f_c_flops_per_s,
+            t2_cpu_elements(d) * ELEMENT_BYTES / mc.w_c_bytes_per_s,
+        )
+    )
+
+
+def t2_lap_cycles(d: UListDims, mc: UListMachine) -> float:
+    """GEMMs on the LAP T2 = max(2 N_U N_q^2 / f_L, 10 r (2 m_c n_c + N_q (m_c + n_c)) / w_L)
+    (eq. 7), cycles."""
+    return mc.cycles(
+        max(
+            gemm_flops(d) / mc.f_l_flops_per_s,
+            t2_lap_elements(d) * ELEMENT_BYTES / mc.w_l_bytes_per_s,
+        )
+    )
+
+
+def t2_cycles(d: UListDims, mc: UListMachine, engine: Engine) -> float:
+    """GEMM stage on ``engine`` ("cpu": eq. 5, "lap": eq. 7), cycles."""
+    if engine == "cpu":
+        return t2_cpu_cycles(d, mc)
+    if engine == "lap":
+        return t2_lap_cycles(d, mc)
+    raise ValueError(f"engine must be 'cpu' or 'lap', got {engine!r}")
+
+
+def total_cycles(d: UListDims, mc: UListMachine, engine: Engine) -> float:
+    """T = T1 + T2 + T3 (eq. 2), cycles; the unblocked ("Orig") variant."""
+    return t1_cycles(d, mc) + t2_cycles(d, mc, engine) + t3_cycles(d, mc)
+
+
+def _check_blocks(b: int) -> None:
+    if not isinstance(b, int) or isinstance(b, bool) or b < 1:
+        raise ValueError(f"b (number of blocks) must be a positive integer, got {b!r}")
+
+
+def block_leaf_elements(d: UListDims, b: int) -> float:
+    """Leaf-node elements touched per block, min(N_oct, N_U / b) N_q (eqs. 9, 11)."""
+    _check_blocks(b)
+    return min(d.n_oct, d.n_u / b) * d.n_q
+
+
+def blocked_stage_cycles(d: UListDims, mc: UListMachine, b: int) -> tuple[float, float, float]:
+    """Per-block (T1, T2, T3) of the LLC-blocked variant with the GEMM on the LAP:
+    T1 = 2 min(N_oct, N_U/b) N_q / w_C, T2 = 2 N_U N_q^2 / (b f_L),
+    T3 = min(N_oct, N_U/b) N_q / w_C (eqs. 9-11), cycles."""
+    leaf = block_leaf_elements(d, b) * ELEMENT_BYTES
+    return (
+        mc.cycles(2 * leaf / mc.w_c_bytes_per_s),
+        mc.cycles(gemm_flops(d) / (b * mc.f_l_flops_per_s)),
+        mc.cycles(leaf / mc.w_c_bytes_per_s),
+    )
+
+
+def blocked_cycles(d: UListDims, mc: UListMachine, b: int) -> float:
+    """T = b (T1 + T2 + T3) (eq. 8), cycles."""
+    return b * sum(blocked_stage_cycles(d, mc, b))
+
+
+def pipelined_cycles(d: UListDims, mc: UListMachine, b: int) -> float:
+    """T = b max(2 N_U N_q^2 / (b f_L), 3 min(N_oct, N_U/b) N_q / w_C) (eq. 12), cycles;
+    pipeline fill and drain ignored, as in the paper."""
+    t1, t2, t3 = blocked_stage_cycles(d, mc, b)
+    return b * max(t2, t1 + t3)
+
+
+def llc_blocks(d: UListDims, llc_bytes: float) -> int:
+    """Smallest b for which one block of B and C (2 N_q N_U / b elements) fits ``llc_bytes`` (003 §6.1)."""
+    _positive("llc_bytes", llc_bytes)
+    return max(1, math.ceil(2 * d.n_q * d.n_u * ELEMENT_BYTES / llc_bytes))
+
+
+# --------------------------------------------------------------------------- work, traffic, energy
+
+
+@dataclass(frozen=True)
+class StageCost:
+    """Work and traffic of one stage: ``flops`` on ``engine``, bytes per memory level
+    (``traffic_bytes``, e.g. {"dram": ...}) and duration ``cycles``."""
+
+    name: str
+    engine: Engine
+    flops: float
+    traffic_bytes: Mapping[str, float] = field(default_factory=dict)
+    cycles: float = 0.0
+
+
+def stage_costs(d: UListDims, mc: UListMachine, engine: Engine) -> tuple[StageCost, ...]:
+    """Work and DRAM traffic of the unblocked variant, stage by stage.
+
+    Work: the input permutation scales every element of B once (N_U N_q flop),
+    the GEMMs do 2 N_U N_q^2, the output permutation scales and accumulates every
+    element of C (2 N_U N_q).  Traffic: the element counts of eqs. 3-5 / 7 x 8 B,
+    all served by DRAM (the model's assumption that nothing stays cached).
+    """
+    t2_el = t2_cpu_elements(d) if engine == "cpu" else t2_lap_elements(d)
+    return (
+        StageCost("input", "cpu", d.n_u * d.n_q, {"dram": t1_elements(d) * ELEMENT_BYTES}, t1_cycles(d, mc)),
+        StageCost("gemm", engine, gemm_flops(d), {"dram": t2_el * ELEMENT_BYTES}, t2_cycles(d, mc, engine)),
+        StageCost(
+            "output",
+            "cpu",
+            2 * d.n_u * d.n_q,
+            {"dram": (t3_leaf_elements(d) + t3_c_elements(d)) * ELEMENT_BYTES},
+            t3_cycles(d, mc),
+        ),
+    )
+
+
+def blocked_stage_costs(d: UListDims, mc: UListMachine, b: int) -> tuple[StageCost, ...]:
+    """Work and DRAM traffic of the LLC-blocked variant (all b blocks): B and C stay in the
+    LLC, so DRAM sees only the leaf-node data of eqs. 9 and 11 and the GEMM none (eq. 10)."""
+    leaf = block_leaf_elements(d, b) * ELEMENT_BYTES
+    t1, t2, t3 = blocked_stage_cycles(d, mc, b)
+    return (
+        StageCost("input", "cpu", d.n_u * d.n_q, {"dram": b * 2 * leaf}, b * t1),
+        StageCost("gemm", "lap", gemm_flops(d), {"dram": 0.0}, b * t2),
+        StageCost("output", "cpu", 2 * d.n_u * d.n_q, {"dram": b * leaf}, b * t3),
+    )
+
+
+@dataclass(frozen=True)
+class EnergyParams:
+    """Energy costs: joules per flop on each engine, joules per byte served by each
+    memory level, and constant (static) power in watts over the whole run."""
+
+    eps_flop_cpu_j: float
+    eps_flop_lap_j: float
+    eps_byte_j: Mapping[str, float]
+    static_power_w: float
+
+    def __post_init__(self) -> None:
+        for name in ("eps_flop_cpu_j", "eps_flop_lap_j", "static_power_w"):
+            v = getattr(self, name)
+            if not (v >= 0) or math.isinf(v):
+                raise ValueError(f"{name} must be a finite non-negative number, got {v!r}")
+        for level, v in self.eps_byte_j.items():
+            if not (v >= 0) or math.isinf(v):
+                raise ValueError(f"eps_byte_j[{level!r}] must be finite and non-negative, got {v!r}")
+
+
+def energy_j(
+    stages: tuple[StageCost, ...], params: EnergyParams, total_cycles_: float, clock_hz: float
+) -> float:
+    """E = sum W eps_flop + sum_l Q_l eps_l + pi_0 T (001 eq. 10 form), joules, with T =
+    ``total_cycles_`` / ``clock_hz`` (the stage sum, or the pipelined time)."""
+    _positive("clock_hz", clock_hz)
+    e = 0.0
+    for s in stages:
+        e += s.flops * (params.eps_flop_cpu_j if s.engine == "cpu" else params.eps_flop_lap_j)
+        for level, q in s.traffic_bytes.items():
+            if level not in params.eps_byte_j:
+                raise ValueError(f"no energy per byte for memory level {level!r}")
+            e += q * params.eps_byte_j[level]
+    return e + params.static_power_w * total_cycles_ / clock_hz

@@ -1,0 +1,232 @@
+"""Tests of the U-list analytical model (003 eqs. 2-12) against hand values and Tables 3 and 5."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from models.ulist import (
+    EnergyParams,
+    UListDims,
+    UListMachine,
+    blocked_cycles,
+    blocked_stage_costs,
+    energy_j,
+    lap_blocking,
+    llc_blocks,
+    pipelined_cycles,
+    stage_costs,
+    t1_cycles,
+    t2_cpu_cycles,
+    t2_lap_cycles,
+    t3_cycles,
+    total_cycles,
+)
+
+# 003 Table 2 (003:L150): q -> (N_q, N_oct, N_U)
+TABLE2 = {
+    4: (35, 6917, 164913),
+    6: (84, 2885, 68769),
+    8: (165, 1450, 34172),
+    10: (286, 869, 20129),
+    14: (680, 358, 8336),
+}
+# 003 Table 3 (003:L172), model columns, MCycles: q -> (T1, T2, T3)
+TABLE3_MODEL = {4: (29, 101, 38), 6: (29, 242, 31), 8: (28, 465, 33), 10: (29, 823, 35), 14: (28, 1928, 34)}
+# 003 Table 5 (003:L396), model columns, MCycles: q -> (LAP-DRAM Orig, LAP-LLC Block, LAP-LLC Pipeline)
+TABLE5_MODEL = {4: (190, 176, 150), 6: (195, 189, 150), 8: (220, 223, 152), 10: (288, 297, 188), 14: (502, 522, 448)}
+
+# Real i7-920 (003:L170): 6.4 GB/s streaming, 8 GFLOP/s peak, 0.32 GB/s for the irregular part
+I7_920 = UListMachine(6.4e9, 0.32e9, 8e9, 40e9, 12.8e9)
+# Table 5 caption / 003 §7-8: w_C = 3 GB/s (MARSSx86), f_L = 40 GFLOP/s, w_L = 12.8 GB/s
+PAPER_LAP = UListMachine(3e9, 3e9, 8e9, 40e9, 12.8e9)
+
+
+def dims(q: int) -> UListDims:
+    return UListDims(*TABLE2[q])
+
+
+def mcycles(c: float) -> float:
+    return c / 1e6
+
+
+# --------------------------------------------------------------------------- hand-computable cases
+
+# 8 B/s and 1 Hz: one element per cycle; 1 flop/s: one flop per cycle
+UNIT = UListMachine(8.0, 4.0, 1.0, 2.0, 16.0, clock_hz=1.0)
+
+
+def test_hand_values_of_each_stage() -> None:
+    d = UListDims(n_q=2, n_oct=3, n_u=10)
+    assert t1_cycles(d, UNIT) == 2 * 10 * 2 + 3 * 2  # 46 elements at 1 element/cycle
+    assert t3_cycles(d, UNIT) == 2 * (2 * 3 * 2) + 10 * 2  # leaves at half speed, C at full
+    # CPU GEMM: max(2*10*4 = 80 flop, 2*(20 + 30) = 100 elements)
+    assert t2_cpu_cycles(d, UNIT) == 100
+    # LAP: n = 1 -> m_c = n_c = 64, r = 1; traffic 10*(2*64*64 + 2*128) el at 2 el/cycle; 80 flop at 2/cycle
+    assert t2_lap_cycles(d, UNIT) == 10 * (2 * 64 * 64 + 2 * 128) / 2
+    assert total_cycles(d, UNIT, "cpu") == 46 + 100 + 44
+
+
+def test_printed_output_equation_when_bandwidths_equal() -> None:
+    d = dims(8)
+    m = UListMachine(3e9, 3e9, 8e9, 40e9, 12.8e9)
+    assert t3_cycles(d, m) == pytest.approx((2 * d.n_oct * d.n_q + d.n_u * d.n_q) * 8 / 3e9 * 2e9)
+
+
+def test_lap_blocking_rule() -> None:
+    b4 = lap_blocking(dims(4))  # m = 35, n = 16491.3
+    assert (b4.m_c, b4.n_c, b4.r) == (64, 256, 65 * 1)
+    b14 = lap_blocking(dims(14))  # m = 680, n = 833.6
+    assert (b14.m_c, b14.n_c, b14.r) == (256, 256, 4 * 3)
+
+
+def test_blocked_and_pipelined_hand_values() -> None:
+    d = UListDims(n_q=2, n_oct=3, n_u=12)
+    # b = 2: min(N_oct, N_U/b) = 3 leaves per block; GEMM 2*12*4 = 96 flop / (2 * 2 flop/cycle)
+    assert blocked_cycles(d, UNIT, 2) == 2 * (2 * 3 * 2 + 96 / 4 + 3 * 2)
+    assert pipelined_cycles(d, UNIT, 2) == 2 * max(96 / 4, 3 * 3 * 2)
+    # b = 6: N_U/b = 2 < N_oct
+    assert pipelined_cycles(d, UNIT, 6) == 6 * max(96 / 12, 3 * 2 * 2)
+
+
+def test_llc_blocks_fit_b_and_c() -> None:
+    d = dims(10)
+    b = llc_blocks(d, 8 * 2**20)
+    assert 2 * d.n_q * d.n_u * 8 / b <= 8 * 2**20 < 2 * d.n_q * d.n_u * 8 / (b - 1)
+
+
+@given(
+    n_q=st.integers(1, 2000),
+    n_oct=st.integers(1, 10_000),
+    n_u=st.integers(1, 300_000),
+    b=st.integers(1, 64),
+)
+def test_pipelining_never_slower_than_blocking(n_q: int, n_oct: int, n_u: int, b: int) -> None:
+    d = UListDims(n_q, n_oct, n_u)
+    assert pipelined_cycles(d, PAPER_LAP, b) <= blocked_cycles(d, PAPER_LAP, b) * (1 + 1e-12)
+
+
+# --------------------------------------------------------------------------- Table 3 (CPU)
+
+
+@pytest.mark.parametrize("q", sorted(TABLE3_MODEL))
+def test_table3_t1_t2_with_real_machine(q: int) -> None:
+    t1, t2, _ = TABLE3_MODEL[q]
+    assert mcycles(t1_cycles(dims(q), I7_920)) == pytest.approx(t1, rel=0.04)
+    assert mcycles(t2_cpu_cycles(dims(q), I7_920)) == pytest.approx(t2, rel=0.01)
+
+
+def test_table3_t3_with_irregular_leaf_bandwidth() -> None:
+    # leaf accesses at 0.32 GB/s, C at 6.4 GB/s: 38.6 MCycles at q = 4 (printed 38); the
+    # printed values for q >= 6 (31-35) vary while the Table-2 element counts do not, so
+    # no bandwidth assignment reproduces them all: 25 % is the honest bound here.
+    assert mcycles(t3_cycles(dims(4), I7_920)) == pytest.approx(38, rel=0.03)
+    for q, (_, _, t3) in TABLE3_MODEL.items():
+        assert mcycles(t3_cycles(dims(q), I7_920)) == pytest.approx(t3, rel=0.25)
+
+
+def test_t2_cpu_is_compute_bound_on_i7() -> None:
+    for q in TABLE2:
+        d = dims(q)
+        assert t2_cpu_cycles(d, I7_920) == pytest.approx(2 * d.n_u * d.n_q**2 / 8e9 * 2e9)
+
+
+# --------------------------------------------------------------------------- Table 5 (LAP)
+
+
+@pytest.mark.parametrize("q", [10, 14])
+def test_table5_orig_large_q_with_paper_parameters(q: int) -> None:
+    assert mcycles(total_cycles(dims(q), PAPER_LAP, "lap")) == pytest.approx(TABLE5_MODEL[q][0], rel=0.10)
+
+
+def test_table5_orig_small_q_is_under_predicted_with_paper_parameters() -> None:
+    # documents the gap: with w_C = 3 GB/s the CPU stages are too fast for the printed 190
+    assert mcycles(total_cycles(dims(4), PAPER_LAP, "lap")) < 0.75 * TABLE5_MODEL[4][0]
+
+
+def test_table5_orig_with_fitted_cpu_bandwidth() -> None:
+    # one w_C = 2.05 GB/s (least-squares over the column) brings every q within 8 %
+    m = UListMachine(2.05e9, 2.05e9, 8e9, 40e9, 12.8e9)
+    for q in TABLE5_MODEL:
+        assert mcycles(total_cycles(dims(q), m, "lap")) == pytest.approx(TABLE5_MODEL[q][0], rel=0.08)
+
+
+def test_table5_pipeline_with_fitted_bandwidth_and_rate() -> None:
+    # b = ceil(N_U / N_oct) blocks, w_C = 1.85 GB/s and f_L = 34.5 GFLOP/s reproduce the column within 5 %
+    m = UListMachine(1.85e9, 1.85e9, 8e9, 34.5e9, 12.8e9)
+    for q in TABLE5_MODEL:
+        d = dims(q)
+        b = math.ceil(d.n_u / d.n_oct)
+        assert mcycles(pipelined_cycles(d, m, b)) == pytest.approx(TABLE5_MODEL[q][2], rel=0.05)
+
+
+def test_table5_blocked_with_llc_blocks_needs_low_bandwidth() -> None:
+    # with b from the LLC rule, the paper's 3 GB/s gives far less than the printed column;
+    # w_C = 0.95 GB/s brings it within 6 %
+    for q in TABLE5_MODEL:
+        d = dims(q)
+        b = llc_blocks(d, 8 * 2**20)
+        assert mcycles(blocked_cycles(d, PAPER_LAP, b)) < TABLE5_MODEL[q][1]
+        m = UListMachine(0.95e9, 0.95e9, 8e9, 40e9, 12.8e9)
+        assert mcycles(blocked_cycles(d, m, b)) == pytest.approx(TABLE5_MODEL[q][1], rel=0.06)
+
+
+# --------------------------------------------------------------------------- work, traffic, energy
+
+
+def test_stage_costs_match_times_and_bytes() -> None:
+    d = dims(8)
+    st_ = stage_costs(d, PAPER_LAP, "lap")
+    assert [s.name for s in st_] == ["input", "gemm", "output"]
+    assert sum(s.cycles for s in st_) == pytest.approx(total_cycles(d, PAPER_LAP, "lap"))
+    assert st_[0].traffic_bytes["dram"] == (2 * d.n_u * d.n_q + d.n_oct * d.n_q) * 8
+    assert st_[1].flops == 2 * d.n_u * d.n_q**2 and st_[1].engine == "lap"
+    b = llc_blocks(d, 8 * 2**20)
+    bl = blocked_stage_costs(d, PAPER_LAP, b)
+    assert sum(s.cycles for s in bl) == pytest.approx(blocked_cycles(d, PAPER_LAP, b))
+    assert sum(s.traffic_bytes["dram"] for s in bl) < sum(s.traffic_bytes["dram"] for s in st_)
+
+
+def test_energy_is_work_plus_traffic_plus_static() -> None:
+    d = UListDims(n_q=2, n_oct=3, n_u=10)
+    p = EnergyParams(eps_flop_cpu_j=1.0, eps_flop_lap_j=0.5, eps_byte_j={"dram": 0.25}, static_power_w=3.0)
+    st_ = stage_costs(d, UNIT, "lap")
+    t = sum(s.cycles for s in st_)
+    w_cpu = 10 * 2 + 2 * 10 * 2  # input scaling + output scale-and-accumulate
+    w_lap = 2 * 10 * 4
+    q = sum(s.traffic_bytes["dram"] for s in st_)
+    assert energy_j(st_, p, t, 1.0) == pytest.approx(w_cpu * 1.0 + w_lap * 0.5 + q * 0.25 + 3.0 * t)
+    with pytest.raises(ValueError, match="memory level"):
+        energy_j(st_, EnergyParams(1.0, 1.0, {}, 0.0), t, 1.0)
+
+
+def test_pipelining_saves_static_energy() -> None:
+    d = dims(10)
+    b = llc_blocks(d, 8 * 2**20)
+    p = EnergyParams(670e-12, 40e-12, {"dram": 80e-12 * 8}, 30.0)
+    st_ = blocked_stage_costs(d, PAPER_LAP, b)
+    e_block = energy_j(st_, p, blocked_cycles(d, PAPER_LAP, b), 2e9)
+    e_pipe = energy_j(st_, p, pipelined_cycles(d, PAPER_LAP, b), 2e9)
+    assert e_pipe < e_block
+    assert e_block - e_pipe == pytest.approx(
+        30.0 * (blocked_cycles(d, PAPER_LAP, b) - pipelined_cycles(d, PAPER_LAP, b)) / 2e9
+    )
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def test_validation_names_the_parameter() -> None:
+    with pytest.raises(ValueError, match="n_u"):
+        UListDims(35, 100, 0)
+    with pytest.raises(ValueError, match="w_l_bytes_per_s"):
+        UListMachine(1e9, 1e9, 1e9, 1e9, -1.0)
+    with pytest.raises(ValueError, match="b \\(number of blocks\\)"):
+        blocked_cycles(dims(4), PAPER_LAP, 0)
+    with pytest.raises(ValueError, match="engine"):
+        total_cycles(dims(4), PAPER_LAP, "gpu")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="static_power_w"):
+        EnergyParams(0.0, 0.0, {}, -1.0)
