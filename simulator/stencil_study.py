@@ -192,9 +192,73 @@ def run_roofline_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
             "figure": fig.name}
 
 
+# ---- stencil tiling ---------------------------------------------------------------------------
+
+def run_stencil_tiling_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    """Host traffic of naive vs time-tiled sweeps and engine time per tile shape vs the models; plot."""
+    from models.stencil import STENCILS, TileShape, dram_traffic_words, predict_time_s
+    from simulator.accel.stencil import cycles_per_point, model_params
+    from workloads import stencil as ws
+
+    host = load_system(cfg["host_system"])
+    st, grid, steps = cfg["stencil"], tuple(cfg["grid"]), int(cfg["steps"])
+    llc_words = host.spec.caches.levels[-1].size_bytes // 8
+    traffic = []
+    for scheme in ("naive", "time_tiled"):
+        shape = TileShape(cfg["host_tile"]["kind"], cfg["host_tile"]["t_t"], tuple(cfg["host_tile"]["t_s"]))
+        trace = ws.naive_sweep(st, grid, steps) if scheme == "naive" else ws.time_tiled_sweep(st, grid, steps, shape)
+        res = simulate_trace(host, trace)
+        words = (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) / 8
+        model = dram_traffic_words(STENCILS[st], grid, steps, scheme, llc_words, shape=shape,
+                                   write_allocate=True).total_words
+        traffic.append({"scheme": scheme, "sim_words": words, "model_words": model,
+                        "sim_time_s": res.value("system", "simulated_time_s")})
+    eng = load_system(cfg["engine_system"])
+    spec = eng.spec.accelerators[cfg.get("engine", "stencil")]
+    gpu = model_params(spec, spec.interface.bandwidth_bytes_per_s,
+                       spec.interface.offload_overhead_cycles / eng.spec.host.frequency_hz)
+    c_iter = cycles_per_point(spec, st) / spec.frequency_hz
+    egrid, esteps = tuple(cfg["engine_grid"]), int(cfg["engine_steps"])
+    engine = []
+    for tt, ts in cfg["engine_tiles"]:
+        shape = TileShape("hhc_2d", int(tt), tuple(ts))
+        res = simulate_trace(eng, ws.engine_program(st, egrid, esteps, shape))
+        engine.append({"t_t": tt, "t_s": ts, "sim_time_s": res.value("system", "simulated_time_s"),
+                       "model_time_s": predict_time_s(shape, egrid, esteps, gpu, c_iter, spec.lanes)})
+    _plot_tiling(traffic, engine, out_dir / "stencil_tiling.png")
+    return {"traffic": traffic, "engine": engine, "figure": "stencil_tiling.png"}
+
+
+def _plot_tiling(traffic: list[dict], engine: list[dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    x = range(len(traffic))
+    a.bar([i - 0.2 for i in x], [t["sim_words"] / 1e6 for t in traffic], 0.4, label="simulated")
+    a.bar([i + 0.2 for i in x], [t["model_words"] / 1e6 for t in traffic], 0.4, label="model (004)")
+    a.set_xticks(list(x), [t["scheme"] for t in traffic])
+    a.set_ylabel("DRAM traffic (Mwords)")
+    a.set_title("Host sweeps: DRAM traffic")
+    a.legend()
+    labels = [f"tT={e['t_t']} ts={tuple(e['t_s'])}" for e in engine]
+    y = range(len(engine))
+    b.barh([i - 0.2 for i in y], [e["sim_time_s"] * 1e3 for e in engine], 0.4, label="simulated")
+    b.barh([i + 0.2 for i in y], [e["model_time_s"] * 1e3 for e in engine], 0.4, label="model A.13/A.31")
+    b.set_yticks(list(y), labels, fontsize=8)
+    b.set_xlabel("time (ms)")
+    b.set_title("Stencil engine: time per tile shape")
+    b.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 # ---- entry point ----------------------------------------------------------------------------
 
-STUDIES = {"roofline": run_roofline_study}
+STUDIES = {"roofline": run_roofline_study, "stencil_tiling": run_stencil_tiling_study}
 
 
 def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
