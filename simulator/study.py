@@ -25,9 +25,10 @@ the workload spec, the same ``run_hash`` that ``runner.simulate`` records. A
 point is stored atomically under ``points/<hash>/`` (``runner.write_run_dir``);
 stored points are skipped, so an interrupted study resumes where it stopped.
 A point that raises is recorded in ``failed/<hash>.json`` and retried on the
-next run. Points run on a local process pool, or on dask.distributed (a
-scheduler address, or a local cluster of N worker processes). Workers only
-simulate and return Results; the driver does every write.
+next run. Points run on a local process pool, whose workers also store their
+points (in parallel), or on dask.distributed (a scheduler address, or a local
+cluster of N worker processes), whose workers return Results for the driver to
+store, so that remote workers need no shared filesystem.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -60,6 +62,7 @@ SWEEP_GROUPS = ("product", "zip")
 AXIS_KINDS = ("set", "param")
 FIGURE_KEYS = ("x", "y", "group", "logx", "logy", "title")
 DEFAULT_STUDIES_DIR = Path("results") / "studies"
+LOCK_WAIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -427,15 +430,18 @@ def prepare_points(study: StudySpec) -> list[Point]:
 # ---------------------------------------------------------------- running
 
 
-def simulate_point(loaded: LoadedConfig, workload: WorkloadSpec, source: str) -> tuple[str, Any, float]:
-    """Worker task: generate the trace and simulate one point.
+def simulate_point(loaded: LoadedConfig, workload: WorkloadSpec, source: str,
+                   points_dir: str | None = None) -> tuple[str, Any, float]:
+    """Worker task: generate the trace and simulate one point; store it too if ``points_dir`` is given.
 
-    Returns ("ok", Results, seconds) or ("failed", error text, seconds); seconds is
-    the wall time spent here. Never raises for a simulation error, so that one bad
-    point cannot take a pool or a Dask worker down with it.
+    Returns ("ok", Results, seconds) without ``points_dir``; ("stored", run hash, seconds)
+    once the point is written atomically under ``points_dir/<run hash>``; or
+    ("failed", error text, seconds). seconds: wall time of trace generation and
+    simulation only. Never raises for a point's error, so one bad point cannot
+    take a pool or a Dask worker down with it.
     """
     from simulator.config.workload import generate_trace
-    from simulator.runner import simulate
+    from simulator.runner import simulate, write_run_dir
 
     t0 = time.perf_counter()
     try:
@@ -443,7 +449,14 @@ def simulate_point(loaded: LoadedConfig, workload: WorkloadSpec, source: str) ->
         results = simulate(loaded, workload, trace, workload.trace_path or source)
     except Exception as exc:  # noqa: BLE001 -- recorded per point, see docstring
         return "failed", f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
-    return "ok", results, time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    if points_dir is None:
+        return "ok", results, seconds
+    try:
+        write_run_dir(results, Path(points_dir) / results.meta["run_hash"], loaded, workload)
+    except OSError as exc:
+        return "failed", f"storing the point: {type(exc).__name__}: {exc}", seconds
+    return "stored", results.meta["run_hash"], seconds
 
 
 def is_stored(out_dir: Path, run_hash: str) -> bool:
@@ -482,13 +495,17 @@ class _StudyLock:
 
     def __enter__(self) -> _StudyLock:
         self.fh = open(self.path, "w")
-        try:
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.fh.close()
-            raise InputError(f"{self.path.parent}: another offsim study is running in this directory; "
-                             "expected it to finish first") from None
-        return self
+        deadline = time.monotonic() + LOCK_WAIT_S  # workers of a killed run exit within a second
+        while True:
+            try:
+                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    self.fh.close()
+                    raise InputError(f"{self.path.parent}: another offsim study is running in this directory; "
+                                     "expected it to finish first") from None
+                time.sleep(0.1)
 
     def __exit__(self, *exc: Any) -> None:
         fcntl.flock(self.fh, fcntl.LOCK_UN)
@@ -499,10 +516,27 @@ Outcome = tuple[str, Any, float]
 Submit = Callable[[list[Point]], Iterator[tuple[Point, Outcome]]]
 
 
-def _run_local(workers: int) -> Submit:
+def _exit_with_parent(parent_pid: int, interval_s: float = 0.2) -> None:
+    """Pool-worker initializer: end this worker soon after the study process is gone.
+
+    A forked worker holds both ends of the pool's task pipe, so it would wait
+    forever (holding the study lock) if the driver were killed with SIGKILL.
+    """
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="offsim-parent-watch", daemon=True).start()
+
+
+def _run_local(workers: int, points_dir: Path) -> Submit:
+    """Local process pool; the workers also store their points (same filesystem), in parallel."""
     def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(simulate_point, p.loaded, p.workload, p.workload_source): p for p in todo}
+        with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
+            futures = {pool.submit(simulate_point, p.loaded, p.workload, p.workload_source, str(points_dir)): p
+                       for p in todo}
             try:
                 for fut in as_completed(futures):
                     try:
@@ -526,6 +560,7 @@ def _import_dask() -> Any:
 
 
 def _run_dask(scheduler: str | None, dask_local: int | None) -> Submit:
+    """dask.distributed; workers return Results and the driver stores them (no shared filesystem needed)."""
     dd = _import_dask()
 
     def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
@@ -572,10 +607,10 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
         raise InputError(f"--workers: {workers}; expected a positive number of processes")
     if dask_local is not None and dask_local < 1:
         raise InputError(f"--dask-local: {dask_local}; expected a positive number of workers")
-    submit = (_run_dask(scheduler, dask_local) if scheduler is not None or dask_local is not None
-              else _run_local(workers or os.cpu_count() or 1))
     points = prepare_points(spec)
     out = Path(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name
+    submit = (_run_dask(scheduler, dask_local) if scheduler is not None or dask_local is not None
+              else _run_local(workers or os.cpu_count() or 1, out / "points"))
     out.mkdir(parents=True, exist_ok=True)
     with _StudyLock(out):
         _clean_stale_temps(out / "points")
@@ -609,17 +644,18 @@ def _execute(submit: Submit, todo: list[Point], out: Path, total: int, reused: i
     try:
         for point, (status, payload, seconds) in submit(todo):
             record = out / "failed" / f"{point.run_hash}.json"
-            if status == "ok":
-                results: Results = payload
-                if results.meta.get("run_hash") != point.run_hash:
-                    status, payload = "failed", (f"run hash mismatch: simulated {results.meta.get('run_hash')}, "
-                                                 f"expected {point.run_hash}")
+            if status in ("ok", "stored"):
+                got = payload.meta.get("run_hash") if status == "ok" else payload
+                if got != point.run_hash:
+                    status, payload = "failed", f"run hash mismatch: simulated {got}, expected {point.run_hash}"
                 else:
-                    write_run_dir(results, out / "points" / point.run_hash, point.loaded, point.workload)
+                    if status == "ok":
+                        results: Results = payload
+                        write_run_dir(results, out / "points" / point.run_hash, point.loaded, point.workload)
                     record.unlink(missing_ok=True)
                     simulated.append(point.run_hash)
                     sim_s[point.run_hash] = seconds
-            if status != "ok":
+            if status not in ("ok", "stored"):
                 _write_json_atomic(record, {"run_hash": point.run_hash, "values": dict(point.values),
                                             "error": str(payload)})
                 failed.append(point.run_hash)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from simulator.plots import Panel, Series, format_value, line_panels, unit_of_key
 
@@ -46,19 +48,21 @@ def _axis_column(values: list[Any]) -> pd.Series:
 def consolidate(points: list[Point] | tuple[Point, ...], out_dir: str | Path) -> pd.DataFrame:
     """The long table of every stored point (failed ones left out), in the points' order."""
     frames = []
-    kept = []
+    kept: list[Point] = []
+    seen: set[str] = set()
     for p in points:
         path = Path(out_dir) / "points" / p.run_hash / "results.parquet"
-        if path.is_file() and p.run_hash not in {k.run_hash for k in kept}:
-            frames.append(pd.read_parquet(path))
+        if path.is_file() and p.run_hash not in seen:
+            frames.append(pq.read_table(path))
             kept.append(p)
+            seen.add(p.run_hash)
     if not points:
         return pd.DataFrame()
     keys = [k for k, _ in points[0].coords]
     if not frames:
         return pd.DataFrame(columns=[*keys, "run_hash", "component", "quantity", "value", "unit"])
-    lengths = [len(f) for f in frames]
-    table = pd.concat(frames, ignore_index=True)
+    lengths = [f.num_rows for f in frames]
+    table = pa.concat_tables(frames).to_pandas()
     cols: dict[str, Any] = {}
     for i, key in enumerate(keys):
         per_point = [p.coords[i][1] for p in kept]

@@ -3,7 +3,9 @@
 Prints the wall time of each run (validation, pool, storing, table, figures and
 report included), the speedup of 2 workers over 1, the runner's overhead per
 point (wall time minus the sum of the points' own simulation times, divided by
-the number of points) and the time of a re-run that finds every point stored.
+the number of points), the driver process's own CPU time per point (which does
+not depend on other load on the machine) and the time of a re-run that finds
+every point stored.
 
 Run: python tests/bench/bench_study.py [--points-per-axis 10]
 """
@@ -44,14 +46,16 @@ def main() -> None:
         walls = {}
         for workers in (1, 2):
             out = Path(tmp) / f"w{workers}"
+            cpu0 = time.process_time()
             outcome = run_study(study, out, workers=workers, progress=False)
+            driver_cpu_s = time.process_time() - cpu0
             assert len(outcome.simulated) == n and not outcome.failed
             sim_s = sum(outcome.sim_wall_s.values())
             walls[workers] = outcome.wall_s
             print(f"workers={workers}: wall {outcome.wall_s:.2f} s, sum of point simulation times {sim_s:.2f} s "
                   f"({1e3 * sim_s / n:.1f} ms/point), overhead (wall - sum) / points "
                   f"{1e3 * (outcome.wall_s - sim_s) / n:.1f} ms, per worker-slot (wall x workers - sum) / points "
-                  f"{1e3 * (outcome.wall_s * workers - sim_s) / n:.1f} ms")
+                  f"{1e3 * (outcome.wall_s * workers - sim_s) / n:.1f} ms, driver CPU {1e3 * driver_cpu_s / n:.1f} ms")
         print(f"speedup 2 workers / 1 worker: {walls[1] / walls[2]:.2f}x")
         t0 = time.perf_counter()
         again = run_study(study, Path(tmp) / "w2", workers=2, progress=False)

@@ -186,6 +186,19 @@ def _study_cmd(study: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "simulator.cli", "study", str(study), "--out", str(out), "--workers", "1"]
 
 
+def _group_gone(pgid: int, timeout_s: float) -> bool:
+    """Wait until no process of group ``pgid`` (started by this test) is left; kill them if they stay."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    os.killpg(pgid, signal.SIGKILL)
+    return False
+
+
 @pytest.mark.slow
 def test_sigkill_mid_study_then_rerun_reuses_every_finished_point(tmp_path):
     study = _study(tmp_path, KILL_SWEEP)
@@ -196,8 +209,9 @@ def test_sigkill_mid_study_then_rerun_reuses_every_finished_point(tmp_path):
     deadline = time.monotonic() + 120
     while len(_stored(out)) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its pool worker, as on a lost node
+    os.kill(proc.pid, signal.SIGKILL)  # the driver only: its pool worker must notice and exit by itself
     proc.wait()
+    assert _group_gone(proc.pid, timeout_s=10), "a pool worker outlived the killed study"
     stored = _stored(out)
     assert 3 <= len(stored) < 12, "the study must be killed part way"
     for name in stored:
