@@ -303,7 +303,7 @@ class CacheHierarchy:
         done = 0
         while True:
             done = ck.evict_to_llc_kernel(arr, done, st["ts"], st["base"], st["mask"],
-                                          st["ways"], st["clock"], self._counts, self._dram,
+                                          st["ways"], self._counts, self._dram,
                                           self._wr, self._pos)
             self._drain(reads, writes)
             if done >= arr.shape[0]:

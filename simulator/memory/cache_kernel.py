@@ -1,18 +1,18 @@
 """Compiled (numba) kernels of the exact cache hierarchy.
 
-The state of all levels lives in one flat int64 array ``ts``, set-major: level
-``l`` starts at ``base[l]``; set ``s`` of it occupies ``2 * ways[l]`` entries
-starting at ``base[l] + s * 2 * ways[l]``: first the ``ways[l]`` tags (line
-numbers, ``-1`` when the way is invalid), then the ``ways[l]`` meta words
-``2 * stamp + dirty`` (``0`` when invalid).  Stamps come from one increasing LRU
-clock and are unique, so the smallest meta word of a set is an invalid way if
-there is one, else the least recently used way.  Keeping a set's tags and LRU
-state side by side touches the fewest memory lines per lookup.
+The state of all levels lives in one flat int64 array ``ts``.  Level ``l``
+starts at ``base[l]``; set ``s`` of it is the ``ways[l]`` words starting at
+``base[l] + s * ways[l]``, kept in LRU order: most recently used first.  A word
+is ``2 * line + dirty`` for a valid way and ``-1`` for an invalid one; invalid
+ways are always at the end of the set, so the last word of a set is the victim
+of a fill (an invalid way if there is one, else the least recently used line).
+A hit moves its word to the front; a fill shifts the set by one and puts the new
+word in front.  No LRU stamps are needed, and a 16-way set is two memory lines.
 
-``clock`` (int64[2]) holds the last LRU stamp of the caches (index 0) and of the
-stream table (index 1).  ``counts`` (int64[n_levels, N_COUNTERS]) are the
-cumulative per-level counters in the column order of ``COUNTER_NAMES`` in
-``cache.py``; ``dram`` (int64[2]) the cumulative DRAM reads and writes (lines).
+``clock`` (int64[2]): index 1 is the LRU clock of the prefetcher's stream table.
+``counts`` (int64[n_levels, N_COUNTERS]) are the cumulative per-level counters in
+the column order of ``COUNTER_NAMES`` in ``cache.py``; ``dram`` (int64[2]) the
+cumulative DRAM reads and writes (lines).
 
 DRAM line streams are appended to the caller's buffers ``rd_buf``/``wr_buf``
 with fill levels in ``pos`` (int64[2]).  A bulk call stops early, before an
@@ -37,51 +37,65 @@ C_PREFETCHES = 6
 N_COUNTERS = 7
 
 
-@njit(cache=True, inline="always")
-def _lookup(ts, base, mask, ways, level, line):
-    """Tag index holding ``line`` at ``level`` (>= 0), else ``-2 - victim tag index``.
-
-    The victim is the first way of smallest meta word: an invalid way if any,
-    else the least recently used one.  The way's meta word is at tag index + ways.
-    """
-    w = ways[level]
-    start = base[level] + (line & mask[level]) * 2 * w
-    end = start + w
-    for slot in range(start, end):
-        if ts[slot] == line:
-            return slot
-    victim = start
-    best = ts[start + w]
-    for slot in range(start + 1, end):
-        if ts[slot + w] < best:
-            best = ts[slot + w]
-            victim = slot
-    return -2 - victim
+# Set indices are unsigned: numba then skips the negative-index (wraparound)
+# handling on every array access, which nearly halves the cost of a set scan.
+# Mixed signed/unsigned arithmetic would turn into floats, hence the casts.
+_U1 = np.uint64(1)
 
 
 @njit(cache=True, inline="always")
-def _place(ts, slot, w, line, is_dirty, now):
-    """Put ``line`` in tag index ``slot`` (set of ``w`` ways) at stamp ``now``; return its dirty victim or -1."""
-    victim = ts[slot]
-    victim_meta = ts[slot + w]
-    ts[slot] = line
-    ts[slot + w] = 2 * now + is_dirty
-    if victim >= 0 and (victim_meta & 1) != 0:
-        return victim
+def _set_start(base, mask, ways, level, line):
+    """Index (uint64) of the first (most recent) word of ``line``'s set at ``level``."""
+    return np.uint64(base[level] + (line & mask[level]) * ways[level])
+
+
+@njit(cache=True, inline="always")
+def _find(ts, start, w, line):
+    """Position (0 = most recent) of ``line`` in the set at ``start`` of ``w`` ways, or -1."""
+    key = 2 * line + 1
+    for q in range(start, start + np.uint64(w)):
+        if (ts[q] | 1) == key:
+            return np.int64(q - start)
     return -1
 
 
 @njit(cache=True, inline="always")
-def _invalidate_slot(ts, slot, w):
-    """Empty the way at tag index ``slot``; return 1 if it held a dirty line, else 0."""
-    was_dirty = ts[slot + w] & 1
-    ts[slot] = -1
-    ts[slot + w] = 0
-    return was_dirty
+def _to_front(ts, start, p, word):
+    """Move the word at position ``p`` to the front, replacing it by ``word``."""
+    q = start + np.uint64(p)
+    while q > start:
+        ts[q] = ts[q - _U1]
+        q -= _U1
+    ts[start] = word
+
+
+@njit(cache=True, inline="always")
+def _push_front(ts, start, w, word):
+    """Insert ``word`` in front, dropping the last word; return the dropped word."""
+    q = start + np.uint64(w) - _U1
+    last = ts[q]
+    while q > start:
+        ts[q] = ts[q - _U1]
+        q -= _U1
+    ts[start] = word
+    return last
+
+
+@njit(cache=True, inline="always")
+def _remove(ts, start, w, p):
+    """Remove the word at position ``p`` (an invalid way goes to the end); return it."""
+    q = start + np.uint64(p)
+    word = ts[q]
+    end = start + np.uint64(w) - _U1
+    while q < end:
+        ts[q] = ts[q + _U1]
+        q += _U1
+    ts[end] = -1
+    return word
 
 
 @njit(cache=True)
-def _write_back(ts, base, mask, ways, clock, counts, dram, wr_buf, pos, level, line):
+def _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, level, line):
     """Write dirty ``line`` into ``level`` (DRAM when ``level == n_levels``), cascading.
 
     Used by the maintenance kernels; ``access_kernel`` carries its own copy of
@@ -90,17 +104,17 @@ def _write_back(ts, base, mask, ways, clock, counts, dram, wr_buf, pos, level, l
     n_levels = base.shape[0]
     while level < n_levels:
         counts[level, C_WB_IN] += 1
-        r = _lookup(ts, base, mask, ways, level, line)
         w = ways[level]
-        clock[0] += 1
-        if r >= 0:
-            ts[r + w] = 2 * clock[0] + 1
+        start = _set_start(base, mask, ways, level, line)
+        p = _find(ts, start, w, line)
+        if p >= 0:
+            _to_front(ts, start, p, 2 * line + 1)
             break
-        victim = _place(ts, -2 - r, w, line, 1, clock[0])
-        if victim < 0:
+        word = _push_front(ts, start, w, 2 * line + 1)
+        if word < 0 or (word & 1) == 0:
             break
         counts[level, C_WB_OUT] += 1
-        line = victim
+        line = word >> 1
         level += 1
     if level == n_levels:
         wr_buf[pos[1]] = line
@@ -116,16 +130,14 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 
     ``store_mode``: 0 all loads, 1 all stores, 2 per access from ``stores`` (uint8).
     Returns the index of the first access not processed (buffers nearly full).
+    The demand counters (loads, stores, hits, misses) are added afterwards by
+    ``demand_counts`` from ``served_by``.
 
     One function on purpose: calling (or letting numba inline) helpers that
     take many arrays and contain loops made the miss path several times slower,
     so the fill / write-back cascade and the stream prefetcher are written out
     here.  Each access runs as a series of "fill jobs": first the demand line,
     then each line the prefetcher issues, all through the same fill code.
-    The lookup of a level remembers its victim slot (``vslot``) for the fill:
-    between the two only deeper levels change, since fills go from the deepest
-    level upwards and write-backs only downwards.  The LRU clock is a local
-    (``now``) and is stored back into ``clock[0]`` on return.
     """
     n_levels = base.shape[0]
     pf_on = pf_cfg[0] != 0
@@ -136,32 +148,24 @@ def access_kernel(lines, stores, store_mode, start, start_level,
     per_access_writes = n_levels * per_access_reads
     rd_cap = rd_buf.shape[0]
     wr_cap = wr_buf.shape[0]
-    vslot = np.zeros(n_levels, dtype=np.int64)
-    now = clock[0]
     k = start_level
     n = lines.shape[0]
     for j in range(start, n):
         if pos[0] + per_access_reads > rd_cap or pos[1] + per_access_writes > wr_cap:
-            clock[0] = now
             return j
         x = lines[j]
         if store_mode == 2:
             is_store = stores[j] != 0
         else:
             is_store = store_mode == 1
-        # Demand lookup.  Its loads/stores/hits/misses counters follow from
-        # served_by and are added by the caller (``demand_counts``).
         served = n_levels
-        hit_slot = -1
         for i in range(k, n_levels):
-            r = _lookup(ts, base, mask, ways, i, x)
-            if r >= 0:
-                now += 1
-                ts[r + ways[i]] = 2 * now + (ts[r + ways[i]] & 1)
+            st = _set_start(base, mask, ways, i, x)
+            p = _find(ts, st, ways[i], x)
+            if p >= 0:
+                _to_front(ts, st, p, ts[st + np.uint64(p)])
                 served = i
-                hit_slot = r
                 break
-            vslot[i] = -2 - r
         if served == n_levels:
             rd_buf[pos[0]] = x
             pos[0] += 1
@@ -175,26 +179,26 @@ def access_kernel(lines, stores, store_mode, start, start_level,
         while True:
             # Fill job_line from level job_served - 1 up to job_top, cascading dirty victims.
             for i in range(job_served - 1, job_top - 1, -1):
-                now += 1
-                victim = _place(ts, vslot[i], ways[i], job_line, 0, now)
+                st = _set_start(base, mask, ways, i, job_line)
+                word = _push_front(ts, st, ways[i], 2 * job_line)
                 if job_is_prefetch:
                     counts[i, C_PREFETCHES] += 1
-                if victim >= 0:
+                if word >= 0 and (word & 1) != 0:
                     counts[i, C_WB_OUT] += 1
                     level = i + 1
-                    line = victim
+                    line = word >> 1
                     while level < n_levels:
                         counts[level, C_WB_IN] += 1
-                        r = _lookup(ts, base, mask, ways, level, line)
-                        now += 1
-                        if r >= 0:
-                            ts[r + ways[level]] = 2 * now + 1
+                        st = _set_start(base, mask, ways, level, line)
+                        p = _find(ts, st, ways[level], line)
+                        if p >= 0:
+                            _to_front(ts, st, p, 2 * line + 1)
                             break
-                        victim = _place(ts, -2 - r, ways[level], line, 1, now)
-                        if victim < 0:
+                        word = _push_front(ts, st, ways[level], 2 * line + 1)
+                        if word < 0 or (word & 1) == 0:
                             break
                         counts[level, C_WB_OUT] += 1
-                        line = victim
+                        line = word >> 1
                         level += 1
                     if level == n_levels:
                         wr_buf[pos[1]] = line
@@ -202,7 +206,8 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                         dram[1] += 1
             if not job_is_prefetch:
                 if is_store:
-                    ts[(hit_slot if served == k else vslot[k]) + ways[k]] |= 1
+                    # x is the most recent word of its set at level k (hit or just filled).
+                    ts[_set_start(base, mask, ways, k, x)] |= 1
                 served_by[j] = served
                 if pf_on and k <= pf_level and served > pf_level:
                     # Stream table: match the lowest slot expecting x, else replace the LRU slot.
@@ -229,19 +234,17 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             while next_y <= last_y:
                 y = next_y
                 next_y += 1
-                r = _lookup(ts, base, mask, ways, pf_level, y)
-                if r >= 0:
+                st = _set_start(base, mask, ways, pf_level, y)
+                if _find(ts, st, ways[pf_level], y) >= 0:
                     continue
-                vslot[pf_level] = -2 - r
                 job_served = n_levels
                 for i in range(pf_level + 1, n_levels):
-                    r = _lookup(ts, base, mask, ways, i, y)
-                    if r >= 0:
-                        now += 1
-                        ts[r + ways[i]] = 2 * now + (ts[r + ways[i]] & 1)
+                    st = _set_start(base, mask, ways, i, y)
+                    p = _find(ts, st, ways[i], y)
+                    if p >= 0:
+                        _to_front(ts, st, p, ts[st + np.uint64(p)])
                         job_served = i
                         break
-                    vslot[i] = -2 - r
                 if job_served == n_levels:
                     rd_buf[pos[0]] = y
                     pos[0] += 1
@@ -253,7 +256,6 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                 break
             if not found:
                 break
-    clock[0] = now
     return n
 
 
@@ -269,9 +271,10 @@ def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
         x = lines[j]
         top = -1
         for i in range(n_levels):
-            r = _lookup(ts, base, mask, ways, i, x)
-            if r >= 0:
-                if _invalidate_slot(ts, r, ways[i]) != 0 and top < 0:
+            st = _set_start(base, mask, ways, i, x)
+            p = _find(ts, st, ways[i], x)
+            if p >= 0:
+                if (_remove(ts, st, ways[i], p) & 1) != 0 and top < 0:
                     top = i
         if top >= 0:
             counts[top, C_WB_OUT] += 1
@@ -282,7 +285,7 @@ def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
 
 
 @njit(cache=True)
-def evict_to_llc_kernel(lines, start, ts, base, mask, ways, clock, counts, dram, wr_buf, pos):
+def evict_to_llc_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
     """Move dirty upper copies of ``lines[start:]`` into the last level; returns next index."""
     n_levels = base.shape[0]
     last = n_levels - 1
@@ -294,13 +297,14 @@ def evict_to_llc_kernel(lines, start, ts, base, mask, ways, clock, counts, dram,
         x = lines[j]
         top = -1
         for i in range(last):
-            r = _lookup(ts, base, mask, ways, i, x)
-            if r >= 0:
-                if _invalidate_slot(ts, r, ways[i]) != 0 and top < 0:
+            st = _set_start(base, mask, ways, i, x)
+            p = _find(ts, st, ways[i], x)
+            if p >= 0:
+                if (_remove(ts, st, ways[i], p) & 1) != 0 and top < 0:
                     top = i
         if top >= 0:
             counts[top, C_WB_OUT] += 1
-            _write_back(ts, base, mask, ways, clock, counts, dram, wr_buf, pos, last, x)
+            _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, last, x)
     return n
 
 
@@ -313,9 +317,10 @@ def invalidate_kernel(lines, level_mask, ts, base, mask, ways):
         for i in range(n_levels):
             if level_mask[i] == 0:
                 continue
-            r = _lookup(ts, base, mask, ways, i, x)
-            if r >= 0:
-                _invalidate_slot(ts, r, ways[i])
+            st = _set_start(base, mask, ways, i, x)
+            p = _find(ts, st, ways[i], x)
+            if p >= 0:
+                _remove(ts, st, ways[i], p)
 
 
 @njit(cache=True)
@@ -347,21 +352,19 @@ def demand_counts(served_by, stores, store_mode, start_level, counts):
 @njit(cache=True)
 def way_state(ts, base, mask, ways, level, line):
     """-1 if ``line`` is absent at ``level``, else its dirty bit (0 or 1)."""
-    r = _lookup(ts, base, mask, ways, level, line)
-    if r < 0:
+    st = _set_start(base, mask, ways, level, line)
+    p = _find(ts, st, ways[level], line)
+    if p < 0:
         return -1
-    return ts[r + ways[level]] & 1
+    return ts[st + np.uint64(p)] & 1
 
 
 def new_state(n_sets: np.ndarray, ways: np.ndarray) -> dict[str, np.ndarray]:
     """Empty state arrays for levels of ``n_sets[l]`` sets of ``ways[l]`` ways."""
     n_sets = np.asarray(n_sets, dtype=np.int64)
     ways = np.asarray(ways, dtype=np.int64)
-    sizes = 2 * n_sets * ways
+    sizes = n_sets * ways
     base = np.zeros(len(sizes), dtype=np.int64)
     base[1:] = np.cumsum(sizes)[:-1]
-    ts = np.zeros(int(sizes.sum()), dtype=np.int64)
-    for b, s, w in zip(base, n_sets, ways):
-        ts[b:b + 2 * s * w].reshape(s, 2 * w)[:, :w] = -1
-    return {"ts": ts, "base": base, "mask": n_sets - 1, "ways": ways.copy(),
-            "clock": np.zeros(2, dtype=np.int64)}
+    return {"ts": np.full(int(sizes.sum()), -1, dtype=np.int64), "base": base,
+            "mask": n_sets - 1, "ways": ways.copy(), "clock": np.zeros(2, dtype=np.int64)}
