@@ -52,6 +52,7 @@ COUNTER_NAMES: tuple[str, ...] = (
     "loads", "stores", "hits", "misses", "writebacks_out", "writebacks_in", "prefetches",
 )
 DRAM_NAME = "DRAM"
+MAX_LINE = 2 ** 62   # the kernels store 2 * line + dirty in an int64
 
 
 def _is_int(value: object) -> bool:
@@ -173,8 +174,12 @@ def as_lines(lines: object, what: str = "lines") -> np.ndarray:
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"{what}: dtype {arr.dtype}; expected integer line numbers")
     arr = np.ascontiguousarray(arr, dtype=np.int64)
-    if arr.size and int(arr.min()) < 0:
-        raise ValueError(f"{what}: minimum {int(arr.min())}; expected line numbers >= 0")
+    if arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < 0:
+            raise ValueError(f"{what}: minimum {lo}; expected line numbers >= 0")
+        if hi >= MAX_LINE:
+            raise ValueError(f"{what}: maximum {hi}; expected line numbers < 2**62")
     return arr
 
 

@@ -81,6 +81,8 @@ def test_hierarchy_rejects(impl):
         h.access([0], start_level=1)
     with pytest.raises(ValueError, match="lines: minimum -1"):
         h.access([0, -1])
+    with pytest.raises(ValueError, match="lines: maximum"):
+        h.access([2**62])
     with pytest.raises(ValueError, match="lines: dtype float64"):
         h.access([0.5])
     with pytest.raises(ValueError, match="is_store: shape"):
