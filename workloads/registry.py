@@ -20,3 +20,7 @@ from workloads import aes  # noqa: E402
 GENERATORS.update(aes.GENERATORS)
 from workloads import stencil  # noqa: E402
 GENERATORS["stencil"] = stencil.stencil_sweep
+from workloads import kernels  # noqa: E402
+GENERATORS.update(kernels.GENERATORS)
+from workloads import fmm_ulist  # noqa: E402
+GENERATORS.update(fmm_ulist.GENERATORS)

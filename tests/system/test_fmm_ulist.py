@@ -1,0 +1,133 @@
+"""FMM U-list traces: structure per variant, sizes, flops, and two placement findings of 003 §8."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.compute as pc
+import pytest
+
+from simulator.stencil_study import simulate_trace
+from workloads import fmm_tree
+from workloads.fmm_ulist import (VARIANTS, build_problem, fmm_ulist, split_blocks, ulist_trace)
+from workloads.trace import trace_summary, validate_trace
+
+N_POINTS = 20_000
+SYSTEMS = "configs/systems"
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return build_problem(4, N_POINTS, "table2")
+
+
+def _ops(table):
+    return list(zip(table.column("stage").to_pylist(), table.column("op").to_pylist()))
+
+
+def _dram_accesses(res) -> float:
+    df = res.to_pandas()
+    d = df[df.component == "dram"]
+    return float(d[d.quantity.isin(["reads", "writes"])].value.sum())
+
+
+def _cycles(res) -> float:
+    df = res.to_pandas()
+    return float(df[(df.component == "system") & (df.quantity == "host_cycles")].value.iloc[0])
+
+
+@pytest.mark.parametrize("q", [4, 6, 8])
+def test_n_q_exact(q):
+    p = build_problem(q, N_POINTS, "table2")
+    assert p.n_q == (q + 1) * (q + 2) * (q + 3) // 6
+    assert p.n_u == fmm_tree.ulist_stats(
+        fmm_tree.volume_fmm_tree(fmm_tree.sample_points(N_POINTS, fmm_tree.TABLE2_DENSITY), p.n_q, N_POINTS,
+                                 periodic=True)[0], p.n_q, periodic=True).n_u
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_trace_valid_and_stages(problem, variant):
+    blocks = split_blocks(problem, 3 if variant in ("blocking", "blocking_pref", "pipelining") else 1)
+    t = ulist_trace(problem, variant, "lap", blocks)
+    validate_trace(t, units={"host", "lap"})
+    ops = _ops(t)
+    stages = {s for s, _ in ops}
+    assert {"input_perm", "gemm", "output_perm"} <= stages
+    assert ("out_prefetch" in stages) == variant.endswith("_pref")
+    n_offloads = sum(op == "offload" for _, op in ops)
+    n_classes = sum(len(np.unique(problem.class_id[b])) for b in blocks)
+    assert n_offloads == n_classes
+    n_waits = sum(op == "wait" for _, op in ops)
+    assert n_waits == (len(blocks) if variant == "pipelining" else n_classes)
+    first_out = next(i for i, (s, _) in enumerate(ops) if s == "output_perm")
+    first_wait = next(i for i, (_, op) in enumerate(ops) if op == "wait")
+    assert first_wait < first_out  # C is never read before its GEMM has finished
+    if variant == "pipelining":  # in(1) is issued between offload(0) and the first wait
+        first_offload = next(i for i, (_, op) in enumerate(ops) if op == "offload")
+        between = [s for s, _ in ops[first_offload:first_wait]]
+        assert "input_perm" in between
+    else:
+        # blocks run in order: in, gemm, out per block
+        labels = [s for s, _ in ops if s != "out_prefetch"]
+        runs = [labels[0]] + [b for a, b in zip(labels, labels[1:]) if a != b]
+        assert runs == ["input_perm", "gemm", "output_perm"] * len(blocks)
+
+
+def test_gemm_flops_match_class_split(problem):
+    for placement in ("lap", "cpu"):
+        t = ulist_trace(problem, "orig", placement, split_blocks(problem, 1))
+        if placement == "cpu":
+            g = t.filter(pc.equal(t.column("stage"), "gemm"))
+            flops = trace_summary(g)["flops"]
+        else:
+            rows = [json.loads(p) for p, op in zip(t.column("params").to_pylist(), t.column("op").to_pylist())
+                    if op == "offload"]
+            flops = sum(2 * r["m"] * r["n"] * r["k"] for r in rows)
+            assert sum(r["n"] for r in rows) == problem.n_u
+        assert flops == 2 * problem.n_q ** 2 * problem.n_u
+
+
+def test_permutation_flops_and_columns(problem):
+    t = ulist_trace(problem, "orig", "lap", split_blocks(problem, 1))
+    s_in = trace_summary(t.filter(pc.equal(t.column("stage"), "input_perm")))
+    s_out = trace_summary(t.filter(pc.equal(t.column("stage"), "output_perm")))
+    assert s_in["flops"] == problem.n_u * problem.n_q
+    assert s_out["flops"] == 2 * problem.n_u * problem.n_q
+    # every source leaf read once per interaction, B written (at least) once per element
+    assert s_in["bytes_written"] >= problem.n_u * problem.n_q * 8
+
+
+def test_blocks_partition_interactions(problem):
+    blocks = split_blocks(problem, 5)
+    assert len(blocks) == 5
+    allidx = np.concatenate(blocks)
+    assert np.array_equal(allidx, np.arange(problem.n_u))
+    for a, b in zip(blocks, blocks[1:]):  # cut at leaf boundaries
+        assert problem.target[a[-1]] != problem.target[b[0]]
+
+
+def test_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="variant"):
+        fmm_ulist(4, N_POINTS, variant="fast")
+    with pytest.raises(ValueError, match="placement"):
+        fmm_ulist(4, N_POINTS, placement="gpu")
+    with pytest.raises(ValueError, match="needs placement 'lap'"):
+        fmm_ulist(4, N_POINTS, variant="pipelining", placement="cpu")
+    with pytest.raises(ValueError, match="blocks"):
+        fmm_ulist(4, N_POINTS, variant="blocking", blocks=0)
+
+
+def test_pipelining_faster_than_orig_on_lap(problem):
+    sysf = f"{SYSTEMS}/lap_llc.yaml"
+    orig = simulate_trace(sysf, ulist_trace(problem, "orig", "lap", split_blocks(problem, 1)))
+    pipe = simulate_trace(sysf, ulist_trace(problem, "pipelining", "lap", split_blocks(problem, 4)))
+    assert _cycles(pipe) < 0.95 * _cycles(orig)
+
+
+def test_llc_blocking_fewer_dram_accesses_than_dram_orig(problem):
+    dram_orig = simulate_trace(f"{SYSTEMS}/lap_dram.yaml", ulist_trace(problem, "orig", "lap",
+                                                                      split_blocks(problem, 1)))
+    llc_block = simulate_trace(f"{SYSTEMS}/lap_llc.yaml", ulist_trace(problem, "blocking", "lap",
+                                                                     split_blocks(problem, 4)))
+    assert _dram_accesses(llc_block) < 0.8 * _dram_accesses(dram_orig)

@@ -1,0 +1,338 @@
+"""FMM U-list operation traces: input permutation, ten GEMMs, output permutation (003 §3-4, §6).
+
+The tree, the U-lists and the 10 interaction classes come from
+:mod:`workloads.fmm_tree`.  Memory layout (one :class:`AddressSpace`, doubles of
+8 B unless noted):
+
+* ``leaf.src``: source data, N_oct x N_q; ``leaf.tgt``: target data, N_oct x N_q;
+* ``A.c<j>``: the class matrices Â_j, N_q x N_q each (10 of them);
+* ``B.b<i>.c<j>`` / ``C.b<i>.c<j>``: B and C of class j in block i, row-major
+  N_q x n_ij; the columns are the block's interactions of class j, sorted by
+  target leaf (so B and C together are N_q x N_U, grouped per block, then class);
+* ``meta.in`` / ``meta.out``: per interaction a 16 B record (leaf index, scale)
+  for K and for M; ``perm.in`` / ``perm.out``: per relative position (139 kinds)
+  an N_q vector of int32 indices (the permutation of K and M).
+
+Rows are coarse so that a point simulates quickly: interactions are handled in
+groups of :data:`GROUP` columns; per group the input permutation reads the
+group's K records, gathers the source leaves (each an N_q x 8 B element: the
+permutation reorders values inside a leaf and touches the same lines) and the
+kinds' permutation vectors, then writes the group's columns of B line-group by
+line-group (8 columns of one row of B share a 64 B line).  The output
+permutation reads M records and the C columns in the same way and
+read-modify-writes the target leaves.  Flops: N_q per interaction for the scale
+of K, 2 N_q for the scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
+
+GEMM placement ``"cpu"``: ``workloads.gemm.host_gemm`` on this layout's
+matrices; ``"lap"``: one ``gemm`` command per class to unit ``"lap"`` (inputs
+A_j, B_j, C_j; output C_j; C += A B as eq. 7 counts it), then a wait.
+
+Variants (003 §6, §8.1): ``orig``; ``orig_pref`` (between each offload and its
+wait the host reads the class's M records and permutation vectors, so they are
+cached when the output permutation needs them); ``blocking`` (the interactions,
+sorted by target, cut into b blocks so that one block's B and C fit
+``llc_bytes``, or b = ``blocks``; in, gemm, out per block); ``blocking_pref``;
+``pipelining`` (003 Fig. 6: offload gemm(i), then in(i+1) and out(i-1) on the
+host, then wait).  Stage labels: ``input_perm``, ``gemm``, ``out_prefetch``,
+``output_perm``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from models.ulist import UListDims, llc_blocks
+from workloads import fmm_tree
+from workloads.gemm import host_gemm
+from workloads.trace import TRACE_SCHEMA, AddressSpace, TraceBuilder
+
+ELEM_BYTES = 8  # double precision
+META_BYTES = 16  # per interaction: leaf index (int64) and scale (double)
+PERM_ELEM_BYTES = 4  # int32 permutation index
+LINE_BYTES = 64
+COLS_PER_LINE = LINE_BYTES // ELEM_BYTES
+GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
+N_CLASSES = len(fmm_tree.CLASS_KEYS)
+VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
+PLACEMENTS = ("cpu", "lap")
+DENSITIES = ("uniform", "plummer", "gaussian", "table2")
+
+
+@dataclass(frozen=True)
+class UListProblem:
+    """A tree's U-list, sorted by target leaf: ``n_q`` points per leaf, ``n_oct`` leaves and
+    parallel arrays ``target``, ``source``, ``kind``, ``class_id`` (one entry per interaction)."""
+
+    n_q: int
+    n_oct: int
+    target: np.ndarray
+    source: np.ndarray
+    kind: np.ndarray
+    class_id: np.ndarray
+
+    @property
+    def n_u(self) -> int:
+        """Number of U-list interactions N_U."""
+        return int(self.target.size)
+
+    def dims(self) -> UListDims:
+        """Dimensions for :mod:`models.ulist`."""
+        return UListDims(self.n_q, self.n_oct, self.n_u)
+
+
+def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", seed: int = 0,
+                  periodic: bool | None = None) -> UListProblem:
+    """The U-list of the volume FMM tree of order ``q`` for ``n_points`` points.
+
+    ``density``: "uniform", "plummer", "gaussian" (one cluster, the default scale of
+    :class:`fmm_tree.Density`) or "table2" (the density and domain that reproduce 003
+    Table 2).  ``periodic``: domain; default: periodic for "table2", free otherwise.
+    """
+    if density not in DENSITIES:
+        raise ValueError(f"density must be one of {DENSITIES}, got {density!r}")
+    if isinstance(n_points, bool) or int(n_points) != n_points or n_points < 1:
+        raise ValueError(f"n_points must be a positive integer, got {n_points!r}")
+    n_q = fmm_tree.leaf_points(q)
+    if density == "table2":
+        dens = fmm_tree.TABLE2_DENSITY
+        per = fmm_tree.TABLE2_PERIODIC if periodic is None else bool(periodic)
+    else:
+        dens = fmm_tree.Density(density)
+        per = False if periodic is None else bool(periodic)
+    pts = fmm_tree.sample_points(int(n_points), dens, seed)
+    tree, _ = fmm_tree.volume_fmm_tree(pts, n_q, int(n_points), periodic=per)
+    ul = fmm_tree.u_lists(tree, per)
+    order = np.lexsort((ul.source, ul.target))
+    return UListProblem(n_q, tree.n_leaves, ul.target[order], ul.source[order], ul.kind[order],
+                        ul.class_id[order])
+
+
+def choose_blocks(problem: UListProblem, llc_bytes: int) -> int:
+    """Smallest b with one block's B and C (2 N_q N_U / b doubles) within ``llc_bytes`` (003 §6.1)."""
+    return llc_blocks(problem.dims(), llc_bytes)
+
+
+def split_blocks(problem: UListProblem, b: int) -> list[np.ndarray]:
+    """Interaction indices of ``b`` blocks: contiguous ranges in target order, cut at leaf
+    boundaries, each about N_U / b interactions."""
+    if isinstance(b, bool) or int(b) != b or b < 1:
+        raise ValueError(f"blocks must be a positive integer, got {b!r}")
+    b = min(int(b), problem.n_oct)
+    n = problem.n_u
+    cuts = [0]
+    for i in range(1, b):
+        pos = int(round(i * n / b))
+        leaf = problem.target[min(pos, n - 1)]
+        pos = int(np.searchsorted(problem.target, leaf, side="left"))  # leaf boundary
+        if pos > cuts[-1]:
+            cuts.append(pos)
+    cuts.append(n)
+    return [np.arange(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+
+
+@dataclass(frozen=True)
+class _Class:
+    """One GEMM of one block: class ``j``, the interactions (columns) and matrix addresses."""
+
+    j: int
+    cols: np.ndarray
+    a_addr: int
+    b_addr: int
+    c_addr: int
+
+    @property
+    def n(self) -> int:
+        return int(self.cols.size)
+
+
+def _column_lines(base: int, n_rows: int, ld: int, c0: int, c1: int) -> np.ndarray:
+    """Start addresses of the pieces of columns [c0, c1) of a row-major n_rows x ld matrix,
+    one per (line group of 8 columns, row), line group major."""
+    groups = np.arange(c0 - c0 % COLS_PER_LINE, c1, COLS_PER_LINE, dtype=np.int64)
+    groups = np.maximum(groups, c0)
+    rows = np.arange(n_rows, dtype=np.int64) * ld
+    return (base + (groups[:, None] + rows[None, :]) * ELEM_BYTES).reshape(-1)
+
+
+class _Writer:
+    """Emits the rows of the FMM stages for one layout."""
+
+    def __init__(self, problem: UListProblem, tb: TraceBuilder, sp: AddressSpace) -> None:
+        self.p, self.tb = problem, tb
+        nq, noct, nu = problem.n_q, problem.n_oct, problem.n_u
+        self.src = sp.alloc("leaf.src", noct * nq * ELEM_BYTES)
+        self.tgt = sp.alloc("leaf.tgt", noct * nq * ELEM_BYTES)
+        self.meta_in = sp.alloc("meta.in", nu * META_BYTES)
+        self.meta_out = sp.alloc("meta.out", nu * META_BYTES)
+        n_kinds = len(fmm_tree.KINDS)
+        self.perm_in = sp.alloc("perm.in", n_kinds * nq * PERM_ELEM_BYTES)
+        self.perm_out = sp.alloc("perm.out", n_kinds * nq * PERM_ELEM_BYTES)
+
+    def _leaf(self, base: int, leaves: np.ndarray) -> np.ndarray:
+        return base + leaves.astype(np.int64) * (self.p.n_q * ELEM_BYTES)
+
+    def _perm(self, base: int, kinds: np.ndarray) -> np.ndarray:
+        return base + np.unique(kinds).astype(np.int64) * (self.p.n_q * PERM_ELEM_BYTES)
+
+    def _meta(self, stage: str, base: int, idx: np.ndarray) -> None:
+        # idx is a contiguous run of interaction indices
+        self.tb.access("host", stage, "read", base + int(idx[0]) * META_BYTES, META_BYTES, META_BYTES, idx.size)
+
+    def input_perm(self, cls: _Class, stage: str = "input_perm") -> None:
+        """Gather source leaves (apply K), write the columns of B."""
+        p, tb, nq = self.p, self.tb, self.p.n_q
+        for c0 in range(0, cls.n, GROUP):
+            c1 = min(cls.n, c0 + GROUP)
+            idx = cls.cols[c0:c1]
+            self._meta_records(stage, self.meta_in, idx)
+            tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), nq * PERM_ELEM_BYTES)
+            tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), nq * ELEM_BYTES,
+                      flops=idx.size * nq)
+            tb.gather("host", stage, "write", _column_lines(cls.b_addr, nq, cls.n, c0, c1),
+                      min(COLS_PER_LINE, c1 - c0) * ELEM_BYTES if c1 - c0 < COLS_PER_LINE else LINE_BYTES)
+
+    def output_perm(self, cls: _Class, stage: str = "output_perm") -> None:
+        """Read the columns of C (apply M), scatter-accumulate into the target leaves."""
+        p, tb, nq = self.p, self.tb, self.p.n_q
+        for c0 in range(0, cls.n, GROUP):
+            c1 = min(cls.n, c0 + GROUP)
+            idx = cls.cols[c0:c1]
+            self._meta_records(stage, self.meta_out, idx)
+            tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), nq * PERM_ELEM_BYTES)
+            tb.gather("host", stage, "read", _column_lines(cls.c_addr, nq, cls.n, c0, c1),
+                      min(COLS_PER_LINE, c1 - c0) * ELEM_BYTES if c1 - c0 < COLS_PER_LINE else LINE_BYTES)
+            tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), nq * ELEM_BYTES,
+                      flops=2 * idx.size * nq)
+
+    def prefetch_out(self, cls: _Class, stage: str = "out_prefetch") -> None:
+        """Read the M records and permutation vectors the output permutation of ``cls`` will use."""
+        for c0 in range(0, cls.n, 8 * GROUP):
+            idx = cls.cols[c0:c0 + 8 * GROUP]
+            self._meta_records(stage, self.meta_out, idx)
+        self.tb.gather("host", stage, "read", self._perm(self.perm_out, self.p.kind[cls.cols]),
+                       self.p.n_q * PERM_ELEM_BYTES)
+
+    def _meta_records(self, stage: str, base: int, idx: np.ndarray) -> None:
+        if idx.size and int(idx[-1]) - int(idx[0]) == idx.size - 1:
+            self._meta(stage, base, idx)
+        else:
+            self.tb.gather("host", stage, "read", base + idx.astype(np.int64) * META_BYTES, META_BYTES)
+
+
+def _offload_gemm(tb: TraceBuilder, cls: _Class, nq: int) -> None:
+    a_bytes, bc_bytes = nq * nq * ELEM_BYTES, nq * cls.n * ELEM_BYTES
+    tb.offload("host", "gemm", "lap", op="gemm", m=nq, n=cls.n, k=nq, a_addr=cls.a_addr, b_addr=cls.b_addr,
+               c_addr=cls.c_addr, accumulate=True,
+               inputs=[[cls.a_addr, a_bytes], [cls.b_addr, bc_bytes], [cls.c_addr, bc_bytes]],
+               outputs=[[cls.c_addr, bc_bytes]])
+
+
+def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
+    if len(tb):
+        tables.append(tb.to_table())
+    return TraceBuilder()
+
+
+def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant: str = "orig",
+              placement: str = "lap", blocks: int | None = None, seed: int = 0,
+              llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None) -> pa.Table:
+    """Trace of the FMM U-list of order ``q`` over ``n_points`` points (module docstring).
+
+    ``variant``: one of :data:`VARIANTS`; ``placement``: "cpu" (host GEMM) or "lap"
+    (offload to unit "lap"; needed by every variant but "orig"); ``blocks``: b for the
+    blocked and pipelined variants (default: one block's B and C fit ``llc_bytes``);
+    ``density``/``seed``/``periodic``: the point sample (:func:`build_problem`).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+    if placement == "cpu" and variant != "orig":
+        raise ValueError(f"variant {variant!r} needs placement 'lap' (the CPU runs only 'orig'), got 'cpu'")
+    if blocks is not None and (isinstance(blocks, bool) or int(blocks) != blocks or blocks < 1):
+        raise ValueError(f"blocks must be a positive integer or None, got {blocks!r}")
+    if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
+        raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
+    problem = build_problem(q, n_points, density, seed, periodic)
+    blocked = variant in ("blocking", "blocking_pref", "pipelining")
+    b = (int(blocks) if blocks is not None else choose_blocks(problem, int(llc_bytes))) if blocked else 1
+    return ulist_trace(problem, variant, placement, split_blocks(problem, b))
+
+
+def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray]) -> pa.Table:
+    """The trace of ``problem`` for interactions cut into ``blocks`` (index arrays)."""
+    nq = problem.n_q
+    sp = AddressSpace()
+    w = _Writer(problem, TraceBuilder(), sp)
+    gemm_tables: dict[tuple[int, int], pa.Table] = {}
+    a_addr: dict[int, int] = {}
+    plan: list[list[_Class]] = []
+    for i, idx in enumerate(blocks):
+        classes = []
+        for j in range(N_CLASSES):
+            cols = idx[problem.class_id[idx] == j]
+            if cols.size == 0:
+                continue
+            if placement == "cpu":
+                name = f"gemm.b{i}.c{j}"
+                table = host_gemm(nq, int(cols.size), nq, space=sp, stage=name)
+                gemm_tables[(i, j)] = table.set_column(
+                    table.schema.get_field_index("stage"), TRACE_SCHEMA.field("stage"),
+                    pc.replace_substring(table.column("stage"), name, "gemm"))
+                classes.append(_Class(j, cols, sp[f"{name}.A"].addr, sp[f"{name}.B"].addr, sp[f"{name}.C"].addr))
+            else:
+                if j not in a_addr:
+                    a_addr[j] = sp.alloc(f"A.c{j}", nq * nq * ELEM_BYTES)
+                bc = nq * int(cols.size) * ELEM_BYTES
+                classes.append(_Class(j, cols, a_addr[j], sp.alloc(f"B.b{i}.c{j}", bc), sp.alloc(f"C.b{i}.c{j}", bc)))
+        plan.append(classes)
+
+    tables: list[pa.Table] = []
+    pref = variant in ("orig_pref", "blocking_pref")
+
+    def emit_in(i: int) -> None:
+        for cls in plan[i]:
+            w.input_perm(cls)
+
+    def emit_out(i: int) -> None:
+        for cls in plan[i]:
+            w.output_perm(cls)
+
+    def emit_gemm(i: int, wait: bool) -> None:
+        for cls in plan[i]:
+            if placement == "cpu":
+                w.tb = _append_table(tables, w.tb)
+                tables.append(gemm_tables[(i, cls.j)])
+                continue
+            _offload_gemm(w.tb, cls, nq)
+            if pref:
+                w.prefetch_out(cls)
+            if wait:
+                w.tb.wait("host", "gemm", "lap")
+
+    if variant == "pipelining":
+        emit_in(0)
+        for i in range(len(plan)):
+            emit_gemm(i, wait=False)
+            if i + 1 < len(plan):
+                emit_in(i + 1)
+            if i > 0:
+                emit_out(i - 1)
+            w.tb.wait("host", "gemm", "lap")
+        emit_out(len(plan) - 1)
+    else:
+        for i in range(len(plan)):
+            emit_in(i)
+            emit_gemm(i, wait=True)
+            emit_out(i)
+    _append_table(tables, w.tb)
+    return pa.concat_tables(tables)
+
+
+GENERATORS: dict[str, Callable[..., pa.Table]] = {"fmm_ulist": fmm_ulist}
