@@ -201,6 +201,10 @@ def check_levels_arg(levels: Sequence[int] | None, n_levels: int) -> list[int]:
     return out
 
 
+def _concat(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 class CacheHierarchy:
     """Exact LRU write-back non-inclusive hierarchy over line numbers (compiled kernels)."""
 
@@ -233,7 +237,8 @@ class CacheHierarchy:
     # -- buffers ---------------------------------------------------------------
     def _reserve(self, n_inputs: int) -> None:
         per = 1 + (int(self._pf_cfg[2]) if self._pf_cfg[0] else 0)
-        want = 2 * n_inputs + self.n_levels * per + 1024
+        # Bounded: a call that fills the buffers is resumed after draining them.
+        want = min(2 * n_inputs, 1 << 20) + self.n_levels * per + 1024
         if self._rd.shape[0] < want:
             self._rd = np.empty(want, dtype=np.int64)
             self._wr = np.empty(want, dtype=np.int64)
@@ -245,8 +250,7 @@ class CacheHierarchy:
 
     def _result(self, before: np.ndarray, reads: list, writes: list,
                 served: np.ndarray) -> ChunkResult:
-        cat = (lambda parts: parts[0] if len(parts) == 1 else np.concatenate(parts))
-        return ChunkResult(self._counts - before, cat(reads), cat(writes), served)
+        return ChunkResult(self._counts - before, _concat(reads), _concat(writes), served)
 
     # -- operations -------------------------------------------------------------
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False,
