@@ -15,7 +15,7 @@ from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, FuncFormatter, Formatter
+from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter
 
 from simulator.units import format_quantity
 
@@ -23,6 +23,7 @@ UNIT_SUFFIXES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "flop/s"), ("_bytes",
                  ("_j", "J"), ("_w", "W"), ("_s", "s"))
 BINARY_PREFIXES = ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki"))
 MAX_PANEL_COLUMNS = 3
+SI_UNITS = ("s", "J", "W", "Hz", "B/s", "flop/s")
 # Distinct markers and dash styles so that lines lying on top of each other stay visible.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 LINESTYLES = ("-", "--", "-.", ":")
@@ -74,9 +75,10 @@ def format_value(value: Any, unit: str) -> str:
 def _formatter(unit: str) -> Formatter:
     if unit == "B":
         return FuncFormatter(lambda v, _pos: format_value(int(v) if float(v).is_integer() else v, "B"))
-    if unit:
+    if unit in SI_UNITS:
         return EngFormatter(unit=unit, sep=" ")
-    return FuncFormatter(lambda v, _pos: f"{v:g}")
+    # Counts (lines, cycles, ...): engineering prefixes without the unit, which the axis label names.
+    return EngFormatter(unit="", sep="")
 
 
 def _numeric(values: list[Any]) -> bool:
@@ -136,6 +138,9 @@ def line_panels(panels: list[Panel], path: str | Path, *, xlabel: str, ylabel: s
             ax.xaxis.set_major_formatter(_formatter(x_unit))
         if use_logy:
             ax.set_yscale("log")
+            if max(ys) / min(ys) < 1000:  # few decades: label 1, 2 and 5 of each
+                ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_major_formatter(_formatter(y_unit))
         ax.grid(True, which="major", alpha=0.35)
         if panel.title:
