@@ -1,0 +1,136 @@
+"""The kernel unit: a GPU-style throughput accelerator with a copy-in / compute / copy-out pipeline.
+
+A command (``op`` one of gemm, fft, radix_sort, binary_search) names its input
+and output regions and ``host_cycles``, what the host would spend on it; the
+unit spends host_cycles / A host cycles on it (A = ``spec.acceleration``)
+after ``launch_latency_s``, streaming its data in chunks through the
+interface: it asks for chunk i+1 while it works on chunk i and writes chunk i
+back when done.
+
+Requests flow through three stages that run at once, like a GPU with copy
+engines: copy-in (``pcie`` only: the inputs cross the link into device
+memory), compute, copy-out (``pcie`` only) and completion. With one request
+they run one after the other; with several pipelined requests the copy of
+request i+1 overlaps the work on request i. Copies in and out share the link,
+which serialises them. Counters: ``requests``, ``work_host_cycles``,
+``compute_s``, ``bytes_read``, ``bytes_written``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import simpy
+
+from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.registry import BuildContext, register_builder
+from simulator.config.accel_kernel import KernelSpec
+from simulator.engine import ClockDomain
+from simulator.interconnect.interface import region_lines
+from simulator.units import PS_PER_S, seconds_to_ps
+
+OPS = ("gemm", "fft", "radix_sort", "binary_search")
+MAX_CHUNKS = 64  # bounds the events per request on large buffers
+
+
+class KernelUnit(AcceleratorUnit):
+    """A kernel accelerator (see module docstring); its clock is the host's, so work is in host cycles."""
+
+    def __init__(self, name: str, spec: KernelSpec, context: BuildContext) -> None:
+        self.spec = spec
+        self._last_finish_ps = 0
+        super().__init__(name=name, env=context.env, clock=ClockDomain(name, context.host_frequency_hz),
+                         interface=context.interface, static_power_w=spec.static_power_w,
+                         idle_power_w=spec.idle_power_w)
+
+    # --- the three-stage pipeline ------------------------------------------------------------------
+
+    def _worker(self):
+        """Copy-in stage; starts the compute and copy-out stages."""
+        to_compute: simpy.Store = simpy.Store(self.env)
+        to_drain: simpy.Store = simpy.Store(self.env)
+        self.env.process(self._compute_stage(to_compute, to_drain))
+        self.env.process(self._drain_stage(to_drain))
+        while True:
+            cmd: Command = yield self._queue.get()
+            cmd.started_ps = self.env.now
+            if self.interface.coupling == "pcie" and cmd.inputs:
+                yield self.env.timeout(max(0, self.interface.copy_in(cmd.inputs, self.env.now) - self.env.now))
+            yield to_compute.put(cmd)
+
+    def _compute_stage(self, inbox: simpy.Store, outbox: simpy.Store):
+        while True:
+            cmd = yield inbox.get()
+            yield from self.execute(cmd)
+            yield outbox.put(cmd)
+
+    def _drain_stage(self, inbox: simpy.Store):
+        while True:
+            cmd = yield inbox.get()
+            if self.interface.coupling == "pcie" and cmd.outputs:
+                yield self.env.timeout(max(0, self.interface.copy_out(cmd.outputs, self.env.now) - self.env.now))
+            latency = seconds_to_ps(self.interface.spec.completion_latency_s)
+            if latency:
+                yield self.env.timeout(latency)
+            cmd.finished_ps = self.env.now
+            # busy time is the union of the requests' intervals (they overlap when pipelined)
+            self.busy_ps += cmd.finished_ps - max(cmd.started_ps, self._last_finish_ps)
+            self._last_finish_ps = cmd.finished_ps
+            self.commands_done += 1
+            self._pending.remove(cmd)
+            self._finished.append(cmd)
+            cmd.done.succeed()
+            if not self._pending:
+                self._idle.succeed()
+
+    # --- one request's work ------------------------------------------------------------------------
+
+    def execute(self, cmd: Command):
+        """Launch, then stream the inputs in chunks while spending host_cycles / A, then write the outputs."""
+        p = cmd.params
+        if p.get("op") not in OPS:
+            raise ValueError(f"{self.name}: op must be one of {OPS}, got {p.get('op')!r}")
+        work = p.get("host_cycles")
+        if isinstance(work, bool) or not isinstance(work, (int, float)) or not math.isfinite(work) or work < 0:
+            raise ValueError(f"{self.name}: host_cycles must be a finite number >= 0, got {work!r}")
+        env, line = self.env, self.interface.line_bytes
+        in_lines = region_lines(cmd.inputs, line)
+        out_lines = region_lines(cmd.outputs, line)
+        self.count("requests", 1)
+        launch = seconds_to_ps(self.spec.launch_latency_s)
+        if launch:
+            yield env.timeout(launch)
+        total_bytes = max(len(in_lines), len(out_lines)) * line
+        n_chunks = max(1, min(MAX_CHUNKS, math.ceil(max(total_bytes, 1) / self.spec.chunk_bytes)))
+        in_parts = np.array_split(in_lines, n_chunks)
+        out_parts = np.array_split(out_lines, n_chunks)
+        work_ps = self.compute_ps(work / self.spec.acceleration)
+        work_parts = np.diff(np.linspace(0, work_ps, n_chunks + 1).round().astype(np.int64))
+        arrival = self.interface.access(in_parts[0], False, env.now) if len(in_parts[0]) else env.now
+        written = env.now
+        for i in range(n_chunks):
+            if arrival > env.now:
+                yield env.timeout(arrival - env.now)
+            if i + 1 < n_chunks and len(in_parts[i + 1]):  # fetch the next chunk while this one is worked on
+                arrival = self.interface.access(in_parts[i + 1], False, env.now)
+            if work_parts[i]:
+                yield env.timeout(int(work_parts[i]))
+            if len(out_parts[i]):
+                written = max(written, self.interface.access(out_parts[i], True, env.now))
+        if written > env.now:
+            yield env.timeout(written - env.now)
+        self.count("work_host_cycles", work)
+        self.count("compute_s", work_ps / PS_PER_S)
+        self.count("bytes_read", len(in_lines) * line)
+        self.count("bytes_written", len(out_lines) * line)
+
+    def dynamic_energy_j(self) -> dict[str, float]:
+        """Compute energy: time spent computing x active power, J."""
+        return {"compute": self.counts.get("compute_s", 0.0) * self.spec.active_power_w}
+
+
+@register_builder("kernel")
+def build_kernel(name: str, spec: KernelSpec, context: BuildContext) -> KernelUnit:
+    """Builder of ``kernel`` units."""
+    return KernelUnit(name, spec, context)

@@ -1,0 +1,139 @@
+"""GPU-style kernels over a buffer of g bytes: GEMM, FFT, radix sort, binary search.
+
+Both versions start with an ``init`` stage in which the host writes the input
+buffer; the stage ``kernel`` is what is timed.
+
+Host software (``kernel_host``): the whole buffer costs C g^beta host cycles
+(LogCA T0, 000 eq. 4.1) with beta from 000 Table 4.2 (``BETA``) and C from the
+platform (000 Table 4.3). GEMM, FFT and sort stream the buffer in rows of
+``row_bytes`` (load the input, store the output) and row i carries the share
+C (end_i^beta - start_i^beta) of the cycles, so the rows add up to C g^beta.
+Binary search touches only the ~log2(elements) probe elements of one lookup
+and stores one 8 B result.
+
+Buffers (input g bytes): GEMM reads two matrices (g bytes together) and writes
+one (g/2); FFT and sort write g bytes; binary search writes 8 B.
+
+Offload (``kernel_offload``): the buffer goes to unit ``unit`` (default
+``gpu``) as ``stages`` sub-requests, offloaded back to back and then waited
+for (pipelined: the accelerator copies part i+1 while it computes part i).
+Sub-request i covers its share of input and output and carries
+``host_cycles`` = its share of C g^beta, which the unit runs A times faster.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+
+from workloads.trace import AddressSpace, TraceBuilder
+
+# 000 Table 4.2 (000:L758): complexity exponent in the granularity
+BETA = {"gemm": 1.7, "fft": 1.2, "radix_sort": 0.94, "binary_search": 0.14}
+KERNELS = tuple(BETA)
+ELEM_BYTES = {"gemm": 4, "fft": 8, "radix_sort": 4, "binary_search": 4}
+RESULT_BYTES = 8  # binary search: one index
+DEFAULT_ROW_BYTES = 256 * 1024
+
+
+def _check(kernel: str, g_bytes: int) -> None:
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if isinstance(g_bytes, bool) or not isinstance(g_bytes, int) or g_bytes < 2 * ELEM_BYTES[kernel]:
+        raise ValueError(f"g_bytes must be an integer >= {2 * ELEM_BYTES[kernel]} bytes, got {g_bytes!r}")
+
+
+def output_bytes(kernel: str, g_bytes: int) -> int:
+    """Bytes the kernel writes for an input of ``g_bytes``."""
+    _check(kernel, g_bytes)
+    if kernel == "gemm":
+        return g_bytes // 2
+    if kernel == "binary_search":
+        return RESULT_BYTES
+    return g_bytes
+
+
+def host_cycles(kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
+    """Host software cycles for a buffer of ``g_bytes``: C g^beta (beta of 000 Table 4.2)."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if not c_cycles_per_byte_beta > 0:
+        raise ValueError(f"c_cycles_per_byte_beta must be > 0 cycles/B^beta, got {c_cycles_per_byte_beta!r}")
+    return c_cycles_per_byte_beta * g_bytes ** BETA[kernel]
+
+
+def _layout(tb: TraceBuilder, kernel: str, g_bytes: int) -> tuple[int, int, int]:
+    space = AddressSpace()
+    out = output_bytes(kernel, g_bytes)
+    src = space.alloc(f"{kernel}.input", g_bytes)
+    dst = space.alloc(f"{kernel}.output", out)
+    tb.access("host", "init", "write", src, 8, 8, g_bytes // 8)
+    return src, dst, out
+
+
+def _share(total: float, g_bytes: int, start: int, end: int, beta: float) -> float:
+    """The part [start, end) of a C g^beta cost: total ((end/g)^beta - (start/g)^beta)."""
+    return total * ((end / g_bytes) ** beta - (start / g_bytes) ** beta)
+
+
+def kernel_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float,
+                row_bytes: int = DEFAULT_ROW_BYTES) -> pa.Table:
+    """Host software ``kernel`` over ``g_bytes`` (see module docstring)."""
+    _check(kernel, g_bytes)
+    if isinstance(row_bytes, bool) or not isinstance(row_bytes, int) or row_bytes < 64:
+        raise ValueError(f"row_bytes must be an integer >= 64 bytes, got {row_bytes!r}")
+    tb = TraceBuilder()
+    src, dst, out = _layout(tb, kernel, g_bytes)
+    total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta)
+    beta, e = BETA[kernel], ELEM_BYTES[kernel]
+    if kernel == "binary_search":
+        n = g_bytes // e
+        probes = max(1, math.ceil(math.log2(n)))
+        lo, hi, addrs = 0, n - 1, []
+        for _ in range(probes):  # search for the last element: the probes walk to the right
+            mid = (lo + hi + 1) // 2
+            addrs.append(src + mid * e)
+            lo = mid
+        tb.access("host", "kernel", "read", addrs[0], e, 0, 1, cycles=total)
+        for a in addrs[1:]:
+            tb.access("host", "kernel", "read", a, e, 0, 1, dependent=True)
+        tb.access("host", "kernel", "write", dst, out, out, 1)
+        return tb.to_table()
+    out_ratio = out / g_bytes
+    for off in range(0, g_bytes, row_bytes):
+        n = min(row_bytes, g_bytes - off)
+        tb.access("host", "kernel", "read", src + off, e, e, n // e, cycles=_share(total, g_bytes, off, off + n, beta))
+        o_lo, o_hi = int(off * out_ratio), int((off + n) * out_ratio)
+        if o_hi > o_lo:
+            tb.access("host", "kernel", "write", dst + o_lo, e, e, max(1, (o_hi - o_lo) // e))
+    return tb.to_table()
+
+
+def kernel_offload(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, unit: str = "gpu",
+                   stages: int = 1) -> pa.Table:
+    """``kernel`` over ``g_bytes`` on unit ``unit`` in ``stages`` pipelined sub-requests (see module docstring)."""
+    _check(kernel, g_bytes)
+    if isinstance(stages, bool) or not isinstance(stages, int) or not 1 <= stages <= g_bytes // ELEM_BYTES[kernel]:
+        raise ValueError(f"stages must be an integer in 1..elements of the buffer, got {stages!r}")
+    if kernel == "binary_search" and stages > 1:
+        raise ValueError("stages must be 1 for binary_search: one lookup cannot be split into independent parts")
+    tb = TraceBuilder()
+    src, dst, out = _layout(tb, kernel, g_bytes)
+    total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta)
+    beta, e = BETA[kernel], ELEM_BYTES[kernel]
+    n_elems = g_bytes // e
+    bounds = [round(n_elems * i / stages) * e for i in range(stages + 1)]
+    bounds[-1] = g_bytes
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if kernel == "binary_search":
+            o_lo, o_hi = 0, out
+        else:
+            o_lo, o_hi = int(lo * out / g_bytes), int(hi * out / g_bytes)
+        tb.offload("host", "kernel", unit, op=kernel, inputs=[[src + lo, hi - lo]], outputs=[[dst + o_lo, o_hi - o_lo]],
+                   host_cycles=_share(total, g_bytes, lo, hi, beta))
+    tb.wait("host", "kernel", unit)
+    return tb.to_table(units=["host", unit])
+
+
+GENERATORS = {"kernel_host": kernel_host, "kernel_offload": kernel_offload}
