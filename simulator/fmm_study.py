@@ -224,6 +224,14 @@ def table3(table: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- figures
 
 
+def _bar_ticks(ax, qs: list, configs: list[str], width: float) -> None:
+    """One rotated tick per bar (placement/variant) and the q value under each group."""
+    ticks = [qi + ci * width for qi in range(len(qs)) for ci in range(len(configs))]
+    ax.set_xticks(ticks, [c for _ in qs for c in configs], rotation=90, fontsize=6)
+    for qi, q in enumerate(qs):
+        ax.text(qi + 0.4 - width / 2, 1.01, f"q={q}", transform=ax.get_xaxis_transform(), ha="center")
+
+
 def figures(table: pd.DataFrame, out: Path) -> None:
     """Figures 8-11 analogues as PNG files in ``out``."""
     import matplotlib
@@ -248,22 +256,20 @@ def figures(table: pd.DataFrame, out: Path) -> None:
                     ax.bar(qi + ci * width, v, width, bottom=bottom, color=f"C{k}",
                            label=labels[k] if qi == 0 and ci == 0 else None, edgecolor="k", linewidth=0.2)
                     bottom += v
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(qs))], [f"q={q}" for q in qs])
+        _bar_ticks(ax, qs, configs, width)
         ax.set_title(title)
         ax.set_ylabel(ylabel)
         if len(col_sets) > 1:
             ax.legend(fontsize=7)
-        ax.text(0.0, -0.12, "bars per q: " + ", ".join(configs), transform=ax.transAxes, fontsize=5, wrap=True)
 
-    fig, ax = plt.subplots(figsize=(12, 4.5))
+    fig, ax = plt.subplots(figsize=(13, 6))
     width = 0.8 / len(configs)
     for ci, cfg in enumerate(configs):
         r = t[t.config == cfg].sort_values("q")
         ax.bar([qs.index(q) + ci * width for q in r.q], r.dram_accesses / 1e6, width, label=cfg)
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(qs))], [f"q={q}" for q in qs])
+    _bar_ticks(ax, qs, configs, width)
     ax.set_ylabel("DRAM accesses (M lines)")
     ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)")
-    ax.legend(fontsize=6, ncol=4)
     fig.tight_layout()
     fig.savefig(out / "fig8_dram_accesses.png", dpi=120)
     plt.close(fig)
@@ -276,7 +282,7 @@ def figures(table: pd.DataFrame, out: Path) -> None:
     specs.append(("fig11_total_energy.png", ecols, [c[7:-2] for c in ecols],
                   "Total energy by component (cf. 003 Fig. 11)", "J", 1.0))
     for fname, cols, labels, title, ylabel, scale in specs:
-        fig, ax = plt.subplots(figsize=(12, 4.5))
+        fig, ax = plt.subplots(figsize=(13, 6))
         bars(ax, cols, labels, title, ylabel, scale)
         fig.tight_layout()
         fig.savefig(out / fname, dpi=120)
