@@ -124,7 +124,8 @@ def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, w
     try:
         resolved = {"system": loaded.resolved, "workload": workload.as_dict(),
                     "hashes": {k: results.meta[k] for k in ("config_hash", "workload_hash", "run_hash")}}
-        (tmp / "config.resolved.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: same output, faster
+        (tmp / "config.resolved.yaml").write_text(yaml.dump(resolved, Dumper=dumper, sort_keys=False))
         results.to_pandas().to_parquet(tmp / "results.parquet", index=False)
         (tmp / "summary.json").write_text(results.summary_json() + "\n")
         if out.exists():
