@@ -1,0 +1,109 @@
+"""GPU kernel accelerator on the simulator: copies, couplings, pipelining, LogCA calibration (000 ch. 4, 6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.logca import speedup
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.logca_gpu_study import (calibrate, granularities, latency_bottleneck_granularities,
+                                       load_gpu_platform, simulate_point, sweep, table_4_3_params)
+from simulator.replay import replay
+from simulator.system import build_system
+from workloads.kernels import host_cycles, kernel_host, kernel_offload, output_bytes
+
+DISCRETE = "configs/systems/logca_gpu_discrete.yaml"
+
+
+def _run(path, trace, overrides=()):
+    spec = load_spec(path, SystemSpec, overrides).spec
+    system = build_system(spec)
+    end = replay(system, trace)
+    cycles = (end - system.host.stages["init"].last_ps) * spec.host.frequency_hz / 1e12
+    return cycles, system
+
+
+def test_host_trace_costs_c_g_beta():
+    for kernel, c in (("gemm", 2.0), ("fft", 290.0), ("radix_sort", 290.0), ("binary_search", 116.0)):
+        table = kernel_host(kernel, 2**20, c)
+        kernel_rows = [i for i, s in enumerate(table.column("stage").to_pylist()) if s == "kernel"]
+        total = sum(table.column("cycles").to_pylist()[i] for i in kernel_rows)
+        assert total == pytest.approx(host_cycles(kernel, 2**20, c), rel=1e-9), kernel
+
+
+def test_offload_stages_split_work_and_buffers():
+    table = kernel_offload("gemm", 2**20, 2.0, stages=4)
+    import json
+    cmds = [json.loads(p) for p, op in zip(table.column("params").to_pylist(), table.column("op").to_pylist())
+            if op == "offload"]
+    assert len(cmds) == 4
+    assert sum(c["host_cycles"] for c in cmds) == pytest.approx(host_cycles("gemm", 2**20, 2.0))
+    assert sum(c["inputs"][0][1] for c in cmds) == 2**20
+    assert sum(c["outputs"][0][1] for c in cmds) == output_bytes("gemm", 2**20)
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError, match="kernel"):
+        kernel_host("dct", 2**10, 1.0)
+    with pytest.raises(ValueError, match="stages"):
+        kernel_offload("binary_search", 2**10, 1.0, stages=2)
+    with pytest.raises(ValueError, match="g_bytes"):
+        kernel_offload("gemm", 3, 1.0)
+
+
+def test_pcie_copies_in_and_out_cross_the_link():
+    g = 2**20
+    _, system = _run(DISCRETE, kernel_offload("fft", g, 290.0))
+    unit = system.units["gpu"]
+    assert unit.interface.link.bytes_moved == g + output_bytes("fft", g)
+    assert unit.counts["requests"] == 1
+
+
+def test_unit_runs_a_times_faster_than_host_at_large_g():
+    # with o and the copies made negligible, T1 approaches T0 / A (A = 30, 000 Table 4.3)
+    over = ["accelerators.gpu.interface.offload_overhead_cycles=0",
+            "accelerators.gpu.interface.bandwidth_bytes_per_s=1000 GB/s"]
+    t0, _ = _run(DISCRETE, kernel_host("gemm", 2**22, 2.0), over)
+    t1, _ = _run(DISCRETE, kernel_offload("gemm", 2**22, 2.0), over)
+    assert t0 / t1 == pytest.approx(30.0, rel=0.05)
+
+
+def test_pipelining_overlaps_copies_with_compute():
+    # a slow link and small overhead: copies are comparable with compute, so stages hide them
+    over = ["accelerators.gpu.interface.offload_overhead_cycles=1000",
+            "accelerators.gpu.interface.bandwidth_bytes_per_s=0.5 GB/s"]
+    g = 2**22
+    t1 = {n: _run(DISCRETE, kernel_offload("radix_sort", g, 290.0, stages=n), over)[0] for n in (1, 2, 4, 8)}
+    assert t1[2] < t1[1] and t1[4] < t1[2] and t1[8] < t1[4]
+    assert t1[8] < 0.8 * t1[1]
+
+
+def test_pipelined_discrete_gpu_grows_at_large_g_not_at_small_g():
+    gemm = load_gpu_platform("discrete", "gemm")
+    small = [simulate_point(gemm, 2**16, n).speedup for n in (1, 2, 4)]
+    assert small[2] < small[1] < small[0]  # n overheads o, nothing to hide them behind
+    large = [simulate_point(gemm, 2**22, n).speedup for n in (1, 2, 4)]
+    assert large[2] >= large[0] * 0.99  # compute hides the overheads of later stages
+
+
+def test_interface_evolution_gemm_discrete_apu_hsa():
+    g_list = granularities(2**12, 2**20)
+    fits, s = {}, {}
+    for name in ("discrete", "apu", "hsa"):
+        platform = load_gpu_platform(name, "gemm")
+        pts = sweep(platform, g_list)
+        fits[name] = calibrate(platform, pts)
+        s[name] = [pt.speedup for pt in pts]
+        assert fits[name].t1_rms_relative < 0.05, name
+        # the fitted model reproduces the simulated speedups
+        for pt in pts:
+            assert float(speedup(fits[name].params, pt.g_bytes)) == pytest.approx(pt.speedup, rel=0.1)
+    assert fits["discrete"].params.latency_per_byte and not fits["hsa"].params.latency_per_byte
+    # HSA (no copies, no driver call) breaks even far earlier than both copying GPUs
+    assert s["hsa"][0] > 1.0 > s["discrete"][0] > s["apu"][0]
+    # Accelerometer: with the printed L = 3000 cycles/B the discrete GPU has a latency region, the APU and HSA not
+    grid = granularities(2**12, 2**26)
+    assert latency_bottleneck_granularities(table_4_3_params("discrete", "gemm"), grid)
+    assert not latency_bottleneck_granularities(table_4_3_params("apu", "gemm"), grid)
+    assert not latency_bottleneck_granularities(fits["hsa"].params, grid)
