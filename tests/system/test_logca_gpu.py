@@ -64,8 +64,8 @@ def test_unit_runs_a_times_faster_than_host_at_large_g():
     # with o and the copies made negligible, T1 approaches T0 / A (A = 30, 000 Table 4.3)
     over = ["accelerators.gpu.interface.offload_overhead_cycles=0",
             "accelerators.gpu.interface.bandwidth_bytes_per_s=1000 GB/s"]
-    t0, _ = _run(DISCRETE, kernel_host("gemm", 2**22, 2.0), over)
-    t1, _ = _run(DISCRETE, kernel_offload("gemm", 2**22, 2.0), over)
+    t0, _ = _run(DISCRETE, kernel_host("gemm", 2**21, 2.0), over)
+    t1, _ = _run(DISCRETE, kernel_offload("gemm", 2**21, 2.0), over)
     assert t0 / t1 == pytest.approx(30.0, rel=0.05)
 
 
@@ -83,7 +83,7 @@ def test_pipelined_discrete_gpu_grows_at_large_g_not_at_small_g():
     gemm = load_gpu_platform("discrete", "gemm")
     small = [simulate_point(gemm, 2**16, n).speedup for n in (1, 2, 4)]
     assert small[2] < small[1] < small[0]  # n overheads o, nothing to hide them behind
-    large = [simulate_point(gemm, 2**22, n).speedup for n in (1, 2, 4)]
+    large = [simulate_point(gemm, 2**21, n).speedup for n in (1, 2, 4)]
     assert large[2] >= large[0] * 0.99  # compute hides the overheads of later stages
 
 
