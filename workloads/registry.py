@@ -24,3 +24,5 @@ from workloads import kernels  # noqa: E402
 GENERATORS.update(kernels.GENERATORS)
 from workloads import fmm_ulist  # noqa: E402
 GENERATORS.update(fmm_ulist.GENERATORS)
+from workloads import gemm_tiled  # noqa: E402
+GENERATORS.update(gemm_tiled.GENERATORS)

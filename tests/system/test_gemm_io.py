@@ -1,0 +1,126 @@
+"""Tiled GEMMs on the simulated i7-920: DRAM traffic vs the GEMM I/O closed forms (issue 4, 004 app. D.2).
+
+The fast memory M of the closed forms is the last-level cache, in 8 B elements
+(``caches.levels.LLC.size_bytes`` resized to 1 or 2 MiB; L1D and L2 are left at
+32 KiB and 256 KiB). Simulated traffic is DRAM bytes read + written after the
+trace's final flush of R, in elements.
+
+The cache is write-allocate: the first store to each line of R reads it, a read
+the closed forms do not count (they assume R starts at zero, 004:L4626). The
+comparison is therefore with ``gemm_io(...).words + P0 P2``; the plain ratio is
+also reported by :func:`_traffic` for the record.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import simulator
+from models.data_movement import gemm_io
+from simulator.stencil_study import load_system, simulate_trace
+from tests.conftest import DEFAULT_SYSTEM
+from workloads.gemm_tiled import (TiledGemmPlan, plan_tiled_gemm, resident_budget_elems, tiled_gemm,
+                                  tiled_gemm_trace)
+from workloads.registry import GENERATORS
+from workloads.trace import trace_summary
+
+MIB = 1 << 20
+LLC_WAYS = 16   # 003 Table 4 (003:L307)
+_SYSTEMS: dict[int, object] = {}
+
+
+def _system(llc_bytes: int):
+    if llc_bytes not in _SYSTEMS:
+        _SYSTEMS[llc_bytes] = load_system(DEFAULT_SYSTEM, [f"caches.levels.LLC.size_bytes={llc_bytes} B"])
+    return _SYSTEMS[llc_bytes]
+
+
+def _traffic(plan: TiledGemmPlan, llc_bytes: int) -> dict[str, float]:
+    """Simulated DRAM elements of ``plan`` and their ratios to the schedule's count and the closed form."""
+    r = simulate_trace(_system(llc_bytes), tiled_gemm(plan))
+    words = (r.value("dram", "bytes_read") + r.value("dram", "bytes_written")) / 8
+    closed = gemm_io(plan.p0, plan.p1, plan.p2, llc_bytes // 8, plan.schedule).words
+    return {"words": words, "vs_plan": words / plan.words(),
+            "vs_closed_wa": words / (closed + plan.p0 * plan.p2), "vs_closed": words / closed}
+
+
+@pytest.mark.parametrize("shape,llc_bytes", [((768, 512, 640), 1 * MIB), ((768, 512, 640), 2 * MIB)])
+def test_output_on_chip_traffic_within_10_percent_of_d3(shape, llc_bytes):
+    plan = plan_tiled_gemm(*shape, llc_bytes, LLC_WAYS, schedule="output")
+    t = _traffic(plan, llc_bytes)
+    # the layout keeps the R tile resident: the cache moves exactly what the schedule says
+    assert t["vs_plan"] == pytest.approx(1.0, rel=0.01)
+    assert t["vs_closed_wa"] == pytest.approx(1.0, rel=0.10)
+
+
+def test_input_on_chip_traffic_within_10_percent_of_d5():
+    shape, llc_bytes = (896, 512, 640), 1 * MIB
+    plan = plan_tiled_gemm(*shape, llc_bytes, LLC_WAYS, schedule="input1")
+    t = _traffic(plan, llc_bytes)
+    assert t["vs_plan"] == pytest.approx(1.0, rel=0.01)
+    assert t["vs_closed_wa"] == pytest.approx(1.0, rel=0.10)
+
+
+def test_a_tile_filling_every_way_thrashes():
+    # control: without a way left to the streamed panels the tile does not stay resident
+    llc_bytes = 1 * MIB
+    plan = plan_tiled_gemm(768, 512, 640, llc_bytes, LLC_WAYS, schedule="output", reserve_ways=0)
+    assert _traffic(plan, llc_bytes)["vs_plan"] > 2.0
+
+
+@pytest.mark.parametrize("schedule", ["output", "input1"])
+def test_ragged_shapes_carry_exact_flops_and_touch_every_result(schedule):
+    p0, p1, p2 = 37, 29, 53
+    plan = plan_tiled_gemm(p0, p1, p2, 8 * 1024, 8, schedule=schedule)
+    col_dim = p2 if schedule == "output" else p1
+    assert plan.tile_rows < p0 or plan.tile_cols < col_dim  # several tiles, ragged edges
+    s = trace_summary(tiled_gemm(plan))
+    assert s["flops"] == 2 * p0 * p1 * p2
+    assert s["rows_per_op"].get("flush", 0) == 1
+
+
+def test_schedule_counts_equal_the_closed_forms_at_their_tile_sizes():
+    # D.3 with x = y = sqrt(M); D.5 with x = sqrt(M/2), z = 2x (tiles dividing the dimensions)
+    m = 65536
+    out = TiledGemmPlan("output", 512, 256, 512, 256, 256, 1)
+    assert out.words(write_allocate=False) == gemm_io(512, 256, 512, m, "output").words
+    m = 131072
+    inp = TiledGemmPlan("input1", 768, 1024, 640, 256, 512, 1)
+    assert inp.words(write_allocate=False) == gemm_io(768, 1024, 640, m, "input1").words
+    assert inp.words() == inp.words(write_allocate=False) + 768 * 640
+
+
+def test_plan_respects_the_resident_budget():
+    budget = resident_budget_elems(1 * MIB, LLC_WAYS, 1)
+    assert budget == 15 * MIB // 16 // 8
+    plan = plan_tiled_gemm(768, 512, 640, 1 * MIB, LLC_WAYS)
+    assert plan.resident_elems <= budget
+    assert plan.depth * (768 + 640) * 8 <= 1 * MIB // LLC_WAYS
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    ({"schedule": "input2"}, "schedule"),
+    ({"tile_rows": 0}, "tile_rows"),
+    ({"tile_cols": 1000}, "tile_cols"),
+    ({"line_bytes": 12}, "line_bytes"),
+])
+def test_plan_rejects_bad_parameters(kwargs, name):
+    args = {"schedule": "output", "p0": 64, "p1": 64, "p2": 64, "tile_rows": 16, "tile_cols": 16, "depth": 1}
+    with pytest.raises(ValueError, match=name):
+        TiledGemmPlan(**{**args, **kwargs})
+
+
+def test_resident_budget_rejects_reserving_every_way():
+    with pytest.raises(ValueError, match="reserve_ways"):
+        resident_budget_elems(MIB, 16, 16)
+
+
+def test_registered_generator_runs_through_the_simulator():
+    assert GENERATORS["gemm_tiled"] is tiled_gemm_trace
+    params = {"p0": 128, "p1": 96, "p2": 160, "cache_bytes": "64 KiB", "ways": 16}
+    res = simulator.run(DEFAULT_SYSTEM, {"generator": "gemm_tiled", "params": params},
+                        ["caches.levels.LLC.size_bytes=64 KiB", "caches.levels.L2.size_bytes=16 KiB",
+                         "caches.levels.L1D.size_bytes=4 KiB"])
+    plan = plan_tiled_gemm(128, 96, 160, 64 * 1024, 16)
+    words = (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) / 8
+    assert words == pytest.approx(plan.words(), rel=0.02)
