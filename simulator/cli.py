@@ -2,6 +2,7 @@
 
 offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR]
 offsim validate FILE [FILE ...]
+offsim reproduce TARGET [--out DIR] [--quick]
 
 Bad input of any kind prints one message per problem (file, key, what was
 expected) to stderr and exits with code 2, leaving no output behind.
@@ -103,6 +104,15 @@ def cmd_study(args: argparse.Namespace) -> int:
     return 1 if outcome.failed else 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from simulator.reproduce import reproduce, summary_line
+
+    path = reproduce(args.target, args.out, quick=args.quick)
+    print(f"reproduce {args.target}: {summary_line(path)}")
+    print(f"written   {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
                                      "simulator with analytical cross-checks.")
@@ -123,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
     p.add_argument("--out", help="study directory (default results/studies/<name>)")
     p.set_defaults(func=cmd_study)
+    p = sub.add_parser("reproduce", help="run a paper's study and write report.md with its published figures beside ours")
+    p.add_argument("target", help="asri-fmm, logca-crypto, logca-gpu, choi-roofline or prajapati-stencil")
+    p.add_argument("--out", help="output directory (default results/reproduce/<target>)")
+    p.add_argument("--quick", action="store_true", help="fewer / smaller points (seconds instead of minutes)")
+    p.set_defaults(func=cmd_reproduce)
     p = sub.add_parser("validate", help="check configs, workloads and traces without running")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_validate)

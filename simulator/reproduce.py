@@ -140,7 +140,7 @@ def _fmt(x: float | None) -> str:
         return "—"
     if x == 0:
         return "0"
-    if abs(x) >= 1e6 and float(x).is_integer():
+    if abs(x) >= 1e4 and float(x).is_integer():
         return f"{int(x):,}"
     return f"{x:.4g}"
 
