@@ -527,7 +527,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
             if kind == "real":
                 ours = ours_cycles(table, q, "cpu", "orig", f"cycles_{key}")
                 ours = None if ours is None else ours / 1e6
-                note = "simulated host stage"
+                note = "simulated host stage" if ours is not None else "q not run"
             else:
                 dims = machine.get("dims", {}).get(str(q))
                 ours, note = None, "q not run"
