@@ -32,14 +32,14 @@ import pandas as pd
 import yaml
 
 from models import ulist
-from simulator.config.loader import load_spec
+from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.config.workload import build_workload, generate_trace
 from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
 from workloads import fmm_ulist
 from workloads.gemm import lap_gemm
 
-STUDY = Path("configs/studies/fmm_placement.yaml")
+STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
 STAGES = ("input_perm", "gemm", "out_prefetch", "output_perm")
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
 
@@ -301,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
     study = yaml.safe_load(Path(args.study).read_text())
+    for placement in study["placements"].values():  # system paths are relative to the project root
+        placement["system"] = str(PROJECT_ROOT / placement["system"])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
