@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SYSTEM = ROOT / "configs" / "systems" / "i7_920_ddr3.yaml"
 
 
-def write_study(directory: Path, per_axis: int) -> Path:
-    """A per_axis x per_axis study of 16-256 KiB read streams over 1..per_axis miss buffers."""
+def write_study(directory: Path, per_axis: int, base_kib: int = 16) -> Path:
+    """A per_axis x per_axis study of read streams of base_kib x (1..per_axis) KiB over 1..per_axis miss buffers."""
     (directory / "tiny.yaml").write_text("name: tiny\ngenerator: stream\nparams: {kind: read, array_bytes: 16 KiB}\n")
-    sizes = ", ".join(f'"{16 * (i + 1)} KiB"' for i in range(per_axis))
+    sizes = ", ".join(f'"{base_kib * (i + 1)} KiB"' for i in range(per_axis))
     misses = ", ".join(str(i + 1) for i in range(per_axis))
     path = directory / "bench_study.yaml"
     path.write_text(f"name: bench\nsystem: {SYSTEM}\nworkload: tiny.yaml\nsweep:\n  product:\n"
@@ -38,11 +38,15 @@ def write_study(directory: Path, per_axis: int) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points-per-axis", type=int, default=10)
+    parser.add_argument("--base-kib", type=int, default=16,
+                        help="stream size step in KiB: 16 gives tiny points (runner overhead), "
+                             "1024 gives points of tens of ms (parallel speedup)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        study = write_study(Path(tmp), args.points_per_axis)
+        study = write_study(Path(tmp), args.points_per_axis, args.base_kib)
         n = args.points_per_axis ** 2
-        print(f"study: {n} points (tiny read streams), {os.cpu_count()} CPUs")
+        print(f"study: {n} points (read streams of {args.base_kib}-{args.base_kib * args.points_per_axis} KiB), "
+              f"{os.cpu_count()} CPUs")
         (Path(tmp) / "warm").mkdir()  # imports, compiled kernels and matplotlib loaded once, not timed
         run_study(write_study(Path(tmp) / "warm", 2), Path(tmp) / "warm" / "out", workers=1, progress=False)
         walls = {}
