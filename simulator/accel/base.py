@@ -64,6 +64,7 @@ class AcceleratorUnit:
         self._pending: list[Command] = []
         self._finished: list[Command] = []
         self._idle = self.env.event().succeed()
+        self._last_finish_ps = 0
         self.env.process(self._worker())
 
     # --- host side ------------------------------------------------------------------------------
@@ -112,19 +113,25 @@ class AcceleratorUnit:
             if self.interface.coupling == "pcie" and cmd.inputs:
                 yield self.env.timeout(max(0, self.interface.copy_in(cmd.inputs, self.env.now) - self.env.now))
             yield from self.execute(cmd)
-            if self.interface.coupling == "pcie" and cmd.outputs:
-                yield self.env.timeout(max(0, self.interface.copy_out(cmd.outputs, self.env.now) - self.env.now))
-            latency = seconds_to_ps(self.interface.spec.completion_latency_s)
-            if latency:
-                yield self.env.timeout(latency)
-            cmd.finished_ps = self.env.now
-            self.busy_ps += cmd.finished_ps - cmd.started_ps
-            self.commands_done += 1
-            self._pending.remove(cmd)
-            self._finished.append(cmd)
-            cmd.done.succeed()
-            if not self._pending:
-                self._idle.succeed()
+            yield from self._complete(cmd)
+
+    def _complete(self, cmd: Command):
+        """SimPy generator: copy the outputs out (pcie), signal completion, account busy time."""
+        if self.interface.coupling == "pcie" and cmd.outputs:
+            yield self.env.timeout(max(0, self.interface.copy_out(cmd.outputs, self.env.now) - self.env.now))
+        latency = seconds_to_ps(self.interface.spec.completion_latency_s)
+        if latency:
+            yield self.env.timeout(latency)
+        cmd.finished_ps = self.env.now
+        # busy time is the union of command intervals: they overlap when a unit pipelines requests
+        self.busy_ps += max(0, cmd.finished_ps - max(cmd.started_ps, self._last_finish_ps))
+        self._last_finish_ps = cmd.finished_ps
+        self.commands_done += 1
+        self._pending.remove(cmd)
+        self._finished.append(cmd)
+        cmd.done.succeed()
+        if not self._pending:
+            self._idle.succeed()
 
     def execute(self, cmd: Command):
         """SimPy generator: carry out one command (subclasses)."""

@@ -39,7 +39,6 @@ class KernelUnit(AcceleratorUnit):
 
     def __init__(self, name: str, spec: KernelSpec, context: BuildContext) -> None:
         self.spec = spec
-        self._last_finish_ps = 0
         super().__init__(name=name, env=context.env, clock=ClockDomain(name, context.host_frequency_hz),
                          interface=context.interface, static_power_w=spec.static_power_w,
                          idle_power_w=spec.idle_power_w)
@@ -68,21 +67,7 @@ class KernelUnit(AcceleratorUnit):
     def _drain_stage(self, inbox: simpy.Store):
         while True:
             cmd = yield inbox.get()
-            if self.interface.coupling == "pcie" and cmd.outputs:
-                yield self.env.timeout(max(0, self.interface.copy_out(cmd.outputs, self.env.now) - self.env.now))
-            latency = seconds_to_ps(self.interface.spec.completion_latency_s)
-            if latency:
-                yield self.env.timeout(latency)
-            cmd.finished_ps = self.env.now
-            # busy time is the union of the requests' intervals (they overlap when pipelined)
-            self.busy_ps += cmd.finished_ps - max(cmd.started_ps, self._last_finish_ps)
-            self._last_finish_ps = cmd.finished_ps
-            self.commands_done += 1
-            self._pending.remove(cmd)
-            self._finished.append(cmd)
-            cmd.done.succeed()
-            if not self._pending:
-                self._idle.succeed()
+            yield from self._complete(cmd)
 
     # --- one request's work ------------------------------------------------------------------------
 
