@@ -74,12 +74,11 @@ class HostCore:
     loads_per_cycle: float
     max_outstanding_misses: int
     stages: dict[str, StageStats] = field(default_factory=dict)
-    bytes_by_level: np.ndarray = field(default=None)  # bytes served per level (last entry = DRAM)
+    bytes_by_level: np.ndarray = field(init=False)  # bytes served per level (last entry = DRAM), B
+    flops: int = field(init=False, default=0)  # floating-point operations executed, flop
 
     def __post_init__(self) -> None:
-        n = len(self.timing.level_latency_cycles) + 1
-        self.bytes_by_level = np.zeros(n, dtype=np.float64)
-        self.flops = 0
+        self.bytes_by_level = np.zeros(len(self.timing.level_latency_cycles) + 1, dtype=np.float64)
 
     def stage(self, name: str) -> StageStats:
         """The stats record of ``name``, created on first use."""
