@@ -31,6 +31,8 @@ import pyarrow as pa
 import yaml
 
 from models.roofline import RooflinePlatform
+from models.stencil import GpuParams
+from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.replay import replay
@@ -197,7 +199,7 @@ def run_roofline_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
 def run_stencil_tiling_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     """Host traffic of naive vs time-tiled sweeps and engine time per tile shape vs the models; plot."""
     from models.stencil import STENCILS, TileShape, dram_traffic_words, predict_time_s
-    from simulator.accel.stencil import cycles_per_point, model_params
+    from simulator.accel.stencil import cycles_per_point
     from workloads import stencil as ws
 
     host = load_system(cfg["host_system"])
@@ -282,6 +284,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = ap.parse_args(argv)
     summary = run_study(args.study, args.out)
     print(json.dumps({k: v for k, v in summary.items() if k != "points"}, indent=2, default=str))
+
+
+def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_overhead_s: float) -> GpuParams:
+    """The engine as ``models.stencil.GpuParams``: L, tau_sync, T_sync = call overhead.
+
+    L = units x word / bandwidth: when every unit streams, each gets an even share of the
+    interface (the seed's L is likewise a measured per-SM figure under full load, 004 Table A.3).
+    """
+    words = spec.scratchpad_bytes // spec.word_bytes
+    return GpuParams(spec.units, spec.lanes, words, words, spec.max_tiles_in_flight,
+                     spec.lanes * spec.max_tiles_in_flight, spec.lanes,
+                     spec.units * spec.word_bytes / bandwidth_bytes_per_s, spec.sync_cycles / spec.frequency_hz,
+                     call_overhead_s, "stencil engine")
+
 
 
 if __name__ == "__main__":

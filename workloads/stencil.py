@@ -37,7 +37,8 @@ from typing import Iterator, Sequence
 
 import pyarrow as pa
 
-from models.stencil import STENCILS, Stencil, TileShape, n_wavefronts
+from models.stencil import TileShape, n_wavefronts
+from simulator.config.stencils import STENCILS, Stencil
 from workloads.trace import AddressSpace, TraceBuilder
 
 SCHEMES = ("naive", "blocked", "time_tiled")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import simpy
 
-from models.stencil import STENCILS, GpuParams
+from simulator.config.stencils import STENCILS
 from simulator.accel.base import AcceleratorUnit, Command
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_stencil import StencilEngineSpec
@@ -39,19 +39,6 @@ def tile_compute_cycles(spec: StencilEngineSpec, stencil: str, rows: list[int], 
     """Cycles of one tile on one unit: cycles/point x sum ceil(row / lanes) + tT barriers (004 A.10)."""
     return (cycles_per_point(spec, stencil) * sum(-(-int(r) // spec.lanes) for r in rows)
             + t_t * spec.sync_cycles)
-
-
-def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_overhead_s: float) -> GpuParams:
-    """The engine as ``models.stencil.GpuParams``: L, tau_sync, T_sync = call overhead.
-
-    L = units x word / bandwidth: when every unit streams, each gets an even share of the
-    interface (the seed's L is likewise a measured per-SM figure under full load, 004 Table A.3).
-    """
-    words = spec.scratchpad_bytes // spec.word_bytes
-    return GpuParams(spec.units, spec.lanes, words, words, spec.max_tiles_in_flight,
-                     spec.lanes * spec.max_tiles_in_flight, spec.lanes,
-                     spec.units * spec.word_bytes / bandwidth_bytes_per_s, spec.sync_cycles / spec.frequency_hz,
-                     call_overhead_s, "stencil engine")
 
 
 @dataclass

@@ -11,7 +11,8 @@ import pytest
 
 from models.stencil import (STENCILS, TileShape, predict_time_s, search_tile_sizes, tile_compute_time_s,
                             tile_transfer_time_s)
-from simulator.accel.stencil import cycles_per_point, model_params
+from simulator.accel.stencil import cycles_per_point
+from simulator.stencil_study import model_params
 from simulator.stencil_study import load_system, simulate_trace
 from tests.conftest import CONFIGS
 from workloads import stencil as ws
