@@ -22,6 +22,11 @@ write-back, write-allocate and **non-inclusive**:
   level (as one write-back from the nearest dirty level); the upper copies are
   removed, the last level keeps (or allocates) the line.
 - ``invalidate``: drop lines from chosen levels, no write-back.
+- ``zero``: full-line zeroing write (dcbz / DC ZVA / CLZERO) at the requesting
+  level only: a present line becomes dirty (LRU updated, a store hit); an
+  absent one is allocated there dirty without reading from below (a store miss;
+  lower levels are not looked up, no DRAM read), its dirty victim cascading as
+  above.  ``served_by`` is the requesting level; the prefetcher does not see it.
 - ``access(start_level=k)``: requests enter at level k; levels above k are
   neither looked up nor filled.
 - stream prefetcher at one level p (default the L2): on a demand miss at p to
@@ -126,7 +131,7 @@ class ChunkResult:
     ``level_counts``: (n_levels, len(COUNTER_NAMES)) int64; ``dram_reads`` /
     ``dram_writes``: int64 line numbers in order (demand and prefetch reads);
     ``served_by``: int8 per input access, the level that served it (n_levels =
-    DRAM); empty for flush / evict_to_llc / invalidate.
+    DRAM; the requesting level for zero); empty for flush / evict_to_llc / invalidate.
     """
 
     level_counts: np.ndarray
@@ -282,6 +287,26 @@ class CacheHierarchy:
             if done >= arr.shape[0]:
                 break
         ck.demand_counts(served, stores, mode, start_level, self._counts)
+        return self._result(before, reads, writes, served)
+
+    def zero(self, lines, start_level: int = 0) -> ChunkResult:
+        """Allocate ``lines`` dirty (zero-filled) at ``start_level`` without reading memory."""
+        arr = as_lines(lines)
+        check_start_level(start_level, self.n_levels)
+        before = self._counts.copy()
+        served = np.empty(arr.shape[0], dtype=np.int8)
+        self._reserve(arr.shape[0])
+        st = self._st
+        reads: list = []
+        writes: list = []
+        done = 0
+        while True:
+            done = ck.zero_kernel(arr, done, start_level, st["ts"], st["base"], st["mask"],
+                                  st["ways"], self._counts, self._dram, self._wr, self._pos,
+                                  served)
+            self._drain(reads, writes)
+            if done >= arr.shape[0]:
+                break
         return self._result(before, reads, writes, served)
 
     def flush(self, lines) -> ChunkResult:

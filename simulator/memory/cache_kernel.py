@@ -309,6 +309,40 @@ def evict_to_llc_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf
 
 
 @njit(cache=True)
+def zero_kernel(lines, start, start_level, ts, base, mask, ways, counts, dram, wr_buf, pos,
+                served_by):
+    """Full-line zeroing writes of ``lines[start:]`` at ``start_level``; returns the next index.
+
+    Present at ``start_level``: the line becomes dirty and most recent (a store
+    hit).  Absent: it is allocated there dirty without reading from below (a
+    store miss; no lower level is looked up), and a dirty victim cascades down
+    as in ``_write_back``.  ``served_by`` is ``start_level`` for every line.
+    """
+    cap = wr_buf.shape[0]
+    k = start_level
+    w = ways[k]
+    n = lines.shape[0]
+    for j in range(start, n):
+        if pos[1] + 1 > cap:
+            return j
+        x = lines[j]
+        counts[k, C_STORES] += 1
+        served_by[j] = k
+        st = _set_start(base, mask, ways, k, x)
+        p = _find(ts, st, w, x)
+        if p >= 0:
+            counts[k, C_HITS] += 1
+            _to_front(ts, st, p, 2 * x + 1)
+            continue
+        counts[k, C_MISSES] += 1
+        word = _push_front(ts, st, w, 2 * x + 1)
+        if word >= 0 and (word & 1) != 0:
+            counts[k, C_WB_OUT] += 1
+            _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, k + 1, word >> 1)
+    return n
+
+
+@njit(cache=True)
 def invalidate_kernel(lines, level_mask, ts, base, mask, ways):
     """Drop ``lines`` without write-back from the levels with ``level_mask[l] != 0``."""
     n_levels = base.shape[0]

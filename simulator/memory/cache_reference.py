@@ -168,6 +168,28 @@ class ReferenceHierarchy:
                   for x, s in zip(arr.tolist(), stores)]
         return self._result(before, reads, writes, served)
 
+    def zero(self, lines, start_level: int = 0) -> ChunkResult:
+        """Allocate ``lines`` dirty at ``start_level`` without reading from below."""
+        arr = as_lines(lines)
+        check_start_level(start_level, self.n_levels)
+        before = self._counts.copy()
+        writes: list = []
+        k = start_level
+        lv = self._lv[k]
+        for x in arr.tolist():
+            self._count(k, "stores")
+            if lv.has(x):
+                self._count(k, "hits")
+                lv.set_of(x)[x] = True
+                lv.touch(x)
+                continue
+            self._count(k, "misses")
+            victim = lv.insert(x, dirty=True)
+            if victim is not None and victim[1]:
+                self._count(k, "writebacks_out")
+                self._write_back(k + 1, victim[0], writes)
+        return self._result(before, [], writes, [k] * arr.shape[0])
+
     def flush(self, lines) -> ChunkResult:
         """clflush ``lines``."""
         before = self._counts.copy()

@@ -3,8 +3,8 @@
 The property tests drive ``CacheHierarchy`` (numba) and ``ReferenceHierarchy``
 (pure Python) with the same random small geometries and the same random
 sequences of operations (streaming, strided, random and mixed load/store
-chunks, interleaved with flush / evict_to_llc / invalidate and lower-level
-accesses, prefetcher on and off) and require identical per-level counters,
+chunks, interleaved with flush / evict_to_llc / invalidate / zero and
+lower-level accesses, prefetcher on and off) and require identical per-level counters,
 DRAM read/write streams, served_by and final cache contents.
 """
 
@@ -170,9 +170,12 @@ def run_both(levels, pf, seed: int, n_ops: int, small_buffers: bool = False) -> 
         a._wr = np.empty(per + 3, dtype=np.int64)
     universe = int(rng.integers(8, 200))
     for _ in range(n_ops):
-        op = int(rng.integers(0, 10))
+        op = int(rng.integers(0, 12))
         lines, stores = chunk(rng, universe)
-        if op == 0:
+        if op >= 10:   # full-line zeroing, at the top level or a random one
+            k = int(rng.integers(0, len(levels))) if op == 11 else 0
+            ra, rb = a.zero(lines, start_level=k), b.zero(lines, start_level=k)
+        elif op == 0:
             ra, rb = a.flush(lines), b.flush(lines)
         elif op == 1:
             ra, rb = a.evict_to_llc(lines), b.evict_to_llc(lines)
@@ -202,6 +205,29 @@ def test_kernel_equals_reference(hier, seed):
 def test_kernel_equals_reference_with_tiny_buffers(hier, seed):
     levels, pf = hier
     run_both(levels, pf, seed, n_ops=15, small_buffers=True)
+
+
+def test_zero_rejects_bad_arguments():
+    for impl in (CacheHierarchy, ReferenceHierarchy):
+        h = impl([geom("A", 4, 2)])
+        with pytest.raises(ValueError, match="start_level: 1"):
+            h.zero([0], start_level=1)
+        with pytest.raises(ValueError, match="lines: minimum -1"):
+            h.zero([0, -1])
+
+
+def test_i7_920_zero_then_store_stream_matches_reference():
+    # zeroing a region larger than the LLC: every line is allocated dirty with no DRAM read,
+    # and the dirty victims stream out to DRAM exactly as the reference says
+    a, b = CacheHierarchy(i7_920(), PrefetcherSpec()), ReferenceHierarchy(i7_920(), PrefetcherSpec())
+    n = 3 * 8 * 1024 * 1024 // 64 // 2
+    lines = np.arange(n, dtype=np.int64)
+    ra, rb = a.zero(lines), b.zero(lines)
+    assert_same(ra, rb)
+    assert ra.dram_reads.size == 0
+    assert (ra.served_by == 0).all()
+    assert_same(a.access(lines[::7], True), b.access(lines[::7], True))
+    assert a.counters() == b.counters()
 
 
 def test_prefetcher_on_long_stream_equals_reference():

@@ -236,3 +236,60 @@ def test_counters_cumulative(impl):
     c = h.counters()
     assert c["L1"]["loads"] == 3 and c["L1"]["hits"] == 1 and c["L1"]["misses"] == 2
     assert c["L2"]["loads"] == 2 and c["DRAM"] == {"dram_reads": 2, "dram_writes": 0}
+
+
+# -- zero (full-line write without reading memory) ------------------------------------
+
+def test_zero_allocates_dirty_without_reading(impl):
+    h = impl([L1, L2, L3])
+    r = h.zero([0, 1])
+    assert r.dram_reads.size == 0 and r.dram_writes.size == 0
+    assert r.served_by.tolist() == [0, 0]
+    assert r.level_counts[:, col("stores")].tolist() == [2, 0, 0]
+    assert r.level_counts[:, col("misses")].tolist() == [2, 0, 0]
+    assert r.level_counts[:, col("loads")].sum() == 0
+    assert h.contains(0) == [True, False, False]
+    assert h.is_dirty(0) == [True, False, False]
+    assert h.counters()["DRAM"] == {"dram_reads": 0, "dram_writes": 0}
+    r = h.flush([0])                  # the zeroed line reaches DRAM once
+    assert r.dram_writes.tolist() == [0]
+
+
+def test_zero_hit_marks_dirty_and_updates_lru(impl):
+    h = impl([L1, L2, L3])
+    h.access([0, 4])                  # L1 set 0: 4 most recent, 0 the LRU
+    r = h.zero([0])
+    assert r.level_counts[:, col("hits")].tolist() == [1, 0, 0]
+    assert r.level_counts[:, col("stores")].tolist() == [1, 0, 0]
+    assert h.is_dirty(0) == [True, False, False]
+    h.access([8])                     # evicts 4, not the zeroed 0
+    assert h.contains(0)[0] and not h.contains(4)[0]
+
+
+def test_zero_dirty_victims_cascade(impl):
+    a, b = geom("A", 1, 1), geom("B", 1, 1)
+    h = impl([a, b])
+    h.access([0], True)               # A {0D}, B {0}
+    r = h.zero([1])                   # A victim 0D is written into B (present: dirty)
+    assert r.dram_reads.size == 0 and r.dram_writes.size == 0
+    assert r.level_counts[:, col("writebacks_out")].tolist() == [1, 0]
+    assert r.level_counts[:, col("writebacks_in")].tolist() == [0, 1]
+    assert h.is_dirty(0) == [False, True] and h.is_dirty(1) == [True, False]
+    r = h.zero([2])                   # A victim 1D allocated in B, evicting 0D to DRAM
+    assert r.dram_reads.size == 0
+    assert r.dram_writes.tolist() == [0]
+    assert r.level_counts[:, col("writebacks_out")].tolist() == [1, 1]
+    assert h.is_dirty(1) == [False, True] and h.is_dirty(2) == [True, False]
+
+
+def test_zero_at_a_lower_level_ignores_the_others(impl):
+    h = impl([L1, L2, L3])
+    h.access([0, 16], start_level=2)  # L3 set 0: {16, 0}, 0 the LRU
+    r = h.zero([0], start_level=1)    # L2 misses: allocated dirty there, L3 not looked up
+    assert r.level_counts[:, col("misses")].tolist() == [0, 1, 0]
+    assert r.served_by.tolist() == [1]
+    assert h.contains(0) == [False, True, True]
+    assert h.is_dirty(0) == [False, True, False]
+    h.access([32], start_level=2)     # L3's LRU was not refreshed by the zero: 0 leaves L3
+    assert h.contains(0) == [False, True, False]
+    assert h.contains(16)[2]
