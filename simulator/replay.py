@@ -61,7 +61,7 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray):
         stage = core.stage(cols.stage[i])
         if op == "compute":
             yield from core.run_compute_row(env, stage, int(cols.flops[i]), float(cols.cycles[i]))
-        elif op in ("read", "write", "update"):
+        elif op in ("read", "write", "update", "zero"):
             n = int(cols.count[i])
             yield from core.run_memory_row(
                 env, stage, cols.lines(i, line_bytes), n, n * int(cols.elem_bytes[i]), int(cols.flops[i]),

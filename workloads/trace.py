@@ -13,6 +13,8 @@ Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
 ``op`` (string)
     One of :data:`OPS`. ``read`` loads every element, ``write`` stores,
     ``update`` loads then stores the same elements (read-modify-write),
+    ``zero`` allocates the lines dirty and zero-filled without reading memory
+    (dcbz / DC ZVA / CLZERO),
     ``flush``/``evict_llc``/``invalidate`` are cache maintenance of the lines
     covered, ``compute`` has no memory fields and carries flops and/or cycles,
     ``offload`` hands ``params`` to the unit named in ``params["unit"]``,
@@ -62,14 +64,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 OPS: tuple[str, ...] = (
-    "compute", "read", "write", "update", "flush", "evict_llc", "invalidate", "offload", "wait",
+    "compute", "read", "write", "update", "zero", "flush", "evict_llc", "invalidate", "offload",
+    "wait",
 )
 #: Ops that carry memory fields (addr/elem_bytes/stride_bytes/count or addrs).
-MEMORY_OPS: tuple[str, ...] = ("read", "write", "update", "flush", "evict_llc", "invalidate")
+MEMORY_OPS: tuple[str, ...] = ("read", "write", "update", "zero", "flush", "evict_llc", "invalidate")
 #: Ops whose ``params`` column holds a JSON command.
 COMMAND_OPS: tuple[str, ...] = ("offload", "wait")
 #: Ops that move data (as opposed to cache maintenance).
-DATA_OPS: tuple[str, ...] = ("read", "write", "update")
+DATA_OPS: tuple[str, ...] = ("read", "write", "update", "zero")
 
 TRACE_SCHEMA: pa.Schema = pa.schema(
     [
@@ -673,9 +676,9 @@ def trace_summary(table: pa.Table) -> dict[str, Any]:
 
     Keys: ``rows``; ``rows_per_op``/``rows_per_unit``/``rows_per_stage``
     (name -> rows); ``flops``; ``cycles``; ``bytes_read`` and
-    ``bytes_written`` (element bytes; an update counts in both);
-    ``bytes_touched`` (element bytes of read/write/update rows, an update
-    once); ``bytes_maintained`` (element bytes of flush/evict_llc/invalidate).
+    ``bytes_written`` (element bytes; an update counts in both, a zero is
+    written); ``bytes_touched`` (element bytes of read/write/update/zero rows,
+    an update once); ``bytes_maintained`` (element bytes of flush/evict_llc/invalidate).
     """
     op = table.column("op")
     nbytes = _np(table.column("elem_bytes")) * _np(table.column("count"))
@@ -692,7 +695,7 @@ def trace_summary(table: pa.Table) -> dict[str, Any]:
         "flops": int(_np(table.column("flops")).sum()),
         "cycles": float(_np(table.column("cycles")).sum()),
         "bytes_read": total(("read", "update")),
-        "bytes_written": total(("write", "update")),
+        "bytes_written": total(("write", "update", "zero")),
         "bytes_touched": total(DATA_OPS),
         "bytes_maintained": total(("flush", "evict_llc", "invalidate")),
     }

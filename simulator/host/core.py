@@ -6,6 +6,8 @@ cache hierarchy and DRAM in one bulk call, and the core turns what happened
 into a duration (cycles of ``frequency_hz``):
 
 - issue: elements / ``loads_per_cycle``;
+- a ``zero`` row (full-line zeroing) is timed like a store: its lines are
+  served by the core's own level and nothing is read from DRAM;
 - compute: flops / ``flops_per_cycle`` + other cycles, overlapped with memory;
 - independent accesses: lines served by L2/LLC cost their hit latency divided
   by the misses the core keeps in flight (``max_outstanding_misses``, Little's
@@ -103,8 +105,14 @@ class HostCore:
             t = max(t, dram_done_ps + self.timing.path_latency_ps - now_ps)
         return t
 
-    def dependent_accesses(self, env, lines: np.ndarray, is_store: bool, counts: np.ndarray):
-        """SimPy generator: serialised accesses, each paying its full latency in turn.
+    def _access(self, lines: np.ndarray, op: str, now_ps: int):
+        """One chunk of memory row ``op`` (read/write/update/zero) through the port."""
+        if op == "zero":
+            return self.port.zero(lines, now_ps)
+        return self.port.access(lines, op in ("write", "update"), now_ps)
+
+    def dependent_accesses(self, env, lines: np.ndarray, op: str, counts: np.ndarray):
+        """SimPy generator: serialised accesses of memory row ``op``, each paying its full latency in turn.
 
         One event per access: the next address depends on this load, and DRAM
         serves requests in arrival order, so each access is issued at its own time.
@@ -113,7 +121,7 @@ class HostCore:
         n_levels = len(lat)
         for line in lines:
             now = env.now
-            res = self.port.access(np.array([line], dtype=np.int64), is_store, now)
+            res = self._access(np.array([line], dtype=np.int64), op, now)
             level = int(res.cache.served_by[0])
             counts[level] += 1
             if level < n_levels:
@@ -126,8 +134,7 @@ class HostCore:
 
     def run_memory_row(self, env, stage: StageStats, lines: np.ndarray, n_elements: int, n_bytes: int,
                        flops: int, cycles: float, op: str, dependent: bool):
-        """SimPy generator: replay one memory row (read/write/update) chunk by chunk."""
-        is_store = op in ("write", "update")
+        """SimPy generator: replay one memory row (read/write/update/zero) chunk by chunk."""
         issue_factor = 2 if op == "update" else 1
         n_lines = len(lines)
         if n_lines == 0:
@@ -142,10 +149,10 @@ class HostCore:
             start = env.now
             if dependent:
                 counts = np.zeros(len(self.bytes_by_level), dtype=np.int64)
-                yield from self.dependent_accesses(env, chunk, is_store, counts)
+                yield from self.dependent_accesses(env, chunk, op, counts)
                 mem_ps = env.now - start
             else:
-                res = self.port.access(chunk, is_store, start)
+                res = self._access(chunk, op, start)
                 counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))
                 mem_ps = self.memory_ps(counts, res.dram_done_ps, start)
             issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)

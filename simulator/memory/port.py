@@ -19,6 +19,7 @@ class CacheModel(Protocol):
     """What a port needs of the cache hierarchy (see simulator.memory.cache)."""
 
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False, start_level: int = 0): ...
+    def zero(self, lines: np.ndarray, start_level: int = 0): ...
     def flush(self, lines: np.ndarray): ...
     def evict_to_llc(self, lines: np.ndarray): ...
     def invalidate(self, lines: np.ndarray, levels=None): ...
@@ -61,6 +62,10 @@ class MemoryPort:
     def access(self, lines: np.ndarray, is_store: bool, now_ps: int) -> PortResult:
         """Load (or store) ``lines`` at ``now_ps``."""
         return self._to_dram(self.caches.access(lines, is_store, self.start_level), now_ps)
+
+    def zero(self, lines: np.ndarray, now_ps: int) -> PortResult:
+        """Full-line zeroing writes (dcbz / DC ZVA / CLZERO): allocated dirty, memory not read."""
+        return self._to_dram(self.caches.zero(lines, self.start_level), now_ps)
 
     def flush(self, lines: np.ndarray, now_ps: int) -> PortResult:
         """clflush: dirty lines to DRAM, invalidated everywhere."""

@@ -61,7 +61,7 @@ def test_schema_columns_and_ops() -> None:
                                   "count", "addrs", "flops", "cycles", "dependent", "params"]
     assert TRACE_SCHEMA.field("addrs").type == pa.list_(pa.field("element", pa.int64()))
     assert TRACE_SCHEMA.field("cycles").type == pa.float64()
-    assert OPS == ("compute", "read", "write", "update", "flush", "evict_llc", "invalidate",
+    assert OPS == ("compute", "read", "write", "update", "zero", "flush", "evict_llc", "invalidate",
                    "offload", "wait")
     assert sample_table().schema.equals(TRACE_SCHEMA, check_metadata=True)
 
