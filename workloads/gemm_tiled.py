@@ -38,6 +38,10 @@ resident tile; ``line_bytes`` is the cache line, ``S`` the number of sets):
 With a write-allocate cache the first store to each R line reads it from DRAM
 although the closed forms (which assume R starts at zero, 004:L4626) do not count
 that read: :meth:`TiledGemmPlan.words` adds P0 P2 when ``write_allocate``.
+With ``zero_result`` the first touch of each piece of R (the R tile in "output",
+an R column segment in "input1") is a ``zero`` row, one element per line (one
+dcbz / DC ZVA / CLZERO per line): the lines are allocated dirty without reading
+memory, R does start at zero, and the count is the closed form's.
 The trace ends with a ``flush`` of R (and of the stream store in "input1", whose
 clean A2 lines cost nothing) so that every dirty line has reached DRAM.
 """
@@ -84,7 +88,9 @@ class TiledGemmPlan:
     ``tile_rows`` is x (rows of the resident tile of R or A1); ``tile_cols`` is y
     (columns of the R tile, "output") or z (columns of the A1 tile, "input1");
     ``depth`` is the k-indices ("output") or R columns ("input1") per step;
-    ``line_bytes`` the cache line the layout pads to. Dimensions in elements.
+    ``line_bytes`` the cache line the layout pads to; ``zero_result`` zeroes
+    each piece of R in the cache before its first store (module docstring).
+    Dimensions in elements.
     """
 
     schedule: Schedule
@@ -95,15 +101,23 @@ class TiledGemmPlan:
     tile_cols: int
     depth: int
     line_bytes: int = DEFAULT_LINE_BYTES
+    zero_result: bool = False
 
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
         for name in ("p0", "p1", "p2", "tile_rows", "tile_cols", "depth", "line_bytes"):
             _positive(name, getattr(self, name))
+        if not isinstance(self.zero_result, bool):
+            raise ValueError(f"zero_result must be a bool, got {self.zero_result!r}")
         if self.line_bytes % ELEM_BYTES:
             raise ValueError(f"line_bytes must be a multiple of {ELEM_BYTES} B, got {self.line_bytes}")
         col_dim = self.p2 if self.schedule == "output" else self.p1
+        if (self.zero_result and self.schedule == "input1" and self.tile_rows < self.p0
+                and self.tile_rows % self.line_elems):
+            # the R column segments must start on a line, or zeroing one would clear its neighbour
+            raise ValueError(f"tile_rows must be a multiple of {self.line_elems} elements (one line) or p0"
+                             f" with zero_result, got {self.tile_rows}")
         if self.tile_rows > self.p0:
             raise ValueError(f"tile_rows must be <= p0 = {self.p0}, got {self.tile_rows}")
         if self.tile_cols > col_dim:
@@ -124,14 +138,15 @@ class TiledGemmPlan:
         """Elements this schedule moves between DRAM and the fast memory when the tile stays resident.
 
         Counts every element once per transfer (the line padding of the layout is
-        not counted); ``write_allocate`` adds the read of R before its first store.
+        not counted); ``write_allocate`` adds the read of R before its first store,
+        unless ``zero_result`` (R is then allocated in the cache without a read).
         """
         p0, p1, p2, x, c = self.p0, self.p1, self.p2, self.tile_rows, self.tile_cols
         if self.schedule == "output":
             moved = p1 * (_ceil_div(p2, c) * p0 + _ceil_div(p0, x) * p2) + p0 * p2
         else:
             moved = p0 * p1 + _ceil_div(p0, x) * p1 * p2 + (2 * _ceil_div(p1, c) - 1) * p0 * p2
-        return moved + (p0 * p2 if write_allocate else 0)
+        return moved + (p0 * p2 if write_allocate and not self.zero_result else 0)
 
 
 def resident_budget_elems(cache_bytes: int, ways: int, reserve_ways: int) -> int:
@@ -147,13 +162,14 @@ def resident_budget_elems(cache_bytes: int, ways: int, reserve_ways: int) -> int
 
 def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
                     schedule: Schedule = "output", line_bytes: int = DEFAULT_LINE_BYTES,
-                    reserve_ways: int | None = None) -> TiledGemmPlan:
+                    reserve_ways: int | None = None, zero_result: bool = False) -> TiledGemmPlan:
     """The tiling of ``schedule`` that moves the fewest words through a ``cache_bytes``, ``ways``-way cache.
 
     Tile sides are whole lines (or the whole dimension); the resident tile fits in
     :func:`resident_budget_elems`; among those the one with the fewest
     :meth:`TiledGemmPlan.words` is taken (ties: the larger tile). ``depth`` is the
     most stream-store rows spanning at most one way (``cache_bytes / ways``), at least 1.
+    ``zero_result`` is passed to the plan (zero each piece of R before its first store).
     """
     for name, v in (("p0", p0), ("p1", p1), ("p2", p2), ("line_bytes", line_bytes)):
         _positive(name, v)
@@ -180,7 +196,8 @@ def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
                        else _round_up(p1, le) + _round_up(p0, le))
     depth = max(1, (cache_bytes // ways) // (store_row_elems * ELEM_BYTES))
     steps = p1 if schedule == "output" else p2
-    return TiledGemmPlan(schedule, p0, p1, p2, best[2], best[3], min(depth, steps), line_bytes)
+    return TiledGemmPlan(schedule, p0, p1, p2, best[2], best[3], min(depth, steps), line_bytes,
+                         zero_result)
 
 
 def tiled_gemm(plan: TiledGemmPlan, *, unit: str = "host", stage: str = "gemm_tiled",
@@ -211,6 +228,15 @@ def _blocked(space: AddressSpace, name: str, rows: int, cols: int, tr: int, tc: 
     return {key: base + off for key, off in offsets.items()}
 
 
+def _zero(tb: TraceBuilder, unit: str, stage: str, addr: int, n_elems: int, line_bytes: int) -> None:
+    """A ``zero`` row over the lines of ``n_elems`` elements from line-aligned byte ``addr``, one element a line.
+
+    The layout pads every piece of R to whole lines, so no other data shares them.
+    """
+    tb.access(unit, stage, "zero", addr, line_bytes, line_bytes,
+              _ceil_div(n_elems * ELEM_BYTES, line_bytes))
+
+
 def _output_schedule(plan: TiledGemmPlan, tb: TraceBuilder, sp: AddressSpace, unit: str, stage: str,
                      flush: bool) -> None:
     p0, p1, p2, x, y, kd, le = plan.p0, plan.p1, plan.p2, plan.tile_rows, plan.tile_cols, plan.depth, plan.line_elems
@@ -228,6 +254,8 @@ def _output_schedule(plan: TiledGemmPlan, tb: TraceBuilder, sp: AddressSpace, un
                 tb.access(unit, stage, "read", store + (k * row_elems + i0) * e, e, e, xb)
             for k in range(k0, k0 + kb):
                 tb.access(unit, stage, "read", store + (k * row_elems + a_part + j0) * e, e, e, yb)
+            if k0 == 0 and plan.zero_result:
+                _zero(tb, unit, stage, tile, tile_elems, plan.line_bytes)
             tb.access(unit, stage, "write" if k0 == 0 else "update", tile, e, e, tile_elems,
                       flops=2 * xb * yb * kb)
     if flush:
@@ -251,8 +279,10 @@ def _input1_schedule(plan: TiledGemmPlan, tb: TraceBuilder, sp: AddressSpace, un
             for j in range(j0, j0 + jb):
                 tb.access(unit, stage, "read", store + (j * row_elems + k0) * e, e, e, zb)
             for j in range(j0, j0 + jb):
-                tb.access(unit, stage, "write" if k0 == 0 else "update",
-                          store + (j * row_elems + b_part + i0) * e, e, e, xb)
+                segment = store + (j * row_elems + b_part + i0) * e
+                if k0 == 0 and plan.zero_result:
+                    _zero(tb, unit, stage, segment, xb, plan.line_bytes)
+                tb.access(unit, stage, "write" if k0 == 0 else "update", segment, e, e, xb)
             tb.access(unit, stage, "read", tile, e, e, tile_elems, flops=2 * xb * zb * jb)
     if flush:
         tb.access(unit, stage, "flush", store, e, e, p2 * row_elems)
@@ -260,11 +290,11 @@ def _input1_schedule(plan: TiledGemmPlan, tb: TraceBuilder, sp: AddressSpace, un
 
 def tiled_gemm_trace(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
                      schedule: Schedule = "output", line_bytes: int = DEFAULT_LINE_BYTES,
-                     reserve_ways: int | None = None, unit: str = "host", stage: str = "gemm_tiled",
-                     space: AddressSpace | None = None) -> pa.Table:
+                     reserve_ways: int | None = None, zero_result: bool = False, unit: str = "host",
+                     stage: str = "gemm_tiled", space: AddressSpace | None = None) -> pa.Table:
     """Generator form: plan with :func:`plan_tiled_gemm` for the given cache, then :func:`tiled_gemm`."""
     plan = plan_tiled_gemm(p0, p1, p2, cache_bytes, ways, schedule=schedule, line_bytes=line_bytes,
-                           reserve_ways=reserve_ways)
+                           reserve_ways=reserve_ways, zero_result=zero_result)
     return tiled_gemm(plan, unit=unit, stage=stage, space=space)
 
 

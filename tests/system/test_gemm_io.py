@@ -8,7 +8,10 @@ trace's final flush of R, in elements.
 The cache is write-allocate: the first store to each line of R reads it, a read
 the closed forms do not count (they assume R starts at zero, 004:L4626). The
 comparison is therefore with ``gemm_io(...).words + P0 P2``; the plain ratio is
-also reported by :func:`_traffic` for the record.
+also reported by :func:`_traffic` for the record. With ``zero_result`` the trace
+zeroes each piece of R in the cache first (``zero`` rows: allocated dirty, not
+read), as a real code would with dcbz / DC ZVA / CLZERO, and the simulated
+traffic is compared with the plain closed form.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from tests.conftest import DEFAULT_SYSTEM
 from workloads.gemm_tiled import (TiledGemmPlan, plan_tiled_gemm, resident_budget_elems, tiled_gemm,
                                   tiled_gemm_trace)
 from workloads.registry import GENERATORS
-from workloads.trace import trace_summary
+from workloads.trace import TraceBuilder, trace_summary
 
 MIB = 1 << 20
 LLC_WAYS = 16   # 003 Table 4 (003:L307)
@@ -59,6 +62,51 @@ def test_input_on_chip_traffic_within_10_percent_of_d5():
     t = _traffic(plan, llc_bytes)
     assert t["vs_plan"] == pytest.approx(1.0, rel=0.01)
     assert t["vs_closed_wa"] == pytest.approx(1.0, rel=0.10)
+
+
+@pytest.mark.parametrize("schedule,shape,llc_bytes", [
+    ("output", (768, 512, 640), 1 * MIB),
+    ("output", (768, 512, 640), 2 * MIB),
+    ("input1", (896, 512, 640), 1 * MIB),
+])
+def test_zeroed_result_traffic_within_10_percent_of_plain_closed_form(schedule, shape, llc_bytes):
+    # issue 4: with R zeroed in the cache (no read of R), D.3 (C on chip) and the
+    # sqrt(2) form D.5 (input on chip) hold without the write-allocate term
+    plan = plan_tiled_gemm(*shape, llc_bytes, LLC_WAYS, schedule=schedule, zero_result=True)
+    t = _traffic(plan, llc_bytes)
+    assert plan.words() == plan.words(write_allocate=False)
+    assert t["vs_plan"] == pytest.approx(1.0, rel=0.01)
+    assert t["vs_closed"] == pytest.approx(1.0, rel=0.10)
+    # the same plan without zeroing reads R once more: P0 P2 more words
+    plain = _traffic(plan_tiled_gemm(*shape, llc_bytes, LLC_WAYS, schedule=schedule), llc_bytes)
+    assert plain["words"] - t["words"] == pytest.approx(shape[0] * shape[2], rel=0.01)
+
+
+def test_zero_row_reads_nothing_and_flush_writes_every_line():
+    lines = 4096
+    tb = TraceBuilder()
+    tb.access("host", "z", "zero", 0, 64, 64, lines)
+    tb.access("host", "z", "flush", 0, 64, 64, lines)
+    r = simulate_trace(_system(1 * MIB), tb.to_table())
+    assert r.value("dram", "bytes_read") == 0
+    assert r.value("dram", "bytes_written") == lines * 64
+
+
+@pytest.mark.parametrize("schedule", ["output", "input1"])
+def test_zeroed_result_trace_zeroes_every_line_of_r_once(schedule):
+    p0, p1, p2 = 37, 29, 53
+    plan = plan_tiled_gemm(p0, p1, p2, 8 * 1024, 8, schedule=schedule, zero_result=True)
+    s = trace_summary(tiled_gemm(plan))
+    plain = trace_summary(tiled_gemm(plan_tiled_gemm(p0, p1, p2, 8 * 1024, 8, schedule=schedule)))
+    n_tiles_p0 = -(-p0 // plan.tile_rows)
+    if schedule == "output":   # one zero row per R tile; R rows padded to whole lines
+        assert s["rows_per_op"]["zero"] == n_tiles_p0 * -(-p2 // plan.tile_cols)
+        r_bytes = p0 * -(-p2 // 8) * 64
+    else:                      # one per R column segment; R columns padded to whole lines
+        assert s["rows_per_op"]["zero"] == n_tiles_p0 * p2
+        r_bytes = p2 * -(-p0 // 8) * 64
+    assert s["bytes_written"] - plain["bytes_written"] == r_bytes
+    assert s["flops"] == plain["flops"] == 2 * p0 * p1 * p2
 
 
 def test_a_tile_filling_every_way_thrashes():
@@ -103,6 +151,8 @@ def test_plan_respects_the_resident_budget():
     ({"tile_rows": 0}, "tile_rows"),
     ({"tile_cols": 1000}, "tile_cols"),
     ({"line_bytes": 12}, "line_bytes"),
+    ({"zero_result": 1}, "zero_result"),
+    ({"schedule": "input1", "tile_rows": 12, "zero_result": True}, "tile_rows"),
 ])
 def test_plan_rejects_bad_parameters(kwargs, name):
     args = {"schedule": "output", "p0": 64, "p1": 64, "p2": 64, "tile_rows": 16, "tile_cols": 16, "depth": 1}
