@@ -1,12 +1,16 @@
 """LogCA studies on the simulator: platform x kernel x granularity x units, calibration, figures.
 
 For each platform row of 000 Table 4.3 there is a system ``configs/systems/
-logca_<platform>.yaml``. A point runs the host software trace and the offload
+logca_<platform>.yaml``; the off-chip PCIe crypto card (``hifn_7955``), which
+has no row there, gets its LogCA parameters from its own system config
+(``card_logca``). A point runs the host software trace and the offload
 trace of one kernel at granularity g on a fresh system and times the
 ``kernel`` stage (host cycles, from the end of the ``init`` stage to the end
 of the run): T0 and T1, speedup T0/T1. ``calibrate`` fits LogCA parameters
 to a sweep with ``models.calibrate.fit_logca`` (latency supplied from the
 system's interface, as the thesis measures L with micro-benchmarks);
+``calibrate_overhead`` reads o as the thesis does, the g -> 0 limit of T1: it
+fits o alone to the small granularities with L, C, beta and A held.
 ``figures`` draws speedup curves (simulated points, LogCA curve of the
 preset, g1 and g_A/2 marked), optimisation regions and interface evolution.
 """
@@ -15,14 +19,14 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from models.accelerometer import cutoff_granularities, optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
-from models.logca import LogCAParams, g1, g_half, speedup
+from models.logca import LogCAParams, g1, g_half, speedup, time_accelerated
 from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.replay import replay
@@ -32,6 +36,13 @@ from workloads.aes import crypto_host, crypto_offload
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_4_3 = ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
 CRYPTO_PLATFORMS = ("ultrasparc_t2", "sparc_t3", "sparc_t4_engine", "sparc_t4_instructions", "sandy_bridge_aesni")
+PCIE_CARD = "hifn_7955"  # the off-chip crypto card (000:L454); not a row of 000 Table 4.3
+# 000 Fig. 6.11 (000:L1461-1480): PCIe card -> T2 -> T3 -> T4 engine -> T4 instructions
+EVOLUTION_PLATFORMS = (PCIE_CARD, "ultrasparc_t2", "sparc_t3", "sparc_t4_engine", "sparc_t4_instructions")
+# Host software AES on the card's x86 host: C and beta of the Sandy Bridge row, the other x86 host running the same
+# OpenSSL 0.98o (000 Table 3.2, 000:L494); C = 35 cycles/B from 000 Table 4.3 (000:L785), beta 1.01 from 000
+# Table 4.2 (000:L758). An assumption: the thesis gives no C for the A8-3850.
+PCIE_CARD_HOST_AES = (35.0, 1.01)
 PS_PER_S = 1e12
 
 
@@ -67,8 +78,30 @@ def _loaded(path: str) -> LoadedConfig:
     return load_spec(path, SystemSpec)
 
 
+def card_logca(system_path: Path) -> LogCAParams:
+    """LogCA parameters the PCIe card's system config implies for AES (host cycles; L per byte).
+
+    L: copy in and out over the link, 2 f_host / bandwidth cycles/B; o: the interface's driver overhead;
+    C, beta: ``PCIE_CARD_HOST_AES``; A: C g_ref^beta / engine time of g_ref (g_ref = 64 KiB, as the presets).
+    """
+    spec = _loaded(str(system_path)).spec
+    f_hz = spec.host.frequency_hz
+    acc = next(iter(spec.accelerators.values()))
+    c, beta = PCIE_CARD_HOST_AES
+    g_ref = 64 * 1024
+    engine_cycles = (g_ref / 16) * acc.aes_cycles_per_block * f_hz / acc.frequency_hz
+    return LogCAParams(latency=2 * f_hz / acc.interface.bandwidth_bytes_per_s,
+                       overhead_cycles=acc.interface.offload_overhead_cycles, c_cycles_per_byte_beta=c,
+                       acceleration=c * g_ref**beta / engine_cycles, beta=beta, latency_per_byte=True)
+
+
 def load_platform(name: str, kernel: str) -> Platform:
     """The platform ``name`` (a ``logca_<name>.yaml`` system) running ``kernel`` (aes or sha)."""
+    if name == PCIE_CARD:
+        if kernel != "aes":
+            raise ValueError(f"platform {PCIE_CARD!r} runs kernel 'aes' only (no SHA-256 engine), got {kernel!r}")
+        path = ROOT / "configs" / "systems" / f"logca_{name}.yaml"
+        return Platform(name, kernel, path, card_logca(path), _loaded(str(path)).spec.host.frequency_hz)
     entries = load_platform_entries(TABLE_4_3)
     key = f"{name}_{kernel}"
     if key not in entries:
@@ -108,9 +141,12 @@ def sweep(platform: Platform, g_list: list[int], engines: int = 1, requests: int
 
 
 def interface_latency_cycles(platform: Platform) -> float:
-    """L the interface implies: completion latency plus two link latencies, host cycles."""
+    """L the interface implies, host cycles: completion latency plus two link latencies; for a copying (pcie)
+    interface, per byte: the copy in and out over the link (cycles/B)."""
     acc = _loaded(str(platform.system_path)).spec.accelerators
     iface = next(iter(acc.values())).interface
+    if platform.logca.latency_per_byte:
+        return 2 * platform.host_frequency_hz / iface.bandwidth_bytes_per_s
     return (iface.completion_latency_s + 2 * iface.latency_s) * platform.host_frequency_hz
 
 
@@ -122,6 +158,23 @@ def calibrate(platform: Platform, points: list[Point], g_min_bytes: int = 1024) 
     t1 = np.array([pt.t1_cycles for pt in pts])
     return fit_logca(g, t0, t1, latency_per_byte=platform.logca.latency_per_byte,
                      latency=interface_latency_cycles(platform))
+
+
+def calibrate_overhead(params: LogCAParams, points: list[Point], g_min_bytes: int = 16,
+                       g_max_bytes: int = 1024) -> float:
+    """o as the g -> 0 limit of T1 (000 section 4.3), host cycles.
+
+    Holds L, C, beta and A of ``params`` (e.g. a ``calibrate`` fit) and fits o alone to the points with
+    g_min <= g <= g_max: the relative-weighted least-squares mean of T1 - (L1(g) + C g^beta / A).
+    """
+    pts = [pt for pt in points if g_min_bytes <= pt.g_bytes <= g_max_bytes]
+    if not pts:
+        raise ValueError(f"no point with {g_min_bytes} <= g_bytes <= {g_max_bytes}; expected a sweep covering them")
+    g = np.array([pt.g_bytes for pt in pts], dtype=float)
+    t1 = np.array([pt.t1_cycles for pt in pts])
+    rest = t1 - np.asarray(time_accelerated(replace(params, overhead_cycles=0.0), g))
+    w2 = t1**-2.0
+    return float(np.sum(w2 * rest) / np.sum(w2))
 
 
 # --------------------------------------------------------------------------- figures
@@ -212,11 +265,12 @@ def plot_evolution(curves: dict[str, list[Point]], out_path: Path, title: str) -
 
 
 def crypto_study(out_dir: Path = ROOT / "results" / "logca", g_max_bytes: int = 64 * 2**20) -> dict[str, LogCAFit]:
-    """Run the crypto grid (every platform, AES, n = 1; T2 also n = 2, 4, 8), fit, and draw the figures."""
+    """Run the crypto grid (PCIe card and every platform, AES, n = 1; T2 also n = 2, 4, 8), fit, and draw the
+    figures (the interface-evolution plots in the order of 000 Fig. 6.11)."""
     g_list = granularities(16, g_max_bytes)
     fits: dict[str, LogCAFit] = {}
     curves: dict[str, list[Point]] = {}
-    for name in CRYPTO_PLATFORMS:
+    for name in (PCIE_CARD,) + CRYPTO_PLATFORMS:
         platform = load_platform(name, "aes")
         pts = sweep(platform, g_list)
         curves[name] = pts
@@ -224,7 +278,7 @@ def crypto_study(out_dir: Path = ROOT / "results" / "logca", g_max_bytes: int = 
         extra = {n: sweep(platform, granularities(16, 2**16), engines=n) for n in (2, 4, 8)} if name == "ultrasparc_t2" else None
         plot_speedup(platform, pts, out_dir / f"speedup_{name}_aes.png", extra)
     plot_evolution(curves, out_dir / "crypto_interface_evolution.png", "AES: crypto interface evolution")
-    plot_regions({k: f.params for k, f in fits.items()}, out_dir / "crypto_regions.png", g_list)
+    plot_regions({k: fits[k].params for k in EVOLUTION_PLATFORMS}, out_dir / "crypto_regions.png", g_list)
     return fits
 
 

@@ -5,6 +5,13 @@ per core). Each engine processes a job block by block: a pipeline latency once
 per job, then ``*_cycles_per_block`` cycles of the unit's clock per block
 (16 B AES blocks, 64 B SHA-256 blocks). A request that asks for several engines
 has its buffer split between them; the engines share the interface's data path.
+
+Host set-up per kernel: the interface's ``offload_overhead_cycles`` is what
+every request pays (the driver call or the issue of the instruction
+sequence); ``aes_setup_cycles`` and ``sha_setup_cycles`` are what a request of
+that kernel pays on the host in addition (key schedule and cipher context,
+or hash state and padding), so that LogCA's o of a platform can differ per
+kernel as in 000 Table 4.3.
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ class CryptoSpec(AcceleratorSpec):
     chunk_bytes: int = param(4096, unit="size", min=64, doc="bytes an engine reads, processes and writes at a time")
     split_overhead_cycles: float = param(
         0.0, min=0.0, doc="host cycles per request that uses more than one engine (dispatch to and join of the engines)")
+    aes_setup_cycles: float = param(
+        0.0, min=0.0, doc="host cycles per AES-128 request on top of the interface's offload overhead (kernel set-up)")
+    sha_setup_cycles: float = param(
+        0.0, min=0.0, doc="host cycles per SHA-256 request on top of the interface's offload overhead (kernel set-up)")
     energy_j_per_block: float = param(0.0, unit="energy", min=0.0, doc="dynamic energy per block processed")
     static_power_w: float = param(0.0, unit="power", min=0.0, doc="power while busy (static part)")
     idle_power_w: float = param(0.0, unit="power", min=0.0, doc="power while idle")

@@ -85,3 +85,68 @@ def test_bad_commands_are_rejected(t2):
         kernel_cycles(t2, crypto_offload("sha", 1024, engines=2))
     with pytest.raises(ValueError, match="kernel"):
         crypto_host("des", 16, 1.0, 1.0)
+
+
+# --- per-kernel host set-up and the PCIe crypto card ---------------------------------------------------
+
+from dataclasses import replace  # noqa: E402
+
+from simulator.config.loader import LoadedConfig  # noqa: E402
+from models.calibrate import load_platform_entries  # noqa: E402
+
+TABLE_4_3 = "configs/presets/platforms/logca_table_4_3.yaml"
+CARD = "configs/systems/logca_hifn_7955.yaml"
+
+
+def _without_setup(loaded):
+    acc = loaded.spec.accelerators["crypto"]
+    spec = replace(loaded.spec, accelerators={"crypto": replace(acc, aes_setup_cycles=0.0, sha_setup_cycles=0.0)})
+    return LoadedConfig(spec=spec, resolved=loaded.resolved, source=loaded.source)
+
+
+def test_interface_overhead_plus_kernel_setup_is_table_4_3_o():
+    entries = load_platform_entries(TABLE_4_3)
+    for name in ("ultrasparc_t2", "sparc_t3", "sparc_t4_engine", "sparc_t4_instructions"):
+        acc = load_spec(f"configs/systems/logca_{name}.yaml", SystemSpec).spec.accelerators["crypto"]
+        for kernel, setup in (("aes", acc.aes_setup_cycles), ("sha", acc.sha_setup_cycles)):
+            o = entries[f"{name}_{kernel}"].params.overhead_cycles
+            assert acc.interface.offload_overhead_cycles + setup == pytest.approx(o), (name, kernel)
+
+
+def test_kernel_setup_is_charged_on_the_host_per_request():
+    loaded = load_spec("configs/systems/logca_sparc_t4_engine.yaml", SystemSpec)
+    f_hz = loaded.spec.host.frequency_hz
+
+    def cycles(cfg, trace):
+        system = build_system(cfg.spec)
+        end = replay(system, trace)
+        return (end - system.host.stages["init"].last_ps) * f_hz / 1e12, system
+
+    t_sha, system = cycles(loaded, crypto_offload("sha", 1024))
+    t_sha0, _ = cycles(_without_setup(loaded), crypto_offload("sha", 1024))
+    assert t_sha - t_sha0 == pytest.approx(loaded.spec.accelerators["crypto"].sha_setup_cycles, rel=0.01)
+    unit = system.units["crypto"]
+    assert unit.host_setup_cycles({"op": "aes128"}) == 0.0
+    t2 = build_system(load_spec(T2, SystemSpec).spec).units["crypto"]
+    assert t2.host_setup_cycles({"op": "aes128", "engines": 2}) == 18500 + 47600
+
+
+def test_pcie_card_time_is_driver_copies_and_engine():
+    loaded = load_spec(CARD, SystemSpec)
+    spec = loaded.spec
+    acc = spec.accelerators["crypto"]
+    f_hz = spec.host.frequency_hz
+    g = 1024 * 1024
+    system = build_system(spec)
+    end = replay(system, crypto_offload("aes", g))
+    t1 = (end - system.host.stages["init"].last_ps) * f_hz / 1e12
+    copies = 2 * g / acc.interface.bandwidth_bytes_per_s * f_hz
+    engine = g / 16 * acc.aes_cycles_per_block * f_hz / acc.frequency_hz
+    assert t1 == pytest.approx(acc.interface.offload_overhead_cycles + copies + engine, rel=0.03)
+    assert system.units["crypto"].interface.link.bytes_moved == 2 * g
+
+
+def test_pcie_card_has_no_sha256_engine():
+    system = build_system(load_spec(CARD, SystemSpec).spec)
+    with pytest.raises(ValueError, match="no SHA-256 engine"):
+        replay(system, crypto_offload("sha", 1024))
