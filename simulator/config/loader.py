@@ -138,6 +138,9 @@ def _check_path(cls: Any, parts: list[str]) -> str | None:
         if not dataclasses.is_dataclass(tp):
             return f"{'.'.join(parts[:i])} is a value, it has no key {part!r}"
         hints = typing.get_type_hints(tp)
+        for kind_cls in (getattr(tp, "KINDS", None) or {}).values():
+            # a polymorphic spec: any registered kind's keys; the build checks them against the entry's kind
+            hints = {**typing.get_type_hints(kind_cls), **hints}
         if part not in hints:
             return f"{'.'.join(parts[:i + 1])}: unknown key; expected one of: {', '.join(sorted(hints))}"
         tp = hints[part]

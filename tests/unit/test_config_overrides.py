@@ -1,0 +1,38 @@
+"""--set overrides on accelerator entries: kind-specific keys are accepted for that kind only."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.config.errors import ConfigError
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from tests.conftest import CONFIGS
+
+LAP_LLC = CONFIGS / "systems" / "lap_llc.yaml"
+T2 = CONFIGS / "systems" / "logca_ultrasparc_t2.yaml"
+
+
+def test_kind_specific_key_of_the_entrys_kind_is_overridden():
+    spec = load_spec(T2, SystemSpec, ["accelerators.crypto.sha_setup_cycles=123"]).spec
+    assert spec.accelerators["crypto"].sha_setup_cycles == 123
+    spec = load_spec(LAP_LLC, SystemSpec, ["accelerators.lap.frequency_hz=1 GHz"]).spec
+    assert spec.accelerators["lap"].frequency_hz == 1e9
+
+
+def test_interface_key_is_overridden_with_its_unit():
+    spec = load_spec(LAP_LLC, SystemSpec, ["accelerators.lap.interface.bandwidth_bytes_per_s=25.6 GB/s"]).spec
+    assert spec.accelerators["lap"].interface.bandwidth_bytes_per_s == 25.6e9
+
+
+def test_key_of_another_kind_is_refused_naming_option_key_and_expectation():
+    with pytest.raises(ConfigError) as err:
+        load_spec(LAP_LLC, SystemSpec, ["accelerators.lap.sha_setup_cycles=1"])
+    message = str(err.value)
+    assert "--set accelerators.lap.sha_setup_cycles=1" in message and "unknown key" in message
+    assert "frequency_hz" in message  # the LAP's keys are listed as what is expected
+
+
+def test_key_of_no_kind_is_refused_before_building():
+    with pytest.raises(ConfigError, match="accelerators.lap.no_such_key: unknown key"):
+        load_spec(LAP_LLC, SystemSpec, ["accelerators.lap.no_such_key=1"])
