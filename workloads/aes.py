@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from simulator.accel.crypto import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
+from simulator.config.algorithms import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
 from workloads.trace import AddressSpace, TraceBuilder
 
 KERNELS = ("aes", "sha")

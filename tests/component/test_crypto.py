@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.accel.crypto import aes_blocks, sha256_padded_bytes, split_blocks
+from simulator.config.algorithms import aes_blocks, sha256_padded_bytes, split_blocks
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.replay import replay
