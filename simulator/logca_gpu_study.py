@@ -19,7 +19,6 @@ and pipelined speedups beside 000 Tables 4.5-4.7.
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np

@@ -243,7 +243,6 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
     n_ranks_per_ch = decode[1, 1] + 1
     qdepth = ring.shape[1]
     last_done = NEG_INF
-    tck = p[P_TCK]
     for i in range(lines.shape[0]):
         line = lines[i]
         c = (line >> decode[0, 0]) & decode[0, 1]
