@@ -10,8 +10,12 @@ two, writes to the output directory (default ``results/fmm``):
 * ``table5.csv``: the 003 Table 5 analogue, simulated and model cycles next to
   the published columns (SPEC §2) and the deviation of ours from them;
 * ``table3.csv``: CPU-only stages against 003 Table 3 (real i7-920);
+* ``findings.csv``: per q the pipelining gain over Orig and the cut in DRAM
+  accesses of LAP-LLC Blocking vs LAP-DRAM Orig (003 §8.1-8.2);
 * ``crosscheck.csv``: :mod:`models.ulist` vs simulation, time and energy, with the
-  model parameters MEASURED by micro runs on the simulated systems (``machine.json``);
+  model parameters MEASURED by micro runs on the simulated systems (``machine.json``)
+  and b the number of blocks the simulated trace used; beside the printed equations,
+  the extended model (``ext_mcycles``: the costs eqs. 8-12 omit) for the LLC points;
 * ``fig8_dram_accesses.png``, ``fig9_cycles_by_stage.png``,
   ``fig10_dram_energy.png``, ``fig11_total_energy.png``.
 
@@ -38,6 +42,7 @@ from simulator.config.workload import build_workload, generate_trace
 from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
 from workloads import fmm_ulist
 from workloads.gemm import lap_gemm
+from workloads.trace import TraceBuilder
 
 STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
 STAGES = ("input_perm", "gemm", "out_prefetch", "output_perm")
@@ -91,11 +96,15 @@ class Point:
 def run_point(p: Point) -> dict[str, Any]:
     """Generate and simulate one point; the row of ``table.csv``."""
     t0 = time.perf_counter()
-    trace = fmm_ulist.fmm_ulist(p.q, p.n_points, p.density, p.variant, p.gemm, llc_bytes=p.llc_bytes)
+    problem = fmm_ulist.build_problem(p.q, p.n_points, p.density)
+    blocked = p.variant in ("blocking", "blocking_pref", "pipelining")
+    b = fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant) if blocked else 1
+    blocks = fmm_ulist.split_blocks(problem, b)
+    trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks)
     t1 = time.perf_counter()
     res = simulate_trace(p.system, trace)
     t2 = time.perf_counter()
-    row = {**asdict(p), **summarise(res.to_pandas()), "rows": trace.num_rows,
+    row = {**asdict(p), **summarise(res.to_pandas()), "blocks": len(blocks), "rows": trace.num_rows,
            "generate_s": t1 - t0, "simulate_s": t2 - t1}
     return row
 
@@ -119,6 +128,24 @@ def grid(study: dict[str, Any], quick: bool) -> list[Point]:
 def _run_workload(system: str, raw: dict) -> pd.DataFrame:
     spec = build_workload(raw, "<micro>", Path.cwd())
     return simulate_trace(system, generate_trace(spec, "<micro>")).to_pandas()
+
+
+def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[float, float]:
+    """(host bandwidth for lines the LLC serves, bytes/s; host cycles per line evicted to the LLC).
+
+    A region larger than L2 and smaller than the LLC is written once (warm-up), then read
+    in 64 B elements as the FMM trace reads C (bandwidth = bytes / busy time of that
+    stage), written again and evicted to the LLC (cycles / line of the eviction stage).
+    """
+    tb = TraceBuilder()
+    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
+    tb.access("host", "llc_read", "read", 0, 64, 64, nbytes // 64)
+    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
+    tb.access("host", "evict", "evict_llc", 0, 64, 64, nbytes // 64)
+    df = simulate_trace(system, tb.to_table()).to_pandas()
+    read_s = _q(df, "stage/host/llc_read", "busy_s")
+    evict_cycles = _q(df, "stage/host/evict", "busy_s") * CLOCK_HZ
+    return nbytes / read_s, evict_cycles / (nbytes // 64)
 
 
 def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, Any]:
@@ -149,6 +176,7 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     m["static_power_w"] = c_const / tc
     m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
     for name, sysf in lap_systems.items():
+        m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
         m[f"{name}.f_l_flops_per_s"] = _q(g, "accel/lap", "flops") / _q(g, "accel/lap", "busy_s")
         m[f"{name}.eps_flop_lap_j"] = _q(g, "energy/lap", "compute") / _q(g, "accel/lap", "flops")
@@ -158,10 +186,12 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     return m
 
 
-def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims],
-               llc_bytes: int) -> pd.DataFrame:
+def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims]) -> pd.DataFrame:
     """Model cycles and energy for every simulated point (LAP variants: orig/pref -> eq. 2 with
-    eq. 7, blocking -> eq. 8, pipelining -> eq. 12; CPU: eq. 2 with eq. 5)."""
+    eq. 7, blocking -> eq. 8, pipelining -> eq. 12; CPU: eq. 2 with eq. 5), with b the number
+    of blocks the simulated trace used. ``ext_mcycles``: the extended model of
+    :mod:`models.ulist` (omitted costs added) for the LLC-coupled blocked and pipelined
+    points, where its premise (B and C exchanged through the LLC) holds; else empty."""
     rows = []
     for _, r in table.iterrows():
         d = dims[int(r.q)]
@@ -169,7 +199,13 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
         mc = ulist.UListMachine(machine["w_c_bytes_per_s"], machine["w_c_irregular_bytes_per_s"],
                                 machine["f_c_flops_per_s"], machine[f"{lap}.f_l_flops_per_s"],
                                 machine[f"{lap}.w_l_bytes_per_s"], CLOCK_HZ)
-        b = ulist.llc_blocks(d, llc_bytes)
+        b = int(r.blocks)
+        ext = float("nan")
+        if r.placement == "lap-llc" and r.variant != "orig" and r.variant != "orig_pref":
+            xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
+                                      fmm_ulist.META_BYTES)
+            ext = (ulist.extended_pipelined_cycles(d, mc, xp, b) if r.variant == "pipelining"
+                   else ulist.extended_blocked_cycles(d, mc, xp, b))
         if r.gemm == "cpu":
             cyc, stages = ulist.total_cycles(d, mc, "cpu"), ulist.stage_costs(d, mc, "cpu")
         elif r.variant in ("orig", "orig_pref"):
@@ -182,8 +218,9 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
                                 {"dram": machine["eps_byte_dram_j"]}, machine["static_power_w"])
         e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
         rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
-                     "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
-                     "time_dev": r.cycles / cyc - 1, "sim_energy_j": r.energy_total_j, "model_energy_j": e,
+                     "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
+                     "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
+                     "sim_energy_j": r.energy_total_j, "model_energy_j": e,
                      "energy_dev": r.energy_total_j / e - 1})
     return pd.DataFrame(rows)
 
@@ -201,7 +238,28 @@ def table5(table: pd.DataFrame, cross: pd.DataFrame) -> pd.DataFrame:
             if len(c):
                 row[f"{tag}_sim"] = float(c.sim_mcycles.iloc[0])
                 row[f"{tag}_model"] = float(c.model_mcycles.iloc[0])
+                if tag != "dram_orig":
+                    row[f"{tag}_ext_model"] = float(c.ext_mcycles.iloc[0])
+                    row[f"{tag}_blocks"] = int(c.blocks.iloc[0])
                 row[f"{tag}_sim_dev"] = row[f"{tag}_sim"] / ps - 1
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def findings(table: pd.DataFrame) -> pd.DataFrame:
+    """Per q, two 003 §8 findings: pipelining gain over Orig (1 - T_pipe / T_orig, per
+    coupling) and the cut in DRAM accesses of LAP-LLC Blocking vs LAP-DRAM Orig."""
+    def get(q, pl, v, col):
+        c = table[(table.q == q) & (table.placement == pl) & (table.variant == v)]
+        return float(c[col].iloc[0]) if len(c) else float("nan")
+
+    rows = []
+    for q in sorted(table.q.unique()):
+        row: dict[str, Any] = {"q": int(q)}
+        for pl in ("lap-dram", "lap-llc"):
+            row[f"{pl}_pipelining_gain"] = 1 - get(q, pl, "pipelining", "cycles") / get(q, pl, "orig", "cycles")
+        row["dram_cut_llc_block_vs_dram_orig"] = (1 - get(q, "lap-llc", "blocking", "dram_accesses")
+                                                  / get(q, "lap-dram", "orig", "dram_accesses"))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -320,10 +378,11 @@ def main(argv: list[str] | None = None) -> int:
     dims = {int(q): fmm_ulist.build_problem(int(q), n, study["density"]).dims() for q in table.q.unique()}
     machine["dims"] = {q: asdict(d) for q, d in dims.items()}
     (out / "machine.json").write_text(json.dumps(machine, indent=1) + "\n")
-    cross = model_rows(table, machine, dims, int(study["llc_bytes"]))
+    cross = model_rows(table, machine, dims)
     cross.to_csv(out / "crosscheck.csv", index=False)
     table5(table, cross).to_csv(out / "table5.csv", index=False)
     table3(table).to_csv(out / "table3.csv", index=False)
+    findings(table).to_csv(out / "findings.csv", index=False)
     figures(table, out)
     print(f"{len(pts)} points in {t_grid:.1f} s (grid), {time.perf_counter() - t0:.1f} s total; "
           f"one q=4 point: {table[table.q == table.q.min()].simulate_s.median():.1f} s simulate "

@@ -6,9 +6,16 @@ The tree, the U-lists and the 10 interaction classes come from
 
 * ``leaf.src``: source data, N_oct x N_q; ``leaf.tgt``: target data, N_oct x N_q;
 * ``A.c<j>``: the class matrices Â_j, N_q x N_q each (10 of them);
-* ``B.b<i>.c<j>`` / ``C.b<i>.c<j>``: B and C of class j in block i, row-major
-  N_q x n_ij; the columns are the block's interactions of class j, sorted by
-  target leaf (so B and C together are N_q x N_U, grouped per block, then class);
+* ``B.s<s>`` / ``C.s<s>``: the B and C buffers of one block (LAP placement),
+  reused by every block: class j of block i is a row-major N_q x n_ij matrix at
+  a line-aligned offset in buffer set s = i mod (number of sets), its columns
+  the block's interactions of class j sorted by target leaf. Blocked code works
+  on "smaller, blocked versions of matrix B and C" (003 §6.1), so a block
+  overwrites the lines the previous one left in the LLC instead of streaming
+  fresh memory (fresh buffers per block would make every B and C line a
+  write-back and every C line a DRAM read). ``pipelining`` double-buffers (two
+  sets: gemm(i) uses one while in(i+1) and out(i-1) use the other); the other
+  variants have one set (unblocked: one block, so the whole N_q x N_U);
 * ``meta.in`` / ``meta.out``: per interaction a 16 B record (leaf index, scale)
   for K and for M; ``perm.in`` / ``perm.out``: per relative position (139 kinds)
   an N_q vector of int32 indices (the permutation of K and M).
@@ -30,11 +37,25 @@ A_j, B_j, C_j; output C_j; C += A B as eq. 7 counts it), then a wait.
 Variants (003 §6, §8.1): ``orig``; ``orig_pref`` (between each offload and its
 wait the host reads the class's M records and permutation vectors, so they are
 cached when the output permutation needs them); ``blocking`` (the interactions,
-sorted by target, cut into b blocks so that one block's B and C fit
-``llc_bytes``, or b = ``blocks``; in, gemm, out per block); ``blocking_pref``;
+sorted by target, cut into b blocks, or b = ``blocks``; in, gemm, out per
+block); ``blocking_pref``;
 ``pipelining`` (003 Fig. 6: offload gemm(i), then in(i+1) and out(i-1) on the
 host, then wait).  Stage labels: ``input_perm``, ``gemm``, ``out_prefetch``,
 ``output_perm``.
+
+Block size (003 §6.1 asks that B and C of a block fit the LLC): the default b
+is the smallest for which the live B and C buffers (one set, two when
+pipelined) fill at most :data:`LLC_SHARE` = 1/2 of ``llc_bytes``.  Filling the
+whole LLC leaves no room for the leaf data, the Â_j and the K/M records that the
+stages touch at the same time, and a cyclic sweep over a working set just above
+an LRU cache's capacity misses on every line: measured on the 8 MiB 16-way LLC
+at q = 4 (LAP-LLC blocking, reused buffers; lines the caches exchanged with DRAM),
+B + C = 95 % of the LLC (b = 12) gives 2.0 M, 82 % (b = 14) 0.42 M, 72 % (b = 16)
+0.28 M and 48 % (b = 24) 0.23 M.  Finer blocks cost elsewhere: each block's GEMMs read
+all ten Â_j again and each GEMM call starts by loading its first panels unoverlapped, so
+b is also kept <= N_U / (5 N_q), where the Â_j re-reads would exceed the B and C traffic
+blocking saves (q = 10: b = 14 instead of 23 / 45; q = 14: b = 2, where, as in 003
+§8.1, one block's B and C no longer fit the LLC).
 """
 
 from __future__ import annotations
@@ -58,6 +79,7 @@ PERM_ELEM_BYTES = 4  # int32 permutation index
 LINE_BYTES = 64
 COLS_PER_LINE = LINE_BYTES // ELEM_BYTES
 GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
+LLC_SHARE = 0.5  # share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
 PLACEMENTS = ("cpu", "lap")
@@ -113,9 +135,23 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
                         ul.class_id[order])
 
 
-def choose_blocks(problem: UListProblem, llc_bytes: int) -> int:
-    """Smallest b with one block's B and C (2 N_q N_U / b doubles) within ``llc_bytes`` (003 §6.1)."""
-    return llc_blocks(problem.dims(), llc_bytes)
+def exchange_buffers(variant: str) -> int:
+    """Sets of B and C block buffers live at once: two for ``pipelining`` (gemm(i) reads one
+    set while in(i+1) and out(i-1) use the other), one otherwise."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    return 2 if variant == "pipelining" else 1
+
+
+def choose_blocks(problem: UListProblem, llc_bytes: int, variant: str = "blocking") -> int:
+    """Smallest b for which the live B and C block buffers (:func:`exchange_buffers` sets of
+    2 N_q N_U / b doubles) take at most :data:`LLC_SHARE` of ``llc_bytes`` (003 §6.1, module
+    docstring: a block of the whole LLC thrashes it), but at most N_U / (5 N_q): every block
+    reads all ten Â_j again (10 N_q^2 doubles), which beyond that costs more than the whole
+    B and C exchange (2 N_q N_U) that blocking keeps out of DRAM."""
+    d = problem.dims()
+    fit = llc_blocks(d, llc_bytes * LLC_SHARE / exchange_buffers(variant))
+    return max(1, min(fit, d.n_u // (5 * d.n_q)))
 
 
 def split_blocks(problem: UListProblem, b: int) -> list[np.ndarray]:
@@ -261,7 +297,7 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
     problem = build_problem(q, n_points, density, seed, periodic)
     blocked = variant in ("blocking", "blocking_pref", "pipelining")
-    b = (int(blocks) if blocks is not None else choose_blocks(problem, int(llc_bytes))) if blocked else 1
+    b = (int(blocks) if blocks is not None else choose_blocks(problem, int(llc_bytes), variant)) if blocked else 1
     return ulist_trace(problem, variant, placement, split_blocks(problem, b))
 
 
@@ -273,8 +309,14 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
     gemm_tables: dict[tuple[int, int], pa.Table] = {}
     a_addr: dict[int, int] = {}
     plan: list[list[_Class]] = []
+    if placement == "lap":  # B and C buffers of one block, reused by every block (module docstring)
+        n_slots = min(len(blocks), 2 if variant == "pipelining" else 1)
+        slot_bytes = nq * max(b.size for b in blocks) * ELEM_BYTES + N_CLASSES * LINE_BYTES  # + line padding
+        b_slots = [sp.alloc(f"B.s{s}", slot_bytes) for s in range(n_slots)]
+        c_slots = [sp.alloc(f"C.s{s}", slot_bytes) for s in range(n_slots)]
     for i, idx in enumerate(blocks):
         classes = []
+        offset = 0  # bytes into this block's B and C buffers
         for j in range(N_CLASSES):
             cols = idx[problem.class_id[idx] == j]
             if cols.size == 0:
@@ -289,8 +331,9 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
             else:
                 if j not in a_addr:
                     a_addr[j] = sp.alloc(f"A.c{j}", nq * nq * ELEM_BYTES)
-                bc = nq * int(cols.size) * ELEM_BYTES
-                classes.append(_Class(j, cols, a_addr[j], sp.alloc(f"B.b{i}.c{j}", bc), sp.alloc(f"C.b{i}.c{j}", bc)))
+                slot = i % n_slots
+                classes.append(_Class(j, cols, a_addr[j], b_slots[slot] + offset, c_slots[slot] + offset))
+                offset += -(-nq * int(cols.size) * ELEM_BYTES // LINE_BYTES) * LINE_BYTES
         plan.append(classes)
 
     tables: list[pa.Table] = []

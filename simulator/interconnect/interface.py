@@ -31,9 +31,16 @@ NON_COHERENT = ("dram", "near_memory", "pcie")
 
 
 def region_lines(regions: list, line_bytes: int) -> np.ndarray:
-    """Line numbers covered by ``[[addr, nbytes], ...]`` byte regions, in order."""
+    """Line numbers covered by ``[[addr, nbytes], ...]`` byte regions, in order of first
+    appearance, each once (a region that is both input and output is flushed once)."""
     parts = [element_lines(int(a), int(n), int(n), 1, line_bytes) for a, n in regions if int(n) > 0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    lines = np.concatenate(parts)
+    if len(parts) == 1:
+        return lines
+    _, first = np.unique(lines, return_index=True)
+    return lines[np.sort(first)]
 
 
 @dataclass

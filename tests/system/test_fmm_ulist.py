@@ -10,7 +10,9 @@ import pytest
 
 from simulator.stencil_study import simulate_trace
 from workloads import fmm_tree
-from workloads.fmm_ulist import (VARIANTS, build_problem, fmm_ulist, split_blocks, ulist_trace)
+from simulator.interconnect.interface import region_lines
+from workloads.fmm_ulist import (LLC_SHARE, VARIANTS, build_problem, choose_blocks, fmm_ulist, split_blocks,
+                                 ulist_trace)
 from workloads.trace import trace_summary, validate_trace
 
 N_POINTS = 20_000
@@ -131,3 +133,67 @@ def test_llc_blocking_fewer_dram_accesses_than_dram_orig(problem):
     llc_block = simulate_trace(f"{SYSTEMS}/lap_llc.yaml", ulist_trace(problem, "blocking", "lap",
                                                                      split_blocks(problem, 4)))
     assert _dram_accesses(llc_block) < 0.8 * _dram_accesses(dram_orig)
+
+
+def _offloads(table):
+    return [json.loads(p) for p, op in zip(table.column("params").to_pylist(), table.column("op").to_pylist())
+            if op == "offload"]
+
+
+def _b_ranges_per_block(problem, table, blocks):
+    """(lowest, highest) byte of B per block, from the offload commands in order."""
+    cmds, out = iter(_offloads(table)), []
+    for idx in blocks:
+        n_cls = len(np.unique(problem.class_id[idx]))
+        rs = [next(cmds) for _ in range(n_cls)]
+        out.append((min(r["b_addr"] for r in rs), max(r["b_addr"] + r["k"] * r["n"] * 8 for r in rs)))
+    return out
+
+
+def test_blocks_reuse_one_buffer_and_pipelining_two(problem):
+    blocks = split_blocks(problem, 4)
+    lo = _b_ranges_per_block(problem, ulist_trace(problem, "blocking", "lap", blocks), blocks)
+    assert len({r[0] for r in lo}) == 1  # every block writes B into the same buffer
+    pipe = _b_ranges_per_block(problem, ulist_trace(problem, "pipelining", "lap", blocks), blocks)
+    for (a0, a1), (b0, b1) in zip(pipe, pipe[1:]):  # gemm(i) and in(i+1) never share B lines
+        assert a1 <= b0 or b1 <= a0
+    assert pipe[0][0] == pipe[2][0] and pipe[1][0] == pipe[3][0]
+
+
+def test_block_size_leaves_half_the_llc(problem):
+    llc = 2 * 2**20
+    bc = 2 * problem.n_q * problem.n_u * 8
+    assert problem.n_u // (5 * problem.n_q) > 8  # the Â_j re-read bound does not bind here
+    for variant, sets in (("blocking", 1), ("pipelining", 2)):
+        b = choose_blocks(problem, llc, variant)
+        assert sets * bc / b <= LLC_SHARE * llc < sets * bc / (b - 1)
+
+
+def test_block_count_bounded_by_a_rereads():
+    p = build_problem(8, N_POINTS, "table2")  # N_q = 165: the re-read bound binds for a small LLC
+    cap = p.n_u // (5 * p.n_q)
+    assert choose_blocks(p, 256 * 1024, "pipelining") == max(1, cap)
+
+
+def test_region_lines_counts_shared_lines_once():
+    # a matrix that is input and output (C += A B) is flushed or evicted once per offload
+    assert region_lines([[0, 128], [64, 128], [0, 64]], 64).tolist() == [0, 1, 2]
+    assert region_lines([[640, 64], [0, 64]], 64).tolist() == [10, 0]
+
+
+def test_llc_offload_evicts_each_line_once(problem):
+    t = ulist_trace(problem, "blocking", "lap", split_blocks(problem, 4))
+    res = simulate_trace(f"{SYSTEMS}/lap_llc.yaml", t).to_pandas()
+    evicted = float(res[(res.component == "stage/host/gemm") & (res.quantity == "lines")].value.iloc[0])
+    distinct = sum(len(region_lines(c["inputs"], 64)) for c in _offloads(t))  # inputs: A, B and C
+    assert evicted == distinct
+
+
+def test_llc_blocking_halves_dram_accesses(problem):
+    # 003 §8.1: LLC coupling + cache-aware blocking cuts DRAM accesses by about half vs DRAM coupling
+    dram_orig = simulate_trace(f"{SYSTEMS}/lap_dram.yaml", ulist_trace(problem, "orig", "lap",
+                                                                      split_blocks(problem, 1)))
+    b = choose_blocks(problem, 8 * 2**20, "blocking")
+    llc_block = simulate_trace(f"{SYSTEMS}/lap_llc.yaml", ulist_trace(problem, "blocking", "lap",
+                                                                     split_blocks(problem, b)))
+    assert _dram_accesses(llc_block) < 0.5 * _dram_accesses(dram_orig)
