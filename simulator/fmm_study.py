@@ -33,11 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from models import ulist
-from simulator.config.loader import PROJECT_ROOT, load_spec
-from simulator.config.schema import SystemSpec
+from simulator.config.loader import PROJECT_ROOT
+from simulator.config.yamlio import load_yaml
 from simulator.config.workload import build_workload, generate_trace
 from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
 from workloads import fmm_ulist
@@ -358,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="results/fmm")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
-    study = yaml.safe_load(Path(args.study).read_text())
+    study = load_yaml(args.study)  # strict: duplicate keys are refused
     for placement in study["placements"].values():  # system paths are relative to the project root
         placement["system"] = str(PROJECT_ROOT / placement["system"])
     out = Path(args.out)

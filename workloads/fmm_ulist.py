@@ -60,7 +60,6 @@ blocking saves (q = 10: b = 14 instead of 23 / 45; q = 14: b = 2, where, as in 0
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
