@@ -20,7 +20,9 @@ Per tile (hex family; w_tile = ts1 + tT - 2, A.4):
 * compute c = 2 C_iter sum_{x = ts1, ts1+2, .., w_tile} ceil(x ts2 ts3 / n_par) + tT tau_sync (A.10, A.16, A.28)
 * k tiles per SM: T_tile(k) = m + c + (k - 1) max(m, c)   (A.13)
 * prism/slab of N_sub sub-tiles: T(1) = N_sub (m + c), T(k>1) = m + k N_sub max(m, c) (A.29, A.30)
-* T_alg = N_w ceil(w / (k N_SM)) T_unit(k) + N_w T_sync  (A.7, A.18, A.31)
+* T_alg = sum over wavefronts of T_sync + the busiest SM's time (004:L2385): its
+  n = ceil(w / N_SM) tiles in rounds of k = k_max (A.12), a round of j tiles taking
+  T_unit(j); A.7, A.18, A.31 (N_w ceil(w / (k N_SM)) T_unit(k) + N_w T_sync) when k divides n
 
 Energy (004 eqs. B.2-B.6): E = P_stat T + N_tiles (e_gs M_io + u_sr e_sr V_tile + E_iter V_tile),
 E_iter = sum_j op_j e_j.
@@ -308,31 +310,50 @@ def max_blocks_per_sm(shape: TileShape, gpu: GpuParams, n_threads: int) -> int:
                gpu.max_threads_per_sm // n_threads)
 
 
+def _unit_time_s(shape: TileShape, n_sub: int, m_s: float, c_s: float, j: int) -> float:
+    """Time of one round of j tiles (prisms/slabs for hhc) on one SM: A.13, A.29, A.30, seconds."""
+    if shape.kind in ("hhc_2d", "hhc_3d"):
+        return n_sub * (m_s + c_s) if j == 1 else m_s + j * n_sub * max(m_s, c_s)
+    return tile_time_s(m_s, c_s, j)
+
+
+def wavefront_time_s(shape: TileShape, width: int, n_sub: int, gpu: GpuParams, m_s: float, c_s: float,
+                     k: int) -> float:
+    """One kernel call of ``width`` tiles with k per SM, without T_sync, seconds.
+
+    The call lasts as long as the SM with the most tiles, n = ceil(w / N_SM) (004:L2385-2387).
+    That SM runs them in rounds of k, a round of j tiles taking T_tile(j) (A.13; A.29/A.30 for
+    hhc prisms and slabs): ceil(n / k) rounds, the last holding n - (rounds - 1) k tiles.
+    When k divides n this is A.7's ceil(w / (k N_SM)) T_tile(k); A.7 charges a last, partial
+    round a full T_tile(k), as if the SM ran k tiles where it has fewer.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+    n = -(-int(width) // gpu.n_sm)
+    full, rest = divmod(n, k)
+    t = full * _unit_time_s(shape, n_sub, m_s, c_s, k) if full else 0.0
+    return t + (_unit_time_s(shape, n_sub, m_s, c_s, rest) if rest else 0.0)
+
+
 def predict_time_s(shape: TileShape, space: Sequence[int], steps: int, gpu: GpuParams,
                    c_iter_s: float, n_threads: int, k: int | None = None) -> float:
     """Total execution time T_alg (A.2 / A.7 / A.18 / A.31), seconds.
 
-    ``k`` threadblocks per SM defaults to the resource limit :func:`max_blocks_per_sm`,
-    lowered to ceil(widest wavefront / N_SM) so that no SM idles while another holds k.
+    Each kernel call (wavefront) takes :func:`wavefront_time_s` plus T_sync. ``k``
+    threadblocks per SM defaults to the resource limit :func:`max_blocks_per_sm` (A.12);
+    an SM with fewer tiles than k simply holds fewer.
     """
     _check_problem(shape, space, steps)
     k_max = max_blocks_per_sm(shape, gpu, n_threads)
     if k is None:
-        k = max(1, min(k_max, -(-max(wavefront_widths(shape, space, steps)) // gpu.n_sm)))
+        k = k_max
     if k < 1 or k > max(k_max, 0):
         raise ValueError(f"k must be in 1..{k_max} for this tile and GPU, got {k!r}")
     m = tile_transfer_time_s(shape, gpu)
     c = tile_compute_time_s(shape, gpu, c_iter_s, n_threads)
-    if shape.kind in ("hhc_2d", "hhc_3d"):
-        n_sub = sub_tiles_per_unit(shape, space, steps)
-        unit = n_sub * (m + c) if k == 1 else m + k * n_sub * max(m, c)  # A.29, A.30
-    else:
-        unit = tile_time_s(m, c, k)
-    if shape.hexagonal:  # all N_w wavefronts have the same width (A.7)
-        n_w = n_wavefronts(shape, steps)
-        width = -(-space[0] // shape.pitch)
-        return n_w * (-(-width // (k * gpu.n_sm)) * unit + gpu.t_sync_s)
-    return sum(-(-w // (k * gpu.n_sm)) * unit + gpu.t_sync_s for w in wavefront_widths(shape, space, steps))
+    n_sub = sub_tiles_per_unit(shape, space, steps) if shape.kind in ("hhc_2d", "hhc_3d") else 1
+    return sum(wavefront_time_s(shape, w, n_sub, gpu, m, c, k) + gpu.t_sync_s
+               for w in wavefront_widths(shape, space, steps))
 
 
 # ---- energy model (004 app. B) -------------------------------------------------------------
@@ -420,8 +441,7 @@ def search_tile_sizes(
             for n_thr in threads:
                 if max_blocks_per_sm(shape, gpu, n_thr) < 1:
                     continue
-                width = -(-space[0] // shape.pitch) if shape.hexagonal else max(wavefront_widths(shape, space, steps))
-                k = min(max_blocks_per_sm(shape, gpu, n_thr), -(-width // gpu.n_sm))
+                k = max_blocks_per_sm(shape, gpu, n_thr)
                 t = predict_time_s(shape, space, steps, gpu, c_iter_s, n_thr, k)
                 e = (predict_energy_j(shape, space, steps, stencil, energy, t)
                      if stencil is not None and energy is not None else None)

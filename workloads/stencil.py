@@ -46,20 +46,32 @@ SCHEMES = ("naive", "blocked", "time_tiled")
 
 @dataclass(frozen=True)
 class GridLayout:
-    """Two padded arrays (in, out) of ``grid`` interior points, ``elem_bytes`` per point."""
+    """Two padded arrays (in, out) of ``grid`` interior points, ``elem_bytes`` per point.
+
+    Every innermost row holds ``lead`` unused elements before padded index 0 and is
+    ``row_elems`` elements long (0: just the padded row), so that rows can start on an
+    alignment boundary (:func:`layout`).
+    """
 
     grid: tuple[int, ...]
     elem_bytes: int
     base: tuple[int, int]
+    lead: int = 0
+    row_elems: int = 0
 
     @property
     def padded(self) -> tuple[int, ...]:
         return tuple(n + 2 for n in self.grid)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of one array."""
+        return math.prod(self.padded[:-1]) * max(self.row_elems, self.lead + self.padded[-1]) * self.elem_bytes
+
     def strides_bytes(self) -> tuple[int, ...]:
         """Byte stride of each dimension (last fastest)."""
-        out, s = [], self.elem_bytes
-        for n in reversed(self.padded):
+        out, s = [self.elem_bytes], self.elem_bytes * max(self.row_elems, self.lead + self.padded[-1])
+        for n in reversed(self.padded[:-1]):
             out.append(s)
             s *= n
         return tuple(reversed(out))
@@ -77,12 +89,13 @@ class GridLayout:
             return
         st = self.strides_bytes()
         seg = (hi[-1] - lo[-1]) * self.elem_bytes
+        first = self.base[array] + (lo[-1] + self.lead) * st[-1]
         if len(self.grid) == 1:
-            yield self.base[array] + lo[0] * st[0], seg, seg, 1
+            yield first, seg, seg, 1
             return
         outer = [range(a, b) for a, b in zip(lo[:-2], hi[:-2])]
         for idx in _product(outer):
-            addr = self.base[array] + sum(i * s for i, s in zip(idx, st)) + lo[-2] * st[-2] + lo[-1] * st[-1]
+            addr = first + sum(i * s for i, s in zip(idx, st)) + lo[-2] * st[-2]
             yield addr, seg, st[-2], hi[-2] - lo[-2]
 
 
@@ -96,16 +109,29 @@ def _product(ranges: list[range]) -> Iterator[tuple[int, ...]]:
 
 
 def layout(grid: Sequence[int], elem_bytes: int = 8, space: AddressSpace | None = None,
-           stage: str = "stencil") -> GridLayout:
-    """Allocate the two padded arrays of ``grid`` (interior points) in ``space``."""
+           stage: str = "stencil", align_bytes: int = 0, origin: int = 0) -> GridLayout:
+    """Allocate the two padded arrays of ``grid`` (interior points) in ``space``.
+
+    ``align_bytes`` > 0 pads every innermost row so that padded index ``origin`` (and every
+    ``align_bytes`` from it) starts on an ``align_bytes`` boundary and rows are a whole number
+    of ``align_bytes`` long; 0 packs the rows.
+    """
     grid = tuple(int(n) for n in grid)
     if not 1 <= len(grid) <= 3 or any(n < 1 for n in grid):
         raise ValueError(f"grid must hold 1-3 sizes >= 1, got {grid!r}")
     if elem_bytes < 1:
         raise ValueError(f"elem_bytes must be >= 1, got {elem_bytes!r}")
+    if align_bytes < 0 or (align_bytes and align_bytes % elem_bytes):
+        raise ValueError(f"align_bytes must be 0 or a multiple of elem_bytes = {elem_bytes}, got {align_bytes!r}")
+    lead = row = 0
+    if align_bytes:
+        per = align_bytes // elem_bytes
+        lead = (-int(origin)) % per
+        row = -(-(lead + grid[-1] + 2) // per) * per
     sp = space or AddressSpace()
-    nbytes = math.prod(n + 2 for n in grid) * elem_bytes
-    return GridLayout(grid, elem_bytes, (sp.alloc(f"{stage}.a", nbytes), sp.alloc(f"{stage}.b", nbytes)))
+    shape = GridLayout(grid, elem_bytes, (0, 0), lead, row)
+    nbytes = shape.nbytes
+    return GridLayout(grid, elem_bytes, (sp.alloc(f"{stage}.a", nbytes), sp.alloc(f"{stage}.b", nbytes)), lead, row)
 
 
 def _stencil(name: str, grid: Sequence[int]) -> Stencil:
@@ -246,15 +272,22 @@ def _regions(lay: GridLayout, array: int, lo: Sequence[int], hi: Sequence[int]) 
 
 
 def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileShape, target: str = "stencil",
-                   elem_bytes: int = 4, *, unit: str = "host", stage: str = "stencil") -> pa.Table:
+                   elem_bytes: int = 4, *, unit: str = "host", stage: str = "stencil",
+                   align_bytes: int = 64) -> pa.Table:
     """Tile program for a stencil engine: one offload (a kernel call of one wavefront's tiles) and a wait each.
+
+    The arrays are laid out with rows aligned (``layout(align_bytes=..., origin=1 - tT)``) so that
+    the innermost tile edges, which start at padded index 1 - tT in steps of the innermost tile size,
+    fall on ``align_bytes`` boundaries whenever that size is a whole number of them, and tile rows
+    move as whole lines (the seed keeps that size a multiple of 32 so that neighbouring threads fill
+    complete warps, 004 A.32 at 004:L2565-2569). ``align_bytes=0`` packs the rows.
 
     Command params: ``op="stencil_tiles"``, ``stencil``, ``t_t``, ``m_tile_words``, ``tiles`` (per tile:
     ``block`` (the hexagon a prism of hhc sub-tiles belongs to; one threadblock runs it, 004 A.29),
     ``inputs``, ``outputs`` regions, ``points``, ``rows`` points per row), ``inputs``/``outputs`` the union.
     """
     st = _stencil(stencil, grid)
-    lay = layout(grid, elem_bytes, stage=stage)
+    lay = layout(grid, elem_bytes, stage=stage, align_bytes=align_bytes, origin=1 - shape.t_t)
     by_wf: dict[int, list[Tile]] = {}
     for tile in tiles(shape, grid, steps):
         by_wf.setdefault(tile.wavefront, []).append(tile)
@@ -295,7 +328,7 @@ def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: str = "
 
 def _flush_arrays(b: TraceBuilder, lay: GridLayout, unit: str, stage: str) -> None:
     """Write every dirty line of both arrays back (the results end in memory, as the model counts)."""
-    nbytes = math.prod(lay.padded) * lay.elem_bytes
+    nbytes = lay.nbytes
     for base in lay.base:
         b.access(unit, stage, "flush", base, nbytes, nbytes, 1)
 

@@ -1,16 +1,28 @@
 """Stencil engine unit: tiles copied into a scratchpad, computed on lanes, copied out, k in flight.
 
 A ``stencil_tiles`` command is one kernel call (one wavefront of a time-tiled
-schedule, ``workloads.stencil.engine_program``). Its blocks (a block is one tile,
-or for hhc the prism of sub-tiles one threadblock runs in sequence, 004 A.29)
-are dealt round-robin to the ``units``; each unit keeps k = min(max_tiles_in_flight,
-scratchpad / M_tile, its block count) slots, dealt the unit's blocks round-robin. A slot copies its tile in (DMA through the
-interface: ``interface.access``, plus one barrier), waits for the unit's lanes
-(one tile computes at a time), computes C_iter sum_rows ceil(row points / lanes)
-+ tT barriers (004 eqs. A.10, A.16, A.28), releases the lanes and copies the
-tile out (plus one barrier) while the next tile computes: with compute-bound
-tiles a unit takes m + k c for k tiles, the T_tile(k) of 004 eq. A.13. All DMA
-shares the interface's link and memory, so transfers of different units contend.
+schedule, ``workloads.stencil.engine_program``); the host waits for it before
+the next wavefront, so no tile runs ahead of the wavefront it depends on. Its
+blocks (a block is one tile, or for hhc the prism of sub-tiles one threadblock
+runs in sequence, 004 A.29) are dealt round-robin to the ``units``. Each unit
+runs its blocks in rounds of k = min(max_tiles_in_flight, scratchpad / M_tile,
+its block count), the last round holding the rest: a round starts when the
+unit's previous round has written its last tile back (004 A.13: a round's first
+read and last write overlap nothing; A.7: ceil(w / (k N_SM)) rounds).
+
+Within a round each block has a slot that, per tile, copies the tile in, waits
+for the unit's lanes (one tile computes at a time), computes
+C_iter sum_rows ceil(row points / lanes) + tT barriers (004 eqs. A.10, A.16,
+A.28), releases the lanes and copies the tile out, one barrier after each copy
+(the 2 tau_sync of A.9). A unit has one DMA channel: its copies run one after
+another in request order, so the second tile's read overlaps the first tile's
+compute (004:L2174). A copy moves one box row (a region of the command) per
+burst through the interface (``interface.access``), the next burst as soon as
+the link has taken the previous one: bursts of different units interleave on
+the shared link, so units streaming together share its bandwidth evenly rather
+than whole tiles queueing behind each other, and memory latency overlaps the
+stream. With compute-bound tiles a round of k tiles takes m + k c, the T_tile(k)
+of 004 eq. A.13.
 
 Energy (004 eqs. B.2-B.6): operations x their energies, u_sr scratchpad words per
 point x e_sr, words copied x e_gs; static power while busy (the base class).
@@ -20,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import simpy
 
 from simulator.config.stencils import STENCILS
@@ -27,7 +40,6 @@ from simulator.accel.base import AcceleratorUnit, Command
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.engine import ClockDomain
-from simulator.interconnect.interface import region_lines
 
 
 def cycles_per_point(spec: StencilEngineSpec, stencil: str) -> float:
@@ -53,6 +65,7 @@ class StencilEngineUnit(AcceleratorUnit):
             raise ValueError(f"StencilEngineUnit {self.name}: spec = {self.spec!r}: expected a StencilEngineSpec")
         super().__post_init__()
         self._lanes = [simpy.Resource(self.env, capacity=1) for _ in range(self.spec.units)]
+        self._dma = [simpy.Resource(self.env, capacity=1) for _ in range(self.spec.units)]
 
     def slots(self, m_tile_words: int, n_tiles_on_unit: int) -> int:
         """Tiles in flight on one unit: min(max_tiles_in_flight, scratchpad / M_tile, tiles it has)."""
@@ -78,29 +91,57 @@ class StencilEngineUnit(AcceleratorUnit):
         procs = []
         for u in range(self.spec.units):
             mine = order[u::self.spec.units]
-            if not mine:
-                continue
-            k = self.slots(int(p.get("m_tile_words", 1)), len(mine))
-            for s in range(k):
-                work = [tile for blk in mine[s::k] for tile in blk]
-                procs.append(self.env.process(self._slot(u, work, name, t_t)))
+            if mine:
+                k = self.slots(int(p.get("m_tile_words", 1)), len(mine))
+                procs.append(self.env.process(self._unit(u, mine, k, name, t_t)))
         self.count("kernel_calls", 1)
         if procs:
             yield simpy.AllOf(self.env, procs)
 
+    def _unit(self, unit: int, blocks: list[list[dict]], k: int, stencil: str, t_t: int):
+        """One unit's blocks in rounds of k, a slot per block (004 A.7, A.13)."""
+        for r in range(0, len(blocks), k):
+            self.count("rounds", 1)
+            yield simpy.AllOf(self.env, [self.env.process(self._slot(unit, blk, stencil, t_t))
+                                         for blk in blocks[r:r + k]])
+
+    def _copy(self, unit: int, regions: list, is_write: bool):
+        """SimPy generator: move ``regions`` on the unit's DMA channel; returns the lines moved.
+
+        One region is one burst. The channel issues the next burst once the link has taken
+        the previous one (its serialisation ends), so bursts of different units interleave
+        and memory latency overlaps the stream; the copy ends when its last burst has arrived.
+        """
+        env, lb, moved = self.env, self.line_bytes, 0
+        link = self.interface.link
+        if self.interface.coupling == "pcie" and self.interface.device_memory is not None:
+            link = self.interface.device_memory
+        with self._dma[unit].request() as req:
+            yield req
+            done = env.now
+            for addr, nbytes in regions:
+                addr, nbytes = int(addr), int(nbytes)
+                if nbytes <= 0:
+                    continue
+                lines = np.arange(addr // lb, (addr + nbytes - 1) // lb + 1, dtype=np.int64)
+                moved += len(lines)
+                done = max(done, self.interface.access(lines, is_write, env.now))
+                if link.busy_until_ps > env.now:
+                    yield env.timeout(link.busy_until_ps - env.now)
+            if done > env.now:
+                yield env.timeout(done - env.now)
+        yield env.timeout(self.compute_ps(self.spec.sync_cycles))
+        return moved
+
     def _slot(self, unit: int, tiles: list[dict], stencil: str, t_t: int):
-        env, sync_ps = self.env, self.compute_ps(self.spec.sync_cycles)
+        env = self.env
         st = STENCILS[stencil]
         for tile in tiles:
-            lines_in = region_lines(tile["inputs"], self.line_bytes)
-            t = self.interface.access(lines_in, False, env.now)
-            yield env.timeout(max(0, t - env.now) + sync_ps)
+            lines_in = yield env.process(self._copy(unit, tile["inputs"], False))
             with self._lanes[unit].request() as req:
                 yield req
                 yield env.timeout(self.compute_ps(tile_compute_cycles(self.spec, stencil, tile["rows"], t_t)))
-            lines_out = region_lines(tile["outputs"], self.line_bytes)
-            t = self.interface.access(lines_out, True, env.now)
-            yield env.timeout(max(0, t - env.now) + sync_ps)
+            lines_out = yield env.process(self._copy(unit, tile["outputs"], True))
             points = int(tile["points"])
             words_in = sum(int(n) for _, n in tile["inputs"]) // self.spec.word_bytes
             words_out = sum(int(n) for _, n in tile["outputs"]) // self.spec.word_bytes
@@ -112,8 +153,8 @@ class StencilEngineUnit(AcceleratorUnit):
             self.count("fother", points * st.fother)
             self.count("scratchpad_words", points * st.u_sr)
             self.count("global_words", words_in + words_out)
-            self.count("bytes_read", len(lines_in) * self.line_bytes)
-            self.count("bytes_written", len(lines_out) * self.line_bytes)
+            self.count("bytes_read", lines_in * self.line_bytes)
+            self.count("bytes_written", lines_out * self.line_bytes)
 
     def dynamic_energy_j(self) -> dict[str, float]:
         """Operations, scratchpad words and global words priced with the spec's energies (004 B.6), J."""

@@ -22,6 +22,7 @@ from models.stencil import (
     search_tile_sizes,
     tile_compute_time_s,
     tile_time_s,
+    wavefront_time_s,
     wavefront_widths,
 )
 
@@ -104,9 +105,29 @@ def test_time_monotone_in_problem_size_and_sync_cost():
     assert k_max == 6
     assert predict_time_s(sh, (7680, 2048), 512, GTX980, c_iter, 128, k=k_max) < \
         predict_time_s(sh, (7680, 2048), 512, GTX980, c_iter, 128, k=1)
-    # ... but with too few tiles per wavefront, packing k per SM leaves SMs idle
-    assert predict_time_s(sh, (2048, 2048), 512, GTX980, c_iter, 128, k=k_max) > \
-        predict_time_s(sh, (2048, 2048), 512, GTX980, c_iter, 128, k=1)
+    # ... and with too few tiles per wavefront (2048 / 40 -> 52 tiles, 4 per SM) an SM holds
+    # only the 4 it has: k = k_max predicts what k = 4 does
+    assert predict_time_s(sh, (2048, 2048), 512, GTX980, c_iter, 128, k=k_max) == \
+        predict_time_s(sh, (2048, 2048), 512, GTX980, c_iter, 128, k=4)
+
+
+def test_partial_last_round_is_charged_the_tiles_it_holds():
+    """The busiest SM (004:L2385) runs its ceil(w / N_SM) tiles in rounds of k (A.13 per round)."""
+    sh = TileShape("hex_1d", 4, (6,))
+    m, c = 3.0, 5.0
+    # TOY has 2 SMs: 7 tiles -> 4 on the busiest SM; k = 3 -> rounds of 3 and 1
+    assert wavefront_time_s(sh, 7, 1, TOY, m, c, 3) == tile_time_s(m, c, 3) + tile_time_s(m, c, 1)
+    # k divides n: A.7's ceil(w / (k N_SM)) T_tile(k)
+    assert wavefront_time_s(sh, 8, 1, TOY, m, c, 2) == 2 * tile_time_s(m, c, 2)
+    # hhc prisms of 5 sub-tiles: a round of 1 is A.29, a round of 2 is A.30
+    hh = TileShape("hhc_2d", 4, (6, 32))
+    assert wavefront_time_s(hh, 5, 5, TOY, m, c, 2) == (m + 2 * 5 * c) + 5 * (m + c)
+    # never above A.7, which charges every round k tiles
+    for w in range(1, 20):
+        for k in (1, 2, 3, 4):
+            assert wavefront_time_s(sh, w, 1, TOY, m, c, k) <= -(-w // (k * TOY.n_sm)) * tile_time_s(m, c, k)
+    with pytest.raises(ValueError, match="k must be"):
+        wavefront_time_s(sh, 7, 1, TOY, m, c, 0)
 
 
 def test_energy_model_by_hand_and_k20c_preset():
