@@ -253,6 +253,22 @@ class CacheHierarchy:
         writes.append(self._wr[: self._pos[1]].copy())
         self._pos[:] = 0
 
+    def _run(self, n_inputs: int, step) -> tuple[list, list]:
+        """Run a resumable kernel over ``n_inputs`` lines: ``step(done) -> next index``.
+
+        A kernel stops early when the DRAM read/write buffers are full; the
+        buffers are drained into the returned lists and the kernel is resumed.
+        """
+        self._reserve(n_inputs)
+        reads: list = []
+        writes: list = []
+        done = 0
+        while True:
+            done = step(done)
+            self._drain(reads, writes)
+            if done >= n_inputs:
+                return reads, writes
+
     def _result(self, before: np.ndarray, reads: list, writes: list,
                 served: np.ndarray) -> ChunkResult:
         return ChunkResult(self._counts - before, _concat(reads), _concat(writes), served)
@@ -272,20 +288,11 @@ class CacheHierarchy:
             mode, stores = 2, np.ascontiguousarray(stores, dtype=np.uint8)
         before = self._counts.copy()
         served = np.empty(arr.shape[0], dtype=np.int8)
-        self._reserve(arr.shape[0])
         st = self._st
-        reads: list = []
-        writes: list = []
-        done = 0
-        while True:
-            done = ck.access_kernel(arr, stores, mode, done, start_level,
-                                    st["ts"], st["base"], st["mask"], st["ways"],
-                                    st["clock"], self._counts,
-                                    self._dram, self._rd, self._wr, self._pos, served,
-                                    self._pf_cfg, self._pf_last, self._pf_stamp)
-            self._drain(reads, writes)
-            if done >= arr.shape[0]:
-                break
+        reads, writes = self._run(arr.shape[0], lambda done: ck.access_kernel(
+            arr, stores, mode, done, start_level, st["ts"], st["base"], st["mask"], st["ways"],
+            st["clock"], self._counts, self._dram, self._rd, self._wr, self._pos, served,
+            self._pf_cfg, self._pf_last, self._pf_stamp))
         ck.demand_counts(served, stores, mode, start_level, self._counts)
         return self._result(before, reads, writes, served)
 
@@ -295,53 +302,30 @@ class CacheHierarchy:
         check_start_level(start_level, self.n_levels)
         before = self._counts.copy()
         served = np.empty(arr.shape[0], dtype=np.int8)
-        self._reserve(arr.shape[0])
         st = self._st
-        reads: list = []
-        writes: list = []
-        done = 0
-        while True:
-            done = ck.zero_kernel(arr, done, start_level, st["ts"], st["base"], st["mask"],
-                                  st["ways"], self._counts, self._dram, self._wr, self._pos,
-                                  served)
-            self._drain(reads, writes)
-            if done >= arr.shape[0]:
-                break
+        reads, writes = self._run(arr.shape[0], lambda done: ck.zero_kernel(
+            arr, done, start_level, st["ts"], st["base"], st["mask"], st["ways"], self._counts,
+            self._dram, self._wr, self._pos, served))
         return self._result(before, reads, writes, served)
 
     def flush(self, lines) -> ChunkResult:
         """clflush ``lines``: dirty data to DRAM once, line invalidated in every level."""
         arr = as_lines(lines)
         before = self._counts.copy()
-        self._reserve(arr.shape[0])
         st = self._st
-        reads: list = []
-        writes: list = []
-        done = 0
-        while True:
-            done = ck.flush_kernel(arr, done, st["ts"], st["base"], st["mask"], st["ways"],
-                                   self._counts, self._dram, self._wr, self._pos)
-            self._drain(reads, writes)
-            if done >= arr.shape[0]:
-                break
+        reads, writes = self._run(arr.shape[0], lambda done: ck.flush_kernel(
+            arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._counts, self._dram,
+            self._wr, self._pos))
         return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
 
     def evict_to_llc(self, lines) -> ChunkResult:
         """Write dirty upper-level copies of ``lines`` into the last level and drop them above."""
         arr = as_lines(lines)
         before = self._counts.copy()
-        self._reserve(arr.shape[0])
         st = self._st
-        reads: list = []
-        writes: list = []
-        done = 0
-        while True:
-            done = ck.evict_to_llc_kernel(arr, done, st["ts"], st["base"], st["mask"],
-                                          st["ways"], self._counts, self._dram,
-                                          self._wr, self._pos)
-            self._drain(reads, writes)
-            if done >= arr.shape[0]:
-                break
+        reads, writes = self._run(arr.shape[0], lambda done: ck.evict_to_llc_kernel(
+            arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._counts, self._dram,
+            self._wr, self._pos))
         return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
 
     def invalidate(self, lines, levels: Sequence[int] | None = None) -> ChunkResult:

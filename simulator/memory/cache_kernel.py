@@ -260,6 +260,19 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 
 
 @njit(cache=True)
+def _remove_from_levels(ts, base, mask, ways, x, n_upto):
+    """Drop line ``x`` from levels 0..n_upto-1; return the nearest level that held it dirty, or -1."""
+    top = -1
+    for i in range(n_upto):
+        st = _set_start(base, mask, ways, i, x)
+        p = _find(ts, st, ways[i], x)
+        if p >= 0:
+            if (_remove(ts, st, ways[i], p) & 1) != 0 and top < 0:
+                top = i
+    return top
+
+
+@njit(cache=True)
 def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
     """clflush ``lines[start:]``; returns the index of the first line not processed."""
     n_levels = base.shape[0]
@@ -269,13 +282,7 @@ def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
         if pos[1] + 1 > cap:
             return j
         x = lines[j]
-        top = -1
-        for i in range(n_levels):
-            st = _set_start(base, mask, ways, i, x)
-            p = _find(ts, st, ways[i], x)
-            if p >= 0:
-                if (_remove(ts, st, ways[i], p) & 1) != 0 and top < 0:
-                    top = i
+        top = _remove_from_levels(ts, base, mask, ways, x, n_levels)
         if top >= 0:
             counts[top, C_WB_OUT] += 1
             wr_buf[pos[1]] = x
@@ -295,13 +302,7 @@ def evict_to_llc_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf
         if pos[1] + 1 > cap:
             return j
         x = lines[j]
-        top = -1
-        for i in range(last):
-            st = _set_start(base, mask, ways, i, x)
-            p = _find(ts, st, ways[i], x)
-            if p >= 0:
-                if (_remove(ts, st, ways[i], p) & 1) != 0 and top < 0:
-                    top = i
+        top = _remove_from_levels(ts, base, mask, ways, x, last)
         if top >= 0:
             counts[top, C_WB_OUT] += 1
             _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, last, x)
