@@ -37,6 +37,7 @@ import pandas as pd
 from models import ulist
 from simulator.config.loader import PROJECT_ROOT
 from simulator.config.yamlio import load_yaml
+from simulator.reproduce import reference_table
 from simulator.config.workload import build_workload, generate_trace
 from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
 from workloads import fmm_ulist
@@ -47,12 +48,13 @@ STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
 STAGES = ("input_perm", "gemm", "out_prefetch", "output_perm")
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
 
-# 003 Table 5 (003:L396), MCycles: sim and model for LAP-DRAM Orig, LAP-LLC Block, LAP-LLC Pipeline.
-TABLE5 = {4: (183, 190, 177, 176, 148, 150), 6: (193, 195, 188, 189, 150, 150),
-          8: (235, 220, 240, 223, 151, 152), 10: (311, 288, 317, 297, 190, 188),
-          14: (529, 502, 524, 522, 388, 448)}
-# 003 Table 3 (003:L172), CPU only, real i7-920 MCycles: T1, T2, T3.
-TABLE3_REAL = {4: (27, 158, 26), 6: (26, 303, 33), 8: (26, 533, 34), 10: (26, 916, 35), 14: (25, 2064, 34)}
+# Published figures, from the cited reference table (results/reference/asri_fmm.csv), MCycles.
+# 003 Table 5: sim and model for LAP-DRAM Orig, LAP-LLC Block, LAP-LLC Pipeline.
+TABLE5 = reference_table("asri_fmm", "003 Table 5", (
+    "LAP-DRAM Orig sim", "LAP-DRAM Orig model", "LAP-LLC Block sim", "LAP-LLC Block model",
+    "LAP-LLC Pipeline sim", "LAP-LLC Pipeline model"))
+# 003 Table 3, CPU only, real i7-920: T1, T2, T3.
+TABLE3_REAL = reference_table("asri_fmm", "003 Table 3", ("T1 real", "T2 real", "T3 real"))
 
 
 def _q(df: pd.DataFrame, component: str, quantity: str) -> float:

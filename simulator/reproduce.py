@@ -27,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from simulator.config.errors import InputError
 
@@ -57,6 +57,23 @@ class ReferenceRow:
     def number(self) -> float:
         """The value as a float (raises ValueError for a non-numeric value)."""
         return float(self.value)
+
+
+def reference_table(name: str, table: str, columns: Sequence[str],
+                    directory: Path = REFERENCE_DIR) -> dict[int, tuple[float, ...]]:
+    """Published values of one table of ``<name>.csv`` whose rows are ``q=<int>``: {q: (column values...)}.
+
+    KeyError naming the file, table, row and column when a requested value is missing.
+    """
+    cells = {(r.row, r.column): r.number for r in load_reference(name, directory) if r.table == table}
+    qs = sorted({int(row[2:]) for row, _ in cells if row.startswith("q=")})
+    out = {}
+    for q in qs:
+        try:
+            out[q] = tuple(cells[(f"q={q}", col)] for col in columns)
+        except KeyError as exc:
+            raise KeyError(f"{name}.csv: {table}, q={q}: no value for column {exc.args[0][1]!r}") from None
+    return out
 
 
 def load_reference(name: str, directory: Path = REFERENCE_DIR) -> list[ReferenceRow]:

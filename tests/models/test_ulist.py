@@ -31,19 +31,17 @@ from models.ulist import (
     t3_cycles,
     total_cycles,
 )
+from simulator.reproduce import reference_table
 
-# 003 Table 2 (003:L150): q -> (N_q, N_oct, N_U)
-TABLE2 = {
-    4: (35, 6917, 164913),
-    6: (84, 2885, 68769),
-    8: (165, 1450, 34172),
-    10: (286, 869, 20129),
-    14: (680, 358, 8336),
-}
-# 003 Table 3 (003:L172), model columns, MCycles: q -> (T1, T2, T3)
-TABLE3_MODEL = {4: (29, 101, 38), 6: (29, 242, 31), 8: (28, 465, 33), 10: (29, 823, 35), 14: (28, 1928, 34)}
-# 003 Table 5 (003:L396), model columns, MCycles: q -> (LAP-DRAM Orig, LAP-LLC Block, LAP-LLC Pipeline)
-TABLE5_MODEL = {4: (190, 176, 150), 6: (195, 189, 150), 8: (220, 223, 152), 10: (288, 297, 188), 14: (502, 522, 448)}
+# Published figures, from the cited reference table (results/reference/asri_fmm.csv)
+# 003 Table 2: q -> (N_q, N_oct, N_U)
+TABLE2 = {q: tuple(int(v) for v in row)
+          for q, row in reference_table("asri_fmm", "003 Table 2", ("N_q", "N_oct", "N_U")).items() if q <= 14}
+# 003 Table 3, model columns, MCycles: q -> (T1, T2, T3)
+TABLE3_MODEL = reference_table("asri_fmm", "003 Table 3", ("T1 model", "T2 model", "T3 model"))
+# 003 Table 5, model columns, MCycles: q -> (LAP-DRAM Orig, LAP-LLC Block, LAP-LLC Pipeline)
+TABLE5_MODEL = reference_table("asri_fmm", "003 Table 5", (
+    "LAP-DRAM Orig model", "LAP-LLC Block model", "LAP-LLC Pipeline model"))
 
 # Real i7-920 (003:L170): 6.4 GB/s streaming, 8 GFLOP/s peak, 0.32 GB/s for the irregular part
 I7_920 = UListMachine(6.4e9, 0.32e9, 8e9, 40e9, 12.8e9)

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from simulator.reproduce import reference_table
 from workloads.fmm_tree import (
     CLASS_KEYS,
     KINDS,
@@ -23,15 +24,9 @@ from workloads.fmm_tree import (
     volume_fmm_tree,
 )
 
-# 003 Table 2 (003:L150): q -> (N_q, N_oct, N_U)
-TABLE2 = {
-    4: (35, 6917, 164913),
-    6: (84, 2885, 68769),
-    8: (165, 1450, 34172),
-    10: (286, 869, 20129),
-    14: (680, 358, 8336),
-    18: (1330, 183, 4309),
-}
+# 003 Table 2: q -> (N_q, N_oct, N_U), from the cited reference table (results/reference/asri_fmm.csv)
+TABLE2 = {q: tuple(int(v) for v in row)
+          for q, row in reference_table("asri_fmm", "003 Table 2", ("N_q", "N_oct", "N_U")).items()}
 
 
 # --------------------------------------------------------------------------- N_q
