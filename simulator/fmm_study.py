@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -35,8 +36,9 @@ from typing import Any
 import pandas as pd
 
 from models import ulist
-from simulator.config.loader import PROJECT_ROOT
-from simulator.config.yamlio import load_yaml
+from simulator.config.loader import PROJECT_ROOT, load_spec
+from simulator.config.errors import InputError
+from simulator.config.fields import param
 from simulator.reproduce import reference_table
 from simulator.config.workload import build_workload, generate_trace
 from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
@@ -94,6 +96,53 @@ class Point:
     llc_bytes: int
 
 
+def _system_file(path: str) -> str | None:
+    """None if ``path`` (relative to the project root) is a file, else what was expected."""
+    return None if (PROJECT_ROOT / path).is_file() else f"no file {path!r}; expected a system config " \
+        "path relative to the project root"
+
+
+@dataclass(frozen=True)
+class PlacementSpec:
+    """One placement of the study: a system and where its GEMMs run."""
+
+    system: str = param(doc="system config, relative to the project root", check=_system_file)
+    gemm: str = param(choices=fmm_ulist.PLACEMENTS, doc="where the GEMMs run")
+    variants: tuple[str, ...] = param(choices=fmm_ulist.VARIANTS, doc="software variants to run")
+
+
+@dataclass(frozen=True)
+class QuickSpec:
+    """The reduced grid of ``--quick``."""
+
+    qs: tuple[int, ...] = param(min=1, doc="Chebyshev orders")
+    n_points: int = param(min=1, doc="points of the FMM problem")
+
+
+@dataclass(frozen=True)
+class FmmStudySpec:
+    """configs/studies/fmm_placement.yaml, validated like every config (file, key and expectation named)."""
+
+    study: str = param(choices=("fmm_placement",), doc="study kind")
+    n_points: int = param(min=1, doc="points of the FMM problem (003: 2.4e5)")
+    density: str = param(choices=fmm_ulist.DENSITIES, doc="point density of the octree")
+    llc_bytes: int = param(unit="size", positive=True, doc="LLC capacity that sizes the blocks")
+    qs: tuple[int, ...] = param(min=1, doc="Chebyshev orders")
+    placements: dict[str, PlacementSpec] = param(doc="placements by name")
+    quick: QuickSpec = param(doc="the reduced grid of --quick")
+
+    def __post_init__(self) -> None:
+        if not self.qs or not self.quick.qs:
+            raise ValueError("qs: expected at least one order q")
+        if "cpu" not in self.placements:
+            raise ValueError("placements: expected a 'cpu' placement (the micro runs measure w_C, f_C on it)")
+
+
+def load_study(path: str | Path) -> FmmStudySpec:
+    """Read and validate an FMM study file; ConfigError naming file and key on any problem."""
+    return load_spec(path, FmmStudySpec).spec
+
+
 def run_point(p: Point) -> dict[str, Any]:
     """Generate and simulate one point; the row of ``table.csv``."""
     t0 = time.perf_counter()
@@ -110,17 +159,12 @@ def run_point(p: Point) -> dict[str, Any]:
     return row
 
 
-def grid(study: dict[str, Any], quick: bool) -> list[Point]:
-    """The points of a study description (``quick``: its reduced q list and problem size)."""
-    qs = study["quick"]["qs"] if quick else study["qs"]
-    n = int(study["quick"]["n_points"] if quick else study["n_points"])
-    pts = []
-    for q in qs:
-        for name, pl in study["placements"].items():
-            for v in pl["variants"]:
-                pts.append(Point(int(q), name, pl["system"], pl["gemm"], v, n, study["density"],
-                                 int(study["llc_bytes"])))
-    return pts
+def grid(study: FmmStudySpec, quick: bool) -> list[Point]:
+    """The points of a study (``quick``: its reduced q list and problem size)."""
+    qs = study.quick.qs if quick else study.qs
+    n = study.quick.n_points if quick else study.n_points
+    return [Point(q, name, str(PROJECT_ROOT / pl.system), pl.gemm, v, n, study.density, study.llc_bytes)
+            for q in qs for name, pl in study.placements.items() for v in pl.variants]
 
 
 # --------------------------------------------------------------------------- micro runs
@@ -359,9 +403,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="results/fmm")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
-    study = load_yaml(args.study)  # strict: duplicate keys are refused
-    for placement in study["placements"].values():  # system paths are relative to the project root
-        placement["system"] = str(PROJECT_ROOT / placement["system"])
+    try:
+        study = load_study(args.study)
+    except InputError as exc:
+        for message in exc.messages:
+            print(f"fmm_study: error: {message}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -373,10 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     table = pd.DataFrame(rows).sort_values(["q", "placement", "variant"]).reset_index(drop=True)
     table.to_csv(out / "table.csv", index=False)
     t_grid = time.perf_counter() - t0
-    pl = study["placements"]
-    machine = measure_machine(pl["cpu"]["system"], {k: v["system"] for k, v in pl.items() if v["gemm"] == "lap"})
-    n = int(study["quick"]["n_points"] if args.quick else study["n_points"])
-    dims = {int(q): fmm_ulist.build_problem(int(q), n, study["density"]).dims() for q in table.q.unique()}
+    systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
+    machine = measure_machine(systems["cpu"], {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"})
+    n = study.quick.n_points if args.quick else study.n_points
+    dims = {int(q): fmm_ulist.build_problem(int(q), n, study.density).dims() for q in table.q.unique()}
     machine["dims"] = {q: asdict(d) for q, d in dims.items()}
     (out / "machine.json").write_text(json.dumps(machine, indent=1) + "\n")
     cross = model_rows(table, machine, dims)

@@ -197,3 +197,25 @@ def test_llc_blocking_halves_dram_accesses(problem):
     llc_block = simulate_trace(f"{SYSTEMS}/lap_llc.yaml", ulist_trace(problem, "blocking", "lap",
                                                                      split_blocks(problem, b)))
     assert _dram_accesses(llc_block) < 0.5 * _dram_accesses(dram_orig)
+
+
+def test_shipped_study_file_validates():
+    from simulator.fmm_study import STUDY, load_study
+
+    study = load_study(STUDY)
+    assert study.llc_bytes == 8 * 2**20 and study.qs == (4, 6, 8, 10, 14)
+    assert {pl.gemm for pl in study.placements.values()} == {"cpu", "lap"}
+
+
+def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
+    from simulator.fmm_study import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("study: fmm_placement\nn_points: 1000\ndensity: table2\nllc_bytes: 8388608\nqs: [4]\n"
+                   "placements:\n  cpu: {system: configs/systems/nope.yaml, gemm: gpu, variants: [orig]}\n"
+                   "quick: {qs: [4], n_points: 10}\n")
+    assert main(["--study", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml: llc_bytes" in err and "a bare number has no unit" in err
+    assert "bad.yaml: placements.cpu.system" in err and "bad.yaml: placements.cpu.gemm" in err
+    assert not (tmp_path / "out").exists()
