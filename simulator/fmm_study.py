@@ -36,7 +36,7 @@ from typing import Any
 import pandas as pd
 
 from models import ulist
-from simulator.config.loader import PROJECT_ROOT, load_spec
+from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.reproduce import reference_table
@@ -96,17 +96,11 @@ class Point:
     llc_bytes: int
 
 
-def _system_file(path: str) -> str | None:
-    """None if ``path`` (relative to the project root) is a file, else what was expected."""
-    return None if (PROJECT_ROOT / path).is_file() else f"no file {path!r}; expected a system config " \
-        "path relative to the project root"
-
-
 @dataclass(frozen=True)
 class PlacementSpec:
     """One placement of the study: a system and where its GEMMs run."""
 
-    system: str = param(doc="system config, relative to the project root", check=_system_file)
+    system: str = param(doc="system config, relative to the project root", check=project_file)
     gemm: str = param(choices=fmm_ulist.PLACEMENTS, doc="where the GEMMs run")
     variants: tuple[str, ...] = param(choices=fmm_ulist.VARIANTS, doc="software variants to run")
 

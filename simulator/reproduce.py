@@ -214,15 +214,15 @@ CHAIN_DIMS = (936, 1008, 552, 368, 1016, 616, 544)  # 004 §D.7 (004:L5302)
 CHAIN_SQRT_M = 256  # sqrt(M) in elements, 004 §D.7 (004:L5302)
 STENCIL_TILING = ROOT / "configs" / "studies" / "stencil_tiling.yaml"
 # quick: half the steps (t_T 4), a 256^2 engine grid with two tile shapes; host grid stays 1024^2 (> LLC)
-STENCIL_QUICK = {"steps": 4, "engine_grid": [256, 256], "engine_steps": 8,
-                 "engine_tiles": [[4, [8, 32]], [8, [32, 32]]]}
+STENCIL_QUICK_STEPS = 4
+STENCIL_QUICK_ENGINE = {"engine_grid": (256, 256), "engine_steps": 8, "engine_tiles": ((4, (8, 32)), (8, (32, 32)))}
 
 
 def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
-    import yaml
+    from dataclasses import replace
 
     from models.data_movement import fused_data_movement, min_op_count, unfused_data_movement
-    from simulator.stencil_study import run_stencil_tiling_study
+    from simulator.stencil_study import TileSpec, load_study, run_stencil_tiling_study
 
     ref = _index(load_reference("prajapati_stencil"))
     m_elems = CHAIN_SQRT_M ** 2
@@ -249,9 +249,12 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
                     f"`{order.tree()}` (the seed's rendering of the tree at 004:L5303 is garbled; "
                     "SPEC §5 reads it as `((A1(A2A3))((A4A5)A6))`).")
 
-    cfg = yaml.safe_load(STENCIL_TILING.read_text())
+    cfg = load_study(STENCIL_TILING)
     if quick:
-        cfg = {**cfg, **STENCIL_QUICK, "host_tile": {**cfg["host_tile"], "t_t": STENCIL_QUICK["steps"]}}
+        q = STENCIL_QUICK_ENGINE
+        cfg = replace(cfg, steps=STENCIL_QUICK_STEPS, host_tile=replace(cfg.host_tile, t_t=STENCIL_QUICK_STEPS),
+                      engine_grid=q["engine_grid"], engine_steps=q["engine_steps"],
+                      engine_tiles=tuple(TileSpec(t_t, t_s) for t_t, t_s in q["engine_tiles"]))
     summary = run_stencil_tiling_study(cfg, out)
     by = {t["scheme"]: t for t in summary["traffic"]}
     red_sim = 1 - by["time_tiled"]["sim_words"] / by["naive"]["sim_words"]
@@ -263,8 +266,8 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     traffic += [Comparison(f"engine time t_T={e['t_t']} t_s={tuple(e['t_s'])}", e["model_time_s"] * 1e3,
                            e["sim_time_s"] * 1e3, "ms", "004 eqs. A.13/A.31 via models.stencil") for e in summary["engine"]]
     tiling = Section("Stencil tiling study: simulation vs the 004 models", tuple(traffic),
-                     f"{cfg['stencil']} on {cfg['grid'][0]}x{cfg['grid'][1]} points, {cfg['steps']} steps, host tile "
-                     f"{cfg['host_tile']}. 004 prints no traffic figure for this configuration, so the reference "
+                     f"{cfg.stencil} on {cfg.grid[0]}x{cfg.grid[1]} points, {cfg.steps} steps, host tile "
+                     f"{cfg.host_tile.kind} t_t={cfg.host_tile.t_t} t_s={cfg.host_tile.t_s}. 004 prints no traffic figure for this configuration, so the reference "
                      "column is the 004 model evaluated for it, not a published number.",
                      reference_header="004 model", ours_header="simulated")
     return Reproduction("prajapati-stencil", "Prajapati (004): matrix-chain data movement and stencil tiling",
@@ -273,7 +276,6 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
 
 # --------------------------------------------------------------------------- choi-roofline
 
-NEHALEM_SYSTEM = ROOT / "configs" / "systems" / "nehalem_choi.yaml"
 ROOFLINE_STUDY = ROOT / "configs" / "studies" / "roofline.yaml"
 ROOFLINE_QUICK_INTENSITIES = (0.125, 0.5, 1.0, 2.0, 4.0, 16.0)
 ROOFLINE_QUICK_BYTES = 4 * 2**20
@@ -308,21 +310,20 @@ def _plot_roofline_vs_table6(published, measured, path: Path) -> Path:
 
 
 def _choi_roofline(out: Path, quick: bool) -> Reproduction:
-    import yaml
-
     from models.roofline import RooflinePlatform
-    from simulator.stencil_study import intensity_sweep, measure_machine, plot_roofline
+    from simulator.stencil_study import intensity_sweep, load_study, measure_machine, plot_roofline
 
     ref = _index(load_reference("choi_roofline"))
     t6 = {k[2]: r for k, r in ref.items() if k[0] == "001 Table 6 Nehalem"}
-    cfg = yaml.safe_load(ROOFLINE_STUDY.read_text())
+    cfg = load_study(ROOFLINE_STUDY)
+    system = ROOT / cfg.system  # the Nehalem host with 001 Table 6 energies
     if quick:
-        machine = measure_machine(NEHALEM_SYSTEM, flops=10**6, stream_bytes=ROOFLINE_QUICK_BYTES)
+        machine = measure_machine(system, flops=10**6, stream_bytes=ROOFLINE_QUICK_BYTES)
         intensities, total = ROOFLINE_QUICK_INTENSITIES, ROOFLINE_QUICK_BYTES
     else:
-        machine = measure_machine(NEHALEM_SYSTEM)
-        intensities, total = cfg["intensities"], int(cfg["total_bytes"])
-    machine, points = intensity_sweep(NEHALEM_SYSTEM, intensities, total, machine=machine)
+        machine = measure_machine(system)
+        intensities, total = cfg.intensities, cfg.total_bytes
+    machine, points = intensity_sweep(system, intensities, total, machine=machine)
     plat = machine.platform("simulated i7-920 core")
     src = t6["eps_d"].source
     published = RooflinePlatform.from_throughput(

@@ -23,18 +23,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import pyarrow as pa
-import yaml
 
 from models.roofline import RooflinePlatform
 from models.stencil import GpuParams
 from simulator.config.accel_stencil import StencilEngineSpec
-from simulator.config.loader import LoadedConfig, load_spec
+from simulator.config.errors import ConfigError, InputError
+from simulator.config.fields import param
+from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
 from simulator.config.schema import SystemSpec
+from simulator.config.stencils import STENCILS
+from simulator.config.yamlio import load_yaml
 from simulator.replay import replay
 from simulator.results import Results
 from simulator.runner import collect
@@ -44,6 +48,63 @@ from workloads import micro
 #: Energy categories that are paid per unit of time whatever the machine does (component, category).
 CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
                        ("dram", "background_precharge"), ("dram", "refresh"))
+
+
+# ---- study files ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RooflineStudySpec:
+    """configs/studies/roofline.yaml: an intensity sweep on one system."""
+
+    study: str = param(choices=("roofline",), doc="study kind")
+    system: str = param(check=project_file, doc="system config, relative to the project root")
+    total_bytes: int = param(unit="size", positive=True, doc="bytes Q streamed per point")
+    intensities: tuple[float, ...] = param(positive=True, doc="flop/byte intensities of the sweep")
+    overrides: tuple[str, ...] = param((), doc="--set style overrides of the system")
+
+
+@dataclass(frozen=True)
+class TileSpec:
+    """A tile shape: t_t time steps by t_s points per space dimension."""
+
+    t_t: int = param(min=1, doc="time steps per tile")
+    t_s: tuple[int, ...] = param(min=1, doc="points per space dimension")
+
+
+@dataclass(frozen=True)
+class HostTileSpec(TileSpec):
+    """The host's time tiling: a tile shape and its kind."""
+
+    kind: str = param("hhc_2d", choices=("time_skew_1d", "hex_1d", "hhc_2d", "hhc_3d"), doc="tiling scheme")
+
+
+@dataclass(frozen=True)
+class StencilTilingStudySpec:
+    """configs/studies/stencil_tiling.yaml: host sweeps and engine tiles vs the 004 models."""
+
+    study: str = param(choices=("stencil_tiling",), doc="study kind")
+    stencil: str = param(choices=tuple(STENCILS), doc="stencil kernel")
+    host_system: str = param(check=project_file, doc="host system config, relative to the project root")
+    grid: tuple[int, ...] = param(min=1, doc="interior points per dimension of the host sweeps")
+    steps: int = param(min=1, doc="time steps of the host sweeps")
+    host_tile: HostTileSpec = param(doc="time tiling of the host sweep")
+    engine_system: str = param(check=project_file, doc="system with the stencil engine")
+    engine_grid: tuple[int, ...] = param(min=1, doc="interior points per dimension on the engine")
+    engine_steps: int = param(min=1, doc="time steps on the engine")
+    engine_tiles: tuple[TileSpec, ...] = param(doc="hhc_2d tile shapes run on the engine")
+    engine: str = param("stencil", doc="the engine's unit name in that system")
+
+
+STUDY_SPECS = {"roofline": RooflineStudySpec, "stencil_tiling": StencilTilingStudySpec}
+
+
+def load_study(path: str | Path) -> RooflineStudySpec | StencilTilingStudySpec:
+    """Read and validate a stencil/roofline study file (its ``study`` key selects the kind)."""
+    raw = load_yaml(path)
+    kind = raw.get("study") if isinstance(raw, dict) else None
+    if kind not in STUDY_SPECS:
+        raise ConfigError(f"{path}: study: {kind!r}; expected one of: {', '.join(sorted(STUDY_SPECS))}")
+    return load_spec(path, STUDY_SPECS[kind]).spec
 
 
 def load_system(system: str | Path | LoadedConfig, overrides: Sequence[str] = ()) -> LoadedConfig:
@@ -183,10 +244,10 @@ def plot_roofline(machine: MeasuredMachine, points: Sequence[SweepPoint], path: 
     return out
 
 
-def run_roofline_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+def run_roofline_study(cfg: RooflineStudySpec, out_dir: Path) -> dict[str, Any]:
     """The ``roofline`` study: measure, sweep, plot, and return a JSON-able summary."""
-    system = load_system(cfg["system"], cfg.get("overrides", ()))
-    machine, points = intensity_sweep(system, cfg["intensities"], int(cfg.get("total_bytes", 16 * 2**20)))
+    system = load_system(PROJECT_ROOT / cfg.system, cfg.overrides)
+    machine, points = intensity_sweep(system, cfg.intensities, cfg.total_bytes)
     plat = machine.platform()
     fig = plot_roofline(machine, points, out_dir / "roofline_sweep.png")
     return {"machine": asdict(machine), "b_tau_flop_per_byte": plat.b_tau, "b_eps_flop_per_byte": plat.b_eps,
@@ -196,18 +257,18 @@ def run_roofline_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
 
 # ---- stencil tiling ---------------------------------------------------------------------------
 
-def run_stencil_tiling_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+def run_stencil_tiling_study(cfg: StencilTilingStudySpec, out_dir: Path) -> dict[str, Any]:
     """Host traffic of naive vs time-tiled sweeps and engine time per tile shape vs the models; plot."""
-    from models.stencil import STENCILS, TileShape, dram_traffic_words, predict_time_s
+    from models.stencil import TileShape, dram_traffic_words, predict_time_s
     from simulator.accel.stencil import cycles_per_point
     from workloads import stencil as ws
 
-    host = load_system(cfg["host_system"])
-    st, grid, steps = cfg["stencil"], tuple(cfg["grid"]), int(cfg["steps"])
+    host = load_system(PROJECT_ROOT / cfg.host_system)
+    st, grid, steps = cfg.stencil, cfg.grid, cfg.steps
     llc_words = host.spec.caches.levels[-1].size_bytes // 8
     traffic = []
     for scheme in ("naive", "time_tiled"):
-        shape = TileShape(cfg["host_tile"]["kind"], cfg["host_tile"]["t_t"], tuple(cfg["host_tile"]["t_s"]))
+        shape = TileShape(cfg.host_tile.kind, cfg.host_tile.t_t, cfg.host_tile.t_s)
         trace = ws.naive_sweep(st, grid, steps) if scheme == "naive" else ws.time_tiled_sweep(st, grid, steps, shape)
         res = simulate_trace(host, trace)
         words = (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) / 8
@@ -215,15 +276,16 @@ def run_stencil_tiling_study(cfg: dict[str, Any], out_dir: Path) -> dict[str, An
                                    write_allocate=True).total_words
         traffic.append({"scheme": scheme, "sim_words": words, "model_words": model,
                         "sim_time_s": res.value("system", "simulated_time_s")})
-    eng = load_system(cfg["engine_system"])
-    spec = eng.spec.accelerators[cfg.get("engine", "stencil")]
+    eng = load_system(PROJECT_ROOT / cfg.engine_system)
+    spec = eng.spec.accelerators[cfg.engine]
     gpu = model_params(spec, spec.interface.bandwidth_bytes_per_s,
                        spec.interface.offload_overhead_cycles / eng.spec.host.frequency_hz)
     c_iter = cycles_per_point(spec, st) / spec.frequency_hz
-    egrid, esteps = tuple(cfg["engine_grid"]), int(cfg["engine_steps"])
+    egrid, esteps = cfg.engine_grid, cfg.engine_steps
     engine = []
-    for tt, ts in cfg["engine_tiles"]:
-        shape = TileShape("hhc_2d", int(tt), tuple(ts))
+    for tile in cfg.engine_tiles:
+        tt, ts = tile.t_t, tile.t_s
+        shape = TileShape("hhc_2d", tt, ts)
         res = simulate_trace(eng, ws.engine_program(st, egrid, esteps, shape))
         engine.append({"t_t": tt, "t_s": ts, "sim_time_s": res.value("system", "simulated_time_s"),
                        "model_time_s": predict_time_s(shape, egrid, esteps, gpu, c_iter, spec.lanes)})
@@ -265,10 +327,8 @@ STUDIES = {"roofline": run_roofline_study, "stencil_tiling": run_stencil_tiling_
 
 def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     """Run the study described by a YAML file (key ``study`` selects it); write summary.json."""
-    cfg = yaml.safe_load(Path(path).read_text())
-    kind = cfg.get("study") if isinstance(cfg, dict) else None
-    if kind not in STUDIES:
-        raise ValueError(f"study must be one of {sorted(STUDIES)}, got {kind!r} in {path}")
+    cfg = load_study(path)
+    kind = cfg.study
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = STUDIES[kind](cfg, out)
@@ -276,14 +336,20 @@ def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     return summary
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None) -> int:
     """Command line: run one study file into an output directory."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("study", help="study YAML (configs/studies/...)")
     ap.add_argument("--out", default="results/stencil", help="output directory")
     args = ap.parse_args(argv)
-    summary = run_study(args.study, args.out)
+    try:
+        summary = run_study(args.study, args.out)
+    except InputError as exc:
+        for message in exc.messages:
+            print(f"stencil_study: error: {message}", file=sys.stderr)
+        return 2
     print(json.dumps({k: v for k, v in summary.items() if k != "points"}, indent=2, default=str))
+    return 0
 
 
 def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_overhead_s: float) -> GpuParams:
@@ -301,4 +367,4 @@ def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_ove
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -28,6 +28,13 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PRESETS_DIR = PROJECT_ROOT / "configs" / "presets"
 
 
+def project_file(path: str) -> str | None:
+    """Config check: None if ``path`` (relative to the project root) is a file, else what was expected."""
+    if (PROJECT_ROOT / path).is_file():
+        return None
+    return f"no file {path!r}; expected a path relative to the project root"
+
+
 def preset_path(name: str, source: str, key: str) -> Path:
     """Locate preset ``name`` (e.g. "dram/ddr3_1600_mt41j256m4")."""
     if not isinstance(name, str) or not name or ".." in Path(name).parts or Path(name).is_absolute():

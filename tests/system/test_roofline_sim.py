@@ -48,3 +48,27 @@ def test_doubling_the_flop_rate_moves_the_ridge():
     fast = load_spec(CONFIGS / "systems" / "nehalem_choi.yaml", SystemSpec, ["host.flops_per_cycle=8.0"])
     m2 = measure_machine(fast, flops=2 * 10**7, stream_bytes=Q_BYTES)
     assert m2.platform().b_tau == pytest.approx(2 * MACHINE.platform().b_tau, rel=0.01)
+
+
+def test_shipped_study_files_validate():
+    from simulator.config.loader import PROJECT_ROOT
+    from simulator.stencil_study import load_study
+
+    roof = load_study(PROJECT_ROOT / "configs" / "studies" / "roofline.yaml")
+    assert roof.total_bytes == 16 * 2**20 and len(roof.intensities) == 14
+    tiling = load_study(PROJECT_ROOT / "configs" / "studies" / "stencil_tiling.yaml")
+    assert tiling.host_tile.kind == "hhc_2d" and len(tiling.engine_tiles) == 5
+
+
+def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
+    from simulator.stencil_study import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("study: roofline\nsystem: configs/systems/nehalem_choi.yaml\ntotal_bytes: 16777216\n"
+                   "intensities: [1, -2]\nextra: 3\n")
+    assert main([str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml: extra: unknown key" in err
+    assert "bad.yaml: total_bytes" in err and "a bare number has no unit" in err
+    assert "bad.yaml: intensities[1]" in err and "positive" in err
+    assert not (tmp_path / "out").exists()
