@@ -27,6 +27,7 @@ import numpy as np
 from models.accelerometer import cutoff_granularities, optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import LogCAParams, g1, g_half, speedup, time_accelerated
+from simulator.config.fields import param
 from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.replay import replay
@@ -264,21 +265,63 @@ def plot_evolution(curves: dict[str, list[Point]], out_path: Path, title: str) -
     return out_path
 
 
-def crypto_study(out_dir: Path = ROOT / "results" / "logca", g_max_bytes: int = 64 * 2**20) -> dict[str, LogCAFit]:
-    """Run the crypto grid (PCIe card and every platform, AES, n = 1; T2 also n = 2, 4, 8), fit, and draw the
+CRYPTO_STUDY = ROOT / "configs" / "studies" / "logca_crypto.yaml"
+
+
+def _crypto_platform(name: str) -> str | None:
+    """Config check: a platform with a ``configs/systems/logca_<name>.yaml`` system."""
+    if name in (PCIE_CARD,) + CRYPTO_PLATFORMS:
+        return None
+    return f"{name!r}; expected one of: {', '.join((PCIE_CARD,) + CRYPTO_PLATFORMS)}"
+
+
+@dataclass(frozen=True)
+class CryptoStudySpec:
+    """configs/studies/logca_crypto.yaml: the grid of the crypto study."""
+
+    study: str = param(choices=("logca_crypto",), doc="study kind")
+    platforms: tuple[str, ...] = param(check=_crypto_platform, doc="platforms, in interface-evolution order")
+    kernel: str = param(choices=("aes", "sha"), doc="kernel of the sweeps")
+    min_granularity_bytes: int = param(unit="size", positive=True, doc="smallest buffer")
+    max_granularity_bytes: int = param(unit="size", positive=True, doc="largest buffer (powers of two between)")
+    calibration_min_bytes: int = param(unit="size", positive=True, doc="smallest buffer the LogCA fit uses")
+    multi_unit_platform: str = param(check=_crypto_platform, doc="platform also run with several units")
+    multi_unit_engines: tuple[int, ...] = param(min=2, doc="unit counts of the multi-unit runs")
+    multi_unit_max_bytes: int = param(unit="size", positive=True, doc="largest buffer of the multi-unit runs")
+
+    def __post_init__(self) -> None:
+        if self.min_granularity_bytes > self.max_granularity_bytes:
+            raise ValueError("min_granularity_bytes: expected <= max_granularity_bytes")
+        if self.multi_unit_platform not in self.platforms:
+            raise ValueError(f"multi_unit_platform: {self.multi_unit_platform!r}; expected one of platforms")
+
+
+def load_crypto_study(path: str | Path = CRYPTO_STUDY) -> CryptoStudySpec:
+    """Read and validate the crypto study file (ConfigError naming file and key)."""
+    return load_spec(path, CryptoStudySpec).spec
+
+
+def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca") -> dict[str, LogCAFit]:
+    """Run the crypto grid of ``study`` (default: configs/studies/logca_crypto.yaml), fit, and draw the
     figures (the interface-evolution plots in the order of 000 Fig. 6.11)."""
-    g_list = granularities(16, g_max_bytes)
+    study = study or load_crypto_study()
+    g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     fits: dict[str, LogCAFit] = {}
     curves: dict[str, list[Point]] = {}
-    for name in (PCIE_CARD,) + CRYPTO_PLATFORMS:
-        platform = load_platform(name, "aes")
+    for name in study.platforms:
+        platform = load_platform(name, study.kernel)
         pts = sweep(platform, g_list)
         curves[name] = pts
-        fits[name] = calibrate(platform, pts)
-        extra = {n: sweep(platform, granularities(16, 2**16), engines=n) for n in (2, 4, 8)} if name == "ultrasparc_t2" else None
-        plot_speedup(platform, pts, out_dir / f"speedup_{name}_aes.png", extra)
-    plot_evolution(curves, out_dir / "crypto_interface_evolution.png", "AES: crypto interface evolution")
-    plot_regions({k: fits[k].params for k in EVOLUTION_PLATFORMS}, out_dir / "crypto_regions.png", g_list)
+        fits[name] = calibrate(platform, pts, study.calibration_min_bytes)
+        extra = None
+        if name == study.multi_unit_platform:
+            g_multi = granularities(study.min_granularity_bytes, study.multi_unit_max_bytes)
+            extra = {n: sweep(platform, g_multi, engines=n) for n in study.multi_unit_engines}
+        plot_speedup(platform, pts, out_dir / f"speedup_{name}_{study.kernel}.png", extra)
+    plot_evolution(curves, out_dir / "crypto_interface_evolution.png",
+                   f"{study.kernel.upper()}: crypto interface evolution")
+    plot_regions({k: fits[k].params for k in study.platforms if k in EVOLUTION_PLATFORMS},
+                 out_dir / "crypto_regions.png", g_list)
     return fits
 
 

@@ -151,3 +151,35 @@ def test_pcie_card_fit_recovers_its_system(crypto_fits):
     platform, _, fit = crypto_fits[PCIE_CARD]
     assert fit.params.overhead_cycles == pytest.approx(platform.logca.overhead_cycles, rel=0.05)
     assert fit.params.acceleration == pytest.approx(platform.logca.acceleration, rel=0.05)
+
+
+def test_crypto_study_file_drives_the_study(tmp_path):
+    from dataclasses import replace
+
+    from simulator.logca_study import crypto_study, load_crypto_study
+
+    study = load_crypto_study()
+    assert study.platforms[0] == "hifn_7955" and study.multi_unit_engines == (2, 4, 8)
+    assert study.max_granularity_bytes == 64 * 2**20
+    small = replace(study, platforms=("ultrasparc_t2", "sparc_t4_instructions"), max_granularity_bytes=2**14,
+                    calibration_min_bytes=2**10, multi_unit_engines=(2,), multi_unit_max_bytes=2**10)
+    fits = crypto_study(small, tmp_path)
+    assert set(fits) == {"ultrasparc_t2", "sparc_t4_instructions"}
+    assert (tmp_path / "speedup_ultrasparc_t2_aes.png").is_file()
+    assert (tmp_path / "crypto_interface_evolution.png").is_file()
+
+
+def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
+    from simulator.config.errors import ConfigError
+    from simulator.logca_study import load_crypto_study
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("study: logca_crypto\nplatforms: [ultrasparc_t2, sparc_t9]\nkernel: aes\n"
+                   "min_granularity_bytes: 16\nmax_granularity_bytes: 64 MiB\ncalibration_min_bytes: 1 KiB\n"
+                   "multi_unit_platform: ultrasparc_t2\nmulti_unit_engines: [1]\nmulti_unit_max_bytes: 64 KiB\n")
+    with pytest.raises(ConfigError) as err:
+        load_crypto_study(bad)
+    text = str(err.value)
+    assert "bad.yaml: platforms[1]" in text and "sparc_t9" in text
+    assert "bad.yaml: min_granularity_bytes" in text and "no unit" in text
+    assert "bad.yaml: multi_unit_engines[0]" in text
