@@ -19,6 +19,7 @@ and pipelined speedups beside 000 Tables 4.5-4.7.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import LogCAParams, speedup
+from simulator.config.fields import param
 from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
@@ -207,40 +209,74 @@ def plot_stage_gain(kernel: str, by_g: dict[int, list[Point]], out_path: Path) -
     return _save(fig, plt, out_path)
 
 
-def gpu_study(out_dir: Path = ROOT / "results" / "logca", g_max_bytes: int = 64 * 2**20,
-              kernels: tuple[str, ...] = ("gemm", "fft", "radix_sort")) -> dict:
-    """Run the GPU grid, fit, draw the figures; return fits, sweeps and pipelined points."""
+GPU_STUDY = ROOT / "configs" / "studies" / "logca_gpu.yaml"
+
+
+@dataclass(frozen=True)
+class GpuStudySpec:
+    """configs/studies/logca_gpu.yaml: the grid of the GPU study."""
+
+    study: str = param(choices=("logca_gpu",), doc="study kind")
+    platforms: tuple[str, ...] = param(choices=GPU_PLATFORMS, doc="platforms, in memory-interface evolution order")
+    kernel: str = param(choices=KERNELS, doc="kernel of the interface-evolution sweeps")
+    min_granularity_bytes: int = param(unit="size", positive=True, doc="smallest buffer")
+    max_granularity_bytes: int = param(unit="size", positive=True, doc="largest buffer (powers of two between)")
+    pipelined_platform: str = param(choices=GPU_PLATFORMS, doc="platform of the pipelined-offload runs")
+    pipelined_kernels: tuple[str, ...] = param(choices=KERNELS, doc="kernels of the pipelined-offload runs")
+    pipelined_min_bytes: int = param(unit="size", positive=True, doc="smallest buffer of the pipelined runs")
+    stages: tuple[int, ...] = param(min=1, doc="pipeline stage counts compared with 000 Tables 4.5-4.7")
+    stage_gain_granularities_bytes: tuple[int, ...] = param(unit="size", positive=True,
+                                                            doc="buffers of the speedup-vs-stages curves")
+    max_stages: int = param(min=1, doc="stages 1..max_stages of the speedup-vs-stages curves")
+
+    def __post_init__(self) -> None:
+        if self.min_granularity_bytes > self.max_granularity_bytes:
+            raise ValueError("min_granularity_bytes: expected <= max_granularity_bytes")
+
+
+def load_gpu_study(path: str | Path = GPU_STUDY) -> GpuStudySpec:
+    """Read and validate the GPU study file (ConfigError naming file and key)."""
+    return load_spec(path, GpuStudySpec).spec
+
+
+def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca") -> dict:
+    """Run the GPU grid of ``study`` (default: configs/studies/logca_gpu.yaml), fit, draw the figures;
+    return fits, sweeps and pipelined points."""
     from simulator.logca_study import plot_evolution
 
-    g_list = granularities(2**12, g_max_bytes)
+    study = study or load_gpu_study()
+    g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     fits: dict[str, LogCAFit] = {}
     curves: dict[str, list[Point]] = {}
-    for name in GPU_PLATFORMS:
-        platform = load_gpu_platform(name, "gemm")
+    for name in study.platforms:
+        platform = load_gpu_platform(name, study.kernel)
         pts = sweep(platform, g_list)
         curves[name] = pts
         fits[name] = calibrate(platform, pts)
-        plot_gpu_speedup(platform, pts, fits[name], out_dir / f"speedup_gpu_{name}_gemm.png")
-    plot_evolution(curves, out_dir / "gpu_interface_evolution.png", "GEMM: GPU memory interface evolution")
+        plot_gpu_speedup(platform, pts, fits[name], out_dir / f"speedup_gpu_{name}_{study.kernel}.png")
+    plot_evolution(curves, out_dir / "gpu_interface_evolution.png",
+                   f"{study.kernel.upper()}: GPU memory interface evolution")
     plot_regions({f"{k} (fitted)": f.params for k, f in fits.items()} |
-                 {f"{k} (Table 4.3 L)": table_4_3_params(k, "gemm") for k in GPU_PLATFORMS},
-                 out_dir / "gpu_regions_gemm.png", g_list)
+                 {f"{k} (Table 4.3 L)": table_4_3_params(k, study.kernel) for k in study.platforms},
+                 out_dir / f"gpu_regions_{study.kernel}.png", g_list)
     pipelined: dict[str, dict[int, list[Point]]] = {}
-    for kernel in kernels:
-        platform = load_gpu_platform("discrete", kernel)
-        table_g = [g for g in g_list if g >= 2**14]
-        pipelined[kernel] = {n: sweep(platform, table_g, n) for n in TABLE_STAGES + (8,)}
+    table_g = [g for g in g_list if g >= study.pipelined_min_bytes]
+    for kernel in study.pipelined_kernels:
+        platform = load_gpu_platform(study.pipelined_platform, kernel)
+        pipelined[kernel] = {n: sweep(platform, table_g, n) for n in study.stages}
         plot_pipelined(kernel, pipelined[kernel], out_dir / f"pipelined_gpu_{kernel}.png")
-    gemm = load_gpu_platform("discrete", "gemm")
-    stage_gain = {g: [simulate_point(gemm, g, n) for n in range(1, 9)] for g in (2**16, 2**20, 2**26) if g <= g_max_bytes}
-    plot_stage_gain("gemm", stage_gain, out_dir / "pipelined_gpu_gemm_stages.png")
+    base = load_gpu_platform(study.pipelined_platform, study.kernel)
+    stage_gain = {g: [simulate_point(base, g, n) for n in range(1, study.max_stages + 1)]
+                  for g in study.stage_gain_granularities_bytes if g <= study.max_granularity_bytes}
+    plot_stage_gain(study.kernel, stage_gain, out_dir / f"pipelined_gpu_{study.kernel}_stages.png")
     return {"fits": fits, "curves": curves, "pipelined": pipelined, "stage_gain": stage_gain}
 
 
 if __name__ == "__main__":  # pragma: no cover
     res = gpu_study()
     for key, fit in res["fits"].items():
-        print(key, fit.params, "L bottleneck at", latency_bottleneck_granularities(fit.params, granularities(2**12, 2**26)))
+        print(key, fit.params, "L bottleneck at",
+              latency_bottleneck_granularities(fit.params, granularities(2**12, 2**26)))
     for kernel, by_n in res["pipelined"].items():
         for i, pt in enumerate(by_n[1]):
             row = [by_n[n][i].speedup for n in by_n]

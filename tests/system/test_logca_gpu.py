@@ -107,3 +107,23 @@ def test_interface_evolution_gemm_discrete_apu_hsa():
     assert latency_bottleneck_granularities(table_4_3_params("discrete", "gemm"), grid)
     assert not latency_bottleneck_granularities(table_4_3_params("apu", "gemm"), grid)
     assert not latency_bottleneck_granularities(fits["hsa"].params, grid)
+
+
+def test_gpu_study_file_validates_and_bad_keys_are_named(tmp_path):
+    from simulator.config.errors import ConfigError
+    from simulator.logca_gpu_study import load_gpu_study
+
+    study = load_gpu_study()
+    assert study.platforms == ("discrete", "apu", "hsa") and study.stages == (1, 2, 4, 8)
+    assert study.stage_gain_granularities_bytes == (2**16, 2**20, 2**26)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("study: logca_gpu\nplatforms: [discrete, tpu]\nkernel: gemm\nmin_granularity_bytes: 4 KiB\n"
+                   "max_granularity_bytes: 64 MiB\npipelined_platform: discrete\npipelined_kernels: [gemm]\n"
+                   "pipelined_min_bytes: 16 KiB\nstages: [0]\nstage_gain_granularities_bytes: [65536]\n"
+                   "max_stages: 8\n")
+    with pytest.raises(ConfigError) as err:
+        load_gpu_study(bad)
+    text = str(err.value)
+    assert "bad.yaml: platforms[1]" in text and "tpu" in text
+    assert "bad.yaml: stages[0]" in text
+    assert "bad.yaml: stage_gain_granularities_bytes[0]" in text and "no unit" in text
