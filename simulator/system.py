@@ -24,8 +24,8 @@ from simulator.memory.port import MemoryPort
 from simulator.units import seconds_to_ps
 
 
-def build_dram(spec: SystemSpec) -> DramSystem:
-    """The DRAM model of ``spec.dram`` (timing in tCK and ps, currents in mA)."""
+def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
+    """The DRAM model's parameters from ``spec.dram`` (timing in tCK and ps, currents in mA)."""
     t, c, g = spec.dram.timing, spec.dram.currents, spec.dram.geometry
     timing = DramTiming(
         tck_ps=seconds_to_ps(t.tck_s), cl=t.cl, t_rcd=t.t_rcd, t_rp=t.t_rp, t_ras=t.t_ras, t_rc=t.t_rc,
@@ -40,7 +40,12 @@ def build_dram(spec: SystemSpec) -> DramSystem:
         columns=g.columns, device_width_bits=g.device_width_bits, bus_width_bits=g.bus_width_bits,
         line_bytes=spec.caches.line_bytes, mapping=g.mapping,
     )
-    return DramSystem(timing, currents, geometry, page_policy=g.page_policy)
+    return timing, currents, geometry
+
+
+def build_dram(spec: SystemSpec) -> DramSystem:
+    """The DRAM model of ``spec.dram``."""
+    return DramSystem(*dram_parameters(spec), page_policy=spec.dram.geometry.page_policy)
 
 
 def build_caches(spec: SystemSpec) -> CacheHierarchy:

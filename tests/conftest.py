@@ -15,3 +15,13 @@ DEFAULT_SYSTEM = CONFIGS / "systems" / "i7_920_ddr3.yaml"
 def default_system() -> Path:
     """The default system config (i7-920 + DDR3-1600)."""
     return DEFAULT_SYSTEM
+
+
+def ddr3_preset(ranks_per_channel: int = 1):
+    """(DramTiming, DramCurrents, DramGeometry) of the shipped DDR3-1600 MT41J256M4 preset, one channel."""
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+    from simulator.system import dram_parameters
+
+    spec = load_spec(DEFAULT_SYSTEM, SystemSpec, [f"dram.geometry.ranks_per_channel={ranks_per_channel}"]).spec
+    return dram_parameters(spec)

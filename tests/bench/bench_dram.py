@@ -10,19 +10,21 @@ Run: python tests/bench/bench_dram.py
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
-from simulator.memory.dram import DramCurrents, DramGeometry, DramSystem, DramTiming
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.memory.dram import DramSystem
+from simulator.system import dram_parameters
 
-# DDR3-1600 Micron MT41J256M4 (SPEC section 1, 003 Table 4 at 003:L307)
-TIMING = DramTiming(tck_ps=1250, cl=11, t_rcd=11, t_rp=11, t_ras=28, t_rc=39, t_rrd=5, t_ccd=4, t_wr=12,
-                    t_wtr=6, t_rtp=6, t_rfc=88, t_faw=24, burst_length=8, t_refi_ps=7_800_000)
-CURRENTS = DramCurrents(idd0_ma=95, idd1_ma=115, idd2p_ma=45, idd2q_ma=67, idd2n_ma=70, idd3n_ma=67,
-                        idd4r_ma=250, idd4w_ma=250, idd5_ma=260, vdd_v=1.5)
-GEOMETRY = DramGeometry(channels=1, ranks_per_channel=1, banks=8, rows=16384, columns=2048,
-                        device_width_bits=4, bus_width_bits=64, line_bytes=64,
-                        mapping="row:rank:bank:channel:column")
+ROOT = Path(__file__).resolve().parents[2]
+
+# DDR3-1600 Micron MT41J256M4 (SPEC section 1, 003 Table 4 at 003:L307): the shipped preset, one rank
+TIMING, CURRENTS, GEOMETRY = dram_parameters(
+    load_spec(ROOT / "configs" / "systems" / "i7_920_ddr3.yaml", SystemSpec,
+              ["dram.geometry.ranks_per_channel=1"]).spec)
 N_LINES = 1 << 20
 CHUNK = 4096
 

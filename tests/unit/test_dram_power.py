@@ -6,16 +6,11 @@ import dataclasses
 import pytest
 
 from simulator.memory import power
-from simulator.memory.dram import DramCurrents, DramGeometry, DramSystem, DramTiming
+from simulator.memory.dram import DramSystem
+from tests.conftest import ddr3_preset
 
-# DDR3-1600 Micron MT41J256M4 datasheet values, as listed in SPEC section 1 (003 Table 4, 003:L307)
-TIMING = DramTiming(tck_ps=1250, cl=11, t_rcd=11, t_rp=11, t_ras=28, t_rc=39, t_rrd=5, t_ccd=4, t_wr=12,
-                    t_wtr=6, t_rtp=6, t_rfc=88, t_faw=24, burst_length=8, t_refi_ps=7_800_000)
-CURRENTS = DramCurrents(idd0_ma=95, idd1_ma=115, idd2p_ma=45, idd2q_ma=67, idd2n_ma=70, idd3n_ma=67,
-                        idd4r_ma=250, idd4w_ma=250, idd5_ma=260, vdd_v=1.5)
-GEOMETRY = DramGeometry(channels=1, ranks_per_channel=1, banks=8, rows=16384, columns=2048,
-                        device_width_bits=4, bus_width_bits=64, line_bytes=64,
-                        mapping="row:rank:bank:channel:column")
+# DDR3-1600 Micron MT41J256M4 (SPEC section 1, 003 Table 4 at 003:L307): the shipped preset, one rank
+TIMING, CURRENTS, GEOMETRY = ddr3_preset()
 
 
 def test_geometry_of_a_rank():
