@@ -42,6 +42,7 @@ from simulator.config.fields import param
 from simulator.reproduce import reference_table
 from simulator.config.workload import build_workload, generate_trace
 from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
+from simulator.plots import save_figure
 from workloads import fmm_ulist
 from workloads.gemm import lap_gemm
 from workloads.trace import TraceBuilder
@@ -367,9 +368,7 @@ def figures(table: pd.DataFrame, out: Path) -> None:
     _bar_ticks(ax, qs, configs, width)
     ax.set_ylabel("DRAM accesses (M lines)")
     ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)")
-    fig.tight_layout()
-    fig.savefig(out / "fig8_dram_accesses.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "fig8_dram_accesses.png", dpi=120)
 
     specs = [("fig9_cycles_by_stage.png", [f"cycles_{s}" for s in STAGES], list(STAGES),
               "Host cycles by stage (cf. 003 Fig. 9)", "MCycles", 1e-6),
@@ -381,9 +380,7 @@ def figures(table: pd.DataFrame, out: Path) -> None:
     for fname, cols, labels, title, ylabel, scale in specs:
         fig, ax = plt.subplots(figsize=(13, 6))
         bars(ax, cols, labels, title, ylabel, scale)
-        fig.tight_layout()
-        fig.savefig(out / fname, dpi=120)
-        plt.close(fig)
+        save_figure(fig, out / fname, dpi=120)
 
 
 # --------------------------------------------------------------------------- main

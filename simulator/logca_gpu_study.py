@@ -33,6 +33,7 @@ from simulator.config.schema import SystemSpec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
 from simulator.replay import replay
 from simulator.system import build_system
+from simulator.plots import save_figure
 from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,15 +164,8 @@ def plot_gpu_speedup(platform: Platform, points: list[Point], fit: LogCAFit, out
     ax.set_ylabel("speedup T0/T1")
     ax.set_title(f"{platform.name} GPU: {platform.kernel}")
     ax.legend(fontsize=7)
-    return _save(fig, plt, out_path)
+    return save_figure(fig, out_path)
 
-
-def _save(fig, plt, out_path: Path) -> Path:
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out_path, dpi=110)
-    plt.close(fig)
-    return out_path
 
 
 def plot_pipelined(kernel: str, curves: dict[int, list[Point]], out_path: Path) -> Path:
@@ -191,7 +185,7 @@ def plot_pipelined(kernel: str, curves: dict[int, list[Point]], out_path: Path) 
     ax.set_ylabel("speedup T0/T1")
     ax.set_title(f"pipelined {kernel} on the discrete GPU (x: 000 Tables 4.5-4.7)")
     ax.legend(fontsize=6, ncol=2)
-    return _save(fig, plt, out_path)
+    return save_figure(fig, out_path)
 
 
 def plot_stage_gain(kernel: str, by_g: dict[int, list[Point]], out_path: Path) -> Path:
@@ -206,7 +200,7 @@ def plot_stage_gain(kernel: str, by_g: dict[int, list[Point]], out_path: Path) -
     ax.set_ylabel("speedup(n) / speedup(1)")
     ax.set_title(f"pipelined {kernel}, discrete GPU")
     ax.legend(fontsize=7)
-    return _save(fig, plt, out_path)
+    return save_figure(fig, out_path)
 
 
 GPU_STUDY = ROOT / "configs" / "studies" / "logca_gpu.yaml"

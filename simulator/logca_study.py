@@ -32,6 +32,7 @@ from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.replay import replay
 from simulator.system import build_system
+from simulator.plots import save_figure
 from workloads.aes import crypto_host, crypto_offload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,11 +208,7 @@ def plot_speedup(platform: Platform, points: list[Point], out_path: Path, extra:
     ax.set_ylabel("speedup T0/T1")
     ax.set_title(f"{platform.name} {platform.kernel.upper()}")
     ax.legend(fontsize=7)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out_path, dpi=110)
-    plt.close(fig)
-    return out_path
+    return save_figure(fig, out_path)
 
 
 def overhead_cutoff_bytes(params: LogCAParams, g_min_bytes: float = 16, g_max_bytes: float = 2**26) -> float:
@@ -237,11 +234,7 @@ def plot_regions(fits: dict[str, LogCAParams], out_path: Path, g_list: list[int]
     ax.set_yticks(range(len(fits)), list(fits))
     ax.set_xlabel("log2 granularity (bytes)")
     ax.set_title("optimisation regions (10x gain >= 20 %)", fontsize=9)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out_path, dpi=110)
-    plt.close(fig)
-    return out_path
+    return save_figure(fig, out_path)
 
 
 def plot_evolution(curves: dict[str, list[Point]], out_path: Path, title: str) -> Path:
@@ -258,11 +251,7 @@ def plot_evolution(curves: dict[str, list[Point]], out_path: Path, title: str) -
     ax.set_ylabel("simulated speedup")
     ax.set_title(title)
     ax.legend(fontsize=7)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out_path, dpi=110)
-    plt.close(fig)
-    return out_path
+    return save_figure(fig, out_path)
 
 
 CRYPTO_STUDY = ROOT / "configs" / "studies" / "logca_crypto.yaml"

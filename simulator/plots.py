@@ -50,6 +50,18 @@ class Panel:
     series: tuple[Series, ...]
 
 
+def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
+    """Lay out ``fig``, write it as PNG (creating the folder) and release it; returns the path."""
+    import matplotlib.pyplot as plt  # pyplot keeps its figures until they are closed
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=dpi)
+    plt.close(fig)
+    return out
+
+
 def unit_of_key(key: str) -> str:
     """The unit implied by a parameter name's suffix ("" if none): "array_bytes" -> "B"."""
     for suffix, unit in UNIT_SUFFIXES:

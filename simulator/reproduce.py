@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from simulator.config.errors import InputError
+from simulator.plots import save_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DIR = ROOT / "results" / "reference"
@@ -302,11 +303,7 @@ def _plot_roofline_vs_table6(published, measured, path: Path) -> Path:
     axes[0].set_title("time roofline (grey: B_tau)")
     axes[1].set_title("energy arch line")
     fig.suptitle("001 Table 6 Nehalem (4 cores, vendor peaks) vs the simulated single core")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def _choi_roofline(out: Path, quick: bool) -> Reproduction:

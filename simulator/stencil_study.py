@@ -43,6 +43,7 @@ from simulator.replay import replay
 from simulator.results import Results
 from simulator.runner import collect
 from simulator.system import build_system
+from simulator.plots import save_figure
 from workloads import micro
 
 #: Energy categories that are paid per unit of time whatever the machine does (component, category).
@@ -236,12 +237,7 @@ def plot_roofline(machine: MeasuredMachine, points: Sequence[SweepPoint], path: 
     axes[0].set_ylabel("W tau_flop / T (normalised speed)")
     axes[1].set_ylabel("W eps_hat / E (normalised energy efficiency)")
     fig.suptitle("Intensity sweep on the simulated host vs the energy roofline (001 eqs. 3-6)")
-    fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
 
 
 def run_roofline_study(cfg: RooflineStudySpec, out_dir: Path) -> dict[str, Any]:
@@ -314,10 +310,7 @@ def _plot_tiling(traffic: list[dict], engine: list[dict], path: Path) -> None:
     b.set_xlabel("time (ms)")
     b.set_title("Stencil engine: time per tile shape")
     b.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 # ---- entry point ----------------------------------------------------------------------------
