@@ -290,30 +290,45 @@ def load_crypto_study(path: str | Path = CRYPTO_STUDY) -> CryptoStudySpec:
     return load_spec(path, CryptoStudySpec).spec
 
 
-def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca") -> dict[str, LogCAFit]:
+@dataclass(frozen=True)
+class CryptoStudyResult:
+    """What a crypto study produced: fits and sweeps by platform, multi-unit sweeps by n, figure paths."""
+
+    fits: dict[str, LogCAFit]
+    curves: dict[str, list[Point]]
+    multi_unit: dict[int, list[Point]]
+    figures: tuple[Path, ...]
+
+
+def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca",
+                 reference: dict[int, float] | None = None) -> CryptoStudyResult:
     """Run the crypto grid of ``study`` (default: configs/studies/logca_crypto.yaml), fit, and draw the
-    figures (the interface-evolution plots in the order of 000 Fig. 6.11)."""
+    figures (the interface-evolution plots in the order of 000 Fig. 6.11). ``reference``: measured
+    speedups {g: speedup} drawn on the multi-unit platform's plot."""
     study = study or load_crypto_study()
     g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     fits: dict[str, LogCAFit] = {}
     curves: dict[str, list[Point]] = {}
+    multi_unit: dict[int, list[Point]] = {}
+    figures = []
     for name in study.platforms:
         platform = load_platform(name, study.kernel)
         pts = sweep(platform, g_list)
         curves[name] = pts
         fits[name] = calibrate(platform, pts, study.calibration_min_bytes)
-        extra = None
+        extra, ref = None, None
         if name == study.multi_unit_platform:
             g_multi = granularities(study.min_granularity_bytes, study.multi_unit_max_bytes)
-            extra = {n: sweep(platform, g_multi, engines=n) for n in study.multi_unit_engines}
-        plot_speedup(platform, pts, out_dir / f"speedup_{name}_{study.kernel}.png", extra)
-    plot_evolution(curves, out_dir / "crypto_interface_evolution.png",
-                   f"{study.kernel.upper()}: crypto interface evolution")
-    plot_regions({k: fits[k].params for k in study.platforms if k in EVOLUTION_PLATFORMS},
-                 out_dir / "crypto_regions.png", g_list)
-    return fits
+            multi_unit = {n: sweep(platform, g_multi, engines=n) for n in study.multi_unit_engines}
+            extra, ref = multi_unit, reference
+        figures.append(plot_speedup(platform, pts, out_dir / f"speedup_{name}_{study.kernel}.png", extra, ref))
+    figures.append(plot_evolution(curves, out_dir / "crypto_interface_evolution.png",
+                                  f"{study.kernel.upper()}: crypto interface evolution"))
+    figures.append(plot_regions({k: fits[k].params for k in study.platforms if k in EVOLUTION_PLATFORMS},
+                                out_dir / "crypto_regions.png", g_list))
+    return CryptoStudyResult(fits, curves, multi_unit, tuple(figures))
 
 
 if __name__ == "__main__":  # pragma: no cover
-    for key, fit in crypto_study().items():
+    for key, fit in crypto_study().fits.items():
         print(key, fit.params)

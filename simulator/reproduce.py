@@ -370,8 +370,6 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
 
 # --------------------------------------------------------------------------- logca-crypto
 
-T2_UNITS = (2, 4, 8)  # 000 Table 4.4 (000:L1033)
-
 
 def _accel_start_bytes(params, g_min_bytes: float, g_max_bytes: float) -> float:
     """Granularity from which A is a bottleneck (Accelerometer rule), bytes; g_min if it is one from the start."""
@@ -383,28 +381,21 @@ def _accel_start_bytes(params, g_min_bytes: float, g_max_bytes: float) -> float:
 
 
 def _logca_crypto(out: Path, quick: bool) -> Reproduction:
+    from dataclasses import replace
+
     from simulator import logca_study as ls
 
     ref = _index(load_reference("logca_crypto"))
-    g_max = 2**20 if quick else 2**26
-    g_list = ls.granularities(16, g_max)
     t44 = {int(k[1][2:]): {} for k in ref if k[0] == "000 Table 4.4"}
     for k, r in ref.items():
         if k[0] == "000 Table 4.4":
             t44[int(k[1][2:])][int(k[2][2:])] = r
-    fits, curves, figures = {}, {}, []
-    t2_extra = {}
-    for name in ls.CRYPTO_PLATFORMS:
-        platform = ls.load_platform(name, "aes")
-        pts = ls.sweep(platform, g_list)
-        curves[name], fits[name] = pts, ls.calibrate(platform, pts)
-        extra, reference = None, None
-        if name == "ultrasparc_t2":
-            t2_extra = {n: ls.sweep(platform, sorted(t44), engines=n) for n in T2_UNITS}
-            extra, reference = t2_extra, {g: row[1].number for g, row in sorted(t44.items())}
-        figures.append(ls.plot_speedup(platform, pts, out / f"speedup_{name}_aes.png", extra, reference))
-    figures.append(ls.plot_evolution(curves, out / "crypto_interface_evolution.png", "AES: crypto interface evolution"))
-    figures.append(ls.plot_regions({k: f.params for k, f in fits.items()}, out / "crypto_regions.png", g_list))
+    study = ls.load_crypto_study()
+    if quick:
+        study = replace(study, max_granularity_bytes=2**20)
+    g_max = study.max_granularity_bytes
+    res = ls.crypto_study(study, out, reference={g: row[1].number for g, row in sorted(t44.items())})
+    fits, curves, t2_extra, figures = res.fits, res.curves, res.multi_unit, list(res.figures)
 
     sim = {1: {p.g_bytes: p.speedup for p in curves["ultrasparc_t2"]}}
     sim |= {n: {p.g_bytes: p.speedup for p in pts} for n, pts in t2_extra.items()}
@@ -430,11 +421,9 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
             continue
         name, par = k[1], k[2]
         fn = ls.overhead_cutoff_bytes if par == "o" else lambda p: _accel_start_bytes(p, 16, 2**26)
-        if name == "pcie_card":  # the off-chip card is no row of Table 4.3: fit its simulated sweep only
-            card = ls.load_platform(ls.PCIE_CARD, "aes")
-            card_fit = ls.calibrate(card, ls.sweep(card, g_list))
+        if name == "pcie_card":  # the off-chip card is no row of Table 4.3: its fitted sweep only
             cut_rows.append(Comparison(f"{name} {par} cut-off ({'o stops' if par == 'o' else 'A starts'})",
-                                       r.number, fn(card_fit.params), "bytes", r.source,
+                                       r.number, fn(fits[ls.PCIE_CARD].params), "bytes", r.source,
                                        "fitted params of the simulated PCIe card (driver overhead assumed, see "
                                        "configs/systems/logca_hifn_7955.yaml)"))
             continue
@@ -446,8 +435,10 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
     cutoffs = Section("000 Fig. 6.11 interface evolution: overhead and acceleration cut-off granularities",
                       tuple(cut_rows), "Accelerometer rule (10x change improves speedup by >= 20 %) on our fitted "
                       "parameters; the thesis reads its cut-offs off power-of-two grids, ours are continuous.")
-    notes = (f"Sweeps: every crypto platform at powers of two 16 B .. {g_max} B; T2 with n = 2, 4, 8 units at the "
-             "Table 4.4 granularities.",)
+    notes = (f"Sweeps: the platforms of configs/studies/logca_crypto.yaml at powers of two "
+             f"{study.min_granularity_bytes} B .. {g_max} B; {study.multi_unit_platform} with n = "
+             f"{', '.join(map(str, study.multi_unit_engines))} units up to {study.multi_unit_max_bytes} B "
+             "(the Table 4.4 granularities).",)
     return Reproduction("logca-crypto", "LogCA (000): crypto accelerators, Table 4.4 and interface evolution",
                         (table44, table43, cutoffs), tuple(figures), notes)
 

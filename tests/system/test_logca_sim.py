@@ -163,10 +163,11 @@ def test_crypto_study_file_drives_the_study(tmp_path):
     assert study.max_granularity_bytes == 64 * 2**20
     small = replace(study, platforms=("ultrasparc_t2", "sparc_t4_instructions"), max_granularity_bytes=2**14,
                     calibration_min_bytes=2**10, multi_unit_engines=(2,), multi_unit_max_bytes=2**10)
-    fits = crypto_study(small, tmp_path)
-    assert set(fits) == {"ultrasparc_t2", "sparc_t4_instructions"}
-    assert (tmp_path / "speedup_ultrasparc_t2_aes.png").is_file()
-    assert (tmp_path / "crypto_interface_evolution.png").is_file()
+    res = crypto_study(small, tmp_path)
+    assert set(res.fits) == set(res.curves) == {"ultrasparc_t2", "sparc_t4_instructions"}
+    assert set(res.multi_unit) == {2} and [p.g_bytes for p in res.multi_unit[2]][-1] == 2**10
+    assert (tmp_path / "speedup_ultrasparc_t2_aes.png") in res.figures
+    assert all(path.is_file() for path in res.figures)
 
 
 def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
