@@ -165,12 +165,21 @@ class AcceleratorUnit:
         comp = f"accel/{self.name}"
         rows = [(comp, "busy_s", self.busy_ps / PS_PER_S, "s"), (comp, "commands", self.commands_done, "count"),
                 (comp, "link_bytes", self.interface.link.bytes_moved, "B")]
-        rows += [(comp, k, v, _unit_of(k)) for k, v in sorted(self.counts.items())]
+        rows += [(comp, k, v, counter_unit(k)) for k, v in sorted(self.counts.items())]
         return rows
 
 
-def _unit_of(counter: str) -> str:
-    for suffix, unit in (("bytes", "B"), ("flops", "flop"), ("_s", "s"), ("cycles", "cycles")):
-        if counter.endswith(suffix):
+_UNIT_WORDS = (("bytes", "B"), ("words", "words"), ("cycles", "cycles"), ("flops", "flop"))
+_FLOP_COUNTERS = ("fadd", "fmul", "fother")  # operations of one kind, counted in flop
+
+
+def counter_unit(counter: str) -> str:
+    """Unit of an accelerator counter from the words of its name: ``bytes_read`` -> B, ``compute_s`` -> s,
+    ``global_words`` -> words, ``work_host_cycles`` -> cycles, ``flops``/``fadd`` -> flop, else count."""
+    words = counter.split("_")
+    if len(words) > 1 and words[-1] == "s":
+        return "s"
+    for word, unit in _UNIT_WORDS:
+        if word in words:
             return unit
-    return "count"
+    return "flop" if counter in _FLOP_COUNTERS else "count"
