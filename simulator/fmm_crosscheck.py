@@ -1,0 +1,128 @@
+"""The FMM study's analytical cross-check: model parameters measured on the simulated systems, and
+:mod:`models.ulist` evaluated for every simulated point (time and energy), beside the simulation.
+
+The parameters are measured the way 003 measured its simulator (003 §7): micro runs on the
+same simulated systems (``measure_machine``), never fitted to the FMM points themselves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from models import ulist
+from simulator.config.workload import build_workload, generate_trace
+from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
+from workloads import fmm_ulist
+from workloads.gemm import lap_gemm
+from workloads.trace import TraceBuilder
+
+CLOCK_HZ = 2e9  # host clock (003 Table 4)
+
+
+def stage_quantity(df: pd.DataFrame, component: str, quantity: str) -> float:
+    """Sum of ``quantity`` of ``component`` in a results table (its unit is the quantity's)."""
+    s = df[(df.component == component) & (df.quantity == quantity)].value
+    return float(s.sum())
+
+
+def _run_workload(system: str, raw: dict) -> pd.DataFrame:
+    spec = build_workload(raw, "<micro>", Path.cwd())
+    return simulate_trace(system, generate_trace(spec, "<micro>")).to_pandas()
+
+
+def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[float, float]:
+    """(host bandwidth for lines the LLC serves, bytes/s; host cycles per line evicted to the LLC).
+
+    A region larger than L2 and smaller than the LLC is written once (warm-up), then read
+    in 64 B elements as the FMM trace reads C (bandwidth = bytes / busy time of that
+    stage), written again and evicted to the LLC (cycles / line of the eviction stage).
+    """
+    tb = TraceBuilder()
+    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
+    tb.access("host", "llc_read", "read", 0, 64, 64, nbytes // 64)
+    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
+    tb.access("host", "evict", "evict_llc", 0, 64, 64, nbytes // 64)
+    df = simulate_trace(system, tb.to_table()).to_pandas()
+    read_s = stage_quantity(df, "stage/host/llc_read", "busy_s")
+    evict_cycles = stage_quantity(df, "stage/host/evict", "busy_s") * CLOCK_HZ
+    return nbytes / read_s, evict_cycles / (nbytes // 64)
+
+
+def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, Any]:
+    """Model parameters measured on the simulated systems (bytes/s, flop/s, J, W).
+
+    w_C: single-core read stream over 64 MiB; w_C irregular: random 8 B reads (bytes
+    used / time); f_C: compute-only run; per LAP system f_L from a compute-bound
+    256 x 256 x 1024 GEMM and w_L from a bandwidth-bound 64 x 8192 x 1 GEMM (interface
+    bytes / busy time).  Energies: eps_flop_cpu and pi_0 (constant power) from the
+    compute-only run, eps_byte_dram = non-constant energy of the stream / bytes,
+    eps_flop_lap = LAP compute energy / flops.
+    """
+    m: dict[str, Any] = {}
+    s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
+    t_s = stage_quantity(s, "system", "simulated_time_s")
+    nbytes = 64 * 1024 * 1024
+    m["w_c_bytes_per_s"] = nbytes / t_s
+    const = sum(stage_quantity(s, f"energy/{c}", k) for c, k in CONSTANT_CATEGORIES)
+    total = float(s[s.component.str.startswith("energy/")].value.sum())
+    m["eps_byte_dram_j"] = (total - const) / nbytes
+    r = _run_workload(cpu_system, {"generator": "random_access",
+                                   "params": {"n_accesses": 200000, "footprint_bytes": "256 MiB", "seed": 1}})
+    m["w_c_irregular_bytes_per_s"] = 200000 * 8 / stage_quantity(r, "system", "simulated_time_s")
+    c = _run_workload(cpu_system, {"generator": "compute_only", "params": {"flops": 1_000_000_000}})
+    tc = stage_quantity(c, "system", "simulated_time_s")
+    m["f_c_flops_per_s"] = 1e9 / tc
+    c_const = sum(stage_quantity(c, f"energy/{a}", k) for a, k in CONSTANT_CATEGORIES)
+    m["static_power_w"] = c_const / tc
+    m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
+    for name, sysf in lap_systems.items():
+        m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
+        g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
+        m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
+        m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")
+        b = simulate_trace(sysf, lap_gemm(64, 8192, 1)).to_pandas()
+        moved = stage_quantity(b, "accel/lap", "bytes_read") + stage_quantity(b, "accel/lap", "bytes_written")
+        m[f"{name}.w_l_bytes_per_s"] = moved / stage_quantity(b, "accel/lap", "busy_s")
+    return m
+
+
+def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims]) -> pd.DataFrame:
+    """Model cycles and energy for every simulated point (LAP variants: orig/pref -> eq. 2 with
+    eq. 7, blocking -> eq. 8, pipelining -> eq. 12; CPU: eq. 2 with eq. 5), with b the number
+    of blocks the simulated trace used. ``ext_mcycles``: the extended model of
+    :mod:`models.ulist` (omitted costs added) for the LLC-coupled blocked and pipelined
+    points, where its premise (B and C exchanged through the LLC) holds; else empty."""
+    rows = []
+    for _, r in table.iterrows():
+        d = dims[int(r.q)]
+        lap = r.placement if r.gemm == "lap" else next(k.split(".")[0] for k in machine if ".f_l" in k)
+        mc = ulist.UListMachine(machine["w_c_bytes_per_s"], machine["w_c_irregular_bytes_per_s"],
+                                machine["f_c_flops_per_s"], machine[f"{lap}.f_l_flops_per_s"],
+                                machine[f"{lap}.w_l_bytes_per_s"], CLOCK_HZ)
+        b = int(r.blocks)
+        ext = float("nan")
+        if r.placement == "lap-llc" and r.variant != "orig" and r.variant != "orig_pref":
+            xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
+                                      fmm_ulist.META_BYTES)
+            ext = (ulist.extended_pipelined_cycles(d, mc, xp, b) if r.variant == "pipelining"
+                   else ulist.extended_blocked_cycles(d, mc, xp, b))
+        if r.gemm == "cpu":
+            cyc, stages = ulist.total_cycles(d, mc, "cpu"), ulist.stage_costs(d, mc, "cpu")
+        elif r.variant in ("orig", "orig_pref"):
+            cyc, stages = ulist.total_cycles(d, mc, "lap"), ulist.stage_costs(d, mc, "lap")
+        elif r.variant == "pipelining":
+            cyc, stages = ulist.pipelined_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
+        else:
+            cyc, stages = ulist.blocked_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
+        ep = ulist.EnergyParams(machine["eps_flop_cpu_j"], machine[f"{lap}.eps_flop_lap_j"],
+                                {"dram": machine["eps_byte_dram_j"]}, machine["static_power_w"])
+        e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
+        rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
+                     "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
+                     "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
+                     "sim_energy_j": r.energy_total_j, "model_energy_j": e,
+                     "energy_dev": r.energy_total_j / e - 1})
+    return pd.DataFrame(rows)
