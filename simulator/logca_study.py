@@ -5,12 +5,19 @@ logca_<platform>.yaml``; the off-chip PCIe crypto card (``hifn_7955``), which
 has no row there, gets its LogCA parameters from its own system config
 (``card_logca``). A point runs the host software trace and the offload
 trace of one kernel at granularity g on a fresh system and times the
-``kernel`` stage (host cycles, from the end of the ``init`` stage to the end
-of the run): T0 and T1, speedup T0/T1. ``calibrate`` fits LogCA parameters
+``kernel`` stage (host cycles, from the end of the stage before it to the end
+of the run): T0 and T1, speedup T0/T1. As 000 averages one hundred executions
+over the same buffers (000:L481), each trace runs the kernel once untimed
+(stage ``warmup``) and times the second execution, which finds input and
+output in the caches as far as they hold them (``WARM_BUFFERS``). ``calibrate`` fits LogCA parameters
 to a sweep with ``models.calibrate.fit_logca`` (latency supplied from the
 system's interface, as the thesis measures L with micro-benchmarks);
 ``calibrate_overhead`` reads o as the thesis does, the g -> 0 limit of T1: it
 fits o alone to the small granularities with L, C, beta and A held.
+``check_overhead`` accounts for a fitted o that parts from the preset's: the
+share due to the engine's cost being linear in blocks (the model's compute
+term is C g^beta / A), and the cycles the unit's data path adds per request
+(first read, last write; cold lines when the buffers are not warm).
 ``figures`` draws speedup curves (simulated points, LogCA curve of the
 preset, g1 and g_A/2 marked), optimisation regions and interface evolution.
 """
@@ -19,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +34,7 @@ import numpy as np
 from models.accelerometer import cutoff_granularities, optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import LogCAParams, g1, g_half, speedup, time_accelerated
+from simulator.config.algorithms import SHA256_BLOCK_BYTES, aes_blocks, sha256_padded_bytes
 from simulator.config.fields import param
 from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
@@ -46,6 +54,9 @@ EVOLUTION_PLATFORMS = (PCIE_CARD, "ultrasparc_t2", "sparc_t3", "sparc_t4_engine"
 # Table 4.2 (000:L758). An assumption: the thesis gives no C for the A8-3850.
 PCIE_CARD_HOST_AES = (35.0, 1.01)
 PS_PER_S = 1e12
+# 000 reports the average of one hundred executions (000:L481): all but the first find the buffers where the
+# previous execution left them, so a point times the second of two back-to-back executions (workloads.aes warmup).
+WARM_BUFFERS = True
 
 
 @dataclass(frozen=True)
@@ -118,15 +129,22 @@ def load_platform(name: str, kernel: str) -> Platform:
 def _kernel_cycles(platform: Platform, trace) -> float:
     system = build_system(_loaded(str(platform.system_path)).spec)
     end_ps = replay(system, trace)
-    start_ps = system.host.stages["init"].last_ps
+    stages = system.host.stages
+    start_ps = (stages["warmup"] if "warmup" in stages else stages["init"]).last_ps
     return (end_ps - start_ps) * platform.host_frequency_hz / PS_PER_S
 
 
-def simulate_point(platform: Platform, g_bytes: int, engines: int = 1, requests: int = 1) -> Point:
-    """Simulate host and offloaded ``platform.kernel`` at ``g_bytes`` (engines per request, pipelined requests)."""
+def simulate_point(platform: Platform, g_bytes: int, engines: int = 1, requests: int = 1,
+                   warm: bool = WARM_BUFFERS) -> Point:
+    """Simulate host and offloaded ``platform.kernel`` at ``g_bytes`` (engines per request, pipelined requests).
+
+    ``warm``: time the second of two back-to-back executions over the same buffers (``WARM_BUFFERS``); else the
+    first, which finds the output buffer cold."""
     p = platform.logca
-    t0 = _kernel_cycles(platform, crypto_host(platform.kernel, g_bytes, p.c_cycles_per_byte_beta, p.beta))
-    t1 = _kernel_cycles(platform, crypto_offload(platform.kernel, g_bytes, engines=engines, requests=requests))
+    t0 = _kernel_cycles(platform, crypto_host(platform.kernel, g_bytes, p.c_cycles_per_byte_beta, p.beta,
+                                              warmup=warm))
+    t1 = _kernel_cycles(platform, crypto_offload(platform.kernel, g_bytes, engines=engines, requests=requests,
+                                                 warmup=warm))
     return Point(g_bytes, engines, requests, t0, t1)
 
 
@@ -137,9 +155,10 @@ def granularities(g_min_bytes: int = 16, g_max_bytes: int = 64 * 2**20) -> list[
     return [2**k for k in range(int(math.log2(g_min_bytes)), int(math.log2(g_max_bytes)) + 1)]
 
 
-def sweep(platform: Platform, g_list: list[int], engines: int = 1, requests: int = 1) -> list[Point]:
+def sweep(platform: Platform, g_list: list[int], engines: int = 1, requests: int = 1,
+          warm: bool = WARM_BUFFERS) -> list[Point]:
     """``simulate_point`` over ``g_list``."""
-    return [simulate_point(platform, g, engines, requests) for g in g_list]
+    return [simulate_point(platform, g, engines, requests, warm) for g in g_list]
 
 
 def interface_latency_cycles(platform: Platform) -> float:
@@ -177,6 +196,86 @@ def calibrate_overhead(params: LogCAParams, points: list[Point], g_min_bytes: in
     rest = t1 - np.asarray(time_accelerated(replace(params, overhead_cycles=0.0), g))
     w2 = t1**-2.0
     return float(np.sum(w2 * rest) / np.sum(w2))
+
+
+def engine_work_cycles(platform: Platform, g_bytes: int) -> float:
+    """Host cycles one engine spends on ``g_bytes`` of ``platform.kernel``: pipeline latency plus blocks x cycles
+    per block (AES: 16 B blocks; SHA-256: 64 B blocks of the padded message), converted to the host clock."""
+    acc = next(iter(_loaded(str(platform.system_path)).spec.accelerators.values()))
+    if platform.kernel == "aes":
+        work = aes_blocks(g_bytes) * acc.aes_cycles_per_block
+    else:
+        work = sha256_padded_bytes(g_bytes) // SHA256_BLOCK_BYTES * acc.sha_cycles_per_block
+    return (work + acc.pipeline_latency_cycles) * platform.host_frequency_hz / acc.frequency_hz
+
+
+@dataclass(frozen=True)
+class OverheadCheck:
+    """Where a platform's fitted o parts from its preset's o: the round trip's per-request account, host cycles.
+
+    ``o_fit_cycles``: o of the ``calibrate`` fit (g >= calibration_min); ``o_small_g_cycles``: ``calibrate_overhead``
+    (the g -> 0 read); ``o_fit_engine_only_cycles``: the same fit when T1 is only o + L1(g) + ``engine_work_cycles``
+    (no data path): what the shape of the engine's cost (linear in blocks, vs the model's C g^beta / A) alone does
+    to the fitted o. At the smallest granularity ``g_small_bytes``: the simulated T1 (warm buffers and, for
+    comparison, the first, cold execution), the engine's work, and ``data_path_cycles`` = T1 - o - L1 - engine work:
+    what the unit's reads and writes (for a copying interface also the flushes and copies beyond L g) add per
+    request; ``data_path_fit_min_cycles``: the same at the fit's smallest granularity ``g_fit_min_bytes``.
+    """
+
+    platform: str
+    kernel: str
+    o_preset_cycles: float
+    o_fit_cycles: float
+    o_small_g_cycles: float
+    o_fit_engine_only_cycles: float
+    g_small_bytes: int
+    t1_small_cycles: float
+    t1_small_cold_cycles: float
+    engine_small_cycles: float
+    data_path_cycles: float
+    g_fit_min_bytes: int
+    data_path_fit_min_cycles: float
+
+    @property
+    def cold_extra_cycles(self) -> float:
+        """Cycles a request pays at g_small when its buffers are cold (first execution) rather than warm."""
+        return self.t1_small_cold_cycles - self.t1_small_cycles
+
+    def explanation(self) -> str:
+        """One line: fitted / preset o and the per-request cycles that account for the difference."""
+        o = self.o_preset_cycles
+        shape = self.o_fit_engine_only_cycles - o
+        return (f"{self.platform} {self.kernel.upper()}: o fit/preset {self.o_fit_cycles / o:.2f} (g >= 1 KiB fit), "
+                f"{self.o_small_g_cycles / o:.2f} (small-g read); of o_fit - o = {self.o_fit_cycles - o:.0f} cycles, "
+                f"{shape:.0f} come from the engine's cost being linear in blocks while the model's is C g^beta / A "
+                f"(engine-only fit), the rest {self.o_fit_cycles - self.o_fit_engine_only_cycles:.0f} from the data "
+                f"path, which adds {self.data_path_fit_min_cycles:.0f} cycles per request at {self.g_fit_min_bytes} B and "
+                f"{self.data_path_cycles:.0f} at {self.g_small_bytes} B; a cold first execution pays "
+                f"{self.cold_extra_cycles:.0f} more at {self.g_small_bytes} B (not timed: warm buffers, 000:L481)")
+
+
+def check_overhead(platform: Platform, points: list[Point], fit: LogCAFit, g_min_bytes: int = 1024) -> OverheadCheck:
+    """The per-request account of ``OverheadCheck`` for a warm sweep ``points`` and its ``calibrate`` fit."""
+    pts = [pt for pt in points if pt.g_bytes >= g_min_bytes]
+    if not pts:
+        raise ValueError(f"no point with g_bytes >= {g_min_bytes}; expected a sweep covering the fit's range")
+    p = platform.logca
+    lat = interface_latency_cycles(platform)
+    g = np.array([pt.g_bytes for pt in pts], dtype=float)
+    l1 = lat * g if p.latency_per_byte else np.full_like(g, lat)
+    t1_engine = p.overhead_cycles + l1 + np.array([engine_work_cycles(platform, pt.g_bytes) for pt in pts])
+    engine_only = fit_logca(g, np.array([pt.t0_cycles for pt in pts]), t1_engine,
+                            latency_per_byte=p.latency_per_byte, latency=lat)
+    def data_path(pt: Point) -> float:
+        l1_pt = lat * pt.g_bytes if p.latency_per_byte else lat
+        return pt.t1_cycles - p.overhead_cycles - l1_pt - engine_work_cycles(platform, pt.g_bytes)
+
+    small = min(points, key=lambda pt: pt.g_bytes)
+    cold = simulate_point(platform, small.g_bytes, small.engines, small.requests, warm=False)
+    return OverheadCheck(platform.name, platform.kernel, p.overhead_cycles, fit.params.overhead_cycles,
+                         calibrate_overhead(fit.params, points), engine_only.params.overhead_cycles, small.g_bytes,
+                         small.t1_cycles, cold.t1_cycles, engine_work_cycles(platform, small.g_bytes),
+                         data_path(small), pts[0].g_bytes, data_path(pts[0]))
 
 
 # --------------------------------------------------------------------------- figures
@@ -292,12 +391,14 @@ def load_crypto_study(path: str | Path = CRYPTO_STUDY) -> CryptoStudySpec:
 
 @dataclass(frozen=True)
 class CryptoStudyResult:
-    """What a crypto study produced: fits and sweeps by platform, multi-unit sweeps by n, figure paths."""
+    """What a crypto study produced: fits and sweeps by platform, multi-unit sweeps by n, figure paths, and by
+    platform the per-request account of its fitted o (``OverheadCheck``)."""
 
     fits: dict[str, LogCAFit]
     curves: dict[str, list[Point]]
     multi_unit: dict[int, list[Point]]
     figures: tuple[Path, ...]
+    overheads: dict[str, OverheadCheck] = field(default_factory=dict)
 
 
 def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca",
@@ -310,12 +411,14 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "r
     fits: dict[str, LogCAFit] = {}
     curves: dict[str, list[Point]] = {}
     multi_unit: dict[int, list[Point]] = {}
+    overheads: dict[str, OverheadCheck] = {}
     figures = []
     for name in study.platforms:
         platform = load_platform(name, study.kernel)
         pts = sweep(platform, g_list)
         curves[name] = pts
         fits[name] = calibrate(platform, pts, study.calibration_min_bytes)
+        overheads[name] = check_overhead(platform, pts, fits[name], study.calibration_min_bytes)
         extra, ref = None, None
         if name == study.multi_unit_platform:
             g_multi = granularities(study.min_granularity_bytes, study.multi_unit_max_bytes)
@@ -326,9 +429,12 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "r
                                   f"{study.kernel.upper()}: crypto interface evolution"))
     figures.append(plot_regions({k: fits[k].params for k in study.platforms if k in EVOLUTION_PLATFORMS},
                                 out_dir / "crypto_regions.png", g_list))
-    return CryptoStudyResult(fits, curves, multi_unit, tuple(figures))
+    return CryptoStudyResult(fits, curves, multi_unit, tuple(figures), overheads)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    for key, fit in crypto_study().fits.items():
+    result = crypto_study()
+    for key, fit in result.fits.items():
         print(key, fit.params)
+    for check in result.overheads.values():
+        print(check.explanation())

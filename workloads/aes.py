@@ -2,7 +2,12 @@
 
 Both versions start with an ``init`` stage in which the host writes the input
 buffer (the application produced it, so it sits in the host's caches as far as
-they hold it); the stage ``kernel`` is what is timed.
+they hold it); the stage ``kernel`` is what is timed. With ``warmup`` the
+kernel runs once more before it, in stage ``warmup``, on the same buffers: the
+timed run then finds input and output where the previous execution left them
+(in the caches as far as they hold them), as in a measurement that averages
+back-to-back executions over one buffer (000 reports the average of one
+hundred executions, 000:L481).
 
 Host software (``crypto_host``): per row of ``row_bytes`` the core loads the
 input and stores the output (AES) and spends the software's cycles. The cycle
@@ -55,42 +60,27 @@ def host_cycles(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: 
     return c_cycles_per_byte_beta * n**beta
 
 
-def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float,
-                row_bytes: int = DEFAULT_ROW_BYTES) -> pa.Table:
-    """Host software AES-128/SHA-256 of ``g_bytes`` bytes (see module docstring)."""
-    _check(kernel, g_bytes)
-    if not (c_cycles_per_byte_beta > 0 and beta > 0):
-        raise ValueError(f"c_cycles_per_byte_beta and beta must be > 0, got {c_cycles_per_byte_beta!r}, {beta!r}")
-    if row_bytes < AES_BLOCK_BYTES or row_bytes % AES_BLOCK_BYTES:
-        raise ValueError(f"row_bytes must be a multiple of {AES_BLOCK_BYTES} B, got {row_bytes!r}")
-    tb = TraceBuilder()
-    src, dst, out_bytes = _layout(tb, kernel, g_bytes)
+def _host_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: int, dst: int, out_bytes: int,
+               c_cycles_per_byte_beta: float, beta: float, row_bytes: int) -> None:
+    """One execution of the host software in ``stage``: C g^beta cycles spread over the rows."""
     total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta, beta)
     for off in range(0, g_bytes, row_bytes):
         n = min(row_bytes, g_bytes - off)
         # row share of C g^beta, cumulative so that the rows add up to it exactly
         cycles = total * (((off + n) / g_bytes) ** beta - (off / g_bytes) ** beta)
         elems = -(-n // AES_BLOCK_BYTES)
-        tb.access("host", "kernel", "read", src + off, min(AES_BLOCK_BYTES, n), AES_BLOCK_BYTES, elems, cycles=cycles)
+        tb.access("host", stage, "read", src + off, min(AES_BLOCK_BYTES, n), AES_BLOCK_BYTES, elems, cycles=cycles)
         if kernel == "aes":
-            tb.access("host", "kernel", "write", dst + off, min(AES_BLOCK_BYTES, n), AES_BLOCK_BYTES, elems)
+            tb.access("host", stage, "write", dst + off, min(AES_BLOCK_BYTES, n), AES_BLOCK_BYTES, elems)
     if kernel == "sha":
-        tb.access("host", "kernel", "write", dst, out_bytes, out_bytes, 1)
-    return tb.to_table()
+        tb.access("host", stage, "write", dst, out_bytes, out_bytes, 1)
 
 
-def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int = 1,
-                   requests: int = 1) -> pa.Table:
-    """AES-128/SHA-256 of ``g_bytes`` on crypto unit ``unit`` (see module docstring)."""
-    _check(kernel, g_bytes)
-    if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
-        raise ValueError(f"requests must be an integer >= 1, got {requests!r}")
-    if kernel == "sha" and requests > 1:
-        raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
-    tb = TraceBuilder()
-    src, dst, out_bytes = _layout(tb, kernel, g_bytes)
+def _offload_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: int, dst: int, out_bytes: int,
+                  unit: str, engines: int, requests: int) -> None:
+    """One execution of the offload in ``stage``: the requests, then the wait for completion."""
     if kernel == "sha":
-        tb.offload("host", "kernel", unit, op=OPS[kernel], inputs=[[src, g_bytes]], outputs=[[dst, out_bytes]],
+        tb.offload("host", stage, unit, op=OPS[kernel], inputs=[[src, g_bytes]], outputs=[[dst, out_bytes]],
                    engines=engines)
     else:
         off = 0
@@ -98,10 +88,41 @@ def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int
             n = min(blocks * AES_BLOCK_BYTES, g_bytes - off)
             if n <= 0:
                 continue
-            tb.offload("host", "kernel", unit, op=OPS[kernel], inputs=[[src + off, n]], outputs=[[dst + off, n]],
+            tb.offload("host", stage, unit, op=OPS[kernel], inputs=[[src + off, n]], outputs=[[dst + off, n]],
                        engines=engines)
             off += n
-    tb.wait("host", "kernel", unit)
+    tb.wait("host", stage, unit)
+
+
+def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float,
+                row_bytes: int = DEFAULT_ROW_BYTES, warmup: bool = False) -> pa.Table:
+    """Host software AES-128/SHA-256 of ``g_bytes`` bytes (see module docstring); ``warmup``: run it once
+    untimed (stage ``warmup``) before the timed ``kernel`` stage."""
+    _check(kernel, g_bytes)
+    if not (c_cycles_per_byte_beta > 0 and beta > 0):
+        raise ValueError(f"c_cycles_per_byte_beta and beta must be > 0, got {c_cycles_per_byte_beta!r}, {beta!r}")
+    if row_bytes < AES_BLOCK_BYTES or row_bytes % AES_BLOCK_BYTES:
+        raise ValueError(f"row_bytes must be a multiple of {AES_BLOCK_BYTES} B, got {row_bytes!r}")
+    tb = TraceBuilder()
+    src, dst, out_bytes = _layout(tb, kernel, g_bytes)
+    for stage in (("warmup", "kernel") if warmup else ("kernel",)):
+        _host_rows(tb, stage, kernel, g_bytes, src, dst, out_bytes, c_cycles_per_byte_beta, beta, row_bytes)
+    return tb.to_table()
+
+
+def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int = 1,
+                   requests: int = 1, warmup: bool = False) -> pa.Table:
+    """AES-128/SHA-256 of ``g_bytes`` on crypto unit ``unit`` (see module docstring); ``warmup``: run it once
+    untimed (stage ``warmup``) before the timed ``kernel`` stage."""
+    _check(kernel, g_bytes)
+    if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
+        raise ValueError(f"requests must be an integer >= 1, got {requests!r}")
+    if kernel == "sha" and requests > 1:
+        raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
+    tb = TraceBuilder()
+    src, dst, out_bytes = _layout(tb, kernel, g_bytes)
+    for stage in (("warmup", "kernel") if warmup else ("kernel",)):
+        _offload_rows(tb, stage, kernel, g_bytes, src, dst, out_bytes, unit, engines, requests)
     return tb.to_table(units=["host", unit])
 
 
