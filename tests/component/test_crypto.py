@@ -150,3 +150,29 @@ def test_pcie_card_has_no_sha256_engine():
     system = build_system(load_spec(CARD, SystemSpec).spec)
     with pytest.raises(ValueError, match="no SHA-256 engine"):
         replay(system, crypto_offload("sha", 1024))
+
+
+# --- warm buffers: the kernel once untimed, then timed (000 averages back-to-back executions, 000:L481) -------
+
+
+def test_warmup_repeats_the_kernel_in_its_own_stage():
+    for trace in (crypto_host("aes", 1000, 90.0, 1.01, warmup=True), crypto_offload("aes", 1000, requests=2,
+                                                                                  warmup=True)):
+        rows = trace.to_pandas()
+        warm, timed = rows[rows.stage == "warmup"], rows[rows.stage == "kernel"]
+        assert len(warm) == len(timed) > 0
+        assert list(warm.op) == list(timed.op) and list(warm.addr) == list(timed.addr)
+    assert "warmup" not in set(crypto_offload("sha", 100).to_pandas().stage)
+
+
+def test_warm_request_skips_the_cold_output_miss(t2):
+    """Timed from the end of the warm-up, a request pays no write-allocate miss on its output line."""
+    cold, _ = kernel_cycles(t2, crypto_offload("aes", 16))
+    system = build_system(t2.spec)
+    end = replay(system, crypto_offload("aes", 16, warmup=True))
+    warm = (end - system.host.stages["warmup"].last_ps) * F_HZ / 1e12
+    assert system.units["crypto"].counts["blocks"] == 2  # the warm-up ran too
+    assert warm < cold
+    # what is left beyond o + L + one block: the L2 read and write of one line each, under two L2 hits
+    l2_cycles = t2.spec.caches.levels[1].latency_cycles
+    assert 0 < warm - (29000 + 1500 + 84.7) <= 2 * l2_cycles

@@ -137,6 +137,49 @@ def test_small_g_overhead_is_closer_for_tightly_coupled_units(crypto_fits):
         assert calibrate_overhead(fit.params, points) == pytest.approx(platform.logca.overhead_cycles, rel=0.02)
 
 
+# --- where a fitted o parts from the preset's: the per-request account (check_overhead) -------------------
+
+from simulator.logca_study import check_overhead, simulate_point  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def overhead_checks(crypto_fits, sha_fits):
+    out = {}
+    for kernel, fits in (("aes", crypto_fits), ("sha", sha_fits)):
+        for name, (platform, points, fit) in fits.items():
+            out[(name, kernel)] = check_overhead(platform, points, fit)
+    return out
+
+
+def test_warm_buffers_take_the_cold_output_line_out_of_the_small_g_overhead(overhead_checks):
+    for (name, kernel), c in overhead_checks.items():
+        assert c.cold_extra_cycles > 0, (name, kernel)  # the first execution misses on its output line
+    # with the cold line the small-g read was 1.26 (T4 engine) and 1.66 (T4 instructions) times the preset's o
+    for name in ("sparc_t4_engine", "sparc_t4_instructions"):
+        c = overhead_checks[(name, "aes")]
+        assert c.o_small_g_cycles == pytest.approx(c.o_preset_cycles, rel=0.20), name
+
+
+def test_warm_sweep_is_what_the_study_times():
+    platform = load_platform("sparc_t4_instructions", "aes")
+    warm, cold = simulate_point(platform, 16), simulate_point(platform, 16, warm=False)
+    assert warm.t1_cycles < cold.t1_cycles and warm.t0_cycles <= cold.t0_cycles
+
+
+def test_fitted_overhead_gap_of_the_fastest_units_is_the_engine_cost_shape(overhead_checks):
+    # o of 10-111 cycles is under 4 % of T1 at 1 KiB; the engine's cost is linear in blocks while the model's
+    # compute term is C g^beta / A (beta 1.01 or 0.97): a fit of T1 = o + L + engine work alone moves o as much
+    for key in (("sparc_t4_instructions", "aes"), ("sandy_bridge_aesni", "aes"), ("sparc_t4_instructions", "sha")):
+        c = overhead_checks[key]
+        gap = c.o_fit_cycles - c.o_preset_cycles
+        assert abs(c.o_fit_cycles - c.o_fit_engine_only_cycles) < 0.15 * abs(gap), key
+    # the T4 engine's 1 KiB chunks add their first read and last write: both effects, each a real share
+    c = overhead_checks[("sparc_t4_engine", "aes")]
+    assert c.o_preset_cycles < c.o_fit_engine_only_cycles < c.o_fit_cycles
+    assert c.o_fit_cycles - c.o_fit_engine_only_cycles == pytest.approx(c.data_path_fit_min_cycles, rel=0.25)
+    assert "o fit/preset" in c.explanation() and "000:L481" in c.explanation()
+
+
 # --- the off-chip PCIe crypto card -------------------------------------------------------------------
 
 
@@ -167,6 +210,8 @@ def test_crypto_study_file_drives_the_study(tmp_path):
     assert set(res.fits) == set(res.curves) == {"ultrasparc_t2", "sparc_t4_instructions"}
     assert set(res.multi_unit) == {2} and [p.g_bytes for p in res.multi_unit[2]][-1] == 2**10
     assert (tmp_path / "speedup_ultrasparc_t2_aes.png") in res.figures
+    assert set(res.overheads) == set(res.fits)
+    assert res.overheads["sparc_t4_instructions"].o_fit_cycles == res.fits["sparc_t4_instructions"].params.overhead_cycles
     assert all(path.is_file() for path in res.figures)
 
 
