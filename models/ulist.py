@@ -458,3 +458,142 @@ def extended_pipelined_cycles(d: UListDims, mc: UListMachine, ext: ExtendedParam
     on the host's side of the pipeline, and the fill (first input) and drain (last output), cycles."""
     t1, t2, t3, tm = extended_blocked_stage_cycles(d, mc, ext, b)
     return t1 + b * max(t2, tm + t1 + t3) + t3
+
+
+# --------------------------------------------------------------------------- extended model, all variants
+#
+# The functions above price the LLC-blocked points only. ``extended_stages`` prices every
+# LAP point (orig, blocked, pipelined; B and C exchanged through the LLC or through DRAM) from
+# the U-list dimensions and per-line costs measured by micro runs on the simulated machine,
+# and returns the work and traffic of each stage so that the energy uses the same time:
+#
+# * host stages are sums of trace rows, each lasting max(compute, its own memory), so only
+#   the leaf gather overlaps the scaling flops; the B writes (input) and C reads (output)
+#   and the K/M records are separate rows and add: T1 = max(N_U N_q / f_C, N_U l_leaf c_x)
+#   + N_U N_q 8 / w_x + N_U rec / w_C, T3 likewise with 2 N_U N_q flops, where
+#   l_leaf = lines one leaf of N_q doubles spans and w_x / c_x is the exchange level's
+#   bandwidth / cycles per line (the LLC when B and C fit it, else DRAM at w_C);
+# * the leaf gather lines are charged at the LLC cost (the leaf arrays, 2 N_oct N_q 8 B,
+#   stay in the LLC; reuse in L2 is ignored: an upper bound); the input gathers one source
+#   leaf per interaction (N_U l_leaf lines), the output walks each class's columns in target
+#   order, so it touches each target leaf about once per class (min(N_U, 10 N_oct) l_leaf lines);
+# * each of the 10 b GEMM calls costs first read + max(compute, rest of traffic / w_L) +
+#   last write (the LAP double-buffers its steps but each call starts and ends alone),
+#   with the real class sizes when given (``class_counts``), else N_U / 10 each;
+# * the driver's eviction of B and C before each offload (per line, measured);
+# * premise of the LLC exchange: a block's working set, the live B and C buffers (``sets`` x
+#   2 N_q N_U 8 / b bytes), the ten A_j (10 N_q^2 8 B) and its share of the leaf data
+#   (2 N_oct N_q 8 / b B), fits the LLC (a cyclic LRU sweep over more than the capacity
+#   misses on every line). Where it does not (orig: b = 1; q = 10, b = 14: 6.6 MB of B and C
+#   per set plus 6.5 MB of A_j in 8 MiB; q = 14, b = 2: 31 MB per set) B and C and the leaf
+#   gathers are served by DRAM: leaf lines at the measured random-access cost per line.
+
+
+def leaf_lines(n_q: int, line_bytes: int = 64) -> float:
+    """Mean number of cache lines one leaf (N_q doubles at offset i N_q 8 B) spans, over i."""
+    if not isinstance(n_q, int) or n_q < 1:
+        raise ValueError(f"n_q must be a positive integer, got {n_q!r}")
+    size = n_q * ELEMENT_BYTES
+    period = line_bytes // math.gcd(size, line_bytes)
+    total = sum((i * size + size - 1) // line_bytes - (i * size) // line_bytes + 1 for i in range(period))
+    return total / period
+
+
+def lap_call_cycles(n_q: int, n: float, mc: UListMachine) -> float:
+    """One LAP GEMM call m = k = N_q, n columns (C += A B), cycles: the first step's reads
+    (A panel, B panel, C block) and the last C block's write are not overlapped; the rest of
+    the traffic overlaps the compute: fill / w_L + max(2 N_q^2 n / f_L, (moved - fill) / w_L)."""
+    if n <= 0:
+        return 0.0
+    m = n_q
+    m_c = min(max(m, 64), 256)
+    n_c = min(max(n, 64.0), 256.0)
+    rows, cols0 = min(m, m_c), min(n, n_c)
+    cols_last = n - (math.ceil(n / n_c) - 1) * n_c
+    fill = (rows * n_q + n_q * cols0 + rows * cols0 + rows * cols_last) * ELEMENT_BYTES
+    moved = (math.ceil(n / n_c) * m * m + math.ceil(m / m_c) * m * n + 2 * m * n) * ELEMENT_BYTES
+    return mc.cycles(fill / mc.w_l_bytes_per_s
+                     + max(2 * m * m * n / mc.f_l_flops_per_s, max(0.0, moved - fill) / mc.w_l_bytes_per_s))
+
+
+@dataclass(frozen=True)
+class ExtendedStages:
+    """Per-block cycles of the extended model (``t1`` input, ``t2`` GEMM calls, ``t3`` output,
+    ``tm`` eviction), the number of blocks ``b``, whether B and C are exchanged through the
+    LLC (``via_llc``) and the whole run's work and traffic ``stages`` (bytes per level)."""
+
+    t1: float
+    t2: float
+    t3: float
+    tm: float
+    b: int
+    via_llc: bool
+    stages: tuple[StageCost, ...]
+
+    def blocked_cycles(self) -> float:
+        """b (T1 + Tm + T2 + T3), cycles (eq. 8 with the extended stages; orig: b = 1)."""
+        return self.b * (self.t1 + self.tm + self.t2 + self.t3)
+
+    def pipelined_cycles(self) -> float:
+        """T1 + b max(T2, Tm + T1 + T3) + T3, cycles (eq. 12 with fill and drain)."""
+        return self.t1 + self.b * max(self.t2, self.tm + self.t1 + self.t3) + self.t3
+
+
+def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int, *, llc_bytes: float,
+                    sets: int = 1, coupling: str = "llc",
+                    class_counts: tuple[int, ...] | None = None) -> ExtendedStages:
+    """The extended model of one LAP point (comment above). ``llc_bytes``: LLC capacity, B;
+    ``sets``: live B/C buffer sets (2 when pipelined); ``coupling``: "llc" (the LAP reads B and C through the LLC) or "dram"/"near-memory"
+    (the LAP reads memory, so B and C always cross DRAM); ``class_counts``: interactions per
+    class (default N_U / 10 each)."""
+    _check_blocks(b)
+    _positive("llc_bytes", llc_bytes)
+    if sets not in (1, 2):
+        raise ValueError(f"sets must be 1 or 2, got {sets!r}")
+    if coupling not in ("llc", "dram", "near-memory"):
+        raise ValueError(f"coupling must be 'llc', 'dram' or 'near-memory', got {coupling!r}")
+    counts = class_counts if class_counts is not None else (d.n_u / N_GEMMS,) * N_GEMMS
+    if any(c < 0 for c in counts) or abs(sum(counts) - d.n_u) > 0.5:
+        raise ValueError(f"class_counts must be non-negative and sum to n_u = {d.n_u}, got {class_counts!r}")
+    eb, line = ELEMENT_BYTES, ext.line_bytes
+    bc = d.n_u * d.n_q * eb  # bytes of B (and of C), whole run
+    working_set = sets * 2 * bc / b + N_GEMMS * d.n_q ** 2 * eb + 2 * d.n_oct * d.n_q * eb / b
+    fits = working_set <= llc_bytes
+    via_llc = coupling == "llc" and fits
+    w_x = ext.w_llc_bytes_per_s if via_llc else mc.w_c_bytes_per_s
+    # seconds per gathered leaf line: LLC hit, or a random DRAM access (w_irr counts 8 B per access)
+    c_leaf = line / ext.w_llc_bytes_per_s if fits else ELEMENT_BYTES / mc.w_c_irregular_bytes_per_s
+    l_leaf = leaf_lines(d.n_q, line)
+    in_lines = d.n_u * l_leaf
+    out_lines = min(d.n_u, N_GEMMS * d.n_oct) * l_leaf
+    meta = d.n_u * ext.meta_bytes_per_interaction / mc.w_c_bytes_per_s
+    t1 = max(d.n_u * d.n_q / mc.f_c_flops_per_s, in_lines * c_leaf) + bc / w_x + meta
+    t3 = max(2 * d.n_u * d.n_q / mc.f_c_flops_per_s, out_lines * c_leaf) + bc / w_x + meta
+    t2 = sum(lap_call_cycles(d.n_q, c / b, mc) for c in counts)  # per block, cycles
+    tm = 2 * bc / line * ext.evict_cycles_per_line / mc.clock_hz
+    # traffic (bytes per level), whole run: leaf data and records from DRAM once (source and
+    # target read, target written back), A once per block; B and C at the exchange level
+    a_bytes = b * N_GEMMS * d.n_q ** 2 * eb
+    leaf_dram = 3 * d.n_oct * d.n_q * eb
+    meta_dram = 2 * d.n_u * ext.meta_bytes_per_interaction
+    lap_bc = 3 * bc  # the LAP reads B and C and writes C
+    host_bc = 2 * bc  # the host writes B and reads C
+    g_in, g_out = in_lines * line, out_lines * line  # gathered leaf bytes
+    lv = "llc" if fits else "dram"
+    if via_llc:
+        inp = {"dram": leaf_dram * 2 / 3 + meta_dram / 2, "llc": bc + g_in}
+        gem = {"dram": a_bytes, "llc": lap_bc}
+        out = {"dram": leaf_dram / 3 + meta_dram / 2, "llc": bc + g_out}
+    else:  # B written to and C read from DRAM by the host, B and C read and C written by the LAP
+        inp = {"dram": meta_dram / 2 + bc, lv: g_in}
+        gem = {"dram": a_bytes + lap_bc}
+        out = {"dram": meta_dram / 2 + bc, lv: g_out}
+        if fits:
+            inp["dram"] += leaf_dram * 2 / 3
+            out["dram"] += leaf_dram / 3
+    stages = (
+        StageCost("input", "cpu", d.n_u * d.n_q, inp, mc.cycles(t1)),
+        StageCost("gemm", "lap", gemm_flops(d), gem, b * t2 + mc.cycles(tm)),
+        StageCost("output", "cpu", 2 * d.n_u * d.n_q, out, mc.cycles(t3)),
+    )
+    return ExtendedStages(mc.cycles(t1) / b, t2, mc.cycles(t3) / b, mc.cycles(tm) / b, b, via_llc, stages)

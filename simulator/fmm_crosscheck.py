@@ -7,9 +7,11 @@ same simulated systems (``measure_machine``), never fitted to the FMM points the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from models import ulist
@@ -89,26 +91,42 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     return m
 
 
-def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims]) -> pd.DataFrame:
+def _machine(machine: dict[str, Any], lap: str) -> ulist.UListMachine:
+    return ulist.UListMachine(machine["w_c_bytes_per_s"], machine["w_c_irregular_bytes_per_s"],
+                              machine["f_c_flops_per_s"], machine[f"{lap}.f_l_flops_per_s"],
+                              machine[f"{lap}.w_l_bytes_per_s"], CLOCK_HZ)
+
+
+def _energy_params(machine: dict[str, Any], lap: str) -> ulist.EnergyParams:
+    eps = {"dram": machine["eps_byte_dram_j"], "llc": machine.get(f"{lap}.eps_byte_llc_j", 0.0)}
+    return ulist.EnergyParams(machine["eps_flop_cpu_j"], machine[f"{lap}.eps_flop_lap_j"], eps,
+                              machine["static_power_w"] + machine.get(f"{lap}.lap_static_power_w", 0.0))
+
+
+def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims],
+               class_counts: dict[int, tuple[int, ...]] | None = None) -> pd.DataFrame:
     """Model cycles and energy for every simulated point (LAP variants: orig/pref -> eq. 2 with
     eq. 7, blocking -> eq. 8, pipelining -> eq. 12; CPU: eq. 2 with eq. 5), with b the number
-    of blocks the simulated trace used. ``ext_mcycles``: the extended model of
-    :mod:`models.ulist` (omitted costs added) for the LLC-coupled blocked and pipelined
-    points, where its premise (B and C exchanged through the LLC) holds; else empty."""
+    of blocks the simulated trace used.
+
+    ``ext_mcycles`` / ``ext_energy_j``: the extended model (``ulist.extended_stages``) for every
+    LAP point (orig as one block), its energy from its own time and its own work and traffic
+    (DRAM and LLC bytes, 001 eq. 10 form); for the CPU-only points the printed model is the
+    extended one (no cost found missing). ``ext_via_llc``: whether the extended model's
+    premise of an LLC exchange holds. ``class_counts``: interactions per class and q (a
+    dimension of the U-list; None: built from the table's n_points and density; {}: N_U / 10
+    each)."""
+    if class_counts is None:
+        class_counts = {int(q): class_counts_of(int(q), int(g.n_points.iloc[0]), str(g.density.iloc[0]))
+                        for q, g in table.groupby("q")}
     rows = []
     for _, r in table.iterrows():
-        d = dims[int(r.q)]
+        q = int(r.q)
+        d = dims[q]
         lap = r.placement if r.gemm == "lap" else next(k.split(".")[0] for k in machine if ".f_l" in k)
-        mc = ulist.UListMachine(machine["w_c_bytes_per_s"], machine["w_c_irregular_bytes_per_s"],
-                                machine["f_c_flops_per_s"], machine[f"{lap}.f_l_flops_per_s"],
-                                machine[f"{lap}.w_l_bytes_per_s"], CLOCK_HZ)
+        mc = _machine(machine, lap)
+        ep = _energy_params(machine, lap)
         b = int(r.blocks)
-        ext = float("nan")
-        if r.placement == "lap-llc" and r.variant != "orig" and r.variant != "orig_pref":
-            xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
-                                      fmm_ulist.META_BYTES)
-            ext = (ulist.extended_pipelined_cycles(d, mc, xp, b) if r.variant == "pipelining"
-                   else ulist.extended_blocked_cycles(d, mc, xp, b))
         if r.gemm == "cpu":
             cyc, stages = ulist.total_cycles(d, mc, "cpu"), ulist.stage_costs(d, mc, "cpu")
         elif r.variant in ("orig", "orig_pref"):
@@ -117,12 +135,76 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
             cyc, stages = ulist.pipelined_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
         else:
             cyc, stages = ulist.blocked_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
-        ep = ulist.EnergyParams(machine["eps_flop_cpu_j"], machine[f"{lap}.eps_flop_lap_j"],
-                                {"dram": machine["eps_byte_dram_j"]}, machine["static_power_w"])
         e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
+        via_llc = float("nan")
+        if r.gemm == "cpu":
+            ext, ext_e = cyc, e
+        else:
+            xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
+                                      fmm_ulist.META_BYTES)
+            es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
+                                       sets=fmm_ulist.exchange_buffers(r.variant),
+                                       coupling=str(r.placement).removeprefix("lap-"),
+                                       class_counts=class_counts.get(q))
+            ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
+            ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
+            via_llc = es.via_llc
         rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
                      "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
                      "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
                      "sim_energy_j": r.energy_total_j, "model_energy_j": e,
-                     "energy_dev": r.energy_total_j / e - 1})
+                     "energy_dev": r.energy_total_j / e - 1, "ext_energy_j": ext_e,
+                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_via_llc": via_llc})
     return pd.DataFrame(rows)
+
+
+#: The 003 Table 5 columns and CPU-only: (label, placement, variant).
+SUMMARY_COLUMNS = (("LAP-DRAM Orig", "lap-dram", "orig"), ("LAP-LLC Blocking", "lap-llc", "blocking"),
+                   ("LAP-LLC Pipelining", "lap-llc", "pipelining"), ("CPU only", "cpu", "orig"))
+
+
+def crosscheck_summary(cross: pd.DataFrame, qs: tuple[int, ...] = (4, 6, 8, 10),
+                       columns: tuple[tuple[str, str, str], ...] = SUMMARY_COLUMNS) -> pd.DataFrame:
+    """Mean absolute relative error (model vs simulation, |sim / model - 1|) per column over ``qs``:
+    time and energy, printed and extended model; one row per column, NaN where no point."""
+    rows = []
+    for label, pl, v in columns:
+        c = cross[(cross.placement == pl) & (cross.variant == v) & cross.q.isin(qs)]
+        row: dict[str, Any] = {"column": label, "points": len(c)}
+        for key, dev in (("time_printed", "time_dev"), ("time_extended", "ext_time_dev"),
+                         ("energy_printed", "energy_dev"), ("energy_extended", "ext_energy_dev")):
+            row[f"mae_{key}"] = float(c[dev].abs().mean()) if dev in c and len(c) else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def class_counts_of(q: int, n_points: int, density: str) -> tuple[int, ...]:
+    """Interactions per class of the study's U-list of order ``q`` (a problem dimension)."""
+    p = fmm_ulist.build_problem(q, n_points, density)
+    return tuple(int(x) for x in np.bincount(p.class_id, minlength=fmm_ulist.N_CLASSES))
+
+
+def recompute(study_dir: str | Path, machine: dict[str, Any] | None = None,
+              with_classes: bool = True) -> pd.DataFrame:
+    """The cross-check recomputed from a study directory's ``table.csv`` and ``machine.json``
+    (``machine``: measured parameters to use instead, e.g. from a new ``measure_machine``)."""
+    d = Path(study_dir)
+    table = pd.read_csv(d / "table.csv")
+    m = machine if machine is not None else json.loads((d / "machine.json").read_text())
+    dims = {int(q): ulist.UListDims(**v) for q, v in m["dims"].items()}
+    return model_rows(table, m, dims, None if with_classes else {})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the MAE table and per-q deviations of a study directory (default results/fmm)."""
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    cross = recompute(args[0] if args else "results/fmm", with_classes="--uniform-classes" not in args)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(crosscheck_summary(cross).round(4).to_string(index=False))
+        print(crosscheck_summary(cross, qs=(14,)).round(4).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
