@@ -53,6 +53,17 @@ def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[fl
     return nbytes / read_s, evict_cycles / (nbytes // 64)
 
 
+def measure_llc_energy(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
+    """Energy per byte of LLC traffic, J/B: a region larger than L2 and smaller than the LLC is
+    written, then read twice; the LLC's access energy over its accesses x 64 B."""
+    tb = TraceBuilder()
+    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
+    for _ in range(2):
+        tb.access("host", "llc_read", "read", 0, 64, 64, nbytes // 64)
+    df = simulate_trace(system, tb.to_table()).to_pandas()
+    return stage_quantity(df, "energy/LLC", "access") / (stage_quantity(df, "cache/LLC", "accesses") * 64)
+
+
 def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, Any]:
     """Model parameters measured on the simulated systems (bytes/s, flop/s, J, W).
 
@@ -61,7 +72,8 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     256 x 256 x 1024 GEMM and w_L from a bandwidth-bound 64 x 8192 x 1 GEMM (interface
     bytes / busy time).  Energies: eps_flop_cpu and pi_0 (constant power) from the
     compute-only run, eps_byte_dram = non-constant energy of the stream / bytes,
-    eps_flop_lap = LAP compute energy / flops.
+    eps_flop_lap = LAP compute energy / flops, the LAP's static power = its static energy / run
+    time of that GEMM, eps_byte_llc from :func:`measure_llc_energy`.
     """
     m: dict[str, Any] = {}
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
@@ -85,6 +97,9 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
         m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
         m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")
+        m[f"{name}.lap_static_power_w"] = (stage_quantity(g, "energy/lap", "static")
+                                           / stage_quantity(g, "system", "simulated_time_s"))
+        m[f"{name}.eps_byte_llc_j"] = measure_llc_energy(sysf)
         b = simulate_trace(sysf, lap_gemm(64, 8192, 1)).to_pandas()
         moved = stage_quantity(b, "accel/lap", "bytes_read") + stage_quantity(b, "accel/lap", "bytes_written")
         m[f"{name}.w_l_bytes_per_s"] = moved / stage_quantity(b, "accel/lap", "busy_s")

@@ -274,3 +274,62 @@ def test_extended_validation_names_the_parameter() -> None:
         ExtendedParams(1e9, 1.0, 16.0, line_bytes=0)
     with pytest.raises(ValueError, match="b \\(number of blocks\\)"):
         extended_blocked_cycles(dims(4), PAPER_LAP, UNIT_EXT, 0)
+
+
+# --------------------------------------------------------------------------- extended model, all variants
+
+from models.ulist import extended_stages, lap_call_cycles, leaf_lines  # noqa: E402
+
+
+def test_leaf_lines_by_hand() -> None:
+    assert leaf_lines(8) == 1.0  # 64 B leaves, line-aligned
+    assert leaf_lines(4) == 1.0  # 32 B leaves, two per line
+    # 35 doubles = 280 B: offsets 0, 280, ... repeat every 8 leaves; spans 5, 6, 5, 6, 5, 5, 6, 4 lines
+    assert leaf_lines(35) == pytest.approx(42 / 8)
+
+
+def test_lap_call_cycles_by_hand() -> None:
+    mc = UListMachine(8.0, 8.0, 1.0, 1.0, 8.0, clock_hz=1.0)  # one element per cycle on the LAP port
+    # m = k = 2, n = 3: one sub-block; fill = A 4 + B 6 + C 6 in + C 6 out = 22 el = all traffic
+    assert lap_call_cycles(2, 3, mc) == pytest.approx(22 + max(2 * 2 * 2 * 3, 0.0))
+    assert lap_call_cycles(2, 0, mc) == 0.0
+
+
+def _llc_point(b: int, sets: int = 1, llc: float = 8 * 2**20, coupling: str = "llc"):
+    return extended_stages(dims(4), PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0), b, llc_bytes=llc,
+                           sets=sets, coupling=coupling)
+
+
+def test_extended_stages_premise_and_exchange_level() -> None:
+    fits, orig = _llc_point(24), _llc_point(1)
+    assert fits.via_llc and not orig.via_llc  # B + C of q = 4 (2 x 48 MB) do not fit 8 MiB
+    assert not _llc_point(24, coupling="dram").via_llc
+    # B and C at DRAM (w_C = 3 GB/s) cost more host time than at the LLC (30 GB/s)
+    assert _llc_point(24, coupling="dram").t1 > fits.t1
+    # traffic: the LLC exchange keeps B and C out of DRAM
+    dram = lambda e: sum(s.traffic_bytes.get("dram", 0.0) for s in e.stages)  # noqa: E731
+    assert dram(fits) < dram(_llc_point(24, coupling="dram"))
+    assert fits.blocked_cycles() == pytest.approx(24 * (fits.t1 + fits.t2 + fits.t3 + fits.tm))
+    assert fits.pipelined_cycles() <= fits.blocked_cycles()
+
+
+def test_extended_stages_class_counts_change_only_the_gemm() -> None:
+    d = dims(4)
+    counts = (d.n_u - 9 * 100,) + (100,) * 9
+    x = ExtendedParams(30e9, 3.8, 16.0)
+    even = extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20)
+    skew = extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20, class_counts=counts)
+    assert (skew.t1, skew.t3, skew.tm) == pytest.approx((even.t1, even.t3, even.tm))
+    assert skew.t2 != pytest.approx(even.t2)
+    with pytest.raises(ValueError, match="class_counts"):
+        extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20, class_counts=(1,) * 10)
+
+
+def test_extended_stages_validation_names_the_parameter() -> None:
+    x = ExtendedParams(30e9, 3.8, 16.0)
+    for kw, name in (({"llc_bytes": 0.0}, "llc_bytes"), ({"llc_bytes": 1e6, "sets": 3}, "sets"),
+                     ({"llc_bytes": 1e6, "coupling": "pcie"}, "coupling")):
+        with pytest.raises(ValueError, match=name):
+            extended_stages(dims(4), PAPER_LAP, x, 2, **kw)
+    with pytest.raises(ValueError, match="n_q"):
+        leaf_lines(0)

@@ -1,0 +1,65 @@
+"""Tests of the FMM cross-check (simulator.fmm_crosscheck) on small synthetic tables: no study is run."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from models.ulist import UListDims
+from simulator.fmm_crosscheck import crosscheck_summary, model_rows
+
+MACHINE = {
+    "w_c_bytes_per_s": 6e9, "w_c_irregular_bytes_per_s": 0.7e9, "f_c_flops_per_s": 8e9,
+    "eps_byte_dram_j": 6e-10, "static_power_w": 34.0, "eps_flop_cpu_j": 6.7e-10,
+    **{f"{p}.{k}": v for p in ("lap-dram", "lap-llc")
+       for k, v in (("w_llc_bytes_per_s", 3.4e10), ("evict_cycles_per_line", 3.8), ("f_l_flops_per_s", 4e10),
+                    ("eps_flop_lap_j", 3.2e-11), ("w_l_bytes_per_s", 1.28e10), ("eps_byte_llc_j", 1e-10),
+                    ("lap_static_power_w", 0.32))},
+}
+DIMS = {4: UListDims(35, 6833, 171395), 8: UListDims(165, 1457, 35281)}
+
+
+def _table() -> pd.DataFrame:
+    rows = []
+    for q in DIMS:
+        for pl, gemm, v, b in (("cpu", "cpu", "orig", 1), ("lap-dram", "lap", "orig", 1),
+                               ("lap-llc", "lap", "blocking", 23), ("lap-llc", "lap", "pipelining", 42)):
+            rows.append({"q": q, "placement": pl, "gemm": gemm, "variant": v, "blocks": b, "cycles": 1e8 * q,
+                         "energy_total_j": 2.0 * q, "llc_bytes": 8 * 2**20, "n_points": 1000, "density": "uniform"})
+    return pd.DataFrame(rows)
+
+
+def test_model_rows_columns_and_energy_from_the_same_time() -> None:
+    cross = model_rows(_table(), MACHINE, DIMS, class_counts={})
+    for col in ("sim_mcycles", "model_mcycles", "ext_mcycles", "time_dev", "ext_time_dev", "sim_energy_j",
+                "model_energy_j", "energy_dev", "ext_energy_j", "ext_energy_dev", "ext_via_llc"):
+        assert col in cross
+    lap = cross[cross.placement != "cpu"]
+    assert lap.ext_mcycles.notna().all()
+    # energy >= static power x the model time it sits beside
+    assert (lap.ext_energy_j >= 34.32 * lap.ext_mcycles * 1e6 / 2e9).all()
+    assert (cross.model_energy_j >= 34.0 * cross.model_mcycles * 1e6 / 2e9).all()
+    # deviations are sim / model - 1
+    assert cross.ext_time_dev.to_numpy() == pytest.approx((cross.sim_mcycles / cross.ext_mcycles - 1).to_numpy())
+    llc = cross[(cross.placement == "lap-llc") & (cross.variant == "blocking")]
+    assert llc.ext_via_llc.all()
+    assert not cross[(cross.placement == "lap-dram")].ext_via_llc.any()
+
+
+def test_crosscheck_summary_is_the_mean_absolute_deviation() -> None:
+    cross = pd.DataFrame({
+        "q": [4, 6, 4, 6, 14], "placement": ["lap-llc"] * 4 + ["lap-llc"], "variant": ["blocking"] * 5,
+        "time_dev": [0.1, -0.3, 0.0, 0.0, 9.0], "ext_time_dev": [0.02, -0.04, 0.0, 0.0, 9.0],
+        "energy_dev": [0.2, 0.2, 0.0, 0.0, 9.0], "ext_energy_dev": [-0.01, 0.03, 0.0, 0.0, 9.0],
+    })
+    cross.loc[2:3, "placement"] = "lap-dram"
+    cross.loc[2:3, "variant"] = "orig"
+    s = crosscheck_summary(cross, qs=(4, 6)).set_index("column")
+    assert s.loc["LAP-LLC Blocking", "mae_time_printed"] == pytest.approx(0.2)
+    assert s.loc["LAP-LLC Blocking", "mae_time_extended"] == pytest.approx(0.03)
+    assert s.loc["LAP-LLC Blocking", "mae_energy_extended"] == pytest.approx(0.02)
+    assert s.loc["LAP-LLC Blocking", "points"] == 2  # q = 14 left out
+    assert s.loc["LAP-DRAM Orig", "mae_time_printed"] == 0.0
+    assert math.isnan(s.loc["CPU only", "mae_time_printed"])
