@@ -91,3 +91,10 @@ def test_energy_adds_up_by_component():
     assert s["energy_total_j"] == pytest.approx(sum(s["energy_by_component_j"].values()))
     assert s["energy_by_component_j"]["host"] == pytest.approx(
         s["host"]["flops"] * SPEC.host.energy_per_flop_j + SPEC.host.static_power_w * s["simulated_time_s"])
+
+
+@pytest.mark.parametrize("system", sorted((DEFAULT_SYSTEM.parent / "marssx86").glob("*.yaml")), ids=lambda p: p.stem)
+def test_marssx86_like_host_streams_at_the_papers_simulated_3_gb_s(system):
+    # the one calibrated parameter of these systems (max_outstanding_misses) targets 003:L301's 3 GB/s
+    s = simulator.run(system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "8 MiB"}}).summary()
+    assert 8 * 2**20 / s["simulated_time_s"] == pytest.approx(3e9, rel=0.05)
