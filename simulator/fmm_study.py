@@ -12,6 +12,8 @@ two, writes to the output directory (default ``results/fmm``):
 * ``table3.csv``: CPU-only stages against 003 Table 3 (real i7-920);
 * ``findings.csv``: per q the pipelining gain over Orig and the cut in DRAM
   accesses of LAP-LLC Blocking vs LAP-DRAM Orig (003 §8.1-8.2);
+* ``crosscheck_summary.csv``: mean absolute error of the models per Table-5 column (and
+  CPU only), time and energy, over q <= 10 and over q > 10;
 * ``crosscheck.csv``: :mod:`models.ulist` vs simulation, time and energy, with the
   model parameters MEASURED by micro runs on the simulated systems (``machine.json``)
   and b the number of blocks the simulated trace used; beside the printed equations,
@@ -19,7 +21,7 @@ two, writes to the output directory (default ``results/fmm``):
 * ``fig8_dram_accesses.png``, ``fig9_cycles_by_stage.png``,
   ``fig10_dram_energy.png``, ``fig11_total_energy.png``.
 
-Entry point: ``python -m simulator.fmm_study [--quick] [--out DIR]``.
+Entry point: ``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.reproduce import reference_table
-from simulator.fmm_crosscheck import CLOCK_HZ, measure_machine, model_rows, stage_quantity
+from simulator.fmm_crosscheck import CLOCK_HZ, crosscheck_summary, measure_machine, model_rows, stage_quantity
 from simulator.stencil_study import simulate_trace
 from simulator.plots import save_figure
 from workloads import fmm_ulist
@@ -145,12 +147,29 @@ def run_point(p: Point) -> dict[str, Any]:
     return row
 
 
-def grid(study: FmmStudySpec, quick: bool) -> list[Point]:
-    """The points of a study (``quick``: its reduced q list and problem size)."""
+def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | None = None) -> list[Point]:
+    """The points of a study (``quick``: its reduced q list and problem size; ``only``: just these
+    (placement, variant) pairs)."""
     qs = study.quick.qs if quick else study.qs
     n = study.quick.n_points if quick else study.n_points
     return [Point(q, name, str(PROJECT_ROOT / pl.system), pl.gemm, v, n, study.density, study.llc_bytes)
-            for q in qs for name, pl in study.placements.items() for v in pl.variants]
+            for q in qs for name, pl in study.placements.items() for v in pl.variants
+            if only is None or (name, v) in only]
+
+
+def parse_only(text: str, study: FmmStudySpec) -> frozenset[tuple[str, str]]:
+    """``placement/variant,...`` -> the pairs; ValueError naming an unknown pair and the known ones."""
+    known = {(name, v) for name, pl in study.placements.items() for v in pl.variants}
+    pairs = set()
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        pair = tuple(item.split("/", 1))
+        if pair not in known:
+            raise ValueError(f"--only: expected placement/variant pairs of the study "
+                             f"({', '.join(sorted('/'.join(k) for k in known))}), got {item!r}")
+        pairs.add(pair)
+    if not pairs:
+        raise ValueError("--only: expected at least one placement/variant pair")
+    return frozenset(pairs)
 
 
 def table5(table: pd.DataFrame, cross: pd.DataFrame) -> pd.DataFrame:
@@ -307,17 +326,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study", default=str(STUDY))
     ap.add_argument("--out", default="results/fmm")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
+                    "(e.g. lap-dram/orig,lap-llc/blocking)")
     args = ap.parse_args(argv)
     try:
         study = load_study(args.study)
+        only = parse_only(args.only, study) if args.only is not None else None
     except InputError as exc:
         for message in exc.messages:
             print(f"fmm_study: error: {message}", file=sys.stderr)
         return 2
+    except ValueError as exc:
+        print(f"fmm_study: error: {exc}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    pts = grid(study, args.quick)
+    pts = grid(study, args.quick, only)
     # big points first so that the two workers finish together
     pts.sort(key=lambda p: (p.gemm != "cpu", -p.q))
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
@@ -333,6 +358,11 @@ def main(argv: list[str] | None = None) -> int:
     (out / "machine.json").write_text(json.dumps(machine, indent=1) + "\n")
     cross = model_rows(table, machine, dims)
     cross.to_csv(out / "crosscheck.csv", index=False)
+    qs_fit = tuple(q for q in sorted(dims) if q <= 10)
+    qs_big = tuple(q for q in sorted(dims) if q > 10)
+    summary = pd.concat([crosscheck_summary(cross, qs=qs).assign(qs=" ".join(map(str, qs)))
+                         for qs in (qs_fit, qs_big) if qs])
+    summary.to_csv(out / "crosscheck_summary.csv", index=False)
     table5(table, cross).to_csv(out / "table5.csv", index=False)
     table3(table).to_csv(out / "table3.csv", index=False)
     findings(table).to_csv(out / "findings.csv", index=False)

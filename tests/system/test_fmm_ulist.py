@@ -219,3 +219,36 @@ def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
     assert "bad.yaml: llc_bytes" in err and "a bare number has no unit" in err
     assert "bad.yaml: placements.cpu.system" in err and "bad.yaml: placements.cpu.gemm" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_only_restricts_the_grid_and_rejects_unknown_pairs(tmp_path, capsys):
+    from simulator.fmm_study import STUDY, grid, load_study, main, parse_only
+
+    study = load_study(STUDY)
+    only = parse_only("lap-dram/orig, lap-llc/pipelining", study)
+    pts = grid(study, False, only)
+    assert {(p.placement, p.variant) for p in pts} == set(only) and len(pts) == 2 * len(study.qs)
+    assert main(["--only", "lap-dram/nope", "--out", str(tmp_path / "out")]) == 2
+    assert "lap-dram/nope" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_findings_on_a_hand_made_table():
+    import pandas as pd
+
+    from simulator.fmm_study import findings
+
+    def row(pl, v, cycles, dram, e_host, e_dram, e_lap, bg, ref, total):
+        return {"q": 10, "placement": pl, "gemm": "lap", "variant": v, "cycles": cycles, "dram_accesses": dram,
+                "energy_host_j": e_host, "energy_dram_j": e_dram, "energy_lap_j": e_lap, "dram_background_j": bg,
+                "dram_refresh_j": ref, "energy_total_j": total}
+
+    t = pd.DataFrame([row("lap-dram", "orig", 100, 1000, 5, 2, 1, 1.0, 0.4, 8),
+                      row("lap-dram", "pipelining", 60, 900, 4, 1, 0.5, 0.6, 0.2, 6),
+                      row("lap-llc", "orig", 100, 800, 5, 2, 1, 1.2, 0.4, 8),
+                      row("lap-llc", "pipelining", 50, 400, 3, 1, 0.5, 0.5, 0.2, 4.5)])
+    f = findings(t).iloc[0]
+    assert f["lap-dram_pipelining_gain"] == pytest.approx(0.4) and f["lap-llc_pipelining_gain"] == pytest.approx(0.5)
+    assert f.llc_vs_dram_runtime == pytest.approx(1 - 50 / 60)
+    assert f.dram_static_refresh_share_min == pytest.approx(0.7) and f.dram_static_refresh_share_max == pytest.approx(0.8)
+    assert f.energy_order_host_dram_lap == 1.0
+    assert f.llc_pipe_energy_saving_vs_dram_pipe == pytest.approx(0.25)
