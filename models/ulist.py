@@ -25,7 +25,7 @@ within 5 %. These values were fitted to the printed columns, so no test asserts 
 
 Costs the printed blocked and pipelined equations (8-12) omit, found by measuring
 the simulated runs stage by stage, are added by a separate *extended* model at the
-end of this module (``extended_blocked_cycles``, ``extended_pipelined_cycles``):
+end of this module (``extended_stages``):
 the host's writes of B into and reads of C from the LLC, the LAP port bound of the
 block GEMMs, the driver's eviction of B and C before each offload, the cold start
 of every GEMM call, and leaf data / K-M records fetched about once per run instead
@@ -391,78 +391,9 @@ class ExtendedParams:
             raise ValueError(f"line_bytes must be a positive integer, got {self.line_bytes!r}")
 
 
-def block_lap_elements(d: UListDims, b: int) -> float:
-    """Eq. 7 traffic (elements) of one block's ten GEMMs m = k = N_q, n = N_U / (10 b)."""
-    _check_blocks(b)
-    m, n = d.n_q, d.n_u / (N_GEMMS * b)
-    m_c = min(max(m, 64), 256)
-    n_c = min(max(n, 64.0), 256.0)
-    r = math.ceil(n / n_c) * math.ceil(m / m_c)
-    return N_GEMMS * r * (2 * m_c * n_c + d.n_q * (m_c + n_c))
-
-
-def block_lap_moved_elements(d: UListDims, b: int) -> float:
-    """Elements one block's ten GEMMs really move: eq. 7 counts whole m_c x n_c blocks, so a
-    35-row GEMM (q = 4) is charged 64 rows; here A (m k) once per column block, B (k n)
-    once per row block, C (m n) in and out."""
-    _check_blocks(b)
-    m, n = d.n_q, d.n_u / (N_GEMMS * b)
-    m_c = min(max(m, 64), 256)
-    n_c = min(max(n, 64.0), 256.0)
-    return N_GEMMS * (math.ceil(n / n_c) * m * m + math.ceil(m / m_c) * m * n + 2 * m * n)
-
-
-def gemm_call_fill_elements(d: UListDims, b: int) -> float:
-    """Elements a LAP GEMM call (m = k = N_q, n = N_U / (10 b)) moves before its first and after
-    its last sub-block: the first A panel, B panel and C block in, the last C block out."""
-    _check_blocks(b)
-    rows = min(d.n_q, min(max(d.n_q, 64), 256))
-    n = d.n_u / (N_GEMMS * b)
-    cols = min(n, min(max(n, 64.0), 256.0))
-    return rows * d.n_q + d.n_q * cols + 2 * rows * cols
-
-
-def extended_blocked_stage_cycles(
-    d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int
-) -> tuple[float, float, float, float]:
-    """Per-block (T1, T2, T3, Tm) of the extended model (see the comment above), cycles:
-    T1 = max(N_U N_q / (b f_C), (2 N_oct N_q + N_U rec) / (b w_C) + N_U N_q / (b w_llc)),
-    T2 = F / w_L + max(2 N_U N_q^2 / (b f_L), (moved - F) / w_L) with F the unoverlapped
-    first and last transfers of the 10 calls and ``moved`` the real block traffic,
-    T3 = max(2 N_U N_q / (b f_C), (N_oct N_q + N_U rec) / (b w_C) + N_U N_q / (b w_llc)),
-    Tm = 2 N_U N_q / b elements in lines x evict cycles per line (rec: record bytes / 8)."""
-    _check_blocks(b)
-    eb = ELEMENT_BYTES
-    leaf = d.n_oct * d.n_q * eb / b
-    meta = d.n_u * ext.meta_bytes_per_interaction / b
-    bc = d.n_u * d.n_q * eb / b  # bytes of B (and of C) per block
-    t1 = max(d.n_u * d.n_q / (b * mc.f_c_flops_per_s),
-             (2 * leaf + meta) / mc.w_c_bytes_per_s + bc / ext.w_llc_bytes_per_s)
-    fill = N_GEMMS * gemm_call_fill_elements(d, b) * eb
-    moved = block_lap_moved_elements(d, b) * eb
-    t2 = fill / mc.w_l_bytes_per_s + max(gemm_flops(d) / (b * mc.f_l_flops_per_s),
-                                         max(0.0, moved - fill) / mc.w_l_bytes_per_s)
-    t3 = max(2 * d.n_u * d.n_q / (b * mc.f_c_flops_per_s),
-             (leaf + meta) / mc.w_c_bytes_per_s + bc / ext.w_llc_bytes_per_s)
-    tm = 2 * bc / ext.line_bytes * ext.evict_cycles_per_line / mc.clock_hz
-    return mc.cycles(t1), mc.cycles(t2), mc.cycles(t3), mc.cycles(tm)
-
-
-def extended_blocked_cycles(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int) -> float:
-    """T = b (T1 + Tm + T2 + T3): eq. 8 with the extended stages, cycles."""
-    return b * sum(extended_blocked_stage_cycles(d, mc, ext, b))
-
-
-def extended_pipelined_cycles(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int) -> float:
-    """T = T1 + b max(T2, Tm + T1 + T3) + T3: eq. 12 with the extended stages, the eviction
-    on the host's side of the pipeline, and the fill (first input) and drain (last output), cycles."""
-    t1, t2, t3, tm = extended_blocked_stage_cycles(d, mc, ext, b)
-    return t1 + b * max(t2, tm + t1 + t3) + t3
-
-
 # --------------------------------------------------------------------------- extended model, all variants
 #
-# The functions above price the LLC-blocked points only. ``extended_stages`` prices every
+# ``extended_stages`` prices every
 # LAP point (orig, blocked, pipelined; B and C exchanged through the LLC or through DRAM) from
 # the U-list dimensions and per-line costs measured by micro runs on the simulated machine,
 # and returns the work and traffic of each stage so that the energy uses the same time:
@@ -577,7 +508,6 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
     leaf_dram = 3 * d.n_oct * d.n_q * eb
     meta_dram = 2 * d.n_u * ext.meta_bytes_per_interaction
     lap_bc = 3 * bc  # the LAP reads B and C and writes C
-    host_bc = 2 * bc  # the host writes B and reads C
     g_in, g_out = in_lines * line, out_lines * line  # gathered leaf bytes
     lv = "llc" if fits else "dram"
     if via_llc:

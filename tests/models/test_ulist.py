@@ -10,11 +10,6 @@ from hypothesis import strategies as st
 from models.ulist import (
     EnergyParams,
     ExtendedParams,
-    block_lap_elements,
-    block_lap_moved_elements,
-    extended_blocked_cycles,
-    extended_blocked_stage_cycles,
-    extended_pipelined_cycles,
     UListDims,
     UListMachine,
     blocked_cycles,
@@ -27,7 +22,6 @@ from models.ulist import (
     t1_cycles,
     t2_cpu_cycles,
     t2_lap_cycles,
-    t2_lap_elements,
     t3_cycles,
     total_cycles,
 )
@@ -218,52 +212,6 @@ def test_validation_names_the_parameter() -> None:
 
 # --------------------------------------------------------------------------- extended model (not in 003)
 
-# 16 B/s: the host's LLC bandwidth is twice w_C of UNIT; 0.5 cycle per evicted line; 8 B records
-UNIT_EXT = ExtendedParams(w_llc_bytes_per_s=16.0, evict_cycles_per_line=0.5, meta_bytes_per_interaction=8.0,
-                          line_bytes=8)
-
-
-def test_block_lap_moved_is_eq7_when_blocks_are_whole() -> None:
-    d = UListDims(n_q=256, n_oct=10, n_u=10 * 512)  # m = 256, n = 512: whole 256 x 256 blocks
-    assert block_lap_moved_elements(d, 1) == pytest.approx(block_lap_elements(d, 1))
-    assert block_lap_moved_elements(dims(4), 1) < block_lap_elements(dims(4), 1)  # 35 rows, not 64
-
-
-def test_block_lap_traffic_is_eq7_per_block() -> None:
-    for q in TABLE2:
-        assert block_lap_elements(dims(q), 1) == pytest.approx(t2_lap_elements(dims(q)))
-    d = dims(10)  # n = 2013 per GEMM: 8 column blocks at b = 1, 1 of 100.6 columns at b = 20
-    assert block_lap_elements(d, 20) == pytest.approx(10 * 2 * (2 * 256 * 100.645 + 286 * (256 + 100.645)))
-
-
-def test_extended_hand_values() -> None:
-    d = UListDims(n_q=2, n_oct=3, n_u=12)
-    t1, t2, t3, tm = extended_blocked_stage_cycles(d, UNIT, UNIT_EXT, 2)
-    # per block: leaves 3*2/2 = 3 el, records 12/2 = 6 el, B (and C) 12 el at half cost;
-    # scaling 12 flop (input), 24 flop (output) at 1 flop/cycle
-    assert t1 == pytest.approx(max(12, 2 * 3 + 6 + 12 / 2))
-    assert t3 == pytest.approx(max(24, 3 + 6 + 12 / 2))
-    # GEMM: per call (n = 0.6) the 2 x 2 A, 2 x 0.6 B, 2 x 0.6 C in and out: 7.6 el, all of it
-    # the unoverlapped first and last transfer; 48 flop per block at 2 flop/cycle
-    fill = 10 * (4 + 1.2 + 2 * 1.2) / 2
-    assert t2 == pytest.approx(fill + max(48 / 2, 0.0))
-    assert tm == pytest.approx(2 * 12 * 0.5)  # 24 lines of one element
-    assert extended_blocked_cycles(d, UNIT, UNIT_EXT, 2) == pytest.approx(2 * (t1 + t2 + t3 + tm))
-    assert extended_pipelined_cycles(d, UNIT, UNIT_EXT, 2) == pytest.approx(t1 + 2 * max(t2, tm + t1 + t3) + t3)
-
-
-def test_extended_adds_the_llc_exchange_and_eviction() -> None:
-    # the printed blocked model charges nothing for B and C; the extended one does, and its
-    # leaf term does not grow with b
-    d, b = dims(4), 24
-    free = ExtendedParams(1e30, 0.0, 0.0)
-    costly = ExtendedParams(30e9, 3.8, 16.0)
-    assert extended_blocked_cycles(d, PAPER_LAP, costly, b) > extended_blocked_cycles(d, PAPER_LAP, free, b)
-    leaf_t1 = [extended_blocked_stage_cycles(d, PAPER_LAP, free, bb)[0] * bb for bb in (12, 24, 48)]
-    assert leaf_t1 == pytest.approx([leaf_t1[0]] * 3)
-    printed_t1 = [blocked_cycles(d, PAPER_LAP, bb) for bb in (12, 24)]
-    assert printed_t1[1] > printed_t1[0]  # eqs. 9/11: min(N_oct, N_U/b) leaves per block
-
 
 def test_extended_validation_names_the_parameter() -> None:
     with pytest.raises(ValueError, match="w_llc_bytes_per_s"):
@@ -272,8 +220,6 @@ def test_extended_validation_names_the_parameter() -> None:
         ExtendedParams(1e9, -1.0, 16.0)
     with pytest.raises(ValueError, match="line_bytes"):
         ExtendedParams(1e9, 1.0, 16.0, line_bytes=0)
-    with pytest.raises(ValueError, match="b \\(number of blocks\\)"):
-        extended_blocked_cycles(dims(4), PAPER_LAP, UNIT_EXT, 0)
 
 
 # --------------------------------------------------------------------------- extended model, all variants
