@@ -9,11 +9,16 @@ back when done.
 
 Requests flow through three stages that run at once, like a GPU with copy
 engines: copy-in (``pcie`` only: the inputs cross the link into device
-memory), compute, copy-out (``pcie`` only) and completion. With one request
-they run one after the other; with several pipelined requests the copy of
-request i+1 overlaps the work on request i. Copies in and out share the link,
-which serialises them. Counters: ``requests``, ``work_host_cycles``,
-``compute_s``, ``bytes_read``, ``bytes_written``.
+memory), compute, copy-out (``pcie`` only) and completion. A command may
+carry ``parts``, a list of ``{inputs, outputs, host_cycles}`` sub-requests
+(a pipelined offload: the host paid its overhead once for the whole
+command): the parts flow through the stages one behind the other, so the
+copy-in of part i+1, the work on part i and the copy-out of part i-1 overlap,
+and the command completes when its last part has been copied out. Without
+``parts`` the command is one request; separate commands pipeline the same
+way. Copies in and out share the link, which serialises them. Counters:
+``requests`` (sub-requests run), ``work_host_cycles``, ``compute_s``,
+``bytes_read``, ``bytes_written``.
 """
 
 from __future__ import annotations
@@ -54,20 +59,47 @@ class KernelUnit(AcceleratorUnit):
         while True:
             cmd: Command = yield self._queue.get()
             cmd.started_ps = self.env.now
-            if self.interface.coupling == "pcie" and cmd.inputs:
-                yield self.env.timeout(max(0, self.interface.copy_in(cmd.inputs, self.env.now) - self.env.now))
-            yield to_compute.put(cmd)
+            parts = self._parts(cmd)
+            for i, part in enumerate(parts):
+                if self.interface.coupling == "pcie" and part.inputs:
+                    yield self.env.timeout(max(0, self.interface.copy_in(part.inputs, self.env.now) - self.env.now))
+                yield to_compute.put((part, cmd, i == len(parts) - 1))
+
+    def _parts(self, cmd: Command) -> list[Command]:
+        """The sub-requests of ``cmd``: its ``parts`` (each with the command's op), or the command itself."""
+        parts = cmd.params.get("parts")
+        if parts is None:
+            return [cmd]
+        if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+            raise ValueError(f"{self.name}: parts must be a non-empty list of {{inputs, outputs, host_cycles}} "
+                             f"objects, got {parts!r}")
+        return [Command(params={"op": cmd.params.get("op"), **p}, done=self.env.event(), issued_ps=cmd.issued_ps)
+                for p in parts]
 
     def _compute_stage(self, inbox: simpy.Store, outbox: simpy.Store):
         while True:
-            cmd = yield inbox.get()
-            yield from self.execute(cmd)
-            yield outbox.put(cmd)
+            part, cmd, last = yield inbox.get()
+            yield from self.execute(part)
+            yield outbox.put((part, cmd, last))
 
     def _drain_stage(self, inbox: simpy.Store):
         while True:
-            cmd = yield inbox.get()
+            part, cmd, last = yield inbox.get()
+            if part is cmd:
+                yield from self._complete(cmd)
+                continue
+            if self.interface.coupling == "pcie" and part.outputs:
+                yield self.env.timeout(max(0, self.interface.copy_out(part.outputs, self.env.now) - self.env.now))
+            if last:
+                yield from self._complete_copied(cmd)
+
+    def _complete_copied(self, cmd: Command):
+        """``_complete`` for a command whose parts have been copied out already: no second copy."""
+        params, cmd.params = cmd.params, {k: v for k, v in cmd.params.items() if k != "outputs"}
+        try:
             yield from self._complete(cmd)
+        finally:
+            cmd.params = params
 
     # --- one request's work ------------------------------------------------------------------------
 
