@@ -18,6 +18,8 @@ and pipelined speedups beside 000 Tables 4.5-4.7.
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,7 @@ import numpy as np
 
 from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
-from models.logca import LogCAParams, speedup
+from models.logca import LogCAParams, g1, g_half, speedup
 from simulator.config.fields import param
 from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
@@ -104,12 +106,78 @@ def load_gpu_platform(name: str, kernel: str) -> Platform:
     return Platform(name, kernel, path, params, cfg.host.frequency_hz)
 
 
+@functools.lru_cache(maxsize=None)
+def _host_cycles(path: str, kernel: str, g_bytes: int, c_cycles_per_byte_beta: float) -> float:
+    """T0 of one host run (host cycles); cached: it does not depend on the stage count."""
+    return _kernel_cycles(Path(path), kernel_host(kernel, g_bytes, c_cycles_per_byte_beta))[0]
+
+
 def simulate_point(platform: Platform, g_bytes: int, stages: int = 1) -> Point:
-    """Host and offloaded ``platform.kernel`` at ``g_bytes`` with ``stages`` pipelined sub-requests."""
+    """Host and offloaded ``platform.kernel`` at ``g_bytes``, the offload pipelined in ``stages`` parts."""
     c = platform.logca.c_cycles_per_byte_beta
-    t0, _ = _kernel_cycles(platform.system_path, kernel_host(platform.kernel, g_bytes, c))
+    t0 = _host_cycles(str(platform.system_path), platform.kernel, g_bytes, c)
     t1, _ = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c, stages=stages))
     return Point(g_bytes, 1, stages, t0, t1)
+
+
+@dataclass(frozen=True)
+class OffloadBreakdown:
+    """Where one simulated offload's time goes, host cycles: o, link copies, device compute, the rest."""
+
+    g_bytes: int
+    t1_cycles: float
+    overhead_cycles: float
+    copy_cycles: float
+    compute_cycles: float
+
+    @property
+    def other_cycles(self) -> float:
+        """T1 not in o, copies or compute: flushes, invalidations, launch, device memory, cycles."""
+        return self.t1_cycles - self.overhead_cycles - self.copy_cycles - self.compute_cycles
+
+    @property
+    def copy_share(self) -> float:
+        """Link copies / T1, dimensionless."""
+        return self.copy_cycles / self.t1_cycles
+
+
+def offload_breakdown(platform: Platform, g_bytes: int) -> OffloadBreakdown:
+    """Run one unpipelined offload of ``platform.kernel`` at ``g_bytes`` and split its T1 (see OffloadBreakdown).
+
+    Copy cycles are the bytes the link moved over its bandwidth; compute the unit's ``compute_s``.
+    """
+    cfg = _loaded(str(platform.system_path)).spec
+    f_hz = cfg.host.frequency_hz
+    c = platform.logca.c_cycles_per_byte_beta
+    t1, system = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c))
+    unit = system.units["gpu"]
+    iface = cfg.accelerators["gpu"].interface
+    copies = unit.interface.link.bytes_moved / iface.bandwidth_bytes_per_s * f_hz if iface.coupling == "pcie" else 0.0
+    return OffloadBreakdown(g_bytes, t1, iface.offload_overhead_cycles, copies, unit.counts["compute_s"] * f_hz)
+
+
+def latency_region_bandwidth(params: LogCAParams, link_bytes_per_byte: float, frequency_hz: float,
+                             g_list: list[int]) -> float:
+    """Highest link bandwidth (bytes/s) at which L = link_bytes_per_byte x f / bandwidth is an Accelerometer
+    bottleneck somewhere on ``g_list``, the other parameters as in ``params``; 0.0 if none above 1 B/s."""
+    if not (link_bytes_per_byte > 0 and frequency_hz > 0):
+        raise ValueError(f"link_bytes_per_byte and frequency_hz must be > 0, got {link_bytes_per_byte!r}, "
+                         f"{frequency_hz!r}")
+
+    def has_region(log_bw: float) -> bool:
+        lat = link_bytes_per_byte * frequency_hz / 10.0 ** log_bw
+        trial = dataclasses.replace(params, latency=lat, latency_per_byte=True)
+        return bool(latency_bottleneck_granularities(trial, g_list))
+
+    lo, hi = 0.0, 13.0  # 1 B/s .. 10 TB/s
+    if not has_region(lo):
+        return 0.0
+    if has_region(hi):
+        return 10.0 ** hi
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if has_region(mid) else (lo, mid)
+    return 10.0 ** lo
 
 
 def sweep(platform: Platform, g_list: list[int], stages: int = 1) -> list[Point]:
@@ -150,8 +218,15 @@ def _plt():
     return plt
 
 
+def _mark(ax, g_bytes: float, colour: str, label: str) -> None:
+    if np.isfinite(g_bytes) and g_bytes > 0:
+        ax.axvline(g_bytes, color=colour, lw=0.7, ls=":")
+        ax.text(g_bytes, 0.98, f" {label}", color=colour, fontsize=7, va="top", transform=ax.get_xaxis_transform())
+
+
 def plot_gpu_speedup(platform: Platform, points: list[Point], fit: LogCAFit, out_path: Path) -> Path:
-    """Speedup vs g: simulated points, the platform's LogCA curve (L from the link) and the fitted curve."""
+    """Speedup vs g: simulated points, the platform's LogCA curve (L from the link), the fitted curve,
+    and the fitted g1 and g_A/2 marked."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     g = np.array([pt.g_bytes for pt in points], dtype=float)
@@ -160,12 +235,61 @@ def plot_gpu_speedup(platform: Platform, points: list[Point], fit: LogCAFit, out
     ax.loglog(grid, speedup(fit.params, grid), "--", color="tab:orange", lw=1, label="LogCA fitted to simulation")
     ax.loglog(g, [pt.speedup for pt in points], "o", ms=4, label="simulated")
     ax.axhline(1.0, color="gray", lw=0.5)
+    _mark(ax, g1(fit.params), "tab:red", "g1")
+    _mark(ax, g_half(fit.params), "tab:green", "g_A/2")
     ax.set_xlabel("granularity g (bytes)")
     ax.set_ylabel("speedup T0/T1")
     ax.set_title(f"{platform.name} GPU: {platform.kernel}")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower right")
     return save_figure(fig, out_path)
 
+
+def plot_case_study(curves: dict[str, list[Point]], fits: dict[str, LogCAFit], g_list: list[int],
+                    kernel: str, out_path: Path) -> Path:
+    """GPU memory-interface evolution (000 section 6.3.2): simulated speedups and fitted curves with g1
+    marked (top), Accelerometer regions of the fitted parameters (bottom)."""
+    import math
+
+    plt = _plt()
+    fig, (ax, bx) = plt.subplots(2, 1, figsize=(7.0, 6.4), gridspec_kw={"height_ratios": [3, 1.4]})
+    grid = np.geomspace(min(g_list), max(g_list), 200)
+    for i, (name, pts) in enumerate(curves.items()):
+        colour = plt.cm.tab10(i)
+        ax.loglog([pt.g_bytes for pt in pts], [pt.speedup for pt in pts], "o", ms=3, color=colour,
+                  label=f"{name} simulated")
+        ax.loglog(grid, speedup(fits[name].params, grid), "-", lw=0.8, color=colour, label=f"{name} fitted LogCA")
+        _mark(ax, g1(fits[name].params), colour, f"g1 {name}")
+    ax.axhline(1.0, color="gray", lw=0.5)
+    ax.set_ylabel("speedup T0/T1")
+    ax.set_title(f"{kernel.upper()}: discrete -> APU -> HSA (simulated, fitted LogCA)")
+    ax.legend(fontsize=6, ncol=3, loc="lower right")
+    labels = sorted({r.label for f in fits.values() for r in optimization_regions(f.params, g_list)})
+    colours = {lab: plt.cm.Pastel1(i % 9) for i, lab in enumerate(labels)}
+    for row, (name, fit) in enumerate(fits.items()):
+        for r in optimization_regions(fit.params, g_list):
+            bx.barh(row, math.log2(r.g_end_bytes * 2) - math.log2(r.g_start_bytes), left=math.log2(r.g_start_bytes),
+                    color=colours[r.label], edgecolor="k")
+            bx.text(math.log2(r.g_start_bytes) + 0.1, row, r.label or "-", va="center", fontsize=7)
+    bx.set_yticks(range(len(fits)), list(fits))
+    bx.set_xlabel("log2 granularity (bytes); regions: parameters whose 10x improvement gives >= 20 %")
+    return save_figure(fig, out_path)
+
+
+def plot_breakdown(breakdowns: dict[str, list[OffloadBreakdown]], out_path: Path, kernel: str) -> Path:
+    """Shares of simulated T1 (o, link copies, device compute, other) vs g, one panel per platform."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(breakdowns), figsize=(4.0 * len(breakdowns), 3.6), squeeze=False)
+    for ax, (name, rows) in zip(axes[0], breakdowns.items()):
+        g = [b.g_bytes for b in rows]
+        for attr, label in (("overhead_cycles", "o"), ("copy_cycles", "link copies"),
+                            ("compute_cycles", "compute"), ("other_cycles", "other")):
+            ax.semilogx(g, [max(getattr(b, attr), 0.0) / b.t1_cycles for b in rows], "o-", ms=3, label=label)
+        ax.set_xlabel("granularity g (bytes)")
+        ax.set_title(f"{name}: {kernel}", fontsize=9)
+        ax.set_ylim(-0.02, 1.02)
+    axes[0][0].set_ylabel("share of simulated T1")
+    axes[0][0].legend(fontsize=7)
+    return save_figure(fig, out_path)
 
 
 def plot_pipelined(kernel: str, curves: dict[int, list[Point]], out_path: Path) -> Path:
@@ -233,47 +357,129 @@ def load_gpu_study(path: str | Path = GPU_STUDY) -> GpuStudySpec:
     return load_spec(path, GpuStudySpec).spec
 
 
-def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca") -> dict:
-    """Run the GPU grid of ``study`` (default: configs/studies/logca_gpu.yaml), fit, draw the figures;
-    return fits, sweeps and pipelined points."""
-    from simulator.logca_study import plot_evolution
+def pipelined_table_rows(kernel: str, stages: tuple[int, ...] = (1, 2, 4, 8), max_g_bytes: int = 2**26,
+                         platform: str = "discrete") -> list[tuple[int, int, float, float | None]]:
+    """(g bytes, n, simulated speedup, 000's speedup or None) at every granularity of 000 Table 4.5/4.6/4.7
+    for ``kernel`` up to ``max_g_bytes``: the comparison the reproduce report prints."""
+    if kernel not in PIPELINE_TABLES:
+        raise ValueError(f"kernel must be one of {tuple(PIPELINE_TABLES)}, got {kernel!r}")
+    plat = load_gpu_platform(platform, kernel)
+    rows = []
+    for g, published in PIPELINE_TABLES[kernel].items():
+        if g > max_g_bytes:
+            continue
+        for n in stages:
+            ref = published[TABLE_STAGES.index(n)] if n in TABLE_STAGES else None
+            rows.append((g, n, simulate_point(plat, g, n).speedup, ref))
+    return rows
 
+
+def write_figures_csv(res: dict, path: Path) -> Path:
+    """The study's numbers as one small CSV: fitted parameters, speedups, pipelined rows beside 000's."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["figure", "platform", "kernel", "g_bytes", "stages", "quantity", "value", "unit", "source"])
+        for name, fit in res["fits"].items():
+            q = fit.params
+            for key, val, unit in (("L", q.latency, "cycles/B" if q.latency_per_byte else "cycles"),
+                                   ("o", q.overhead_cycles, "cycles"), ("C", q.c_cycles_per_byte_beta, "cycles/B^beta"),
+                                   ("A", q.acceleration, ""), ("beta", q.beta, ""), ("g1", g1(q), "B"),
+                                   ("g_A/2", g_half(q), "B"),
+                                   ("latency_region_bandwidth", res["latency_region_bw"].get(name, 0.0), "B/s")):
+                w.writerow(["fit", name, res["kernel"], "", 1, key, f"{val:.6g}", unit, "simulated, fitted"])
+        for name, pts in res["curves"].items():
+            for pt in pts:
+                w.writerow(["speedup", name, res["kernel"], pt.g_bytes, 1, "speedup", f"{pt.speedup:.6g}", "",
+                            "simulated"])
+        for name, rows in res["breakdown"].items():
+            for b in rows:
+                w.writerow(["breakdown", name, res["kernel"], b.g_bytes, 1, "copy_share", f"{b.copy_share:.6g}",
+                            "", "simulated"])
+        for kernel, by_n in res["pipelined"].items():
+            table = PIPELINE_TABLES.get(kernel, {})
+            for n, pts in by_n.items():
+                for pt in pts:
+                    w.writerow(["pipelined", res["pipelined_platform"], kernel, pt.g_bytes, n, "speedup",
+                                f"{pt.speedup:.6g}", "", "simulated"])
+                    if n in TABLE_STAGES and pt.g_bytes in table:
+                        w.writerow(["pipelined", res["pipelined_platform"], kernel, pt.g_bytes, n, "speedup",
+                                    table[pt.g_bytes][TABLE_STAGES.index(n)], "", "000 Tables 4.5-4.7 (000:L1050)"])
+    return path
+
+
+def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca") -> dict:
+    """Run the GPU grid of ``study`` (default: configs/studies/logca_gpu.yaml), fit, draw the figures
+    (``out_dir``/gpu_*.png) and write ``gpu_figures.csv``; return fits, sweeps, breakdowns and pipelined points."""
     study = study or load_gpu_study()
     g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
+    grid = granularities(study.min_granularity_bytes, 2**26)
     fits: dict[str, LogCAFit] = {}
     curves: dict[str, list[Point]] = {}
+    breakdown: dict[str, list[OffloadBreakdown]] = {}
+    latency_bw: dict[str, float] = {}
     for name in study.platforms:
         platform = load_gpu_platform(name, study.kernel)
         pts = sweep(platform, g_list)
         curves[name] = pts
         fits[name] = calibrate(platform, pts)
-        plot_gpu_speedup(platform, pts, fits[name], out_dir / f"speedup_gpu_{name}_{study.kernel}.png")
-    plot_evolution(curves, out_dir / "gpu_interface_evolution.png",
-                   f"{study.kernel.upper()}: GPU memory interface evolution")
+        breakdown[name] = [offload_breakdown(platform, g) for g in g_list]
+        if platform.logca.latency_per_byte and platform.logca.latency > 0:
+            per_byte = platform.logca.latency / platform.host_frequency_hz * _loaded(
+                str(platform.system_path)).spec.accelerators["gpu"].interface.bandwidth_bytes_per_s
+            latency_bw[name] = latency_region_bandwidth(fits[name].params, per_byte, platform.host_frequency_hz, grid)
+        plot_gpu_speedup(platform, pts, fits[name], out_dir / f"gpu_speedup_{name}_{study.kernel}.png")
+    plot_case_study(curves, fits, g_list, study.kernel, out_dir / f"gpu_case_study_{study.kernel}.png")
+    plot_breakdown(breakdown, out_dir / f"gpu_t1_breakdown_{study.kernel}.png", study.kernel)
     plot_regions({f"{k} (fitted)": f.params for k, f in fits.items()} |
                  {f"{k} (Table 4.3 L)": table_4_3_params(k, study.kernel) for k in study.platforms},
-                 out_dir / f"gpu_regions_{study.kernel}.png", g_list)
+                 out_dir / f"gpu_regions_{study.kernel}.png", grid)
     pipelined: dict[str, dict[int, list[Point]]] = {}
     table_g = [g for g in g_list if g >= study.pipelined_min_bytes]
     for kernel in study.pipelined_kernels:
         platform = load_gpu_platform(study.pipelined_platform, kernel)
         pipelined[kernel] = {n: sweep(platform, table_g, n) for n in study.stages}
-        plot_pipelined(kernel, pipelined[kernel], out_dir / f"pipelined_gpu_{kernel}.png")
+        plot_pipelined(kernel, pipelined[kernel], out_dir / f"gpu_pipelined_{kernel}.png")
     base = load_gpu_platform(study.pipelined_platform, study.kernel)
     stage_gain = {g: [simulate_point(base, g, n) for n in range(1, study.max_stages + 1)]
                   for g in study.stage_gain_granularities_bytes if g <= study.max_granularity_bytes}
-    plot_stage_gain(study.kernel, stage_gain, out_dir / f"pipelined_gpu_{study.kernel}_stages.png")
-    return {"fits": fits, "curves": curves, "pipelined": pipelined, "stage_gain": stage_gain}
+    plot_stage_gain(study.kernel, stage_gain, out_dir / f"gpu_pipelined_{study.kernel}_stages.png")
+    res = {"kernel": study.kernel, "pipelined_platform": study.pipelined_platform, "fits": fits, "curves": curves,
+           "breakdown": breakdown, "latency_region_bw": latency_bw, "pipelined": pipelined, "stage_gain": stage_gain}
+    write_figures_csv(res, out_dir / "gpu_figures.csv")
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: run the study and print its figures."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description="LogCA GPU study: discrete -> APU -> HSA, pipelined offload (000 ch. 4, 6)")
+    ap.add_argument("--study", default=str(GPU_STUDY), help="study file (default: configs/studies/logca_gpu.yaml)")
+    ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures and CSV")
+    args = ap.parse_args(argv)
+    res = gpu_study(load_gpu_study(args.study), Path(args.out))
+    grid = granularities(2**12, 2**26)
+    for key, fit in res["fits"].items():
+        q = fit.params
+        print(f"{key}: L={q.latency:.4g} o={q.overhead_cycles:.4g} C={q.c_cycles_per_byte_beta:.4g} "
+              f"A={q.acceleration:.4g} beta={q.beta:.3g} g1={g1(q):.4g} B g_A/2={g_half(q):.4g} B; "
+              f"L bottleneck at {latency_bottleneck_granularities(q, grid)}; "
+              f"L region needs link <= {res['latency_region_bw'].get(key, 0.0):.4g} B/s; "
+              f"max copy share of T1 {max(b.copy_share for b in res['breakdown'][key]):.3g}")
+    for key in res["fits"]:
+        if key != "hsa":
+            print(f"{key} (Table 4.3 L): L bottleneck at "
+                  f"{latency_bottleneck_granularities(table_4_3_params(key, res['kernel']), grid)}")
+    for kernel, by_n in res["pipelined"].items():
+        print(f"{kernel}: g, simulated n={list(by_n)}, 000 n={list(TABLE_STAGES)}")
+        for i, pt in enumerate(by_n[1]):
+            row = [by_n[n][i].speedup for n in by_n]
+            print(f"  {pt.g_bytes:>9} " + " ".join(f"{s:8.4g}" for s in row), PIPELINE_TABLES[kernel].get(pt.g_bytes))
+    for g, pts in res["stage_gain"].items():
+        print("stages", g, " ".join(f"{pt.speedup:.4g}" for pt in pts))
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    res = gpu_study()
-    for key, fit in res["fits"].items():
-        print(key, fit.params, "L bottleneck at",
-              latency_bottleneck_granularities(fit.params, granularities(2**12, 2**26)))
-    for kernel, by_n in res["pipelined"].items():
-        for i, pt in enumerate(by_n[1]):
-            row = [by_n[n][i].speedup for n in by_n]
-            print(kernel, pt.g_bytes, " ".join(f"{s:.3g}" for s in row), PIPELINE_TABLES[kernel].get(pt.g_bytes))
-    for g, pts in res["stage_gain"].items():
-        print("stages", g, " ".join(f"{pt.speedup:.4g}" for pt in pts))
+    raise SystemExit(main())
