@@ -60,8 +60,8 @@ TABLE_STAGES = (1, 2, 4)
 
 
 @functools.lru_cache(maxsize=None)
-def _loaded(path: str) -> LoadedConfig:
-    return load_spec(path, SystemSpec)
+def _loaded(path: str, overrides: tuple[str, ...] = ()) -> LoadedConfig:
+    return load_spec(path, SystemSpec, list(overrides))
 
 
 def _system_path(name: str) -> Path:
@@ -70,8 +70,8 @@ def _system_path(name: str) -> Path:
     return ROOT / "configs" / "systems" / f"logca_gpu_{name}.yaml"
 
 
-def _kernel_cycles(path: Path, trace) -> tuple[float, object]:
-    cfg = _loaded(str(path)).spec
+def _kernel_cycles(path: Path, trace, overrides: tuple[str, ...] = ()) -> tuple[float, object]:
+    cfg = _loaded(str(path), overrides).spec
     system = build_system(cfg)
     end_ps = replay(system, trace)
     start_ps = system.host.stages["init"].last_ps
@@ -154,6 +154,29 @@ def offload_breakdown(platform: Platform, g_bytes: int) -> OffloadBreakdown:
     iface = cfg.accelerators["gpu"].interface
     copies = unit.interface.link.bytes_moved / iface.bandwidth_bytes_per_s * f_hz if iface.coupling == "pcie" else 0.0
     return OffloadBreakdown(g_bytes, t1, iface.offload_overhead_cycles, copies, unit.counts["compute_s"] * f_hz)
+
+
+def simulated_latency_gain(platform: Platform, g_bytes: int, factor: float = 10.0,
+                           bandwidth_bytes_per_s: float | None = None) -> float:
+    """Accelerometer's L test on the simulation itself: T1 with the link's bandwidth (default: the system's,
+    or ``bandwidth_bytes_per_s``) over T1 with ``factor`` x that bandwidth and 1/``factor`` of its latency,
+    minus 1 (0.2 = a 20 % gain: L is a bottleneck at ``g_bytes``); 0.0 for a coupling without copies."""
+    if not factor > 1:
+        raise ValueError(f"factor must be > 1, got {factor!r}")
+    iface = _loaded(str(platform.system_path)).spec.accelerators["gpu"].interface
+    if iface.coupling != "pcie":
+        return 0.0
+    bw = iface.bandwidth_bytes_per_s if bandwidth_bytes_per_s is None else bandwidth_bytes_per_s
+    if not bw > 0:
+        raise ValueError(f"bandwidth_bytes_per_s must be > 0 B/s, got {bandwidth_bytes_per_s!r}")
+    c = platform.logca.c_cycles_per_byte_beta
+    trace = kernel_offload(platform.kernel, g_bytes, c)
+    key = "accelerators.gpu.interface"
+    base = (f"{key}.bandwidth_bytes_per_s={bw!r} B/s", f"{key}.latency_s={iface.latency_s!r} s")
+    better = (f"{key}.bandwidth_bytes_per_s={bw * factor!r} B/s", f"{key}.latency_s={iface.latency_s / factor!r} s")
+    t1, _ = _kernel_cycles(platform.system_path, trace, base)
+    t1_better, _ = _kernel_cycles(platform.system_path, trace, better)
+    return t1 / t1_better - 1.0
 
 
 def latency_region_bandwidth(params: LogCAParams, link_bytes_per_byte: float, frequency_hz: float,
@@ -393,9 +416,11 @@ def write_figures_csv(res: dict, path: Path) -> Path:
                 w.writerow(["speedup", name, res["kernel"], pt.g_bytes, 1, "speedup", f"{pt.speedup:.6g}", "",
                             "simulated"])
         for name, rows in res["breakdown"].items():
-            for b in rows:
+            for b, gain in zip(rows, res["latency_gain"][name]):
                 w.writerow(["breakdown", name, res["kernel"], b.g_bytes, 1, "copy_share", f"{b.copy_share:.6g}",
                             "", "simulated"])
+                w.writerow(["accelerometer", name, res["kernel"], b.g_bytes, 1, "speedup_gain_link_10x",
+                            f"{gain:.6g}", "", "simulated"])
         for kernel, by_n in res["pipelined"].items():
             table = PIPELINE_TABLES.get(kernel, {})
             for n, pts in by_n.items():
@@ -418,6 +443,7 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results
     curves: dict[str, list[Point]] = {}
     breakdown: dict[str, list[OffloadBreakdown]] = {}
     latency_bw: dict[str, float] = {}
+    latency_gain: dict[str, list[float]] = {}
     for name in study.platforms:
         platform = load_gpu_platform(name, study.kernel)
         pts = sweep(platform, g_list)
@@ -428,6 +454,7 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results
             per_byte = platform.logca.latency / platform.host_frequency_hz * _loaded(
                 str(platform.system_path)).spec.accelerators["gpu"].interface.bandwidth_bytes_per_s
             latency_bw[name] = latency_region_bandwidth(fits[name].params, per_byte, platform.host_frequency_hz, grid)
+        latency_gain[name] = [simulated_latency_gain(platform, g) for g in g_list]
         plot_gpu_speedup(platform, pts, fits[name], out_dir / f"gpu_speedup_{name}_{study.kernel}.png")
     plot_case_study(curves, fits, g_list, study.kernel, out_dir / f"gpu_case_study_{study.kernel}.png")
     plot_breakdown(breakdown, out_dir / f"gpu_t1_breakdown_{study.kernel}.png", study.kernel)
@@ -445,7 +472,7 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results
                   for g in study.stage_gain_granularities_bytes if g <= study.max_granularity_bytes}
     plot_stage_gain(study.kernel, stage_gain, out_dir / f"gpu_pipelined_{study.kernel}_stages.png")
     res = {"kernel": study.kernel, "pipelined_platform": study.pipelined_platform, "fits": fits, "curves": curves,
-           "breakdown": breakdown, "latency_region_bw": latency_bw, "pipelined": pipelined, "stage_gain": stage_gain}
+           "breakdown": breakdown, "latency_region_bw": latency_bw, "latency_gain": latency_gain, "pipelined": pipelined, "stage_gain": stage_gain}
     write_figures_csv(res, out_dir / "gpu_figures.csv")
     return res
 
@@ -466,7 +493,8 @@ def main(argv: list[str] | None = None) -> int:
               f"A={q.acceleration:.4g} beta={q.beta:.3g} g1={g1(q):.4g} B g_A/2={g_half(q):.4g} B; "
               f"L bottleneck at {latency_bottleneck_granularities(q, grid)}; "
               f"L region needs link <= {res['latency_region_bw'].get(key, 0.0):.4g} B/s; "
-              f"max copy share of T1 {max(b.copy_share for b in res['breakdown'][key]):.3g}")
+              f"max copy share of T1 {max(b.copy_share for b in res['breakdown'][key]):.3g}; "
+              f"simulated gain of a 10x link {max(res['latency_gain'][key]):.3g}")
     for key in res["fits"]:
         if key != "hsa":
             print(f"{key} (Table 4.3 L): L bottleneck at "

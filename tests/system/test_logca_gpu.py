@@ -8,7 +8,8 @@ from models.logca import speedup
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.logca_gpu_study import (calibrate, granularities, latency_bottleneck_granularities,
-                                       load_gpu_platform, simulate_point, sweep, table_4_3_params)
+                                       latency_region_bandwidth, load_gpu_platform, offload_breakdown,
+                                       simulate_point, simulated_latency_gain, sweep, table_4_3_params)
 from simulator.replay import replay
 from simulator.system import build_system
 from workloads.kernels import host_cycles, kernel_host, kernel_offload, output_bytes
@@ -143,3 +144,24 @@ def test_gpu_study_file_validates_and_bad_keys_are_named(tmp_path):
     assert "bad.yaml: platforms[1]" in text and "tpu" in text
     assert "bad.yaml: stages[0]" in text
     assert "bad.yaml: stage_gain_granularities_bytes[0]" in text and "no unit" in text
+
+
+def test_unpipelined_offload_charges_o_copies_and_compute_one_after_the_other():
+    gemm = load_gpu_platform("discrete", "gemm")
+    for g in (2**14, 2**20):
+        b = offload_breakdown(gemm, g)
+        assert b.copy_cycles > 0 and b.compute_cycles > 0
+        assert b.other_cycles >= 0  # nothing overlapped away
+        assert b.copy_cycles == pytest.approx(gemm.logca.latency * g, rel=1e-6)  # L from the same link
+
+
+def test_latency_is_a_bottleneck_on_the_simulated_link_only_when_it_is_slow():
+    # Accelerometer's rule on the simulation itself: a 10x faster link must give >= 20 % to make L a bottleneck
+    gemm = load_gpu_platform("discrete", "gemm")
+    assert max(simulated_latency_gain(gemm, g) for g in (2**12, 2**18, 2**22)) < 0.01  # 6 GB/s PCIe
+    assert simulated_latency_gain(gemm, 2**18, bandwidth_bytes_per_s=5e6) > 0.2  # a 5 MB/s link
+    assert simulated_latency_gain(load_gpu_platform("hsa", "gemm"), 2**18) == 0.0  # nothing copied
+    # the fitted model agrees: its threshold bandwidth lies between the two
+    per_byte = gemm.logca.latency / gemm.host_frequency_hz * 6e9
+    bw = latency_region_bandwidth(gemm.logca, per_byte, gemm.host_frequency_hz, granularities(2**12, 2**26))
+    assert 5e6 < bw < 6e9
