@@ -540,6 +540,8 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                "LAP-LLC Pipeline": ("lap-llc", "pipelining")}
     t5, t3 = [], []
     for r in ref:
+        if r.table not in ("003 Table 5", "003 Table 3"):
+            continue
         q = int(r.row[2:])
         if r.table == "003 Table 5":
             name, kind = r.column.rsplit(" ", 1)

@@ -126,6 +126,19 @@ def test_logca_crypto_quick(tmp_path):
     assert card > t2
 
 
+def test_asri_fmm_quick(tmp_path):
+    assert main(["reproduce", "asri-fmm", "--quick", "--out", str(tmp_path)]) == 0
+    text = _report_ok(tmp_path)
+    # Table 5 from the MARSSx86-like study, Table 3 from the default one, and the §8 findings
+    assert (tmp_path / "study_marssx86" / "crosscheck.csv").exists() and (tmp_path / "study" / "table3.csv").exists()
+    cells = _cells(text, "q = 4: LAP-DRAM Orig sim")
+    assert cells[1] == "183" and float(cells[2].replace(",", "")) > 0
+    cells = _cells(text, "LAP pipelining gain over Orig (q=10)")
+    assert cells[1] == "37" and cells[2] == "—"  # --quick runs q = 4 and 8 only
+    assert float(_cells(text, "DRAM static background + refresh share (to) (any q)")[2]) <= 100
+    assert "003 §8 findings on the MARSSx86-like host" in text
+
+
 def test_unknown_target_exits_2_naming_targets(tmp_path, capsys):
     out = tmp_path / "never"
     assert main(["reproduce", "no-such-paper", "--out", str(out)]) == 2
