@@ -14,6 +14,19 @@ L = 0, granularity-independent. ``calibrate`` fits C, beta, o and A to a sweep
 with that L; ``figures`` draws speedup curves, the interface evolution, the
 Accelerometer regions (fitted, and with Table 4.3's printed L for comparison)
 and pipelined speedups beside 000 Tables 4.5-4.7.
+
+Why the simulated copying GPUs show no latency region: Table 4.3's C and o
+put the work on a scale far above a physical link (GEMM on the host at
+2 g^1.7 cycles is 160 s for 4 MiB at 2.27 GHz; o = 2e8 cycles is 88 ms),
+so copies over a 6 GB/s link stay below 0.1 % of T1 at every size.
+``offload_breakdown`` splits T1, ``simulated_latency_gain`` applies the
+Accelerometer rule to the simulation (10x link), ``latency_region_bandwidth``
+gives the link bandwidth below which L would become a bottleneck.
+
+Pipelined offload (``kernel_offload(stages=n)``): one offload, o paid once,
+parts pipelined by the unit; ``pipelined_table_rows`` gives our speedups at
+every granularity of Tables 4.5-4.7, ``table_4_3_pipelined_speedup`` what
+LogCA predicts there with the printed Table 4.3 parameters.
 """
 
 from __future__ import annotations
@@ -28,7 +41,7 @@ import numpy as np
 
 from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
-from models.logca import LogCAParams, g1, g_half, speedup
+from models.logca import LogCAParams, g1, g_half, pipelined_speedup, speedup
 from simulator.config.fields import param
 from simulator.config.loader import LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
@@ -397,6 +410,15 @@ def pipelined_table_rows(kernel: str, stages: tuple[int, ...] = (1, 2, 4, 8), ma
     return rows
 
 
+def table_4_3_pipelined_speedup(kernel: str, g_bytes: int, stages: int) -> float:
+    """LogCA's pipelined speedup (000 eqs. 4.26/4.28, ``models.logca.pipelined_speedup``) of a g-byte buffer in
+    ``stages`` equal parts with the discrete GPU's printed 000 Table 4.3 parameters (L = 3000 cycles/B):
+    what the thesis' own parameters predict beside its Tables 4.5-4.7."""
+    if isinstance(stages, bool) or not isinstance(stages, int) or stages < 1:
+        raise ValueError(f"stages must be an integer >= 1, got {stages!r}")
+    return float(pipelined_speedup(table_4_3_params("discrete", kernel), g_bytes / stages, stages))
+
+
 def write_figures_csv(res: dict, path: Path) -> Path:
     """The study's numbers as one small CSV: fitted parameters, speedups, pipelined rows beside 000's."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -430,6 +452,9 @@ def write_figures_csv(res: dict, path: Path) -> Path:
                     if n in TABLE_STAGES and pt.g_bytes in table:
                         w.writerow(["pipelined", res["pipelined_platform"], kernel, pt.g_bytes, n, "speedup",
                                     table[pt.g_bytes][TABLE_STAGES.index(n)], "", "000 Tables 4.5-4.7 (000:L1050)"])
+                        w.writerow(["pipelined", res["pipelined_platform"], kernel, pt.g_bytes, n, "speedup",
+                                    f"{table_4_3_pipelined_speedup(kernel, pt.g_bytes, n):.6g}", "",
+                                    "LogCA eq. 4.26/4.28 with 000 Table 4.3 parameters (000:L764)"])
     return path
 
 

@@ -165,3 +165,23 @@ def test_latency_is_a_bottleneck_on_the_simulated_link_only_when_it_is_slow():
     per_byte = gemm.logca.latency / gemm.host_frequency_hz * 6e9
     bw = latency_region_bandwidth(gemm.logca, per_byte, gemm.host_frequency_hz, granularities(2**12, 2**26))
     assert 5e6 < bw < 6e9
+
+
+def test_table_4_3_parameters_do_not_reproduce_tables_4_5_to_4_7():
+    # the printed parameters miss the published radix-sort speedups by > 100x at 64 MiB (SPEC section 3)
+    from simulator.logca_gpu_study import PIPELINE_TABLES, table_4_3_pipelined_speedup
+
+    assert table_4_3_pipelined_speedup("radix_sort", 2**26, 1) < PIPELINE_TABLES["radix_sort"][2**26][0] / 100
+    assert table_4_3_pipelined_speedup("gemm", 2**20, 1) == pytest.approx(
+        float(speedup(table_4_3_params("discrete", "gemm"), 2**20)))
+    with pytest.raises(ValueError, match="stages"):
+        table_4_3_pipelined_speedup("gemm", 2**20, 0)
+
+
+def test_pipelined_table_rows_cover_every_table_granularity():
+    from simulator.logca_gpu_study import PIPELINE_TABLES, pipelined_table_rows
+
+    rows = pipelined_table_rows("radix_sort", stages=(1, 4), max_g_bytes=2**16)
+    assert [(g, n) for g, n, _, _ in rows] == [(g, n) for g in PIPELINE_TABLES["radix_sort"] if g <= 2**16
+                                               for n in (1, 4)]
+    assert all(ref == PIPELINE_TABLES["radix_sort"][g][(1, 2, 4).index(n)] for g, n, _, ref in rows)
