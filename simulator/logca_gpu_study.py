@@ -378,6 +378,9 @@ class GpuStudySpec:
     pipelined_platform: str = param(choices=GPU_PLATFORMS, doc="platform of the pipelined-offload runs")
     pipelined_kernels: tuple[str, ...] = param(choices=KERNELS, doc="kernels of the pipelined-offload runs")
     pipelined_min_bytes: int = param(unit="size", positive=True, doc="smallest buffer of the pipelined runs")
+    pipelined_max_bytes: int = param(unit="size", positive=True, doc="largest buffer of the pipelined runs")
+    pipelined_capped_kernels: tuple[str, ...] = param(choices=KERNELS, doc="pipelined kernels that stop at "
+                                                      "max_granularity_bytes instead (slow host runs)")
     stages: tuple[int, ...] = param(min=1, doc="pipeline stage counts compared with 000 Tables 4.5-4.7")
     stage_gain_granularities_bytes: tuple[int, ...] = param(unit="size", positive=True,
                                                             doc="buffers of the speedup-vs-stages curves")
@@ -487,8 +490,9 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results
                  {f"{k} (Table 4.3 L)": table_4_3_params(k, study.kernel) for k in study.platforms},
                  out_dir / f"gpu_regions_{study.kernel}.png", grid)
     pipelined: dict[str, dict[int, list[Point]]] = {}
-    table_g = [g for g in g_list if g >= study.pipelined_min_bytes]
     for kernel in study.pipelined_kernels:
+        top = study.max_granularity_bytes if kernel in study.pipelined_capped_kernels else study.pipelined_max_bytes
+        table_g = granularities(study.pipelined_min_bytes, top)
         platform = load_gpu_platform(study.pipelined_platform, kernel)
         pipelined[kernel] = {n: sweep(platform, table_g, n) for n in study.stages}
         plot_pipelined(kernel, pipelined[kernel], out_dir / f"gpu_pipelined_{kernel}.png")
