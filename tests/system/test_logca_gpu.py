@@ -132,11 +132,11 @@ def test_gpu_study_file_validates_and_bad_keys_are_named(tmp_path):
 
     study = load_gpu_study()
     assert study.platforms == ("discrete", "apu", "hsa") and study.stages == (1, 2, 4, 8)
-    assert study.stage_gain_granularities_bytes == (2**16, 2**20, 2**22)
+    assert study.stage_gain_granularities_bytes == (2**16, 2**20, 2**24, 2**26)
     bad = tmp_path / "bad.yaml"
     bad.write_text("study: logca_gpu\nplatforms: [discrete, tpu]\nkernel: gemm\nmin_granularity_bytes: 4 KiB\n"
                    "max_granularity_bytes: 64 MiB\npipelined_platform: discrete\npipelined_kernels: [gemm]\n"
-                   "pipelined_min_bytes: 16 KiB\npipelined_max_bytes: 64 MiB\npipelined_capped_kernels: []\nstages: [0]\nstage_gain_granularities_bytes: [65536]\n"
+                   "pipelined_min_bytes: 16 KiB\npipelined_max_bytes: 64 MiB\npipelined_capped_kernels: []\nstages: [0]\nstage_gain_kernel: gemm\nstage_gain_granularities_bytes: [65536]\n"
                    "max_stages: 8\n")
     with pytest.raises(ConfigError) as err:
         load_gpu_study(bad)
