@@ -254,10 +254,11 @@ def _plt():
     return plt
 
 
-def _mark(ax, g_bytes: float, colour: str, label: str) -> None:
+def _mark(ax, g_bytes: float, colour: str, label: str, y: float = 0.98) -> None:
+    """A dotted vertical line at ``g_bytes`` labelled at height ``y`` (axes fraction)."""
     if np.isfinite(g_bytes) and g_bytes > 0:
         ax.axvline(g_bytes, color=colour, lw=0.7, ls=":")
-        ax.text(g_bytes, 0.98, f" {label}", color=colour, fontsize=7, va="top", transform=ax.get_xaxis_transform())
+        ax.text(g_bytes, y, f" {label}", color=colour, fontsize=7, va="top", transform=ax.get_xaxis_transform())
 
 
 def plot_gpu_speedup(platform: Platform, points: list[Point], fit: LogCAFit, out_path: Path) -> Path:
@@ -294,7 +295,7 @@ def plot_case_study(curves: dict[str, list[Point]], fits: dict[str, LogCAFit], g
         ax.loglog([pt.g_bytes for pt in pts], [pt.speedup for pt in pts], "o", ms=3, color=colour,
                   label=f"{name} simulated")
         ax.loglog(grid, speedup(fits[name].params, grid), "-", lw=0.8, color=colour, label=f"{name} fitted LogCA")
-        _mark(ax, g1(fits[name].params), colour, f"g1 {name}")
+        _mark(ax, g1(fits[name].params), colour, f"g1 {name}", y=0.98 - 0.06 * i)
     ax.axhline(1.0, color="gray", lw=0.5)
     ax.set_ylabel("speedup T0/T1")
     ax.set_title(f"{kernel.upper()}: discrete -> APU -> HSA (simulated, fitted LogCA)")

@@ -4,7 +4,7 @@ The unit runs a kernel whose host cost is ``host_cycles`` (carried by the
 command: the host's C g^beta share of that request) ``acceleration`` times
 faster than the host (LogCA A, 000 Table 4.3): work of one request takes
 host_cycles / A host cycles. Each request also pays ``launch_latency_s``
-(kernel launch on the device). The unit streams its inputs and outputs in
+(kernel launch on the device; each part of a pipelined command is a request). The unit streams its inputs and outputs in
 chunks of ``chunk_bytes`` through its interface's data path (device memory
 for ``pcie``, LLC and DRAM for ``shared_memory``) while it computes.
 """
