@@ -214,10 +214,14 @@ def crosscheck_summary(cross: pd.DataFrame, qs: tuple[int, ...] = (4, 6, 8, 10),
     return pd.DataFrame(rows)
 
 
+def class_counts(problem: fmm_ulist.UListProblem) -> tuple[int, ...]:
+    """Interactions per class of a U-list problem (a problem dimension, like N_U)."""
+    return tuple(int(x) for x in np.bincount(problem.class_id, minlength=fmm_ulist.N_CLASSES))
+
+
 def class_counts_of(q: int, n_points: int, density: str) -> tuple[int, ...]:
-    """Interactions per class of the study's U-list of order ``q`` (a problem dimension)."""
-    p = fmm_ulist.build_problem(q, n_points, density)
-    return tuple(int(x) for x in np.bincount(p.class_id, minlength=fmm_ulist.N_CLASSES))
+    """Interactions per class of the study's U-list of order ``q`` (builds the problem)."""
+    return class_counts(fmm_ulist.build_problem(q, n_points, density))
 
 
 def recompute(study_dir: str | Path, machine: dict[str, Any] | None = None,
@@ -228,7 +232,8 @@ def recompute(study_dir: str | Path, machine: dict[str, Any] | None = None,
     table = pd.read_csv(d / "table.csv")
     m = machine if machine is not None else json.loads((d / "machine.json").read_text())
     dims = {int(q): ulist.UListDims(**v) for q, v in m["dims"].items()}
-    return model_rows(table, m, dims, None if with_classes else {})
+    counts = ({int(q): tuple(v) for q, v in m["class_counts"].items()} if "class_counts" in m else None)
+    return model_rows(table, m, dims, counts if with_classes else {})
 
 
 def main(argv: list[str] | None = None) -> int:

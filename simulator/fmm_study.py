@@ -41,7 +41,8 @@ from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.reproduce import reference_table
-from simulator.fmm_crosscheck import CLOCK_HZ, crosscheck_summary, measure_machine, model_rows, stage_quantity
+from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary, measure_machine, model_rows,
+                                      stage_quantity)
 from simulator.stencil_study import simulate_trace
 from simulator.plots import save_figure
 from workloads import fmm_ulist
@@ -353,10 +354,13 @@ def main(argv: list[str] | None = None) -> int:
     systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
     machine = measure_machine(systems["cpu"], {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"})
     n = study.quick.n_points if args.quick else study.n_points
-    dims = {int(q): fmm_ulist.build_problem(int(q), n, study.density).dims() for q in table.q.unique()}
+    problems = {int(q): fmm_ulist.build_problem(int(q), n, study.density) for q in table.q.unique()}
+    dims = {q: pr.dims() for q, pr in problems.items()}
+    counts = {q: class_counts(pr) for q, pr in problems.items()}
     machine["dims"] = {q: asdict(d) for q, d in dims.items()}
+    machine["class_counts"] = counts
     (out / "machine.json").write_text(json.dumps(machine, indent=1) + "\n")
-    cross = model_rows(table, machine, dims)
+    cross = model_rows(table, machine, dims, counts)
     cross.to_csv(out / "crosscheck.csv", index=False)
     qs_fit = tuple(q for q in sorted(dims) if q <= 10)
     qs_big = tuple(q for q in sorted(dims) if q > 10)
