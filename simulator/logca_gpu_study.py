@@ -43,10 +43,10 @@ from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import LogCAParams, g1, g_half, pipelined_speedup, speedup
 from simulator.config.fields import param
-from simulator.config.loader import LoadedConfig, load_spec
-from simulator.config.schema import SystemSpec
+from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
 from simulator.replay import replay
+from simulator.stencil_study import load_system
 from simulator.system import build_system
 from simulator.plots import save_figure
 from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
@@ -73,10 +73,6 @@ TABLE_STAGES = (1, 2, 4)
 
 
 @functools.lru_cache(maxsize=None)
-def _loaded(path: str, overrides: tuple[str, ...] = ()) -> LoadedConfig:
-    return load_spec(path, SystemSpec, list(overrides))
-
-
 def _system_path(name: str) -> Path:
     if name not in GPU_PLATFORMS:
         raise ValueError(f"platform must be one of {GPU_PLATFORMS}, got {name!r}")
@@ -84,7 +80,7 @@ def _system_path(name: str) -> Path:
 
 
 def _kernel_cycles(path: Path, trace, overrides: tuple[str, ...] = ()) -> tuple[float, object]:
-    cfg = _loaded(str(path), overrides).spec
+    cfg = load_system(str(path), overrides).spec
     system = build_system(cfg)
     end_ps = replay(system, trace)
     start_ps = system.host.stages["init"].last_ps
@@ -94,7 +90,7 @@ def _kernel_cycles(path: Path, trace, overrides: tuple[str, ...] = ()) -> tuple[
 def link_latency_cycles_per_byte(name: str, kernel: str, g_ref_bytes: int = 2**20) -> float:
     """L from the simulated link: link bytes moved per input byte / link bandwidth, host cycles/B (0: no copies)."""
     path = _system_path(name)
-    cfg = _loaded(str(path)).spec
+    cfg = load_system(str(path)).spec
     iface = cfg.accelerators["gpu"].interface
     if iface.coupling != "pcie":
         return 0.0
@@ -109,7 +105,7 @@ def load_gpu_platform(name: str, kernel: str) -> Platform:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     path = _system_path(name)
     entry = load_platform_entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"]
-    cfg = _loaded(str(path)).spec
+    cfg = load_system(str(path)).spec
     acc = cfg.accelerators["gpu"]
     copies = acc.interface.coupling == "pcie"
     params = LogCAParams(latency=link_latency_cycles_per_byte(name, kernel), latency_per_byte=copies,
@@ -159,7 +155,7 @@ def offload_breakdown(platform: Platform, g_bytes: int) -> OffloadBreakdown:
 
     Copy cycles are the bytes the link moved over its bandwidth; compute the unit's ``compute_s``.
     """
-    cfg = _loaded(str(platform.system_path)).spec
+    cfg = load_system(str(platform.system_path)).spec
     f_hz = cfg.host.frequency_hz
     c = platform.logca.c_cycles_per_byte_beta
     t1, system = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c))
@@ -176,7 +172,7 @@ def simulated_latency_gain(platform: Platform, g_bytes: int, factor: float = 10.
     minus 1 (0.2 = a 20 % gain: L is a bottleneck at ``g_bytes``); 0.0 for a coupling without copies."""
     if not factor > 1:
         raise ValueError(f"factor must be > 1, got {factor!r}")
-    iface = _loaded(str(platform.system_path)).spec.accelerators["gpu"].interface
+    iface = load_system(str(platform.system_path)).spec.accelerators["gpu"].interface
     if iface.coupling != "pcie":
         return 0.0
     bw = iface.bandwidth_bytes_per_s if bandwidth_bytes_per_s is None else bandwidth_bytes_per_s
@@ -481,7 +477,7 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results
         fits[name] = calibrate(platform, pts)
         breakdown[name] = [offload_breakdown(platform, g) for g in g_list]
         if platform.logca.latency_per_byte and platform.logca.latency > 0:
-            per_byte = platform.logca.latency / platform.host_frequency_hz * _loaded(
+            per_byte = platform.logca.latency / platform.host_frequency_hz * load_system(
                 str(platform.system_path)).spec.accelerators["gpu"].interface.bandwidth_bytes_per_s
             latency_bw[name] = latency_region_bandwidth(fits[name].params, per_byte, platform.host_frequency_hz, grid)
         latency_gain[name] = [simulated_latency_gain(platform, g) for g in g_list]
