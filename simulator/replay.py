@@ -47,7 +47,8 @@ class _Columns:
         """Line numbers touched by row ``i``, in access order."""
         if self.addrs_valid.size and self.addrs_valid[i]:
             lo, hi = self.addrs_offsets[i], self.addrs_offsets[i + 1]
-            return gather_lines(self.addrs_values[lo:hi], int(self.elem_bytes[i]), line_bytes)
+            run = int(self.count[i]) // max(1, int(hi - lo))  # elements per address (a gather of runs)
+            return gather_lines(self.addrs_values[lo:hi], run * int(self.elem_bytes[i]), line_bytes)
         return element_lines(int(self.addr[i]), int(self.elem_bytes[i]), int(self.stride[i]),
                              int(self.count[i]), line_bytes)
 

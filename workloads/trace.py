@@ -29,9 +29,13 @@ Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
 ``count`` (int64, elements)
     Number of elements (>= 0); 0 for non-memory ops.
 ``addrs`` (list<int64>, nullable, bytes)
-    Explicit byte addresses of the elements (random access, gather). When not
-    null it replaces ``addr``/``stride_bytes``/``count`` (``count`` must equal
-    its length; ``addr`` and ``stride_bytes`` are then 0).
+    Explicit byte addresses (random access, gather). When not null it replaces
+    ``addr``/``stride_bytes`` (both then 0). Each address starts a run of
+    ``count / len(addrs)`` consecutive elements (``count`` a whole multiple of
+    the length; 1 per address is a plain gather): a run is one vector that the
+    code walks element by element, e.g. a leaf whose values a permutation
+    reorders, so its lines are those of the run and its accesses count per
+    element.
 ``flops`` (int64, floating-point operations)
     Work overlapped with this row's memory accesses (>= 0).
 ``cycles`` (float64, cycles of the executing unit)
@@ -203,17 +207,23 @@ class TraceBuilder:
         self.access(unit, stage, op, addr, 1, 1, nbytes, flops=flops, cycles=cycles)
 
     def gather(self, unit: str, stage: str, op: str, addrs: np.ndarray, elem_bytes: int,
-               flops: int = 0, cycles: float = 0.0, dependent: bool = False) -> None:
-        """A memory op over explicit element byte addresses ``addrs`` (copied)."""
+               flops: int = 0, cycles: float = 0.0, dependent: bool = False, run: int = 1) -> None:
+        """A memory op over explicit byte addresses ``addrs`` (copied).
+
+        Each address starts ``run`` consecutive elements of ``elem_bytes`` bytes
+        (the row's ``count`` is ``run * len(addrs)``).
+        """
         row = len(self)
         if op not in MEMORY_OPS:
             _bad(row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
         if elem_bytes < 1:
             _bad(row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
+        if isinstance(run, bool) or int(run) != run or run < 1:
+            _bad(row, "count", f"a run of >= 1 whole elements per address, got {run!r}")
         arr = np.array(addrs, dtype=np.int64, copy=True).reshape(-1)
         if not (arr.size == 0 or int(arr.min()) >= 0):
             _bad(row, "addrs", "byte addresses >= 0, got a negative one")
-        self._append(unit, stage, op, 0, elem_bytes, 0, arr.size, arr, flops, cycles, dependent, "")
+        self._append(unit, stage, op, 0, elem_bytes, 0, int(run) * arr.size, arr, flops, cycles, dependent, "")
 
     def offload(self, unit: str, stage: str, target: str, **params: Any) -> None:
         """Hand a command with JSON-serialisable ``params`` to accelerator ``target``."""
@@ -440,10 +450,12 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         fail(has_list & (addr != 0), "addr", "0 when explicit addrs are given")
         fail(has_list & (stride != 0), "stride_bytes", "0 when explicit addrs are given")
         lengths = _np(pc.fill_null(pc.list_value_length(addrs_col), 0)).astype(np.int64)
-        bad_len = has_list & (count != lengths)
+        bad_len = has_list & np.where(lengths > 0, count % np.maximum(lengths, 1) != 0, count != 0)
+        bad_len |= has_list & (lengths > 0) & (count < lengths)
         if bad_len.any():
             i = int(np.flatnonzero(bad_len)[0])
-            fail(bad_len, "count", f"count equal to len(addrs) = {lengths[i]}, got {count[i]}")
+            fail(bad_len, "count", f"count a whole multiple (>= 1) of len(addrs) = {lengths[i]}, "
+                 f"got {count[i]}")
         flat = pc.list_flatten(addrs_col)
         if flat.null_count:
             parents = _np(pc.list_parent_indices(addrs_col))
@@ -652,7 +664,8 @@ def element_lines(addr: int, elem_bytes: int, stride_bytes: int, count: int,
 def gather_lines(addrs: np.ndarray, elem_bytes: int, line_bytes: int) -> np.ndarray:
     """Line numbers touched by elements at explicit byte addresses ``addrs``, in access order.
 
-    Same rules as :func:`element_lines`. Returns an int64 array.
+    Same rules as :func:`element_lines`; for runs pass the run's bytes as
+    ``elem_bytes``. Returns an int64 array.
     """
     _check_line_args(elem_bytes, line_bytes)
     starts = np.asarray(addrs, dtype=np.int64).reshape(-1)

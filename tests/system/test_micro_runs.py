@@ -8,6 +8,7 @@ IDD x VDD x time formula for background and refresh energy.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import simulator
@@ -104,3 +105,28 @@ def test_marssx86_like_host_streams_at_the_papers_simulated_3_gb_s(system):
     assert bw == pytest.approx(spec.host.max_outstanding_misses * spec.caches.line_bytes / latency, rel=0.03)
     # the calibration the system files state: 003:L301's 3 GB/s
     assert bw == pytest.approx(3e9, rel=0.05)
+
+
+def test_a_gather_of_runs_issues_one_access_per_element_on_the_runs_lines():
+    """Leaves of 35 doubles, cached: a gather of runs costs 35 issue slots per leaf, a plain gather 1."""
+    from simulator.replay import replay
+    from simulator.system import build_system
+    from workloads.trace import TraceBuilder
+
+    leaves = np.arange(64, dtype=np.int64) * 35 * 8  # 64 leaves of 280 B, 17.5 KiB: fits L1
+    elapsed, lines = {}, {}
+    for run in (1, 35):
+        b = TraceBuilder()
+        elem = 8 if run > 1 else 35 * 8
+        for _ in range(50):
+            b.gather("host", "s", "read", leaves, elem, run=run)
+        system = build_system(SPEC)
+        end_ps = replay(system, b.to_table())
+        stage = system.host.stages["s"]
+        assert stage.bytes_touched == 50 * 64 * 280  # same bytes, same lines either way
+        lines[run] = stage.lines
+        elapsed[run] = end_ps
+    assert lines[1] == lines[35]
+    cycles_per_leaf = {r: t / 1e12 * SPEC.host.frequency_hz / (50 * 64) for r, t in elapsed.items()}
+    assert cycles_per_leaf[35] == pytest.approx(35 / SPEC.host.loads_per_cycle, rel=0.05)
+    assert cycles_per_leaf[1] < 6  # a handful of L1 lines per leaf

@@ -123,7 +123,8 @@ ROW_CASES = [
     ("stage", 3, "", "non-empty stage"),
     ("elem_bytes", 1, 0, "elem_bytes >= 1"),
     ("count", 2, -1, "count >= 0"),
-    ("count", 4, 2, "len(addrs) = 3"),
+    ("count", 4, 2, "whole multiple (>= 1) of len(addrs) = 3"),
+    ("count", 4, 7, "whole multiple (>= 1) of len(addrs) = 3"),
     ("flops", 1, -5, "flops >= 0"),
     ("cycles", 3, float("nan"), "finite cycle count >= 0"),
     ("cycles", 0, -1.0, "finite cycle count >= 0"),
@@ -264,6 +265,20 @@ def test_gather_copies_its_addresses() -> None:
     b.gather("host", "s", "read", addrs, 8)
     addrs[0] = 999
     assert b.to_table().column("addrs")[0].as_py() == [0, 64, 128]
+
+
+def test_gather_of_runs_counts_every_element_and_touches_the_runs_lines() -> None:
+    b = TraceBuilder()
+    b.gather("host", "s", "read", np.array([0, 1000]), 8, run=35)  # two leaves of 35 doubles (280 B)
+    table = b.to_table()
+    validate_trace(table, "runs")
+    assert table.column("count")[0].as_py() == 70
+    assert trace_summary(table)["bytes_read"] == 70 * 8
+    # lines of [0, 280) then [1000, 1280): 0..4 and 15..19
+    assert gather_lines(np.array([0, 1000]), 35 * 8, 64).tolist() == [0, 1, 2, 3, 4, 15, 16, 17, 18, 19]
+    for bad in (0, 1.5, True):
+        with pytest.raises(TraceError, match=r"column 'count'.*run of >= 1 whole elements"):
+            b.gather("host", "s", "read", np.array([0]), 8, run=bad)
 
 
 def test_summary_totals() -> None:
