@@ -373,13 +373,15 @@ class ExtendedParams:
     ``w_llc_bytes_per_s``: host bandwidth for lines served by the LLC, bytes/s;
     ``evict_cycles_per_line``: host cycles per line evicted to the LLC before an
     offload; ``meta_bytes_per_interaction``: bytes of one K (or M) record;
-    ``line_bytes``: cache line, bytes.
+    ``line_bytes``: cache line, bytes; ``access_rate_per_s``: loads and stores the host
+    issues per second when they hit (inf: issue never limits a row).
     """
 
     w_llc_bytes_per_s: float
     evict_cycles_per_line: float
     meta_bytes_per_interaction: float
     line_bytes: int = 64
+    access_rate_per_s: float = math.inf
 
     def __post_init__(self) -> None:
         _positive("w_llc_bytes_per_s", self.w_llc_bytes_per_s)
@@ -389,6 +391,8 @@ class ExtendedParams:
                 raise ValueError(f"{name} must be a finite non-negative number, got {v!r}")
         if not isinstance(self.line_bytes, int) or isinstance(self.line_bytes, bool) or self.line_bytes < 1:
             raise ValueError(f"line_bytes must be a positive integer, got {self.line_bytes!r}")
+        if not self.access_rate_per_s > 0:
+            raise ValueError(f"access_rate_per_s must be > 0 (inf allowed), got {self.access_rate_per_s!r}")
 
 
 # --------------------------------------------------------------------------- extended model, all variants
@@ -398,12 +402,15 @@ class ExtendedParams:
 # the U-list dimensions and per-line costs measured by micro runs on the simulated machine,
 # and returns the work and traffic of each stage so that the energy uses the same time:
 #
-# * host stages are sums of trace rows, each lasting max(compute, its own memory), so only
-#   the leaf gather overlaps the scaling flops; the B writes (input) and C reads (output)
-#   and the K/M records are separate rows and add: T1 = max(N_U N_q / f_C, N_U l_leaf c_x)
-#   + N_U N_q 8 / w_x + N_U rec / w_C, T3 likewise with 2 N_U N_q flops, where
-#   l_leaf = lines one leaf of N_q doubles spans and w_x / c_x is the exchange level's
-#   bandwidth / cycles per line (the LLC when B and C fit it, else DRAM at w_C);
+# * host stages are sums of trace rows, each lasting max(issue, compute, its own memory), so
+#   only the leaf gather overlaps the scaling flops; the index loads, the B writes (input) and
+#   C reads (output) and the K/M records are separate rows and add:
+#   T1 = N_U N_q / a + max(N_U N_q / a, N_U N_q / f_C, N_U l_leaf c_x)
+#   + max(N_U N_q / a, N_U N_q 8 / w_x) + N_U rec / w_C, T3 likewise with 2 N_U N_q flops and
+#   2 N_U N_q accesses for the read-modify-write of the targets, where a = the host's access
+#   rate (every element of a permutation is one load or store: the indexed copy does not
+#   vectorise), l_leaf = lines one leaf of N_q doubles spans and w_x / c_x is the exchange
+#   level's bandwidth / cycles per line (the LLC when B and C fit it, else DRAM at w_C);
 # * the leaf gather lines are charged at the LLC cost (the leaf arrays, 2 N_oct N_q 8 B,
 #   stay in the LLC; reuse in L2 is ignored: an upper bound); the input gathers one source
 #   leaf per interaction (N_U l_leaf lines), the output walks each class's columns in target
@@ -498,8 +505,11 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
     in_lines = d.n_u * l_leaf
     out_lines = min(d.n_u, N_GEMMS * d.n_oct) * l_leaf
     meta = d.n_u * ext.meta_bytes_per_interaction / mc.w_c_bytes_per_s
-    t1 = max(d.n_u * d.n_q / mc.f_c_flops_per_s, in_lines * c_leaf) + bc / w_x + meta
-    t3 = max(2 * d.n_u * d.n_q / mc.f_c_flops_per_s, out_lines * c_leaf) + bc / w_x + meta
+    elems, rate = d.n_u * d.n_q, ext.access_rate_per_s  # permuted elements per stage; accesses / s
+    t1 = (elems / rate + max(elems / rate, elems / mc.f_c_flops_per_s, in_lines * c_leaf)
+          + max(elems / rate, bc / w_x) + meta)
+    t3 = (elems / rate + max(2 * elems / rate, 2 * elems / mc.f_c_flops_per_s, out_lines * c_leaf)
+          + max(elems / rate, bc / w_x) + meta)
     t2 = sum(lap_call_cycles(d.n_q, c / b, mc) for c in counts)  # per block, cycles
     tm = 2 * bc / line * ext.evict_cycles_per_line / mc.clock_hz
     # traffic (bytes per level), whole run: leaf data and records from DRAM once (source and

@@ -83,11 +83,23 @@ def measure_llc_energy(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
     return stage_quantity(df, "energy/LLC", "access") / (stage_quantity(df, "cache/LLC", "accesses") * 64)
 
 
+def measure_access_rate(system: str, n_leaves: int = 64, n_q: int = 35, repeats: int = 50) -> float:
+    """Loads the host issues per second when they hit L1: a gather of runs (``n_leaves``
+    vectors of ``n_q`` doubles, 18 KiB, read ``repeats`` times, one load per element)."""
+    tb = TraceBuilder()
+    leaves = np.arange(n_leaves, dtype=np.int64) * n_q * 8
+    tb.access("host", "warm", "read", 0, 8, 8, n_leaves * n_q)
+    for _ in range(repeats):
+        tb.gather("host", "issue", "read", leaves, 8, run=n_q)
+    df = simulate_trace(system, tb.to_table()).to_pandas()
+    return repeats * n_leaves * n_q / stage_quantity(df, "stage/host/issue", "busy_s")
+
+
 def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, Any]:
     """Model parameters measured on the simulated systems (bytes/s, flop/s, J, W).
 
     w_C: single-core read stream over 64 MiB; w_C irregular: random 8 B reads (bytes
-    used / time); f_C: compute-only run; per LAP system f_L from a compute-bound
+    used / time); the access rate: :func:`measure_access_rate`; f_C: compute-only run; per LAP system f_L from a compute-bound
     256 x 256 x 1024 GEMM and w_L from a bandwidth-bound 64 x 8192 x 1 GEMM (interface
     bytes / busy time).  Energies: eps_flop_cpu and pi_0 (constant power) from the
     compute-only run, eps_byte_dram = non-constant energy of the stream / bytes,
@@ -108,6 +120,7 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     c = _run_workload(cpu_system, {"generator": "compute_only", "params": {"flops": 1_000_000_000}})
     tc = stage_quantity(c, "system", "simulated_time_s")
     m["f_c_flops_per_s"] = 1e9 / tc
+    m["access_rate_per_s"] = measure_access_rate(cpu_system)
     c_const = sum(stage_quantity(c, f"energy/{a}", k) for a, k in CONSTANT_CATEGORIES)
     m["static_power_w"] = c_const / tc
     m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
@@ -177,7 +190,7 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
             ext, ext_e = cyc, e
         else:
             xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
-                                      fmm_ulist.META_BYTES)
+                                      fmm_ulist.META_BYTES, access_rate_per_s=machine["access_rate_per_s"])
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),

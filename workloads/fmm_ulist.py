@@ -22,12 +22,16 @@ The tree, the U-lists and the 10 interaction classes come from
 
 Rows are coarse so that a point simulates quickly: interactions are handled in
 groups of :data:`GROUP` columns; per group the input permutation reads the
-group's K records, gathers the source leaves (each an N_q x 8 B element: the
-permutation reorders values inside a leaf and touches the same lines) and the
-kinds' permutation vectors, then writes the group's columns of B line-group by
-line-group (8 columns of one row of B share a 64 B line).  The output
-permutation reads M records and the C columns in the same way and
-read-modify-writes the target leaves.  Flops: N_q per interaction for the scale
+group's K records, then, per interaction, its kind's permutation vector (N_q
+int32 indices) and its source leaf (N_q doubles), and writes the group's
+columns of B line-group by line-group (8 columns of one row of B share a 64 B
+line).  Vectors are gathers of runs (``TraceBuilder.gather(run=...)``): the
+permutation reorders values inside a leaf and so touches the same lines, but
+the code cannot vectorise an indexed copy, so every element is its own load or
+store (one index load, one source load, one store to B per element of the
+input; one index load, one C load and a read-modify-write of the target per
+element of the output).  The output permutation reads M records and the C
+columns in the same way and read-modify-writes the target leaves.  Flops: N_q per interaction for the scale
 of K, 2 N_q for the scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
 
 GEMM placement ``"cpu"``: ``workloads.gemm.host_gemm`` on this layout's
@@ -215,6 +219,10 @@ class _Writer:
     def _perm(self, base: int, kinds: np.ndarray) -> np.ndarray:
         return base + np.unique(kinds).astype(np.int64) * (self.p.n_q * PERM_ELEM_BYTES)
 
+    def _perm_each(self, base: int, kinds: np.ndarray) -> np.ndarray:
+        """The permutation vector of every interaction (one index load per element)."""
+        return base + kinds.astype(np.int64) * (self.p.n_q * PERM_ELEM_BYTES)
+
     def _meta(self, stage: str, base: int, idx: np.ndarray) -> None:
         # idx is a contiguous run of interaction indices
         self.tb.access("host", stage, "read", base + int(idx[0]) * META_BYTES, META_BYTES, META_BYTES, idx.size)
@@ -226,11 +234,11 @@ class _Writer:
             c1 = min(cls.n, c0 + GROUP)
             idx = cls.cols[c0:c1]
             self._meta_records(stage, self.meta_in, idx)
-            tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), nq * PERM_ELEM_BYTES)
-            tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), nq * ELEM_BYTES,
+            tb.gather("host", stage, "read", self._perm_each(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
+            tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
                       flops=idx.size * nq)
-            tb.gather("host", stage, "write", _column_lines(cls.b_addr, nq, cls.n, c0, c1),
-                      min(COLS_PER_LINE, c1 - c0) * ELEM_BYTES if c1 - c0 < COLS_PER_LINE else LINE_BYTES)
+            tb.gather("host", stage, "write", _column_lines(cls.b_addr, nq, cls.n, c0, c1), ELEM_BYTES,
+                      run=min(COLS_PER_LINE, c1 - c0))
 
     def output_perm(self, cls: _Class, stage: str = "output_perm") -> None:
         """Read the columns of C (apply M), scatter-accumulate into the target leaves."""
@@ -239,10 +247,10 @@ class _Writer:
             c1 = min(cls.n, c0 + GROUP)
             idx = cls.cols[c0:c1]
             self._meta_records(stage, self.meta_out, idx)
-            tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), nq * PERM_ELEM_BYTES)
-            tb.gather("host", stage, "read", _column_lines(cls.c_addr, nq, cls.n, c0, c1),
-                      min(COLS_PER_LINE, c1 - c0) * ELEM_BYTES if c1 - c0 < COLS_PER_LINE else LINE_BYTES)
-            tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), nq * ELEM_BYTES,
+            tb.gather("host", stage, "read", self._perm_each(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
+            tb.gather("host", stage, "read", _column_lines(cls.c_addr, nq, cls.n, c0, c1), ELEM_BYTES,
+                      run=min(COLS_PER_LINE, c1 - c0))
+            tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
                       flops=2 * idx.size * nq)
 
     def prefetch_out(self, cls: _Class, stage: str = "out_prefetch") -> None:

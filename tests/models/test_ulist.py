@@ -279,3 +279,18 @@ def test_extended_stages_validation_names_the_parameter() -> None:
             extended_stages(dims(4), PAPER_LAP, x, 2, **kw)
     with pytest.raises(ValueError, match="n_q"):
         leaf_lines(0)
+
+
+def test_extended_stages_charge_one_access_per_permuted_element() -> None:
+    """With a slow issue rate the host stages become 3 (input) and 4 (output) accesses per element."""
+    d = dims(4)
+    free = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0), 24, llc_bytes=8 * 2**20)
+    slow = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, access_rate_per_s=1e8), 24,
+                           llc_bytes=8 * 2**20)
+    meta_cycles = d.n_u * 16.0 / PAPER_LAP.w_c_bytes_per_s * PAPER_LAP.clock_hz / 24
+    per_block = d.n_u * d.n_q / 1e8 * PAPER_LAP.clock_hz / 24
+    assert slow.t1 == pytest.approx(3 * per_block + meta_cycles)
+    assert slow.t3 == pytest.approx(4 * per_block + meta_cycles)
+    assert free.t1 < slow.t1 and (free.t2, free.tm) == (slow.t2, slow.tm)
+    with pytest.raises(ValueError, match="access_rate_per_s"):
+        ExtendedParams(1e9, 1.0, 16.0, access_rate_per_s=0.0)

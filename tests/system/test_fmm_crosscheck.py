@@ -11,7 +11,7 @@ from models.ulist import UListDims
 from simulator.fmm_crosscheck import crosscheck_summary, model_rows
 
 MACHINE = {
-    "w_c_bytes_per_s": 6e9, "w_c_irregular_bytes_per_s": 0.7e9, "f_c_flops_per_s": 8e9,
+    "w_c_bytes_per_s": 6e9, "w_c_irregular_bytes_per_s": 0.7e9, "f_c_flops_per_s": 8e9, "access_rate_per_s": 2e9,
     "eps_byte_dram_j": 6e-10, "static_power_w": 34.0, "eps_flop_cpu_j": 6.7e-10,
     **{f"{p}.{k}": v for p in ("lap-dram", "lap-llc")
        for k, v in (("w_llc_bytes_per_s", 3.4e10), ("evict_cycles_per_line", 3.8), ("f_l_flops_per_s", 4e10),
