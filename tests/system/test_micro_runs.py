@@ -130,3 +130,13 @@ def test_a_gather_of_runs_issues_one_access_per_element_on_the_runs_lines():
     cycles_per_leaf = {r: t / 1e12 * SPEC.host.frequency_hz / (50 * 64) for r, t in elapsed.items()}
     assert cycles_per_leaf[35] == pytest.approx(35 / SPEC.host.loads_per_cycle, rel=0.05)
     assert cycles_per_leaf[1] < 6  # a handful of L1 lines per leaf
+
+
+@pytest.mark.parametrize("system", [DEFAULT_SYSTEM, DEFAULT_SYSTEM.parent / "marssx86" / "cpu.yaml"],
+                         ids=lambda p: p.stem)
+def test_measured_access_rate_is_the_configured_issue_rate(system):
+    """The FMM cross-check's measured access rate follows each host's loads_per_cycle x clock."""
+    from simulator.fmm_crosscheck import measure_access_rate
+
+    host = load_spec(system, SystemSpec).spec.host
+    assert measure_access_rate(str(system)) == pytest.approx(host.loads_per_cycle * host.frequency_hz, rel=0.02)
