@@ -42,11 +42,18 @@ def _positive(name: str, value: int) -> int:
     return int(value)
 
 
-def _tile_addrs(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, step_bytes: int) -> np.ndarray:
-    """Byte addresses of the ``step_bytes`` pieces of rows [r0, r1) x columns [c0, c1), row by row."""
+def _tile_rows(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, step_bytes: int) -> tuple[np.ndarray, int]:
+    """Rows [r0, r1) x columns [c0, c1) as a gather of runs: (row start addresses, ``step_bytes``
+    pieces per row); the last piece of a row may reach past column c1 (a full vector access)."""
     row_starts = base + (np.arange(r0, r1, dtype=np.int64) * ld + c0) * ELEM_BYTES
-    offs = np.arange(0, (c1 - c0) * ELEM_BYTES, step_bytes, dtype=np.int64)
-    return (row_starts[:, None] + offs[None, :]).reshape(-1)
+    return row_starts, -(-(c1 - c0) * ELEM_BYTES // step_bytes)
+
+
+def _gather_tile(tb: TraceBuilder, unit: str, stage: str, op: str, base: int, ld: int, r0: int, r1: int,
+                 c0: int, c1: int, step_bytes: int) -> None:
+    """One row of ``op``: the ``step_bytes`` pieces of a tile, row by row (one access per piece)."""
+    starts, run = _tile_rows(base, ld, r0, r1, c0, c1, step_bytes)
+    tb.gather(unit, stage, op, starts, step_bytes, run=run)
 
 
 def host_gemm(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, nc: int = HOST_NC,
@@ -75,23 +82,23 @@ def host_gemm(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, n
         for p0 in range(0, k, kc):
             kb = min(kc, k - p0)
             # pack B[p0:p0+kb, j0:j0+nb] into sliver-major order
-            tb.gather(unit, stage, "read", _tile_addrs(b, n, p0, p0 + kb, j0, j0 + nb, v), v)
+            _gather_tile(tb, unit, stage, "read", b, n, p0, p0 + kb, j0, j0 + nb, v)
             tb.access(unit, stage, "write", bp, v, v, -(-kb * nb * ELEM_BYTES // v))
             for i0 in range(0, m, mc):
                 mb = min(mc, m - i0)
-                tb.gather(unit, stage, "read", _tile_addrs(a, k, i0, i0 + mb, p0, p0 + kb, v), v)
-                tb.access(unit, stage, "write", ap, v, v, -(-mb * kb * ELEM_BYTES // v))
-                a_pass = ap + np.arange(-(-mb * kb * ELEM_BYTES // v), dtype=np.int64) * v
+                _gather_tile(tb, unit, stage, "read", a, k, i0, i0 + mb, p0, p0 + kb, v)
+                a_vectors = -(-mb * kb * ELEM_BYTES // v)  # the packed A block, in vector loads
+                tb.access(unit, stage, "write", ap, v, v, a_vectors)
                 for s0 in range(0, nb, nr * group):
                     gw = min(nr * group, nb - s0)  # columns of this group of slivers
                     n_slivers = -(-gw // nr)
                     # slivers are consecutive in sliver-major packed B
                     tb.access(unit, stage, "read", bp + s0 * kb * ELEM_BYTES, v, v, -(-kb * gw * ELEM_BYTES // v))
                     # each sliver streams the whole packed A block once
-                    tb.gather(unit, stage, "read", np.tile(a_pass, n_slivers), v, flops=2 * mb * gw * kb)
+                    tb.gather(unit, stage, "read", np.full(n_slivers, ap, dtype=np.int64), v, run=a_vectors,
+                              flops=2 * mb * gw * kb)
                     piece = min(v, min(nr, gw) * ELEM_BYTES)
-                    tb.gather(unit, stage, "update",
-                              _tile_addrs(c, n, i0, i0 + mb, j0 + s0, j0 + s0 + gw, piece), piece)
+                    _gather_tile(tb, unit, stage, "update", c, n, i0, i0 + mb, j0 + s0, j0 + s0 + gw, piece)
     return tb.to_table()
 
 
