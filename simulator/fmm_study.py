@@ -79,7 +79,7 @@ def summarise(df: pd.DataFrame) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Point:
-    """One grid point: order ``q``, placement name, system file, variant, problem size."""
+    """One grid point: order ``q``, placement name, system file (relative to the project root), variant, problem size."""
 
     q: int
     placement: str
@@ -141,7 +141,7 @@ def run_point(p: Point) -> dict[str, Any]:
     blocks = fmm_ulist.split_blocks(problem, b)
     trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks)
     t1 = time.perf_counter()
-    res = simulate_trace(p.system, trace)
+    res = simulate_trace(str(PROJECT_ROOT / p.system), trace)
     t2 = time.perf_counter()
     row = {**asdict(p), **summarise(res.to_pandas()), "blocks": len(blocks), "rows": trace.num_rows,
            "generate_s": t1 - t0, "simulate_s": t2 - t1}
@@ -153,7 +153,7 @@ def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | No
     (placement, variant) pairs)."""
     qs = study.quick.qs if quick else study.qs
     n = study.quick.n_points if quick else study.n_points
-    return [Point(q, name, str(PROJECT_ROOT / pl.system), pl.gemm, v, n, study.density, study.llc_bytes)
+    return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
 
