@@ -31,8 +31,8 @@ the code cannot vectorise an indexed copy, so every element is its own load or
 store (one index load, one source load, one store to B per element of the
 input; one index load, one C load and a read-modify-write of the target per
 element of the output).  The output permutation reads M records and the C
-columns in the same way and read-modify-writes the target leaves.  Flops: N_q per interaction for the scale
-of K, 2 N_q for the scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
+columns in the same way.  Flops: N_q per interaction for the scale of K, 2 N_q
+for the scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
 
 GEMM placement ``"cpu"``: ``workloads.gemm.host_gemm`` on this layout's
 matrices; ``"lap"``: one ``gemm`` command per class to unit ``"lap"`` (inputs
@@ -217,10 +217,7 @@ class _Writer:
         return base + leaves.astype(np.int64) * (self.p.n_q * ELEM_BYTES)
 
     def _perm(self, base: int, kinds: np.ndarray) -> np.ndarray:
-        return base + np.unique(kinds).astype(np.int64) * (self.p.n_q * PERM_ELEM_BYTES)
-
-    def _perm_each(self, base: int, kinds: np.ndarray) -> np.ndarray:
-        """The permutation vector of every interaction (one index load per element)."""
+        """Start addresses of the permutation vectors of ``kinds`` (one per entry, repeats kept)."""
         return base + kinds.astype(np.int64) * (self.p.n_q * PERM_ELEM_BYTES)
 
     def _meta(self, stage: str, base: int, idx: np.ndarray) -> None:
@@ -234,7 +231,7 @@ class _Writer:
             c1 = min(cls.n, c0 + GROUP)
             idx = cls.cols[c0:c1]
             self._meta_records(stage, self.meta_in, idx)
-            tb.gather("host", stage, "read", self._perm_each(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
+            tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
             tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
                       flops=idx.size * nq)
             tb.gather("host", stage, "write", _column_lines(cls.b_addr, nq, cls.n, c0, c1), ELEM_BYTES,
@@ -247,7 +244,7 @@ class _Writer:
             c1 = min(cls.n, c0 + GROUP)
             idx = cls.cols[c0:c1]
             self._meta_records(stage, self.meta_out, idx)
-            tb.gather("host", stage, "read", self._perm_each(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
+            tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
             tb.gather("host", stage, "read", _column_lines(cls.c_addr, nq, cls.n, c0, c1), ELEM_BYTES,
                       run=min(COLS_PER_LINE, c1 - c0))
             tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
@@ -258,7 +255,7 @@ class _Writer:
         for c0 in range(0, cls.n, 8 * GROUP):
             idx = cls.cols[c0:c0 + 8 * GROUP]
             self._meta_records(stage, self.meta_out, idx)
-        self.tb.gather("host", stage, "read", self._perm(self.perm_out, self.p.kind[cls.cols]),
+        self.tb.gather("host", stage, "read", self._perm(self.perm_out, np.unique(self.p.kind[cls.cols])),
                        self.p.n_q * PERM_ELEM_BYTES)
 
     def _meta_records(self, stage: str, base: int, idx: np.ndarray) -> None:
