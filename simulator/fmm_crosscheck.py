@@ -87,10 +87,11 @@ def measure_access_rate(system: str, n_leaves: int = 64, n_q: int = 35, repeats:
     """Loads the host issues per second when they hit L1: a gather of runs (``n_leaves``
     vectors of ``n_q`` doubles, 18 KiB, read ``repeats`` times, one load per element)."""
     tb = TraceBuilder()
-    leaves = np.arange(n_leaves, dtype=np.int64) * n_q * 8
-    tb.access("host", "warm", "read", 0, 8, 8, n_leaves * n_q)
+    eb = fmm_ulist.ELEM_BYTES
+    leaves = np.arange(n_leaves, dtype=np.int64) * n_q * eb
+    tb.access("host", "warm", "read", 0, eb, eb, n_leaves * n_q)
     for _ in range(repeats):
-        tb.gather("host", "issue", "read", leaves, 8, run=n_q)
+        tb.gather("host", "issue", "read", leaves, eb, run=n_q)
     df = simulate_trace(system, tb.to_table()).to_pandas()
     return repeats * n_leaves * n_q / stage_quantity(df, "stage/host/issue", "busy_s")
 
@@ -99,8 +100,9 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     """Model parameters measured on the simulated systems (bytes/s, flop/s, J, W).
 
     w_C: single-core read stream over 64 MiB; w_C irregular: random 8 B reads (bytes
-    used / time); the access rate: :func:`measure_access_rate`; f_C: compute-only run; per LAP system f_L from a compute-bound
-    256 x 256 x 1024 GEMM and w_L from a bandwidth-bound 64 x 8192 x 1 GEMM (interface
+    used / time); the access rate (accesses/s): :func:`measure_access_rate`; f_C:
+    compute-only run; per LAP system f_L from a compute-bound 256 x 256 x 1024 GEMM
+    and w_L from a bandwidth-bound 64 x 8192 x 1 GEMM (interface
     bytes / busy time).  Energies: eps_flop_cpu and pi_0 (constant power) from the
     compute-only run, eps_byte_dram = non-constant energy of the stream / bytes,
     eps_flop_lap = LAP compute energy / flops, the LAP's static power = its static energy / run

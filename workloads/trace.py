@@ -450,8 +450,9 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         fail(has_list & (addr != 0), "addr", "0 when explicit addrs are given")
         fail(has_list & (stride != 0), "stride_bytes", "0 when explicit addrs are given")
         lengths = _np(pc.fill_null(pc.list_value_length(addrs_col), 0)).astype(np.int64)
-        bad_len = has_list & np.where(lengths > 0, count % np.maximum(lengths, 1) != 0, count != 0)
-        bad_len |= has_list & (lengths > 0) & (count < lengths)
+        # a whole multiple >= 1 of the address count (0 for an empty list)
+        bad_len = has_list & np.where(lengths > 0, (count < lengths) | (count % np.maximum(lengths, 1) != 0),
+                                      count != 0)
         if bad_len.any():
             i = int(np.flatnonzero(bad_len)[0])
             fail(bad_len, "count", f"count a whole multiple (>= 1) of len(addrs) = {lengths[i]}, "

@@ -14,6 +14,10 @@ import pytest
 import simulator
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
+from simulator.fmm_crosscheck import measure_access_rate
+from simulator.replay import replay
+from simulator.system import build_system
+from workloads.trace import TraceBuilder
 from tests.conftest import DEFAULT_SYSTEM
 
 SPEC = load_spec(DEFAULT_SYSTEM, SystemSpec).spec
@@ -109,10 +113,6 @@ def test_marssx86_like_host_streams_at_the_papers_simulated_3_gb_s(system):
 
 def test_a_gather_of_runs_issues_one_access_per_element_on_the_runs_lines():
     """Leaves of 35 doubles, cached: a gather of runs costs 35 issue slots per leaf, a plain gather 1."""
-    from simulator.replay import replay
-    from simulator.system import build_system
-    from workloads.trace import TraceBuilder
-
     leaves = np.arange(64, dtype=np.int64) * 35 * 8  # 64 leaves of 280 B, 17.5 KiB: fits L1
     elapsed, lines = {}, {}
     for run in (1, 35):
@@ -136,7 +136,5 @@ def test_a_gather_of_runs_issues_one_access_per_element_on_the_runs_lines():
                          ids=lambda p: p.stem)
 def test_measured_access_rate_is_the_configured_issue_rate(system):
     """The FMM cross-check's measured access rate follows each host's loads_per_cycle x clock."""
-    from simulator.fmm_crosscheck import measure_access_rate
-
     host = load_spec(system, SystemSpec).spec.host
     assert measure_access_rate(str(system)) == pytest.approx(host.loads_per_cycle * host.frequency_hz, rel=0.02)
