@@ -21,6 +21,13 @@ two, writes to the output directory (default ``results/fmm``):
 * ``fig8_dram_accesses.png``, ``fig9_cycles_by_stage.png``,
   ``fig10_dram_energy.png``, ``fig11_total_energy.png``.
 
+Block size: the blocked and pipelined points use ``fmm_ulist.choose_blocks`` with the study
+file's ``llc_bytes`` and ``block_llc_share`` (dimensionless, 0 < share <= 1, default 0.5): the
+share of the LLC the live B and C block buffers may fill. 003 §6.1 fills the whole LLC with
+them (share 1, 003:L253); the default leaves half of it to the leaf data, the Â_j and the
+records (``workloads/fmm_ulist.py``). ``table.csv`` records the share of every point; the
+models take b from the simulated trace, so the rule lives in one place.
+
 Entry point: ``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]``.
 """
 
@@ -89,6 +96,7 @@ class Point:
     n_points: int
     density: str
     llc_bytes: int
+    block_llc_share: float
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,9 @@ class FmmStudySpec:
     qs: tuple[int, ...] = param(min=1, doc="Chebyshev orders")
     placements: dict[str, PlacementSpec] = param(doc="placements by name")
     quick: QuickSpec = param(doc="the reduced grid of --quick")
+    block_llc_share: float = param(fmm_ulist.DEFAULT_LLC_SHARE, positive=True, max=1.0,
+                                   doc="share of llc_bytes the live B and C block buffers may fill "
+                                       "(dimensionless, 0 < share <= 1; 003 §6.1: 1)")
 
     def __post_init__(self) -> None:
         if not self.qs or not self.quick.qs:
@@ -137,7 +148,7 @@ def run_point(p: Point) -> dict[str, Any]:
     t0 = time.perf_counter()
     problem = fmm_ulist.build_problem(p.q, p.n_points, p.density)
     blocked = p.variant in ("blocking", "blocking_pref", "pipelining")
-    b = fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant) if blocked else 1
+    b = fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share) if blocked else 1
     blocks = fmm_ulist.split_blocks(problem, b)
     trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks)
     t1 = time.perf_counter()
@@ -153,7 +164,7 @@ def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | No
     (placement, variant) pairs)."""
     qs = study.quick.qs if quick else study.qs
     n = study.quick.n_points if quick else study.n_points
-    return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes)
+    return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
 

@@ -47,19 +47,22 @@ block); ``blocking_pref``;
 host, then wait).  Stage labels: ``input_perm``, ``gemm``, ``out_prefetch``,
 ``output_perm``.
 
-Block size (003 §6.1 asks that B and C of a block fit the LLC): the default b
-is the smallest for which the live B and C buffers (one set, two when
-pipelined) fill at most :data:`LLC_SHARE` = 1/2 of ``llc_bytes``.  Filling the
-whole LLC leaves no room for the leaf data, the Â_j and the K/M records that the
-stages touch at the same time, and a cyclic sweep over a working set just above
+Block size: 003 §6.1 blocks B and C so that their "total size is equal or smaller
+than the LLC capacity" (003:L253).  The default b is the smallest for which the live B
+and C buffers (one set, two when pipelined) fill at most a share ``llc_share`` of
+``llc_bytes`` (dimensionless, 0 < share <= 1): 1 is 003's literal rule, the default
+:data:`DEFAULT_LLC_SHARE` = 1/2 leaves room for what the stages touch beside B and C.
+Filling the whole LLC leaves no room for the leaf data, the Â_j and the K/M records that
+the stages touch at the same time, and a cyclic sweep over a working set just above
 an LRU cache's capacity misses on every line: measured on the 8 MiB 16-way LLC
 at q = 4 (LAP-LLC blocking, reused buffers; lines the caches exchanged with DRAM),
 B + C = 95 % of the LLC (b = 12) gives 2.0 M, 82 % (b = 14) 0.42 M, 72 % (b = 16)
 0.28 M and 48 % (b = 24) 0.23 M.  Finer blocks cost elsewhere: each block's GEMMs read
 all ten Â_j again and each GEMM call starts by loading its first panels unoverlapped, so
 b is also kept <= N_U / (5 N_q), where the Â_j re-reads would exceed the B and C traffic
-blocking saves (q = 10: b = 14 instead of 23 / 45; q = 14: b = 2, where, as in 003
-§8.1, one block's B and C no longer fit the LLC).
+blocking saves (q = 10: b = 14 instead of 23 / 45 at share 1/2; q = 14: b = 2, where, as
+in 003 §8.1, one block's B and C no longer fit the LLC).  Studies choose the share with
+the study-file key ``block_llc_share`` (:mod:`simulator.fmm_study`).
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ PERM_ELEM_BYTES = 4  # int32 permutation index
 LINE_BYTES = 64
 COLS_PER_LINE = LINE_BYTES // ELEM_BYTES
 GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
-LLC_SHARE = 0.5  # share of the LLC the live B and C block buffers may fill (module docstring)
+DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
 PLACEMENTS = ("cpu", "lap")
@@ -146,14 +149,26 @@ def exchange_buffers(variant: str) -> int:
     return 2 if variant == "pipelining" else 1
 
 
-def choose_blocks(problem: UListProblem, llc_bytes: int, variant: str = "blocking") -> int:
+def check_llc_share(llc_share: float) -> float:
+    """``llc_share`` as a float; ValueError unless it is a number with 0 < share <= 1."""
+    if isinstance(llc_share, bool) or not isinstance(llc_share, (int, float, np.floating)) \
+            or not 0 < llc_share <= 1:
+        raise ValueError(f"llc_share must be a number with 0 < llc_share <= 1 (share of the LLC the live "
+                         f"B and C block buffers may fill), got {llc_share!r}")
+    return float(llc_share)
+
+
+def choose_blocks(problem: UListProblem, llc_bytes: int, variant: str = "blocking",
+                  llc_share: float = DEFAULT_LLC_SHARE) -> int:
     """Smallest b for which the live B and C block buffers (:func:`exchange_buffers` sets of
-    2 N_q N_U / b doubles) take at most :data:`LLC_SHARE` of ``llc_bytes`` (003 §6.1, module
-    docstring: a block of the whole LLC thrashes it), but at most N_U / (5 N_q): every block
-    reads all ten Â_j again (10 N_q^2 doubles), which beyond that costs more than the whole
-    B and C exchange (2 N_q N_U) that blocking keeps out of DRAM."""
+    2 N_q N_U / b doubles) take at most ``llc_share`` (dimensionless, 0 < share <= 1; 1 is
+    003's rule, 003:L253) of ``llc_bytes`` (module docstring: a block of the whole LLC
+    thrashes it), but at most N_U / (5 N_q): every block reads all ten Â_j again
+    (10 N_q^2 doubles), which beyond that costs more than the whole B and C exchange
+    (2 N_q N_U) that blocking keeps out of DRAM."""
+    share = check_llc_share(llc_share)
     d = problem.dims()
-    fit = llc_blocks(d, llc_bytes * LLC_SHARE / exchange_buffers(variant))
+    fit = llc_blocks(d, llc_bytes * share / exchange_buffers(variant))
     return max(1, min(fit, d.n_u // (5 * d.n_q)))
 
 
@@ -281,12 +296,14 @@ def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
 
 def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant: str = "orig",
               placement: str = "lap", blocks: int | None = None, seed: int = 0,
-              llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None) -> pa.Table:
+              llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None,
+              llc_share: float = DEFAULT_LLC_SHARE) -> pa.Table:
     """Trace of the FMM U-list of order ``q`` over ``n_points`` points (module docstring).
 
     ``variant``: one of :data:`VARIANTS`; ``placement``: "cpu" (host GEMM) or "lap"
     (offload to unit "lap"; needed by every variant but "orig"); ``blocks``: b for the
-    blocked and pipelined variants (default: one block's B and C fit ``llc_bytes``);
+    blocked and pipelined variants (default: :func:`choose_blocks` with ``llc_bytes`` and
+    ``llc_share``, the share of the LLC the live B and C buffers may fill);
     ``density``/``seed``/``periodic``: the point sample (:func:`build_problem`).
     """
     if variant not in VARIANTS:
@@ -299,9 +316,13 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
         raise ValueError(f"blocks must be a positive integer or None, got {blocks!r}")
     if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
+    check_llc_share(llc_share)
     problem = build_problem(q, n_points, density, seed, periodic)
     blocked = variant in ("blocking", "blocking_pref", "pipelining")
-    b = (int(blocks) if blocks is not None else choose_blocks(problem, int(llc_bytes), variant)) if blocked else 1
+    if not blocked:
+        b = 1
+    else:
+        b = int(blocks) if blocks is not None else choose_blocks(problem, int(llc_bytes), variant, llc_share)
     return ulist_trace(problem, variant, placement, split_blocks(problem, b))
 
 

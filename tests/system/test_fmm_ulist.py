@@ -11,7 +11,7 @@ import pytest
 from simulator.stencil_study import simulate_trace
 from workloads import fmm_tree
 from simulator.interconnect.interface import region_lines
-from workloads.fmm_ulist import (LLC_SHARE, VARIANTS, build_problem, choose_blocks, fmm_ulist, split_blocks,
+from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, VARIANTS, build_problem, choose_blocks, fmm_ulist, split_blocks,
                                  ulist_trace)
 from workloads.trace import trace_summary, validate_trace
 
@@ -166,7 +166,26 @@ def test_block_size_leaves_half_the_llc(problem):
     assert problem.n_u // (5 * problem.n_q) > 8  # the Â_j re-read bound does not bind here
     for variant, sets in (("blocking", 1), ("pipelining", 2)):
         b = choose_blocks(problem, llc, variant)
-        assert sets * bc / b <= LLC_SHARE * llc < sets * bc / (b - 1)
+        assert sets * bc / b <= DEFAULT_LLC_SHARE * llc < sets * bc / (b - 1)
+
+
+@pytest.mark.parametrize("share", [1.0, 0.75, 0.3])
+def test_block_size_follows_the_llc_share(problem, share):
+    # 003 §6.1 (003:L253): share 1 lets one block's B and C fill the whole LLC
+    llc = 2 * 2**20
+    bc = 2 * problem.n_q * problem.n_u * 8
+    for variant, sets in (("blocking", 1), ("pipelining", 2)):
+        b = choose_blocks(problem, llc, variant, share)
+        assert sets * bc / b <= share * llc < sets * bc / (b - 1)
+    assert choose_blocks(problem, llc, "blocking", 1.0) < choose_blocks(problem, llc, "blocking")
+
+
+@pytest.mark.parametrize("share", [0, -0.5, 1.01, float("nan"), True, "1"])
+def test_llc_share_outside_0_1_is_rejected(problem, share):
+    with pytest.raises(ValueError, match="llc_share"):
+        choose_blocks(problem, 2 * 2**20, "blocking", share)
+    with pytest.raises(ValueError, match="llc_share"):
+        fmm_ulist(4, N_POINTS, variant="blocking", llc_share=share)
 
 
 def test_block_count_bounded_by_a_rereads():
@@ -205,6 +224,26 @@ def test_shipped_study_file_validates():
     study = load_study(STUDY)
     assert study.llc_bytes == 8 * 2**20 and study.qs == (4, 6, 8, 10, 14)
     assert {pl.gemm for pl in study.placements.values()} == {"cpu", "lap"}
+    assert study.block_llc_share == DEFAULT_LLC_SHARE  # no key: the default rule
+
+
+def test_marssx86_study_uses_003s_block_rule():
+    from simulator.fmm_study import grid, load_study
+
+    study = load_study("configs/studies/fmm_placement_marssx86.yaml")
+    assert study.block_llc_share == 1.0  # 003 §6.1, 003:L253
+    assert {p.block_llc_share for p in grid(study, True)} == {1.0}
+
+
+@pytest.mark.parametrize("value, expected", [("0", "expected a positive value"), ("1.5", "expected a value <= 1")])
+def test_study_rejects_a_block_llc_share_outside_0_1(tmp_path, value, expected):
+    from simulator.config.errors import ConfigError
+    from simulator.fmm_study import STUDY, load_study
+
+    bad = tmp_path / "share.yaml"
+    bad.write_text(STUDY.read_text() + f"block_llc_share: {value}\n")
+    with pytest.raises(ConfigError, match=f"share.yaml: block_llc_share: {expected}"):
+        load_study(bad)
 
 
 def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
