@@ -164,7 +164,7 @@ class AcceleratorUnit:
         """Rows for Results: busy time, commands, and every counter."""
         comp = f"accel/{self.name}"
         rows = [(comp, "busy_s", self.busy_ps / PS_PER_S, "s"), (comp, "commands", self.commands_done, "count"),
-                (comp, "link_bytes", self.interface.link.bytes_moved, "B")]
+                (comp, "link_bytes", self.interface.bytes_moved, "B")]
         rows += [(comp, k, v, counter_unit(k)) for k, v in sorted(self.counts.items())]
         return rows
 

@@ -45,6 +45,12 @@ class InterfaceSpec:
                                         doc="from the accelerator's last write to the host seeing completion")
     device_memory_bandwidth_bytes_per_s: float = param(
         0.0, unit="bandwidth", min=0.0, doc="pcie only: bandwidth of the device's own memory (0 = not limiting)")
+    full_duplex: bool = param(False, doc="pcie only: copies in and out run on separate directions of the link "
+                                         "(each at bandwidth_bytes_per_s) instead of taking turns")
+
+    def __post_init__(self) -> None:
+        if self.full_duplex and self.coupling != "pcie":
+            raise ValueError(f"full_duplex: only the pcie coupling copies in and out, got coupling {self.coupling!r}")
 
 
 @dataclass(frozen=True)

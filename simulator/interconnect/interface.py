@@ -53,12 +53,15 @@ class Interface:
     dram: DramSystem
     line_bytes: int
     link: Link = field(init=False)
+    link_out: Link = field(init=False)  # pcie copies out: ``link`` itself unless the spec is full duplex
     device_memory: Link | None = field(init=False, default=None)
     offchip_exempt_bytes: int = field(init=False, default=0)  # DRAM bytes that never cross the off-chip interface
 
     def __post_init__(self) -> None:
         s = self.spec
         self.link = Link(f"{self.name}.link", s.bandwidth_bytes_per_s, seconds_to_ps(s.latency_s), s.energy_j_per_bit)
+        self.link_out = (Link(f"{self.name}.link_out", s.bandwidth_bytes_per_s, seconds_to_ps(s.latency_s),
+                              s.energy_j_per_bit) if s.full_duplex else self.link)
         if s.coupling == "pcie" and s.device_memory_bandwidth_bytes_per_s > 0:
             self.device_memory = Link(f"{self.name}.device_memory", s.device_memory_bandwidth_bytes_per_s)
         self.llc_level = len(self.caches.levels) - 1
@@ -150,10 +153,17 @@ class Interface:
         lines = region_lines(regions, self.line_bytes)
         if not len(lines):
             return now_ps
-        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps)
+        link_done = self.link_out.transfer(len(lines) * self.line_bytes, now_ps)
         # DRAM takes requests in arrival order, so the writes are booked now and bounded by the link
         return max(link_done, self.dram.service(lines, True, now_ps))
 
+    @property
+    def bytes_moved(self) -> int:
+        """Bytes moved over the interface's link, both directions, B."""
+        return self.link.bytes_moved + (self.link_out.bytes_moved if self.link_out is not self.link else 0)
+
     def energy_j(self) -> dict[str, float]:
-        """Energy of the interface's own link, J (DRAM's off-chip interface is charged by the DRAM model)."""
-        return {"link": self.link.energy_j()}
+        """Energy of the interface's own link, both directions, J (DRAM's off-chip interface is charged by the
+        DRAM model)."""
+        out = self.link_out.energy_j() if self.link_out is not self.link else 0.0
+        return {"link": self.link.energy_j() + out}
