@@ -22,6 +22,11 @@ ValueError. A parameter whose term stays below the noise at every granularity
 (e.g. a small L next to a super-linear compute term) is not flagged: its
 estimate is then poor or clamped to 0.
 
+``fit_logca_to_speedups`` fits C and o when only speedups were published (a
+thesis table lists T0/T1, not the times): with L per byte, A and beta given,
+1/S - 1/A = (o/C) g^-beta + (L/C) g^(1-beta) is linear in o/C and L/C, so the
+supplied L sets the scale of C.
+
 ``load_platforms`` reads a YAML table of published parameters such as
 ``configs/presets/platforms/logca_table_4_3.yaml`` (000 Table 4.3).
 Times are in host cycles, granularities in bytes.
@@ -45,6 +50,8 @@ __all__ = [
     "LogCAFit",
     "fit_complexity",
     "fit_logca",
+    "SpeedupFit",
+    "fit_logca_to_speedups",
     "PlatformEntry",
     "load_platform_entries",
     "load_platforms",
@@ -182,6 +189,48 @@ def fit_logca(
     t0_model = np.asarray(time_unaccelerated(params, g))
     t1_model = np.asarray(time_accelerated(params, g))
     return LogCAFit(params, tuple(t0_model / t0 - 1.0), tuple(t1_model / t1 - 1.0), lumped)
+
+
+@dataclass(frozen=True)
+class SpeedupFit:
+    """LogCA parameters fitted to speedups alone, with the relative residuals (model/measured - 1) per sample."""
+
+    params: LogCAParams
+    relative_residuals: tuple[float, ...]
+
+    @property
+    def rms_relative(self) -> float:
+        """Root-mean-square relative residual of the speedup (dimensionless)."""
+        return float(np.sqrt(np.mean(np.square(self.relative_residuals))))
+
+
+def fit_logca_to_speedups(g_bytes: ArrayLike, speedups: ArrayLike, *, latency_cycles_per_byte: float,
+                          acceleration: float, beta: float) -> SpeedupFit:
+    """Fit C (cycles/byte^beta) and o (cycles) to measured speedups T0/T1 with L (host cycles per byte,
+    granularity-dependent), A and beta supplied (module docstring).
+
+    Least squares on 1/S - 1/A weighted by S, i.e. on the relative error of S, with o, C >= 0.
+    """
+    g = _samples("g_bytes", g_bytes)
+    s = _samples("speedups", speedups, g.size)
+    for name, value in (("latency_cycles_per_byte", latency_cycles_per_byte), ("acceleration", acceleration),
+                        ("beta", beta)):
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    if np.any(s >= acceleration):
+        raise ValueError(f"speedups must stay below acceleration = {acceleration!r}: LogCA's bound, "
+                         f"got max {float(s.max())!r}")
+    columns = {"o/C": g ** -beta, "L/C": g ** (1.0 - beta)}
+    coef = _nonnegative_weighted_lstsq(columns, 1.0 / s - 1.0 / acceleration, s)
+    l_over_c = coef.get("L/C", 0.0)
+    if not l_over_c > 0:
+        raise ValueError("speedups leave no room for the copies (fitted L/C <= 0): C is not identifiable")
+    c = latency_cycles_per_byte / l_over_c
+    params = LogCAParams(latency=latency_cycles_per_byte, latency_per_byte=True,
+                         overhead_cycles=coef.get("o/C", 0.0) * c, c_cycles_per_byte_beta=c,
+                         acceleration=acceleration, beta=beta)
+    model = time_unaccelerated(params, g) / time_accelerated(params, g)
+    return SpeedupFit(params, tuple(model / s - 1.0))
 
 
 def _nonnegative_weighted_lstsq(

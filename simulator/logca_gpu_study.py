@@ -1,10 +1,16 @@
 """LogCA GPU study on the simulator: discrete GPU -> APU -> HSA, kernels, pipelined offload.
 
 Platforms (``GPU_PLATFORMS``): systems ``configs/systems/logca_gpu_<name>.yaml``
-with the C of 000 Table 4.3 per kernel (the HSA GPU, absent from the table,
-takes the APU's C: same host software) and beta of 000 Table 4.2. A point runs
-``workloads.kernels`` host and offload traces on fresh systems and times the
-``kernel`` stage in host cycles (``logca_study`` conventions).
+and beta of 000 Table 4.2. Host cost C and offload overhead o: GEMM and FFT
+take the values calibrated to 000 Tables 4.5-4.6 (``CALIBRATED``, made by
+``simulator.logca_gpu_calibration``, whose docstring says why Table 4.3's
+GPU C and o cannot be used with a physical link); every platform runs the
+same host software, so the APU and the HSA GPU take the discrete GPU's C; the
+APU's o keeps Table 4.3's APU / discrete ratio, the HSA GPU's o is its
+system's. Other kernels take C of 000 Table 4.3 and o of the system. A point
+runs ``workloads.kernels`` host and offload traces on fresh systems (o set
+to the platform's) and times the ``kernel`` stage in host cycles
+(``logca_study`` conventions).
 
 L: the thesis' GPU latencies are unreliable (SPEC section 3), so L is
 calibrated from the simulated link: ``link_latency_cycles_per_byte`` runs one
@@ -15,13 +21,9 @@ with that L; ``figures`` draws speedup curves, the interface evolution, the
 Accelerometer regions (fitted, and with Table 4.3's printed L for comparison)
 and pipelined speedups beside 000 Tables 4.5-4.7.
 
-Why the simulated copying GPUs show no latency region: Table 4.3's C and o
-put the work on a scale far above a physical link (GEMM on the host at
-2 g^1.7 cycles is 160 s for 4 MiB at 2.27 GHz; o = 2e8 cycles is 88 ms),
-so copies over a 6 GB/s link stay below 0.1 % of T1 at every size.
 ``offload_breakdown`` splits T1, ``simulated_latency_gain`` applies the
 Accelerometer rule to the simulation (10x link), ``latency_region_bandwidth``
-gives the link bandwidth below which L would become a bottleneck.
+gives the link bandwidth below which L would be a bottleneck.
 
 Pipelined offload (``kernel_offload(stages=n)``): one offload, o paid once,
 parts pipelined by the unit; ``pipelined_table_rows`` gives our speedups at
@@ -54,6 +56,8 @@ from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
 ROOT = Path(__file__).resolve().parents[1]
 GPU_PLATFORMS = ("discrete", "apu", "hsa")
 TABLE_ROW = {"discrete": "discrete_gpu", "apu": "apu", "hsa": "apu"}  # HSA: the APU's C (no Table 4.3 row)
+CALIBRATED = ROOT / "configs" / "presets" / "platforms" / "gpu_host_cost_calibrated.yaml"
+O_KEY = "accelerators.gpu.interface.offload_overhead_cycles"
 PS_PER_S = 1e12
 
 # 000 Tables 4.5-4.7 (000:L1050-1094): measured speedup on the discrete GPU with n pipeline stages (n = 1, 2, 4)
@@ -95,24 +99,33 @@ def link_latency_cycles_per_byte(name: str, kernel: str, g_ref_bytes: int = 2**2
     if iface.coupling != "pcie":
         return 0.0
     _, system = _kernel_cycles(path, kernel_offload(kernel, g_ref_bytes, 1.0))
-    moved = system.units["gpu"].interface.link.bytes_moved
+    moved = system.units["gpu"].interface.bytes_moved
     return moved / g_ref_bytes / iface.bandwidth_bytes_per_s * cfg.host.frequency_hz
 
 
 def load_gpu_platform(name: str, kernel: str) -> Platform:
-    """Platform ``name`` running ``kernel``: C of 000 Table 4.3, beta of Table 4.2, o and A of the system, L of the link."""
+    """Platform ``name`` running ``kernel``: C and o as the module docstring says, beta of 000 Table 4.2, A of the
+    system, L of the link."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     path = _system_path(name)
-    entry = load_platform_entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"]
+    calibrated = load_platform_entries(CALIBRATED)
+    host = calibrated.get(f"discrete_gpu_{kernel}") or load_platform_entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"]
     cfg = load_system(str(path)).spec
     acc = cfg.accelerators["gpu"]
+    overhead = calibrated.get(f"{TABLE_ROW[name]}_{kernel}") if name != "hsa" else None
     copies = acc.interface.coupling == "pcie"
     params = LogCAParams(latency=link_latency_cycles_per_byte(name, kernel), latency_per_byte=copies,
-                         overhead_cycles=acc.interface.offload_overhead_cycles,
-                         c_cycles_per_byte_beta=entry.params.c_cycles_per_byte_beta,
+                         overhead_cycles=(overhead.params.overhead_cycles if overhead is not None
+                                          else acc.interface.offload_overhead_cycles),
+                         c_cycles_per_byte_beta=host.params.c_cycles_per_byte_beta,
                          acceleration=acc.acceleration, beta=BETA[kernel])
     return Platform(name, kernel, path, params, cfg.host.frequency_hz)
+
+
+def _overhead(platform: Platform) -> tuple[str, ...]:
+    """The system override that gives the simulated interface the platform's o."""
+    return (f"{O_KEY}={platform.logca.overhead_cycles!r}",)
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +138,8 @@ def simulate_point(platform: Platform, g_bytes: int, stages: int = 1) -> Point:
     """Host and offloaded ``platform.kernel`` at ``g_bytes``, the offload pipelined in ``stages`` parts."""
     c = platform.logca.c_cycles_per_byte_beta
     t0 = _host_cycles(str(platform.system_path), platform.kernel, g_bytes, c)
-    t1, _ = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c, stages=stages))
+    t1, _ = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c, stages=stages),
+                           _overhead(platform))
     return Point(g_bytes, 1, stages, t0, t1)
 
 
@@ -158,11 +172,11 @@ def offload_breakdown(platform: Platform, g_bytes: int) -> OffloadBreakdown:
     cfg = load_system(str(platform.system_path)).spec
     f_hz = cfg.host.frequency_hz
     c = platform.logca.c_cycles_per_byte_beta
-    t1, system = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c))
+    t1, system = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c), _overhead(platform))
     unit = system.units["gpu"]
     iface = cfg.accelerators["gpu"].interface
-    copies = unit.interface.link.bytes_moved / iface.bandwidth_bytes_per_s * f_hz if iface.coupling == "pcie" else 0.0
-    return OffloadBreakdown(g_bytes, t1, iface.offload_overhead_cycles, copies, unit.counts["compute_s"] * f_hz)
+    copies = unit.interface.bytes_moved / iface.bandwidth_bytes_per_s * f_hz if iface.coupling == "pcie" else 0.0
+    return OffloadBreakdown(g_bytes, t1, platform.logca.overhead_cycles, copies, unit.counts["compute_s"] * f_hz)
 
 
 def simulated_latency_gain(platform: Platform, g_bytes: int, factor: float = 10.0,
@@ -183,8 +197,8 @@ def simulated_latency_gain(platform: Platform, g_bytes: int, factor: float = 10.
     key = "accelerators.gpu.interface"
     base = (f"{key}.bandwidth_bytes_per_s={bw!r} B/s", f"{key}.latency_s={iface.latency_s!r} s")
     better = (f"{key}.bandwidth_bytes_per_s={bw * factor!r} B/s", f"{key}.latency_s={iface.latency_s / factor!r} s")
-    t1, _ = _kernel_cycles(platform.system_path, trace, base)
-    t1_better, _ = _kernel_cycles(platform.system_path, trace, better)
+    t1, _ = _kernel_cycles(platform.system_path, trace, base + _overhead(platform))
+    t1_better, _ = _kernel_cycles(platform.system_path, trace, better + _overhead(platform))
     return t1 / t1_better - 1.0
 
 

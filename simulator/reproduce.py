@@ -488,7 +488,10 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
         title = next(iter(next(iter(table.values())).values())).table
         sections.append(Section(f"{title}: pipelined offload on the discrete GPU, n stages", rows))
     notes = ("L of the discrete GPU is calibrated from the simulated PCIe link (000 Table 4.3's GPU L is unreliable, "
-             "SPEC §3).",)
+             "SPEC §3).",
+             "C and o of GEMM and FFT are fitted to the n = 1 columns of Tables 4.5-4.6 "
+             "(configs/presets/platforms/gpu_host_cost_calibrated.yaml); the n = 2 and n = 4 rows are the check. "
+             "Radix sort keeps 000 Table 4.3's C and o.")
     if quick:
         notes += (f"quick: granularities up to {GPU_QUICK_MAX_BYTES} B only.",)
     return Reproduction("logca-gpu", "LogCA (000): pipelined GPU offload, Tables 4.5-4.7", tuple(sections),

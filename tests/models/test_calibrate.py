@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.calibrate import fit_complexity, fit_logca, load_platform_entries, load_platforms
-from models.logca import LogCAParams, g1, time_accelerated, time_unaccelerated
+from models.calibrate import fit_complexity, fit_logca, fit_logca_to_speedups, load_platform_entries, load_platforms
+from models.logca import LogCAParams, g1, speedup, time_accelerated, time_unaccelerated
 
 TABLE = Path(__file__).resolve().parents[2] / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
 G = 2.0 ** np.arange(4, 26)  # 16 B .. 32 MiB, as profiled in 000 section 4.3
@@ -156,3 +156,27 @@ def test_loader_accepts_a_minimal_entry(tmp_path: Path) -> None:
 def test_loader_rejects_bad_tables(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         load_platforms(_write(tmp_path, text))
+
+
+def test_fit_to_speedups_recovers_c_and_o_with_l_a_and_beta_given():
+    truth = LogCAParams(latency=0.75, latency_per_byte=True, overhead_cycles=3e6, c_cycles_per_byte_beta=0.25,
+                        acceleration=30.0, beta=1.2)
+    g = 2.0 ** np.arange(14, 27, 2)
+    fit = fit_logca_to_speedups(g, speedup(truth, g), latency_cycles_per_byte=0.75, acceleration=30.0, beta=1.2)
+    assert fit.params.c_cycles_per_byte_beta == pytest.approx(0.25, rel=1e-9)
+    assert fit.params.overhead_cycles == pytest.approx(3e6, rel=1e-9)
+    assert fit.rms_relative < 1e-9
+    # the supplied L sets the scale: twice the L, twice C and o, the same speedups
+    double = fit_logca_to_speedups(g, speedup(truth, g), latency_cycles_per_byte=1.5, acceleration=30.0, beta=1.2)
+    assert double.params.c_cycles_per_byte_beta == pytest.approx(0.5, rel=1e-9)
+    assert double.params.overhead_cycles == pytest.approx(6e6, rel=1e-9)
+
+
+def test_fit_to_speedups_rejects_what_logca_cannot_follow():
+    g = [2.0**14, 2.0**20]
+    with pytest.raises(ValueError, match="below acceleration"):
+        fit_logca_to_speedups(g, [1.0, 40.0], latency_cycles_per_byte=1.0, acceleration=30.0, beta=1.0)
+    with pytest.raises(ValueError, match="latency_cycles_per_byte"):
+        fit_logca_to_speedups(g, [1.0, 2.0], latency_cycles_per_byte=0.0, acceleration=30.0, beta=1.0)
+    with pytest.raises(ValueError, match="speedups"):
+        fit_logca_to_speedups(g, [1.0, -2.0], latency_cycles_per_byte=1.0, acceleration=30.0, beta=1.0)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from models.logca import speedup
+from models.logca import g1, speedup
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.logca_gpu_study import (calibrate, granularities, latency_bottleneck_granularities,
+from simulator.logca_gpu_study import (PIPELINE_TABLES, calibrate, granularities, latency_bottleneck_granularities,
                                        latency_region_bandwidth, load_gpu_platform, offload_breakdown,
                                        simulate_point, simulated_latency_gain, sweep, table_4_3_params)
 from simulator.replay import replay
@@ -50,7 +50,7 @@ def test_pipelined_parts_cross_the_link_once_and_run_as_sub_requests():
     g = 2**20
     _, system = _run(DISCRETE, kernel_offload("fft", g, 290.0, stages=4))
     unit = system.units["gpu"]
-    assert unit.interface.link.bytes_moved == g + output_bytes("fft", g)
+    assert unit.interface.bytes_moved == g + output_bytes("fft", g)
     assert unit.counts["requests"] == 4 and unit.commands_done == 1
 
 
@@ -67,7 +67,7 @@ def test_pcie_copies_in_and_out_cross_the_link():
     g = 2**20
     _, system = _run(DISCRETE, kernel_offload("fft", g, 290.0))
     unit = system.units["gpu"]
-    assert unit.interface.link.bytes_moved == g + output_bytes("fft", g)
+    assert unit.interface.bytes_moved == g + output_bytes("fft", g)
     assert unit.counts["requests"] == 1
 
 
@@ -92,16 +92,64 @@ def test_pipelining_overlaps_copies_with_compute():
     compute = host_cycles("radix_sort", g, 290.0) / 30
     copies = (g + output_bytes("radix_sort", g)) / 2e9 * f_hz
     assert compute + copies < t1[1] < 1.08 * (compute + copies)  # plus flushes, invalidations, launch
-    assert t1[8] >= max(compute, copies)  # pipelining cannot beat the busier resource
+    # pipelining cannot beat the busier resource: full duplex, copies in and out run at once
+    assert t1[8] >= max(compute, g / 2e9 * f_hz, output_bytes("radix_sort", g) / 2e9 * f_hz)
 
 
-def test_pipelined_discrete_gpu_pays_o_once_and_never_loses():
-    # 000 Tables 4.5-4.7: at o-dominated g the speedup is the same for every n (one set-up per offload)
-    gemm = load_gpu_platform("discrete", "gemm")
-    small = [simulate_point(gemm, 2**16, n).speedup for n in (1, 2, 4)]
-    assert small[1] == pytest.approx(small[0], rel=1e-3) and small[2] == pytest.approx(small[0], rel=1e-3)
-    large = [simulate_point(gemm, 2**21, n).speedup for n in (1, 2, 4)]
-    assert large[0] <= large[1] <= large[2]  # later stages' copies hide behind compute
+def test_full_duplex_link_overlaps_copies_in_and_out():
+    # a copy-bound offload (0.5 GB/s link): with 8 stages, full duplex hides copy-out behind copy-in
+    g, f_hz = 2**22, 2.27e9
+    over = ["accelerators.gpu.interface.offload_overhead_cycles=1000",
+            "accelerators.gpu.interface.bandwidth_bytes_per_s=0.5 GB/s"]
+    copy_in, copy_out = g / 0.5e9 * f_hz, output_bytes("radix_sort", g) / 0.5e9 * f_hz
+    trace = kernel_offload("radix_sort", g, 290.0, stages=8)
+    full = _run(DISCRETE, trace, over)[0]
+    half = _run(DISCRETE, trace, over + ["accelerators.gpu.interface.full_duplex=false"])[0]
+    assert half >= copy_in + copy_out  # in and out take turns on the link
+    assert max(copy_in, copy_out) <= full < 0.7 * (copy_in + copy_out)
+
+
+def test_full_duplex_is_for_pcie_only():
+    from simulator.config.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="full_duplex"):
+        load_spec("configs/systems/logca_gpu_hsa.yaml", SystemSpec, ["accelerators.gpu.interface.full_duplex=true"])
+
+
+def test_pipelined_discrete_gpu_pays_o_once_and_gains_like_tables_4_5_and_4_6():
+    # 000 Tables 4.5-4.6: at o-dominated g the speedup is the same for every n (one set-up per offload); at large g
+    # it grows with n. C and o were fitted to the n = 1 columns only, so the stage gains are a check.
+    for kernel in ("gemm", "fft"):
+        platform = load_gpu_platform("discrete", kernel)
+        small = [simulate_point(platform, 2**16, n).speedup for n in (1, 2, 4)]
+        assert max(small) / min(small) < 1.01, kernel
+        table = PIPELINE_TABLES[kernel]
+        for g in (2**22, 2**24):
+            s = [simulate_point(platform, g, n).speedup for n in (1, 2, 4)]
+            assert s[0] < s[1] < s[2], (kernel, g)
+            for i in (1, 2):  # the gain of n stages over one, against the published gain
+                published = table[g][i] / table[g][0]
+                assert s[i] / s[0] == pytest.approx(published, rel=0.25), (kernel, g, i)
+
+
+def test_calibrated_host_cost_file_matches_a_fresh_fit():
+    from models.calibrate import load_platform_entries
+    from simulator.logca_gpu_calibration import KERNELS, apu_overhead_cycles, fit_discrete
+    from simulator.logca_gpu_study import CALIBRATED
+
+    entries = load_platform_entries(CALIBRATED)
+    for kernel in KERNELS:
+        fit, stored = fit_discrete(kernel), entries[f"discrete_gpu_{kernel}"].params
+        assert stored == fit.params, kernel
+        assert fit.rms_relative < 0.35, kernel  # LogCA follows the n = 1 column it was fitted to
+        assert load_gpu_platform("discrete", kernel).logca.overhead_cycles == stored.overhead_cycles
+    apu = entries["apu_gemm"].params
+    assert apu.overhead_cycles == apu_overhead_cycles(entries["discrete_gpu_gemm"].params.overhead_cycles, "gemm")
+    assert apu.overhead_cycles == pytest.approx(2 * entries["discrete_gpu_gemm"].params.overhead_cycles)
+    # the HSA GPU runs the same host software, with its own o
+    hsa = load_gpu_platform("hsa", "gemm").logca
+    assert hsa.c_cycles_per_byte_beta == entries["discrete_gpu_gemm"].params.c_cycles_per_byte_beta
+    assert hsa.overhead_cycles == 8500
 
 
 def test_interface_evolution_gemm_discrete_apu_hsa():
@@ -112,15 +160,22 @@ def test_interface_evolution_gemm_discrete_apu_hsa():
         pts = sweep(platform, g_list)
         fits[name] = calibrate(platform, pts)
         s[name] = [pt.speedup for pt in pts]
-        assert fits[name].t1_rms_relative < 0.05, name
-        # the fitted model reproduces the simulated speedups
+        # the fitted model follows the simulated speedups, not exactly: with the calibrated C the host's loads and
+        # stores outweigh C g^beta at 4 KiB, and the HSA GPU's shared-memory accesses outweigh its compute at
+        # 64-256 KiB, neither of which LogCA has
+        assert fits[name].t1_rms_relative < 0.1, name
         for pt in pts:
-            assert float(speedup(fits[name].params, pt.g_bytes)) == pytest.approx(pt.speedup, rel=0.1)
+            assert float(speedup(fits[name].params, pt.g_bytes)) == pytest.approx(pt.speedup, rel=0.25)
     assert fits["discrete"].params.latency_per_byte and not fits["hsa"].params.latency_per_byte
     # HSA (no copies, no driver call) breaks even far earlier than both copying GPUs
-    assert s["hsa"][0] > 1.0 > s["discrete"][0] > s["apu"][0]
-    # Accelerometer: with the printed L = 3000 cycles/B the discrete GPU has a latency region, the APU and HSA not
+    at_64k = g_list.index(2**16)
+    assert s["hsa"][at_64k] > 1.0 > s["discrete"][at_64k] > s["apu"][at_64k]
+    assert g1(fits["hsa"].params) < g1(fits["discrete"].params) / 10 < g1(fits["apu"].params) / 10
+    # Accelerometer on the fitted parameters: the latency region of the discrete GPU disappears on the APU and HSA
     grid = granularities(2**12, 2**26)
+    assert 2**20 in latency_bottleneck_granularities(fits["discrete"].params, grid)
+    assert not latency_bottleneck_granularities(fits["apu"].params, grid)
+    # and with the printed L = 3000 cycles/B the discrete GPU has one too, the APU and HSA not
     assert latency_bottleneck_granularities(table_4_3_params("discrete", "gemm"), grid)
     assert not latency_bottleneck_granularities(table_4_3_params("apu", "gemm"), grid)
     assert not latency_bottleneck_granularities(fits["hsa"].params, grid)
@@ -155,16 +210,19 @@ def test_unpipelined_offload_charges_o_copies_and_compute_one_after_the_other():
         assert b.copy_cycles == pytest.approx(gemm.logca.latency * g, rel=1e-6)  # L from the same link
 
 
-def test_latency_is_a_bottleneck_on_the_simulated_link_only_when_it_is_slow():
-    # Accelerometer's rule on the simulation itself: a 10x faster link must give >= 20 % to make L a bottleneck
+def test_a_faster_link_gains_most_on_the_discrete_gpu():
+    # Accelerometer's test on the simulation itself, a 10x faster link: the discrete GPU gains > 10 % at 2 MiB,
+    # less than 20 % because the host DRAM feeding the copies does not get faster; the APU < 2 %, HSA nothing
     gemm = load_gpu_platform("discrete", "gemm")
-    assert max(simulated_latency_gain(gemm, g) for g in (2**12, 2**18, 2**22)) < 0.01  # 6 GB/s PCIe
-    assert simulated_latency_gain(gemm, 2**18, bandwidth_bytes_per_s=5e6) > 0.2  # a 5 MB/s link
+    assert 0.1 < simulated_latency_gain(gemm, 2**21) < 0.2
+    assert simulated_latency_gain(gemm, 2**21) > simulated_latency_gain(gemm, 2**14)
+    assert simulated_latency_gain(load_gpu_platform("apu", "gemm"), 2**21) < 0.02
+    assert simulated_latency_gain(gemm, 2**18, bandwidth_bytes_per_s=5e8) > 0.2  # a 500 MB/s link
     assert simulated_latency_gain(load_gpu_platform("hsa", "gemm"), 2**18) == 0.0  # nothing copied
-    # the fitted model agrees: its threshold bandwidth lies between the two
+    # the threshold bandwidth of the model lies between the two
     per_byte = gemm.logca.latency / gemm.host_frequency_hz * 6e9
     bw = latency_region_bandwidth(gemm.logca, per_byte, gemm.host_frequency_hz, granularities(2**12, 2**26))
-    assert 5e6 < bw < 6e9
+    assert 5e8 < bw < 6e10
 
 
 def test_table_4_3_parameters_do_not_reproduce_tables_4_5_to_4_7():
