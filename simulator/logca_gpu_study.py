@@ -43,7 +43,8 @@ import numpy as np
 
 from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
-from models.logca import LogCAParams, g1, g_half, pipelined_speedup, speedup
+from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, time_accelerated,
+                          time_unaccelerated)
 from simulator.config.fields import param
 from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
@@ -236,6 +237,55 @@ def calibrate(platform: Platform, points: list[Point]) -> LogCAFit:
     g = np.array([pt.g_bytes for pt in points], dtype=float)
     return fit_logca(g, [pt.t0_cycles for pt in points], [pt.t1_cycles for pt in points],
                      latency_per_byte=platform.logca.latency_per_byte, latency=platform.logca.latency)
+
+
+@dataclass(frozen=True)
+class RoundTripRow:
+    """One quantity of the calibration round trip: what the platform's preset implies and what LogCA fitted to our
+    simulated sweep gives, in ``unit``, with the reason where they part."""
+
+    label: str
+    preset: float
+    fitted: float
+    unit: str
+    note: str = ""
+
+
+ROUND_TRIP_NOTES = {
+    "T0": "the simulated host also loads and stores the buffer, which C g^beta omits (they outweigh the calibrated "
+          "C g^beta at small g), so the fit trades beta for C",
+    "A": "at large g the device's memory accesses and the copies left in T1 lower the plateau",
+}
+
+
+def round_trip(name: str, kernel: str, g_list: list[int], points: list[Point] | None = None) -> list[RoundTripRow]:
+    """Calibration round trip of platform ``name``: sweep ``kernel`` over ``g_list`` (or take ``points``), fit
+    LogCA with L from the link (``calibrate``), and set the fitted o, A, beta, T0 at 1 MiB and the speedups at five
+    granularities beside the preset's values and the simulated speedups. Each speedup row's note gives the two
+    ratios that explain a gap: simulated T0 / the preset's C g^beta, and simulated T1 / the preset's LogCA T1."""
+    platform = load_gpu_platform(name, kernel)
+    pts = points if points is not None else sweep(platform, g_list)
+    fit, q = calibrate(platform, pts), platform.logca
+    f = fit.params
+    spec = load_system(str(platform.system_path)).spec.accelerators["gpu"]
+    launch = spec.launch_latency_s * platform.host_frequency_hz
+    copies = " and the host's flushes and invalidations of the buffer" if q.latency_per_byte else ""
+    ref_g = 2**20
+    rows = [RoundTripRow("o", q.overhead_cycles, f.overhead_cycles, "cycles",
+                         f"the fitted o also carries the device's launch latency ({launch:.0f} cycles){copies}"),
+            RoundTripRow("A", q.acceleration, f.acceleration, "", ROUND_TRIP_NOTES["A"]),
+            RoundTripRow("beta", q.beta, f.beta, "", ROUND_TRIP_NOTES["T0"]),
+            RoundTripRow("T0 at 1 MiB (C g^beta)", q.c_cycles_per_byte_beta * ref_g ** q.beta,
+                         f.c_cycles_per_byte_beta * ref_g ** f.beta, "cycles", ROUND_TRIP_NOTES["T0"])]
+    by_g = {pt.g_bytes: pt for pt in pts}
+    for g in sorted(by_g)[::max(1, len(by_g) // 4)]:
+        pt = by_g[g]
+        t0_ratio = pt.t0_cycles / float(time_unaccelerated(q, g))
+        t1_ratio = pt.t1_cycles / float(time_accelerated(q, g))
+        rows.append(RoundTripRow(f"speedup at {g} B", pt.speedup, float(speedup(f, g)), "",
+                                 f"simulated T0 / C g^beta = {t0_ratio:.3f}; simulated T1 / LogCA T1 of the preset "
+                                 f"= {t1_ratio:.3f}"))
+    return rows
 
 
 def latency_bottleneck_granularities(params: LogCAParams, g_list: list[int]) -> list[int]:

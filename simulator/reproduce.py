@@ -487,6 +487,17 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
                      for g, row in sorted(table.items()) for n, r in sorted(row.items()))
         title = next(iter(next(iter(table.values())).values())).table
         sections.append(Section(f"{title}: pipelined offload on the discrete GPU, n stages", rows))
+    g_top = GPU_QUICK_MAX_BYTES if quick else 2**26
+    trip = []
+    for name in gs.GPU_PLATFORMS:
+        for row in gs.round_trip(name, "gemm", [2**k for k in range(12, g_top.bit_length())]):
+            trip.append(Comparison(f"{name} {row.label}", row.preset, row.fitted, row.unit,
+                                   "simulated" if row.label.startswith("speedup") else "the platform's preset",
+                                   row.note))
+    sections.append(Section(f"Calibration round trip, GEMM: LogCA fitted to our simulated sweep (4 KiB .. {g_top} B) "
+                            "against the preset", tuple(trip),
+                            "L fixed to the simulated link; C, beta, o, A fitted (000 section 4.3).",
+                            reference_header="preset or simulated", ours_header="fitted"))
     notes = ("L of the discrete GPU is calibrated from the simulated PCIe link (000 Table 4.3's GPU L is unreliable, "
              "SPEC §3).",
              "C and o of GEMM and FFT are fitted to the n = 1 columns of Tables 4.5-4.6 "

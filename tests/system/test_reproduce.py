@@ -126,6 +126,19 @@ def test_logca_crypto_quick(tmp_path):
     assert card > t2
 
 
+def test_logca_gpu_quick(tmp_path):
+    assert main(["reproduce", "logca-gpu", "--quick", "--out", str(tmp_path)]) == 0
+    text = _report_ok(tmp_path)
+    # 000 Table 4.5 (GEMM) at 1 MiB: the published speedups and ours; pipelining gains there, as published
+    n1, n4 = _cells(text, "g = 1048576 B, n = 1"), _cells(text, "g = 1048576 B, n = 4")
+    assert n1[1] == "8.18" and n4[1] == "8.6"
+    assert float(n4[2]) > float(n1[2]) > 1
+    # the round trip names a reason beside each speedup it compares
+    cells = _cells(text, "hsa speedup at 4096 B")
+    assert "simulated T0 / C g^beta" in cells[-1]
+    assert float(_cells(text, "discrete o")[1].replace(",", "")) > 0
+
+
 def test_asri_fmm_quick(tmp_path):
     assert main(["reproduce", "asri-fmm", "--quick", "--out", str(tmp_path)]) == 0
     text = _report_ok(tmp_path)
