@@ -374,7 +374,10 @@ class ExtendedParams:
     ``evict_cycles_per_line``: host cycles per line evicted to the LLC before an
     offload; ``meta_bytes_per_interaction``: bytes of one K (or M) record;
     ``line_bytes``: cache line, bytes; ``access_rate_per_s``: loads and stores the host
-    issues per second when they hit (inf: issue never limits a row).
+    issues per second when they hit (inf: issue never limits a row); ``residency_curve``:
+    the LLC residency of a reused exchange measured on the simulated LLC, pairs of (working
+    set / LLC capacity, dimensionless; share of lines kept, 0..1) with increasing ratios
+    (:func:`llc_residency`; empty: all or nothing, 1 up to a ratio of 1 and 0 above).
     """
 
     w_llc_bytes_per_s: float
@@ -382,6 +385,7 @@ class ExtendedParams:
     meta_bytes_per_interaction: float
     line_bytes: int = 64
     access_rate_per_s: float = math.inf
+    residency_curve: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         _positive("w_llc_bytes_per_s", self.w_llc_bytes_per_s)
@@ -393,6 +397,7 @@ class ExtendedParams:
             raise ValueError(f"line_bytes must be a positive integer, got {self.line_bytes!r}")
         if not self.access_rate_per_s > 0:
             raise ValueError(f"access_rate_per_s must be > 0 (inf allowed), got {self.access_rate_per_s!r}")
+        check_residency_curve(self.residency_curve)
 
 
 # --------------------------------------------------------------------------- extended model, all variants
@@ -419,12 +424,63 @@ class ExtendedParams:
 #   last write (the LAP double-buffers its steps but each call starts and ends alone),
 #   with the real class sizes when given (``class_counts``), else N_U / 10 each;
 # * the driver's eviction of B and C before each offload (per line, measured);
-# * premise of the LLC exchange: a block's working set, the live B and C buffers (``sets`` x
-#   2 N_q N_U 8 / b bytes), the ten A_j (10 N_q^2 8 B) and its share of the leaf data
-#   (2 N_oct N_q 8 / b B), fits the LLC (a cyclic LRU sweep over more than the capacity
-#   misses on every line). Where it does not (orig: b = 1; q = 10, b = 14: 6.6 MB of B and C
-#   per set plus 6.5 MB of A_j in 8 MiB; q = 14, b = 2: 31 MB per set) B and C and the leaf
-#   gathers are served by DRAM: leaf lines at the measured random-access cost per line.
+# * residency of the LLC exchange (:func:`llc_residency`): a block's working set W is every
+#   line it brings through the LLC between two uses of a B or C line: the live B and C buffers
+#   (``sets`` x 2 N_q N_U 8 / b bytes), the ten A_j (10 N_q^2 8 B), its share of the leaf data
+#   (2 N_oct N_q 8 / b B) and of the K and M records (2 N_U rec / b B). A share h(W / LLC) of
+#   the B and C exchange and of the leaf gathers is served by the LLC, the rest by DRAM (B and C
+#   at w_C, leaf lines at the measured random-access cost per line); h is measured on the
+#   simulated LLC (``residency_curve``), so it falls with the overflow instead of jumping from 1
+#   to 0 at W = LLC: orig (b = 1, W = 12 LLC at q = 4) gets h ~ 0; q = 4, b = 12 (W = 1.06 LLC)
+#   keeps most of B and C. The same h prices blocked and pipelined points (``sets`` differs).
+
+
+def check_residency_curve(curve: tuple[tuple[float, float], ...]) -> None:
+    """ValueError unless ``curve`` is pairs (ratio > 0, strictly increasing; residency in [0, 1])."""
+    last = 0.0
+    for i, pair in enumerate(curve):
+        if len(pair) != 2:
+            raise ValueError(f"residency_curve[{i}] must be a (ratio, residency) pair, got {pair!r}")
+        ratio, h = pair
+        if not (ratio > last) or math.isinf(ratio):
+            raise ValueError(f"residency_curve[{i}] ratio must be finite and above the previous one "
+                             f"({last}), got {ratio!r}")
+        if not 0 <= h <= 1:
+            raise ValueError(f"residency_curve[{i}] residency must be in [0, 1], got {h!r}")
+        last = ratio
+
+
+def llc_residency(working_set_bytes: float, llc_bytes: float,
+                  curve: tuple[tuple[float, float], ...] = ()) -> float:
+    """Share of a reused exchange's lines the LLC still serves (0..1), for a working set of
+    ``working_set_bytes`` reused once per block in an LLC of ``llc_bytes``.
+
+    Rule: h = ``curve`` at the ratio x = working set / LLC capacity, linear between its points,
+    its first residency below its first ratio and its last beyond its last (a measured curve
+    starts where everything stays, 1, and ends where nothing does, 0); without a curve, the
+    all-or-nothing premise (1 for x <= 1, else 0). The curve is measured, not derived in
+    closed form (``simulator.fmm_crosscheck.measure_llc_residency``): the simulated LLC is
+    set-associative with exact LRU, non-inclusive, and the LAP reads B and C in panel order
+    while the host writes B and reads C in row order, so the reuse distances of B and C lines
+    spread between about W / 2 and W instead of all being W (a cyclic sweep, where one line
+    over the capacity loses every hit). Lines whose reuse distance in their set stays within
+    the ways keep hitting; the share of them falls gradually as x grows past 1 (measured on
+    the 8 MiB 16-way LLC: about 0.9 at x = 1.0, 0.55 at 1.1, 0.25 at 1.3, 0.1 at 1.8, 0 at 3-4).
+    """
+    _positive("llc_bytes", llc_bytes)
+    if not working_set_bytes >= 0 or math.isinf(working_set_bytes):
+        raise ValueError(f"working_set_bytes must be a finite non-negative number, got {working_set_bytes!r}")
+    x = working_set_bytes / llc_bytes
+    if not curve:
+        return 1.0 if x <= 1 else 0.0
+    check_residency_curve(curve)
+    ratios, shares = zip(*curve)
+    if x <= ratios[0]:
+        return float(shares[0])
+    for (x0, h0), (x1, h1) in zip(curve[:-1], curve[1:]):
+        if x <= x1:
+            return float(h0 + (h1 - h0) * (x - x0) / (x1 - x0))
+    return float(shares[-1])
 
 
 def leaf_lines(n_q: int, line_bytes: int = 64) -> float:
@@ -457,16 +513,24 @@ def lap_call_cycles(n_q: int, n: float, mc: UListMachine) -> float:
 @dataclass(frozen=True)
 class ExtendedStages:
     """Per-block cycles of the extended model (``t1`` input, ``t2`` GEMM calls, ``t3`` output,
-    ``tm`` eviction), the number of blocks ``b``, whether B and C are exchanged through the
-    LLC (``via_llc``) and the whole run's work and traffic ``stages`` (bytes per level)."""
+    ``tm`` eviction), the number of blocks ``b``, the LLC residency of the block's working set
+    (``residency``, 0..1: the share of leaf gathers the LLC serves), the share of the B and C
+    exchange the LLC serves (``bc_llc_share``: the residency with the LLC coupling, else 0) and
+    the whole run's work and traffic ``stages`` (bytes per level)."""
 
     t1: float
     t2: float
     t3: float
     tm: float
     b: int
-    via_llc: bool
+    residency: float
+    bc_llc_share: float
     stages: tuple[StageCost, ...]
+
+    @property
+    def via_llc(self) -> bool:
+        """Whether the LLC serves any of the B and C exchange."""
+        return self.bc_llc_share > 0
 
     def blocked_cycles(self) -> float:
         """b (T1 + Tm + T2 + T3), cycles (eq. 8 with the extended stages; orig: b = 1)."""
@@ -495,45 +559,43 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
         raise ValueError(f"class_counts must be non-negative and sum to n_u = {d.n_u}, got {class_counts!r}")
     eb, line = ELEMENT_BYTES, ext.line_bytes
     bc = d.n_u * d.n_q * eb  # bytes of B (and of C), whole run
-    working_set = sets * 2 * bc / b + N_GEMMS * d.n_q ** 2 * eb + 2 * d.n_oct * d.n_q * eb / b
-    fits = working_set <= llc_bytes
-    via_llc = coupling == "llc" and fits
-    w_x = ext.w_llc_bytes_per_s if via_llc else mc.w_c_bytes_per_s
-    # seconds per gathered leaf line: LLC hit, or a random DRAM access (w_irr counts 8 B per access)
-    c_leaf = line / ext.w_llc_bytes_per_s if fits else ELEMENT_BYTES / mc.w_c_irregular_bytes_per_s
+    working_set = (sets * 2 * bc / b + N_GEMMS * d.n_q ** 2 * eb + 2 * d.n_oct * d.n_q * eb / b
+                   + 2 * d.n_u * ext.meta_bytes_per_interaction / b)
+    h = llc_residency(working_set, llc_bytes, ext.residency_curve)  # leaf gathers served by the LLC
+    hb = h if coupling == "llc" else 0.0  # B and C exchanged through the LLC
+    # host seconds per byte of B or C, and per gathered leaf line (LLC hit, or a random DRAM
+    # access: w_irr counts 8 B per access)
+    s_bc = hb / ext.w_llc_bytes_per_s + (1 - hb) / mc.w_c_bytes_per_s
+    c_leaf = h * line / ext.w_llc_bytes_per_s + (1 - h) * ELEMENT_BYTES / mc.w_c_irregular_bytes_per_s
     l_leaf = leaf_lines(d.n_q, line)
     in_lines = d.n_u * l_leaf
     out_lines = min(d.n_u, N_GEMMS * d.n_oct) * l_leaf
     meta = d.n_u * ext.meta_bytes_per_interaction / mc.w_c_bytes_per_s
     elems, rate = d.n_u * d.n_q, ext.access_rate_per_s  # permuted elements per stage; accesses / s
     t1 = (elems / rate + max(elems / rate, elems / mc.f_c_flops_per_s, in_lines * c_leaf)
-          + max(elems / rate, bc / w_x) + meta)
+          + max(elems / rate, bc * s_bc) + meta)
     t3 = (elems / rate + max(2 * elems / rate, 2 * elems / mc.f_c_flops_per_s, out_lines * c_leaf)
-          + max(elems / rate, bc / w_x) + meta)
+          + max(elems / rate, bc * s_bc) + meta)
     t2 = sum(lap_call_cycles(d.n_q, c / b, mc) for c in counts)  # per block, cycles
     tm = 2 * bc / line * ext.evict_cycles_per_line / mc.clock_hz
-    # traffic (bytes per level), whole run: leaf data and records from DRAM once (source and
-    # target read, target written back), A once per block; B and C at the exchange level
+    # traffic (bytes per level), whole run: records from DRAM once; A once per block; resident
+    # leaf data from DRAM once (source and target read, target written back) and its gathers
+    # from the LLC, the rest gathered from DRAM; B and C at the LLC for the share hb, else DRAM
+    # (B written and C read by the host, B and C read and C written by the LAP)
     a_bytes = b * N_GEMMS * d.n_q ** 2 * eb
     leaf_dram = 3 * d.n_oct * d.n_q * eb
     meta_dram = 2 * d.n_u * ext.meta_bytes_per_interaction
-    lap_bc = 3 * bc  # the LAP reads B and C and writes C
     g_in, g_out = in_lines * line, out_lines * line  # gathered leaf bytes
-    lv = "llc" if fits else "dram"
-    if via_llc:
-        inp = {"dram": leaf_dram * 2 / 3 + meta_dram / 2, "llc": bc + g_in}
-        gem = {"dram": a_bytes, "llc": lap_bc}
-        out = {"dram": leaf_dram / 3 + meta_dram / 2, "llc": bc + g_out}
-    else:  # B written to and C read from DRAM by the host, B and C read and C written by the LAP
-        inp = {"dram": meta_dram / 2 + bc, lv: g_in}
-        gem = {"dram": a_bytes + lap_bc}
-        out = {"dram": meta_dram / 2 + bc, lv: g_out}
-        if fits:
-            inp["dram"] += leaf_dram * 2 / 3
-            out["dram"] += leaf_dram / 3
+
+    def host(leaf_once: float, gathered: float) -> dict[str, float]:
+        return {"dram": meta_dram / 2 + (1 - hb) * bc + h * leaf_once + (1 - h) * gathered,
+                "llc": hb * bc + h * gathered}
+
+    inp, out = host(leaf_dram * 2 / 3, g_in), host(leaf_dram / 3, g_out)
+    gem = {"dram": a_bytes + (1 - hb) * 3 * bc, "llc": hb * 3 * bc}
     stages = (
         StageCost("input", "cpu", d.n_u * d.n_q, inp, mc.cycles(t1)),
         StageCost("gemm", "lap", gemm_flops(d), gem, b * t2 + mc.cycles(tm)),
         StageCost("output", "cpu", 2 * d.n_u * d.n_q, out, mc.cycles(t3)),
     )
-    return ExtendedStages(mc.cycles(t1) / b, t2, mc.cycles(t3) / b, mc.cycles(tm) / b, b, via_llc, stages)
+    return ExtendedStages(mc.cycles(t1) / b, t2, mc.cycles(t3) / b, mc.cycles(tm) / b, b, h, hb, stages)

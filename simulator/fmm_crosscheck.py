@@ -35,10 +35,10 @@ import pandas as pd
 
 from models import ulist
 from simulator.config.workload import build_workload, generate_trace
-from simulator.stencil_study import CONSTANT_CATEGORIES, simulate_trace
+from simulator.stencil_study import CONSTANT_CATEGORIES, load_system, simulate_trace
 from workloads import fmm_ulist
 from workloads.gemm import lap_gemm
-from workloads.trace import TraceBuilder
+from workloads.trace import AddressSpace, TraceBuilder
 
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
 
@@ -96,6 +96,57 @@ def measure_access_rate(system: str, n_leaves: int = 64, n_q: int = 35, repeats:
     return repeats * n_leaves * n_q / stage_quantity(df, "stage/host/issue", "busy_s")
 
 
+#: Working set / LLC capacity at which :func:`measure_llc_residency` measures (dimensionless);
+#: the last is far enough past the capacity that the LLC keeps nothing of a reused exchange.
+RESIDENCY_RATIOS = (0.9, 1.0, 1.05, 1.1, 1.15, 1.2, 1.3, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 4.0)
+#: GEMM heights m = k of the residency micro runs: N_q of the orders q = 4, 6, 8, 10
+#: (averaged, so the curve does not hang on one layout's alignment with the LLC sets).
+RESIDENCY_HEIGHTS = (35, 84, 165, 286)
+
+
+def _exchange_dram_lines(system: str, n_q: int, n: int, rounds: int) -> float:
+    """DRAM lines (reads + writes) of ``rounds`` exchanges through reused buffers: the host
+    writes B (n_q x n doubles), the LAP computes C += A B (n_q x n_q A), the host reads C."""
+    sp = AddressSpace()
+    eb = fmm_ulist.ELEM_BYTES
+    nbytes, a_bytes = n_q * n * eb, n_q * n_q * eb
+    a, b, c = sp.alloc("A", a_bytes), sp.alloc("B", nbytes), sp.alloc("C", nbytes)
+    tb = TraceBuilder()
+    for _ in range(rounds):
+        tb.access("host", "in", "write", b, 64, 64, nbytes // 64)
+        tb.offload("host", "gemm", "lap", op="gemm", m=n_q, n=n, k=n_q, a_addr=a, b_addr=b, c_addr=c,
+                   accumulate=True, inputs=[[a, a_bytes], [b, nbytes], [c, nbytes]], outputs=[[c, nbytes]])
+        tb.wait("host", "gemm", "lap")
+        tb.access("host", "out", "read", c, 64, 64, nbytes // 64)
+    df = simulate_trace(system, tb.to_table()).to_pandas()
+    return stage_quantity(df, "dram", "reads") + stage_quantity(df, "dram", "writes")
+
+
+def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RATIOS,
+                          heights: tuple[int, ...] = RESIDENCY_HEIGHTS) -> list[list[float]]:
+    """LLC residency of a reused B / C exchange on ``system`` (a LAP behind the LLC), as
+    [[working set / LLC capacity, share of lines kept], ...] for ``ratios`` (dimensionless).
+
+    Per ratio x and height m: B and C of m x n doubles with 2 m n 8 B = x LLC are exchanged
+    as the blocked FMM exchanges them (host writes B, LAP C += A B through the LLC, host reads
+    C), once and three times; the DRAM lines of a steady round, d(x) = (D_3 - D_1) / 2 per
+    line of B, against those of the last ratio (where nothing stays) give the share kept,
+    1 - d(x) / d(x_last), clipped to [0, 1] and averaged over ``heights``. Not fitted to
+    anything: a property of the simulated LLC (geometry, LRU, non-inclusion) and port.
+    """
+    llc = load_system(system).spec.caches.levels[-1].size_bytes
+    shares = np.zeros(len(ratios))
+    for m in heights:
+        per_line = []
+        for x in ratios:
+            n = max(8, int(x * llc / (2 * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
+            lines = m * n * fmm_ulist.ELEM_BYTES / 64
+            d3, d1 = _exchange_dram_lines(system, m, n, 3), _exchange_dram_lines(system, m, n, 1)
+            per_line.append((d3 - d1) / 2 / lines)
+        shares += np.clip(1 - np.array(per_line) / per_line[-1], 0.0, 1.0)
+    return [[float(x), float(h)] for x, h in zip(ratios, shares / len(heights))]
+
+
 def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, Any]:
     """Model parameters measured on the simulated systems (bytes/s, flop/s, J, W).
 
@@ -106,7 +157,9 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     bytes / busy time).  Energies: eps_flop_cpu and pi_0 (constant power) from the
     compute-only run, eps_byte_dram = non-constant energy of the stream / bytes,
     eps_flop_lap = LAP compute energy / flops, the LAP's static power = its static energy / run
-    time of that GEMM, eps_byte_llc from :func:`measure_llc_energy`.
+    time of that GEMM, eps_byte_llc from :func:`measure_llc_energy`. ``llc_residency``: the
+    residency curve of :func:`measure_llc_residency` on the first LLC-coupled LAP system (all
+    systems of a study share one cache hierarchy); absent without one.
     """
     m: dict[str, Any] = {}
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
@@ -126,6 +179,10 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     c_const = sum(stage_quantity(c, f"energy/{a}", k) for a, k in CONSTANT_CATEGORIES)
     m["static_power_w"] = c_const / tc
     m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
+    llc_coupled = [sysf for sysf in lap_systems.values()
+                   if any(a.interface.coupling == "llc" for a in load_system(sysf).spec.accelerators.values())]
+    if llc_coupled:
+        m["llc_residency"] = measure_llc_residency(llc_coupled[0])
     for name, sysf in lap_systems.items():
         m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
@@ -163,8 +220,8 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
     ``ext_mcycles`` / ``ext_energy_j``: the extended model (``ulist.extended_stages``) for every
     LAP point (orig as one block), its energy from its own time and its own work and traffic
     (DRAM and LLC bytes, 001 eq. 10 form); for the CPU-only points the printed model is the
-    extended one (no cost found missing). ``ext_via_llc``: whether the extended model's
-    premise of an LLC exchange holds. ``class_counts``: interactions per class and q (a
+    extended one (no cost found missing). ``ext_bc_llc_share``: the share of the B and C
+    exchange the extended model has the LLC serve (its residency rule, 0 unless LLC-coupled). ``class_counts``: interactions per class and q (a
     dimension of the U-list; None: built from the table's n_points and density; {}: N_U / 10
     each)."""
     if class_counts is None:
@@ -192,20 +249,21 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
             ext, ext_e = cyc, e
         else:
             xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
-                                      fmm_ulist.META_BYTES, access_rate_per_s=machine["access_rate_per_s"])
+                                      fmm_ulist.META_BYTES, access_rate_per_s=machine["access_rate_per_s"],
+                                      residency_curve=tuple(tuple(p) for p in machine.get("llc_residency", ())))
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),
                                        class_counts=class_counts.get(q))
             ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
             ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
-            via_llc = es.via_llc
+            via_llc = es.bc_llc_share
         rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
                      "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
                      "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
                      "sim_energy_j": r.energy_total_j, "model_energy_j": e,
                      "energy_dev": r.energy_total_j / e - 1, "ext_energy_j": ext_e,
-                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_via_llc": via_llc})
+                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_bc_llc_share": via_llc})
     return pd.DataFrame(rows)
 
 

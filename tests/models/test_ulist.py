@@ -224,7 +224,7 @@ def test_extended_validation_names_the_parameter() -> None:
 
 # --------------------------------------------------------------------------- extended model, all variants
 
-from models.ulist import extended_stages, lap_call_cycles, leaf_lines  # noqa: E402
+from models.ulist import extended_stages, lap_call_cycles, leaf_lines, llc_residency  # noqa: E402
 
 
 def test_leaf_lines_by_hand() -> None:
@@ -294,3 +294,48 @@ def test_extended_stages_charge_one_access_per_permuted_element() -> None:
     assert free.t1 < slow.t1 and (free.t2, free.tm) == (slow.t2, slow.tm)
     with pytest.raises(ValueError, match="access_rate_per_s"):
         ExtendedParams(1e9, 1.0, 16.0, access_rate_per_s=0.0)
+
+
+def test_llc_residency_step_without_a_curve_and_linear_with_one() -> None:
+    assert llc_residency(8.0, 8.0) == 1.0 and llc_residency(8.1, 8.0) == 0.0
+    curve = ((1.0, 1.0), (1.5, 0.4), (3.0, 0.0))
+    assert llc_residency(4.0, 8.0, curve) == 1.0  # below the first ratio: its residency
+    assert llc_residency(10.0, 8.0, curve) == pytest.approx(1.0 - 0.6 * 0.25 / 0.5)
+    assert llc_residency(18.0, 8.0, curve) == pytest.approx(0.4 * (1 - 0.75 / 1.5))
+    assert llc_residency(80.0, 8.0, curve) == 0.0
+    for bad, name in ((((1.0, 1.0), (1.0, 0.5)), "ratio"), (((1.0, 1.5),), "residency"), (((1.0,),), "pair")):
+        with pytest.raises(ValueError, match=name):
+            ExtendedParams(30e9, 3.8, 16.0, residency_curve=bad)
+    with pytest.raises(ValueError, match="working_set_bytes"):
+        llc_residency(-1.0, 8.0)
+
+
+def test_partial_residency_lies_between_the_llc_and_the_dram_exchange() -> None:
+    """One rule for blocked and pipelined points: the share of B and C the LLC serves is the
+    curve at the block's working set; time and DRAM traffic interpolate between the two levels."""
+    d = dims(4)
+    dram = lambda e: sum(s.traffic_bytes.get("dram", 0.0) for s in e.stages)  # noqa: E731
+
+    def point(h: float, sets: int = 1, b: int = 24):
+        x = ExtendedParams(30e9, 3.8, 16.0, residency_curve=((0.1, h), (100.0, h)))
+        return extended_stages(d, PAPER_LAP, x, b, llc_bytes=8 * 2**20, sets=sets)
+
+    keep, half, lose = point(1.0), point(0.5), point(0.0)
+    assert (keep.bc_llc_share, half.bc_llc_share, lose.bc_llc_share) == (1.0, 0.5, 0.0)
+    assert keep.t1 < half.t1 < lose.t1 and keep.t3 < half.t3 < lose.t3
+    assert dram(half) == pytest.approx((dram(keep) + dram(lose)) / 2)
+    lose_dram = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, residency_curve=((0.1, 0.0),)),
+                                24, llc_bytes=8 * 2**20, coupling="dram")
+    assert (lose.t1, lose.t3, dram(lose)) == pytest.approx((lose_dram.t1, lose_dram.t3, dram(lose_dram)))
+    # blocked (one set) and pipelined (two sets) read the same curve at their own working set:
+    # B and C of the live sets, the ten A_j, the block's share of leaf data and K/M records
+    curve = ((1.0, 1.0), (2.0, 0.0))
+    x = ExtendedParams(30e9, 3.8, 16.0, residency_curve=curve)
+    bc = d.n_u * d.n_q * 8
+    seen = []
+    for sets, b in ((1, 12), (2, 24), (2, 16), (1, 6)):
+        ws = sets * 2 * bc / b + 10 * d.n_q ** 2 * 8 + (2 * d.n_oct * d.n_q * 8 + 2 * d.n_u * 16.0) / b
+        es = extended_stages(d, PAPER_LAP, x, b, llc_bytes=8 * 2**20, sets=sets)
+        assert es.residency == pytest.approx(llc_residency(ws, 8 * 2**20, curve))
+        seen.append(es.residency)
+    assert max(seen) == 1.0 and min(seen) == 0.0 and any(0.0 < r < 1.0 for r in seen)

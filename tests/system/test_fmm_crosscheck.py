@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from models.ulist import UListDims
-from simulator.fmm_crosscheck import crosscheck_summary, model_rows
+from simulator.fmm_crosscheck import crosscheck_summary, measure_llc_residency, model_rows
 
 MACHINE = {
     "w_c_bytes_per_s": 6e9, "w_c_irregular_bytes_per_s": 0.7e9, "f_c_flops_per_s": 8e9, "access_rate_per_s": 2e9,
@@ -34,7 +34,7 @@ def _table() -> pd.DataFrame:
 def test_model_rows_columns_and_energy_from_the_same_time() -> None:
     cross = model_rows(_table(), MACHINE, DIMS, class_counts={})
     for col in ("sim_mcycles", "model_mcycles", "ext_mcycles", "time_dev", "ext_time_dev", "sim_energy_j",
-                "model_energy_j", "energy_dev", "ext_energy_j", "ext_energy_dev", "ext_via_llc"):
+                "model_energy_j", "energy_dev", "ext_energy_j", "ext_energy_dev", "ext_bc_llc_share"):
         assert col in cross
     lap = cross[cross.placement != "cpu"]
     assert lap.ext_mcycles.notna().all()
@@ -44,8 +44,29 @@ def test_model_rows_columns_and_energy_from_the_same_time() -> None:
     # deviations are sim / model - 1
     assert cross.ext_time_dev.to_numpy() == pytest.approx((cross.sim_mcycles / cross.ext_mcycles - 1).to_numpy())
     llc = cross[(cross.placement == "lap-llc") & (cross.variant == "blocking")]
-    assert llc.ext_via_llc.all()
-    assert not cross[(cross.placement == "lap-dram")].ext_via_llc.any()
+    assert (llc.ext_bc_llc_share == 1.0).all()  # no measured curve: all or nothing, and these fit
+    assert (cross[(cross.placement == "lap-dram")].ext_bc_llc_share == 0.0).all()
+
+
+def test_model_rows_use_the_measured_residency_curve() -> None:
+    """A curve that keeps half of the lines at every ratio halves the LLC share of B and C."""
+    half = {**MACHINE, "llc_residency": [[0.5, 0.5], [4.0, 0.5]]}
+    cross = model_rows(_table(), half, DIMS, class_counts={})
+    llc = cross[cross.placement == "lap-llc"]
+    assert llc.ext_bc_llc_share.to_numpy() == pytest.approx(0.5)
+    full = model_rows(_table(), MACHINE, DIMS, class_counts={})
+    assert (llc.ext_mcycles.to_numpy() > full[full.placement == "lap-llc"].ext_mcycles.to_numpy()).all()
+
+
+def test_measure_llc_residency_falls_past_the_capacity() -> None:
+    """On the simulated 8 MiB LLC a reused exchange of half the capacity stays, one of 1.25x
+    keeps part of its lines, and the reference ratio (4x) keeps none by construction."""
+    curve = measure_llc_residency("configs/systems/lap_llc.yaml", ratios=(0.5, 1.25, 4.0), heights=(35,))
+    (x0, h0), (x1, h1), (x2, h2) = curve
+    assert (x0, x1, x2) == (0.5, 1.25, 4.0)
+    assert h0 == pytest.approx(1.0, abs=1e-3)
+    assert 0.05 < h1 < 0.95
+    assert h2 == 0.0
 
 
 def test_crosscheck_summary_is_the_mean_absolute_deviation() -> None:
