@@ -377,7 +377,10 @@ class ExtendedParams:
     issues per second when they hit (inf: issue never limits a row); ``residency_curve``:
     the LLC residency of a reused exchange measured on the simulated LLC, pairs of (working
     set / LLC capacity, dimensionless; share of lines kept, 0..1) with increasing ratios
-    (:func:`llc_residency`; empty: all or nothing, 1 up to a ratio of 1 and 0 above).
+    (:func:`llc_residency`; empty: all or nothing, 1 up to a ratio of 1 and 0 above);
+    ``pipelined_b_curve`` / ``pipelined_c_curve``: the same for the B lines and for the C lines
+    of the double-buffered (pipelined) exchange, measured separately (empty: the pipelined
+    points use ``residency_curve`` for both).
     """
 
     w_llc_bytes_per_s: float
@@ -386,6 +389,8 @@ class ExtendedParams:
     line_bytes: int = 64
     access_rate_per_s: float = math.inf
     residency_curve: tuple[tuple[float, float], ...] = ()
+    pipelined_b_curve: tuple[tuple[float, float], ...] = ()
+    pipelined_c_curve: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         _positive("w_llc_bytes_per_s", self.w_llc_bytes_per_s)
@@ -398,6 +403,11 @@ class ExtendedParams:
         if not self.access_rate_per_s > 0:
             raise ValueError(f"access_rate_per_s must be > 0 (inf allowed), got {self.access_rate_per_s!r}")
         check_residency_curve(self.residency_curve)
+        check_residency_curve(self.pipelined_b_curve)
+        check_residency_curve(self.pipelined_c_curve)
+        if bool(self.pipelined_b_curve) != bool(self.pipelined_c_curve):
+            raise ValueError("pipelined_b_curve and pipelined_c_curve must be given together, got "
+                             f"{len(self.pipelined_b_curve)} and {len(self.pipelined_c_curve)} points")
 
 
 # --------------------------------------------------------------------------- extended model, all variants
@@ -432,7 +442,20 @@ class ExtendedParams:
 #   at w_C, leaf lines at the measured random-access cost per line); h is measured on the
 #   simulated LLC (``residency_curve``), so it falls with the overflow instead of jumping from 1
 #   to 0 at W = LLC: orig (b = 1, W = 12 LLC at q = 4) gets h ~ 0; q = 4, b = 12 (W = 1.06 LLC)
-#   keeps most of B and C. The same h prices blocked and pipelined points (``sets`` differs).
+#   keeps most of B and C.
+# * pipelined points (``sets`` = 2) with measured pipelined curves: B and C get separate shares,
+#   h_B and h_C, read at the same W / LLC from curves measured on a double-buffered exchange
+#   (``simulator.fmm_crosscheck.measure_pipelined_residency``). Rule: every B term (the host's B
+#   writes in T1 and their traffic, the LAP's B reads) uses h_B, every C term (the host's C reads
+#   in T3 and their traffic, the LAP's C read and write) uses h_C; the leaf gathers keep h.
+#   Reason: with two sets the reuse distances of B and C differ. B(i + 1) is written by in(i + 1)
+#   while gemm(i) runs and read by gemm(i + 1) soon after (short distance); C(i - 1) is written
+#   by gemm(i - 1) and read by out(i - 1) only after gemm(i) has swept the other set and
+#   in(i + 1) has rewritten B of its own set (about three quarters of W). One h for both, read off
+#   the blocked curve, averages the two: it priced the simulated output permutation near LLC
+#   speed while it ran near DRAM speed (MARSSx86-like host, q = 4..8). The shares also depend on
+#   the host's speed (how much of gemm(i) overlaps in(i + 1)), so they are measured on each
+#   study's own system. Without pipelined curves, or when blocked, h_B = h_C = h.
 
 
 def check_residency_curve(curve: tuple[tuple[float, float], ...]) -> None:
@@ -514,9 +537,10 @@ def lap_call_cycles(n_q: int, n: float, mc: UListMachine) -> float:
 class ExtendedStages:
     """Per-block cycles of the extended model (``t1`` input, ``t2`` GEMM calls, ``t3`` output,
     ``tm`` eviction), the number of blocks ``b``, the LLC residency of the block's working set
-    (``residency``, 0..1: the share of leaf gathers the LLC serves), the share of the B and C
-    exchange the LLC serves (``bc_llc_share``: the residency with the LLC coupling, else 0) and
-    the whole run's work and traffic ``stages`` (bytes per level)."""
+    (``residency``, 0..1: the share of leaf gathers the LLC serves), the shares of the B and of
+    the C exchange the LLC serves (``b_llc_share``, ``c_llc_share``, 0..1: the residency, or the
+    pipelined B / C residency, with the LLC coupling; else 0) and the whole run's work and
+    traffic ``stages`` (bytes per level)."""
 
     t1: float
     t2: float
@@ -524,8 +548,14 @@ class ExtendedStages:
     tm: float
     b: int
     residency: float
-    bc_llc_share: float
+    b_llc_share: float
+    c_llc_share: float
     stages: tuple[StageCost, ...]
+
+    @property
+    def bc_llc_share(self) -> float:
+        """Share of the B and C exchange the LLC serves (0..1; B and C are equal in size)."""
+        return (self.b_llc_share + self.c_llc_share) / 2
 
     @property
     def via_llc(self) -> bool:
@@ -562,10 +592,16 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
     working_set = (sets * 2 * bc / b + N_GEMMS * d.n_q ** 2 * eb + 2 * d.n_oct * d.n_q * eb / b
                    + 2 * d.n_u * ext.meta_bytes_per_interaction / b)
     h = llc_residency(working_set, llc_bytes, ext.residency_curve)  # leaf gathers served by the LLC
-    hb = h if coupling == "llc" else 0.0  # B and C exchanged through the LLC
-    # host seconds per byte of B or C, and per gathered leaf line (LLC hit, or a random DRAM
+    h_b = h_c = h
+    if sets == 2 and ext.pipelined_b_curve:  # double-buffered: B and C have their own residency
+        h_b = llc_residency(working_set, llc_bytes, ext.pipelined_b_curve)
+        h_c = llc_residency(working_set, llc_bytes, ext.pipelined_c_curve)
+    if coupling != "llc":  # the LAP reads memory: B and C cross DRAM
+        h_b = h_c = 0.0
+    # host seconds per byte of B and of C, and per gathered leaf line (LLC hit, or a random DRAM
     # access: w_irr counts 8 B per access)
-    s_bc = hb / ext.w_llc_bytes_per_s + (1 - hb) / mc.w_c_bytes_per_s
+    s_b = h_b / ext.w_llc_bytes_per_s + (1 - h_b) / mc.w_c_bytes_per_s
+    s_c = h_c / ext.w_llc_bytes_per_s + (1 - h_c) / mc.w_c_bytes_per_s
     c_leaf = h * line / ext.w_llc_bytes_per_s + (1 - h) * ELEMENT_BYTES / mc.w_c_irregular_bytes_per_s
     l_leaf = leaf_lines(d.n_q, line)
     in_lines = d.n_u * l_leaf
@@ -573,29 +609,29 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
     meta = d.n_u * ext.meta_bytes_per_interaction / mc.w_c_bytes_per_s
     elems, rate = d.n_u * d.n_q, ext.access_rate_per_s  # permuted elements per stage; accesses / s
     t1 = (elems / rate + max(elems / rate, elems / mc.f_c_flops_per_s, in_lines * c_leaf)
-          + max(elems / rate, bc * s_bc) + meta)
+          + max(elems / rate, bc * s_b) + meta)
     t3 = (elems / rate + max(2 * elems / rate, 2 * elems / mc.f_c_flops_per_s, out_lines * c_leaf)
-          + max(elems / rate, bc * s_bc) + meta)
+          + max(elems / rate, bc * s_c) + meta)
     t2 = sum(lap_call_cycles(d.n_q, c / b, mc) for c in counts)  # per block, cycles
     tm = 2 * bc / line * ext.evict_cycles_per_line / mc.clock_hz
     # traffic (bytes per level), whole run: records from DRAM once; A once per block; resident
     # leaf data from DRAM once (source and target read, target written back) and its gathers
-    # from the LLC, the rest gathered from DRAM; B and C at the LLC for the share hb, else DRAM
-    # (B written and C read by the host, B and C read and C written by the LAP)
+    # from the LLC, the rest gathered from DRAM; B at the LLC for the share h_b and C for h_c,
+    # else DRAM (B written and C read by the host, B and C read and C written by the LAP)
     a_bytes = b * N_GEMMS * d.n_q ** 2 * eb
     leaf_dram = 3 * d.n_oct * d.n_q * eb
     meta_dram = 2 * d.n_u * ext.meta_bytes_per_interaction
     g_in, g_out = in_lines * line, out_lines * line  # gathered leaf bytes
 
-    def host(leaf_once: float, gathered: float) -> dict[str, float]:
-        return {"dram": meta_dram / 2 + (1 - hb) * bc + h * leaf_once + (1 - h) * gathered,
-                "llc": hb * bc + h * gathered}
+    def host(leaf_once: float, gathered: float, hx: float) -> dict[str, float]:
+        return {"dram": meta_dram / 2 + (1 - hx) * bc + h * leaf_once + (1 - h) * gathered,
+                "llc": hx * bc + h * gathered}
 
-    inp, out = host(leaf_dram * 2 / 3, g_in), host(leaf_dram / 3, g_out)
-    gem = {"dram": a_bytes + (1 - hb) * 3 * bc, "llc": hb * 3 * bc}
+    inp, out = host(leaf_dram * 2 / 3, g_in, h_b), host(leaf_dram / 3, g_out, h_c)
+    gem = {"dram": a_bytes + (1 - h_b) * bc + (1 - h_c) * 2 * bc, "llc": h_b * bc + h_c * 2 * bc}
     stages = (
         StageCost("input", "cpu", d.n_u * d.n_q, inp, mc.cycles(t1)),
         StageCost("gemm", "lap", gemm_flops(d), gem, b * t2 + mc.cycles(tm)),
         StageCost("output", "cpu", 2 * d.n_u * d.n_q, out, mc.cycles(t3)),
     )
-    return ExtendedStages(mc.cycles(t1) / b, t2, mc.cycles(t3) / b, mc.cycles(tm) / b, b, h, hb, stages)
+    return ExtendedStages(mc.cycles(t1) / b, t2, mc.cycles(t3) / b, mc.cycles(tm) / b, b, h, h_b, h_c, stages)

@@ -40,10 +40,12 @@ import pandas as pd
 
 from models import ulist
 from simulator.config.workload import build_workload, generate_trace
+from simulator.replay import _Columns, host_process
 from simulator.stencil_study import CONSTANT_CATEGORIES, load_system, simulate_trace
+from simulator.system import build_system
 from workloads import fmm_ulist
 from workloads.gemm import lap_gemm
-from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace import AddressSpace, TraceBuilder, validate_trace
 
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
 
@@ -152,6 +154,113 @@ def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RAT
     return [[float(x), float(h)] for x, h in zip(ratios, shares / len(heights))]
 
 
+#: Working set / LLC capacity at which :func:`measure_pipelined_residency` measures: fewer than
+#: :data:`RESIDENCY_RATIOS` to keep the run short (both shares are 0 from 3x on, measured).
+PIPELINED_RATIOS = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 3.0)
+#: Blocks of the double-buffered micro run of :func:`measure_pipelined_residency`: blocks 0 and 1
+#: fill the two sets; the input of blocks 2.. and the output of blocks 1 .. n - 3 are steady.
+PIPELINED_BLOCKS = 5
+
+
+def _host_bytes_by_stage(system: str, table: Any) -> dict[str, np.ndarray]:
+    """Bytes the host's accesses found at each level (caches in order, then DRAM), B, summed per
+    stage label of ``table``. The trace is replayed as ``simulator.replay.replay`` does (one host
+    process, the accelerators run beside it), reading the host's served-bytes counter between
+    runs of rows of one stage, so the stages keep their overlap with the LAP."""
+    sim = build_system(load_system(system).spec)
+    validate_trace(table, "<micro>", units=sim.unit_names())
+    cols = _Columns(table)
+    rows = np.flatnonzero(np.array(cols.unit, dtype=object) == "host")
+    labels = [cols.stage[i] for i in rows]
+    cuts = [0] + [k for k in range(1, len(rows)) if labels[k] != labels[k - 1]] + [len(rows)]
+    core, served = sim.host, {}
+
+    def process():
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            before = core.bytes_by_level.copy()
+            yield from host_process(sim, cols, rows[lo:hi])
+            served[labels[lo]] = served.get(labels[lo], 0.0) + (core.bytes_by_level - before)
+
+    sim.env.run(until=sim.env.process(process()))
+    for unit in sim.units.values():
+        sim.env.run(until=unit.idle_event())
+    return served
+
+
+def _pipelined_exchange_shares(system: str, n_q: int, n_class: int,
+                               blocks: int = PIPELINED_BLOCKS) -> tuple[float, float]:
+    """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in
+    the steady blocks of a double-buffered exchange, dimensionless.
+
+    Per block, ten classes of N_q x ``n_class`` doubles (row-major, as the FMM trace lays out
+    B_j and C_j); two buffer sets used alternately; the order of 003 Fig. 6 as the pipelined
+    trace issues it: in(0), then per block i offload the ten gemm(i) (C += A_j B_j through the
+    LLC), in(i + 1), out(i - 1), wait; out(last). The host writes B and reads C column group by
+    column group (``fmm_ulist.GROUP`` columns over all rows), as the permutations do."""
+    sp, eb = AddressSpace(), fmm_ulist.ELEM_BYTES
+    cb, a_bytes = n_q * n_class * eb, n_q * n_q * eb
+    a = [sp.alloc(f"A{j}", a_bytes) for j in range(ulist.N_GEMMS)]
+    b_set = [sp.alloc(f"B{s}", ulist.N_GEMMS * cb) for s in range(2)]
+    c_set = [sp.alloc(f"C{s}", ulist.N_GEMMS * cb) for s in range(2)]
+    tb = TraceBuilder()
+
+    def columns(base: int, op: str, stage: str) -> None:
+        for j in range(ulist.N_GEMMS):
+            for c0 in range(0, n_class, fmm_ulist.GROUP):
+                c1 = min(n_class, c0 + fmm_ulist.GROUP)
+                tb.gather("host", stage, op, fmm_ulist._column_lines(base + j * cb, n_q, n_class, c0, c1), eb,
+                          run=min(fmm_ulist.COLS_PER_LINE, c1 - c0))
+
+    columns(b_set[0], "write", "in0")
+    for i in range(blocks):
+        for j in range(ulist.N_GEMMS):
+            bj, cj = b_set[i % 2] + j * cb, c_set[i % 2] + j * cb
+            tb.offload("host", "gemm", "lap", op="gemm", m=n_q, n=n_class, k=n_q, a_addr=a[j], b_addr=bj,
+                       c_addr=cj, accumulate=True, inputs=[[a[j], a_bytes], [bj, cb], [cj, cb]],
+                       outputs=[[cj, cb]])
+        if i + 1 < blocks:
+            columns(b_set[(i + 1) % 2], "write", f"in{i + 1}")
+        if i > 0:
+            columns(c_set[(i - 1) % 2], "read", f"out{i - 1}")
+        tb.wait("host", "gemm", "lap")
+    columns(c_set[(blocks - 1) % 2], "read", f"out{blocks - 1}")
+    served = _host_bytes_by_stage(system, tb.to_table())
+
+    def share(stages: list[str]) -> float:
+        total = sum(served[s] for s in stages)
+        return float(1 - total[-1] / total.sum())
+
+    return (share([f"in{i}" for i in range(2, blocks)]),
+            share([f"out{i}" for i in range(1, blocks - 2)]))
+
+
+def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELINED_RATIOS,
+                                heights: tuple[int, ...] = RESIDENCY_HEIGHTS
+                                ) -> tuple[list[list[float]], list[list[float]]]:
+    """LLC residency of B and of C in the pipelined (double-buffered) exchange on ``system``:
+    ([[working set / LLC, share of B lines kept], ...], [[..., share of C lines kept], ...]).
+
+    Per ratio x and height m, two sets of B and C with 2 x 2 x 10 x m x n_class x 8 B = x LLC are
+    exchanged as the pipelined FMM exchanges them (:func:`_pipelined_exchange_shares`); the
+    shares of the steady blocks' B writes and C reads that do not go to DRAM are averaged over
+    ``heights``. Unlike :func:`measure_llc_residency` no far-overflow reference is needed: the
+    host's own counter says which level served each line. Not fitted to anything: the order of
+    the two sets' uses gives B and C different reuse distances on the simulated LLC (B is read
+    by the LAP right after the host writes it, C of block i - 1 only after gemm(i) and in(i + 1)
+    have swept the cache), and the curves measure what that does.
+    """
+    llc = load_system(system).spec.caches.levels[-1].size_bytes
+    h_b, h_c = np.zeros(len(ratios)), np.zeros(len(ratios))
+    for m in heights:
+        for k, x in enumerate(ratios):
+            n_class = max(8, int(x * llc / (4 * ulist.N_GEMMS * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
+            s_b, s_c = _pipelined_exchange_shares(system, m, n_class)
+            h_b[k] += s_b
+            h_c[k] += s_c
+    return ([[float(x), float(h)] for x, h in zip(ratios, h_b / len(heights))],
+            [[float(x), float(h)] for x, h in zip(ratios, h_c / len(heights))])
+
+
 def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, Any]:
     """Model parameters measured on the simulated systems (bytes/s, flop/s, J, W).
 
@@ -188,6 +297,7 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
                    if any(a.interface.coupling == "llc" for a in load_system(sysf).spec.accelerators.values())]
     if llc_coupled:
         m["llc_residency"] = measure_llc_residency(llc_coupled[0])
+        m["llc_residency_pipelined_b"], m["llc_residency_pipelined_c"] = measure_pipelined_residency(llc_coupled[0])
     for name, sysf in lap_systems.items():
         m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
@@ -214,6 +324,11 @@ def _energy_params(machine: dict[str, Any], lap: str, has_lap: bool) -> ulist.En
     lap_w = machine.get(f"{lap}.lap_static_power_w", 0.0) if has_lap else 0.0
     return ulist.EnergyParams(machine["eps_flop_cpu_j"], machine[f"{lap}.eps_flop_lap_j"], eps,
                               machine["static_power_w"] + lap_w)
+
+
+def _curve(machine: dict[str, Any], key: str) -> tuple[tuple[float, float], ...]:
+    """A measured residency curve of ``machine`` as (ratio, share) pairs; empty when absent."""
+    return tuple((float(x), float(h)) for x, h in machine.get(key, ()))
 
 
 def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims],
@@ -249,26 +364,29 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
         else:
             cyc, stages = ulist.blocked_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
         e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
-        via_llc = float("nan")
+        via_llc = b_share = c_share = float("nan")
         if r.gemm == "cpu":
             ext, ext_e = cyc, e
         else:
             xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
                                       fmm_ulist.META_BYTES, access_rate_per_s=machine["access_rate_per_s"],
-                                      residency_curve=tuple(tuple(p) for p in machine.get("llc_residency", ())))
+                                      residency_curve=_curve(machine, "llc_residency"),
+                                      pipelined_b_curve=_curve(machine, "llc_residency_pipelined_b"),
+                                      pipelined_c_curve=_curve(machine, "llc_residency_pipelined_c"))
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),
                                        class_counts=class_counts.get(q))
             ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
             ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
-            via_llc = es.bc_llc_share
+            via_llc, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
         rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
                      "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
                      "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
                      "sim_energy_j": r.energy_total_j, "model_energy_j": e,
                      "energy_dev": r.energy_total_j / e - 1, "ext_energy_j": ext_e,
-                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_bc_llc_share": via_llc})
+                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_bc_llc_share": via_llc,
+                     "ext_b_llc_share": b_share, "ext_c_llc_share": c_share})
     return pd.DataFrame(rows)
 
 

@@ -339,3 +339,39 @@ def test_partial_residency_lies_between_the_llc_and_the_dram_exchange() -> None:
         assert es.residency == pytest.approx(llc_residency(ws, 8 * 2**20, curve))
         seen.append(es.residency)
     assert max(seen) == 1.0 and min(seen) == 0.0 and any(0.0 < r < 1.0 for r in seen)
+
+
+def test_pipelined_curves_split_the_b_and_the_c_share() -> None:
+    """With pipelined curves, a pipelined point prices B at h_B and C at h_C: the input permutation
+    as if every share were h_B, the output as if it were h_C; a blocked point ignores them."""
+    d = dims(4)
+    llc = 8 * 2**20
+    dram = lambda e: sum(s.traffic_bytes.get("dram", 0.0) for s in e.stages)  # noqa: E731
+    flat = lambda h: ((0.1, h), (100.0, h))  # noqa: E731
+
+    def point(sets: int, **curves):
+        return extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, residency_curve=flat(0.5), **curves),
+                               24, llc_bytes=llc, sets=sets)
+
+    split = point(2, pipelined_b_curve=flat(1.0), pipelined_c_curve=flat(0.0))
+    all_b, all_c = point(2, pipelined_b_curve=flat(1.0), pipelined_c_curve=flat(1.0)), \
+        point(2, pipelined_b_curve=flat(0.0), pipelined_c_curve=flat(0.0))
+    assert (split.b_llc_share, split.c_llc_share, split.bc_llc_share) == (1.0, 0.0, 0.5)
+    assert split.t1 == pytest.approx(all_b.t1) and split.t3 == pytest.approx(all_c.t3)
+    assert split.t3 > split.t1 - all_b.t1 + all_b.t3  # C at DRAM costs the output permutation
+    assert split.residency == 0.5  # the leaf gathers keep the blocked curve
+    # traffic: B (host write, LAP read) at the LLC, C (host read, LAP read and write) at DRAM
+    bc = d.n_u * d.n_q * 8
+    gemm = {s.name: s for s in split.stages}["gemm"]
+    assert gemm.traffic_bytes["llc"] == pytest.approx(bc)
+    assert dram(all_c) - dram(split) == pytest.approx(2 * bc)  # B written by the host, read by the LAP
+    blocked = point(1, pipelined_b_curve=flat(1.0), pipelined_c_curve=flat(0.0))
+    assert (blocked.b_llc_share, blocked.c_llc_share) == (0.5, 0.5)
+    via_dram = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, pipelined_b_curve=flat(1.0),
+                                                            pipelined_c_curve=flat(1.0)),
+                               24, llc_bytes=llc, sets=2, coupling="dram")
+    assert (via_dram.b_llc_share, via_dram.c_llc_share) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="pipelined_b_curve and pipelined_c_curve"):
+        ExtendedParams(30e9, 3.8, 16.0, pipelined_b_curve=flat(1.0))
+    with pytest.raises(ValueError, match="residency"):
+        ExtendedParams(30e9, 3.8, 16.0, pipelined_b_curve=flat(1.0), pipelined_c_curve=flat(1.5))

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from models.ulist import UListDims
-from simulator.fmm_crosscheck import crosscheck_summary, measure_llc_residency, model_rows
+from simulator.fmm_crosscheck import (crosscheck_summary, measure_llc_residency, measure_pipelined_residency,
+                                      model_rows)
 
 MACHINE = {
     "w_c_bytes_per_s": 6e9, "w_c_irregular_bytes_per_s": 0.7e9, "f_c_flops_per_s": 8e9, "access_rate_per_s": 2e9,
@@ -67,6 +68,29 @@ def test_measure_llc_residency_falls_past_the_capacity() -> None:
     assert h0 == pytest.approx(1.0, abs=1e-3)
     assert 0.05 < h1 < 0.95
     assert h2 == 0.0
+
+
+def test_measure_pipelined_residency_keeps_b_longer_than_c() -> None:
+    """Double-buffered exchange on the simulated 8 MiB LLC: two sets of half the capacity stay,
+    at 3x nothing stays, and at 1.2x the C lines (long reuse distance) are lost before the B
+    lines (short)."""
+    b, c = measure_pipelined_residency("configs/systems/lap_llc.yaml", ratios=(0.5, 1.2, 3.0), heights=(35,))
+    assert [x for x, _ in b] == [x for x, _ in c] == [0.5, 1.2, 3.0]
+    (_, b0), (_, b1), (_, b2) = b
+    (_, c0), (_, c1), (_, c2) = c
+    assert b0 > 0.95 and c0 > 0.95
+    assert b2 < 0.05 and c2 < 0.05
+    assert c1 < b1 - 0.2
+
+
+def test_model_rows_use_the_pipelined_curves_only_for_pipelining() -> None:
+    keep_b = {**MACHINE, "llc_residency": [[0.5, 0.5], [4.0, 0.5]],
+              "llc_residency_pipelined_b": [[0.5, 1.0], [4.0, 1.0]], "llc_residency_pipelined_c": [[0.5, 0.0], [4.0, 0.0]]}
+    cross = model_rows(_table(), keep_b, DIMS, class_counts={})
+    llc = cross[cross.placement == "lap-llc"].set_index("variant")
+    assert (llc.loc["pipelining", "ext_b_llc_share"] == 1.0).all()
+    assert (llc.loc["pipelining", "ext_c_llc_share"] == 0.0).all()
+    assert (llc.loc["blocking", ["ext_b_llc_share", "ext_c_llc_share"]].to_numpy() == 0.5).all()
 
 
 def test_crosscheck_summary_is_the_mean_absolute_deviation() -> None:
