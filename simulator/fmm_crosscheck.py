@@ -7,17 +7,22 @@ same simulated systems (``measure_machine``), never fitted to the FMM points the
 mean absolute deviation per 003 Table 5 column; ``python -m simulator.fmm_crosscheck [DIR]``.
 
 Extended model, MAE over q = 4..10 (|sim / model - 1|), time / energy, with the LLC residency
-measured by :func:`measure_llc_residency` (the same curve on both hosts: one cache hierarchy):
+measured by :func:`measure_llc_residency` (the same curve on both hosts: one cache hierarchy) and,
+for pipelined points, separate B and C residencies measured by :func:`measure_pipelined_residency`
+on each study's own system (they depend on how long the host's stages overlap the LAP):
 default study (block_llc_share 0.5): LAP-DRAM Orig 3.7 / 4.6 %, LAP-LLC Blocking 1.4 / 1.4 %,
 LAP-LLC Pipelining 1.2 / 2.1 %; MARSSx86-like study (share 1.0, 003's rule): 2.9 / 0.6 %,
-2.3 / 2.6 %, 10.8 / 11.2 % (CPU only 21.2 / 23.0 % and 32.4 / 32.6 %: no extended CPU model).
+2.3 / 2.6 %, 7.3 / 7.4 % (CPU only 21.2 / 23.0 % and 32.4 / 32.6 %: no extended CPU model).
 Under the whole-LLC rule the q = 4..8 blocks are 1.06-1.24x the LLC: the all-or-nothing premise
-priced them entirely at DRAM (Blocking 11.2 / 10.5 % before). Pipelining stays outside the bar
-there (q = 4, 6, 8: +8, +16, +17 %): the simulated DRAM lines match the residency (q = 6: 2.34 M
-sim, 2.36 M model), but the pipelined output permutation runs at DRAM speed (80 MCycles, as
-without residency) while the input runs near LLC speed: with two sets, C of block i - 1 is read
-after gemm(i) has swept the other set and in(i + 1) the same one (long reuse distance), while B
-is read right after it is written (short); one residency for B and C averages the two.
+priced them entirely at DRAM (Blocking 11.2 / 10.5 % before). Pipelining there with one residency
+for B and C was 10.8 / 11.2 % (q = 4, 6, 8: +8, +16, +17 %): with two sets, C of block i - 1 is
+read after gemm(i) has swept the other set and in(i + 1) the same one (long reuse distance), while
+B is read right after it is written (short). With the split (q = 4: h_B 0.74, h_C 0.34; q = 6:
+0.72 / 0.24; q = 8: 0.45 / 0.02) q = 4, 6, 8, 10 are +4.0, +9.7, +13.5, +2.0 % (time). The rest
+is not the exchange level: at q = 8 the model already prices C at DRAM (output 75.7 MCycles
+against 81.0 simulated) and the input permutation runs 68.9 MCycles against 57.2, and at q = 10
+(h_C = 0) the output runs 94.4 against 75.5; the host's DRAM accesses there compete with the
+concurrent GEMM's, which the per-stage model does not price.
 
 q = 14 (N_q = 680, N_oct = 365, N_U = 8531): the trace caps b at N_U / (5 N_q) = 2, so one block's
 B and C are 2 x 680 x 8531 x 8 / 2 = 46 MB (two sets when pipelined), plus 37 MB of A_j, against an
@@ -273,7 +278,8 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     eps_flop_lap = LAP compute energy / flops, the LAP's static power = its static energy / run
     time of that GEMM, eps_byte_llc from :func:`measure_llc_energy`. ``llc_residency``: the
     residency curve of :func:`measure_llc_residency` on the first LLC-coupled LAP system (all
-    systems of a study share one cache hierarchy); absent without one.
+    systems of a study share one cache hierarchy); ``llc_residency_pipelined_b`` / ``_c``: the
+    B and C curves of :func:`measure_pipelined_residency` on the same system; absent without one.
     """
     m: dict[str, Any] = {}
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
@@ -341,7 +347,9 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
     LAP point (orig as one block), its energy from its own time and its own work and traffic
     (DRAM and LLC bytes, 001 eq. 10 form); for the CPU-only points the printed model is the
     extended one (no cost found missing). ``ext_bc_llc_share``: the share of the B and C
-    exchange the extended model has the LLC serve (its residency rule, 0 unless LLC-coupled). ``class_counts``: interactions per class and q (a
+    exchange the extended model has the LLC serve (its residency rule, 0 unless LLC-coupled);
+    ``ext_b_llc_share`` / ``ext_c_llc_share``: the same for B and for C (they differ only for
+    pipelined points with measured pipelined curves). ``class_counts``: interactions per class and q (a
     dimension of the U-list; None: built from the table's n_points and density; {}: N_U / 10
     each)."""
     if class_counts is None:

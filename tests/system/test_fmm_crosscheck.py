@@ -85,7 +85,8 @@ def test_measure_pipelined_residency_keeps_b_longer_than_c() -> None:
 
 def test_model_rows_use_the_pipelined_curves_only_for_pipelining() -> None:
     keep_b = {**MACHINE, "llc_residency": [[0.5, 0.5], [4.0, 0.5]],
-              "llc_residency_pipelined_b": [[0.5, 1.0], [4.0, 1.0]], "llc_residency_pipelined_c": [[0.5, 0.0], [4.0, 0.0]]}
+              "llc_residency_pipelined_b": [[0.5, 1.0], [4.0, 1.0]],
+              "llc_residency_pipelined_c": [[0.5, 0.0], [4.0, 0.0]]}
     cross = model_rows(_table(), keep_b, DIMS, class_counts={})
     llc = cross[cross.placement == "lap-llc"].set_index("variant")
     assert (llc.loc["pipelining", "ext_b_llc_share"] == 1.0).all()
