@@ -31,7 +31,7 @@ file against a fresh fit.
 from __future__ import annotations
 
 from models.calibrate import SpeedupFit, fit_logca_to_speedups, load_platform_entries
-from simulator.logca_gpu_study import (PIPELINE_TABLES, TABLE_4_3, _system_path, link_latency_cycles_per_byte)
+from simulator.logca_gpu_study import (PIPELINE_TABLES, TABLE_4_3, system_path, link_latency_cycles_per_byte)
 from simulator.stencil_study import load_system
 from workloads.kernels import BETA
 
@@ -46,7 +46,7 @@ def fit_discrete(kernel: str) -> SpeedupFit:
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     table = PIPELINE_TABLES[kernel]
-    acc = load_system(str(_system_path("discrete"))).spec.accelerators["gpu"]
+    acc = load_system(str(system_path("discrete"))).spec.accelerators["gpu"]
     return fit_logca_to_speedups(list(table), [row[0] for row in table.values()],
                                  latency_cycles_per_byte=link_latency_cycles_per_byte("discrete", kernel),
                                  acceleration=acc.acceleration, beta=BETA[kernel])
@@ -61,6 +61,10 @@ def apu_overhead_cycles(discrete_overhead_cycles: float, kernel: str) -> float:
     return ratio * discrete_overhead_cycles
 
 
+def _host_frequency_hz(name: str) -> float:
+    return load_system(str(system_path(name))).spec.host.frequency_hz
+
+
 def entries_yaml() -> str:
     """The calibrated file's ``platforms`` entries as YAML text (what ``main`` prints)."""
     lines = []
@@ -68,7 +72,7 @@ def entries_yaml() -> str:
     for kernel, fit in fits.items():
         q = fit.params
         lines += [f"  discrete_gpu_{kernel}:", "    platform: Discrete GPU (Tesla C2070, PCIe)",
-                  f"    kernel: {kernel}", "    host_frequency_hz: 2.27e+9",
+                  f"    kernel: {kernel}", f"    host_frequency_hz: {_host_frequency_hz('discrete'):.4g}",
                   f"    latency: {q.latency!r}", "    latency_per_byte: true",
                   f"    overhead_cycles: {q.overhead_cycles!r}", f"    c_cycles_per_byte_beta: {q.c_cycles_per_byte_beta!r}",
                   f"    acceleration: {q.acceleration!r}", f"    beta: {q.beta!r}",
@@ -79,9 +83,9 @@ def entries_yaml() -> str:
     for kernel in APU_KERNELS:
         q = fits[kernel].params
         lat = link_latency_cycles_per_byte("apu", kernel)
-        acc = load_system(str(_system_path("apu"))).spec.accelerators["gpu"].acceleration
+        acc = load_system(str(system_path("apu"))).spec.accelerators["gpu"].acceleration
         lines += [f"  apu_{kernel}:", "    platform: APU (Radeon HD 6550)", f"    kernel: {kernel}",
-                  "    host_frequency_hz: 2.9e+9", f"    latency: {lat!r}", "    latency_per_byte: true",
+                  f"    host_frequency_hz: {_host_frequency_hz('apu'):.4g}", f"    latency: {lat!r}", "    latency_per_byte: true",
                   f"    overhead_cycles: {apu_overhead_cycles(q.overhead_cycles, kernel)!r}",
                   f"    c_cycles_per_byte_beta: {q.c_cycles_per_byte_beta!r}", f"    acceleration: {float(acc)!r}",
                   f"    beta: {q.beta!r}",

@@ -78,7 +78,8 @@ TABLE_STAGES = (1, 2, 4)
 
 
 @functools.lru_cache(maxsize=None)
-def _system_path(name: str) -> Path:
+def system_path(name: str) -> Path:
+    """The system file of GPU platform ``name`` (one of GPU_PLATFORMS)."""
     if name not in GPU_PLATFORMS:
         raise ValueError(f"platform must be one of {GPU_PLATFORMS}, got {name!r}")
     return ROOT / "configs" / "systems" / f"logca_gpu_{name}.yaml"
@@ -94,7 +95,7 @@ def _kernel_cycles(path: Path, trace, overrides: tuple[str, ...] = ()) -> tuple[
 
 def link_latency_cycles_per_byte(name: str, kernel: str, g_ref_bytes: int = 2**20) -> float:
     """L from the simulated link: link bytes moved per input byte / link bandwidth, host cycles/B (0: no copies)."""
-    path = _system_path(name)
+    path = system_path(name)
     cfg = load_system(str(path)).spec
     iface = cfg.accelerators["gpu"].interface
     if iface.coupling != "pcie":
@@ -109,7 +110,7 @@ def load_gpu_platform(name: str, kernel: str) -> Platform:
     system, L of the link."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
-    path = _system_path(name)
+    path = system_path(name)
     calibrated = load_platform_entries(CALIBRATED)
     host = calibrated.get(f"discrete_gpu_{kernel}") or load_platform_entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"]
     cfg = load_system(str(path)).spec
