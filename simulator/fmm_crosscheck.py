@@ -45,12 +45,12 @@ import pandas as pd
 
 from models import ulist
 from simulator.config.workload import build_workload, generate_trace
-from simulator.replay import _Columns, host_process
+from simulator.replay import replay
 from simulator.stencil_study import CONSTANT_CATEGORIES, load_system, simulate_trace
 from simulator.system import build_system
 from workloads import fmm_ulist
 from workloads.gemm import lap_gemm
-from workloads.trace import AddressSpace, TraceBuilder, validate_trace
+from workloads.trace import AddressSpace, TraceBuilder
 
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
 
@@ -168,28 +168,11 @@ PIPELINED_BLOCKS = 5
 
 
 def _host_bytes_by_stage(system: str, table: Any) -> dict[str, np.ndarray]:
-    """Bytes the host's accesses found at each level (caches in order, then DRAM), B, summed per
-    stage label of ``table``. The trace is replayed as ``simulator.replay.replay`` does (one host
-    process, the accelerators run beside it), reading the host's served-bytes counter between
-    runs of rows of one stage, so the stages keep their overlap with the LAP."""
+    """Bytes the host's accesses found at each level (caches in order, then DRAM), B, per stage
+    label of ``table``, replayed on a fresh ``system``."""
     sim = build_system(load_system(system).spec)
-    validate_trace(table, "<micro>", units=sim.unit_names())
-    cols = _Columns(table)
-    rows = np.flatnonzero(np.array(cols.unit, dtype=object) == "host")
-    labels = [cols.stage[i] for i in rows]
-    cuts = [0] + [k for k in range(1, len(rows)) if labels[k] != labels[k - 1]] + [len(rows)]
-    core, served = sim.host, {}
-
-    def process():
-        for lo, hi in zip(cuts[:-1], cuts[1:]):
-            before = core.bytes_by_level.copy()
-            yield from host_process(sim, cols, rows[lo:hi])
-            served[labels[lo]] = served.get(labels[lo], 0.0) + (core.bytes_by_level - before)
-
-    sim.env.run(until=sim.env.process(process()))
-    for unit in sim.units.values():
-        sim.env.run(until=unit.idle_event())
-    return served
+    replay(sim, table, "<micro>")
+    return {name: st.bytes_by_level for name, st in sim.host.stages.items() if st.bytes_by_level is not None}
 
 
 def _pipelined_exchange_shares(system: str, n_q: int, n_class: int,
@@ -213,7 +196,7 @@ def _pipelined_exchange_shares(system: str, n_q: int, n_class: int,
         for j in range(ulist.N_GEMMS):
             for c0 in range(0, n_class, fmm_ulist.GROUP):
                 c1 = min(n_class, c0 + fmm_ulist.GROUP)
-                tb.gather("host", stage, op, fmm_ulist._column_lines(base + j * cb, n_q, n_class, c0, c1), eb,
+                tb.gather("host", stage, op, fmm_ulist.column_lines(base + j * cb, n_q, n_class, c0, c1), eb,
                           run=min(fmm_ulist.COLS_PER_LINE, c1 - c0))
 
     columns(b_set[0], "write", "in0")

@@ -205,7 +205,7 @@ class _Class:
         return int(self.cols.size)
 
 
-def _column_lines(base: int, n_rows: int, ld: int, c0: int, c1: int) -> np.ndarray:
+def column_lines(base: int, n_rows: int, ld: int, c0: int, c1: int) -> np.ndarray:
     """Start addresses of the pieces of columns [c0, c1) of a row-major n_rows x ld matrix,
     one per (line group of 8 columns, row), line group major."""
     groups = np.arange(c0 - c0 % COLS_PER_LINE, c1, COLS_PER_LINE, dtype=np.int64)
@@ -249,7 +249,7 @@ class _Writer:
             tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
             tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
                       flops=idx.size * nq)
-            tb.gather("host", stage, "write", _column_lines(cls.b_addr, nq, cls.n, c0, c1), ELEM_BYTES,
+            tb.gather("host", stage, "write", column_lines(cls.b_addr, nq, cls.n, c0, c1), ELEM_BYTES,
                       run=min(COLS_PER_LINE, c1 - c0))
 
     def output_perm(self, cls: _Class, stage: str = "output_perm") -> None:
@@ -260,7 +260,7 @@ class _Writer:
             idx = cls.cols[c0:c1]
             self._meta_records(stage, self.meta_out, idx)
             tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
-            tb.gather("host", stage, "read", _column_lines(cls.c_addr, nq, cls.n, c0, c1), ELEM_BYTES,
+            tb.gather("host", stage, "read", column_lines(cls.c_addr, nq, cls.n, c0, c1), ELEM_BYTES,
                       run=min(COLS_PER_LINE, c1 - c0))
             tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
                       flops=2 * idx.size * nq)

@@ -47,6 +47,11 @@ class StageStats:
     lines: int = 0
     first_ps: int | None = None
     last_ps: int = 0
+    bytes_by_level: np.ndarray | None = None  # bytes its memory rows found at each level (last = DRAM), B
+
+    def add_served(self, served_bytes: np.ndarray) -> None:
+        """Add ``served_bytes`` (B per level, caches in order, then DRAM) to the stage's record."""
+        self.bytes_by_level = served_bytes.copy() if self.bytes_by_level is None else self.bytes_by_level + served_bytes
 
     def add_interval(self, start_ps: int, end_ps: int) -> None:
         """Record activity from start_ps to end_ps."""
@@ -159,6 +164,7 @@ class HostCore:
             comp_ps = self.compute_ps(c_flops, c_cycles)
             busy = max(mem_ps, issue_ps, comp_ps, 1)
             self.bytes_by_level += counts * bytes_per_line
+            stage.add_served(counts * bytes_per_line)
             stage.compute_ps += comp_ps
             stage.stall_ps += busy - comp_ps
             stage.lines += len(chunk)

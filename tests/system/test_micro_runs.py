@@ -138,3 +138,20 @@ def test_measured_access_rate_is_the_configured_issue_rate(system):
     """The FMM cross-check's measured access rate follows each host's loads_per_cycle x clock."""
     host = load_spec(system, SystemSpec).spec.host
     assert measure_access_rate(str(system)) == pytest.approx(host.loads_per_cycle * host.frequency_hz, rel=0.02)
+
+
+def test_each_stage_records_the_bytes_each_level_served():
+    # a stage writes 4 MiB, a second reads it back: the record per stage adds up to the core's, and
+    # the second stage finds most of the buffer in the caches the first one filled
+    spec = load_spec(DEFAULT_SYSTEM, SystemSpec).spec
+    system = build_system(spec)
+    tb = TraceBuilder()
+    n = 4 * 2**20 // 64
+    tb.access("host", "fill", "write", 0, 64, 64, n)
+    tb.access("host", "reread", "read", 0, 64, 64, n)
+    replay(system, tb.to_table())
+    fill, reread = system.host.stages["fill"].bytes_by_level, system.host.stages["reread"].bytes_by_level
+    assert fill.sum() == reread.sum() == 4 * 2**20
+    assert np.array_equal(fill + reread, system.host.bytes_by_level)
+    assert fill[-1] == 4 * 2**20  # every line of the first write came from DRAM
+    assert reread[-1] < 0.1 * reread.sum()  # the 8 MiB LLC holds the rewritten buffer
