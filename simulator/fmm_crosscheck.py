@@ -355,7 +355,7 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
         else:
             cyc, stages = ulist.blocked_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
         e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
-        via_llc = b_share = c_share = float("nan")
+        bc_share = b_share = c_share = float("nan")
         if r.gemm == "cpu":
             ext, ext_e = cyc, e
         else:
@@ -370,13 +370,13 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
                                        class_counts=class_counts.get(q))
             ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
             ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
-            via_llc, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
+            bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
         rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
                      "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
                      "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
                      "sim_energy_j": r.energy_total_j, "model_energy_j": e,
                      "energy_dev": r.energy_total_j / e - 1, "ext_energy_j": ext_e,
-                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_bc_llc_share": via_llc,
+                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_bc_llc_share": bc_share,
                      "ext_b_llc_share": b_share, "ext_c_llc_share": c_share})
     return pd.DataFrame(rows)
 

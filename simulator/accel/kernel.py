@@ -16,7 +16,8 @@ command): the parts flow through the stages one behind the other, so the
 copy-in of part i+1, the work on part i and the copy-out of part i-1 overlap,
 and the command completes when its last part has been copied out. Without
 ``parts`` the command is one request; separate commands pipeline the same
-way. Copies in and out share the link, which serialises them. Counters:
+way. Copies in and out take turns on the link, or run at once on its two
+directions when the interface is ``full_duplex``. Counters:
 ``requests`` (sub-requests run), ``work_host_cycles``, ``compute_s``,
 ``bytes_read``, ``bytes_written``.
 """
