@@ -635,3 +635,18 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
         StageCost("output", "cpu", 2 * d.n_u * d.n_q, out, mc.cycles(t3)),
     )
     return ExtendedStages(mc.cycles(t1) / b, t2, mc.cycles(t3) / b, mc.cycles(tm) / b, b, h, h_b, h_c, stages)
+
+
+def fastest_pipelined_blocks(d: UListDims, mc: UListMachine, ext: ExtendedParams, b_min: int, b_max: int, *,
+                             llc_bytes: float, coupling: str = "llc",
+                             class_counts: tuple[int, ...] | None = None) -> int:
+    """The block count in [b_min, b_max] whose pipeline the extended model predicts fastest
+    (:meth:`ExtendedStages.pipelined_cycles`, two buffer sets); the smallest such b on a tie.
+    Arguments as :func:`extended_stages`; b_min <= b_max, both >= 1."""
+    _check_blocks(b_min)
+    _check_blocks(b_max)
+    if b_min > b_max:
+        raise ValueError(f"b_min must be <= b_max, got {b_min} > {b_max}")
+    return min(range(b_min, b_max + 1),
+               key=lambda b: (extended_stages(d, mc, ext, b, llc_bytes=llc_bytes, sets=2, coupling=coupling,
+                                              class_counts=class_counts).pipelined_cycles(), b))

@@ -320,6 +320,27 @@ def _curve(machine: dict[str, Any], key: str) -> tuple[tuple[float, float], ...]
     return tuple((float(x), float(h)) for x, h in machine.get(key, ()))
 
 
+def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
+    """The extended model's measured costs for the LAP placement ``lap`` of ``machine``."""
+    return ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
+                                fmm_ulist.META_BYTES, access_rate_per_s=machine["access_rate_per_s"],
+                                residency_curve=_curve(machine, "llc_residency"),
+                                pipelined_b_curve=_curve(machine, "llc_residency_pipelined_b"),
+                                pipelined_c_curve=_curve(machine, "llc_residency_pipelined_c"))
+
+
+def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,
+                     llc_share: float) -> int:
+    """b of a pipelined LAP point: the fastest pipeline the extended model predicts with the
+    measured ``machine`` among the block counts of ``fmm_ulist.block_range`` (from the LLC
+    rule bounded by the Â_j re-reads up to the LLC rule alone)."""
+    b_min, b_max = fmm_ulist.block_range(problem, llc_bytes, "pipelining", llc_share)
+    return ulist.fastest_pipelined_blocks(problem.dims(), _machine(machine, placement),
+                                          extended_params(machine, placement), b_min, b_max,
+                                          llc_bytes=float(llc_bytes), coupling=placement.removeprefix("lap-"),
+                                          class_counts=class_counts(problem))
+
+
 def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims],
                class_counts: dict[int, tuple[int, ...]] | None = None) -> pd.DataFrame:
     """Model cycles and energy for every simulated point (LAP variants: orig/pref -> eq. 2 with
@@ -359,11 +380,7 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
         if r.gemm == "cpu":
             ext, ext_e = cyc, e
         else:
-            xp = ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
-                                      fmm_ulist.META_BYTES, access_rate_per_s=machine["access_rate_per_s"],
-                                      residency_curve=_curve(machine, "llc_residency"),
-                                      pipelined_b_curve=_curve(machine, "llc_residency_pipelined_b"),
-                                      pipelined_c_curve=_curve(machine, "llc_residency_pipelined_c"))
+            xp = extended_params(machine, lap)
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),

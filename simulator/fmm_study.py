@@ -21,12 +21,19 @@ two, writes to the output directory (default ``results/fmm``):
 * ``fig8_dram_accesses.png``, ``fig9_cycles_by_stage.png``,
   ``fig10_dram_energy.png``, ``fig11_total_energy.png``.
 
-Block size: the blocked and pipelined points use ``fmm_ulist.choose_blocks`` with the study
+Block size: the blocked points use ``fmm_ulist.choose_blocks`` with the study
 file's ``llc_bytes`` and ``block_llc_share`` (dimensionless, 0 < share <= 1, default 0.5): the
 share of the LLC the live B and C block buffers may fill. 003 §6.1 fills the whole LLC with
 them (share 1, 003:L253); the default leaves half of it to the leaf data, the Â_j and the
-records (``workloads/fmm_ulist.py``). ``table.csv`` records the share of every point; the
-models take b from the simulated trace, so the rule lives in one place.
+records (``workloads/fmm_ulist.py``). The pipelined LAP points, with the study key
+``pipelined_blocks: model`` (the default), take the b of ``fmm_ulist.block_range`` that the
+extended U-list model, with the parameters measured on the study's own systems, predicts
+fastest (``fmm_crosscheck.pipelined_blocks``): the range runs from the blocked rule up to
+the LLC rule alone, and a pipeline hides more of the permutations with more blocks at the
+price of re-reading the Â_j per block. With ``pipelined_blocks: llc_rule`` they use
+``choose_blocks`` like the blocked points. The micro runs that measure the model's
+parameters therefore run first, beside the first points. ``table.csv`` records the share and
+b of every point; the models take b from the simulated trace.
 
 Entry point: ``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]``.
 """
@@ -38,7 +45,7 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +56,14 @@ from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.reproduce import reference_table
 from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary, measure_machine, model_rows,
-                                      stage_quantity)
+                                      pipelined_blocks, stage_quantity)
 from simulator.stencil_study import simulate_trace
 from simulator.plots import save_figure
 from workloads import fmm_ulist
 
 STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
 STAGES = ("input_perm", "gemm", "out_prefetch", "output_perm")
+PIPELINED_BLOCK_RULES = ("model", "llc_rule")
 
 # Published figures, from the cited reference table (results/reference/asri_fmm.csv), MCycles.
 # 003 Table 5: sim and model for LAP-DRAM Orig, LAP-LLC Block, LAP-LLC Pipeline.
@@ -97,6 +105,7 @@ class Point:
     density: str
     llc_bytes: int
     block_llc_share: float
+    blocks: int = 0  # 0: fmm_ulist.choose_blocks; else this b
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,9 @@ class FmmStudySpec:
     block_llc_share: float = param(fmm_ulist.DEFAULT_LLC_SHARE, positive=True, max=1.0,
                                    doc="share of llc_bytes the live B and C block buffers may fill "
                                        "(dimensionless, 0 < share <= 1; 003 §6.1: 1)")
+    pipelined_blocks: str = param("model", choices=PIPELINED_BLOCK_RULES,
+                                  doc="b of the pipelined LAP points: 'model' (the fastest the U-list model "
+                                      "predicts within fmm_ulist.block_range) or 'llc_rule' (choose_blocks)")
 
     def __post_init__(self) -> None:
         if not self.qs or not self.quick.qs:
@@ -148,7 +160,10 @@ def run_point(p: Point) -> dict[str, Any]:
     t0 = time.perf_counter()
     problem = fmm_ulist.build_problem(p.q, p.n_points, p.density)
     blocked = p.variant in ("blocking", "blocking_pref", "pipelining")
-    b = fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share) if blocked else 1
+    if p.blocks:
+        b = p.blocks
+    else:
+        b = fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share) if blocked else 1
     blocks = fmm_ulist.split_blocks(problem, b)
     trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks)
     t1 = time.perf_counter()
@@ -167,6 +182,12 @@ def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | No
     return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
+
+
+def needs_model_blocks(p: Point, study: FmmStudySpec) -> bool:
+    """Whether the point's b comes from the U-list model (a pipelined LAP point under
+    ``pipelined_blocks: model``)."""
+    return study.pipelined_blocks == "model" and p.variant == "pipelining" and p.gemm == "lap" and not p.blocks
 
 
 def parse_only(text: str, study: FmmStudySpec) -> frozenset[tuple[str, str]]:
@@ -300,7 +321,7 @@ def figures(table: pd.DataFrame, out: Path) -> None:
                            label=labels[k] if qi == 0 and ci == 0 else None, edgecolor="k", linewidth=0.2)
                     bottom += v
         _bar_ticks(ax, qs, configs, width)
-        ax.set_title(title)
+        ax.set_title(title, pad=18)  # above the q labels
         ax.set_ylabel(ylabel)
         if len(col_sets) > 1:
             ax.legend(fontsize=7)
@@ -312,7 +333,7 @@ def figures(table: pd.DataFrame, out: Path) -> None:
         ax.bar([qs.index(q) + ci * width for q in r.q], r.dram_accesses / 1e6, width, label=cfg)
     _bar_ticks(ax, qs, configs, width)
     ax.set_ylabel("DRAM accesses (M lines)")
-    ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)")
+    ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)", pad=18)  # above the q labels
     save_figure(fig, out / "fig8_dram_accesses.png", dpi=120)
 
     specs = [("fig9_cycles_by_stage.png", [f"cycles_{s}" for s in STAGES], list(STAGES),
@@ -357,15 +378,22 @@ def main(argv: list[str] | None = None) -> int:
     pts = grid(study, args.quick, only)
     # big points first so that the two workers finish together
     pts.sort(key=lambda p: (p.gemm != "cpu", -p.q))
+    tuned = [p for p in pts if needs_model_blocks(p, study)]
+    systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
+    n = study.quick.n_points if args.quick else study.n_points
+    problems = {int(q): fmm_ulist.build_problem(int(q), n, study.density) for q in sorted({p.q for p in pts})}
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        rows = list(pool.map(run_point, pts))
+        # the micro runs first: the pipelined points wait for the model they measure
+        machine_run = pool.submit(measure_machine, systems["cpu"],
+                                  {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"})
+        runs = [pool.submit(run_point, p) for p in pts if p not in tuned]
+        machine = machine_run.result()
+        runs += [pool.submit(run_point, replace(p, blocks=pipelined_blocks(
+            machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share))) for p in tuned]
+        rows = [r.result() for r in runs]
     table = pd.DataFrame(rows).sort_values(["q", "placement", "variant"]).reset_index(drop=True)
     table.to_csv(out / "table.csv", index=False)
     t_grid = time.perf_counter() - t0
-    systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
-    machine = measure_machine(systems["cpu"], {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"})
-    n = study.quick.n_points if args.quick else study.n_points
-    problems = {int(q): fmm_ulist.build_problem(int(q), n, study.density) for q in table.q.unique()}
     dims = {q: pr.dims() for q, pr in problems.items()}
     counts = {q: class_counts(pr) for q, pr in problems.items()}
     machine["dims"] = {q: asdict(d) for q, d in dims.items()}
@@ -382,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     table3(table).to_csv(out / "table3.csv", index=False)
     findings(table).to_csv(out / "findings.csv", index=False)
     figures(table, out)
-    print(f"{len(pts)} points in {t_grid:.1f} s (grid), {time.perf_counter() - t0:.1f} s total; "
+    print(f"{len(pts)} points and the micro runs in {t_grid:.1f} s, {time.perf_counter() - t0:.1f} s total; "
           f"one q=4 point: {table[table.q == table.q.min()].simulate_s.median():.1f} s simulate "
           f"+ {table[table.q == table.q.min()].generate_s.median():.1f} s generate (median)")
     return 0

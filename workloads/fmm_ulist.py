@@ -62,7 +62,10 @@ all ten Â_j again and each GEMM call starts by loading its first panels unoverl
 b is also kept <= N_U / (5 N_q), where the Â_j re-reads would exceed the B and C traffic
 blocking saves (q = 10: b = 14 instead of 23 / 45 at share 1/2; q = 14: b = 2, where, as
 in 003 §8.1, one block's B and C no longer fit the LLC).  Studies choose the share with
-the study-file key ``block_llc_share`` (:mod:`simulator.fmm_study`).
+the study-file key ``block_llc_share`` (:mod:`simulator.fmm_study`).  For a pipeline that
+bound trades differently (more blocks hide more of the permutations), so
+:func:`block_range` returns both ends and a study may pick b in between
+(:mod:`simulator.fmm_study` lets the U-list model choose).
 """
 
 from __future__ import annotations
@@ -158,18 +161,26 @@ def check_llc_share(llc_share: float) -> float:
     return float(llc_share)
 
 
-def choose_blocks(problem: UListProblem, llc_bytes: int, variant: str = "blocking",
-                  llc_share: float = DEFAULT_LLC_SHARE) -> int:
-    """Smallest b for which the live B and C block buffers (:func:`exchange_buffers` sets of
-    2 N_q N_U / b doubles) take at most ``llc_share`` (dimensionless, 0 < share <= 1; 1 is
-    003's rule, 003:L253) of ``llc_bytes`` (module docstring: a block of the whole LLC
-    thrashes it), but at most N_U / (5 N_q): every block reads all ten Â_j again
-    (10 N_q^2 doubles), which beyond that costs more than the whole B and C exchange
-    (2 N_q N_U) that blocking keeps out of DRAM."""
+def block_range(problem: UListProblem, llc_bytes: int, variant: str = "blocking",
+                llc_share: float = DEFAULT_LLC_SHARE) -> tuple[int, int]:
+    """(b_min, b_fit), block counts. b_fit: the smallest b for which the live B and C block
+    buffers (:func:`exchange_buffers` sets of 2 N_q N_U / b doubles) take at most
+    ``llc_share`` (dimensionless, 0 < share <= 1; 1 is 003's rule, 003:L253) of
+    ``llc_bytes`` (module docstring: a block of the whole LLC thrashes it). b_min: b_fit, but
+    at most N_U / (5 N_q): every block reads all ten Â_j again (10 N_q^2 doubles), which
+    beyond that costs more than the whole B and C exchange (2 N_q N_U) that blocking keeps
+    out of DRAM. A pipeline may do better anywhere in [b_min, b_fit]: more blocks hide more
+    of the permutations (its fill and drain shrink as 1/b) at the price of those re-reads."""
     share = check_llc_share(llc_share)
     d = problem.dims()
     fit = llc_blocks(d, llc_bytes * share / exchange_buffers(variant))
-    return max(1, min(fit, d.n_u // (5 * d.n_q)))
+    return max(1, min(fit, d.n_u // (5 * d.n_q))), fit
+
+
+def choose_blocks(problem: UListProblem, llc_bytes: int, variant: str = "blocking",
+                  llc_share: float = DEFAULT_LLC_SHARE) -> int:
+    """The default b: b_min of :func:`block_range` (the LLC rule, bounded by the Â_j re-reads)."""
+    return block_range(problem, llc_bytes, variant, llc_share)[0]
 
 
 def split_blocks(problem: UListProblem, b: int) -> list[np.ndarray]:

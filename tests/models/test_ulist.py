@@ -224,7 +224,8 @@ def test_extended_validation_names_the_parameter() -> None:
 
 # --------------------------------------------------------------------------- extended model, all variants
 
-from models.ulist import extended_stages, lap_call_cycles, leaf_lines, llc_residency  # noqa: E402
+from models.ulist import (extended_stages, fastest_pipelined_blocks, lap_call_cycles, leaf_lines,  # noqa: E402
+                         llc_residency)
 
 
 def test_leaf_lines_by_hand() -> None:
@@ -375,3 +376,20 @@ def test_pipelined_curves_split_the_b_and_the_c_share() -> None:
         ExtendedParams(30e9, 3.8, 16.0, pipelined_b_curve=flat(1.0))
     with pytest.raises(ValueError, match="residency"):
         ExtendedParams(30e9, 3.8, 16.0, pipelined_b_curve=flat(1.0), pipelined_c_curve=flat(1.5))
+
+
+def test_fastest_pipelined_blocks_is_the_argmin_of_the_model() -> None:
+    d, x, llc = dims(14), ExtendedParams(30e9, 3.8, 16.0), 8 * 2**20
+
+    def cycles(b: int) -> float:
+        return extended_stages(d, PAPER_LAP, x, b, llc_bytes=llc, sets=2).pipelined_cycles()
+
+    best = fastest_pipelined_blocks(d, PAPER_LAP, x, 1, 40, llc_bytes=llc)
+    assert all(cycles(best) <= cycles(b) for b in range(1, 41))
+    # q = 14: fill and drain ((T1 + T3) / b) beat one block, the A_j re-reads beat 40 blocks
+    assert 1 < best < 40 and cycles(best) < min(cycles(1), cycles(40))
+    assert fastest_pipelined_blocks(d, PAPER_LAP, x, 5, 5, llc_bytes=llc) == 5
+    with pytest.raises(ValueError, match="b_min must be <= b_max"):
+        fastest_pipelined_blocks(d, PAPER_LAP, x, 6, 5, llc_bytes=llc)
+    with pytest.raises(ValueError, match="number of blocks"):
+        fastest_pipelined_blocks(d, PAPER_LAP, x, 0, 5, llc_bytes=llc)

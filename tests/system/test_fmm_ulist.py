@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
@@ -11,8 +12,9 @@ import pytest
 from simulator.stencil_study import simulate_trace
 from workloads import fmm_tree
 from simulator.interconnect.interface import region_lines
-from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, VARIANTS, build_problem, choose_blocks, fmm_ulist, split_blocks,
-                                 ulist_trace)
+from models.ulist import llc_blocks
+from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, VARIANTS, block_range, build_problem, choose_blocks, fmm_ulist,
+                                 split_blocks, ulist_trace)
 from workloads.trace import trace_summary, validate_trace
 
 N_POINTS = 20_000
@@ -192,6 +194,27 @@ def test_block_count_bounded_by_a_rereads():
     p = build_problem(8, N_POINTS, "table2")  # N_q = 165: the re-read bound binds for a small LLC
     cap = p.n_u // (5 * p.n_q)
     assert choose_blocks(p, 256 * 1024, "pipelining") == max(1, cap)
+    b_min, b_fit = block_range(p, 256 * 1024, "pipelining")
+    assert b_min == max(1, cap) < b_fit  # the LLC rule alone would cut finer
+    assert b_fit == llc_blocks(p.dims(), 256 * 1024 * DEFAULT_LLC_SHARE / 2)
+    assert block_range(p, 64 * 2**20, "blocking") == (choose_blocks(p, 64 * 2**20, "blocking"),) * 2
+
+
+def test_study_lets_the_model_choose_the_pipelined_blocks():
+    from simulator.fmm_crosscheck import pipelined_blocks
+    from simulator.fmm_study import grid, load_study, needs_model_blocks
+
+    study = load_study("configs/studies/fmm_placement_marssx86.yaml")
+    assert study.pipelined_blocks == "model"  # the default
+    tuned = [(p.q, p.placement) for p in grid(study, False) if needs_model_blocks(p, study)]
+    assert tuned == [(q, pl) for q in study.qs for pl in ("lap-dram", "lap-llc", "lap-near-memory")]
+    # q = 14 on the measured MARSSx86-like machine: the blocked rule's b = 2 leaves the
+    # permutations of one block unhidden at each end; the model picks more blocks
+    machine = json.loads(Path("results/fmm_marssx86/machine.json").read_text())
+    p = build_problem(14, 240000, "table2")
+    b_min, b_fit = block_range(p, study.llc_bytes, "pipelining", study.block_llc_share)
+    b = pipelined_blocks(machine, "lap-llc", p, study.llc_bytes, study.block_llc_share)
+    assert b_min == 2 and b_min < b <= b_fit
 
 
 def test_region_lines_counts_shared_lines_once():
@@ -233,6 +256,18 @@ def test_marssx86_study_uses_003s_block_rule():
     study = load_study("configs/studies/fmm_placement_marssx86.yaml")
     assert study.block_llc_share == 1.0  # 003 §6.1, 003:L253
     assert {p.block_llc_share for p in grid(study, True)} == {1.0}
+
+
+def test_study_rejects_an_unknown_pipelined_block_rule(tmp_path):
+    from simulator.config.errors import ConfigError
+    from simulator.fmm_study import STUDY, load_study
+
+    bad = tmp_path / "rule.yaml"
+    bad.write_text(STUDY.read_text().replace("pipelined_blocks: model", "pipelined_blocks: fastest"))
+    with pytest.raises(ConfigError, match="rule.yaml: pipelined_blocks: .*model"):
+        load_study(bad)
+    bad.write_text(STUDY.read_text().replace("pipelined_blocks: model", "pipelined_blocks: llc_rule"))
+    assert load_study(bad).pipelined_blocks == "llc_rule"
 
 
 @pytest.mark.parametrize("value, expected", [("0", "expected a positive value"), ("1.5", "expected a value <= 1")])
