@@ -380,7 +380,10 @@ class ExtendedParams:
     (:func:`llc_residency`; empty: all or nothing, 1 up to a ratio of 1 and 0 above);
     ``pipelined_b_curve`` / ``pipelined_c_curve``: the same for the B lines and for the C lines
     of the double-buffered (pipelined) exchange, measured separately (empty: the pipelined
-    points use ``residency_curve`` for both).
+    points use ``residency_curve`` for both); ``pipelined_contention``: (input, output), how
+    many times longer the host's DRAM-bound B writes and C reads take while the LAP runs the
+    concurrent GEMM of a pipeline than alone (dimensionless, > 0; 1: no contention), measured
+    on the coupling's own system.
     """
 
     w_llc_bytes_per_s: float
@@ -391,6 +394,7 @@ class ExtendedParams:
     residency_curve: tuple[tuple[float, float], ...] = ()
     pipelined_b_curve: tuple[tuple[float, float], ...] = ()
     pipelined_c_curve: tuple[tuple[float, float], ...] = ()
+    pipelined_contention: tuple[float, float] = (1.0, 1.0)
 
     def __post_init__(self) -> None:
         _positive("w_llc_bytes_per_s", self.w_llc_bytes_per_s)
@@ -405,6 +409,9 @@ class ExtendedParams:
         check_residency_curve(self.residency_curve)
         check_residency_curve(self.pipelined_b_curve)
         check_residency_curve(self.pipelined_c_curve)
+        if len(self.pipelined_contention) != 2 or not all(0 < k < math.inf for k in self.pipelined_contention):
+            raise ValueError("pipelined_contention must be two finite factors > 0 (input, output), got "
+                             f"{self.pipelined_contention!r}")
         if bool(self.pipelined_b_curve) != bool(self.pipelined_c_curve):
             raise ValueError("pipelined_b_curve and pipelined_c_curve must be given together, got "
                              f"{len(self.pipelined_b_curve)} and {len(self.pipelined_c_curve)} points")
@@ -456,6 +463,11 @@ class ExtendedParams:
 #   speed while it ran near DRAM speed (MARSSx86-like host, q = 4..8). The shares also depend on
 #   the host's speed (how much of gemm(i) overlaps in(i + 1)), so they are measured on each
 #   study's own system. Without pipelined curves, or when blocked, h_B = h_C = h.
+# * pipelined points: the host's B writes and C reads that go to DRAM run while the LAP runs
+#   gemm(i) and competes for the DRAM (and, LLC-coupled, the LLC); their time is multiplied by
+#   the measured contention factors (``pipelined_contention``, input and output: host stage
+#   time beside the GEMMs / alone, on a double-buffered exchange whose B and C miss the LLC;
+#   ``simulator.fmm_crosscheck.measure_pipelined_contention``). The leaf gathers keep w_irr.
 
 
 def check_residency_curve(curve: tuple[tuple[float, float], ...]) -> None:
@@ -600,8 +612,10 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
         h_b = h_c = 0.0
     # host seconds per byte of B and of C, and per gathered leaf line (LLC hit, or a random DRAM
     # access: w_irr counts 8 B per access)
-    s_b = h_b / ext.w_llc_bytes_per_s + (1 - h_b) / mc.w_c_bytes_per_s
-    s_c = h_c / ext.w_llc_bytes_per_s + (1 - h_c) / mc.w_c_bytes_per_s
+    # (pipelined: the DRAM part runs beside the concurrent GEMM, slowed by the measured contention)
+    k_in, k_out = ext.pipelined_contention if sets == 2 else (1.0, 1.0)
+    s_b = h_b / ext.w_llc_bytes_per_s + k_in * (1 - h_b) / mc.w_c_bytes_per_s
+    s_c = h_c / ext.w_llc_bytes_per_s + k_out * (1 - h_c) / mc.w_c_bytes_per_s
     c_leaf = h * line / ext.w_llc_bytes_per_s + (1 - h) * ELEMENT_BYTES / mc.w_c_irregular_bytes_per_s
     l_leaf = leaf_lines(d.n_q, line)
     in_lines = d.n_u * l_leaf

@@ -9,20 +9,27 @@ mean absolute deviation per 003 Table 5 column; ``python -m simulator.fmm_crossc
 Extended model, MAE over q = 4..10 (|sim / model - 1|), time / energy, with the LLC residency
 measured by :func:`measure_llc_residency` (the same curve on both hosts: one cache hierarchy) and,
 for pipelined points, separate B and C residencies measured by :func:`measure_pipelined_residency`
-on each study's own system (they depend on how long the host's stages overlap the LAP):
-default study (block_llc_share 0.5): LAP-DRAM Orig 3.7 / 4.6 %, LAP-LLC Blocking 1.4 / 1.4 %,
-LAP-LLC Pipelining 1.2 / 2.1 %; MARSSx86-like study (share 1.0, 003's rule): 2.9 / 0.6 %,
-2.3 / 2.6 %, 7.3 / 7.4 % (CPU only 21.2 / 23.0 % and 32.4 / 32.6 %: no extended CPU model).
+and the host's slowdown beside the concurrent GEMMs measured by
+:func:`measure_pipelined_contention`, both on each study's own systems (they depend on how long
+the host's stages overlap the LAP and how its misses queue): default study (block_llc_share
+0.5): LAP-DRAM Orig 3.7 / 4.6 %, LAP-LLC Blocking 1.4 / 1.4 %, LAP-LLC Pipelining 1.0 / 2.0 %;
+MARSSx86-like study (share 1.0, 003's rule): 2.9 / 0.6 %, 2.3 / 2.6 %, 3.2 / 3.6 % (CPU only
+21.2 / 23.0 % and 32.4 / 32.6 %: no extended CPU model).
 Under the whole-LLC rule the q = 4..8 blocks are 1.06-1.24x the LLC: the all-or-nothing premise
 priced them entirely at DRAM (Blocking 11.2 / 10.5 % before). Pipelining there with one residency
 for B and C was 10.8 / 11.2 % (q = 4, 6, 8: +8, +16, +17 %): with two sets, C of block i - 1 is
 read after gemm(i) has swept the other set and in(i + 1) the same one (long reuse distance), while
 B is read right after it is written (short). With the split (q = 4: h_B 0.74, h_C 0.34; q = 6:
-0.72 / 0.24; q = 8: 0.45 / 0.02) q = 4, 6, 8, 10 are +4.0, +9.7, +13.5, +2.0 % (time). The rest
-is not the exchange level: at q = 8 the model already prices C at DRAM (output 75.7 MCycles
-against 81.0 simulated) and the input permutation runs 68.9 MCycles against 57.2, and at q = 10
-(h_C = 0) the output runs 94.4 against 75.5; the host's DRAM accesses there compete with the
-concurrent GEMM's, which the per-stage model does not price.
+0.72 / 0.24; q = 8: 0.45 / 0.02) q = 4, 6, 8, 10 were +4.0, +9.7, +13.5, +2.0 % (time): at q = 8
+the model already priced C at DRAM (output 75.7 MCycles against 81.0 simulated) and the input
+ran 68.9 MCycles against 57.2. The rest was contention: the MARSSx86-like host keeps 5 misses in
+flight, so its stream is latency-bound, and the LAP's GEMM traffic in the same DRAM queues (and,
+LLC-coupled, the same LLC) lengthens every miss. Measured on a double-buffered exchange that
+misses the LLC, with and without the GEMMs: B writes 1.41x, C reads 1.19x (LLC-coupled), 1.43x /
+1.05x (DRAM-coupled), 1.19x / 1.00x (near-memory: the LAP reaches the banks over its own path);
+default host 1.67 / 1.59x (LLC), 1.84 / 1.24x (DRAM). With the DRAM part of the B and C terms of
+pipelined points scaled by them, MARSSx86-like LAP-LLC pipelining is +1.1, +5.7, +4.5, +1.4 % at
+q = 4..10 and LAP-DRAM pipelining -1.6, -0.4, +0.5, -2.9 % (was +7.5, +9.1, +9.8, -2.4 %).
 
 q = 14 (N_q = 680, N_oct = 365, N_U = 8531): the trace caps b at N_U / (5 N_q) = 2, so one block's
 B and C are 2 x 680 x 8531 x 8 / 2 = 46 MB (two sets when pipelined), plus 37 MB of A_j, against an
@@ -42,6 +49,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from models import ulist
 from simulator.config.workload import build_workload, generate_trace
@@ -165,26 +174,27 @@ PIPELINED_RATIOS = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 3.0)
 #: Blocks of the double-buffered micro run of :func:`measure_pipelined_residency`: blocks 0 and 1
 #: fill the two sets; the input of blocks 2.. and the output of blocks 1 .. n - 3 are steady.
 PIPELINED_BLOCKS = 5
+#: Working set / LLC capacity of :func:`measure_pipelined_contention`: B and C miss the LLC there
+#: (both pipelined shares <= 0.06 at 2x, measured), so the host's exchange is DRAM-bound.
+CONTENTION_RATIO = 2.0
 
 
-def _host_bytes_by_stage(system: str, table: Any) -> dict[str, np.ndarray]:
-    """Bytes the host's accesses found at each level (caches in order, then DRAM), B, per stage
-    label of ``table``, replayed on a fresh ``system``."""
+def _host_stages(system: str, table: Any) -> dict[str, Any]:
+    """The host's stage records (``StageStats``: busy time, bytes each level served, ...) per
+    stage label of ``table``, replayed on a fresh ``system``."""
     sim = build_system(load_system(system).spec)
     replay(sim, table, "<micro>")
-    return {name: st.bytes_by_level for name, st in sim.host.stages.items() if st.bytes_by_level is not None}
+    return dict(sim.host.stages)
 
 
-def _pipelined_exchange_shares(system: str, n_q: int, n_class: int,
-                               blocks: int = PIPELINED_BLOCKS) -> tuple[float, float]:
-    """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in
-    the steady blocks of a double-buffered exchange, dimensionless.
+def _pipelined_exchange_trace(n_q: int, n_class: int, blocks: int = PIPELINED_BLOCKS) -> Any:
+    """The double-buffered exchange of a pipeline, as a trace (stage labels in0.., out0..).
 
     Per block, ten classes of N_q x ``n_class`` doubles (row-major, as the FMM trace lays out
     B_j and C_j); two buffer sets used alternately; the order of 003 Fig. 6 as the pipelined
     trace issues it: in(0), then per block i offload the ten gemm(i) (C += A_j B_j through the
-    LLC), in(i + 1), out(i - 1), wait; out(last). The host writes B and reads C column group by
-    column group (``fmm_ulist.GROUP`` columns over all rows), as the permutations do."""
+    LAP's coupling), in(i + 1), out(i - 1), wait; out(last). The host writes B and reads C column
+    group by column group (``fmm_ulist.GROUP`` columns over all rows), as the permutations do."""
     sp, eb = AddressSpace(), fmm_ulist.ELEM_BYTES
     cb, a_bytes = n_q * n_class * eb, n_q * n_q * eb
     a = [sp.alloc(f"A{j}", a_bytes) for j in range(ulist.N_GEMMS)]
@@ -212,14 +222,51 @@ def _pipelined_exchange_shares(system: str, n_q: int, n_class: int,
             columns(c_set[(i - 1) % 2], "read", f"out{i - 1}")
         tb.wait("host", "gemm", "lap")
     columns(c_set[(blocks - 1) % 2], "read", f"out{blocks - 1}")
-    served = _host_bytes_by_stage(system, tb.to_table())
+    return tb.to_table()
+
+
+def _steady_stages(blocks: int) -> tuple[list[str], list[str]]:
+    """Stage labels of the steady inputs (blocks 2..) and outputs (blocks 1 .. n - 3) of the
+    exchange of :func:`_pipelined_exchange_trace`."""
+    return [f"in{i}" for i in range(2, blocks)], [f"out{i}" for i in range(1, blocks - 2)]
+
+
+def _pipelined_exchange_shares(system: str, n_q: int, n_class: int,
+                               blocks: int = PIPELINED_BLOCKS) -> tuple[float, float]:
+    """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in
+    the steady blocks of the double-buffered exchange of :func:`_pipelined_exchange_trace`,
+    dimensionless."""
+    served = _host_stages(system, _pipelined_exchange_trace(n_q, n_class, blocks))
 
     def share(stages: list[str]) -> float:
-        total = sum(served[s] for s in stages)
+        total = sum(served[s].bytes_by_level for s in stages)
         return float(1 - total[-1] / total.sum())
 
-    return (share([f"in{i}" for i in range(2, blocks)]),
-            share([f"out{i}" for i in range(1, blocks - 2)]))
+    return tuple(share(st) for st in _steady_stages(blocks))
+
+
+def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
+                                 heights: tuple[int, ...] = RESIDENCY_HEIGHTS,
+                                 blocks: int = PIPELINED_BLOCKS) -> tuple[float, float]:
+    """(input, output): how many times longer the host's steady B writes and C reads of a
+    pipelined exchange take beside the LAP's GEMMs than alone on ``system`` (dimensionless).
+
+    The exchange of :func:`_pipelined_exchange_trace` at working set / LLC = ``ratio``, where
+    B and C miss the LLC, replayed twice: as is, and without its offloads and waits (the host
+    rows alone, same addresses, same order). Stage time with / without, summed over the
+    steady stages, averaged over the GEMM ``heights`` as the residency curves are. Not fitted:
+    it measures how much the GEMM's memory traffic (through the coupling's DRAM and, LLC-coupled,
+    the LLC) delays a host whose misses wait in the same queues."""
+    llc = load_system(system).spec.caches.levels[-1].size_bytes
+    ins, outs = _steady_stages(blocks)
+    k = np.zeros(2)
+    for m in heights:
+        n_class = max(8, int(ratio * llc / (4 * ulist.N_GEMMS * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
+        table = _pipelined_exchange_trace(m, n_class, blocks)
+        host_only = table.filter(pc.invert(pc.is_in(table["op"], value_set=pa.array(["offload", "wait"]))))
+        with_lap, alone = _host_stages(system, table), _host_stages(system, host_only)
+        k += [sum(with_lap[x].busy_ps for x in st) / sum(alone[x].busy_ps for x in st) for st in (ins, outs)]
+    return float(k[0] / len(heights)), float(k[1] / len(heights))
 
 
 def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELINED_RATIOS,
@@ -263,6 +310,8 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     residency curve of :func:`measure_llc_residency` on the first LLC-coupled LAP system (all
     systems of a study share one cache hierarchy); ``llc_residency_pipelined_b`` / ``_c``: the
     B and C curves of :func:`measure_pipelined_residency` on the same system; absent without one.
+    ``{lap}.pipelined_contention``: (input, output) factors of :func:`measure_pipelined_contention`
+    on each LAP system.
     """
     m: dict[str, Any] = {}
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
@@ -289,6 +338,7 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
         m["llc_residency_pipelined_b"], m["llc_residency_pipelined_c"] = measure_pipelined_residency(llc_coupled[0])
     for name, sysf in lap_systems.items():
         m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
+        m[f"{name}.pipelined_contention"] = list(measure_pipelined_contention(sysf))
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
         m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
         m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")
@@ -326,7 +376,8 @@ def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
                                 fmm_ulist.META_BYTES, access_rate_per_s=machine["access_rate_per_s"],
                                 residency_curve=_curve(machine, "llc_residency"),
                                 pipelined_b_curve=_curve(machine, "llc_residency_pipelined_b"),
-                                pipelined_c_curve=_curve(machine, "llc_residency_pipelined_c"))
+                                pipelined_c_curve=_curve(machine, "llc_residency_pipelined_c"),
+                                pipelined_contention=tuple(machine.get(f"{lap}.pipelined_contention", (1.0, 1.0))))
 
 
 def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,

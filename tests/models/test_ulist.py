@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 
 import pytest
 from hypothesis import given
@@ -393,3 +394,21 @@ def test_fastest_pipelined_blocks_is_the_argmin_of_the_model() -> None:
         fastest_pipelined_blocks(d, PAPER_LAP, x, 6, 5, llc_bytes=llc)
     with pytest.raises(ValueError, match="number of blocks"):
         fastest_pipelined_blocks(d, PAPER_LAP, x, 0, 5, llc_bytes=llc)
+
+
+def test_pipelined_contention_scales_the_dram_part_of_the_exchange() -> None:
+    d, llc = dims(8), 8 * 2**20
+    free = ExtendedParams(30e9, 3.8, 16.0)
+    slow = ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=(2.0, 3.0))
+    a, b = (extended_stages(d, PAPER_LAP, x, 6, llc_bytes=llc, sets=2, coupling="dram") for x in (free, slow))
+    bc = d.n_u * d.n_q * 8  # B (and C) bytes; through DRAM they cost bc / w_C each, twice and thrice as long
+    w_c, clk = PAPER_LAP.w_c_bytes_per_s, PAPER_LAP.clock_hz
+    assert b.t1 * b.b - a.t1 * a.b == pytest.approx(bc / w_c * clk, rel=1e-9)
+    assert b.t3 * b.b - a.t3 * a.b == pytest.approx(2 * bc / w_c * clk, rel=1e-9)
+    assert b.t2 == a.t2 and b.stages[1].traffic_bytes == a.stages[1].traffic_bytes
+    # blocked points run no GEMM beside the host: unchanged
+    assert (extended_stages(d, PAPER_LAP, slow, 6, llc_bytes=llc, coupling="dram").t1
+            == extended_stages(d, PAPER_LAP, free, 6, llc_bytes=llc, coupling="dram").t1)
+    for bad in ((0.0, 1.0), (1.0,), (1.0, math.inf)):
+        with pytest.raises(ValueError, match="pipelined_contention"):
+            ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=bad)

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from models.ulist import UListDims
-from simulator.fmm_crosscheck import (crosscheck_summary, measure_llc_residency, measure_pipelined_residency,
-                                      model_rows)
+from simulator.fmm_crosscheck import (crosscheck_summary, measure_llc_residency, measure_pipelined_contention,
+                                      measure_pipelined_residency, model_rows)
 
 MACHINE = {
     "w_c_bytes_per_s": 6e9, "w_c_irregular_bytes_per_s": 0.7e9, "f_c_flops_per_s": 8e9, "access_rate_per_s": 2e9,
@@ -81,6 +81,27 @@ def test_measure_pipelined_residency_keeps_b_longer_than_c() -> None:
     assert b0 > 0.95 and c0 > 0.95
     assert b2 < 0.05 and c2 < 0.05
     assert c1 < b1 - 0.2
+
+
+def test_measure_pipelined_contention_slows_the_host_beside_a_gemm() -> None:
+    """Default LLC-coupled system, exchange at 2x the LLC (B and C from DRAM): the host's B writes
+    wait longer when the LAP's GEMMs share the LLC and the DRAM queue; the near-memory LAP reaches
+    the banks over its own path, so the host's C reads do not slow."""
+    k_in, k_out = measure_pipelined_contention("configs/systems/lap_llc.yaml", heights=(84,))
+    assert k_in > 1.2 and k_out > 1.2
+    n_in, n_out = measure_pipelined_contention("configs/systems/lap_near_memory.yaml", heights=(84,))
+    assert n_out == pytest.approx(1.0, abs=0.01) and n_in < k_in
+
+
+def test_model_rows_apply_the_contention_only_to_pipelining() -> None:
+    missing = {**MACHINE, "llc_residency": [[0.5, 0.0], [4.0, 0.0]]}  # B and C always from DRAM
+    slow = {**missing, "lap-llc.pipelined_contention": [2.0, 3.0]}
+    base, cont = (model_rows(_table(), m, DIMS, class_counts={}).set_index(["q", "placement", "variant"])
+                  for m in (missing, slow))
+    pipe = ("lap-llc", "pipelining")
+    assert (cont.loc[(slice(None),) + pipe, "ext_mcycles"] > base.loc[(slice(None),) + pipe, "ext_mcycles"]).all()
+    others = [i for i in base.index if i[1:] != pipe]
+    assert (cont.loc[others, "ext_mcycles"] == base.loc[others, "ext_mcycles"]).all()
 
 
 def test_model_rows_use_the_pipelined_curves_only_for_pipelining() -> None:
