@@ -160,10 +160,7 @@ def run_point(p: Point) -> dict[str, Any]:
     t0 = time.perf_counter()
     problem = fmm_ulist.build_problem(p.q, p.n_points, p.density)
     blocked = p.variant in ("blocking", "blocking_pref", "pipelining")
-    if p.blocks:
-        b = p.blocks
-    else:
-        b = fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share) if blocked else 1
+    b = p.blocks or (fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share) if blocked else 1)
     blocks = fmm_ulist.split_blocks(problem, b)
     trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks)
     t1 = time.perf_counter()
@@ -381,12 +378,12 @@ def main(argv: list[str] | None = None) -> int:
     tuned = [p for p in pts if needs_model_blocks(p, study)]
     systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
     n = study.quick.n_points if args.quick else study.n_points
-    problems = {int(q): fmm_ulist.build_problem(int(q), n, study.density) for q in sorted({p.q for p in pts})}
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         # the micro runs first: the pipelined points wait for the model they measure
         machine_run = pool.submit(measure_machine, systems["cpu"],
                                   {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"})
         runs = [pool.submit(run_point, p) for p in pts if p not in tuned]
+        problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
         machine = machine_run.result()
         runs += [pool.submit(run_point, replace(p, blocks=pipelined_blocks(
             machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share))) for p in tuned]

@@ -515,6 +515,7 @@ FMM_FIGURES = ("fig8_dram_accesses.png", "fig9_cycles_by_stage.png", "fig10_dram
                "fig11_total_energy.png")
 FMM_PAPER_N = 240_000  # 003 §6 (SPEC §2)
 MARSSX86_STUDY = ROOT / "configs" / "studies" / "fmm_placement_marssx86.yaml"
+MARSSX86_CPU = ROOT / "configs" / "systems" / "marssx86" / "cpu.yaml"
 # the points of 003 Table 5 and of the §8 pipelining and energy findings
 MARSSX86_PAIRS = ("lap-dram/orig", "lap-dram/pipelining", "lap-llc/orig", "lap-llc/blocking", "lap-llc/pipelining")
 
@@ -600,10 +601,14 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
     }
     t8 = [Comparison(f"{r.column} ({r.row})", r.number, ours_finding[r.column][0], r.unit, r.source,
                      ours_finding[r.column][1]) for r in ref if r.table == "003 §8"]
+    from simulator.stencil_study import load_system  # the calibrated values as the study's host uses them
+
+    marss = load_system(str(MARSSX86_CPU)).spec.host
     notes = [f"Results from {origin}; N = {n_points} points. Table 5 and the §8 findings: the MARSSx86-like "
-             "host (configs/systems/marssx86/, two calibrated parameters: 5 outstanding misses for 003:L301's "
-             "3 GB/s, and 0.32 loads or stores issued per cycle for Table 5's LAP-LLC pipelined entry at q = 4, "
-             "the one entry fitted); Table 3 and the figures: the default host."]
+             f"host (configs/systems/marssx86/, two calibrated parameters: {marss.max_outstanding_misses} "
+             f"outstanding misses for 003:L301's 3 GB/s, and {marss.loads_per_cycle:g} loads or stores issued per "
+             "cycle for Table 5's LAP-LLC pipelined entry at q = 4, the one entry fitted); Table 3 and the "
+             "figures: the default host."]
     if n_points != FMM_PAPER_N:
         notes.append(f"N = {n_points} is not the paper's N = {FMM_PAPER_N}: cycle counts scale roughly with N, "
                      "so the deviations below measure the problem size, not the simulator (quick mode).")
