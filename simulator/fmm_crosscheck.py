@@ -226,6 +226,13 @@ def _pipelined_exchange_trace(n_q: int, n_class: int, blocks: int = PIPELINED_BL
     return tb.to_table()
 
 
+def _pipelined_class_width(ratio: float, llc_bytes: int, n_q: int) -> int:
+    """Columns per class (a multiple of 8, at least 8) for which the two sets of B and C of the
+    exchange of :func:`_pipelined_exchange_trace` (2 x 2 x 10 x n_q x n_class doubles) are
+    ``ratio`` x ``llc_bytes``."""
+    return max(8, int(ratio * llc_bytes / (4 * ulist.N_GEMMS * n_q * fmm_ulist.ELEM_BYTES)) // 8 * 8)
+
+
 def _steady_stages(blocks: int) -> tuple[list[str], list[str]]:
     """Stage labels of the steady inputs (blocks 2..) and outputs (blocks 1 .. n - 3) of the
     exchange of :func:`_pipelined_exchange_trace`."""
@@ -262,8 +269,7 @@ def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
     ins, outs = _steady_stages(blocks)
     k = np.zeros(2)
     for m in heights:
-        n_class = max(8, int(ratio * llc / (4 * ulist.N_GEMMS * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
-        table = _pipelined_exchange_trace(m, n_class, blocks)
+        table = _pipelined_exchange_trace(m, _pipelined_class_width(ratio, llc, m), blocks)
         host_only = table.filter(pc.invert(pc.is_in(table["op"], value_set=pa.array(["offload", "wait"]))))
         with_lap, alone = _host_stages(system, table), _host_stages(system, host_only)
         k += [sum(with_lap[x].busy_ps for x in st) / sum(alone[x].busy_ps for x in st) for st in (ins, outs)]
@@ -289,8 +295,7 @@ def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELIN
     h_b, h_c = np.zeros(len(ratios)), np.zeros(len(ratios))
     for m in heights:
         for k, x in enumerate(ratios):
-            n_class = max(8, int(x * llc / (4 * ulist.N_GEMMS * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
-            s_b, s_c = _pipelined_exchange_shares(system, m, n_class)
+            s_b, s_c = _pipelined_exchange_shares(system, m, _pipelined_class_width(x, llc, m))
             h_b[k] += s_b
             h_c[k] += s_c
     return ([[float(x), float(h)] for x, h in zip(ratios, h_b / len(heights))],
