@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from simulator.config.errors import InputError
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
 from simulator.plots import save_figure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -601,9 +603,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
     }
     t8 = [Comparison(f"{r.column} ({r.row})", r.number, ours_finding[r.column][0], r.unit, r.source,
                      ours_finding[r.column][1]) for r in ref if r.table == "003 §8"]
-    from simulator.stencil_study import load_system  # the calibrated values as the study's host uses them
-
-    marss = load_system(str(MARSSX86_CPU)).spec.host
+    marss = load_spec(MARSSX86_CPU, SystemSpec).spec.host  # the calibrated values the study's host runs with
     notes = [f"Results from {origin}; N = {n_points} points. Table 5 and the §8 findings: the MARSSx86-like "
              f"host (configs/systems/marssx86/, two calibrated parameters: {marss.max_outstanding_misses} "
              f"outstanding misses for 003:L301's 3 GB/s, and {marss.loads_per_cycle:g} loads or stores issued per "
