@@ -45,7 +45,9 @@ def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeo
 
 def build_dram(spec: SystemSpec) -> DramSystem:
     """The DRAM model of ``spec.dram``."""
-    return DramSystem(*dram_parameters(spec), page_policy=spec.dram.geometry.page_policy)
+    g = spec.dram.geometry
+    return DramSystem(*dram_parameters(spec), page_policy=g.page_policy, queue_depth=g.queue_depth,
+                      scheduler=g.scheduler)
 
 
 def build_caches(spec: SystemSpec) -> CacheHierarchy:

@@ -132,6 +132,10 @@ class DramGeometrySpec:
     bus_width_bits: int = param(min=8, power_of_two=True, doc="channel data bus width")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
     page_policy: str = param("open", choices=("open", "closed"), doc="row-buffer policy")
+    scheduler: str = param("in_order", choices=("in_order", "frfcfs"),
+                           doc="controller: column commands in arrival order, or first-ready (reads before "
+                               "writes, row hits together, banks round-robin) within the transaction queue")
+    queue_depth: int = param(32, min=1, doc="controller transaction queue, requests per channel")
 
     def __post_init__(self) -> None:
         fields = self.mapping.split(":")

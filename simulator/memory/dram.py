@@ -24,6 +24,7 @@ from simulator.memory import power
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
 PAGE_POLICIES = ("open", "closed")
+SCHEDULERS = ("in_order", "frfcfs")
 
 
 def _require_int(obj: object, name: str, minimum: int) -> None:
@@ -195,14 +196,21 @@ class DramSystem:
     page_policy: ``"open"`` (rows stay open until a conflict or refresh) or ``"closed"``
     (auto-precharge after every column command). queue_depth: how many requests of a
     channel the controller may look ahead (a request issues no command before the column
-    command of the request queue_depth places earlier). command_log_capacity: if > 0,
+    command of the request queue_depth places earlier). scheduler: ``"in_order"`` (column
+    commands in arrival order) or ``"frfcfs"`` (each chunk is first put in the order a
+    first-ready controller with a queue_depth-entry transaction queue would serve it:
+    reads before writes, row hits together, banks round-robin; see
+    ``dram_kernel.frfcfs_order``). command_log_capacity: if > 0,
     the first that many commands are recorded for inspection (``command_log``).
     """
 
     def __init__(self, timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
-                 page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0) -> None:
+                 page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0,
+                 scheduler: str = "in_order") -> None:
         if page_policy not in PAGE_POLICIES:
             raise ValueError(f"page_policy = {page_policy!r}: expected one of {PAGE_POLICIES}")
+        if scheduler not in SCHEDULERS:
+            raise ValueError(f"scheduler = {scheduler!r}: expected one of {SCHEDULERS}")
         if isinstance(queue_depth, bool) or not isinstance(queue_depth, int) or queue_depth < 1:
             raise ValueError(f"queue_depth = {queue_depth!r}: expected an integer >= 1")
         if isinstance(command_log_capacity, bool) or not isinstance(command_log_capacity, int) \
@@ -216,6 +224,7 @@ class DramSystem:
         self.currents = currents
         self.geometry = geometry
         self.page_policy = page_policy
+        self.scheduler = scheduler
         self.queue_depth = queue_depth
         tck = timing.tck_ps
         p = np.zeros(k.N_PARAMS, dtype=np.int64)
@@ -268,9 +277,10 @@ class DramSystem:
 
     def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
                       bus_speedup: int = 1) -> np.ndarray:
-        """Serve one chunk of line requests (line indices = byte address // line_bytes), in
-        order, all arriving at arrival_ps; return each request's data-burst completion time
-        in ps (int64 array). Arrival times must not decrease from call to call.
+        """Serve one chunk of line requests (line indices = byte address // line_bytes), all
+        arriving at arrival_ps, in the scheduler's order; return each request's data-burst
+        completion time in ps (int64 array, in the order of ``lines``). Arrival times must not
+        decrease from call to call.
 
         bus_speedup: for a requester inside the memory (near-memory accelerator) that reaches
         the banks over an internal path ``bus_speedup`` times wider than the channel: the
@@ -301,8 +311,18 @@ class DramSystem:
                 p = p.copy()
                 p[k.P_BURST] = max(1, p[k.P_BURST] // bus_speedup)
                 p[k.P_CCD] = max(1, p[k.P_CCD] // bus_speedup)
-            k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._ch, self._ring,
-                    self._pend, self._ctr, out, self._log, self._log_n)
+            if self.scheduler == "frfcfs" and lines.size > 1:
+                open_row = self._bk[:, k.B_OPEN_ROW].copy()
+                if self.page_policy == "closed":
+                    open_row[:] = -1
+                order = k.frfcfs_order(lines, writes, self._decode, self.queue_depth, open_row)
+                served = np.empty_like(out)
+                k.serve(lines[order], writes[order], arrival_ps, self._decode, p, self._bk, self._rk, self._ch,
+                        self._ring, self._pend, self._ctr, served, self._log, self._log_n)
+                out[order] = served
+            else:
+                k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._ch, self._ring,
+                        self._pend, self._ctr, out, self._log, self._log_n)
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,

@@ -4,7 +4,8 @@ The kernel serves line requests in order on a bank/row-buffer model of DDR3 chan
 times are integer picoseconds. State lives in a handful of int64 arrays owned by
 ``simulator.memory.dram.DramSystem``; the column layouts are the module constants below.
 
-Scheduling rules (per request, in request order):
+Scheduling rules (per request, in the order given; a first-ready controller first puts each
+chunk in its service order with :func:`frfcfs_order`):
 
 * a request may not issue any command before its *frontier* ``F = max(arrival,
   column time of the request queue_depth places earlier on the same channel)`` (a finite
@@ -16,7 +17,7 @@ Scheduling rules (per request, in request order):
   command tRCD later;
 * other row open: PRE (tRAS after ACT, tRTP after a read, tWR after write data), tRP,
   then as for a closed bank;
-* column commands, and hence data bursts, of one channel issue in request order;
+* column commands, and hence data bursts, of one channel issue in that order;
 * closed-page policy: every column command is followed by an auto-precharge at the
   earliest legal time.
 
@@ -346,3 +347,82 @@ def idle_until(t_ps, n_banks, p, bk, rk, pend, ctr, log, log_n):
     for rank in range(rk.shape[0]):
         _refresh_until(bk, rk, rank, n_banks, pend, t_ps, False, p, ctr, log, log_n)
         _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, t_ps)
+
+
+@njit(cache=True)
+def frfcfs_order(lines, is_write, decode, window, open_row):
+    """Service order of one chunk under a first-ready (FR-FCFS-like) controller: int64 indices.
+
+    The chunk's requests arrive together; the controller sees them ``window`` at a time (its
+    transaction queue) and, within each window, serves reads before writes (writes wait in
+    the write queue); within each kind, the requests to the row a bank holds open first (row
+    hits), then the other rows of every bank round-robin, the k-th row of each bank before
+    the (k+1)-th of any, banks in index order (rank-major), so that one bank's precharge and
+    activate overlap the others' data bursts. The requests to one row are served back to
+    back, in arrival order.
+
+    open_row: int64[banks of all ranks and channels], the row each bank holds open (-1:
+    precharged) before the chunk; updated in place to the row each bank is left with (pass
+    a scratch array of -1 for a closed-page controller). Refreshes due during the chunk,
+    which close every row, are not foreseen.
+    """
+    n = lines.shape[0]
+    n_banks = (decode[1, 1] + 1) * (decode[2, 1] + 1)
+    n_bank_ids = (decode[0, 1] + 1) * n_banks
+    order = np.empty(n, np.int64)
+    g = np.empty(window, np.int64)
+    row = np.empty(window, np.int64)
+    wr = np.empty(window, np.int64)
+    leader = np.empty(window, np.int64)
+    rnd = np.empty(window, np.int64)
+    key = np.empty(window, np.int64)
+    has_hit = np.zeros(n_bank_ids, np.int64)
+    last_round = np.full(n_bank_ids, -1, np.int64)
+    for s in range(0, n, window):
+        m = min(n, s + window) - s
+        for a in range(m):
+            line = lines[s + a]
+            c = (line >> decode[0, 0]) & decode[0, 1]
+            r = (line >> decode[1, 0]) & decode[1, 1]
+            b = (line >> decode[2, 0]) & decode[2, 1]
+            g[a] = c * n_banks + r * (decode[2, 1] + 1) + b
+            row[a] = (line >> decode[3, 0]) & decode[3, 1]
+            wr[a] = 1 if is_write[s + a] != 0 else 0
+            leader[a] = a
+            for o in range(a):
+                if leader[o] == o and g[o] == g[a] and wr[o] == wr[a] and row[o] == row[a]:
+                    leader[a] = o
+                    break
+        for kind in range(2):  # reads, then writes, each against the rows the previous left open
+            for a in range(m):
+                if wr[a] == kind and leader[a] == a and row[a] == open_row[g[a]]:
+                    has_hit[g[a]] = 1
+            for a in range(m):
+                if wr[a] != kind or leader[a] != a:
+                    continue
+                if row[a] == open_row[g[a]]:
+                    rnd[a] = 0
+                    continue
+                earlier = 0
+                for o in range(a):
+                    if leader[o] == o and wr[o] == kind and g[o] == g[a] and row[o] != open_row[g[a]]:
+                        earlier += 1
+                rnd[a] = earlier + has_hit[g[a]]
+            for a in range(m):
+                if wr[a] == kind and leader[a] == a:
+                    has_hit[g[a]] = 0
+                    if rnd[a] > last_round[g[a]]:
+                        last_round[g[a]] = rnd[a]
+            for a in range(m):  # the row each bank is left with: its last row group
+                if wr[a] == kind and leader[a] == a and rnd[a] == last_round[g[a]]:
+                    open_row[g[a]] = row[a]
+            for a in range(m):
+                if wr[a] == kind:
+                    last_round[g[a]] = -1
+        for a in range(m):
+            ra = rnd[leader[a]]
+            key[a] = ((wr[a] * window + ra) * n_bank_ids + g[a]) * window + a
+        idx = np.argsort(key[:m])
+        for a in range(m):
+            order[s + a] = s + idx[a]
+    return order

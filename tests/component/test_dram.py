@@ -253,10 +253,10 @@ def open_time_from_log(log, n_ranks, end_ps):
     return total
 
 
-@pytest.mark.parametrize("policy", ["open", "closed"])
-def test_command_log_obeys_ddr3_timing(policy):
+@pytest.mark.parametrize("policy,scheduler", [("open", "in_order"), ("closed", "in_order"), ("open", "frfcfs")])
+def test_command_log_obeys_ddr3_timing(policy, scheduler):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
-    d = make(g, page_policy=policy, command_log_capacity=200_000)
+    d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler)
     for arrival, lines, wr in random_chunks(5):
         d.service_lines(lines, wr, arrival)
     log = d.command_log()
@@ -318,3 +318,86 @@ def test_background_and_refresh_energy_exact(policy):
     c = d.counters()
     assert energy["activate_precharge"] == pytest.approx(c["activates"] * 16 * 1.985625e-9, rel=1e-12)
     assert energy["read"] == pytest.approx(c["reads"] * 16 * 1.3725e-9, rel=1e-12)
+
+
+# -- first-ready scheduling ------------------------------------------------------------------------
+def _bank_and_row(d, lines):
+    """Global bank (rank-major) and row of each line."""
+    dec = d._decode
+    rank = (lines >> dec[1, 0]) & dec[1, 1]
+    bank = (lines >> dec[2, 0]) & dec[2, 1]
+    return rank * (dec[2, 1] + 1) + bank, (lines >> dec[3, 0]) & dec[3, 1]
+
+
+def test_frfcfs_order_by_hand():
+    d = make()
+    # window of 8: a write, then reads to bank 0 row 1, bank 0 row 2, bank 0 row 1 again, bank 1 row 5
+    lines = np.array([line(7, 3), line(1, 0, 0), line(2, 0, 0), line(1, 0, 1), line(5, 1, 0)], dtype=np.int64)
+    wr = np.array([1, 0, 0, 0, 0], dtype=np.uint8)
+    closed = np.full(8, -1, dtype=np.int64)
+    order = k.frfcfs_order(lines, wr, d._decode, 8, closed)
+    # reads first; round 0: bank 0 row 1 (both requests, in arrival order), bank 1 row 5; round 1: bank 0 row 2
+    assert order.tolist() == [1, 3, 4, 2, 0]
+    assert closed.tolist() == [2, 5, -1, 7, -1, -1, -1, -1]  # the rows the banks are left with
+    # bank 0 already holds row 2: that row's request is a hit and goes first
+    open_rows = np.full(8, -1, dtype=np.int64)
+    open_rows[0] = 2
+    assert k.frfcfs_order(lines, wr, d._decode, 8, open_rows).tolist() == [2, 4, 1, 3, 0]
+    assert open_rows[0] == 1
+
+
+def test_frfcfs_order_invariants_on_random_chunks():
+    d = make(dataclasses.replace(GEOMETRY, ranks_per_channel=2))
+    for _, lines, wr in random_chunks(3):
+        wr = np.broadcast_to(np.asarray(wr, dtype=np.uint8), lines.shape)
+        window = 16
+        order = k.frfcfs_order(lines, wr, d._decode, window, np.full(16, -1, dtype=np.int64))
+        assert sorted(order.tolist()) == list(range(len(lines)))  # a permutation
+        for s in range(0, len(lines), window):
+            part = order[s:s + window]
+            assert part.min() >= s and part.max() < s + window  # nothing leaves its window
+            w = wr[part]
+            assert np.all(np.diff(w.astype(int)) >= 0)  # reads before writes
+            bank, row = _bank_and_row(d, lines[part])
+            keys = list(zip(w.tolist(), bank.tolist(), row.tolist()))
+            seen = set()
+            for i, key in enumerate(keys):  # one row's requests back to back, in arrival order
+                if i and key != keys[i - 1]:
+                    assert key not in seen
+                seen.add(key)
+            for key in set(keys):
+                idx = [int(part[i]) for i in range(len(keys)) if keys[i] == key]
+                assert idx == sorted(idx)
+
+
+def test_frfcfs_serves_conflicting_streams_faster_with_more_hits():
+    # write-backs of 16 interleaved row streams that share 8 banks (two rows per bank): in arrival order
+    # every access conflicts; a first-ready controller groups each row's lines
+    lines = np.array([line(10 + s // 8, s % 8, c) for c in range(16) for s in range(16)], dtype=np.int64)
+    results = {}
+    for scheduler in ("in_order", "frfcfs"):
+        d = make(scheduler=scheduler)
+        out = d.service_lines(lines, True, 0)
+        results[scheduler] = (int(out.max()), d.counters())
+    t_in, c_in = results["in_order"]
+    t_fr, c_fr = results["frfcfs"]
+    # one conflict per bank per 32-request window is left (two rows per bank in every window)
+    assert c_in["row_conflicts"] > 200 and c_fr["row_conflicts"] <= 8 * len(lines) // 32
+    assert c_fr["row_hits"] > c_in["row_hits"]
+    assert t_fr < 0.75 * t_in  # measured: 1.30 us against 1.94 us
+    assert c_fr["writes"] == c_in["writes"] == len(lines)  # same work, another order
+
+
+def test_frfcfs_returns_times_in_request_order():
+    d = make(scheduler="frfcfs")
+    d.service(np.array([line(1, 0)]), False, 0)  # bank 0 holds row 1
+    a = 1_000_000
+    # the conflict arrives first, the hit second: the hit is served first and finishes first
+    out = d.service_lines(np.array([line(2, 0), line(1, 0, 5)]), False, a)
+    assert out[1] == a + (11 + 4) * TCK  # row hit: CL + burst
+    assert out[0] > out[1]
+
+
+def test_scheduler_is_validated():
+    with pytest.raises(ValueError, match="scheduler"):
+        make(scheduler="fifo")

@@ -36,3 +36,15 @@ def test_key_of_another_kind_is_refused_naming_option_key_and_expectation():
 def test_key_of_no_kind_is_refused_before_building():
     with pytest.raises(ConfigError, match="accelerators.lap.no_such_key: unknown key"):
         load_spec(LAP_LLC, SystemSpec, ["accelerators.lap.no_such_key=1"])
+
+
+def test_dram_controller_keys_are_read_and_validated():
+    spec = load_spec(LAP_LLC, SystemSpec).spec
+    assert (spec.dram.geometry.scheduler, spec.dram.geometry.queue_depth) == ("frfcfs", 32)  # the DDR3 preset
+    spec = load_spec(LAP_LLC, SystemSpec, ["dram.geometry.scheduler=in_order"]).spec
+    assert spec.dram.geometry.scheduler == "in_order"
+    with pytest.raises(ConfigError, match="scheduler") as err:
+        load_spec(LAP_LLC, SystemSpec, ["dram.geometry.scheduler=fifo"])
+    assert "frfcfs" in str(err.value)  # the expected values are named
+    with pytest.raises(ConfigError, match="queue_depth"):
+        load_spec(LAP_LLC, SystemSpec, ["dram.geometry.queue_depth=0"])
