@@ -1,7 +1,8 @@
 """DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3 class).
 
-``DramSystem`` serves chunks of 64 B line requests in arrival order and returns when the
-last data burst completes; the per-line work is the numba kernel in
+``DramSystem`` serves chunks of 64 B line requests in arrival order (within a chunk, in
+the order its controller chooses: as given, or first-ready) and returns when the last data
+burst completes; the per-line work is the numba kernel in
 ``simulator.memory.dram_kernel`` (its docstring states the scheduling rules). Parameters
 are plain typed values (cycle counts in tCK unless the name ends in ``_ps``); the
 composition root builds them from the validated configuration.
