@@ -87,6 +87,7 @@ def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
     system.env.run(until=proc)
     for unit in system.units.values():  # accelerators finish their queued commands
         system.env.run(until=unit.idle_event())
-    end_ps = int(system.env.now)
+    # the run ends when the last posted write-back has reached DRAM too
+    end_ps = max(int(system.env.now), system.dram.last_completion_ps)
     system.dram.idle_until(end_ps)  # refreshes and background state up to the end of the run
     return end_ps

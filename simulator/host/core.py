@@ -13,7 +13,10 @@ into a duration (cycles of ``frequency_hz``):
   by the misses the core keeps in flight (``max_outstanding_misses``, Little's
   law); lines served by DRAM cost the load-to-use DRAM latency divided by the
   same number, and the chunk cannot end before DRAM has delivered its last
-  line (plus the return path): contention with other requesters appears here;
+  line (plus the return path): contention with other requesters appears here.
+  The write-backs of lines the chunk evicts are posted (``MemoryPort.access``):
+  DRAM serves them after the chunk's reads, but the core does not wait for them;
+  they delay whatever reaches DRAM next;
 - dependent accesses (pointer chasing): every access pays its full latency in
   turn, and each DRAM access is served on its own.
 

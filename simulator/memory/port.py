@@ -29,6 +29,7 @@ class DramModel(Protocol):
     """What a port needs of DRAM (see simulator.memory.dram)."""
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> int: ...
+    def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> np.ndarray: ...
 
 
 @dataclass
@@ -49,7 +50,9 @@ class MemoryPort:
         self.dram = dram
         self.start_level = start_level
 
-    def _to_dram(self, result, now_ps: int) -> PortResult:
+    def _to_dram(self, result, now_ps: int, posted_writes: bool = False) -> PortResult:
+        """Send the chunk's DRAM reads, then its write-backs; ``dram_done_ps`` is the last
+        completion, of the reads only when ``posted_writes`` (None if there is nothing to wait for)."""
         reads, writes = result.dram_reads, result.dram_writes
         n = len(reads) + len(writes)
         if n == 0:
@@ -57,15 +60,21 @@ class MemoryPort:
         lines = np.concatenate([reads, writes]).astype(np.int64, copy=False)
         is_write = np.zeros(n, dtype=np.bool_)
         is_write[len(reads):] = True
-        return PortResult(result, self.dram.service(lines, is_write, now_ps), n)
+        if not posted_writes:
+            return PortResult(result, self.dram.service(lines, is_write, now_ps), n)
+        done = self.dram.service_lines(lines, is_write, now_ps)
+        return PortResult(result, int(done[:len(reads)].max()) if len(reads) else None, n)
 
     def access(self, lines: np.ndarray, is_store: bool, now_ps: int) -> PortResult:
-        """Load (or store) ``lines`` at ``now_ps``."""
-        return self._to_dram(self.caches.access(lines, is_store, self.start_level), now_ps)
+        """Load (or store) ``lines`` at ``now_ps``. The write-backs of the lines the caches evict
+        are posted: DRAM serves them (after the chunk's reads) but ``dram_done_ps`` does not wait
+        for them; a later chunk meets them in the DRAM's queues and banks."""
+        return self._to_dram(self.caches.access(lines, is_store, self.start_level), now_ps, posted_writes=True)
 
     def zero(self, lines: np.ndarray, now_ps: int) -> PortResult:
-        """Full-line zeroing writes (dcbz / DC ZVA / CLZERO): allocated dirty, memory not read."""
-        return self._to_dram(self.caches.zero(lines, self.start_level), now_ps)
+        """Full-line zeroing writes (dcbz / DC ZVA / CLZERO): allocated dirty, memory not read;
+        write-backs posted as in ``access``."""
+        return self._to_dram(self.caches.zero(lines, self.start_level), now_ps, posted_writes=True)
 
     def flush(self, lines: np.ndarray, now_ps: int) -> PortResult:
         """clflush: dirty lines to DRAM, invalidated everywhere."""
