@@ -253,7 +253,8 @@ def open_time_from_log(log, n_ranks, end_ps):
     return total
 
 
-@pytest.mark.parametrize("policy,scheduler", [("open", "in_order"), ("closed", "in_order"), ("open", "frfcfs")])
+@pytest.mark.parametrize("policy,scheduler", [("open", "in_order"), ("closed", "in_order"), ("open", "frfcfs"),
+                                              ("closed", "frfcfs")])
 def test_command_log_obeys_ddr3_timing(policy, scheduler):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
     d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler)
