@@ -376,8 +376,7 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
     leader = np.empty(window, np.int64)
     rnd = np.empty(window, np.int64)
     key = np.empty(window, np.int64)
-    has_hit = np.zeros(n_bank_ids, np.int64)
-    last_round = np.full(n_bank_ids, -1, np.int64)
+    next_round = np.zeros(n_bank_ids, np.int64)  # per bank: the round its next non-hit row gets
     for s in range(0, n, window):
         m = min(n, s + window) - s
         for a in range(m):
@@ -388,37 +387,28 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
             g[a] = c * n_banks + r * (decode[2, 1] + 1) + b
             row[a] = (line >> decode[3, 0]) & decode[3, 1]
             wr[a] = 1 if is_write[s + a] != 0 else 0
-            leader[a] = a
+            leader[a] = a  # the first request of its (kind, bank, row) in the window
             for o in range(a):
                 if leader[o] == o and g[o] == g[a] and wr[o] == wr[a] and row[o] == row[a]:
                     leader[a] = o
                     break
         for kind in range(2):  # reads, then writes, each against the rows the previous left open
-            for a in range(m):
+            for a in range(m):  # a bank whose open row is hit serves that row in round 0, the others after
                 if wr[a] == kind and leader[a] == a and row[a] == open_row[g[a]]:
-                    has_hit[g[a]] = 1
-            for a in range(m):
-                if wr[a] != kind or leader[a] != a:
-                    continue
-                if row[a] == open_row[g[a]]:
-                    rnd[a] = 0
-                    continue
-                earlier = 0
-                for o in range(a):
-                    if leader[o] == o and wr[o] == kind and g[o] == g[a] and row[o] != open_row[g[a]]:
-                        earlier += 1
-                rnd[a] = earlier + has_hit[g[a]]
+                    next_round[g[a]] = 1
             for a in range(m):
                 if wr[a] == kind and leader[a] == a:
-                    has_hit[g[a]] = 0
-                    if rnd[a] > last_round[g[a]]:
-                        last_round[g[a]] = rnd[a]
-            for a in range(m):  # the row each bank is left with: its last row group
-                if wr[a] == kind and leader[a] == a and rnd[a] == last_round[g[a]]:
+                    if row[a] == open_row[g[a]]:
+                        rnd[a] = 0
+                    else:
+                        rnd[a] = next_round[g[a]]
+                        next_round[g[a]] += 1
+            for a in range(m):  # each bank is left with the row of its last round
+                if wr[a] == kind and leader[a] == a and rnd[a] == next_round[g[a]] - 1:
                     open_row[g[a]] = row[a]
             for a in range(m):
                 if wr[a] == kind:
-                    last_round[g[a]] = -1
+                    next_round[g[a]] = 0
         for a in range(m):
             ra = rnd[leader[a]]
             key[a] = ((wr[a] * window + ra) * n_bank_ids + g[a]) * window + a
