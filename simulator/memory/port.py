@@ -60,10 +60,9 @@ class MemoryPort:
         lines = np.concatenate([reads, writes]).astype(np.int64, copy=False)
         is_write = np.zeros(n, dtype=np.bool_)
         is_write[len(reads):] = True
-        if not posted_writes:
-            return PortResult(result, self.dram.service(lines, is_write, now_ps), n)
         done = self.dram.service_lines(lines, is_write, now_ps)
-        return PortResult(result, int(done[:len(reads)].max()) if len(reads) else None, n)
+        waited = done[:len(reads)] if posted_writes else done
+        return PortResult(result, int(waited.max()) if len(waited) else None, n)
 
     def access(self, lines: np.ndarray, is_store: bool, now_ps: int) -> PortResult:
         """Load (or store) ``lines`` at ``now_ps``. The write-backs of the lines the caches evict
