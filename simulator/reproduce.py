@@ -605,7 +605,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                      ours_finding[r.column][1]) for r in ref if r.table == "003 §8"]
     marss = load_spec(MARSSX86_CPU, SystemSpec).spec.host  # the calibrated values the study's host runs with
     notes = [f"Results from {origin}; N = {n_points} points. Table 5 and the §8 findings: the MARSSx86-like "
-             f"host (configs/systems/marssx86/, two calibrated parameters: {marss.max_outstanding_misses} "
+             f"host (configs/presets/cpu/i7_920_marssx86.yaml, two calibrated parameters: {marss.max_outstanding_misses} "
              f"outstanding misses for 003:L301's 3 GB/s, and {marss.loads_per_cycle:g} loads or stores issued per "
              "cycle for Table 5's LAP-LLC pipelined entry at q = 4, the one entry fitted); Table 3 and the "
              "figures: the default host."]
