@@ -10,6 +10,7 @@ Run: python tests/bench/bench_dram.py
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def main() -> None:
         "random (1 GiB)": rng.integers(0, (1 << 30) // 64, N_LINES),
     }
     for name, lines in workloads.items():
-        for scheduler, chunk in ((s, c) for s in ("in_order", "frfcfs") for c in (N_LINES, CHUNK)):
+        for scheduler, chunk in itertools.product(("in_order", "frfcfs"), (N_LINES, CHUNK)):
             wall_s, end_ps, d = run(lines, chunk, scheduler)
             gb_s = len(lines) * 64 / (end_ps * 1e-12) / 1e9
             c = d.counters()
