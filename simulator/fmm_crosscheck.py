@@ -310,7 +310,9 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     compute-only run; per LAP system f_L from a compute-bound 256 x 256 x 1024 GEMM
     and w_L from a bandwidth-bound 64 x 8192 x 1 GEMM (interface
     bytes / busy time).  Energies: eps_flop_cpu and pi_0 (constant power) from the
-    compute-only run, eps_byte_dram = non-constant energy of the stream / bytes,
+    compute-only run (an idle memory: powered down when its DRAM powers down), eps_byte_dram =
+    (energy of the stream - pi_0 x its time) / bytes, so that it carries what a busy memory
+    draws above its idle background,
     eps_flop_lap = LAP compute energy / flops, the LAP's static power = its static energy / run
     time of that GEMM, eps_byte_llc from :func:`measure_llc_energy`. ``llc_residency``: the
     residency curve of :func:`measure_llc_residency` on the first LLC-coupled LAP system (all
@@ -324,9 +326,6 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     t_s = stage_quantity(s, "system", "simulated_time_s")
     nbytes = 64 * 1024 * 1024
     m["w_c_bytes_per_s"] = nbytes / t_s
-    const = sum(stage_quantity(s, f"energy/{c}", k) for c, k in CONSTANT_CATEGORIES)
-    total = float(s[s.component.str.startswith("energy/")].value.sum())
-    m["eps_byte_dram_j"] = (total - const) / nbytes
     r = _run_workload(cpu_system, {"generator": "random_access",
                                    "params": {"n_accesses": 200000, "footprint_bytes": "256 MiB", "seed": 1}})
     m["w_c_irregular_bytes_per_s"] = 200000 * 8 / stage_quantity(r, "system", "simulated_time_s")
@@ -336,6 +335,8 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str]) -> dict[str, A
     m["access_rate_per_s"] = measure_access_rate(cpu_system)
     c_const = sum(stage_quantity(c, f"energy/{a}", k) for a, k in CONSTANT_CATEGORIES)
     m["static_power_w"] = c_const / tc
+    total = float(s[s.component.str.startswith("energy/")].value.sum())
+    m["eps_byte_dram_j"] = (total - m["static_power_w"] * t_s) / nbytes
     m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
     llc_coupled = [sysf for sysf in lap_systems.values()
                    if any(a.interface.coupling == "llc" for a in load_system(sysf).spec.accelerators.values())]

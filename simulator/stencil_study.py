@@ -47,8 +47,9 @@ from simulator.plots import save_figure
 from workloads import micro
 
 #: Energy categories that are paid per unit of time whatever the machine does (component, category).
+#: DRAM background draws less while powered down (IDD2P/IDD3P) than while serving (IDD2N/IDD3N).
 CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
-                       ("dram", "background_precharge"), ("dram", "refresh"))
+                       ("dram", "background_precharge"), ("dram", "background_power_down"), ("dram", "refresh"))
 
 
 # ---- study files ----------------------------------------------------------------------------

@@ -97,6 +97,8 @@ class DramTimingSpec:
     t_faw: int = param(min=1, doc="four-activate window, tCK")
     burst_length: int = param(min=1, power_of_two=True, doc="burst length BL, beats")
     t_refi_s: float = param(unit="time", positive=True, doc="average refresh interval tREFI")
+    t_xp: int = param(5, min=1, doc="power-down exit to the next command, tCK (DDR3-1600: 6 ns = 5 tCK)")
+    t_cke: int = param(4, min=1, doc="shortest power-down (CKE low), tCK (DDR3-1600: 5 ns = 4 tCK)")
 
     def __post_init__(self) -> None:
         if self.t_rc < self.t_ras + self.t_rp:
@@ -113,6 +115,7 @@ class DramCurrentsSpec:
     idd2q_a: float = param(unit="current", positive=True, doc="precharge quiet standby current")
     idd2n_a: float = param(unit="current", positive=True, doc="precharge standby current")
     idd3n_a: float = param(unit="current", positive=True, doc="active standby current")
+    idd3p_a: float = param(unit="current", positive=True, doc="active power-down current")
     idd4r_a: float = param(unit="current", positive=True, doc="burst read current")
     idd4w_a: float = param(unit="current", positive=True, doc="burst write current")
     idd5_a: float = param(unit="current", positive=True, doc="burst refresh current")
@@ -136,6 +139,8 @@ class DramGeometrySpec:
                            doc="controller: column commands in arrival order, or first-ready (reads before "
                                "writes, row hits together, banks round-robin) within the transaction queue")
     queue_depth: int = param(32, min=1, doc="controller transaction queue, requests per channel")
+    power_down: bool = param(False, doc="a rank with no pending request powers down (IDD2P / IDD3P) and "
+                                        "pays tXP to wake, as DRAMSim2's USE_LOW_POWER")
 
     def __post_init__(self) -> None:
         fields = self.mapping.split(":")

@@ -42,9 +42,10 @@ def _is_pow2(n: int) -> bool:
 class DramTiming:
     """DDR timing parameters; counts in clock cycles (tCK) unless the name ends in _ps.
 
-    ``cwl`` (CAS write latency, tCK) and ``t_rtrs`` (rank-to-rank data-bus switch, tCK)
-    default to DDR3-1600 values (CWL 8 per the MT41J256M4 speed-bin table; one-cycle rank
-    switch as in DRAMSim2).
+    ``cwl`` (CAS write latency, tCK), ``t_rtrs`` (rank-to-rank data-bus switch, tCK),
+    ``t_xp`` (power-down exit to the next command, tCK) and ``t_cke`` (shortest power-down,
+    tCK) default to DDR3-1600 values (CWL 8 per the MT41J256M4 speed-bin table; one-cycle rank
+    switch, tXP 5 and tCKE 4 as in DRAMSim2's DDR3_micron_32M_8B_x4_sg125 ini).
     """
 
     tck_ps: int
@@ -64,6 +65,8 @@ class DramTiming:
     t_refi_ps: int
     cwl: int = 8
     t_rtrs: int = 1
+    t_xp: int = 5
+    t_cke: int = 4
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -91,7 +94,10 @@ class DramTiming:
 
 @dataclass(frozen=True)
 class DramCurrents:
-    """Datasheet supply currents of one device in mA, and its supply voltage in V."""
+    """Datasheet supply currents of one device in mA, and its supply voltage in V.
+
+    ``idd3p_ma`` (active power-down) is needed only by a DramSystem with power-down; None
+    otherwise."""
 
     idd0_ma: float
     idd1_ma: float
@@ -103,10 +109,13 @@ class DramCurrents:
     idd4w_ma: float
     idd5_ma: float
     vdd_v: float
+    idd3p_ma: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "idd3p_ma" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"DramCurrents.{f.name} = {value!r}: expected a positive number")
         for name in ("idd0_ma", "idd4r_ma", "idd4w_ma", "idd5_ma"):
@@ -201,13 +210,16 @@ class DramSystem:
     commands in arrival order) or ``"frfcfs"`` (each chunk is first put in the order a
     first-ready controller with a queue_depth-entry transaction queue would serve it:
     reads before writes, row hits together, banks round-robin; see
-    ``dram_kernel.frfcfs_order``). command_log_capacity: if > 0,
+    ``dram_kernel.frfcfs_order``). power_down: a rank with no pending request powers down
+    (active power-down, IDD3P, while a bank holds a row; precharge power-down, IDD2P,
+    otherwise) and pays tXP to wake, as DRAMSim2 does with ``USE_LOW_POWER``; needs
+    ``currents.idd3p_ma``. command_log_capacity: if > 0,
     the first that many commands are recorded for inspection (``command_log``).
     """
 
     def __init__(self, timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
                  page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0,
-                 scheduler: str = "in_order") -> None:
+                 scheduler: str = "in_order", power_down: bool = False) -> None:
         if page_policy not in PAGE_POLICIES:
             raise ValueError(f"page_policy = {page_policy!r}: expected one of {PAGE_POLICIES}")
         if scheduler not in SCHEDULERS:
@@ -217,6 +229,10 @@ class DramSystem:
         if isinstance(command_log_capacity, bool) or not isinstance(command_log_capacity, int) \
                 or command_log_capacity < 0:
             raise ValueError(f"command_log_capacity = {command_log_capacity!r}: expected an integer >= 0")
+        if not isinstance(power_down, bool):
+            raise ValueError(f"power_down = {power_down!r}: expected true or false")
+        if power_down and currents.idd3p_ma is None:
+            raise ValueError("power_down = True: expected currents.idd3p_ma (active power-down current)")
         burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
         if burst_bytes != geometry.line_bytes:
             raise ValueError(f"DramGeometry.line_bytes = {geometry.line_bytes!r}: expected one burst "
@@ -227,6 +243,7 @@ class DramSystem:
         self.page_policy = page_policy
         self.scheduler = scheduler
         self.queue_depth = queue_depth
+        self.power_down = power_down
         tck = timing.tck_ps
         p = np.zeros(k.N_PARAMS, dtype=np.int64)
         p[k.P_TCK] = tck
@@ -249,6 +266,9 @@ class DramSystem:
         # JEDEC tRTW = RL + tCCD + 2 tCK - WL: two idle bus cycles between read and write data
         p[k.P_RTW] = 2 * tck
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
+        p[k.P_POWER_DOWN] = 1 if power_down else 0
+        p[k.P_XP] = timing.t_xp * tck
+        p[k.P_CKE] = timing.t_cke * tck
         self._p = p
         self._decode = _decode_table(geometry)
         n_ranks = geometry.channels * geometry.ranks_per_channel
@@ -261,6 +281,8 @@ class DramSystem:
         self._rk[:, k.R_LAST_COL] = k.NEG_INF
         self._rk[:, k.R_LAST_WR_END] = k.NEG_INF
         self._rk[:, k.R_NEXT_REF] = timing.t_refi_ps
+        self._rk[:, k.R_PD_ENTRY] = -1
+        self._rk[:, k.R_WAKE] = k.NEG_INF
         self._ch = np.zeros((geometry.channels, k.N_CHANNEL), dtype=np.int64)
         self._ch[:, k.C_LAST_RANK] = -1
         self._ring = np.zeros((geometry.channels, queue_depth), dtype=np.int64)
@@ -391,23 +413,30 @@ class DramSystem:
 
     def background_times_ps(self, end_ps: int) -> dict[str, int]:
         """Rank-picoseconds in [0, end_ps), summed over ranks, with at least one bank open
-        (``open``) and with all banks precharged (``precharged``); plus ``refreshes``, the
-        REF commands of all ranks due before end_ps (k * tREFI < end_ps, k >= 1). end_ps
-        may be any time from ``last_completion_ps`` on (earlier if nothing is pending)."""
+        (``open``) and with all banks precharged (``precharged``), and the parts of those
+        spent powered down (``power_down_open``, ``power_down_precharged``; 0 without
+        power-down); plus ``refreshes``, the REF commands of all ranks due before end_ps
+        (k * tREFI < end_ps, k >= 1). end_ps may be any time from ``last_completion_ps`` on
+        (earlier if nothing is pending)."""
         rk, _ = self._state_at(end_ps)
         open_ps = int(rk[:, k.R_ACC_OPEN].sum())
         per_rank = (int(end_ps) - 1) // self.timing.t_refi_ps if end_ps > 0 else 0
         return {"open": open_ps, "precharged": int(end_ps) * rk.shape[0] - open_ps,
+                "power_down_open": int(rk[:, k.R_ACC_PD_OPEN].sum()),
+                "power_down_precharged": int(rk[:, k.R_ACC_PD_CLOSED].sum()),
                 "refreshes": per_rank * rk.shape[0]}
 
     def energy_j(self, end_ps: int) -> dict[str, float]:
         """DRAM energy in J over [0, end_ps) by category (see ``simulator.memory.power``):
-        background_active (IDD3N while a bank of the rank is open), background_precharge
-        (IDD2N while all banks are precharged), refresh (REFs due before end_ps, above IDD3N),
-        activate_precharge (per ACT), read and write (per burst, above IDD3N)."""
+        background_active (IDD3N while a bank of the rank is open and the rank powered up),
+        background_precharge (IDD2N while all banks are precharged and the rank powered up),
+        background_power_down (IDD3P / IDD2P while powered down; 0 without power-down), refresh
+        (REFs due before end_ps, above IDD3N), activate_precharge (per ACT), read and write (per
+        burst, above IDD3N)."""
         times = self.background_times_ps(end_ps)
         c = self._ctr
         return power.energy_by_category_j(
             self.timing, self.currents, self.geometry,
             activates=int(c[k.K_ACTS]), reads=int(c[k.K_READS]), writes=int(c[k.K_WRITES]),
-            refreshes=times["refreshes"], open_time_ps=times["open"], precharged_time_ps=times["precharged"])
+            refreshes=times["refreshes"], open_time_ps=times["open"], precharged_time_ps=times["precharged"],
+            power_down_open_ps=times["power_down_open"], power_down_precharged_ps=times["power_down_precharged"])

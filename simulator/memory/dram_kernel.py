@@ -20,6 +20,11 @@ chunk in its service order with :func:`frfcfs_order`):
 * column commands, and hence data bursts, of one channel issue in that order;
 * closed-page policy: every column command is followed by an auto-precharge at the
   earliest legal time.
+* power-down (optional, as DRAMSim2's ``USE_LOW_POWER``): a rank with no pending request,
+  from the end of its last data burst (or refresh) up to the next request's frontier, is
+  powered down, in active power-down while a bank holds a row and in precharge power-down
+  otherwise; the rank's next command waits tXP after the exit, which is no earlier than
+  tCKE after the entry. A refresh falling due while powered down wakes the rank likewise.
 
 Open-bank time (a rank counts as *open* while at least one of its banks holds a row) is
 accumulated exactly: closed intervals ``[ACT, PRE)`` wait in a small per-rank buffer
@@ -52,7 +57,10 @@ P_REFI = 15
 P_RTRS = 16  # rank-to-rank data-bus switch
 P_RTW = 17  # read-to-write data-bus bubble
 P_CLOSED_PAGE = 18  # 1 for closed-page policy (a flag, not a time)
-N_PARAMS = 19
+P_POWER_DOWN = 19  # 1: a rank with no pending request powers down (a flag, not a time)
+P_XP = 20  # power-down exit to the next command (tXP)
+P_CKE = 21  # shortest power-down (tCKE)
+N_PARAMS = 22
 
 # Per-bank state columns.
 B_OPEN_ROW = 0  # -1 when precharged
@@ -74,7 +82,12 @@ R_NEXT_REF = 9
 R_ACC_OPEN = 10  # open time accumulated up to R_ACC_MARK
 R_ACC_MARK = 11
 R_PEND = 12  # number of buffered closed intervals
-N_RANK = 13
+R_IDLE_FROM = 13  # the rank has had nothing to do since then (power-down time accounted up to it)
+R_ACC_PD_OPEN = 14  # power-down time accumulated with a bank open (active power-down)
+R_ACC_PD_CLOSED = 15  # power-down time accumulated with all banks precharged
+R_PD_ENTRY = 16  # entry time of the current power-down, -1 when powered up
+R_WAKE = 17  # earliest command after the last power-down exit (tXP)
+N_RANK = 18
 
 # Per-channel state columns.
 C_BUS_FREE = 0
@@ -194,6 +207,45 @@ def _close_bank(bk, rk, rank, bank_row, pend, t_pre, p, ctr, log, log_n, bank_id
     ctr[K_PRES] += 1
 
 
+@njit(cache=True, inline='always')
+def _power_down_until(bk, rk, rank, n_banks, t_ps, p):
+    """Power-down policy: a rank with no pending request is powered down from the end of its
+    last work (``R_IDLE_FROM``) up to t_ps; add that time to its active (a bank open) or
+    precharge (all banks closed) power-down total. Nothing when the policy is off."""
+    if p[P_POWER_DOWN] == 0:
+        return
+    start = rk[rank, R_IDLE_FROM]
+    if t_ps <= start:
+        return
+    base = rank * n_banks
+    any_open = False
+    for b in range(n_banks):
+        if bk[base + b, B_OPEN_ROW] >= 0:
+            any_open = True
+            break
+    if any_open:
+        rk[rank, R_ACC_PD_OPEN] += t_ps - start
+    else:
+        rk[rank, R_ACC_PD_CLOSED] += t_ps - start
+    if rk[rank, R_PD_ENTRY] < 0:
+        rk[rank, R_PD_ENTRY] = start
+    rk[rank, R_IDLE_FROM] = t_ps
+
+
+@njit(cache=True, inline='always')
+def _power_up(rk, rank, t_ps, p):
+    """Exit power-down on work arriving at t_ps (no earlier than tCKE after the entry); return
+    the earliest time of the rank's next command (tXP after the exit; t_ps when powered up)."""
+    entry = rk[rank, R_PD_ENTRY]
+    if entry < 0:
+        return t_ps
+    exit_ps = max(t_ps, entry + p[P_CKE])
+    rk[rank, R_PD_ENTRY] = -1
+    wake = exit_ps + p[P_XP]
+    rk[rank, R_WAKE] = wake
+    return wake
+
+
 @njit(cache=True)
 def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log, log_n):
     """Perform every refresh of `rank` due before limit_ps (at or before when inclusive)."""
@@ -205,7 +257,8 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
         elif t_ref >= limit_ps:
             return
         base = rank * n_banks
-        t_pre = t_ref
+        _power_down_until(bk, rk, rank, n_banks, t_ref, p)
+        t_pre = max(t_ref, _power_up(rk, rank, t_ref, p))
         any_open = False
         for b in range(n_banks):
             if bk[base + b, B_OPEN_ROW] >= 0:
@@ -219,7 +272,7 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
             for b in range(n_banks):
                 if bk[base + b, B_OPEN_ROW] >= 0:
                     _close_bank(bk, rk, rank, base + b, pend, t_pre, p, ctr, log, log_n, b)
-        t_start = t_ref
+        t_start = t_pre
         for b in range(n_banks):
             if bk[base + b, B_PRE_DONE] > t_start:
                 t_start = bk[base + b, B_PRE_DONE]
@@ -229,6 +282,8 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
             if bk[base + b, B_ACT_READY] < t_end:
                 bk[base + b, B_ACT_READY] = t_end
         rk[rank, R_READY] = t_end
+        if t_end > rk[rank, R_IDLE_FROM]:
+            rk[rank, R_IDLE_FROM] = t_end
         rk[rank, R_NEXT_REF] = t_ref + p[P_REFI]
         ctr[K_REFRESHES] += 1
 
@@ -266,19 +321,23 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
             if rk[rank, R_NEXT_REF] < wm:
                 wm = rk[rank, R_NEXT_REF]
             _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
+        # a rank with nothing pending until this request was powered down; it wakes for it
+        _power_down_until(bk, rk, rank, n_banks, frontier, p)
+        _power_up(rk, rank, frontier, p)
+        ready = max(frontier, rk[rank, R_WAKE])
 
         open_row = bk[g, B_OPEN_ROW]
         if open_row == row:
             ctr[K_HITS] += 1
-            col_earliest = max(frontier, bk[g, B_COL_READY])
+            col_earliest = max(ready, bk[g, B_COL_READY])
         else:
             if open_row >= 0:
                 ctr[K_CONFLICTS] += 1
-                t_pre = max(frontier, bk[g, B_PRE_READY])
+                t_pre = max(ready, bk[g, B_PRE_READY])
                 _close_bank(bk, rk, rank, g, pend, t_pre, p, ctr, log, log_n, b)
             else:
                 ctr[K_MISSES] += 1
-            t_act = max(frontier, bk[g, B_ACT_READY])
+            t_act = max(ready, bk[g, B_ACT_READY])
             t_act = max(t_act, rk[rank, R_READY])
             t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD])
             fpos = rk[rank, R_FAW_POS]
@@ -329,6 +388,9 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
 
         if p[P_CLOSED_PAGE] != 0:
             _close_bank(bk, rk, rank, g, pend, bk[g, B_PRE_READY], p, ctr, log, log_n, b)
+        busy = max(t_done, bk[g, B_PRE_DONE]) if p[P_CLOSED_PAGE] != 0 else t_done
+        if busy > rk[rank, R_IDLE_FROM]:
+            rk[rank, R_IDLE_FROM] = busy
 
         ring[c, qpos] = t_col
         ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
@@ -343,9 +405,11 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
 @njit(cache=True)
 def idle_until(t_ps, n_banks, p, bk, rk, pend, ctr, log, log_n):
     """Perform every refresh due before t_ps on every rank and accumulate open time up to
-    t_ps. Callers guarantee no command will later be issued before t_ps."""
+    t_ps (and power-down time, under that policy). Callers guarantee no command will later be
+    issued before t_ps."""
     for rank in range(rk.shape[0]):
         _refresh_until(bk, rk, rank, n_banks, pend, t_ps, False, p, ctr, log, log_n)
+        _power_down_until(bk, rk, rank, n_banks, t_ps, p)
         _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, t_ps)
 
 

@@ -16,7 +16,9 @@ TN-41-01 formulas used (currents in A, times in s):
 * refresh, per REF of a rank: ``E_ref = VDD * (IDD5 - IDD3N) * tRFC``
 * background: ``VDD*IDD3N`` while at least one bank of the rank holds an open row,
   ``VDD*IDD2N`` while all its banks are precharged (refresh time counts as precharged,
-  its extra current being in ``E_ref``).
+  its extra current being in ``E_ref``); while the rank is powered down, ``VDD*IDD3P``
+  (active power-down, a row open) or ``VDD*IDD2P`` (precharge power-down) instead, as
+  DRAMSim2 charges them (``MemoryController::update``, ``USE_LOW_POWER``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ _PS_TO_S = 1e-12
 CATEGORIES = (
     "background_active",
     "background_precharge",
+    "background_power_down",
     "refresh",
     "activate_precharge",
     "read",
@@ -75,13 +78,18 @@ def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: Dra
 
 
 def background_power_w(currents: DramCurrents, geometry: DramGeometry) -> dict[str, float]:
-    """Background power in W of one rank: ``active`` (a bank open, IDD3N) and
-    ``precharge`` (all banks precharged, IDD2N)."""
+    """Background power in W of one rank: ``active`` (a bank open, IDD3N), ``precharge``
+    (all banks precharged, IDD2N), ``precharge_power_down`` (IDD2P) and, when the currents
+    give IDD3P, ``active_power_down``."""
     n_dev = devices_per_rank(geometry)
-    return {
+    out = {
         "active": currents.vdd_v * currents.idd3n_ma * _MA_TO_A * n_dev,
         "precharge": currents.vdd_v * currents.idd2n_ma * _MA_TO_A * n_dev,
+        "precharge_power_down": currents.vdd_v * currents.idd2p_ma * _MA_TO_A * n_dev,
     }
+    if currents.idd3p_ma is not None:
+        out["active_power_down"] = currents.vdd_v * currents.idd3p_ma * _MA_TO_A * n_dev
+    return out
 
 
 def energy_by_category_j(
@@ -95,22 +103,34 @@ def energy_by_category_j(
     refreshes: int,
     open_time_ps: int,
     precharged_time_ps: int,
+    power_down_open_ps: int = 0,
+    power_down_precharged_ps: int = 0,
 ) -> dict[str, float]:
     """DRAM energy in J by category from command counts and background times.
 
     open_time_ps / precharged_time_ps are summed over ranks (rank-picoseconds with at least
-    one bank open / with all banks precharged); refreshes counts REF commands over all ranks.
+    one bank open / with all banks precharged); power_down_open_ps / power_down_precharged_ps
+    are the parts of each spent powered down; refreshes counts REF commands over all ranks.
     """
     for name, value in (("activates", activates), ("reads", reads), ("writes", writes),
                         ("refreshes", refreshes), ("open_time_ps", open_time_ps),
-                        ("precharged_time_ps", precharged_time_ps)):
+                        ("precharged_time_ps", precharged_time_ps),
+                        ("power_down_open_ps", power_down_open_ps),
+                        ("power_down_precharged_ps", power_down_precharged_ps)):
         if value < 0:
             raise ValueError(f"{name} = {value!r}: expected a non-negative number")
+    if power_down_open_ps > open_time_ps or power_down_precharged_ps > precharged_time_ps:
+        raise ValueError(f"power-down times ({power_down_open_ps}, {power_down_precharged_ps} ps): expected at "
+                         f"most the open and precharged times ({open_time_ps}, {precharged_time_ps} ps)")
     cmd = command_energies_j(timing, currents, geometry)
     bg = background_power_w(currents, geometry)
+    if power_down_open_ps and "active_power_down" not in bg:
+        raise ValueError("power_down_open_ps > 0: expected currents.idd3p_ma (active power-down current)")
     return {
-        "background_active": bg["active"] * open_time_ps * _PS_TO_S,
-        "background_precharge": bg["precharge"] * precharged_time_ps * _PS_TO_S,
+        "background_active": bg["active"] * (open_time_ps - power_down_open_ps) * _PS_TO_S,
+        "background_precharge": bg["precharge"] * (precharged_time_ps - power_down_precharged_ps) * _PS_TO_S,
+        "background_power_down": (bg.get("active_power_down", 0.0) * power_down_open_ps
+                                  + bg["precharge_power_down"] * power_down_precharged_ps) * _PS_TO_S,
         "refresh": cmd["refresh"] * refreshes,
         "activate_precharge": cmd["activate_precharge"] * activates,
         "read": cmd["read"] * reads,

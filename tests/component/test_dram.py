@@ -253,11 +253,12 @@ def open_time_from_log(log, n_ranks, end_ps):
     return total
 
 
-@pytest.mark.parametrize("policy,scheduler", [("open", "in_order"), ("closed", "in_order"), ("open", "frfcfs"),
-                                              ("closed", "frfcfs")])
-def test_command_log_obeys_ddr3_timing(policy, scheduler):
+@pytest.mark.parametrize("policy,scheduler,power_down", [
+    ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
+    ("open", "frfcfs", True), ("closed", "in_order", True)])
+def test_command_log_obeys_ddr3_timing(policy, scheduler, power_down):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
-    d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler)
+    d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down)
     for arrival, lines, wr in random_chunks(5):
         d.service_lines(lines, wr, arrival)
     log = d.command_log()
@@ -319,6 +320,74 @@ def test_background_and_refresh_energy_exact(policy):
     c = d.counters()
     assert energy["activate_precharge"] == pytest.approx(c["activates"] * 16 * 1.985625e-9, rel=1e-12)
     assert energy["read"] == pytest.approx(c["reads"] * 16 * 1.3725e-9, rel=1e-12)
+
+
+# -- power-down (DRAMSim2 USE_LOW_POWER) -------------------------------------------------------------
+PD_W = {"active": 1.5 * 0.045 * 16, "precharge": 1.5 * 0.045 * 16}  # IDD3P, IDD2P = 45 mA, 16 x4 devices, 1.5 V
+
+
+def test_power_down_by_hand():
+    d = make(power_down=True)
+    t0 = d.service(np.array([line(5, 3)]), False, 0)
+    assert t0 == (11 + 11 + 4) * TCK  # nothing to wake from yet
+    a = 1_000_000
+    t1 = d.service(np.array([line(5, 3, 7)]), False, a)
+    assert t1 == a + (5 + 11 + 4) * TCK  # idle since t0: tXP before the row hit's CL + burst
+    # a request right behind the last burst finds the rank just powered down: the exit waits tCKE
+    t2 = d.service(np.array([line(5, 3, 8)]), False, t1 + TCK)
+    assert t2 == t1 + (4 + 5 + 11 + 4) * TCK
+    end = 3_000_000  # before the first refresh (7.8 us)
+    times = d.background_times_ps(end)
+    assert times["power_down_open"] == (a - t0) + (t1 + TCK - t1) + (end - t2)  # row 5 of bank 3 stays open
+    assert times["power_down_precharged"] == 0
+    e = d.energy_j(end)
+    assert e["background_power_down"] == pytest.approx(PD_W["active"] * times["power_down_open"] * 1e-12, rel=1e-12)
+    assert e["background_active"] == pytest.approx(1.5 * 0.067 * 16 * (end - times["power_down_open"]) * 1e-12,
+                                                   rel=1e-12)
+    assert e["background_precharge"] == 0
+
+
+def test_power_down_wakes_for_refresh_and_then_idles_precharged():
+    d = make(power_down=True, command_log_capacity=100)
+    t0 = d.service(np.array([line(2, 1)]), True, 0)
+    end = TIMING.t_refi_ps + 1_000_000
+    times = d.background_times_ps(end)
+    d.idle_until(end)
+    log = d.command_log()
+    pre = log[log[:, 1] == k.CMD_PRE][0, 0]
+    ref = log[log[:, 1] == k.CMD_REF][0, 0]
+    refi = TIMING.t_refi_ps
+    assert pre == refi + 5 * TCK  # woken at tREFI, tXP before closing the open row
+    assert ref == pre + 11 * TCK
+    t_end = ref + TIMING.t_rfc * TCK
+    assert times["power_down_open"] == refi - t0
+    assert times["power_down_precharged"] == end - t_end
+    assert times["refreshes"] == 1
+
+
+def test_power_down_off_changes_nothing_and_on_saves_background():
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    off, on, plain = make(g, power_down=False), make(g, power_down=True), make(g)
+    for arrival, lines, wr in random_chunks(11):
+        a = off.service_lines(lines, wr, arrival)
+        assert np.array_equal(a, plain.service_lines(lines, wr, arrival))
+        on.service_lines(lines, wr, arrival)
+    end = max(off.last_completion_ps, on.last_completion_ps) + 1_000_000
+    t_off, t_on = off.background_times_ps(end), on.background_times_ps(end)
+    assert t_off["power_down_open"] == t_off["power_down_precharged"] == 0
+    assert 0 < t_on["power_down_open"] <= t_on["open"]
+    assert 0 < t_on["power_down_precharged"] <= t_on["precharged"]
+    assert off.counters()["reads"] == on.counters()["reads"]
+    e_off, e_on = off.energy_j(end), on.energy_j(end)
+    assert e_off["background_power_down"] == 0 < e_on["background_power_down"]
+    assert sum(e_on.values()) < sum(e_off.values())  # IDD2P/IDD3P (45 mA) < IDD2N/IDD3N (70/67 mA)
+
+
+def test_power_down_is_validated():
+    with pytest.raises(ValueError, match="power_down"):
+        make(power_down=1)
+    with pytest.raises(ValueError, match="idd3p_ma"):
+        DramSystem(TIMING, dataclasses.replace(CURRENTS, idd3p_ma=None), GEOMETRY, power_down=True)
 
 
 # -- first-ready scheduling ------------------------------------------------------------------------

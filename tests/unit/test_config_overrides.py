@@ -48,3 +48,19 @@ def test_dram_controller_keys_are_read_and_validated():
     assert "frfcfs" in str(err.value)  # the expected values are named
     with pytest.raises(ConfigError, match="queue_depth"):
         load_spec(LAP_LLC, SystemSpec, ["dram.geometry.queue_depth=0"])
+
+
+def test_dram_power_down_keys_are_read_and_validated():
+    from simulator.system import build_dram
+
+    spec = load_spec(LAP_LLC, SystemSpec).spec
+    g, t = spec.dram.geometry, spec.dram.timing
+    assert (g.power_down, t.t_xp, t.t_cke, spec.dram.currents.idd3p_a) == (True, 5, 4, pytest.approx(0.045))
+    assert build_dram(spec).power_down
+    off = load_spec(LAP_LLC, SystemSpec, ["dram.geometry.power_down=false"]).spec
+    assert not build_dram(off).power_down
+    with pytest.raises(ConfigError, match="power_down") as err:
+        load_spec(LAP_LLC, SystemSpec, ["dram.geometry.power_down=sometimes"])
+    assert "true or false" in str(err.value)
+    with pytest.raises(ConfigError, match="t_xp"):
+        load_spec(LAP_LLC, SystemSpec, ["dram.timing.t_xp=0"])
