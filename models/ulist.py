@@ -437,14 +437,21 @@ class ExtendedParams:
 #   stay in the LLC; reuse in L2 is ignored: an upper bound); the input gathers one source
 #   leaf per interaction (N_U l_leaf lines), the output walks each class's columns in target
 #   order, so it touches each target leaf about once per class (min(N_U, 10 N_oct) l_leaf lines);
-# * each of the 10 b GEMM calls costs first read + max(compute, rest of traffic / w_L) +
+# * blocks (``order``, as ``workloads.fmm_ulist.split_blocks`` cuts them): "class" cuts B's own
+#   column order (class by class) into b runs of N_U / b columns, so a block holds one or two
+#   classes, a GEMM call per class piece (b + 9 calls at most, not 10 b) and reads only those
+#   Â_j, but spans 10 / b of every target leaf per class it holds (all leaves when b <= 10);
+#   "target" gives every block N_U / (10 b) columns of each class (10 b calls, all ten Â_j per
+#   block) and 1 / b of the leaves;
+# * each GEMM call costs first read + max(compute, rest of traffic / w_L) +
 #   last write (the LAP double-buffers its steps but each call starts and ends alone),
 #   with the real class sizes when given (``class_counts``), else N_U / 10 each;
 # * the driver's eviction of B and C before each offload (per line, measured);
 # * residency of the LLC exchange (:func:`llc_residency`): a block's working set W is every
 #   line it brings through the LLC between two uses of a B or C line: the live B and C buffers
-#   (``sets`` x 2 N_q N_U 8 / b bytes), the ten A_j (10 N_q^2 8 B), its share of the leaf data
-#   (2 N_oct N_q 8 / b B) and of the K and M records (2 N_U rec / b B). A share h(W / LLC) of
+#   (``sets`` x 2 N_q N_U 8 / b bytes), the A_j its calls read (on average; N_q^2 8 B each), its
+#   share of the leaf data (2 N_oct N_q 8 B times the share above) and of the K and M records
+#   (2 N_U rec / b B). A share h(W / LLC) of
 #   the B and C exchange and of the leaf gathers is served by the LLC, the rest by DRAM (B and C
 #   at w_C, leaf lines at the measured random-access cost per line); h is measured on the
 #   simulated LLC (``residency_curve``), so it falls with the overflow instead of jumping from 1
@@ -583,13 +590,31 @@ class ExtendedStages:
         return self.t1 + self.b * max(self.t2, self.tm + self.t1 + self.t3) + self.t3
 
 
+BLOCK_ORDERS = ("class", "target")
+
+
+def block_pieces(counts: tuple[float, ...], b: int, order: str = "class") -> list[list[float]]:
+    """Columns of each class in each of ``b`` blocks (``counts``: columns per class).
+    "class": B's columns class by class cut into b equal runs; "target": every block gets
+    counts / b of every class (target-ordered blocks)."""
+    _check_blocks(b)
+    if order not in BLOCK_ORDERS:
+        raise ValueError(f"order must be one of {BLOCK_ORDERS}, got {order!r}")
+    if order == "target":
+        return [[c / b for c in counts]] * b
+    edges = [float(sum(counts)) * i / b for i in range(b + 1)]
+    starts = [float(sum(counts[:j])) for j in range(len(counts))]
+    return [[max(0.0, min(hi, s + c) - max(lo, s)) for s, c in zip(starts, counts)]
+            for lo, hi in zip(edges[:-1], edges[1:])]
+
+
 def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int, *, llc_bytes: float,
                     sets: int = 1, coupling: str = "llc",
-                    class_counts: tuple[int, ...] | None = None) -> ExtendedStages:
+                    class_counts: tuple[int, ...] | None = None, order: str = "class") -> ExtendedStages:
     """The extended model of one LAP point (comment above). ``llc_bytes``: LLC capacity, B;
     ``sets``: live B/C buffer sets (2 when pipelined); ``coupling``: "llc" (the LAP reads B and C through the LLC) or "dram"/"near-memory"
     (the LAP reads memory, so B and C always cross DRAM); ``class_counts``: interactions per
-    class (default N_U / 10 each)."""
+    class (default N_U / 10 each); ``order``: how blocks cut the columns (:func:`block_pieces`)."""
     _check_blocks(b)
     _positive("llc_bytes", llc_bytes)
     if sets not in (1, 2):
@@ -601,7 +626,13 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
         raise ValueError(f"class_counts must be non-negative and sum to n_u = {d.n_u}, got {class_counts!r}")
     eb, line = ELEMENT_BYTES, ext.line_bytes
     bc = d.n_u * d.n_q * eb  # bytes of B (and of C), whole run
-    working_set = (sets * 2 * bc / b + N_GEMMS * d.n_q ** 2 * eb + 2 * d.n_oct * d.n_q * eb / b
+    pieces = block_pieces(counts, b, order)
+    calls = [n for blk in pieces for n in blk if n > 0]  # one GEMM call per class piece
+    if order == "target":
+        leaf_share = 1 / b
+    else:  # a block spans its classes' share of every target (and nearby source) leaf
+        leaf_share = sum(min(1.0, sum(n / c for n, c in zip(blk, counts) if c > 0)) for blk in pieces) / b
+    working_set = (sets * 2 * bc / b + len(calls) / b * d.n_q ** 2 * eb + 2 * d.n_oct * d.n_q * eb * leaf_share
                    + 2 * d.n_u * ext.meta_bytes_per_interaction / b)
     h = llc_residency(working_set, llc_bytes, ext.residency_curve)  # leaf gathers served by the LLC
     h_b = h_c = h
@@ -626,13 +657,13 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
           + max(elems / rate, bc * s_b) + meta)
     t3 = (elems / rate + max(2 * elems / rate, 2 * elems / mc.f_c_flops_per_s, out_lines * c_leaf)
           + max(elems / rate, bc * s_c) + meta)
-    t2 = sum(lap_call_cycles(d.n_q, c / b, mc) for c in counts)  # per block, cycles
+    t2 = sum(lap_call_cycles(d.n_q, n, mc) for n in calls) / b  # per block (on average), cycles
     tm = 2 * bc / line * ext.evict_cycles_per_line / mc.clock_hz
-    # traffic (bytes per level), whole run: records from DRAM once; A once per block; resident
+    # traffic (bytes per level), whole run: records from DRAM once; A once per call; resident
     # leaf data from DRAM once (source and target read, target written back) and its gathers
     # from the LLC, the rest gathered from DRAM; B at the LLC for the share h_b and C for h_c,
     # else DRAM (B written and C read by the host, B and C read and C written by the LAP)
-    a_bytes = b * N_GEMMS * d.n_q ** 2 * eb
+    a_bytes = len(calls) * d.n_q ** 2 * eb
     leaf_dram = 3 * d.n_oct * d.n_q * eb
     meta_dram = 2 * d.n_u * ext.meta_bytes_per_interaction
     g_in, g_out = in_lines * line, out_lines * line  # gathered leaf bytes
@@ -653,7 +684,7 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
 
 def fastest_pipelined_blocks(d: UListDims, mc: UListMachine, ext: ExtendedParams, b_min: int, b_max: int, *,
                              llc_bytes: float, coupling: str = "llc",
-                             class_counts: tuple[int, ...] | None = None) -> int:
+                             class_counts: tuple[int, ...] | None = None, order: str = "class") -> int:
     """The block count in [b_min, b_max] whose pipeline the extended model predicts fastest
     (:meth:`ExtendedStages.pipelined_cycles`, two buffer sets); the smallest such b on a tie.
     Arguments as :func:`extended_stages`; b_min <= b_max, both >= 1."""
@@ -663,4 +694,4 @@ def fastest_pipelined_blocks(d: UListDims, mc: UListMachine, ext: ExtendedParams
         raise ValueError(f"b_min must be <= b_max, got {b_min} > {b_max}")
     return min(range(b_min, b_max + 1),
                key=lambda b: (extended_stages(d, mc, ext, b, llc_bytes=llc_bytes, sets=2, coupling=coupling,
-                                              class_counts=class_counts).pipelined_cycles(), b))
+                                              class_counts=class_counts, order=order).pipelined_cycles(), b))

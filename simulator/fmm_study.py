@@ -30,7 +30,8 @@ records (``workloads/fmm_ulist.py``). The pipelined LAP points, with the study k
 extended U-list model, with the parameters measured on the study's own systems, predicts
 fastest (``fmm_crosscheck.pipelined_blocks``): the range runs from the blocked rule up to
 the LLC rule alone, and a pipeline hides more of the permutations with more blocks at the
-price of re-reading the Â_j per block. With ``pipelined_blocks: llc_rule`` they use
+price of more GEMM calls, each re-reading its Â_j. Blocks are runs of B's columns in class
+order (``fmm_ulist.split_blocks``). With ``pipelined_blocks: llc_rule`` they use
 ``choose_blocks`` like the blocked points. The micro runs that measure the model's
 parameters therefore run first, beside the first points. ``table.csv`` records the share and
 b of every point; the models take b from the simulated trace.
@@ -232,8 +233,9 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
     * ``<coupling>_pref_extra_dram``: DRAM accesses added by Orig+Pref over Orig
       (003: prefetching without blocking adds accesses);
     * ``llc_vs_dram_runtime``: largest |T_LLC / T_DRAM - 1| over the variants (003: <= ~20 %);
-    * ``dram_static_refresh_share_min`` / ``_max``: background + refresh share of the DRAM
-      energy over the LAP points (003: 60-80 %);
+    * ``dram_static_refresh_share_min`` / ``_max``: background (power-down included) + refresh
+      share of the DRAM energy over the LAP-DRAM and LAP-LLC points (003: 60-80 %; its Fig. 10
+      shows those two couplings, near-memory being left out of its study, 003:L211);
     * ``energy_order_host_dram_lap``: 1 if on every LAP point host > DRAM > LAP energy (003 Fig. 11);
     * ``llc_pipe_energy_saving_vs_dram_pipe``: 1 - E_LLC+Pipe / E_DRAM+Pipe, total energy
       (003: up to 17 %).
@@ -256,9 +258,10 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
         row["llc_vs_dram_runtime"] = max((abs(get(q, "lap-llc", v, "cycles") / get(q, "lap-dram", v, "cycles") - 1)
                                           for v in variants), default=float("nan"))
         lap = table[(table.q == q) & (table.gemm == "lap")]
-        share = (lap.dram_background_j + lap.dram_refresh_j) / lap.energy_dram_j
-        row["dram_static_refresh_share_min"] = float(share.min()) if len(lap) else float("nan")
-        row["dram_static_refresh_share_max"] = float(share.max()) if len(lap) else float("nan")
+        coupled = lap[lap.placement.isin(("lap-dram", "lap-llc"))]
+        share = (coupled.dram_background_j + coupled.dram_refresh_j) / coupled.energy_dram_j
+        row["dram_static_refresh_share_min"] = float(share.min()) if len(coupled) else float("nan")
+        row["dram_static_refresh_share_max"] = float(share.max()) if len(coupled) else float("nan")
         row["energy_order_host_dram_lap"] = float(bool(len(lap)) and bool(
             ((lap.energy_host_j > lap.energy_dram_j) & (lap.energy_dram_j > lap.energy_lap_j)).all()))
         row["llc_pipe_energy_saving_vs_dram_pipe"] = (1 - get(q, "lap-llc", "pipelining", "energy_total_j")

@@ -597,9 +597,9 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
         "total energy saving LAP-LLC Pipe vs LAP-DRAM Pipe (up to)": (
             100 * float(found.llc_pipe_energy_saving_vs_dram_pipe.max()), "largest over q"),
         "DRAM static background + refresh share (from)": (100 * float(found.dram_static_refresh_share_min.min()),
-                                                          "smallest over the LAP points"),
+                                                          "smallest over the LAP-DRAM and LAP-LLC points"),
         "DRAM static background + refresh share (to)": (100 * float(found.dram_static_refresh_share_max.max()),
-                                                        "largest over the LAP points"),
+                                                        "largest over the LAP-DRAM and LAP-LLC points"),
     }
     t8 = [Comparison(f"{r.column} ({r.row})", r.number, ours_finding[r.column][0], r.unit, r.source,
                      ours_finding[r.column][1]) for r in ref if r.table == "003 §8"]

@@ -40,9 +40,9 @@ A_j, B_j, C_j; output C_j; C += A B as eq. 7 counts it), then a wait.
 
 Variants (003 §6, §8.1): ``orig``; ``orig_pref`` (between each offload and its
 wait the host reads the class's M records and permutation vectors, so they are
-cached when the output permutation needs them); ``blocking`` (the interactions,
-sorted by target, cut into b blocks, or b = ``blocks``; in, gemm, out per
-block); ``blocking_pref``;
+cached when the output permutation needs them); ``blocking`` (B's columns, class
+by class and by target within a class, cut into b runs, or b = ``blocks``
+(:func:`split_blocks`); in, gemm, out per block); ``blocking_pref``;
 ``pipelining`` (003 Fig. 6: offload gemm(i), then in(i+1) and out(i-1) on the
 host, then wait).  Stage labels: ``input_perm``, ``gemm``, ``out_prefetch``,
 ``output_perm``.
@@ -55,15 +55,16 @@ and C buffers (one set, two when pipelined) fill at most a share ``llc_share`` o
 Filling the whole LLC leaves no room for the leaf data, the Â_j and the K/M records that
 the stages touch at the same time, and a cyclic sweep over a working set just above
 an LRU cache's capacity misses on every line: measured on the 8 MiB 16-way LLC
-at q = 4 (LAP-LLC blocking, reused buffers; lines the caches exchanged with DRAM),
-B + C = 95 % of the LLC (b = 12) gives 2.0 M, 82 % (b = 14) 0.42 M, 72 % (b = 16)
-0.28 M and 48 % (b = 24) 0.23 M.  Finer blocks cost elsewhere: each block's GEMMs read
-all ten Â_j again and each GEMM call starts by loading its first panels unoverlapped, so
-b is also kept <= N_U / (5 N_q), where the Â_j re-reads would exceed the B and C traffic
-blocking saves (q = 10: b = 14 instead of 23 / 45 at share 1/2; q = 14: b = 2, where, as
-in 003 §8.1, one block's B and C no longer fit the LLC).  Studies choose the share with
-the study-file key ``block_llc_share`` (:mod:`simulator.fmm_study`).  For a pipeline that
-bound trades differently (more blocks hide more of the permutations), so
+at q = 4 (LAP-LLC blocking, class-ordered blocks, reused buffers; lines the caches
+exchanged with DRAM), B + C = 95 % of the LLC (b = 12) gives 3.14 M, 82 % (b = 14)
+1.95 M, 72 % (b = 16) 1.05 M and 48 % (b = 24) 0.65 M (LAP-DRAM Orig: 5.20 M).  Finer
+blocks cost elsewhere: every cut adds a GEMM call, which reads its Â_j again and starts by
+loading its first panels unoverlapped, so b is also kept <= :func:`reread_cap` (class
+order: 1 + 2 N_U / N_q, where the extra Â_j reads would exceed the B and C traffic
+blocking saves; with an 8 MiB LLC it binds only on pipelined points at q = 14 with
+share 1/2, whose range then starts at 26 instead of 45).  Studies
+choose the share with the study-file key ``block_llc_share`` (:mod:`simulator.fmm_study`).
+For a pipeline the bound trades differently (more blocks hide more of the permutations), so
 :func:`block_range` returns both ends and a study may pick b in between
 (:mod:`simulator.fmm_study` lets the U-list model choose).
 """
@@ -91,6 +92,7 @@ GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
+BLOCK_ORDERS = ("class", "target")  # how blocks cut the interactions (split_blocks)
 PLACEMENTS = ("cpu", "lap")
 DENSITIES = ("uniform", "plummer", "gaussian", "table2")
 
@@ -161,33 +163,53 @@ def check_llc_share(llc_share: float) -> float:
     return float(llc_share)
 
 
+def reread_cap(problem: UListProblem, order: str = "class") -> int:
+    """The most blocks whose extra Â_j reads (N_q^2 doubles each) stay within the B and C
+    exchange blocking keeps out of DRAM (2 N_q N_U doubles). Class order: each cut adds at
+    most one GEMM call, (b - 1) N_q^2 <= 2 N_q N_U, so b <= 1 + 2 N_U / N_q. Target order:
+    every block reads all ten Â_j, 10 b N_q^2 <= 2 N_q N_U, so b <= N_U / (5 N_q)."""
+    if order not in BLOCK_ORDERS:
+        raise ValueError(f"order must be one of {BLOCK_ORDERS}, got {order!r}")
+    d = problem.dims()
+    return max(1, 1 + 2 * d.n_u // d.n_q if order == "class" else d.n_u // (5 * d.n_q))
+
+
 def block_range(problem: UListProblem, llc_bytes: int, variant: str = "blocking",
-                llc_share: float = DEFAULT_LLC_SHARE) -> tuple[int, int]:
+                llc_share: float = DEFAULT_LLC_SHARE, order: str = "class") -> tuple[int, int]:
     """(b_min, b_fit), block counts. b_fit: the smallest b for which the live B and C block
     buffers (:func:`exchange_buffers` sets of 2 N_q N_U / b doubles) take at most
     ``llc_share`` (dimensionless, 0 < share <= 1; 1 is 003's rule, 003:L253) of
     ``llc_bytes`` (module docstring: a block of the whole LLC thrashes it). b_min: b_fit, but
-    at most N_U / (5 N_q): every block reads all ten Â_j again (10 N_q^2 doubles), which
-    beyond that costs more than the whole B and C exchange (2 N_q N_U) that blocking keeps
-    out of DRAM. A pipeline may do better anywhere in [b_min, b_fit]: more blocks hide more
-    of the permutations (its fill and drain shrink as 1/b) at the price of those re-reads."""
+    at most :func:`reread_cap` of the block ``order``. A pipeline may do better anywhere in
+    [b_min, b_fit]: more blocks hide more of the permutations (its fill and drain shrink as
+    1/b) at the price of the Â_j re-reads."""
     share = check_llc_share(llc_share)
-    d = problem.dims()
-    fit = llc_blocks(d, llc_bytes * share / exchange_buffers(variant))
-    return max(1, min(fit, d.n_u // (5 * d.n_q))), fit
+    fit = llc_blocks(problem.dims(), llc_bytes * share / exchange_buffers(variant))
+    return min(fit, reread_cap(problem, order)), fit
 
 
 def choose_blocks(problem: UListProblem, llc_bytes: int, variant: str = "blocking",
-                  llc_share: float = DEFAULT_LLC_SHARE) -> int:
+                  llc_share: float = DEFAULT_LLC_SHARE, order: str = "class") -> int:
     """The default b: b_min of :func:`block_range` (the LLC rule, bounded by the Â_j re-reads)."""
-    return block_range(problem, llc_bytes, variant, llc_share)[0]
+    return block_range(problem, llc_bytes, variant, llc_share, order)[0]
 
 
-def split_blocks(problem: UListProblem, b: int) -> list[np.ndarray]:
-    """Interaction indices of ``b`` blocks: contiguous ranges in target order, cut at leaf
-    boundaries, each about N_U / b interactions."""
+def split_blocks(problem: UListProblem, b: int, order: str = "class") -> list[np.ndarray]:
+    """Interaction indices of ``b`` blocks of about N_U / b interactions each.
+
+    ``order="class"`` (the default): contiguous runs of B's own column order, class by class
+    and by target leaf within a class. B is the ten B_j side by side (C_j = Â_j B_j, 003 eq. 1
+    and Fig. 4), so a "smaller, blocked version of matrix B" (003 §6.1) is a run of its columns:
+    a block holds one or two classes and its GEMMs need only their Â_j.
+    ``order="target"``: contiguous ranges in target order cut at leaf boundaries; every block
+    then holds all ten classes and its GEMMs read all ten Â_j again."""
     if isinstance(b, bool) or int(b) != b or b < 1:
         raise ValueError(f"blocks must be a positive integer, got {b!r}")
+    if order not in BLOCK_ORDERS:
+        raise ValueError(f"order must be one of {BLOCK_ORDERS}, got {order!r}")
+    if order == "class":
+        columns = np.argsort(problem.class_id, kind="stable")  # target order kept within a class
+        return [c for c in np.array_split(columns, min(int(b), problem.n_u)) if c.size]
     b = min(int(b), problem.n_oct)
     n = problem.n_u
     cuts = [0]
@@ -308,13 +330,14 @@ def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
 def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant: str = "orig",
               placement: str = "lap", blocks: int | None = None, seed: int = 0,
               llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None,
-              llc_share: float = DEFAULT_LLC_SHARE) -> pa.Table:
+              llc_share: float = DEFAULT_LLC_SHARE, block_order: str = "class") -> pa.Table:
     """Trace of the FMM U-list of order ``q`` over ``n_points`` points (module docstring).
 
     ``variant``: one of :data:`VARIANTS`; ``placement``: "cpu" (host GEMM) or "lap"
     (offload to unit "lap"; needed by every variant but "orig"); ``blocks``: b for the
     blocked and pipelined variants (default: :func:`choose_blocks` with ``llc_bytes`` and
-    ``llc_share``, the share of the LLC the live B and C buffers may fill);
+    ``llc_share``, the share of the LLC the live B and C buffers may fill); ``block_order``:
+    how blocks cut the interactions (:func:`split_blocks`);
     ``density``/``seed``/``periodic``: the point sample (:func:`build_problem`).
     """
     if variant not in VARIANTS:
@@ -328,13 +351,16 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
     check_llc_share(llc_share)
+    if block_order not in BLOCK_ORDERS:
+        raise ValueError(f"block_order must be one of {BLOCK_ORDERS}, got {block_order!r}")
     problem = build_problem(q, n_points, density, seed, periodic)
     blocked = variant in ("blocking", "blocking_pref", "pipelining")
     if not blocked:
         b = 1
     else:
-        b = int(blocks) if blocks is not None else choose_blocks(problem, int(llc_bytes), variant, llc_share)
-    return ulist_trace(problem, variant, placement, split_blocks(problem, b))
+        b = (int(blocks) if blocks is not None
+             else choose_blocks(problem, int(llc_bytes), variant, llc_share, block_order))
+    return ulist_trace(problem, variant, placement, split_blocks(problem, b, block_order))
 
 
 def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray]) -> pa.Table:

@@ -225,7 +225,7 @@ def test_extended_validation_names_the_parameter() -> None:
 
 # --------------------------------------------------------------------------- extended model, all variants
 
-from models.ulist import (extended_stages, fastest_pipelined_blocks, lap_call_cycles, leaf_lines,  # noqa: E402
+from models.ulist import (block_pieces, extended_stages, fastest_pipelined_blocks, lap_call_cycles, leaf_lines,  # noqa: E402
                          llc_residency)
 
 
@@ -265,8 +265,9 @@ def test_extended_stages_class_counts_change_only_the_gemm() -> None:
     d = dims(4)
     counts = (d.n_u - 9 * 100,) + (100,) * 9
     x = ExtendedParams(30e9, 3.8, 16.0)
-    even = extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20)
-    skew = extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20, class_counts=counts)
+    # (target-ordered blocks; class-ordered ones also span other shares of the leaves)
+    even = extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20, order="target")
+    skew = extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20, class_counts=counts, order="target")
     assert (skew.t1, skew.t3, skew.tm) == pytest.approx((even.t1, even.t3, even.tm))
     assert skew.t2 != pytest.approx(even.t2)
     with pytest.raises(ValueError, match="class_counts"):
@@ -336,11 +337,44 @@ def test_partial_residency_lies_between_the_llc_and_the_dram_exchange() -> None:
     bc = d.n_u * d.n_q * 8
     seen = []
     for sets, b in ((1, 12), (2, 24), (2, 16), (1, 6)):
+        # target-ordered blocks: every block holds all ten classes and 1 / b of the leaves
         ws = sets * 2 * bc / b + 10 * d.n_q ** 2 * 8 + (2 * d.n_oct * d.n_q * 8 + 2 * d.n_u * 16.0) / b
-        es = extended_stages(d, PAPER_LAP, x, b, llc_bytes=8 * 2**20, sets=sets)
+        es = extended_stages(d, PAPER_LAP, x, b, llc_bytes=8 * 2**20, sets=sets, order="target")
         assert es.residency == pytest.approx(llc_residency(ws, 8 * 2**20, curve))
         seen.append(es.residency)
+        # class-ordered blocks: the A_j of their calls, 10 / b of the leaves (all of them when b <= 10)
+        calls = sum(n > 0 for blk in block_pieces((d.n_u / 10,) * 10, b) for n in blk)
+        ws = (sets * 2 * bc / b + calls / b * d.n_q ** 2 * 8 + 2 * d.n_oct * d.n_q * 8 * min(1.0, 10 / b)
+              + 2 * d.n_u * 16.0 / b)
+        es = extended_stages(d, PAPER_LAP, x, b, llc_bytes=8 * 2**20, sets=sets)
+        assert es.residency == pytest.approx(llc_residency(ws, 8 * 2**20, curve))
     assert max(seen) == 1.0 and min(seen) == 0.0 and any(0.0 < r < 1.0 for r in seen)
+
+
+def test_block_pieces_by_hand() -> None:
+    # class order: B's columns class by class, cut into equal runs
+    assert block_pieces((4, 2, 2), 2) == [[4.0, 0.0, 0.0], [0.0, 2.0, 2.0]]
+    assert block_pieces((4, 2, 2), 4) == [[2.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]
+    assert block_pieces((3, 3), 4) == [[1.5, 0.0], [1.5, 0.0], [0.0, 1.5], [0.0, 1.5]]
+    assert block_pieces((5, 1), 3) == [[2.0, 0.0], [2.0, 0.0], [1.0, 1.0]]
+    # target order: every block a share of every class
+    assert block_pieces((4, 2), 2, "target") == [[2.0, 1.0], [2.0, 1.0]]
+    with pytest.raises(ValueError, match="order"):
+        block_pieces((4, 2), 2, "random")
+
+
+def test_class_ordered_blocks_read_each_a_once_per_call() -> None:
+    # 24 blocks of a q = 4 U-list: class order makes 24 + 9 = 33 GEMM calls at most, target order 240;
+    # each call reads its A_j (N_q^2 doubles) from DRAM
+    d = dims(4)
+    x = ExtendedParams(30e9, 3.8, 16.0)
+    a = d.n_q ** 2 * 8
+    gem = {o: next(st for st in extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20, coupling="dram",
+                                                order=o).stages if st.name == "gemm").traffic_bytes["dram"]
+           for o in ("class", "target")}
+    calls = sum(n > 0 for blk in block_pieces((d.n_u / 10,) * 10, 24) for n in blk)
+    assert calls <= 33
+    assert gem["target"] - gem["class"] == pytest.approx((240 - calls) * a)
 
 
 def test_pipelined_curves_split_the_b_and_the_c_share() -> None:

@@ -14,6 +14,7 @@ from workloads import fmm_tree
 from simulator.interconnect.interface import region_lines
 from models.ulist import llc_blocks
 from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, VARIANTS, block_range, build_problem, choose_blocks, fmm_ulist,
+                                 reread_cap,
                                  split_blocks, ulist_trace)
 from workloads.trace import trace_summary, validate_trace
 
@@ -103,12 +104,22 @@ def test_permutation_flops_and_columns(problem):
 
 
 def test_blocks_partition_interactions(problem):
-    blocks = split_blocks(problem, 5)
-    assert len(blocks) == 5
+    # class order (default): B's columns class by class, target order within a class, cut into equal runs
+    blocks = split_blocks(problem, 25)
+    assert len(blocks) == 25 and max(b.size for b in blocks) - min(b.size for b in blocks) <= 1
     allidx = np.concatenate(blocks)
-    assert np.array_equal(allidx, np.arange(problem.n_u))
-    for a, b in zip(blocks, blocks[1:]):  # cut at leaf boundaries
+    assert np.array_equal(np.sort(allidx), np.arange(problem.n_u))
+    key = problem.class_id[allidx] * problem.n_u + allidx  # class first, then the (target-sorted) index
+    assert np.all(np.diff(key) > 0)
+    assert all(len(np.unique(problem.class_id[b])) <= 2 for b in blocks)  # one or two classes per block
+    # target order: contiguous ranges cut at leaf boundaries, every class in every block
+    blocks = split_blocks(problem, 5, "target")
+    assert len(blocks) == 5
+    assert np.array_equal(np.concatenate(blocks), np.arange(problem.n_u))
+    for a, b in zip(blocks, blocks[1:]):
         assert problem.target[a[-1]] != problem.target[b[0]]
+    with pytest.raises(ValueError, match="order"):
+        split_blocks(problem, 5, "random")
 
 
 def test_rejects_bad_arguments():
@@ -192,10 +203,12 @@ def test_llc_share_outside_0_1_is_rejected(problem, share):
 
 def test_block_count_bounded_by_a_rereads():
     p = build_problem(8, N_POINTS, "table2")  # N_q = 165: the re-read bound binds for a small LLC
-    cap = p.n_u // (5 * p.n_q)
-    assert choose_blocks(p, 256 * 1024, "pipelining") == max(1, cap)
+    cap = 1 + 2 * p.n_u // p.n_q  # class order: one more GEMM call (one A_j read) per cut
+    assert reread_cap(p) == cap and reread_cap(p, "target") == max(1, p.n_u // (5 * p.n_q))
+    assert choose_blocks(p, 256 * 1024, "pipelining") == cap
+    assert choose_blocks(p, 256 * 1024, "pipelining", order="target") == reread_cap(p, "target")
     b_min, b_fit = block_range(p, 256 * 1024, "pipelining")
-    assert b_min == max(1, cap) < b_fit  # the LLC rule alone would cut finer
+    assert b_min == cap < b_fit  # the LLC rule alone would cut finer
     assert b_fit == llc_blocks(p.dims(), 256 * 1024 * DEFAULT_LLC_SHARE / 2)
     assert block_range(p, 64 * 2**20, "blocking") == (choose_blocks(p, 64 * 2**20, "blocking"),) * 2
 
@@ -204,17 +217,18 @@ def test_study_lets_the_model_choose_the_pipelined_blocks():
     from simulator.fmm_crosscheck import pipelined_blocks
     from simulator.fmm_study import grid, load_study, needs_model_blocks
 
-    study = load_study("configs/studies/fmm_placement_marssx86.yaml")
+    study = load_study("configs/studies/fmm_placement.yaml")
     assert study.pipelined_blocks == "model"  # the default
     tuned = [(p.q, p.placement) for p in grid(study, False) if needs_model_blocks(p, study)]
     assert tuned == [(q, pl) for q in study.qs for pl in ("lap-dram", "lap-llc", "lap-near-memory")]
-    # q = 14 on the measured MARSSx86-like machine: the blocked rule's b = 2 leaves the
-    # permutations of one block unhidden at each end; the model picks more blocks
-    machine = json.loads(Path("results/fmm_marssx86/machine.json").read_text())
+    # q = 14 on the measured default machine: the re-read bound starts the range at 26 blocks,
+    # the LLC rule (share 1/2) ends it at 45; near memory, where the A_j re-reads cost least,
+    # the model picks more blocks than the bound to hide more of the permutations
+    machine = json.loads(Path("results/fmm/machine.json").read_text())
     p = build_problem(14, 240000, "table2")
     b_min, b_fit = block_range(p, study.llc_bytes, "pipelining", study.block_llc_share)
-    b = pipelined_blocks(machine, "lap-llc", p, study.llc_bytes, study.block_llc_share)
-    assert b_min == 2 and b_min < b <= b_fit
+    b = pipelined_blocks(machine, "lap-near-memory", p, study.llc_bytes, study.block_llc_share)
+    assert (b_min, b_fit) == (26, 45) and b_min < b <= b_fit
 
 
 def test_region_lines_counts_shared_lines_once():
@@ -319,7 +333,9 @@ def test_findings_on_a_hand_made_table():
     t = pd.DataFrame([row("lap-dram", "orig", 100, 1000, 5, 2, 1, 1.0, 0.4, 8),
                       row("lap-dram", "pipelining", 60, 900, 4, 1, 0.5, 0.6, 0.2, 6),
                       row("lap-llc", "orig", 100, 800, 5, 2, 1, 1.2, 0.4, 8),
-                      row("lap-llc", "pipelining", 50, 400, 3, 1, 0.5, 0.5, 0.2, 4.5)])
+                      row("lap-llc", "pipelining", 50, 400, 3, 1, 0.5, 0.5, 0.2, 4.5),
+                      # near-memory is outside 003 Fig. 10: its share (0.5) must not enter the range
+                      row("lap-near-memory", "orig", 90, 1000, 5, 2, 1, 0.8, 0.2, 8)])
     f = findings(t).iloc[0]
     assert f["lap-dram_pipelining_gain"] == pytest.approx(0.4) and f["lap-llc_pipelining_gain"] == pytest.approx(0.5)
     assert f.llc_vs_dram_runtime == pytest.approx(1 - 50 / 60)

@@ -151,7 +151,7 @@ def test_asri_fmm_quick(tmp_path):
     assert float(_cells(text, "DRAM static background + refresh share (to) (any q)")[2]) <= 100
     assert "003 §8 findings on the MARSSx86-like host" in text
     # the calibrated values the note names are the ones the MARSSx86-like host runs with
-    assert "5 outstanding misses" in text and "0.36 loads or stores issued per cycle" in text
+    assert "5 outstanding misses" in text and "0.41 loads or stores issued per cycle" in text
 
 
 def test_unknown_target_exits_2_naming_targets(tmp_path, capsys):
