@@ -388,15 +388,15 @@ def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
 
 
 def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,
-                     llc_share: float) -> int:
+                     llc_share: float, order: str = "class") -> int:
     """b of a pipelined LAP point: the fastest pipeline the extended model predicts with the
     measured ``machine`` among the block counts of ``fmm_ulist.block_range`` (from the LLC
-    rule bounded by the Â_j re-reads up to the LLC rule alone)."""
-    b_min, b_max = fmm_ulist.block_range(problem, llc_bytes, "pipelining", llc_share)
+    rule bounded by the Â_j re-reads up to the LLC rule alone) for blocks cut in ``order``."""
+    b_min, b_max = fmm_ulist.block_range(problem, llc_bytes, "pipelining", llc_share, order)
     return ulist.fastest_pipelined_blocks(problem.dims(), _machine(machine, placement),
                                           extended_params(machine, placement), b_min, b_max,
                                           llc_bytes=float(llc_bytes), coupling=placement.removeprefix("lap-"),
-                                          class_counts=class_counts(problem))
+                                          class_counts=class_counts(problem), order=order)
 
 
 def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims],
@@ -442,7 +442,8 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),
-                                       class_counts=class_counts.get(q))
+                                       class_counts=class_counts.get(q),
+                                       order=str(r.get("block_order", "class")))
             ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
             ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
             bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share

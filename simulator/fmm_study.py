@@ -31,7 +31,8 @@ extended U-list model, with the parameters measured on the study's own systems, 
 fastest (``fmm_crosscheck.pipelined_blocks``): the range runs from the blocked rule up to
 the LLC rule alone, and a pipeline hides more of the permutations with more blocks at the
 price of more GEMM calls, each re-reading its Â_j. Blocks are runs of B's columns in class
-order (``fmm_ulist.split_blocks``). With ``pipelined_blocks: llc_rule`` they use
+order (``fmm_ulist.split_blocks``), or with ``block_order: target`` ranges of target leaves
+holding every class. With ``pipelined_blocks: llc_rule`` they use
 ``choose_blocks`` like the blocked points. The micro runs that measure the model's
 parameters therefore run first, beside the first points. ``table.csv`` records the share and
 b of every point; the models take b from the simulated trace.
@@ -107,6 +108,7 @@ class Point:
     llc_bytes: int
     block_llc_share: float
     blocks: int = 0  # 0: fmm_ulist.choose_blocks; else this b
+    block_order: str = "class"  # how blocks cut the interactions (fmm_ulist.split_blocks)
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,9 @@ class FmmStudySpec:
     block_llc_share: float = param(fmm_ulist.DEFAULT_LLC_SHARE, positive=True, max=1.0,
                                    doc="share of llc_bytes the live B and C block buffers may fill "
                                        "(dimensionless, 0 < share <= 1; 003 §6.1: 1)")
+    block_order: str = param("class", choices=fmm_ulist.BLOCK_ORDERS,
+                             doc="how blocks cut the interactions: 'class' (runs of B's columns, class by class) "
+                                 "or 'target' (by target leaf, every class in every block)")
     pipelined_blocks: str = param("model", choices=PIPELINED_BLOCK_RULES,
                                   doc="b of the pipelined LAP points: 'model' (the fastest the U-list model "
                                       "predicts within fmm_ulist.block_range) or 'llc_rule' (choose_blocks)")
@@ -161,8 +166,9 @@ def run_point(p: Point) -> dict[str, Any]:
     t0 = time.perf_counter()
     problem = fmm_ulist.build_problem(p.q, p.n_points, p.density)
     blocked = p.variant in ("blocking", "blocking_pref", "pipelining")
-    b = p.blocks or (fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share) if blocked else 1)
-    blocks = fmm_ulist.split_blocks(problem, b)
+    b = p.blocks or (fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share, p.block_order)
+                     if blocked else 1)
+    blocks = fmm_ulist.split_blocks(problem, b, p.block_order)
     trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks)
     t1 = time.perf_counter()
     res = simulate_trace(str(PROJECT_ROOT / p.system), trace)
@@ -177,7 +183,8 @@ def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | No
     (placement, variant) pairs)."""
     qs = study.quick.qs if quick else study.qs
     n = study.quick.n_points if quick else study.n_points
-    return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share)
+    return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share,
+                  block_order=study.block_order)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
 
@@ -389,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
         machine = machine_run.result()
         runs += [pool.submit(run_point, replace(p, blocks=pipelined_blocks(
-            machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share))) for p in tuned]
+            machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share, p.block_order))) for p in tuned]
         rows = [r.result() for r in runs]
     table = pd.DataFrame(rows).sort_values(["q", "placement", "variant"]).reset_index(drop=True)
     table.to_csv(out / "table.csv", index=False)

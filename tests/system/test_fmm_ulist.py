@@ -295,6 +295,37 @@ def test_study_rejects_a_block_llc_share_outside_0_1(tmp_path, value, expected):
         load_study(bad)
 
 
+def test_study_block_order_reaches_the_trace_and_the_model(tmp_path):
+    from dataclasses import replace
+
+    from simulator.config.errors import ConfigError
+    from simulator.fmm_study import STUDY, grid, load_study, run_point
+
+    f = tmp_path / "order.yaml"
+    f.write_text(STUDY.read_text().replace("block_order: class", "block_order: target"))
+    study = load_study(f)
+    assert study.block_order == "target" and load_study(STUDY).block_order == "class"
+    assert {p.block_order for p in grid(study, True)} == {"target"}
+    # one small blocked point each way: the order changes the GEMM calls (one per class piece)
+    p = next(p for p in grid(study, True) if p.placement == "lap-dram" and p.variant == "blocking")
+    p = replace(p, n_points=3000, blocks=4)
+    rows = {o: run_point(replace(p, block_order=o)) for o in ("class", "target")}
+    assert rows["target"]["block_order"] == "target" and rows["class"]["block_order"] == "class"
+    assert rows["target"]["dram_accesses"] != rows["class"]["dram_accesses"]
+    # the extended model reads each row's order (class order: fewer GEMM calls, fewer A_j reads)
+    import pandas as pd
+
+    from simulator.fmm_crosscheck import model_rows
+
+    machine = json.loads(Path("results/fmm/machine.json").read_text())
+    problem = build_problem(p.q, p.n_points, p.density)
+    ext = model_rows(pd.DataFrame(list(rows.values())), machine, {p.q: problem.dims()})
+    assert ext.ext_mcycles.iloc[0] != pytest.approx(ext.ext_mcycles.iloc[1])
+    f.write_text(STUDY.read_text().replace("block_order: class", "block_order: random"))
+    with pytest.raises(ConfigError, match="order.yaml: block_order"):
+        load_study(f)
+
+
 def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
     from simulator.fmm_study import main
 
