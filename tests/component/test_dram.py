@@ -323,7 +323,7 @@ def test_background_and_refresh_energy_exact(policy):
 
 
 # -- power-down (DRAMSim2 USE_LOW_POWER) -------------------------------------------------------------
-PD_W = {"active": 1.5 * 0.045 * 16, "precharge": 1.5 * 0.045 * 16}  # IDD3P, IDD2P = 45 mA, 16 x4 devices, 1.5 V
+PD_W = 1.5 * 0.045 * 16  # W per rank powered down: IDD3P = IDD2P = 45 mA, 16 x4 devices, 1.5 V
 
 
 def test_power_down_by_hand():
@@ -341,7 +341,7 @@ def test_power_down_by_hand():
     assert times["power_down_open"] == (a - t0) + (t1 + TCK - t1) + (end - t2)  # row 5 of bank 3 stays open
     assert times["power_down_precharged"] == 0
     e = d.energy_j(end)
-    assert e["background_power_down"] == pytest.approx(PD_W["active"] * times["power_down_open"] * 1e-12, rel=1e-12)
+    assert e["background_power_down"] == pytest.approx(PD_W * times["power_down_open"] * 1e-12, rel=1e-12)
     assert e["background_active"] == pytest.approx(1.5 * 0.067 * 16 * (end - times["power_down_open"]) * 1e-12,
                                                    rel=1e-12)
     assert e["background_precharge"] == 0
@@ -363,6 +363,10 @@ def test_power_down_wakes_for_refresh_and_then_idles_precharged():
     assert times["power_down_open"] == refi - t0
     assert times["power_down_precharged"] == end - t_end
     assert times["refreshes"] == 1
+    e = make(power_down=True)
+    e.service(np.array([line(2, 1)]), True, 0)
+    assert e.energy_j(end)["background_power_down"] == pytest.approx(
+        PD_W * (times["power_down_open"] + times["power_down_precharged"]) * 1e-12, rel=1e-12)
 
 
 def test_power_down_off_changes_nothing_and_on_saves_background():
