@@ -590,7 +590,14 @@ class ExtendedStages:
         return self.t1 + self.b * max(self.t2, self.tm + self.t1 + self.t3) + self.t3
 
 
-BLOCK_ORDERS = ("class", "target")
+BLOCK_ORDERS = ("class", "target")  # how blocks cut the U-list (workloads.fmm_ulist.split_blocks)
+
+
+def check_block_order(order: str) -> str:
+    """``order`` if it is one of :data:`BLOCK_ORDERS`, else ValueError naming them."""
+    if order not in BLOCK_ORDERS:
+        raise ValueError(f"order must be one of {BLOCK_ORDERS}, got {order!r}")
+    return order
 
 
 def block_pieces(counts: tuple[float, ...], b: int, order: str = "class") -> list[list[float]]:
@@ -598,9 +605,7 @@ def block_pieces(counts: tuple[float, ...], b: int, order: str = "class") -> lis
     "class": B's columns class by class cut into b equal runs; "target": every block gets
     counts / b of every class (target-ordered blocks)."""
     _check_blocks(b)
-    if order not in BLOCK_ORDERS:
-        raise ValueError(f"order must be one of {BLOCK_ORDERS}, got {order!r}")
-    if order == "target":
+    if check_block_order(order) == "target":
         return [[c / b for c in counts]] * b
     edges = [float(sum(counts)) * i / b for i in range(b + 1)]
     starts = [float(sum(counts[:j])) for j in range(len(counts))]

@@ -61,6 +61,7 @@ from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary
                                       pipelined_blocks, stage_quantity)
 from simulator.stencil_study import simulate_trace
 from simulator.plots import save_figure
+from models.ulist import BLOCK_ORDERS
 from workloads import fmm_ulist
 
 STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
@@ -142,7 +143,7 @@ class FmmStudySpec:
     block_llc_share: float = param(fmm_ulist.DEFAULT_LLC_SHARE, positive=True, max=1.0,
                                    doc="share of llc_bytes the live B and C block buffers may fill "
                                        "(dimensionless, 0 < share <= 1; 003 §6.1: 1)")
-    block_order: str = param("class", choices=fmm_ulist.BLOCK_ORDERS,
+    block_order: str = param("class", choices=BLOCK_ORDERS,
                              doc="how blocks cut the interactions: 'class' (runs of B's columns, class by class) "
                                  "or 'target' (by target leaf, every class in every block)")
     pipelined_blocks: str = param("model", choices=PIPELINED_BLOCK_RULES,

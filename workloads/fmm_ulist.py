@@ -78,7 +78,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from models.ulist import UListDims, llc_blocks
+from models.ulist import UListDims, check_block_order, llc_blocks
 from workloads import fmm_tree
 from workloads.gemm import host_gemm
 from workloads.trace import TRACE_SCHEMA, AddressSpace, TraceBuilder
@@ -92,7 +92,6 @@ GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
-BLOCK_ORDERS = ("class", "target")  # how blocks cut the interactions (split_blocks)
 PLACEMENTS = ("cpu", "lap")
 DENSITIES = ("uniform", "plummer", "gaussian", "table2")
 
@@ -168,8 +167,7 @@ def reread_cap(problem: UListProblem, order: str = "class") -> int:
     exchange blocking keeps out of DRAM (2 N_q N_U doubles). Class order: each cut adds at
     most one GEMM call, (b - 1) N_q^2 <= 2 N_q N_U, so b <= 1 + 2 N_U / N_q. Target order:
     every block reads all ten Â_j, 10 b N_q^2 <= 2 N_q N_U, so b <= N_U / (5 N_q)."""
-    if order not in BLOCK_ORDERS:
-        raise ValueError(f"order must be one of {BLOCK_ORDERS}, got {order!r}")
+    check_block_order(order)
     d = problem.dims()
     return max(1, 1 + 2 * d.n_u // d.n_q if order == "class" else d.n_u // (5 * d.n_q))
 
@@ -205,8 +203,7 @@ def split_blocks(problem: UListProblem, b: int, order: str = "class") -> list[np
     then holds all ten classes and its GEMMs read all ten Â_j again."""
     if isinstance(b, bool) or int(b) != b or b < 1:
         raise ValueError(f"blocks must be a positive integer, got {b!r}")
-    if order not in BLOCK_ORDERS:
-        raise ValueError(f"order must be one of {BLOCK_ORDERS}, got {order!r}")
+    check_block_order(order)
     if order == "class":
         columns = np.argsort(problem.class_id, kind="stable")  # target order kept within a class
         return [c for c in np.array_split(columns, min(int(b), problem.n_u)) if c.size]
@@ -351,8 +348,7 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
     check_llc_share(llc_share)
-    if block_order not in BLOCK_ORDERS:
-        raise ValueError(f"block_order must be one of {BLOCK_ORDERS}, got {block_order!r}")
+    check_block_order(block_order)
     problem = build_problem(q, n_points, density, seed, periodic)
     blocked = variant in ("blocking", "blocking_pref", "pipelining")
     if not blocked:
