@@ -234,16 +234,14 @@ def _power_down_until(bk, rk, rank, n_banks, t_ps, p):
 
 @njit(cache=True, inline='always')
 def _power_up(rk, rank, t_ps, p):
-    """Exit power-down on work arriving at t_ps (no earlier than tCKE after the entry); return
-    the earliest time of the rank's next command (tXP after the exit; t_ps when powered up)."""
+    """Work arrives at t_ps: return the earliest time of the rank's next command. A powered-down
+    rank exits (no earlier than tCKE after the entry) and its next command waits tXP; a rank
+    already up still honours the tXP of its last exit."""
     entry = rk[rank, R_PD_ENTRY]
-    if entry < 0:
-        return t_ps
-    exit_ps = max(t_ps, entry + p[P_CKE])
-    rk[rank, R_PD_ENTRY] = -1
-    wake = exit_ps + p[P_XP]
-    rk[rank, R_WAKE] = wake
-    return wake
+    if entry >= 0:
+        rk[rank, R_PD_ENTRY] = -1
+        rk[rank, R_WAKE] = max(t_ps, entry + p[P_CKE]) + p[P_XP]
+    return max(t_ps, rk[rank, R_WAKE])
 
 
 @njit(cache=True)
@@ -258,7 +256,7 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
             return
         base = rank * n_banks
         _power_down_until(bk, rk, rank, n_banks, t_ref, p)
-        t_pre = max(t_ref, _power_up(rk, rank, t_ref, p))
+        t_pre = _power_up(rk, rank, t_ref, p)
         any_open = False
         for b in range(n_banks):
             if bk[base + b, B_OPEN_ROW] >= 0:
@@ -323,8 +321,7 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
             _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
         # a rank with nothing pending until this request was powered down; it wakes for it
         _power_down_until(bk, rk, rank, n_banks, frontier, p)
-        _power_up(rk, rank, frontier, p)
-        ready = max(frontier, rk[rank, R_WAKE])
+        ready = _power_up(rk, rank, frontier, p)
 
         open_row = bk[g, B_OPEN_ROW]
         if open_row == row:
