@@ -439,6 +439,7 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
             ext, ext_e = cyc, e
         else:
             xp = extended_params(machine, lap)
+            # tables written before the block_order key held class-ordered blocks only
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),

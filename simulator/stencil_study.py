@@ -47,7 +47,8 @@ from simulator.plots import save_figure
 from workloads import micro
 
 #: Energy categories that are paid per unit of time whatever the machine does (component, category).
-#: DRAM background draws less while powered down (IDD2P/IDD3P) than while serving (IDD2N/IDD3N).
+#: With DRAM power-down their rate is not quite constant: the background draws IDD2P/IDD3P while a
+#: rank sleeps and IDD2N/IDD3N while it serves, so an idle run measures its floor.
 CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
                        ("dram", "background_precharge"), ("dram", "background_power_down"), ("dram", "refresh"))
 

@@ -97,8 +97,8 @@ class DramTimingSpec:
     t_faw: int = param(min=1, doc="four-activate window, tCK")
     burst_length: int = param(min=1, power_of_two=True, doc="burst length BL, beats")
     t_refi_s: float = param(unit="time", positive=True, doc="average refresh interval tREFI")
-    t_xp: int = param(5, min=1, doc="power-down exit to the next command, tCK (DDR3-1600: 6 ns = 5 tCK)")
-    t_cke: int = param(4, min=1, doc="shortest power-down (CKE low), tCK (DDR3-1600: 5 ns = 4 tCK)")
+    t_xp: int = param(min=1, doc="power-down exit to the next command, tCK")
+    t_cke: int = param(min=1, doc="shortest power-down (CKE low), tCK")
 
     def __post_init__(self) -> None:
         if self.t_rc < self.t_ras + self.t_rp:
