@@ -608,7 +608,9 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
              f"host (configs/presets/cpu/i7_920_marssx86.yaml, two calibrated parameters: {marss.max_outstanding_misses} "
              f"outstanding misses for 003:L301's 3 GB/s, and {marss.loads_per_cycle:g} loads or stores issued per "
              "cycle for Table 5's LAP-LLC pipelined entry at q = 4, the one entry fitted); Table 3 and the "
-             "figures: the default host."]
+             "figures: the default host.",
+             "Why the largest deviations remain, with the measurements and experiments behind each: README, "
+             "\"Where the FMM study still departs from 003\"."]
     if n_points != FMM_PAPER_N:
         notes.append(f"N = {n_points} is not the paper's N = {FMM_PAPER_N}: cycle counts scale roughly with N, "
                      "so the deviations below measure the problem size, not the simulator (quick mode).")
