@@ -34,8 +34,11 @@ price of more GEMM calls, each re-reading its Â_j. Blocks are runs of B's colum
 order (``fmm_ulist.split_blocks``), or with ``block_order: target`` ranges of target leaves
 holding every class. With ``pipelined_blocks: llc_rule`` they use
 ``choose_blocks`` like the blocked points. The micro runs that measure the model's
-parameters therefore run first, beside the first points. ``table.csv`` records the share and
-b of every point; the models take b from the simulated trace.
+parameters therefore run first, beside the first points. The study key ``bc_layout``
+(``rows``, the default, or ``interactions``: PVFMM's layout) says how B and C are stored,
+in the traces and in the micro runs that measure the LLC residency of their exchange.
+``table.csv`` records the share, the layout and b of every point; the models take b from the
+simulated trace.
 
 Entry point: ``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]``.
 """
@@ -110,6 +113,7 @@ class Point:
     block_llc_share: float
     blocks: int = 0  # 0: fmm_ulist.choose_blocks; else this b
     block_order: str = "class"  # how blocks cut the interactions (fmm_ulist.split_blocks)
+    bc_layout: str = "rows"  # how B and C are stored (fmm_ulist.BC_LAYOUTS)
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,9 @@ class FmmStudySpec:
     block_order: str = param("class", choices=BLOCK_ORDERS,
                              doc="how blocks cut the interactions: 'class' (runs of B's columns, class by class) "
                                  "or 'target' (by target leaf, every class in every block)")
+    bc_layout: str = param("rows", choices=fmm_ulist.BC_LAYOUTS,
+                           doc="how B and C are stored: 'rows' (row by row) or 'interactions' (each "
+                               "interaction's N_q values contiguous, PVFMM's layout)")
     pipelined_blocks: str = param("model", choices=PIPELINED_BLOCK_RULES,
                                   doc="b of the pipelined LAP points: 'model' (the fastest the U-list model "
                                       "predicts within fmm_ulist.block_range) or 'llc_rule' (choose_blocks)")
@@ -170,7 +177,7 @@ def run_point(p: Point) -> dict[str, Any]:
     b = p.blocks or (fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share, p.block_order)
                      if blocked else 1)
     blocks = fmm_ulist.split_blocks(problem, b, p.block_order)
-    trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks)
+    trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks, p.bc_layout)
     t1 = time.perf_counter()
     res = simulate_trace(str(PROJECT_ROOT / p.system), trace)
     t2 = time.perf_counter()
@@ -185,7 +192,7 @@ def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | No
     qs = study.quick.qs if quick else study.qs
     n = study.quick.n_points if quick else study.n_points
     return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share,
-                  block_order=study.block_order)
+                  block_order=study.block_order, bc_layout=study.bc_layout)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
 
@@ -392,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         # the micro runs first: the pipelined points wait for the model they measure
         machine_run = pool.submit(measure_machine, systems["cpu"],
-                                  {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"})
+                                  {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"},
+                                  study.bc_layout)
         runs = [pool.submit(run_point, p) for p in pts if p not in tuned]
         problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
         machine = machine_run.result()

@@ -7,9 +7,15 @@ The tree, the U-lists and the 10 interaction classes come from
 * ``leaf.src``: source data, N_oct x N_q; ``leaf.tgt``: target data, N_oct x N_q;
 * ``A.c<j>``: the class matrices Â_j, N_q x N_q each (10 of them);
 * ``B.s<s>`` / ``C.s<s>``: the B and C buffers of one block (LAP placement),
-  reused by every block: class j of block i is a row-major N_q x n_ij matrix at
-  a line-aligned offset in buffer set s = i mod (number of sets), its columns
-  the block's interactions of class j sorted by target leaf. Blocked code works
+  reused by every block: class j of block i is an N_q x n_ij matrix at a
+  line-aligned offset in buffer set s = i mod (number of sets), its columns the
+  block's interactions of class j sorted by target leaf, stored as ``bc_layout``
+  says (:data:`BC_LAYOUTS`): ``"rows"`` (the default) row by row, so 8 columns
+  of a row share a line; ``"interactions"`` column by column, an interaction's
+  N_q values contiguous, as PVFMM lays out its GEMM buffers (``FMM_Pts::EvalList``
+  in its ``fmm_pts.txx``: the input permutation writes each interaction's vector
+  to consecutive doubles, class after class, and the GEMM multiplies that
+  n_ij x N_q row-major matrix by the precomputed matrix on the right). Blocked code works
   on "smaller, blocked versions of matrix B and C" (003 §6.1), so a block
   overwrites the lines the previous one left in the LLC instead of streaming
   fresh memory (fresh buffers per block would make every B and C line a
@@ -24,10 +30,11 @@ Rows are coarse so that a point simulates quickly: interactions are handled in
 groups of :data:`GROUP` columns; per group the input permutation reads the
 group's K records, then, per interaction, its kind's permutation vector (N_q
 int32 indices) and its source leaf (N_q doubles), and writes the group's
-columns of B line-group by line-group (8 columns of one row of B share a 64 B
-line).  Vectors are gathers of runs (``TraceBuilder.gather(run=...)``): the
-permutation reorders values inside a leaf and so touches the same lines, but
-the code cannot vectorise an indexed copy, so every element is its own load or
+columns of B (row layout: line-group by line-group, 8 columns of one row of B
+sharing a 64 B line; interaction layout: one contiguous run).  Vectors are
+gathers of runs (``TraceBuilder.gather(run=...)``): the permutation reorders
+values inside a leaf and so touches the same lines, but the code cannot
+vectorise an indexed copy, so every element is its own load or
 store (one index load, one source load, one store to B per element of the
 input; one index load, one C load and a read-modify-write of the target per
 element of the output).  The output permutation reads M records and the C
@@ -36,7 +43,11 @@ for the scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
 
 GEMM placement ``"cpu"``: ``workloads.gemm.host_gemm`` on this layout's
 matrices; ``"lap"``: one ``gemm`` command per class to unit ``"lap"`` (inputs
-A_j, B_j, C_j; output C_j; C += A B as eq. 7 counts it), then a wait.
+A_j, B_j, C_j; output C_j; C += A B as eq. 7 counts it), then a wait.  Both take
+the row-major view of the layout: C_j = Â_j B_j (m = k = N_q, n = n_ij) for rows,
+PVFMM's C_j^T += B_j^T Â_j^T (m = n_ij, n = k = N_q) for interactions. The LAP's
+m_c / n_c blocking is symmetric in m and n, so its sub-blocks, panel traffic and
+flops are the same; the layout only decides which lines a panel is.
 
 Variants (003 §6, §8.1): ``orig``; ``orig_pref`` (between each offload and its
 wait the host reads the class's M records and permutation vectors, so they are
@@ -89,6 +100,7 @@ PERM_ELEM_BYTES = 4  # int32 permutation index
 LINE_BYTES = 64
 COLS_PER_LINE = LINE_BYTES // ELEM_BYTES
 GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
+BC_LAYOUTS = ("rows", "interactions")  # how B_j and C_j are stored (module docstring)
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
@@ -235,6 +247,13 @@ class _Class:
         return int(self.cols.size)
 
 
+def check_bc_layout(layout: str) -> str:
+    """``layout`` if it is one of :data:`BC_LAYOUTS`, else ValueError naming them."""
+    if layout not in BC_LAYOUTS:
+        raise ValueError(f"bc_layout must be one of {BC_LAYOUTS}, got {layout!r}")
+    return layout
+
+
 def column_lines(base: int, n_rows: int, ld: int, c0: int, c1: int) -> np.ndarray:
     """Start addresses of the pieces of columns [c0, c1) of a row-major n_rows x ld matrix,
     one per (line group of 8 columns, row), line group major."""
@@ -244,11 +263,35 @@ def column_lines(base: int, n_rows: int, ld: int, c0: int, c1: int) -> np.ndarra
     return (base + (groups[:, None] + rows[None, :]) * ELEM_BYTES).reshape(-1)
 
 
+def columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n: int, c0: int, c1: int,
+                   layout: str) -> None:
+    """One host row touching columns [c0, c1) of the N_q x ``n`` matrix at ``base`` stored in
+    ``layout``, one access per double: a gather of line-group pieces (rows) or one run (interactions)."""
+    if layout == "rows":
+        tb.gather("host", stage, op, column_lines(base, n_q, n, c0, c1), ELEM_BYTES, run=min(COLS_PER_LINE, c1 - c0))
+    else:
+        tb.access("host", stage, op, base + c0 * n_q * ELEM_BYTES, ELEM_BYTES, ELEM_BYTES, (c1 - c0) * n_q)
+
+
+def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, n_q: int, n: int,
+                       layout: str) -> None:
+    """Offload C_j += Â_j B_j of one class to unit ``"lap"``: Â_j (N_q x N_q) at ``a_addr``, B_j and
+    C_j (N_q x ``n``, stored in ``layout``) at ``b_addr`` and ``c_addr``, in the row-major view of the
+    layout (module docstring); the caller issues the wait."""
+    a_bytes, bc_bytes = n_q * n_q * ELEM_BYTES, n_q * n * ELEM_BYTES
+    if layout == "rows":
+        dims = {"m": n_q, "n": n, "k": n_q, "a_addr": a_addr, "b_addr": b_addr}
+    else:  # C_j^T += B_j^T Â_j^T: B_j is the left operand
+        dims = {"m": n, "n": n_q, "k": n_q, "a_addr": b_addr, "b_addr": a_addr}
+    tb.offload("host", "gemm", "lap", op="gemm", **dims, c_addr=c_addr, accumulate=True,
+               inputs=[[a_addr, a_bytes], [b_addr, bc_bytes], [c_addr, bc_bytes]], outputs=[[c_addr, bc_bytes]])
+
+
 class _Writer:
     """Emits the rows of the FMM stages for one layout."""
 
-    def __init__(self, problem: UListProblem, tb: TraceBuilder, sp: AddressSpace) -> None:
-        self.p, self.tb = problem, tb
+    def __init__(self, problem: UListProblem, tb: TraceBuilder, sp: AddressSpace, layout: str) -> None:
+        self.p, self.tb, self.layout = problem, tb, layout
         nq, noct, nu = problem.n_q, problem.n_oct, problem.n_u
         self.src = sp.alloc("leaf.src", noct * nq * ELEM_BYTES)
         self.tgt = sp.alloc("leaf.tgt", noct * nq * ELEM_BYTES)
@@ -279,8 +322,7 @@ class _Writer:
             tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
             tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
                       flops=idx.size * nq)
-            tb.gather("host", stage, "write", column_lines(cls.b_addr, nq, cls.n, c0, c1), ELEM_BYTES,
-                      run=min(COLS_PER_LINE, c1 - c0))
+            columns_access(tb, stage, "write", cls.b_addr, nq, cls.n, c0, c1, self.layout)
 
     def output_perm(self, cls: _Class, stage: str = "output_perm") -> None:
         """Read the columns of C (apply M), scatter-accumulate into the target leaves."""
@@ -290,8 +332,7 @@ class _Writer:
             idx = cls.cols[c0:c1]
             self._meta_records(stage, self.meta_out, idx)
             tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
-            tb.gather("host", stage, "read", column_lines(cls.c_addr, nq, cls.n, c0, c1), ELEM_BYTES,
-                      run=min(COLS_PER_LINE, c1 - c0))
+            columns_access(tb, stage, "read", cls.c_addr, nq, cls.n, c0, c1, self.layout)
             tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
                       flops=2 * idx.size * nq)
 
@@ -310,14 +351,6 @@ class _Writer:
             self.tb.gather("host", stage, "read", base + idx.astype(np.int64) * META_BYTES, META_BYTES)
 
 
-def _offload_gemm(tb: TraceBuilder, cls: _Class, nq: int) -> None:
-    a_bytes, bc_bytes = nq * nq * ELEM_BYTES, nq * cls.n * ELEM_BYTES
-    tb.offload("host", "gemm", "lap", op="gemm", m=nq, n=cls.n, k=nq, a_addr=cls.a_addr, b_addr=cls.b_addr,
-               c_addr=cls.c_addr, accumulate=True,
-               inputs=[[cls.a_addr, a_bytes], [cls.b_addr, bc_bytes], [cls.c_addr, bc_bytes]],
-               outputs=[[cls.c_addr, bc_bytes]])
-
-
 def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
     if len(tb):
         tables.append(tb.to_table())
@@ -327,14 +360,15 @@ def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
 def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant: str = "orig",
               placement: str = "lap", blocks: int | None = None, seed: int = 0,
               llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None,
-              llc_share: float = DEFAULT_LLC_SHARE, block_order: str = "class") -> pa.Table:
+              llc_share: float = DEFAULT_LLC_SHARE, block_order: str = "class", bc_layout: str = "rows") -> pa.Table:
     """Trace of the FMM U-list of order ``q`` over ``n_points`` points (module docstring).
 
     ``variant``: one of :data:`VARIANTS`; ``placement``: "cpu" (host GEMM) or "lap"
     (offload to unit "lap"; needed by every variant but "orig"); ``blocks``: b for the
     blocked and pipelined variants (default: :func:`choose_blocks` with ``llc_bytes`` and
     ``llc_share``, the share of the LLC the live B and C buffers may fill); ``block_order``:
-    how blocks cut the interactions (:func:`split_blocks`);
+    how blocks cut the interactions (:func:`split_blocks`); ``bc_layout``: how B and C are stored
+    (:data:`BC_LAYOUTS`, module docstring);
     ``density``/``seed``/``periodic``: the point sample (:func:`build_problem`).
     """
     if variant not in VARIANTS:
@@ -349,6 +383,7 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
     check_llc_share(llc_share)
     check_block_order(block_order)
+    check_bc_layout(bc_layout)
     problem = build_problem(q, n_points, density, seed, periodic)
     blocked = variant in ("blocking", "blocking_pref", "pipelining")
     if not blocked:
@@ -356,14 +391,17 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     else:
         b = (int(blocks) if blocks is not None
              else choose_blocks(problem, int(llc_bytes), variant, llc_share, block_order))
-    return ulist_trace(problem, variant, placement, split_blocks(problem, b, block_order))
+    return ulist_trace(problem, variant, placement, split_blocks(problem, b, block_order), bc_layout)
 
 
-def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray]) -> pa.Table:
-    """The trace of ``problem`` for interactions cut into ``blocks`` (index arrays)."""
+def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray],
+                bc_layout: str = "rows") -> pa.Table:
+    """The trace of ``problem`` for interactions cut into ``blocks`` (index arrays), B and C
+    stored in ``bc_layout``."""
+    check_bc_layout(bc_layout)
     nq = problem.n_q
     sp = AddressSpace()
-    w = _Writer(problem, TraceBuilder(), sp)
+    w = _Writer(problem, TraceBuilder(), sp, bc_layout)
     gemm_tables: dict[tuple[int, int], pa.Table] = {}
     a_addr: dict[int, int] = {}
     plan: list[list[_Class]] = []
@@ -381,11 +419,14 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
                 continue
             if placement == "cpu":
                 name = f"gemm.b{i}.c{j}"
-                table = host_gemm(nq, int(cols.size), nq, space=sp, stage=name)
+                rows = bc_layout == "rows"  # else PVFMM's C_j^T += B_j^T Â_j^T: host_gemm's A is B_j
+                table = host_gemm(*((nq, int(cols.size)) if rows else (int(cols.size), nq)), nq, space=sp, stage=name)
                 gemm_tables[(i, j)] = table.set_column(
                     table.schema.get_field_index("stage"), TRACE_SCHEMA.field("stage"),
                     pc.replace_substring(table.column("stage"), name, "gemm"))
-                classes.append(_Class(j, cols, sp[f"{name}.A"].addr, sp[f"{name}.B"].addr, sp[f"{name}.C"].addr))
+                a_name, b_name = ("A", "B") if rows else ("B", "A")
+                classes.append(_Class(j, cols, sp[f"{name}.{a_name}"].addr, sp[f"{name}.{b_name}"].addr,
+                                      sp[f"{name}.C"].addr))
             else:
                 if j not in a_addr:
                     a_addr[j] = sp.alloc(f"A.c{j}", nq * nq * ELEM_BYTES)
@@ -411,7 +452,7 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
                 w.tb = _append_table(tables, w.tb)
                 tables.append(gemm_tables[(i, cls.j)])
                 continue
-            _offload_gemm(w.tb, cls, nq)
+            offload_class_gemm(w.tb, cls.a_addr, cls.b_addr, cls.c_addr, nq, cls.n, bc_layout)
             if pref:
                 w.prefetch_out(cls)
             if wait:

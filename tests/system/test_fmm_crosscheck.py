@@ -70,6 +70,28 @@ def test_measure_llc_residency_falls_past_the_capacity() -> None:
     assert h2 == 0.0
 
 
+def test_exchange_micro_runs_store_b_and_c_in_the_studys_layout() -> None:
+    """The pipelined exchange micro run lays B and C out as the FMM trace of the same layout does:
+    contiguous runs and PVFMM's GEMM orientation for ``interactions``, line-group gathers for ``rows``;
+    and the residency it measures depends on it (the LAP sweeps B and C in a different order)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from simulator.fmm_crosscheck import _pipelined_exchange_trace
+    for layout, gathers, m in (("rows", True, 35), ("interactions", False, 16)):
+        t = _pipelined_exchange_trace(35, 16, 3, layout)
+        host = t.filter(pc.is_in(t["op"], value_set=pa.array(["read", "write"])))
+        assert all((a is not None) == gathers for a in host.column("addrs").to_pylist())
+        offloads = [json.loads(x) for x, op in zip(t["params"].to_pylist(), t["op"].to_pylist()) if op == "offload"]
+        assert {o["m"] for o in offloads} == {m}
+    rows = measure_llc_residency("configs/systems/lap_llc.yaml", ratios=(1.1, 4.0), heights=(35,))
+    inter = measure_llc_residency("configs/systems/lap_llc.yaml", ratios=(1.1, 4.0), heights=(35,),
+                                  layout="interactions")
+    assert rows[0][1] != pytest.approx(inter[0][1], abs=0.01)
+
+
 def test_measure_pipelined_residency_keeps_b_longer_than_c() -> None:
     """Double-buffered exchange on the simulated 8 MiB LLC: two sets of half the capacity stay,
     at 3x nothing stays, and at 1.2x the C lines (long reuse distance) are lost before the B

@@ -103,6 +103,64 @@ def test_permutation_flops_and_columns(problem):
     assert s_in["bytes_written"] >= problem.n_u * problem.n_q * 8
 
 
+def _contiguous_rows(t, stage, op):
+    """(addr, bytes) of the non-gather rows of ``stage``/``op``, each checked to be one run of doubles."""
+    rows = t.filter(pc.and_(pc.equal(t.column("stage"), stage), pc.equal(t.column("op"), op))).to_pylist()
+    rows = [r for r in rows if r["addrs"] is None]
+    for r in rows:
+        assert r["stride_bytes"] == r["elem_bytes"] == 8
+    return [(r["addr"], r["count"] * 8) for r in rows]
+
+
+def _merged(runs):
+    """Runs that follow each other without a gap, joined."""
+    out = []
+    for a, n in sorted(runs):
+        if out and out[-1][0] + out[-1][1] == a:
+            out[-1] = (out[-1][0], out[-1][1] + n)
+        else:
+            out.append((a, n))
+    return out
+
+
+@pytest.mark.parametrize("placement", ["lap", "cpu"])
+def test_interaction_layout_stores_b_and_c_interaction_by_interaction(problem, placement):
+    # PVFMM's layout: an interaction's N_q values are contiguous; the input permutation writes (the
+    # output permutation reads) each class's B (C) as one run, group after group, and the GEMMs take
+    # PVFMM's orientation C_j^T += B_j^T Â_j^T (m = interactions, n = k = N_q)
+    t = ulist_trace(problem, "orig", placement, split_blocks(problem, 1), "interactions")
+    nq = problem.n_q
+    if placement == "lap":
+        cmds = _offloads(t)
+        assert sum(c["m"] for c in cmds) == problem.n_u and all(c["n"] == c["k"] == nq for c in cmds)
+        b_regions = [(c["a_addr"], nq * c["m"] * 8) for c in cmds]  # B_j is the left operand
+        c_regions = [(c["c_addr"], nq * c["m"] * 8) for c in cmds]
+    else:
+        g = t.filter(pc.equal(t.column("stage"), "gemm"))
+        assert trace_summary(g)["flops"] == 2 * nq * nq * problem.n_u
+        b_regions = c_regions = None
+    counts = sorted(int(c) for c in np.bincount(problem.class_id, minlength=10) if c)
+    for stage, op, regions in (("input_perm", "write", b_regions), ("output_perm", "read", c_regions)):
+        runs = _contiguous_rows(t, stage, op)
+        assert sum(n for _, n in runs) == problem.n_u * nq * 8  # every element once
+        if regions is not None:  # each class's matrix, exactly
+            assert _merged(runs) == _merged(regions)
+        else:  # host_gemm allocates each class apart: one run per class, N_q doubles per interaction
+            assert sorted(n // (nq * 8) for _, n in _merged(runs)) == counts
+    # the row layout (the default) writes B in line-group pieces instead, and offloads C_j = Â_j B_j
+    rows = ulist_trace(problem, "orig", placement, split_blocks(problem, 1))
+    assert not _contiguous_rows(rows, "input_perm", "write")
+    if placement == "lap":
+        assert sum(c["n"] for c in _offloads(rows)) == problem.n_u
+
+
+def test_unknown_bc_layout_is_rejected(problem):
+    with pytest.raises(ValueError, match="bc_layout must be one of"):
+        ulist_trace(problem, "orig", "lap", split_blocks(problem, 1), "columns")
+    with pytest.raises(ValueError, match="bc_layout must be one of"):
+        fmm_ulist(4, 2000, "table2", bc_layout="columns")
+
+
 def test_blocks_partition_interactions(problem):
     # class order (default): B's columns class by class, target order within a class, cut into equal runs
     blocks = split_blocks(problem, 25)
@@ -323,6 +381,27 @@ def test_study_block_order_reaches_the_trace_and_the_model(tmp_path):
     assert ext.ext_mcycles.iloc[0] != pytest.approx(ext.ext_mcycles.iloc[1])
     f.write_text(STUDY.read_text().replace("block_order: class", "block_order: random"))
     with pytest.raises(ConfigError, match="order.yaml: block_order"):
+        load_study(f)
+
+
+def test_study_bc_layout_reaches_the_points_and_the_trace(tmp_path):
+    from dataclasses import replace
+
+    from simulator.config.errors import ConfigError
+    from simulator.fmm_study import STUDY, grid, load_study, run_point
+
+    f = tmp_path / "layout.yaml"
+    f.write_text(STUDY.read_text() + "bc_layout: interactions\n")
+    study = load_study(f)
+    assert study.bc_layout == "interactions" and load_study(STUDY).bc_layout == "rows"
+    assert {p.bc_layout for p in grid(study, True)} == {"interactions"}
+    p = next(p for p in grid(study, True) if p.placement == "lap-llc" and p.variant == "orig")
+    p = replace(p, n_points=3000)
+    rows = {lay: run_point(replace(p, bc_layout=lay)) for lay in ("rows", "interactions")}
+    assert rows["interactions"]["bc_layout"] == "interactions" and rows["rows"]["bc_layout"] == "rows"
+    assert rows["interactions"]["cycles_input_perm"] != rows["rows"]["cycles_input_perm"]
+    f.write_text(STUDY.read_text() + "bc_layout: columns\n")
+    with pytest.raises(ConfigError, match="layout.yaml: bc_layout"):
         load_study(f)
 
 
