@@ -126,9 +126,9 @@ RESIDENCY_RATIOS = (0.9, 1.0, 1.05, 1.1, 1.15, 1.2, 1.3, 1.4, 1.6, 1.8, 2.0, 2.5
 RESIDENCY_HEIGHTS = (35, 84, 165, 286)
 
 
-def _exchange_dram_lines(system: str, n_q: int, n: int, rounds: int, layout: str = "rows") -> float:
+def _exchange_dram_lines(system: str, n_q: int, n: int, rounds: int, bc_layout: str = "rows") -> float:
     """DRAM lines (reads + writes) of ``rounds`` exchanges through reused buffers: the host
-    writes B (n_q x n doubles), the LAP computes C += A B (n_q x n_q A; B and C in ``layout``,
+    writes B (n_q x n doubles), the LAP computes C += A B (n_q x n_q A; B and C in ``bc_layout``,
     ``fmm_ulist.BC_LAYOUTS``), the host reads C."""
     sp = AddressSpace()
     eb = fmm_ulist.ELEM_BYTES
@@ -137,7 +137,7 @@ def _exchange_dram_lines(system: str, n_q: int, n: int, rounds: int, layout: str
     tb = TraceBuilder()
     for _ in range(rounds):
         tb.access("host", "in", "write", b, 64, 64, nbytes // 64)
-        fmm_ulist.offload_class_gemm(tb, a, b, c, n_q, n, layout)
+        fmm_ulist.offload_class_gemm(tb, a, b, c, n_q, n, bc_layout)
         tb.wait("host", "gemm", "lap")
         tb.access("host", "out", "read", c, 64, 64, nbytes // 64)
     df = simulate_trace(system, tb.to_table()).to_pandas()
@@ -145,7 +145,8 @@ def _exchange_dram_lines(system: str, n_q: int, n: int, rounds: int, layout: str
 
 
 def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RATIOS,
-                          heights: tuple[int, ...] = RESIDENCY_HEIGHTS, layout: str = "rows") -> list[list[float]]:
+                          heights: tuple[int, ...] = RESIDENCY_HEIGHTS,
+                          bc_layout: str = "rows") -> list[list[float]]:
     """LLC residency of a reused B / C exchange on ``system`` (a LAP behind the LLC), as
     [[working set / LLC capacity, share of lines kept], ...] for ``ratios`` (dimensionless).
 
@@ -154,7 +155,7 @@ def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RAT
     C), once and three times; the DRAM lines of a steady round, d(x) = (D_3 - D_1) / 2 per
     line of B, against those of the last ratio (where nothing stays) give the share kept,
     1 - d(x) / d(x_last), clipped to [0, 1] and averaged over ``heights``. B and C are stored in
-    ``layout`` (``fmm_ulist.BC_LAYOUTS``), which decides the order the LAP sweeps them in. Not fitted
+    ``bc_layout`` (``fmm_ulist.BC_LAYOUTS``), which decides the order the LAP sweeps them in. Not fitted
     to anything: a property of the simulated LLC (geometry, LRU, non-inclusion) and port.
     """
     llc = load_system(system).spec.caches.levels[-1].size_bytes
@@ -164,7 +165,7 @@ def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RAT
         for x in ratios:
             n = max(8, int(x * llc / (2 * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
             lines = m * n * fmm_ulist.ELEM_BYTES / 64
-            d3, d1 = _exchange_dram_lines(system, m, n, 3, layout), _exchange_dram_lines(system, m, n, 1, layout)
+            d3, d1 = (_exchange_dram_lines(system, m, n, rounds, bc_layout) for rounds in (3, 1))
             per_line.append((d3 - d1) / 2 / lines)
         shares += np.clip(1 - np.array(per_line) / per_line[-1], 0.0, 1.0)
     return [[float(x), float(h)] for x, h in zip(ratios, shares / len(heights))]
@@ -189,10 +190,11 @@ def _host_stages(system: str, table: Any) -> dict[str, Any]:
     return dict(sim.host.stages)
 
 
-def _pipelined_exchange_trace(n_q: int, n_class: int, blocks: int = PIPELINED_BLOCKS, layout: str = "rows") -> Any:
+def _pipelined_exchange_trace(n_q: int, n_class: int, blocks: int = PIPELINED_BLOCKS,
+                              bc_layout: str = "rows") -> Any:
     """The double-buffered exchange of a pipeline, as a trace (stage labels in0.., out0..).
 
-    Per block, ten classes of N_q x ``n_class`` doubles (stored in ``layout``, as the FMM trace
+    Per block, ten classes of N_q x ``n_class`` doubles (stored in ``bc_layout``, as the FMM trace
     lays out B_j and C_j); two buffer sets used alternately; the order of 003 Fig. 6 as the pipelined
     trace issues it: in(0), then per block i offload the ten gemm(i) (C += A_j B_j through the
     LAP's coupling), in(i + 1), out(i - 1), wait; out(last). The host writes B and reads C column
@@ -208,13 +210,13 @@ def _pipelined_exchange_trace(n_q: int, n_class: int, blocks: int = PIPELINED_BL
         for j in range(ulist.N_GEMMS):
             for c0 in range(0, n_class, fmm_ulist.GROUP):
                 c1 = min(n_class, c0 + fmm_ulist.GROUP)
-                fmm_ulist.columns_access(tb, stage, op, base + j * cb, n_q, n_class, c0, c1, layout)
+                fmm_ulist.columns_access(tb, stage, op, base + j * cb, n_q, n_class, c0, c1, bc_layout)
 
     columns(b_set[0], "write", "in0")
     for i in range(blocks):
         for j in range(ulist.N_GEMMS):
             bj, cj = b_set[i % 2] + j * cb, c_set[i % 2] + j * cb
-            fmm_ulist.offload_class_gemm(tb, a[j], bj, cj, n_q, n_class, layout)
+            fmm_ulist.offload_class_gemm(tb, a[j], bj, cj, n_q, n_class, bc_layout)
         if i + 1 < blocks:
             columns(b_set[(i + 1) % 2], "write", f"in{i + 1}")
         if i > 0:
@@ -238,11 +240,11 @@ def _steady_stages(blocks: int) -> tuple[list[str], list[str]]:
 
 
 def _pipelined_exchange_shares(system: str, n_q: int, n_class: int, blocks: int = PIPELINED_BLOCKS,
-                               layout: str = "rows") -> tuple[float, float]:
+                               bc_layout: str = "rows") -> tuple[float, float]:
     """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in
     the steady blocks of the double-buffered exchange of :func:`_pipelined_exchange_trace`,
     dimensionless."""
-    served = _host_stages(system, _pipelined_exchange_trace(n_q, n_class, blocks, layout))
+    served = _host_stages(system, _pipelined_exchange_trace(n_q, n_class, blocks, bc_layout))
 
     def share(stages: list[str]) -> float:
         total = sum(served[s].bytes_by_level for s in stages)
@@ -253,7 +255,7 @@ def _pipelined_exchange_shares(system: str, n_q: int, n_class: int, blocks: int 
 
 def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
                                  heights: tuple[int, ...] = RESIDENCY_HEIGHTS,
-                                 blocks: int = PIPELINED_BLOCKS, layout: str = "rows") -> tuple[float, float]:
+                                 blocks: int = PIPELINED_BLOCKS, bc_layout: str = "rows") -> tuple[float, float]:
     """(input, output): how many times longer the host's steady B writes and C reads of a
     pipelined exchange take beside the LAP's GEMMs than alone on ``system`` (dimensionless).
 
@@ -267,7 +269,7 @@ def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
     ins, outs = _steady_stages(blocks)
     k = np.zeros(2)
     for m in heights:
-        table = _pipelined_exchange_trace(m, _pipelined_class_width(ratio, llc, m), blocks, layout)
+        table = _pipelined_exchange_trace(m, _pipelined_class_width(ratio, llc, m), blocks, bc_layout)
         host_only = table.filter(pc.invert(pc.is_in(table["op"], value_set=pa.array(["offload", "wait"]))))
         with_lap, alone = _host_stages(system, table), _host_stages(system, host_only)
         k += [sum(with_lap[x].busy_ps for x in st) / sum(alone[x].busy_ps for x in st) for st in (ins, outs)]
@@ -275,7 +277,7 @@ def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
 
 
 def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELINED_RATIOS,
-                                heights: tuple[int, ...] = RESIDENCY_HEIGHTS, layout: str = "rows"
+                                heights: tuple[int, ...] = RESIDENCY_HEIGHTS, bc_layout: str = "rows"
                                 ) -> tuple[list[list[float]], list[list[float]]]:
     """LLC residency of B and of C in the pipelined (double-buffered) exchange on ``system``:
     ([[working set / LLC, share of B lines kept], ...], [[..., share of C lines kept], ...]).
@@ -293,7 +295,7 @@ def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELIN
     h_b, h_c = np.zeros(len(ratios)), np.zeros(len(ratios))
     for m in heights:
         for k, x in enumerate(ratios):
-            s_b, s_c = _pipelined_exchange_shares(system, m, _pipelined_class_width(x, llc, m), layout=layout)
+            s_b, s_c = _pipelined_exchange_shares(system, m, _pipelined_class_width(x, llc, m), bc_layout=bc_layout)
             h_b[k] += s_b
             h_c[k] += s_c
     return ([[float(x), float(h)] for x, h in zip(ratios, h_b / len(heights))],
@@ -339,12 +341,12 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     llc_coupled = [sysf for sysf in lap_systems.values()
                    if any(a.interface.coupling == "llc" for a in load_system(sysf).spec.accelerators.values())]
     if llc_coupled:
-        m["llc_residency"] = measure_llc_residency(llc_coupled[0], layout=bc_layout)
+        m["llc_residency"] = measure_llc_residency(llc_coupled[0], bc_layout=bc_layout)
         m["llc_residency_pipelined_b"], m["llc_residency_pipelined_c"] = measure_pipelined_residency(
-            llc_coupled[0], layout=bc_layout)
+            llc_coupled[0], bc_layout=bc_layout)
     for name, sysf in lap_systems.items():
         m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
-        m[f"{name}.pipelined_contention"] = list(measure_pipelined_contention(sysf, layout=bc_layout))
+        m[f"{name}.pipelined_contention"] = list(measure_pipelined_contention(sysf, bc_layout=bc_layout))
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
         m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
         m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")

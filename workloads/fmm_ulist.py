@@ -267,7 +267,7 @@ def columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n
                    layout: str) -> None:
     """One host row touching columns [c0, c1) of the N_q x ``n`` matrix at ``base`` stored in
     ``layout``, one access per double: a gather of line-group pieces (rows) or one run (interactions)."""
-    if layout == "rows":
+    if check_bc_layout(layout) == "rows":
         tb.gather("host", stage, op, column_lines(base, n_q, n, c0, c1), ELEM_BYTES, run=min(COLS_PER_LINE, c1 - c0))
     else:
         tb.access("host", stage, op, base + c0 * n_q * ELEM_BYTES, ELEM_BYTES, ELEM_BYTES, (c1 - c0) * n_q)
@@ -279,7 +279,7 @@ def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, 
     C_j (N_q x ``n``, stored in ``layout``) at ``b_addr`` and ``c_addr``, in the row-major view of the
     layout (module docstring); the caller issues the wait."""
     a_bytes, bc_bytes = n_q * n_q * ELEM_BYTES, n_q * n * ELEM_BYTES
-    if layout == "rows":
+    if check_bc_layout(layout) == "rows":
         dims = {"m": n_q, "n": n, "k": n_q, "a_addr": a_addr, "b_addr": b_addr}
     else:  # C_j^T += B_j^T Â_j^T: B_j is the left operand
         dims = {"m": n, "n": n_q, "k": n_q, "a_addr": b_addr, "b_addr": a_addr}

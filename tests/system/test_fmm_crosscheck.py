@@ -88,7 +88,7 @@ def test_exchange_micro_runs_store_b_and_c_in_the_studys_layout() -> None:
         assert {o["m"] for o in offloads} == {m}
     rows = measure_llc_residency("configs/systems/lap_llc.yaml", ratios=(1.1, 4.0), heights=(35,))
     inter = measure_llc_residency("configs/systems/lap_llc.yaml", ratios=(1.1, 4.0), heights=(35,),
-                                  layout="interactions")
+                                  bc_layout="interactions")
     assert rows[0][1] != pytest.approx(inter[0][1], abs=0.01)
 
 
