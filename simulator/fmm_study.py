@@ -10,8 +10,8 @@ two, writes to the output directory (default ``results/fmm``):
 * ``table5.csv``: the 003 Table 5 analogue, simulated and model cycles next to
   the published columns (SPEC §2) and the deviation of ours from them;
 * ``table3.csv``: CPU-only stages against 003 Table 3 (real i7-920);
-* ``findings.csv``: per q the pipelining gain over Orig and the cut in DRAM
-  accesses of LAP-LLC Blocking vs LAP-DRAM Orig (003 §8.1-8.2);
+* ``findings.csv``: per q the findings of 003 §8 (and the DRAM-access factors its §1
+  quotes) measured on our points, one column each (:func:`findings`);
 * ``crosscheck_summary.csv``: mean absolute error of the models per Table-5 column (and
   CPU only), time and energy, over q <= 10 and over q > 10;
 * ``crosscheck.csv``: :mod:`models.ulist` vs simulation, time and energy, with the
@@ -253,7 +253,17 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
       shows those two couplings, near-memory being left out of its study, 003:L211);
     * ``energy_order_host_dram_lap``: 1 if on every LAP point host > DRAM > LAP energy (003 Fig. 11);
     * ``llc_pipe_energy_saving_vs_dram_pipe``: 1 - E_LLC+Pipe / E_DRAM+Pipe, total energy
-      (003: up to 17 %).
+      (003: up to 17 %);
+    * ``<coupling>_pipelining_energy_saving``: 1 - E_pipe / E_orig, total energy (003: up to 43 %,
+      003:L366);
+    * ``gemm_llc_vs_dram_speedup``: 1 - T_GEMM,LLC / T_GEMM,DRAM, host cycles of the GEMM stage of the
+      Orig points (003: 10 % at q = 4, under 2 % at larger q, 003:L352);
+    * ``dram_cut_llc_orig_vs_dram_orig``: cut in DRAM accesses by coupling alone, LAP-LLC Orig vs
+      LAP-DRAM Orig (003: up to 26 %, 003:L39);
+    * ``dram_factor_llc_orig_vs_llc_block``: LAP-LLC Orig / LAP-LLC Blocking DRAM accesses, what blocking
+      saves over the naive on-chip coupling (003: up to 2x, 003:L17 and L39);
+    * ``dram_factor_dram_orig_vs_llc_best``: LAP-DRAM Orig over the fewest DRAM accesses of the blocked
+      LAP-LLC variants run (Blocking, Blocking+Pref, Pipelining; 003: "a total of 3x", 003:L39).
     """
     def get(q, pl, v, col):
         c = table[(table.q == q) & (table.placement == pl) & (table.variant == v)]
@@ -281,6 +291,17 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
             ((lap.energy_host_j > lap.energy_dram_j) & (lap.energy_dram_j > lap.energy_lap_j)).all()))
         row["llc_pipe_energy_saving_vs_dram_pipe"] = (1 - get(q, "lap-llc", "pipelining", "energy_total_j")
                                                       / get(q, "lap-dram", "pipelining", "energy_total_j"))
+        for pl in ("lap-dram", "lap-llc"):
+            row[f"{pl}_pipelining_energy_saving"] = (1 - get(q, pl, "pipelining", "energy_total_j")
+                                                     / get(q, pl, "orig", "energy_total_j"))
+        row["gemm_llc_vs_dram_speedup"] = 1 - get(q, "lap-llc", "orig", "cycles_gemm") / get(q, "lap-dram", "orig",
+                                                                                             "cycles_gemm")
+        dram_orig, llc_orig = get(q, "lap-dram", "orig", "dram_accesses"), get(q, "lap-llc", "orig", "dram_accesses")
+        row["dram_cut_llc_orig_vs_dram_orig"] = 1 - llc_orig / dram_orig
+        row["dram_factor_llc_orig_vs_llc_block"] = llc_orig / get(q, "lap-llc", "blocking", "dram_accesses")
+        blocked = [a for a in (get(q, "lap-llc", v, "dram_accesses") for v in ("blocking", "blocking_pref",
+                                                                              "pipelining")) if a == a]  # not NaN
+        row["dram_factor_dram_orig_vs_llc_best"] = dram_orig / min(blocked) if blocked else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -435,14 +435,15 @@ def test_findings_on_a_hand_made_table():
 
     from simulator.fmm_study import findings
 
-    def row(pl, v, cycles, dram, e_host, e_dram, e_lap, bg, ref, total):
+    def row(pl, v, cycles, dram, e_host, e_dram, e_lap, bg, ref, total, gemm=40):
         return {"q": 10, "placement": pl, "gemm": "lap", "variant": v, "cycles": cycles, "dram_accesses": dram,
                 "energy_host_j": e_host, "energy_dram_j": e_dram, "energy_lap_j": e_lap, "dram_background_j": bg,
-                "dram_refresh_j": ref, "energy_total_j": total}
+                "dram_refresh_j": ref, "energy_total_j": total, "cycles_gemm": gemm}
 
-    t = pd.DataFrame([row("lap-dram", "orig", 100, 1000, 5, 2, 1, 1.0, 0.4, 8),
+    t = pd.DataFrame([row("lap-dram", "orig", 100, 1000, 5, 2, 1, 1.0, 0.4, 8, gemm=50),
                       row("lap-dram", "pipelining", 60, 900, 4, 1, 0.5, 0.6, 0.2, 6),
-                      row("lap-llc", "orig", 100, 800, 5, 2, 1, 1.2, 0.4, 8),
+                      row("lap-llc", "orig", 100, 800, 5, 2, 1, 1.2, 0.4, 8, gemm=45),
+                      row("lap-llc", "blocking", 95, 500, 5, 1.8, 1, 1.0, 0.4, 7.6),
                       row("lap-llc", "pipelining", 50, 400, 3, 1, 0.5, 0.5, 0.2, 4.5),
                       # near-memory is outside 003 Fig. 10: its share (0.5) must not enter the range
                       row("lap-near-memory", "orig", 90, 1000, 5, 2, 1, 0.8, 0.2, 8)])
@@ -452,3 +453,10 @@ def test_findings_on_a_hand_made_table():
     assert f.dram_static_refresh_share_min == pytest.approx(0.7) and f.dram_static_refresh_share_max == pytest.approx(0.8)
     assert f.energy_order_host_dram_lap == 1.0
     assert f.llc_pipe_energy_saving_vs_dram_pipe == pytest.approx(0.25)
+    assert f["lap-dram_pipelining_energy_saving"] == pytest.approx(0.25)
+    assert f["lap-llc_pipelining_energy_saving"] == pytest.approx(1 - 4.5 / 8)
+    assert f.gemm_llc_vs_dram_speedup == pytest.approx(0.1)
+    # DRAM accesses: coupling alone 1000 -> 800, blocking 800 -> 500, the best blocked LLC point 400
+    assert f.dram_cut_llc_orig_vs_dram_orig == pytest.approx(0.2)
+    assert f.dram_factor_llc_orig_vs_llc_block == pytest.approx(1.6)
+    assert f.dram_factor_dram_orig_vs_llc_best == pytest.approx(2.5)

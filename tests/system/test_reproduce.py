@@ -150,6 +150,11 @@ def test_asri_fmm_quick(tmp_path):
     cells = _cells(text, "LAP pipelining gain over Orig (q=10)")
     assert cells[1] == "37" and cells[2] == "—"  # --quick runs q = 4 and 8 only
     assert float(_cells(text, "DRAM static background + refresh share (to) (any q)")[2]) <= 100
+    # the further §8 and §1 claims: a percentage at q = 4 and a factor of DRAM accesses, both measured
+    cells = _cells(text, "GEMM stage speedup LAP-LLC vs LAP-DRAM (q=4)")
+    assert cells[1] == "10" and 0 < float(cells[2]) < 100
+    cells = _cells(text, "DRAM accesses LAP-LLC Orig / LAP-LLC Block (up to) (any q)")
+    assert cells[1] == "2" and float(cells[2]) > 1
     assert "003 §8 findings on the MARSSx86-like host" in text
     # the calibrated values the note names are the ones the MARSSx86-like host runs with (read from the
     # preset, not repeated here, so a recalibration cannot leave the note behind)
