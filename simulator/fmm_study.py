@@ -256,6 +256,8 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
       (003: up to 17 %);
     * ``<coupling>_pipelining_energy_saving``: 1 - E_pipe / E_orig, total energy (003: up to 43 %,
       003:L366);
+    * ``<coupling>_blocking_slowdown``: T_blocking / T_orig - 1 (003: "performance is slightly decreased
+      with blocking alone", 003:L348);
     * ``gemm_llc_vs_dram_speedup``: 1 - T_GEMM,LLC / T_GEMM,DRAM, host cycles of the GEMM stage of the
       Orig points (003: 10 % at q = 4, under 2 % at larger q, 003:L352);
     * ``dram_cut_llc_orig_vs_dram_orig``: cut in DRAM accesses by coupling alone, LAP-LLC Orig vs
@@ -294,6 +296,7 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
         for pl in ("lap-dram", "lap-llc"):
             row[f"{pl}_pipelining_energy_saving"] = (1 - get(q, pl, "pipelining", "energy_total_j")
                                                      / get(q, pl, "orig", "energy_total_j"))
+            row[f"{pl}_blocking_slowdown"] = get(q, pl, "blocking", "cycles") / get(q, pl, "orig", "cycles") - 1
         row["gemm_llc_vs_dram_speedup"] = 1 - get(q, "lap-llc", "orig", "cycles_gemm") / get(q, "lap-dram", "orig",
                                                                                              "cycles_gemm")
         dram_orig, llc_orig = get(q, "lap-dram", "orig", "dram_accesses"), get(q, "lap-llc", "orig", "dram_accesses")

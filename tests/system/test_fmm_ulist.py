@@ -456,6 +456,8 @@ def test_findings_on_a_hand_made_table():
     assert f["lap-dram_pipelining_energy_saving"] == pytest.approx(0.25)
     assert f["lap-llc_pipelining_energy_saving"] == pytest.approx(1 - 4.5 / 8)
     assert f.gemm_llc_vs_dram_speedup == pytest.approx(0.1)
+    assert f["lap-llc_blocking_slowdown"] == pytest.approx(-0.05)  # 95 against 100 cycles
+    assert np.isnan(f["lap-dram_blocking_slowdown"])  # no LAP-DRAM Blocking point in this table
     # DRAM accesses: coupling alone 1000 -> 800, blocking 800 -> 500, the best blocked LLC point 400
     assert f.dram_cut_llc_orig_vs_dram_orig == pytest.approx(0.2)
     assert f.dram_factor_llc_orig_vs_llc_block == pytest.approx(1.6)
