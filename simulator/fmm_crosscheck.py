@@ -54,6 +54,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from models import ulist
+from simulator.config.errors import InputError
 from simulator.config.workload import build_workload, generate_trace
 from simulator.replay import replay
 from simulator.stencil_study import CONSTANT_CATEGORIES, load_system, simulate_trace
@@ -440,12 +441,11 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
             ext, ext_e = cyc, e
         else:
             xp = extended_params(machine, lap)
-            # tables written before the block_order key held class-ordered blocks only
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),
                                        class_counts=class_counts.get(q),
-                                       order=str(r.get("block_order", "class")))
+                                       order=str(r.block_order))
             ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
             ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
             bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
@@ -489,12 +489,25 @@ def class_counts_of(q: int, n_points: int, density: str) -> tuple[int, ...]:
     return class_counts(fmm_ulist.build_problem(q, n_points, density))
 
 
+#: The columns of a study's table.csv that :func:`model_rows` reads.
+TABLE_COLUMNS = ("q", "placement", "gemm", "variant", "n_points", "density", "llc_bytes", "blocks", "block_order",
+                 "cycles", "energy_total_j")
+
+
 def recompute(study_dir: str | Path, machine: dict[str, Any] | None = None,
               with_classes: bool = True) -> pd.DataFrame:
     """The cross-check recomputed from a study directory's ``table.csv`` and ``machine.json``
-    (``machine``: measured parameters to use instead, e.g. from a new ``measure_machine``)."""
+    (``machine``: measured parameters to use instead, e.g. from a new ``measure_machine``).
+    InputError naming the file when one is missing or the table lacks a column of :data:`TABLE_COLUMNS`."""
     d = Path(study_dir)
+    for name in ("table.csv",) + (() if machine is not None else ("machine.json",)):
+        if not (d / name).is_file():
+            raise InputError(f"{d / name}: missing; expected a study directory written by simulator.fmm_study")
     table = pd.read_csv(d / "table.csv")
+    missing = [c for c in TABLE_COLUMNS if c not in table.columns]
+    if missing:
+        raise InputError(f"{d / 'table.csv'}: columns {', '.join(missing)} missing; expected a table.csv "
+                         "written by simulator.fmm_study")
     m = machine if machine is not None else json.loads((d / "machine.json").read_text())
     dims = {int(q): ulist.UListDims(**v) for q, v in m["dims"].items()}
     counts = ({int(q): tuple(v) for q, v in m["class_counts"].items()} if "class_counts" in m else None)
@@ -505,7 +518,11 @@ def main(argv: list[str] | None = None) -> int:
     """Print the MAE table and per-q deviations of a study directory (default results/fmm)."""
     import sys
     args = sys.argv[1:] if argv is None else argv
-    cross = recompute(args[0] if args else "results/fmm", with_classes="--uniform-classes" not in args)
+    try:
+        cross = recompute(args[0] if args else "results/fmm", with_classes="--uniform-classes" not in args)
+    except InputError as exc:
+        print(f"fmm_crosscheck: error: {exc}", file=sys.stderr)
+        return 2
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(crosscheck_summary(cross).round(4).to_string(index=False))
         print(crosscheck_summary(cross, qs=(14,)).round(4).to_string(index=False))

@@ -273,16 +273,19 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
 
     rows = []
     for q in sorted(table.q.unique()):
+        def ratio(a: tuple[str, str], b: tuple[str, str], col: str) -> float:
+            """col of point a (placement, variant) over col of point b, at this q."""
+            return get(q, *a, col) / get(q, *b, col)
+
         row: dict[str, Any] = {"q": int(q)}
         for pl in ("lap-dram", "lap-llc"):
-            row[f"{pl}_pipelining_gain"] = 1 - get(q, pl, "pipelining", "cycles") / get(q, pl, "orig", "cycles")
-        row["dram_cut_llc_block_vs_dram_orig"] = (1 - get(q, "lap-llc", "blocking", "dram_accesses")
-                                                  / get(q, "lap-dram", "orig", "dram_accesses"))
+            row[f"{pl}_pipelining_gain"] = 1 - ratio((pl, "pipelining"), (pl, "orig"), "cycles")
+        row["dram_cut_llc_block_vs_dram_orig"] = 1 - ratio(("lap-llc", "blocking"), ("lap-dram", "orig"),
+                                                           "dram_accesses")
         for pl in ("lap-dram", "lap-llc"):
-            row[f"{pl}_pref_extra_dram"] = (get(q, pl, "orig_pref", "dram_accesses")
-                                            / get(q, pl, "orig", "dram_accesses") - 1)
+            row[f"{pl}_pref_extra_dram"] = ratio((pl, "orig_pref"), (pl, "orig"), "dram_accesses") - 1
         variants = table[(table.q == q) & (table.placement == "lap-llc")].variant
-        row["llc_vs_dram_runtime"] = max((abs(get(q, "lap-llc", v, "cycles") / get(q, "lap-dram", v, "cycles") - 1)
+        row["llc_vs_dram_runtime"] = max((abs(ratio(("lap-llc", v), ("lap-dram", v), "cycles") - 1)
                                           for v in variants), default=float("nan"))
         lap = table[(table.q == q) & (table.gemm == "lap")]
         coupled = lap[lap.placement.isin(("lap-dram", "lap-llc"))]
@@ -291,20 +294,19 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
         row["dram_static_refresh_share_max"] = float(share.max()) if len(coupled) else float("nan")
         row["energy_order_host_dram_lap"] = float(bool(len(lap)) and bool(
             ((lap.energy_host_j > lap.energy_dram_j) & (lap.energy_dram_j > lap.energy_lap_j)).all()))
-        row["llc_pipe_energy_saving_vs_dram_pipe"] = (1 - get(q, "lap-llc", "pipelining", "energy_total_j")
-                                                      / get(q, "lap-dram", "pipelining", "energy_total_j"))
+        row["llc_pipe_energy_saving_vs_dram_pipe"] = 1 - ratio(("lap-llc", "pipelining"), ("lap-dram", "pipelining"),
+                                                               "energy_total_j")
         for pl in ("lap-dram", "lap-llc"):
-            row[f"{pl}_pipelining_energy_saving"] = (1 - get(q, pl, "pipelining", "energy_total_j")
-                                                     / get(q, pl, "orig", "energy_total_j"))
-            row[f"{pl}_blocking_slowdown"] = get(q, pl, "blocking", "cycles") / get(q, pl, "orig", "cycles") - 1
-        row["gemm_llc_vs_dram_speedup"] = 1 - get(q, "lap-llc", "orig", "cycles_gemm") / get(q, "lap-dram", "orig",
-                                                                                             "cycles_gemm")
-        dram_orig, llc_orig = get(q, "lap-dram", "orig", "dram_accesses"), get(q, "lap-llc", "orig", "dram_accesses")
-        row["dram_cut_llc_orig_vs_dram_orig"] = 1 - llc_orig / dram_orig
-        row["dram_factor_llc_orig_vs_llc_block"] = llc_orig / get(q, "lap-llc", "blocking", "dram_accesses")
+            row[f"{pl}_pipelining_energy_saving"] = 1 - ratio((pl, "pipelining"), (pl, "orig"), "energy_total_j")
+            row[f"{pl}_blocking_slowdown"] = ratio((pl, "blocking"), (pl, "orig"), "cycles") - 1
+        row["gemm_llc_vs_dram_speedup"] = 1 - ratio(("lap-llc", "orig"), ("lap-dram", "orig"), "cycles_gemm")
+        row["dram_cut_llc_orig_vs_dram_orig"] = 1 - ratio(("lap-llc", "orig"), ("lap-dram", "orig"), "dram_accesses")
+        row["dram_factor_llc_orig_vs_llc_block"] = ratio(("lap-llc", "orig"), ("lap-llc", "blocking"),
+                                                         "dram_accesses")
         blocked = [a for a in (get(q, "lap-llc", v, "dram_accesses") for v in ("blocking", "blocking_pref",
                                                                               "pipelining")) if a == a]  # not NaN
-        row["dram_factor_dram_orig_vs_llc_best"] = dram_orig / min(blocked) if blocked else float("nan")
+        row["dram_factor_dram_orig_vs_llc_best"] = (get(q, "lap-dram", "orig", "dram_accesses") / min(blocked)
+                                                    if blocked else float("nan"))
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -28,7 +28,8 @@ def _table() -> pd.DataFrame:
         for pl, gemm, v, b in (("cpu", "cpu", "orig", 1), ("lap-dram", "lap", "orig", 1),
                                ("lap-llc", "lap", "blocking", 23), ("lap-llc", "lap", "pipelining", 42)):
             rows.append({"q": q, "placement": pl, "gemm": gemm, "variant": v, "blocks": b, "cycles": 1e8 * q,
-                         "energy_total_j": 2.0 * q, "llc_bytes": 8 * 2**20, "n_points": 1000, "density": "uniform"})
+                         "energy_total_j": 2.0 * q, "llc_bytes": 8 * 2**20, "n_points": 1000, "density": "uniform",
+                         "block_order": "class"})
     return pd.DataFrame(rows)
 
 
@@ -152,3 +153,19 @@ def test_crosscheck_summary_is_the_mean_absolute_deviation() -> None:
     assert s.loc["LAP-LLC Blocking", "points"] == 2  # q = 14 left out
     assert s.loc["LAP-DRAM Orig", "mae_time_printed"] == 0.0
     assert math.isnan(s.loc["CPU only", "mae_time_printed"])
+
+
+def test_recompute_rejects_a_directory_that_is_not_a_study(tmp_path, capsys) -> None:
+    from pathlib import Path
+
+    from simulator.fmm_crosscheck import TABLE_COLUMNS, main
+
+    assert main([str(tmp_path)]) == 2
+    assert f"{tmp_path / 'table.csv'}: missing" in capsys.readouterr().err
+    # a table without the block order cannot be recomputed: its blocks could be cut either way
+    study = Path("results/fmm_marssx86")
+    (tmp_path / "machine.json").write_text((study / "machine.json").read_text())
+    pd.read_csv(study / "table.csv").drop(columns=["block_order"]).to_csv(tmp_path / "table.csv", index=False)
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'table.csv'}: columns block_order missing" in err and "block_order" in TABLE_COLUMNS
