@@ -247,6 +247,8 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
       LAP-DRAM Orig (003: ~50 % for q <= 10);
     * ``<coupling>_pref_extra_dram``: DRAM accesses added by Orig+Pref over Orig
       (003: prefetching without blocking adds accesses);
+    * ``<coupling>_blocking_pref_extra_dram``: DRAM accesses added by Blocking+Pref over Blocking
+      (003: "a minor decrease" on the blocked points, the prefetched metadata kept recently used, 003:L334);
     * ``llc_vs_dram_runtime``: largest |T_LLC / T_DRAM - 1| over the variants (003: <= ~20 %);
     * ``dram_static_refresh_share_min`` / ``_max``: background (power-down included) + refresh
       share of the DRAM energy over the LAP-DRAM and LAP-LLC points (003: 60-80 %; its Fig. 10
@@ -284,6 +286,7 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
                                                            "dram_accesses")
         for pl in ("lap-dram", "lap-llc"):
             row[f"{pl}_pref_extra_dram"] = ratio((pl, "orig_pref"), (pl, "orig"), "dram_accesses") - 1
+            row[f"{pl}_blocking_pref_extra_dram"] = ratio((pl, "blocking_pref"), (pl, "blocking"), "dram_accesses") - 1
         variants = table[(table.q == q) & (table.placement == "lap-llc")].variant
         row["llc_vs_dram_runtime"] = max((abs(ratio(("lap-llc", v), ("lap-dram", v), "cycles") - 1)
                                           for v in variants), default=float("nan"))

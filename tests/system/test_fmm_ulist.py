@@ -444,6 +444,7 @@ def test_findings_on_a_hand_made_table():
                       row("lap-dram", "pipelining", 60, 900, 4, 1, 0.5, 0.6, 0.2, 6),
                       row("lap-llc", "orig", 100, 800, 5, 2, 1, 1.2, 0.4, 8, gemm=45),
                       row("lap-llc", "blocking", 95, 500, 5, 1.8, 1, 1.0, 0.4, 7.6),
+                      row("lap-llc", "blocking_pref", 94, 520, 5, 1.8, 1, 1.0, 0.4, 7.6),
                       row("lap-llc", "pipelining", 50, 400, 3, 1, 0.5, 0.5, 0.2, 4.5),
                       # near-memory is outside 003 Fig. 10: its share (0.5) must not enter the range
                       row("lap-near-memory", "orig", 90, 1000, 5, 2, 1, 0.8, 0.2, 8)])
@@ -458,6 +459,8 @@ def test_findings_on_a_hand_made_table():
     assert f.gemm_llc_vs_dram_speedup == pytest.approx(0.1)
     assert f["lap-llc_blocking_slowdown"] == pytest.approx(-0.05)  # 95 against 100 cycles
     assert np.isnan(f["lap-dram_blocking_slowdown"])  # no LAP-DRAM Blocking point in this table
+    assert f["lap-llc_blocking_pref_extra_dram"] == pytest.approx(0.04)  # 520 against 500 accesses
+    assert np.isnan(f["lap-dram_blocking_pref_extra_dram"])
     # DRAM accesses: coupling alone 1000 -> 800, blocking 800 -> 500, the best blocked LLC point 400
     assert f.dram_cut_llc_orig_vs_dram_orig == pytest.approx(0.2)
     assert f.dram_factor_llc_orig_vs_llc_block == pytest.approx(1.6)
