@@ -273,6 +273,10 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
         c = table[(table.q == q) & (table.placement == pl) & (table.variant == v)]
         return float(c[col].iloc[0]) if len(c) else float("nan")
 
+    def known(values) -> list[float]:
+        """The values that are not NaN (a NaN marks a point the table does not have)."""
+        return [v for v in values if v == v]
+
     rows = []
     for q in sorted(table.q.unique()):
         def ratio(a: tuple[str, str], b: tuple[str, str], col: str) -> float:
@@ -286,11 +290,12 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
                                                            "dram_accesses")
         for pl in ("lap-dram", "lap-llc"):
             row[f"{pl}_pref_extra_dram"] = ratio((pl, "orig_pref"), (pl, "orig"), "dram_accesses") - 1
-            row[f"{pl}_blocking_pref_extra_dram"] = ratio((pl, "blocking_pref"), (pl, "blocking"), "dram_accesses") - 1
+            row[f"{pl}_blocking_pref_extra_dram"] = ratio((pl, "blocking_pref"), (pl, "blocking"),
+                                                          "dram_accesses") - 1
         variants = table[(table.q == q) & (table.placement == "lap-llc")].variant
-        gaps = [abs(ratio(("lap-llc", v), ("lap-dram", v), "cycles") - 1) for v in variants]
         # variants run on one coupling only give NaN; max() would keep a NaN that came first
-        row["llc_vs_dram_runtime"] = max((g for g in gaps if g == g), default=float("nan"))
+        row["llc_vs_dram_runtime"] = max(known(abs(ratio(("lap-llc", v), ("lap-dram", v), "cycles") - 1)
+                                               for v in variants), default=float("nan"))
         lap = table[(table.q == q) & (table.gemm == "lap")]
         coupled = lap[lap.placement.isin(("lap-dram", "lap-llc"))]
         share = (coupled.dram_background_j + coupled.dram_refresh_j) / coupled.energy_dram_j
@@ -307,8 +312,7 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
         row["dram_cut_llc_orig_vs_dram_orig"] = 1 - ratio(("lap-llc", "orig"), ("lap-dram", "orig"), "dram_accesses")
         row["dram_factor_llc_orig_vs_llc_block"] = ratio(("lap-llc", "orig"), ("lap-llc", "blocking"),
                                                          "dram_accesses")
-        blocked = [a for a in (get(q, "lap-llc", v, "dram_accesses") for v in ("blocking", "blocking_pref",
-                                                                              "pipelining")) if a == a]  # not NaN
+        blocked = known(get(q, "lap-llc", v, "dram_accesses") for v in ("blocking", "blocking_pref", "pipelining"))
         row["dram_factor_dram_orig_vs_llc_best"] = (get(q, "lap-dram", "orig", "dram_accesses") / min(blocked)
                                                     if blocked else float("nan"))
         rows.append(row)

@@ -615,7 +615,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
             float(found.dram_factor_llc_orig_vs_llc_block.max()), "largest over q"),
         "DRAM accesses LAP-DRAM Orig / best blocked LAP-LLC (up to)": (
             float(found.dram_factor_dram_orig_vs_llc_best.max()),
-            "largest over q, the fewer of LAP-LLC Blocking and Pipelining at each q"),
+            "largest over q, the fewest of LAP-LLC Blocking, Blocking+Pref and Pipelining at each q"),
     }
     t8 = [Comparison(f"{r.column} ({r.row})", r.number, ours_finding[r.column][0], r.unit, r.source,
                      ours_finding[r.column][1]) for r in ref if r.table == "003 §8"]
