@@ -6,40 +6,35 @@ same simulated systems (``measure_machine``), never fitted to the FMM points the
 ``recompute`` rebuilds the cross-check of a study directory, ``crosscheck_summary`` gives the
 mean absolute deviation per 003 Table 5 column; ``python -m simulator.fmm_crosscheck [DIR]``.
 
-Extended model, MAE over q = 4..10 (|sim / model - 1|), time / energy, with the LLC residency
-measured by :func:`measure_llc_residency` (the same curve on both hosts: one cache hierarchy) and,
-for pipelined points, separate B and C residencies measured by :func:`measure_pipelined_residency`
-and the host's slowdown beside the concurrent GEMMs measured by
-:func:`measure_pipelined_contention`, both on each study's own systems (they depend on how long
-the host's stages overlap the LAP and how its misses queue): default study (block_llc_share
-0.5): LAP-DRAM Orig 3.7 / 4.6 %, LAP-LLC Blocking 1.4 / 1.4 %, LAP-LLC Pipelining 1.0 / 2.0 %;
-MARSSx86-like study (share 1.0, 003's rule): 2.9 / 0.6 %, 2.3 / 2.6 %, 3.2 / 3.6 % (CPU only
-21.2 / 23.0 % and 32.4 / 32.6 %: no extended CPU model).
-Under the whole-LLC rule the q = 4..8 blocks are 1.06-1.24x the LLC: the all-or-nothing premise
-priced them entirely at DRAM (Blocking 11.2 / 10.5 % before). Pipelining there with one residency
-for B and C was 10.8 / 11.2 % (q = 4, 6, 8: +8, +16, +17 %): with two sets, C of block i - 1 is
-read after gemm(i) has swept the other set and in(i + 1) the same one (long reuse distance), while
-B is read right after it is written (short). With the split (q = 4: h_B 0.74, h_C 0.34; q = 6:
-0.72 / 0.24; q = 8: 0.45 / 0.02) q = 4, 6, 8, 10 were +4.0, +9.7, +13.5, +2.0 % (time): at q = 8
-the model already priced C at DRAM (output 75.7 MCycles against 81.0 simulated) and the input
-ran 68.9 MCycles against 57.2. The rest was contention: the MARSSx86-like host keeps 5 misses in
-flight, so its stream is latency-bound, and the LAP's GEMM traffic in the same DRAM queues (and,
-LLC-coupled, the same LLC) lengthens every miss. Measured on a double-buffered exchange that
-misses the LLC, with and without the GEMMs: B writes 1.41x, C reads 1.19x (LLC-coupled), 1.43x /
-1.05x (DRAM-coupled), 1.19x / 1.00x (near-memory: the LAP reaches the banks over its own path);
-default host 1.67 / 1.59x (LLC), 1.84 / 1.24x (DRAM). With the DRAM part of the B and C terms of
-pipelined points scaled by them, MARSSx86-like LAP-LLC pipelining is +1.1, +5.7, +4.5, +1.4 % at
-q = 4..10 and LAP-DRAM pipelining -1.6, -0.4, +0.5, -2.9 % (was +7.5, +9.1, +9.8, -2.4 %).
+Extended model (``ulist.extended_stages``): the printed equations plus three costs measured on
+the same systems, never fitted to the FMM points (figures: ``crosscheck_summary.csv`` of each
+study, and the README):
 
-q = 14 (N_q = 680, N_oct = 365, N_U = 8531): the blocked trace caps b at N_U / (5 N_q) = 2, so one
-block's B and C are 2 x 680 x 8531 x 8 / 2 = 46 MB, plus 37 MB of A_j, against an 8 MiB LLC: over 4x
-the capacity, the measured residency is 0, and the blocked points are priced as DRAM exchanges (B
-and C through DRAM, leaf gathers at the random-access cost); the printed eq. 8 / 12 still assume
-B and C stay in the LLC. The pipelines take the model's fastest b (6 on the default host, 8 on the
-MARSSx86-like one, LLC- and DRAM-coupled), still far over the LLC. The GEMMs dominate (compute
-bound, 2 N_U N_q^2 = 7.9 GFLOP), so the extended model is within 4.5 % (time) and 3.8 % (energy)
-on the three Table 5 columns in both studies; printed, MARSSx86-like: LAP-DRAM Orig 8.4 %, LAP-LLC
-Blocking 40 % (it drops the B and C the host moves through DRAM), LAP-LLC Pipelining 7.2 %.
+- LLC residency (:func:`measure_llc_residency`): the share of a block's B and C still in the LLC
+  when it is read again, as a function of how much of the LLC the block fills. 003's printed eqs.
+  8 and 12 assume all of it (all or nothing); under the whole-LLC rule the blocks at q = 4..8 are
+  about the LLC's size, where LRU keeps only part of them.
+- Pipelined points: separate residencies for B and C (:func:`measure_pipelined_residency`). With two
+  block sets in flight, C of block i - 1 is read after gemm(i) has swept the other set and
+  in(i + 1) the same one (long reuse distance), while B is read right after it is written (short).
+- Pipelined points: the host's slowdown beside the concurrent GEMMs
+  (:func:`measure_pipelined_contention`, B writes and C reads of a double-buffered exchange that
+  misses the LLC, with and without the GEMMs). The LAP's traffic shares the DRAM queues (and,
+  LLC-coupled, the LLC) with the host's misses; near memory, the LAP reaches the banks over its
+  own path. The factors are in ``machine.json`` (``<placement>.pipelined_contention``).
+
+q = 14 (N_q = 680, N_oct = 365, N_U = 8531) lies outside the q = 4..10 error bars and is reported on
+its own rows of ``crosscheck_summary.csv``. There the GEMMs dominate: 2 N_U N_q^2 = 7.9 GFLOP, about
+200 ms at the LAP's 39-40 GFLOP/s, 68-77 % of every LAP point's host cycles on the MARSSx86-like
+host and 85-90 % on the default one. The extended model is within 5.4 % (time) and 5.8 % (energy)
+on the three Table 5 columns in both studies, the printed one within 6.3 % except in one place: the
+blocked LLC points, whose premise breaks. One Â_j is 680^2 x 8 B = 3.7 MB, and a class-ordered block
+needs one or two of them beside its B and C (7.7 MB at 003's b = 12, 4.0 MB at b = 23 with half the
+LLC), so the block overflows the 8 MiB LLC and only 8 % (b = 12) or 26 % (b = 23) of B and C is
+measured resident. The printed model still prices all of it at the LLC and misses LAP-LLC Blocking
+by 20 % (time) and 23 % (energy) on the MARSSx86-like host, whose 5 outstanding misses make the DRAM
+share slow. The extended model prices the rest at DRAM; on the default host it then predicts
+486 MCycles against 460 simulated (its largest q = 14 miss, 5.4 %).
 """
 
 from __future__ import annotations
