@@ -455,8 +455,8 @@ class ExtendedParams:
 #   the B and C exchange and of the leaf gathers is served by the LLC, the rest by DRAM (B and C
 #   at w_C, leaf lines at the measured random-access cost per line); h is measured on the
 #   simulated LLC (``residency_curve``), so it falls with the overflow instead of jumping from 1
-#   to 0 at W = LLC: orig (b = 1, W = 12 LLC at q = 4) gets h ~ 0; q = 4, b = 12 (W = 1.06 LLC)
-#   keeps most of B and C.
+#   to 0 at W = LLC: orig (b = 1, W = 12.6 LLC at q = 4) gets h ~ 0; q = 4, b = 12 with class-
+#   ordered blocks (W = 1.23 LLC) keeps about a third of B and C.
 # * pipelined points (``sets`` = 2) with measured pipelined curves: B and C get separate shares,
 #   h_B and h_C, read at the same W / LLC from curves measured on a double-buffered exchange
 #   (``simulator.fmm_crosscheck.measure_pipelined_residency``). Rule: every B term (the host's B

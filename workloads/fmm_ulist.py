@@ -27,19 +27,26 @@ The tree, the U-lists and the 10 interaction classes come from
   an N_q vector of int32 indices (the permutation of K and M).
 
 Rows are coarse so that a point simulates quickly: interactions are handled in
-groups of :data:`GROUP` columns; per group the input permutation reads the
-group's K records, then, per interaction, its kind's permutation vector (N_q
-int32 indices) and its source leaf (N_q doubles), and writes the group's
+groups of :data:`GROUP` columns; per group the input permutation reads, per
+interaction, its kind's permutation vector (N_q int32 indices) and its source
+leaf (N_q doubles), then the next group's K records, then writes the group's
 columns of B (row layout: line-group by line-group, 8 columns of one row of B
-sharing a 64 B line; interaction layout: one contiguous run).  Vectors are
-gathers of runs (``TraceBuilder.gather(run=...)``): the permutation reorders
+sharing a 64 B line; interaction layout: one contiguous run).  The records are
+read one group ahead, before the group's stores, because the real loop's loads
+do not wait for its stores: x86 lets a load pass older stores to other
+addresses, which sit in the store buffer while their lines are fetched.  Read
+after the stores, the records' DRAM reads would queue behind the write-backs
+those stores cause (each group's B lines are read for ownership and evict dirty
+B lines), which in the real loop drain while the next gathers hit the caches.
+Vectors are gathers of runs (``TraceBuilder.gather(run=...)``): the permutation reorders
 values inside a leaf and so touches the same lines, but the code cannot
 vectorise an indexed copy, so every element is its own load or
 store (one index load, one source load, one store to B per element of the
 input; one index load, one C load and a read-modify-write of the target per
-element of the output).  The output permutation reads M records and the C
-columns in the same way.  Flops: N_q per interaction for the scale of K, 2 N_q
-for the scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
+element of the output).  The output permutation reads M records (one group
+ahead, before the updates of the target leaves) and the C columns in the same
+way.  Flops: N_q per interaction for the scale of K, 2 N_q for the
+scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
 
 GEMM placement ``"cpu"``: ``workloads.gemm.host_gemm`` on this layout's
 matrices; ``"lap"``: one ``gemm`` command per class to unit ``"lap"`` (inputs
@@ -313,26 +320,29 @@ class _Writer:
         self.tb.access("host", stage, "read", base + int(idx[0]) * META_BYTES, META_BYTES, META_BYTES, idx.size)
 
     def input_perm(self, cls: _Class, stage: str = "input_perm") -> None:
-        """Gather source leaves (apply K), write the columns of B."""
+        """Gather source leaves (apply K), write the columns of B; K records one group ahead."""
         p, tb, nq = self.p, self.tb, self.p.n_q
+        self._meta_records(stage, self.meta_in, cls.cols[:GROUP])
         for c0 in range(0, cls.n, GROUP):
             c1 = min(cls.n, c0 + GROUP)
             idx = cls.cols[c0:c1]
-            self._meta_records(stage, self.meta_in, idx)
             tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
             tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
                       flops=idx.size * nq)
+            self._meta_records(stage, self.meta_in, cls.cols[c1:c1 + GROUP])  # the next group's, before the stores
             columns_access(tb, stage, "write", cls.b_addr, nq, cls.n, c0, c1, self.layout)
 
     def output_perm(self, cls: _Class, stage: str = "output_perm") -> None:
-        """Read the columns of C (apply M), scatter-accumulate into the target leaves."""
+        """Read the columns of C (apply M), scatter-accumulate into the target leaves; M records one
+        group ahead."""
         p, tb, nq = self.p, self.tb, self.p.n_q
+        self._meta_records(stage, self.meta_out, cls.cols[:GROUP])
         for c0 in range(0, cls.n, GROUP):
             c1 = min(cls.n, c0 + GROUP)
             idx = cls.cols[c0:c1]
-            self._meta_records(stage, self.meta_out, idx)
             tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
             columns_access(tb, stage, "read", cls.c_addr, nq, cls.n, c0, c1, self.layout)
+            self._meta_records(stage, self.meta_out, cls.cols[c1:c1 + GROUP])  # the next group's, before the updates
             tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
                       flops=2 * idx.size * nq)
 
@@ -345,7 +355,9 @@ class _Writer:
                        self.p.n_q * PERM_ELEM_BYTES)
 
     def _meta_records(self, stage: str, base: int, idx: np.ndarray) -> None:
-        if idx.size and int(idx[-1]) - int(idx[0]) == idx.size - 1:
+        if not idx.size:
+            return
+        if int(idx[-1]) - int(idx[0]) == idx.size - 1:
             self._meta(stage, base, idx)
         else:
             self.tb.gather("host", stage, "read", base + idx.astype(np.int64) * META_BYTES, META_BYTES)

@@ -9,12 +9,13 @@ import numpy as np
 import pyarrow.compute as pc
 import pytest
 
+from simulator.fmm_crosscheck import class_counts
 from simulator.stencil_study import simulate_trace
 from workloads import fmm_tree
 from simulator.interconnect.interface import region_lines
 from models.ulist import llc_blocks
-from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, VARIANTS, block_range, build_problem, choose_blocks, fmm_ulist,
-                                 reread_cap,
+from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, META_BYTES, VARIANTS, block_range, build_problem, choose_blocks,
+                                 fmm_ulist, reread_cap,
                                  split_blocks, ulist_trace)
 from workloads.trace import trace_summary, validate_trace
 
@@ -101,6 +102,24 @@ def test_permutation_flops_and_columns(problem):
     assert s_out["flops"] == 2 * problem.n_u * problem.n_q
     # every source leaf read once per interaction, B written (at least) once per element
     assert s_in["bytes_written"] >= problem.n_u * problem.n_q * 8
+
+
+@pytest.mark.parametrize("stage, store_op", [("input_perm", "write"), ("output_perm", "update")])
+def test_records_are_read_once_and_one_group_ahead_of_the_stores(problem, stage, store_op):
+    """Each K (M) record is read once; a group's stores come right after the next group's records, so
+    those loads do not queue behind the stores' write-backs (workloads.fmm_ulist docstring)."""
+    t = ulist_trace(problem, "orig", "cpu", split_blocks(problem, 1))
+    rows = t.filter(pc.equal(t.column("stage"), stage)).to_pylist()
+    is_record = [r["elem_bytes"] == META_BYTES for r in rows]
+    record_addrs = np.concatenate([np.asarray(r["addrs"]) if r["addrs"] is not None
+                                   else r["addr"] + META_BYTES * np.arange(r["count"])
+                                   for r, rec in zip(rows, is_record) if rec])
+    assert record_addrs.size == problem.n_u == np.unique(record_addrs).size
+    stores = [i for i, r in enumerate(rows) if r["op"] == store_op]
+    classes = sum(1 for n in class_counts(problem) if n)
+    assert sum(is_record) == len(stores)  # one record row per group
+    assert sum(is_record[i - 1] for i in stores) == len(stores) - classes  # all but each class's last group
+    assert is_record[0]  # the first group's records open the stage
 
 
 def _contiguous_rows(t, stage, op):
