@@ -55,5 +55,6 @@ def main() -> None:
               f"{slowest_s:5.2f} s, {slowest_s / TARGET_S:.2f})  peak {peak / 2**20:6.0f} MiB "
               f"(/ target {peak / TARGET_PEAK_BYTES:.2f})")
 
+
 if __name__ == "__main__":
     main()
