@@ -31,22 +31,24 @@ groups of :data:`GROUP` columns; per group the input permutation reads, per
 interaction, its kind's permutation vector (N_q int32 indices) and its source
 leaf (N_q doubles), then the next group's K records, then writes the group's
 columns of B (row layout: line-group by line-group, 8 columns of one row of B
-sharing a 64 B line; interaction layout: one contiguous run).  The records are
+sharing a 64 B line; interaction layout: one contiguous run). The records are
 read one group ahead, before the group's stores, because the real loop's loads
 do not wait for its stores: x86 lets a load pass older stores to other
-addresses, which sit in the store buffer while their lines are fetched.  Read
+addresses, which sit in the store buffer while their lines are fetched. Read
 after the stores, the records' DRAM reads would queue behind the write-backs
 those stores cause (each group's B lines are read for ownership and evict dirty
 B lines), which in the real loop drain while the next gathers hit the caches.
-Vectors are gathers of runs (``TraceBuilder.gather(run=...)``): the permutation reorders
-values inside a leaf and so touches the same lines, but the code cannot
-vectorise an indexed copy, so every element is its own load or
-store (one index load, one source load, one store to B per element of the
-input; one index load, one C load and a read-modify-write of the target per
-element of the output).  The output permutation reads M records (one group
-ahead, before the updates of the target leaves) and the C columns in the same
-way.  Flops: N_q per interaction for the scale of K, 2 N_q for the
-scale-and-accumulate of M, 2 N_q^2 per column for the GEMM.
+The order is the trace's to set: the host core replays rows one after another
+and reorders nothing between them. Vectors are gathers of runs
+(``TraceBuilder.gather(run=...)``): the permutation reorders values inside a
+leaf and so touches the same lines, but the code cannot vectorise an indexed
+copy, so every element is its own load or store (one index load, one source
+load, one store to B per element of the input; one index load, one C load and a
+read-modify-write of the target per element of the output). The output
+permutation reads M records (one group ahead, before the updates of the target
+leaves) and the C columns in the same way. Flops: N_q per interaction for the
+scale of K, 2 N_q for the scale-and-accumulate of M, 2 N_q^2 per column for the
+GEMM.
 
 GEMM placement ``"cpu"``: ``workloads.gemm.host_gemm`` on this layout's
 matrices; ``"lap"``: one ``gemm`` command per class to unit ``"lap"`` (inputs
