@@ -45,15 +45,21 @@ def load_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{source}: file not found; expected an existing YAML file") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable UTF-8 YAML file") from None
-    loader = _StrictLoader(text, source)
+    loader = None
     try:
+        loader = _StrictLoader(text, source)  # the reader rejects non-printable characters here
         data = loader.get_single_data()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{source}: invalid YAML{line}: {getattr(exc, 'problem', exc)}; expected a YAML mapping") from None
+        if isinstance(exc, yaml.reader.ReaderError):  # a binary or corrupt file
+            problem = f"character #x{exc.character:04x} at offset {exc.position} ({exc.reason})"
+        else:
+            problem = getattr(exc, "problem", None) or exc
+        raise ConfigError(f"{source}: invalid YAML{line}: {problem}; expected a YAML mapping") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if loader.problems:
         raise ConfigError(loader.problems)
     return data

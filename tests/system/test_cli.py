@@ -126,6 +126,18 @@ def test_corrupt_parquet_trace_exits_2(tmp_path, capsys):
     assert main(["validate", str(trace)]) == 2
 
 
+def test_workload_with_a_control_character_exits_2(tmp_path, capsys):
+    """Valid UTF-8 that YAML refuses (a NUL byte, as in a truncated or binary file): the YAML
+    reader's error is reported like any other bad input, in one line."""
+    w = tmp_path / "w.yaml"
+    w.write_bytes(b"name: small\x00\ngenerator: stream\n")
+    assert main(["run", str(DEFAULT_SYSTEM), str(w), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "w.yaml: invalid YAML: character #x0000 at offset 11" in err[0] and "expected" in err[0]
+    assert not (tmp_path / "r").exists()
+
+
 def test_trace_naming_a_unit_the_system_lacks_exits_2(tmp_path, capsys):
     trace = tmp_path / "t.parquet"
     write_trace(micro.compute_only(1000, unit="lap"), trace)
