@@ -377,6 +377,8 @@ def load_platforms(path: str | Path) -> dict[str, Table6Row]:
             doc = yaml.load(fh, Loader=_UniqueKeyLoader)  # noqa: S506 (safe loader subclass)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: invalid YAML ({exc.__class__.__name__}); expected a YAML mapping") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: expected a mapping at top level, got {type(doc).__name__}")
     errors: list[str] = []

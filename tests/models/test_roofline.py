@@ -207,3 +207,7 @@ def test_validation_messages(tmp_path):
     missing.write_text(TABLE6.read_text().replace("    idle_w: 79.9\n", "", 1))
     with pytest.raises(ValueError, match="missing key 'idle_w'"):
         load_platforms(missing)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("platforms: [1, 2\n")
+    with pytest.raises(ValueError, match="broken.yaml: invalid YAML"):
+        load_platforms(broken)
