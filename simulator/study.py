@@ -58,6 +58,14 @@ from simulator.config.yamlio import load_yaml
 from simulator.results import Results
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")
+# Study files with a top-level ``study:`` key belong to a paper's own runner, not to this sweep runner.
+SPECIALISED_STUDY_RUNNERS = {
+    "fmm_placement": "python -m simulator.fmm_study --study {file} (or: offsim reproduce asri-fmm)",
+    "logca_crypto": "offsim reproduce logca-crypto",
+    "logca_gpu": "python -m simulator.logca_gpu_study --study {file}",
+    "roofline": "python -m simulator.stencil_study {file}",
+    "stencil_tiling": "python -m simulator.stencil_study {file}",
+}
 SWEEP_GROUPS = ("product", "zip")
 AXIS_KINDS = ("set", "param")
 FIGURE_KEYS = ("x", "y", "group", "logx", "logy", "title")
@@ -174,6 +182,11 @@ def load_study(path: str | Path) -> StudySpec:
     raw = load_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping with name, system, workload and sweep")
+    kind = raw.get("study")
+    if isinstance(kind, str) and kind in SPECIALISED_STUDY_RUNNERS:
+        raise ConfigError(f"{source}: study: {kind!r} is a specialised study that `offsim study` does not run; "
+                          f"expected a sweep file (keys {', '.join(STUDY_KEYS)}). Run it with: "
+                          + SPECIALISED_STUDY_RUNNERS[kind].format(file=source))
     errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(STUDY_KEYS)}"
               for k in raw if k not in STUDY_KEYS]
     name = raw.get("name", Path(source).stem)

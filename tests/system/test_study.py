@@ -13,10 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from simulator.cli import main
 from simulator.runner import run
-from simulator.study import load_study, prepare_points, run_study
+from simulator.study import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points, run_study
 from tests.conftest import DEFAULT_SYSTEM, ROOT
 
 POINT_FILES = ["config.resolved.yaml", "results.parquet", "summary.json"]
@@ -242,3 +243,22 @@ def test_dask_cluster_gives_the_local_pool_table(tmp_path):
     assert pq.read_table(remote.table_path).equals(pq.read_table(local.table_path))
     assert main(["study", str(study), "--out", str(tmp_path / "dask-local"), "--dask-local", "2"]) == 0
     assert pq.read_table(tmp_path / "dask-local" / "study.parquet").equals(pq.read_table(local.table_path))
+
+
+def test_a_specialised_study_file_is_refused_with_the_command_that_runs_it(tmp_path, capsys):
+    """Every study file of configs/studies with a ``study:`` kind is named in the runner map, and
+    ``offsim study`` refuses it in one line that names its own runner, writing nothing."""
+    kinds = {}
+    for path in sorted((ROOT / "configs" / "studies").glob("*.yaml")):
+        kind = yaml.safe_load(path.read_text()).get("study")
+        if kind is not None:
+            kinds[path] = kind
+    assert set(kinds.values()) == set(SPECIALISED_STUDY_RUNNERS)
+    for path, kind in kinds.items():
+        out = tmp_path / path.stem
+        assert main(["study", str(path), "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert f"{path}: study: {kind!r}" in err[0] and "expected a sweep file" in err[0]
+        assert SPECIALISED_STUDY_RUNNERS[kind].split()[0] in err[0]
+        assert not out.exists()
