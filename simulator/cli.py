@@ -41,8 +41,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
     from simulator.config.workload import generate_trace, load_workload
-    from simulator.runner import simulate, write_run_dir
+    from simulator.runner import check_run_dir_target, simulate, write_run_dir
 
+    if args.out:
+        check_run_dir_target(args.out)  # before the run, not after it
     loaded = load_spec(args.system, SystemSpec, args.set)
     workload = load_workload(args.workload, [f"params.{p}" for p in args.param])
     trace = generate_trace(workload, args.workload)

@@ -116,9 +116,32 @@ def run(system: str | Path | LoadedConfig, workload: str | Path | WorkloadSpec |
     return simulate(loaded, wspec, trace, wspec.trace_path or source)
 
 
-def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec) -> Path:
-    """Write config.resolved.yaml, results.parquet and summary.json into ``out_dir`` atomically."""
+RUN_DIR_FILES = ("config.resolved.yaml", "results.parquet", "summary.json")
+
+
+def check_run_dir_target(out_dir: str | Path) -> Path:
+    """``out_dir`` as a Path if a run may be written there: a new path, an empty directory or a
+    previous run directory (which the run replaces). Anything else raises ConfigError: a run
+    never replaces a file or a directory holding other data."""
     out = Path(out_dir)
+    if out.name in ("", ".", ".."):
+        raise ConfigError(f"--out {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")
+    if out.exists() or out.is_symlink():
+        if not out.is_dir() or out.is_symlink():
+            raise ConfigError(f"--out {out_dir}: exists and is not a directory; expected a new path or a previous "
+                              f"run directory")
+        other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES)
+        if other:
+            raise ConfigError(f"--out {out_dir}: holds {', '.join(other[:3])}{' ...' if len(other) > 3 else ''}, "
+                              f"which is not a run's; expected a new path, an empty directory or a previous run "
+                              f"directory ({', '.join(RUN_DIR_FILES)})")
+    return out
+
+
+def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec) -> Path:
+    """Write config.resolved.yaml, results.parquet and summary.json into ``out_dir`` atomically;
+    ``out_dir`` must pass :func:`check_run_dir_target`."""
+    out = check_run_dir_target(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:

@@ -55,6 +55,25 @@ def test_same_inputs_give_identical_results(tmp_path, workload):
     assert (tmp_path / "a" / "summary.json").read_text() == (tmp_path / "b" / "summary.json").read_text()
 
 
+def test_out_replaces_a_previous_run_but_never_a_file_or_other_data(tmp_path, workload, capsys):
+    run_dir = tmp_path / "run"
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(run_dir)]) == 0
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(run_dir)]) == 0  # a rerun replaces it
+    capsys.readouterr()
+    a_file = _write(tmp_path / "notes.txt", "keep me\n")
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    _write(data_dir / "precious.csv", "1,2\n")
+    for out, words in ((a_file, ["is not a directory"]), (data_dir, ["precious.csv", "not a run's"])):
+        assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"--out {out}" in err[0] and "expected" in err[0], err
+        assert all(w in err[0] for w in words), err
+    assert a_file.read_text() == "keep me\n"
+    assert sorted(p.name for p in data_dir.iterdir()) == ["precious.csv"]
+    assert sorted(p.name for p in run_dir.iterdir()) == ["config.resolved.yaml", "results.parquet", "summary.json"]
+
+
 def test_set_override_changes_the_resolved_config(tmp_path, workload):
     out = tmp_path / "run"
     assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(out),
