@@ -63,6 +63,7 @@ from simulator.reproduce import reference_table
 from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary, measure_machine, model_rows,
                                       pipelined_blocks, stage_quantity)
 from simulator.stencil_study import simulate_trace
+from simulator.outputs import make_output_dir
 from simulator.plots import save_figure
 from models.ulist import BLOCK_ORDERS
 from workloads import fmm_ulist
@@ -414,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         study = load_study(args.study)
         only = parse_only(args.only, study) if args.only is not None else None
+        out = make_output_dir(args.out)
     except InputError as exc:
         for message in exc.messages:
             print(f"fmm_study: error: {message}", file=sys.stderr)
@@ -421,8 +423,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"fmm_study: error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     pts = grid(study, args.quick, only)
     # big points first so that the two workers finish together

@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 from simulator.config.errors import InputError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
+from simulator.outputs import make_output_dir
 from simulator.plots import save_figure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -665,8 +666,7 @@ def reproduce(target: str, out_dir: str | Path | None = None, quick: bool = Fals
     if target not in TARGETS:
         raise InputError(f"unknown reproduce target {target!r}; known targets: {', '.join(TARGETS)}")
     out = Path(out_dir) if out_dir is not None else DEFAULT_OUT_DIR / target
-    out = out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_output_dir(out).resolve()
     rep = TARGETS[target](out, quick)
     check_figures(rep.figures)
     path = out / "report.md"

@@ -40,6 +40,7 @@ from simulator.config.schema import SystemSpec
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.replay import replay
+from simulator.outputs import make_output_dir
 from simulator.results import Results
 from simulator.runner import collect
 from simulator.system import build_system
@@ -325,7 +326,7 @@ def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     cfg = load_study(path)
     kind = cfg.study
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     summary = STUDIES[kind](cfg, out)
     (out / f"{kind}_summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     return summary

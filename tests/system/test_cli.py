@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulator.cli import main
-from tests.conftest import CONFIGS, DEFAULT_SYSTEM
+from tests.conftest import CONFIGS, DEFAULT_SYSTEM, ROOT
 from workloads import micro
 from workloads.trace import write_trace
 
@@ -172,3 +172,13 @@ def test_validate_accepts_the_shipped_configs(capsys):
     files = [str(DEFAULT_SYSTEM), *map(str, sorted((CONFIGS / "workloads").glob("*.yaml")))]
     assert main(["validate", *files]) == 0
     assert capsys.readouterr().out.count(": ok") == len(files)
+
+
+@pytest.mark.parametrize("argv", [["study", str(ROOT / "configs" / "studies" / "micro_sweep.yaml")],
+                                  ["reproduce", "choi-roofline", "--quick"]])
+def test_out_naming_a_file_exits_2_before_any_work(tmp_path, capsys, argv):
+    a_file = _write(tmp_path / "notes.txt", "keep me\n")
+    assert main([*argv, "--out", str(a_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--out {a_file}: exists and is not a directory" in err[0], err
+    assert a_file.read_text() == "keep me\n"
