@@ -36,6 +36,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +46,11 @@ from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, time_accelerated,
                           time_unaccelerated)
+from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
+from simulator.outputs import make_output_dir
 from simulator.replay import replay
 from simulator.stencil_study import load_system
 from simulator.system import build_system
@@ -585,7 +588,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study", default=str(GPU_STUDY), help="study file (default: configs/studies/logca_gpu.yaml)")
     ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
-    res = gpu_study(load_gpu_study(args.study), Path(args.out))
+    try:
+        spec = load_gpu_study(args.study)
+        out = make_output_dir(args.out)
+    except InputError as exc:
+        for message in exc.messages:
+            print(f"logca_gpu_study: error: {message}", file=sys.stderr)
+        return 2
+    res = gpu_study(spec, out)
     grid = granularities(2**12, 2**26)
     for key, fit in res["fits"].items():
         q = fit.params

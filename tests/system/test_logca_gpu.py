@@ -8,7 +8,7 @@ from models.logca import g1, speedup
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.logca_gpu_study import (PIPELINE_TABLES, calibrate, granularities, latency_bottleneck_granularities,
-                                       latency_region_bandwidth, load_gpu_platform, offload_breakdown,
+                                       latency_region_bandwidth, load_gpu_platform, main, offload_breakdown,
                                        simulate_point, simulated_latency_gain, sweep, table_4_3_params)
 from simulator.replay import replay
 from simulator.system import build_system
@@ -244,3 +244,12 @@ def test_pipelined_table_rows_cover_every_table_granularity():
     assert [(g, n) for g, n, _, _ in rows] == [(g, n) for g in PIPELINE_TABLES["radix_sort"] if g <= 2**16
                                                for n in (1, 4)]
     assert all(ref == PIPELINE_TABLES["radix_sort"][g][(1, 2, 4).index(n)] for g, n, _, ref in rows)
+
+
+def test_command_line_reports_a_bad_study_file_and_exits_2(tmp_path, capsys):
+    bad = tmp_path / "g.yaml"
+    bad.write_text("study: logca_gpu\nfoo: 1\n")
+    assert main(["--study", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: foo: unknown key" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
