@@ -55,7 +55,7 @@ from simulator.config.loader import LoadedConfig, apply_overrides, content_hash,
 from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload
 from simulator.config.yamlio import load_yaml
-from simulator.outputs import make_output_dir
+from simulator.outputs import check_output_dir, make_output_dir
 from simulator.results import Results
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")
@@ -622,9 +622,10 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     if dask_local is not None and dask_local < 1:
         raise InputError(f"--dask-local: {dask_local}; expected a positive number of workers")
     points = prepare_points(spec)
-    out = make_output_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name)
+    out = check_output_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name)
     submit = (_run_dask(scheduler, dask_local) if scheduler is not None or dask_local is not None
               else _run_local(workers or os.cpu_count() or 1, out / "points"))
+    make_output_dir(out)  # after the scheduler is up: a missing dask leaves no directory behind
     with _StudyLock(out):
         _clean_stale_temps(out / "points")
         unique: dict[str, Point] = {}
