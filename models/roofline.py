@@ -378,7 +378,9 @@ def load_platforms(path: str | Path) -> dict[str, Table6Row]:
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from exc
         except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: invalid YAML ({exc.__class__.__name__}); expected a YAML mapping") from None
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            raise ValueError(f"{path}: invalid YAML{where} ({exc.__class__.__name__}); expected a YAML mapping") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: expected a mapping at top level, got {type(doc).__name__}")
     errors: list[str] = []

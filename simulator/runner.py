@@ -24,6 +24,7 @@ from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload, generate_trace, load_workload
 from simulator.energy import energy_breakdown_j
 from simulator.memory.cache import COUNTER_NAMES
+from simulator.outputs import check_output_dir
 from simulator.replay import replay
 from simulator.results import Results
 from simulator.system import System, build_system
@@ -126,10 +127,10 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
     out = Path(out_dir)
     if out.name in ("", ".", ".."):
         raise ConfigError(f"--out {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")
-    if out.exists() or out.is_symlink():
-        if not out.is_dir() or out.is_symlink():
-            raise ConfigError(f"--out {out_dir}: exists and is not a directory; expected a new path or a previous "
-                              f"run directory")
+    if out.is_symlink():
+        raise ConfigError(f"--out {out_dir}: is a symbolic link; expected a new path or a previous run directory")
+    check_output_dir(out)  # an existing file
+    if out.exists():
         other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES)
         if other:
             raise ConfigError(f"--out {out_dir}: holds {', '.join(other[:3])}{' ...' if len(other) > 3 else ''}, "
