@@ -61,7 +61,7 @@ def build_caches(spec: SystemSpec) -> CacheHierarchy:
     if pf.enabled:
         names = [lv.name for lv in cs.levels]
         prefetcher = PrefetcherSpec(level=names.index(pf.level), degree=pf.degree, n_streams=pf.streams, enabled=True)
-    return CacheHierarchy(levels, prefetcher)
+    return CacheHierarchy(levels, prefetcher, cs.replacement)
 
 
 def dram_unloaded_latency_ps(spec: SystemSpec) -> int:

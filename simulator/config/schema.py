@@ -60,6 +60,9 @@ class CachesSpec:
     line_bytes: int = param(unit="size", power_of_two=True, doc="line size shared by all levels")
     levels: tuple[CacheLevelSpec, ...] = param(doc="levels from the core outwards")
     prefetcher: PrefetcherSpec = field(default_factory=PrefetcherSpec, metadata={"doc": "stream prefetcher"})
+    replacement: str = param("lru", choices=("lru", "mru_bits"),
+                             doc="replacement policy of every level: exact LRU, or MARSSx86's pseudo-LRU of one "
+                                 "use bit per way (victim: the lowest way not used since the bits were last reset)")
 
     def __post_init__(self) -> None:
         if not self.levels:
@@ -74,6 +77,12 @@ class CachesSpec:
                     f"levels[{i}] ({lv.name}): size {lv.size_bytes} B / ({lv.ways} ways x {self.line_bytes} B lines) "
                     f"= {lv.size_bytes / (lv.ways * self.line_bytes):g} sets; expected a power-of-two number of sets"
                 )
+        if self.replacement == "mru_bits":
+            for i, lv in enumerate(self.levels):
+                if lv.ways > 63:
+                    raise ValueError(f"levels[{i}] ({lv.name}): {lv.ways} ways; the mru_bits replacement allows "
+                                     "at most 63 (one 64-bit word of use bits per set); expected fewer ways or "
+                                     "replacement: lru")
         if self.prefetcher.enabled and self.prefetcher.level not in names:
             raise ValueError(f"prefetcher.level: {self.prefetcher.level!r} is not a level; expected one of {names}")
 

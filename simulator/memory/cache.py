@@ -2,8 +2,10 @@
 
 Addresses are **line numbers** (int64, byte address // line_bytes); all levels
 share one line size.  Level 0 is the one nearest the requester (L1D); DRAM is
-below the last level.  Every level is set-associative with exact LRU,
-write-back, write-allocate and **non-inclusive**:
+below the last level.  Every level is set-associative, write-back,
+write-allocate and **non-inclusive**, and replaces by exact LRU or, for the whole
+hierarchy (``replacement="mru_bits"``), by MARSSx86's pseudo-LRU of one use bit
+per way (described in ``cache_kernel``); "LRU" below means the policy in use:
 
 - load at level i: a hit updates LRU; a miss goes to level i+1 (DRAM below the
   last level) and then fills the line here, evicting the LRU victim.  Fills
@@ -140,9 +142,12 @@ class ChunkResult:
     served_by: np.ndarray
 
 
-def validate_hierarchy(levels: Sequence[CacheGeometry],
-                       prefetcher: PrefetcherSpec | None) -> tuple[CacheGeometry, ...]:
-    """Check the level list and prefetcher against each other; return the levels as a tuple."""
+def validate_hierarchy(levels: Sequence[CacheGeometry], prefetcher: PrefetcherSpec | None,
+                       replacement: str = "lru") -> tuple[CacheGeometry, ...]:
+    """Check the level list, prefetcher and replacement policy against each other; return the
+    levels as a tuple."""
+    if replacement not in ck.REPLACEMENTS:
+        raise ValueError(f"replacement: {replacement!r}; expected one of {', '.join(ck.REPLACEMENTS)}")
     levels = tuple(levels)
     if not levels:
         raise ValueError("levels: empty; expected at least one CacheGeometry")
@@ -160,6 +165,9 @@ def validate_hierarchy(levels: Sequence[CacheGeometry],
             raise ValueError(
                 f"{geom.name}.line_bytes: {geom.line_bytes} differs from"
                 f" {levels[0].name}.line_bytes {levels[0].line_bytes}; all levels share one line size")
+        if replacement == "mru_bits" and geom.ways > ck.MAX_MRU_BITS_WAYS:
+            raise ValueError(f"{geom.name}.ways: {geom.ways}; the mru_bits replacement allows at most "
+                             f"{ck.MAX_MRU_BITS_WAYS} ways")
     if prefetcher is not None:
         if not isinstance(prefetcher, PrefetcherSpec):
             raise ValueError(f"prefetcher: {prefetcher!r} is not a PrefetcherSpec or None")
@@ -211,15 +219,21 @@ def _concat(parts: list[np.ndarray]) -> np.ndarray:
 
 
 class CacheHierarchy:
-    """Exact LRU write-back non-inclusive hierarchy over line numbers (compiled kernels)."""
+    """Exact write-back non-inclusive hierarchy over line numbers (compiled kernels).
+
+    ``replacement``: "lru" (exact LRU) or "mru_bits" (MARSSx86's use-bit pseudo-LRU), every level.
+    """
 
     def __init__(self, levels: Sequence[CacheGeometry],
-                 prefetcher: PrefetcherSpec | None = None) -> None:
-        self.levels = validate_hierarchy(levels, prefetcher)
+                 prefetcher: PrefetcherSpec | None = None, replacement: str = "lru") -> None:
+        self.levels = validate_hierarchy(levels, prefetcher, replacement)
         self.prefetcher = prefetcher
+        self.replacement = replacement
         n = len(self.levels)
         self._st = ck.new_state(np.array([g.n_sets for g in self.levels]),
                                 np.array([g.ways for g in self.levels]))
+        # None under LRU: the kernels are then compiled without the use-bit code
+        self._mru = self._st["mru"] if replacement == "mru_bits" else None
         self._counts = np.zeros((n, ck.N_COUNTERS), dtype=np.int64)
         self._dram = np.zeros(2, dtype=np.int64)
         pf = prefetcher
@@ -290,7 +304,7 @@ class CacheHierarchy:
         served = np.empty(arr.shape[0], dtype=np.int8)
         st = self._st
         reads, writes = self._run(arr.shape[0], lambda done: ck.access_kernel(
-            arr, stores, mode, done, start_level, st["ts"], st["base"], st["mask"], st["ways"],
+            arr, stores, mode, done, start_level, st["ts"], st["base"], st["mask"], st["ways"], self._mru,
             st["clock"], self._counts, self._dram, self._rd, self._wr, self._pos, served,
             self._pf_cfg, self._pf_last, self._pf_stamp))
         ck.demand_counts(served, stores, mode, start_level, self._counts)
@@ -304,7 +318,7 @@ class CacheHierarchy:
         served = np.empty(arr.shape[0], dtype=np.int8)
         st = self._st
         reads, writes = self._run(arr.shape[0], lambda done: ck.zero_kernel(
-            arr, done, start_level, st["ts"], st["base"], st["mask"], st["ways"], self._counts,
+            arr, done, start_level, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts,
             self._dram, self._wr, self._pos, served))
         return self._result(before, reads, writes, served)
 
@@ -314,7 +328,7 @@ class CacheHierarchy:
         before = self._counts.copy()
         st = self._st
         reads, writes = self._run(arr.shape[0], lambda done: ck.flush_kernel(
-            arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._counts, self._dram,
+            arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts, self._dram,
             self._wr, self._pos))
         return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
 
@@ -324,7 +338,7 @@ class CacheHierarchy:
         before = self._counts.copy()
         st = self._st
         reads, writes = self._run(arr.shape[0], lambda done: ck.evict_to_llc_kernel(
-            arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._counts, self._dram,
+            arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts, self._dram,
             self._wr, self._pos))
         return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
 
@@ -336,7 +350,7 @@ class CacheHierarchy:
         level_mask[chosen] = 1
         before = self._counts.copy()
         st = self._st
-        ck.invalidate_kernel(arr, level_mask, st["ts"], st["base"], st["mask"], st["ways"])
+        ck.invalidate_kernel(arr, level_mask, st["ts"], st["base"], st["mask"], st["ways"], self._mru)
         empty = np.empty(0, dtype=np.int64)
         return self._result(before, [empty], [empty], np.empty(0, dtype=np.int8))
 

@@ -9,6 +9,18 @@ of a fill (an invalid way if there is one, else the least recently used line).
 A hit moves its word to the front; a fill shifts the set by one and puts the new
 word in front.  No LRU stamps are needed, and a 16-way set is two memory lines.
 
+The hierarchy may instead replace like MARSSx86's caches (``"mru_bits"``; its
+``FullyAssociativeTags`` in ptlsim/lib/logic.h, the "MRU bit vector" pseudo-LRU of
+Al-Zoubi et al.), at every level: the words stay in their ways, and ``mru``
+(uint64, one per word of ``ts``; the set starting at word ``s`` uses ``mru[s]``)
+holds a bit per way, set when the way is used.  The victim of a fill is the
+lowest way whose bit is clear (way 0 when all are set, which clears them); when a
+fill sets the last clear bit, all bits but the filled way's are cleared.  A hit
+sets its bit and clears none.  An invalidated way is -1 with its bit clear, and
+is refilled only when it is the lowest clear way.  Under LRU the kernels get
+``mru = None``, and numba compiles them without the use-bit code (a policy test
+per access made the LRU kernels 2.5x slower).
+
 ``clock`` (int64[2]): index 1 is the LRU clock of the prefetcher's stream table.
 ``counts`` (int64[n_levels, N_COUNTERS]) are the cumulative per-level counters in
 the column order of ``COUNTER_NAMES`` in ``cache.py``; ``dram`` (int64[2]) the
@@ -35,6 +47,9 @@ C_WB_OUT = 4
 C_WB_IN = 5
 C_PREFETCHES = 6
 N_COUNTERS = 7
+
+REPLACEMENTS = ("lru", "mru_bits")   # replacement policies of a hierarchy
+MAX_MRU_BITS_WAYS = 63   # one uint64 of use bits per set (a shift by 64 is undefined)
 
 
 # Set indices are unsigned: numba then skips the negative-index (wraparound)
@@ -94,8 +109,62 @@ def _remove(ts, start, w, p):
     return word
 
 
+@njit(cache=True, inline="always")
+def _touch(ts, mru, start, p, word):
+    """Use the way at position ``p`` of the set at ``start`` (a hit), storing ``word`` there."""
+    if mru is None:
+        _to_front(ts, start, p, word)
+    else:
+        ts[start + np.uint64(p)] = word
+        mru[start] |= np.uint64(1) << np.uint64(p)
+
+
+@njit(cache=True, inline="always")
+def _insert(ts, mru, start, w, word):
+    """Put ``word`` (of a line absent from the set at ``start``) in the set, evicting the victim;
+    return the victim's word (-1: an invalid way)."""
+    if mru is None:
+        return _push_front(ts, start, w, word)
+    bits = mru[start]
+    full = (np.uint64(1) << np.uint64(w)) - _U1
+    v = np.uint64(0)
+    if bits == full:
+        bits = np.uint64(0)
+    else:
+        while (bits >> v) & _U1:
+            v += _U1
+    q = start + v
+    dropped = ts[q]
+    ts[q] = word
+    bits |= _U1 << v
+    if bits == full:
+        bits = _U1 << v
+    mru[start] = bits
+    return dropped
+
+
+@njit(cache=True, inline="always")
+def _drop(ts, mru, start, w, p):
+    """Invalidate the way at position ``p`` of the set at ``start``; return its word."""
+    if mru is None:
+        return _remove(ts, start, w, p)
+    q = start + np.uint64(p)
+    word = ts[q]
+    ts[q] = -1
+    mru[start] &= ~(_U1 << np.uint64(p))
+    return word
+
+
+@njit(cache=True, inline="always")
+def _position(ts, mru, w, line, start):
+    """Position of ``line``, just used or filled, in the set at ``start``: the front under LRU."""
+    if mru is None:
+        return np.int64(0)
+    return _find(ts, start, w, line)
+
+
 @njit(cache=True)
-def _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, level, line):
+def _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, level, line):
     """Write dirty ``line`` into ``level`` (DRAM when ``level == n_levels``), cascading.
 
     Used by the maintenance kernels; ``access_kernel`` carries its own copy of
@@ -108,9 +177,9 @@ def _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, level, line):
         start = _set_start(base, mask, ways, level, line)
         p = _find(ts, start, w, line)
         if p >= 0:
-            _to_front(ts, start, p, 2 * line + 1)
+            _touch(ts, mru, start, p, 2 * line + 1)
             break
-        word = _push_front(ts, start, w, 2 * line + 1)
+        word = _insert(ts, mru, start, w, 2 * line + 1)
         if word < 0 or (word & 1) == 0:
             break
         counts[level, C_WB_OUT] += 1
@@ -124,7 +193,7 @@ def _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, level, line):
 
 @njit(cache=True)
 def access_kernel(lines, stores, store_mode, start, start_level,
-                  ts, base, mask, ways, clock, counts, dram,
+                  ts, base, mask, ways, mru, clock, counts, dram,
                   rd_buf, wr_buf, pos, served_by, pf_cfg, pf_last, pf_stamp):
     """Demand loads/stores of ``lines[start:]`` entering at ``start_level``.
 
@@ -163,7 +232,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             st = _set_start(base, mask, ways, i, x)
             p = _find(ts, st, ways[i], x)
             if p >= 0:
-                _to_front(ts, st, p, ts[st + np.uint64(p)])
+                _touch(ts, mru, st, p, ts[st + np.uint64(p)])
                 served = i
                 break
         if served == n_levels:
@@ -180,7 +249,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             # Fill job_line from level job_served - 1 up to job_top, cascading dirty victims.
             for i in range(job_served - 1, job_top - 1, -1):
                 st = _set_start(base, mask, ways, i, job_line)
-                word = _push_front(ts, st, ways[i], 2 * job_line)
+                word = _insert(ts, mru, st, ways[i], 2 * job_line)
                 if job_is_prefetch:
                     counts[i, C_PREFETCHES] += 1
                 if word >= 0 and (word & 1) != 0:
@@ -192,9 +261,9 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                         st = _set_start(base, mask, ways, level, line)
                         p = _find(ts, st, ways[level], line)
                         if p >= 0:
-                            _to_front(ts, st, p, 2 * line + 1)
+                            _touch(ts, mru, st, p, 2 * line + 1)
                             break
-                        word = _push_front(ts, st, ways[level], 2 * line + 1)
+                        word = _insert(ts, mru, st, ways[level], 2 * line + 1)
                         if word < 0 or (word & 1) == 0:
                             break
                         counts[level, C_WB_OUT] += 1
@@ -206,8 +275,9 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                         dram[1] += 1
             if not job_is_prefetch:
                 if is_store:
-                    # x is the most recent word of its set at level k (hit or just filled).
-                    ts[_set_start(base, mask, ways, k, x)] |= 1
+                    # x was just used or filled at level k
+                    st = _set_start(base, mask, ways, k, x)
+                    ts[st + np.uint64(_position(ts, mru, ways[k], x, st))] |= 1
                 served_by[j] = served
                 if pf_on and k <= pf_level and served > pf_level:
                     # Stream table: match the lowest slot expecting x, else replace the LRU slot.
@@ -242,7 +312,7 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                     st = _set_start(base, mask, ways, i, y)
                     p = _find(ts, st, ways[i], y)
                     if p >= 0:
-                        _to_front(ts, st, p, ts[st + np.uint64(p)])
+                        _touch(ts, mru, st, p, ts[st + np.uint64(p)])
                         job_served = i
                         break
                 if job_served == n_levels:
@@ -260,20 +330,20 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 
 
 @njit(cache=True)
-def _remove_from_levels(ts, base, mask, ways, x, n_upto):
+def _remove_from_levels(ts, base, mask, ways, mru, x, n_upto):
     """Drop line ``x`` from levels 0..n_upto-1; return the nearest level that held it dirty, or -1."""
     top = -1
     for i in range(n_upto):
         st = _set_start(base, mask, ways, i, x)
         p = _find(ts, st, ways[i], x)
         if p >= 0:
-            if (_remove(ts, st, ways[i], p) & 1) != 0 and top < 0:
+            if (_drop(ts, mru, st, ways[i], p) & 1) != 0 and top < 0:
                 top = i
     return top
 
 
 @njit(cache=True)
-def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
+def flush_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, pos):
     """clflush ``lines[start:]``; returns the index of the first line not processed."""
     n_levels = base.shape[0]
     cap = wr_buf.shape[0]
@@ -282,7 +352,7 @@ def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
         if pos[1] + 1 > cap:
             return j
         x = lines[j]
-        top = _remove_from_levels(ts, base, mask, ways, x, n_levels)
+        top = _remove_from_levels(ts, base, mask, ways, mru, x, n_levels)
         if top >= 0:
             counts[top, C_WB_OUT] += 1
             wr_buf[pos[1]] = x
@@ -292,7 +362,7 @@ def flush_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
 
 
 @njit(cache=True)
-def evict_to_llc_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf, pos):
+def evict_to_llc_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, pos):
     """Move dirty upper copies of ``lines[start:]`` into the last level; returns next index."""
     n_levels = base.shape[0]
     last = n_levels - 1
@@ -302,15 +372,15 @@ def evict_to_llc_kernel(lines, start, ts, base, mask, ways, counts, dram, wr_buf
         if pos[1] + 1 > cap:
             return j
         x = lines[j]
-        top = _remove_from_levels(ts, base, mask, ways, x, last)
+        top = _remove_from_levels(ts, base, mask, ways, mru, x, last)
         if top >= 0:
             counts[top, C_WB_OUT] += 1
-            _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, last, x)
+            _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, last, x)
     return n
 
 
 @njit(cache=True)
-def zero_kernel(lines, start, start_level, ts, base, mask, ways, counts, dram, wr_buf, pos,
+def zero_kernel(lines, start, start_level, ts, base, mask, ways, mru, counts, dram, wr_buf, pos,
                 served_by):
     """Full-line zeroing writes of ``lines[start:]`` at ``start_level``; returns the next index.
 
@@ -333,18 +403,18 @@ def zero_kernel(lines, start, start_level, ts, base, mask, ways, counts, dram, w
         p = _find(ts, st, w, x)
         if p >= 0:
             counts[k, C_HITS] += 1
-            _to_front(ts, st, p, 2 * x + 1)
+            _touch(ts, mru, st, p, 2 * x + 1)
             continue
         counts[k, C_MISSES] += 1
-        word = _push_front(ts, st, w, 2 * x + 1)
+        word = _insert(ts, mru, st, w, 2 * x + 1)
         if word >= 0 and (word & 1) != 0:
             counts[k, C_WB_OUT] += 1
-            _write_back(ts, base, mask, ways, counts, dram, wr_buf, pos, k + 1, word >> 1)
+            _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, k + 1, word >> 1)
     return n
 
 
 @njit(cache=True)
-def invalidate_kernel(lines, level_mask, ts, base, mask, ways):
+def invalidate_kernel(lines, level_mask, ts, base, mask, ways, mru):
     """Drop ``lines`` without write-back from the levels with ``level_mask[l] != 0``."""
     n_levels = base.shape[0]
     for j in range(lines.shape[0]):
@@ -355,7 +425,7 @@ def invalidate_kernel(lines, level_mask, ts, base, mask, ways):
             st = _set_start(base, mask, ways, i, x)
             p = _find(ts, st, ways[i], x)
             if p >= 0:
-                _remove(ts, st, ways[i], p)
+                _drop(ts, mru, st, ways[i], p)
 
 
 @njit(cache=True)
@@ -395,11 +465,13 @@ def way_state(ts, base, mask, ways, level, line):
 
 
 def new_state(n_sets: np.ndarray, ways: np.ndarray) -> dict[str, np.ndarray]:
-    """Empty state arrays for levels of ``n_sets[l]`` sets of ``ways[l]`` ways."""
+    """Empty state arrays for levels of ``n_sets[l]`` sets of ``ways[l]`` ways (``mru``: the
+    use bits of the "mru_bits" policy, unused under LRU)."""
     n_sets = np.asarray(n_sets, dtype=np.int64)
     ways = np.asarray(ways, dtype=np.int64)
     sizes = n_sets * ways
     base = np.zeros(len(sizes), dtype=np.int64)
     base[1:] = np.cumsum(sizes)[:-1]
     return {"ts": np.full(int(sizes.sum()), -1, dtype=np.int64), "base": base,
-            "mask": n_sets - 1, "ways": ways.copy(), "clock": np.zeros(2, dtype=np.int64)}
+            "mask": n_sets - 1, "ways": ways.copy(), "mru": np.zeros(int(sizes.sum()), dtype=np.uint64),
+            "clock": np.zeros(2, dtype=np.int64)}

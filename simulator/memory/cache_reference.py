@@ -1,8 +1,9 @@
 """Readable pure-Python model of the cache hierarchy, for tests only.
 
 Same API and semantics as ``simulator.memory.cache.CacheHierarchy`` (see that
-module's docstring); each set is an ``OrderedDict`` line -> dirty flag ordered
-from least to most recently used.  Slow (one Python step per line), exact.
+module's docstring); each LRU set is an ``OrderedDict`` line -> dirty flag
+ordered from least to most recently used, each MRU-bits set a list of ways and
+their use bits.  Slow (one Python step per line), exact.
 """
 
 from __future__ import annotations
@@ -45,14 +46,77 @@ class _Level:
         return victim
 
 
+class _MruBitsSet:
+    """One set replaced like MARSSx86's ``FullyAssociativeTags``: a use bit per way.
+
+    Supports the mapping operations the hierarchy uses on a set: ``in``, setting
+    the dirty flag of a present line, ``get`` and ``pop``.
+    """
+
+    def __init__(self, ways: int) -> None:
+        self.lines: list[int | None] = [None] * ways
+        self.dirty = [False] * ways
+        self.used = [False] * ways
+
+    def __contains__(self, line: int) -> bool:
+        return line in self.lines
+
+    def __setitem__(self, line: int, dirty: bool) -> None:
+        self.dirty[self.lines.index(line)] = dirty
+
+    def get(self, line: int, default=None):
+        return self.dirty[self.lines.index(line)] if line in self.lines else default
+
+    def pop(self, line: int, *default):
+        if line not in self.lines:
+            if default:
+                return default[0]
+            raise KeyError(line)
+        way = self.lines.index(line)
+        dirty = self.dirty[way]
+        self.lines[way], self.dirty[way], self.used[way] = None, False, False
+        return dirty
+
+    def use(self, line: int) -> None:
+        self.used[self.lines.index(line)] = True
+
+    def insert(self, line: int, dirty: bool) -> tuple[int, bool] | None:
+        if all(self.used):
+            self.used = [False] * len(self.used)
+        way = self.used.index(False)   # the lowest way not used since the last reset
+        victim = None if self.lines[way] is None else (self.lines[way], self.dirty[way])
+        self.lines[way], self.dirty[way], self.used[way] = line, dirty, True
+        if all(self.used):
+            self.used = [False] * len(self.used)
+            self.used[way] = True
+        return victim
+
+
+class _MruBitsLevel(_Level):
+    """One set-associative level with MARSSx86's use-bit pseudo-LRU."""
+
+    def __init__(self, geom: CacheGeometry) -> None:
+        self.n_sets = geom.n_sets
+        self.ways = geom.ways
+        self.sets = [_MruBitsSet(self.ways) for _ in range(self.n_sets)]
+
+    def touch(self, line: int) -> None:
+        self.set_of(line).use(line)
+
+    def insert(self, line: int, dirty: bool) -> tuple[int, bool] | None:
+        return self.set_of(line).insert(line, dirty)
+
+
 class ReferenceHierarchy:
     """Pure-Python twin of ``CacheHierarchy``."""
 
     def __init__(self, levels: Sequence[CacheGeometry],
-                 prefetcher: PrefetcherSpec | None = None) -> None:
-        self.levels = validate_hierarchy(levels, prefetcher)
+                 prefetcher: PrefetcherSpec | None = None, replacement: str = "lru") -> None:
+        self.levels = validate_hierarchy(levels, prefetcher, replacement)
         self.prefetcher = prefetcher
-        self._lv = [_Level(g) for g in self.levels]
+        self.replacement = replacement
+        level = _MruBitsLevel if replacement == "mru_bits" else _Level
+        self._lv = [level(g) for g in self.levels]
         self._counts = np.zeros((len(self.levels), len(COUNTER_NAMES)), dtype=np.int64)
         self._dram_reads = 0
         self._dram_writes = 0

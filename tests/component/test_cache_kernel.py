@@ -119,6 +119,55 @@ def test_i7_920_matches_reference_on_mixed_trace():
     assert a.counters() == b.counters()
 
 
+# -- MARSSx86 use-bit replacement -------------------------------------------------------
+
+@pytest.mark.parametrize("impl", [CacheHierarchy, ReferenceHierarchy])
+@pytest.mark.parametrize("levels, replacement, fragment", [
+    ([geom("A", 1, 4)], "plru", "replacement: 'plru'; expected one of lru, mru_bits"),
+    ([geom("A", 1, 64)], "mru_bits", "A.ways: 64; the mru_bits replacement allows at most 63 ways"),
+])
+def test_replacement_rejects(impl, levels, replacement, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        impl(levels, replacement=replacement)
+
+
+@pytest.mark.parametrize("impl", [CacheHierarchy, ReferenceHierarchy])
+def test_mru_bits_victims_by_hand(impl):
+    """One 4-way set, worked by hand from MARSSx86's ``FullyAssociativeTags.select``."""
+    h = impl([geom("A", 1, 4)], replacement="mru_bits")
+    h.access([0, 1, 2])          # ways 0, 1, 2 used: bits 0111
+    h.access([3])                # fills way 3, all bits set -> only way 3's kept: 1000
+    h.access([0])                # hit: way 0 used again: 1001
+    r = h.access([4])            # victim: lowest clear bit = way 1 (line 1); bits 1011
+    assert r.served_by.tolist() == [1]
+    assert [h.contains(x)[0] for x in range(5)] == [True, False, True, True, True]
+    h.access([5])                # victim way 2 (line 2); all set -> only way 2's kept: 0100
+    assert [h.contains(x)[0] for x in range(6)] == [True, False, False, True, True, True]
+    h.access([6])                # victim way 0 (line 0): 0101
+    assert [h.contains(x)[0] for x in (0, 3, 4, 5, 6)] == [False, True, True, True, True]
+
+
+def test_mru_bits_keeps_part_of_a_cyclic_sweep_that_lru_loses():
+    """A cyclic sweep over 17 lines of a 16-way set: LRU misses every time, the use bits do not."""
+    sweep = np.tile(np.arange(17, dtype=np.int64), 200)
+    misses = {}
+    for policy in ("lru", "mru_bits"):
+        h = CacheHierarchy([geom("A", 1, 16)], replacement=policy)
+        r = h.access(sweep)
+        misses[policy] = int(r.level_counts[0, COUNTER_NAMES.index("misses")])
+    assert misses["lru"] == sweep.size
+    assert 0.5 * sweep.size < misses["mru_bits"] < 0.6 * sweep.size
+
+
+@pytest.mark.parametrize("impl", [CacheHierarchy, ReferenceHierarchy])
+def test_mru_bits_refills_an_invalidated_way_only_when_lowest(impl):
+    h = impl([geom("A", 1, 4)], replacement="mru_bits")
+    h.access([0, 1, 2])          # bits 0111
+    h.invalidate([1])            # way 1 empty, bit clear: 0101
+    h.access([3])                # lowest clear bit is way 1: the empty way is filled, nothing evicted
+    assert [h.contains(x)[0] for x in range(4)] == [True, False, True, True]
+
+
 # -- kernel == reference -------------------------------------------------------------
 
 def assert_same(ra, rb) -> None:
@@ -140,7 +189,7 @@ def hierarchies(draw):
                             degree=draw(st.integers(1, 4)),
                             n_streams=draw(st.integers(1, 4)),
                             enabled=draw(st.booleans()))
-    return levels, pf
+    return levels, pf, draw(st.sampled_from(["lru", "mru_bits"]))
 
 
 def chunk(rng: np.random.Generator, universe: int) -> tuple[np.ndarray, np.ndarray]:
@@ -160,9 +209,9 @@ def chunk(rng: np.random.Generator, universe: int) -> tuple[np.ndarray, np.ndarr
     return lines.astype(np.int64), rng.random(n) < store_p
 
 
-def run_both(levels, pf, seed: int, n_ops: int, small_buffers: bool = False) -> None:
+def run_both(levels, pf, seed: int, n_ops: int, small_buffers: bool = False, replacement: str = "lru") -> None:
     rng = np.random.default_rng(seed)
-    a, b = CacheHierarchy(levels, pf), ReferenceHierarchy(levels, pf)
+    a, b = CacheHierarchy(levels, pf, replacement), ReferenceHierarchy(levels, pf, replacement)
     if small_buffers:   # force the kernel's early return and resume path
         per = len(levels) * (1 + (pf.degree if pf else 0))
         a._reserve = lambda n: None
@@ -196,15 +245,15 @@ def run_both(levels, pf, seed: int, n_ops: int, small_buffers: bool = False) -> 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hierarchies(), st.integers(0, 2**32 - 1))
 def test_kernel_equals_reference(hier, seed):
-    levels, pf = hier
-    run_both(levels, pf, seed, n_ops=25)
+    levels, pf, replacement = hier
+    run_both(levels, pf, seed, n_ops=25, replacement=replacement)
 
 
 @settings(max_examples=30, deadline=None)
 @given(hierarchies(), st.integers(0, 2**32 - 1))
 def test_kernel_equals_reference_with_tiny_buffers(hier, seed):
-    levels, pf = hier
-    run_both(levels, pf, seed, n_ops=15, small_buffers=True)
+    levels, pf, replacement = hier
+    run_both(levels, pf, seed, n_ops=15, small_buffers=True, replacement=replacement)
 
 
 def test_zero_rejects_bad_arguments():

@@ -96,12 +96,19 @@ def _bad_system_cases(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
         "non-power-of-two sets": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: 48 KiB, "
                                                "ways: 8, latency_cycles: 4, energy_j_per_byte: 1 pJ/B}\n"),
                                   ["caches", "power-of-two number of sets"]),
+        "unknown replacement": (_system_with(tmp_path, caches + "  replacement: plru\n"),
+                                ["caches.replacement", "'lru', 'mru_bits'"]),
+        "too many ways for use bits": (_system_with(tmp_path, caches + "  replacement: mru_bits\n  levels:\n"
+                                                    "    - {name: L1D, size_bytes: 256 KiB, ways: 64, latency_cycles: 4,"
+                                                    " energy_j_per_byte: 1 pJ/B}\n"),
+                                       ["caches", "64 ways; the mru_bits replacement allows at most 63"]),
         "missing file": (tmp_path / "nope.yaml", ["nope.yaml", "file not found"]),
     }
 
 
 @pytest.mark.parametrize("case", ["unknown key", "duplicate key", "bad unit", "negative size", "zero size",
-                                  "non-power-of-two sets", "missing file"])
+                                  "non-power-of-two sets", "unknown replacement", "too many ways for use bits",
+                                  "missing file"])
 def test_bad_system_config_exits_2_and_writes_nothing(tmp_path, workload, capsys, case):
     path, expected = _bad_system_cases(tmp_path)[case]
     out = tmp_path / "run"
