@@ -456,7 +456,8 @@ class ExtendedParams:
 #   at w_C, leaf lines at the measured random-access cost per line); h is measured on the
 #   simulated LLC (``residency_curve``), so it falls with the overflow instead of jumping from 1
 #   to 0 at W = LLC: orig (b = 1, W = 12.6 LLC at q = 4) gets h ~ 0; q = 4, b = 12 with class-
-#   ordered blocks (W = 1.23 LLC) keeps about a third of B and C.
+#   ordered blocks (W = 1.23 LLC) keeps about a third of B and C with LRU caches, 57 % with
+#   MARSSx86's use-bit replacement (the MARSSx86-like systems).
 # * pipelined points (``sets`` = 2) with measured pipelined curves: B and C get separate shares,
 #   h_B and h_C, read at the same W / LLC from curves measured on a double-buffered exchange
 #   (``simulator.fmm_crosscheck.measure_pipelined_residency``). Rule: every B term (the host's B

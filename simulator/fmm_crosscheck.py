@@ -13,7 +13,8 @@ study, and the README):
 - LLC residency (:func:`measure_llc_residency`): the share of a block's B and C still in the LLC
   when it is read again, as a function of how much of the LLC the block fills. 003's printed eqs.
   8 and 12 assume all of it (all or nothing); under the whole-LLC rule the blocks at q = 4..8 are
-  about the LLC's size, where LRU keeps only part of them.
+  about the LLC's size, where the LLC keeps only part of them (a third under LRU at q = 4, 57 % under
+  the MARSSx86-like systems' use-bit replacement).
 - Pipelined points: separate residencies for B and C (:func:`measure_pipelined_residency`). With two
   block sets in flight, C of block i - 1 is read after gemm(i) has swept the other set and
   in(i + 1) the same one (long reuse distance), while B is read right after it is written (short).
@@ -172,9 +173,14 @@ def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RAT
 PIPELINED_RATIOS = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 3.0)
 #: Blocks of the double-buffered micro run of :func:`measure_pipelined_residency`: blocks 0 and 1
 #: fill the two sets; the input of blocks 2.. and the output of blocks 1 .. n - 3 are steady.
-PIPELINED_BLOCKS = 5
-#: Working set / LLC capacity of :func:`measure_pipelined_contention`: B and C miss the LLC there
-#: (both pipelined shares <= 0.06 at 2x, measured), so the host's exchange is DRAM-bound.
+#: Ten, not five: under MARSSx86's use-bit replacement what the LLC keeps of B builds up over
+#: several blocks (at 1.2x the LLC, height 35: 0.29 of B's writes served on-chip over blocks 2-4,
+#: 0.74 over blocks 2-9), and the pipelined FMM points run 23 blocks. Under LRU the curves move
+#: by a few points and the default study's extended-model errors by at most 0.03 points.
+PIPELINED_BLOCKS = 10
+#: Working set / LLC capacity of :func:`measure_pipelined_contention`: B and C mostly miss the LLC
+#: there (pipelined shares at 2x, measured: B 0.04 and C 0.002 on the MARSSx86-like host, B 0.15
+#: and C 0 on the default one), so the host's exchange is DRAM-bound.
 CONTENTION_RATIO = 2.0
 
 
