@@ -53,6 +53,13 @@ class PrefetcherSpec:
     streams: int = param(16, min=1, max=256, doc="stream table entries")
 
 
+# Replacement policies and the use-bit way limit of the cache model (simulator.memory.cache_kernel
+# REPLACEMENTS and MAX_MRU_BITS_WAYS; repeated so the config layer does not load the numba kernels,
+# and a test keeps them equal).
+CACHE_REPLACEMENTS = ("lru", "mru_bits")
+MAX_MRU_BITS_WAYS = 63
+
+
 @dataclass(frozen=True)
 class CachesSpec:
     """The host cache hierarchy, top (L1D) to last level."""
@@ -60,7 +67,7 @@ class CachesSpec:
     line_bytes: int = param(unit="size", power_of_two=True, doc="line size shared by all levels")
     levels: tuple[CacheLevelSpec, ...] = param(doc="levels from the core outwards")
     prefetcher: PrefetcherSpec = field(default_factory=PrefetcherSpec, metadata={"doc": "stream prefetcher"})
-    replacement: str = param("lru", choices=("lru", "mru_bits"),
+    replacement: str = param("lru", choices=CACHE_REPLACEMENTS,
                              doc="replacement policy of every level: exact LRU, or MARSSx86's pseudo-LRU of one "
                                  "use bit per way (victim: the lowest way not used since the bits were last reset)")
 
@@ -79,10 +86,10 @@ class CachesSpec:
                 )
         if self.replacement == "mru_bits":
             for i, lv in enumerate(self.levels):
-                if lv.ways > 63:
+                if lv.ways > MAX_MRU_BITS_WAYS:
                     raise ValueError(f"levels[{i}] ({lv.name}): {lv.ways} ways; the mru_bits replacement allows "
-                                     "at most 63 (one 64-bit word of use bits per set); expected fewer ways or "
-                                     "replacement: lru")
+                                     f"at most {MAX_MRU_BITS_WAYS} (one 64-bit word of use bits per set); expected "
+                                     "fewer ways or replacement: lru")
         if self.prefetcher.enabled and self.prefetcher.level not in names:
             raise ValueError(f"prefetcher.level: {self.prefetcher.level!r} is not a level; expected one of {names}")
 

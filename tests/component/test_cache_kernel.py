@@ -121,6 +121,13 @@ def test_i7_920_matches_reference_on_mixed_trace():
 
 # -- MARSSx86 use-bit replacement -------------------------------------------------------
 
+def test_config_layer_knows_the_kernels_policies():
+    from simulator.config import schema
+    from simulator.memory import cache_kernel
+    assert schema.CACHE_REPLACEMENTS == cache_kernel.REPLACEMENTS
+    assert schema.MAX_MRU_BITS_WAYS == cache_kernel.MAX_MRU_BITS_WAYS
+
+
 @pytest.mark.parametrize("impl", [CacheHierarchy, ReferenceHierarchy])
 @pytest.mark.parametrize("levels, replacement, fragment", [
     ([geom("A", 1, 4)], "plru", "replacement: 'plru'; expected one of lru, mru_bits"),
