@@ -27,7 +27,10 @@ class _Level:
     def __init__(self, geom: CacheGeometry) -> None:
         self.n_sets = geom.n_sets
         self.ways = geom.ways
-        self.sets = [OrderedDict() for _ in range(self.n_sets)]
+        self.sets = [self._new_set() for _ in range(self.n_sets)]
+
+    def _new_set(self):
+        return OrderedDict()
 
     def set_of(self, line: int) -> OrderedDict:
         return self.sets[line % self.n_sets]
@@ -95,10 +98,8 @@ class _MruBitsSet:
 class _MruBitsLevel(_Level):
     """One set-associative level with MARSSx86's use-bit pseudo-LRU."""
 
-    def __init__(self, geom: CacheGeometry) -> None:
-        self.n_sets = geom.n_sets
-        self.ways = geom.ways
-        self.sets = [_MruBitsSet(self.ways) for _ in range(self.n_sets)]
+    def _new_set(self) -> _MruBitsSet:
+        return _MruBitsSet(self.ways)
 
     def touch(self, line: int) -> None:
         self.set_of(line).use(line)
