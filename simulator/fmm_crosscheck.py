@@ -175,8 +175,12 @@ PIPELINED_RATIOS = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 3.0)
 #: fill the two sets; the input of blocks 2.. and the output of blocks 1 .. n - 3 are steady.
 #: Ten, not five: under MARSSx86's use-bit replacement what the LLC keeps of B builds up over
 #: several blocks (at 1.2x the LLC, height 35: 0.29 of B's writes served on-chip over blocks 2-4,
-#: 0.74 over blocks 2-9), and the pipelined FMM points run 23 blocks. Under LRU the curves move
-#: by a few points and the default study's extended-model errors by at most 0.03 points.
+#: 0.74 over blocks 2-9), and the pipelined FMM points run 23 blocks. The contention factors
+#: (:func:`measure_pipelined_contention`, same length) converge too: default LAP-DRAM system, input
+#: factor 1.89 / 1.63 / 1.56 over 5 / 10 / 20 blocks. Under LRU the residency curves move by at
+#: most 5 points; the default study's per-column errors by at most 0.03 points, but its LAP-DRAM
+#: and near-memory pipelined points at q = 4 and 6 (no Table 5 column) by 4 to 6 points, to
+#: 13-22 % (the smaller contention factor).
 PIPELINED_BLOCKS = 10
 #: Working set / LLC capacity of :func:`measure_pipelined_contention`: B and C mostly miss the LLC
 #: there (pipelined shares at 2x, measured: B 0.04 and C 0.002 on the MARSSx86-like host, B 0.15
