@@ -29,7 +29,9 @@ end of this module (``extended_stages``):
 the host's writes of B into and reads of C from the LLC, the LAP port bound of the
 block GEMMs, the driver's eviction of B and C before each offload, the cold start
 of every GEMM call, and leaf data / K-M records fetched about once per run instead
-of min(N_oct, N_U/b) leaves per block. The printed functions are unchanged.
+of min(N_oct, N_U/b) leaves per block. For the CPU-only point (``cpu_extended_stages``)
+the host GEMM's memory time adds to its compute time instead of overlapping it (eq. 5's
+max). The printed functions are unchanged.
 
 Energy follows the roofline form of 001 (eq. 10): E = sum over stages of
 W eps_flop + sum_l Q_l eps_l + pi_0 T, with the work W (flop) and traffic Q
@@ -686,6 +688,54 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
         StageCost("output", "cpu", 2 * d.n_u * d.n_q, out, mc.cycles(t3)),
     )
     return ExtendedStages(mc.cycles(t1) / b, t2, mc.cycles(t3) / b, mc.cycles(tm) / b, b, h, h_b, h_c, stages)
+
+
+@dataclass(frozen=True)
+class HostGemmBlocking:
+    """Packing of the host GEMM (GotoBLAS): B is packed in ``k_c``-deep, ``n_c``-wide panels
+    (elements) and every k_c slice updates the C panel once."""
+
+    k_c: int
+    n_c: int
+
+    def __post_init__(self) -> None:
+        for name in ("k_c", "n_c"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+def host_gemm_elements(d: UListDims, blocking: HostGemmBlocking, llc_bytes: float,
+                       class_counts: tuple[int, ...] | None = None) -> float:
+    """Elements the ten host GEMMs (m = k = N_q, n = the class widths) move to and from DRAM:
+    the ten Â_j once, B once, and C read and written once per k_c slice whose C panel
+    (N_q x n_c) does not stay in the LLC beside the packed B panel (k_c x n_c), else once.
+    With N_q <= k_c (one slice) this is eq. 5's count, N_q (10 N_q + 3 N_U)."""
+    _positive("llc_bytes", llc_bytes)
+    counts = class_counts if class_counts is not None else (d.n_u / N_GEMMS,) * N_GEMMS
+    slices = math.ceil(d.n_q / blocking.k_c)
+    total = N_GEMMS * d.n_q ** 2
+    for n in counts:
+        width = min(float(blocking.n_c), n)
+        panels = (d.n_q + min(blocking.k_c, d.n_q)) * width * ELEMENT_BYTES
+        passes = slices if panels > llc_bytes else 1
+        total += d.n_q * n * (1 + 2 * passes)
+    return total
+
+
+def cpu_extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, blocking: HostGemmBlocking, *,
+                        llc_bytes: float, class_counts: tuple[int, ...] | None = None) -> ExtendedStages:
+    """The extended model of the CPU-only point: the host stages of the unblocked DRAM exchange
+    (:func:`extended_stages`, b = 1) and the GEMMs on the host, whose packing and C-update
+    passes stream memory while the micro-kernel waits, so that T2 = 2 N_U N_q^2 / f_C +
+    :func:`host_gemm_elements` 8 B / w_C (eq. 5 takes the max of the two). No offload: no
+    eviction."""
+    base = extended_stages(d, mc, ext, 1, llc_bytes=llc_bytes, coupling="dram", class_counts=class_counts)
+    moved = host_gemm_elements(d, blocking, llc_bytes, class_counts) * ELEMENT_BYTES
+    t2 = mc.cycles(gemm_flops(d) / mc.f_c_flops_per_s + moved / mc.w_c_bytes_per_s)
+    inp, _, out = base.stages
+    stages = (inp, StageCost("gemm", "cpu", gemm_flops(d), {"dram": moved}, t2), out)
+    return ExtendedStages(base.t1, t2, base.t3, 0.0, 1, base.residency, 0.0, 0.0, stages)
 
 
 def fastest_pipelined_blocks(d: UListDims, mc: UListMachine, ext: ExtendedParams, b_min: int, b_max: int, *,

@@ -56,10 +56,12 @@ from simulator.replay import replay
 from simulator.stencil_study import CONSTANT_CATEGORIES, load_system, simulate_trace
 from simulator.system import build_system
 from workloads import fmm_ulist
-from workloads.gemm import lap_gemm
+from workloads.gemm import HOST_KC, HOST_NC, lap_gemm
 from workloads.trace import AddressSpace, TraceBuilder
 
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
+#: The packing of the host GEMM the CPU-only traces run (``workloads.gemm.host_gemm``).
+HOST_GEMM_BLOCKING = ulist.HostGemmBlocking(HOST_KC, HOST_NC)
 
 
 def stage_quantity(df: pd.DataFrame, component: str, quantity: str) -> float:
@@ -414,8 +416,8 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
 
     ``ext_mcycles`` / ``ext_energy_j``: the extended model (``ulist.extended_stages``) for every
     LAP point (orig as one block), its energy from its own time and its own work and traffic
-    (DRAM and LLC bytes, 001 eq. 10 form); for the CPU-only points the printed model is the
-    extended one (no cost found missing). ``ext_bc_llc_share``: the share of the B and C
+    (DRAM and LLC bytes, 001 eq. 10 form); for the CPU-only points ``ulist.cpu_extended_stages``
+    (the host GEMM's memory time adds to its compute time). ``ext_bc_llc_share``: the share of the B and C
     exchange the extended model has the LLC serve (its residency rule, 0 unless LLC-coupled);
     ``ext_b_llc_share`` / ``ext_c_llc_share``: the same for B and for C (they differ only for
     pipelined points with measured pipelined curves). ``class_counts``: interactions per class and q (a
@@ -443,7 +445,12 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
         e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
         bc_share = b_share = c_share = float("nan")
         if r.gemm == "cpu":
-            ext, ext_e = cyc, e
+            # the host's LLC and access costs were measured on a LAP system: every system of a
+            # study has the same host and caches
+            es = ulist.cpu_extended_stages(d, mc, extended_params(machine, lap), HOST_GEMM_BLOCKING,
+                                           llc_bytes=float(r.llc_bytes), class_counts=class_counts.get(q))
+            ext = es.blocked_cycles()
+            ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
         else:
             xp = extended_params(machine, lap)
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),

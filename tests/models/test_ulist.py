@@ -446,3 +446,46 @@ def test_pipelined_contention_scales_the_dram_part_of_the_exchange() -> None:
     for bad in ((0.0, 1.0), (1.0,), (1.0, math.inf)):
         with pytest.raises(ValueError, match="pipelined_contention"):
             ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=bad)
+
+
+# --------------------------------------------------------------------------- extended model, CPU only
+
+from models.ulist import HostGemmBlocking, cpu_extended_stages, host_gemm_elements  # noqa: E402
+
+
+def test_host_gemm_elements_by_hand() -> None:
+    one_slice = UListDims(35, 100, 1000)
+    blocking = HostGemmBlocking(k_c=256, n_c=2048)
+    # N_q <= k_c: eq. 5's count, N_q (10 N_q + 3 N_U)
+    assert host_gemm_elements(one_slice, blocking, 8 * 2**20) == 35 * (10 * 35 + 3 * 1000)
+    # N_q = 6 > k_c = 4: two slices; class width 100 (N_U / 10), panels (6 + 4) x 100 x 8 B = 8000 B
+    d = UListDims(6, 10, 1000)
+    small = HostGemmBlocking(k_c=4, n_c=2048)
+    # the LLC keeps the C panel beside the packed B panel: C read and written once
+    assert host_gemm_elements(d, small, 8000.0) == 10 * 36 + 6 * 1000 * 3
+    # it does not: C read and written once per slice
+    assert host_gemm_elements(d, small, 7999.0) == 10 * 36 + 6 * 1000 * (1 + 2 * 2)
+    # the panel is at most n_c wide: n_c = 50 halves it (4000 B), which fits 7999 B
+    assert host_gemm_elements(d, HostGemmBlocking(k_c=4, n_c=50), 7999.0) == 10 * 36 + 6 * 1000 * 3
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="k_c"):
+            HostGemmBlocking(k_c=bad, n_c=8)
+
+
+def test_cpu_extended_gemm_adds_memory_time_to_compute_time() -> None:
+    """The host GEMM's streaming does not overlap its flops: T2 = flops / f_C + bytes / w_C."""
+    d, llc = dims(4), 8 * 2**20
+    x = ExtendedParams(30e9, 3.8, 16.0)
+    blocking = HostGemmBlocking(256, 2048)
+    cpu = cpu_extended_stages(d, PAPER_LAP, x, blocking, llc_bytes=llc)
+    moved = host_gemm_elements(d, blocking, llc) * 8
+    clk = PAPER_LAP.clock_hz
+    assert cpu.t2 == pytest.approx((2 * d.n_u * d.n_q**2 / PAPER_LAP.f_c_flops_per_s
+                                    + moved / PAPER_LAP.w_c_bytes_per_s) * clk, rel=1e-12)
+    assert cpu.t2 > t2_cpu_cycles(d, PAPER_LAP)  # eq. 5 takes the max of the two terms
+    # the host stages are those of the unblocked DRAM exchange; no offload, so no eviction
+    lap = extended_stages(d, PAPER_LAP, x, 1, llc_bytes=llc, coupling="dram")
+    assert (cpu.t1, cpu.t3, cpu.tm, cpu.b) == (lap.t1, lap.t3, 0.0, 1)
+    gemm = cpu.stages[1]
+    assert (gemm.engine, gemm.flops, dict(gemm.traffic_bytes)) == ("cpu", 2 * d.n_u * d.n_q**2, {"dram": moved})
+    assert cpu.blocked_cycles() == pytest.approx(cpu.t1 + cpu.t2 + cpu.t3)
