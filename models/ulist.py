@@ -382,10 +382,11 @@ class ExtendedParams:
     (:func:`llc_residency`; empty: all or nothing, 1 up to a ratio of 1 and 0 above);
     ``pipelined_b_curve`` / ``pipelined_c_curve``: the same for the B lines and for the C lines
     of the double-buffered (pipelined) exchange, measured separately (empty: the pipelined
-    points use ``residency_curve`` for both); ``pipelined_contention``: (input, output), how
-    many times longer the host's DRAM-bound B writes and C reads take while the LAP runs the
-    concurrent GEMM of a pipeline than alone (dimensionless, > 0; 1: no contention), measured
-    on the coupling's own system.
+    points use ``residency_curve`` for both); ``pipelined_contention``: triples (GEMM height
+    N_q, strictly increasing; input factor; output factor), how many times longer the host's
+    DRAM-bound B writes and C reads take while the LAP runs the concurrent GEMMs of that height
+    in a pipeline than alone (dimensionless, > 0), measured on the coupling's own system and
+    read at the point's N_q by :func:`pipelined_contention_at` (empty: no contention).
     """
 
     w_llc_bytes_per_s: float
@@ -396,7 +397,7 @@ class ExtendedParams:
     residency_curve: tuple[tuple[float, float], ...] = ()
     pipelined_b_curve: tuple[tuple[float, float], ...] = ()
     pipelined_c_curve: tuple[tuple[float, float], ...] = ()
-    pipelined_contention: tuple[float, float] = (1.0, 1.0)
+    pipelined_contention: tuple[tuple[float, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         _positive("w_llc_bytes_per_s", self.w_llc_bytes_per_s)
@@ -411,9 +412,7 @@ class ExtendedParams:
         check_residency_curve(self.residency_curve)
         check_residency_curve(self.pipelined_b_curve)
         check_residency_curve(self.pipelined_c_curve)
-        if len(self.pipelined_contention) != 2 or not all(0 < k < math.inf for k in self.pipelined_contention):
-            raise ValueError("pipelined_contention must be two finite factors > 0 (input, output), got "
-                             f"{self.pipelined_contention!r}")
+        check_contention_curve(self.pipelined_contention)
         if bool(self.pipelined_b_curve) != bool(self.pipelined_c_curve):
             raise ValueError("pipelined_b_curve and pipelined_c_curve must be given together, got "
                              f"{len(self.pipelined_b_curve)} and {len(self.pipelined_c_curve)} points")
@@ -478,6 +477,39 @@ class ExtendedParams:
 #   the measured contention factors (``pipelined_contention``, input and output: host stage
 #   time beside the GEMMs / alone, on a double-buffered exchange whose B and C miss the LLC;
 #   ``simulator.fmm_crosscheck.measure_pipelined_contention``). The leaf gathers keep w_irr.
+#   The factors are measured per GEMM height and read at the point's N_q: a thin GEMM moves
+#   more bytes per flop, so it presses the DRAM harder (default LAP-DRAM system, input factor
+#   2.25 at N_q = 35 and 1.27 at N_q = 286).
+
+
+def check_contention_curve(curve: tuple[tuple[float, float, float], ...]) -> None:
+    """ValueError unless ``curve`` is triples (height > 0, strictly increasing; input and output
+    factors finite and > 0)."""
+    last = 0.0
+    for i, point in enumerate(curve):
+        if len(point) != 3:
+            raise ValueError(f"pipelined_contention[{i}] must be a (height, input, output) triple, got {point!r}")
+        height, k_in, k_out = point
+        if not (height > last) or math.isinf(height):
+            raise ValueError(f"pipelined_contention[{i}] height must be finite and above the previous one "
+                             f"({last}), got {height!r}")
+        if not (0 < k_in < math.inf and 0 < k_out < math.inf):
+            raise ValueError(f"pipelined_contention[{i}] factors must be finite and > 0, got {(k_in, k_out)!r}")
+        last = height
+
+
+def pipelined_contention_at(curve: tuple[tuple[float, float, float], ...], n_q: float) -> tuple[float, float]:
+    """(input, output) contention factors at GEMM height ``n_q``: linear between the measured
+    heights of ``curve``, the nearest end's outside them, (1, 1) for an empty curve."""
+    if not curve:
+        return 1.0, 1.0
+    if n_q <= curve[0][0]:
+        return float(curve[0][1]), float(curve[0][2])
+    for (h0, i0, o0), (h1, i1, o1) in zip(curve, curve[1:]):
+        if n_q <= h1:
+            w = (n_q - h0) / (h1 - h0)
+            return float(i0 + w * (i1 - i0)), float(o0 + w * (o1 - o0))
+    return float(curve[-1][1]), float(curve[-1][2])
 
 
 def check_residency_curve(curve: tuple[tuple[float, float], ...]) -> None:
@@ -652,7 +684,7 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
     # host seconds per byte of B and of C, and per gathered leaf line (LLC hit, or a random DRAM
     # access: w_irr counts 8 B per access)
     # (pipelined: the DRAM part runs beside the concurrent GEMM, slowed by the measured contention)
-    k_in, k_out = ext.pipelined_contention if sets == 2 else (1.0, 1.0)
+    k_in, k_out = pipelined_contention_at(ext.pipelined_contention, d.n_q) if sets == 2 else (1.0, 1.0)
     s_b = h_b / ext.w_llc_bytes_per_s + k_in * (1 - h_b) / mc.w_c_bytes_per_s
     s_c = h_c / ext.w_llc_bytes_per_s + k_out * (1 - h_c) / mc.w_c_bytes_per_s
     c_leaf = h * line / ext.w_llc_bytes_per_s + (1 - h) * ELEMENT_BYTES / mc.w_c_irregular_bytes_per_s

@@ -22,7 +22,8 @@ study, and the README):
   (:func:`measure_pipelined_contention`, B writes and C reads of a double-buffered exchange that
   misses the LLC, with and without the GEMMs). The LAP's traffic shares the DRAM queues (and,
   LLC-coupled, the LLC) with the host's misses; near memory, the LAP reaches the banks over its
-  own path. The factors are in ``machine.json`` (``<placement>.pipelined_contention``).
+  own path. The factors are measured per GEMM height and kept in ``machine.json``
+  (``<placement>.pipelined_contention``); the model reads them at each point's N_q.
 
 q = 14 (N_q = 680, N_oct = 365, N_U = 8531) lies outside the q = 4..10 error bars and is reported on
 its own rows of ``crosscheck_summary.csv``. There the GEMMs dominate: 2 N_U N_q^2 = 7.9 GFLOP, about
@@ -179,7 +180,7 @@ PIPELINED_RATIOS = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 3.0)
 #: several blocks (at 1.2x the LLC, height 35: 0.29 of B's writes served on-chip over blocks 2-4,
 #: 0.74 over blocks 2-9), and the pipelined FMM points run 23 blocks. The contention factors
 #: (:func:`measure_pipelined_contention`, same length) converge too: default LAP-DRAM system, input
-#: factor 1.89 / 1.63 / 1.56 over 5 / 10 / 20 blocks. Under LRU the residency curves move by at
+#: factor averaged over the four heights 1.89 / 1.63 / 1.56 over 5 / 10 / 20 blocks. Under LRU the residency curves move by at
 #: most 5 points; the default study's per-column errors by at most 0.03 points, but its LAP-DRAM
 #: and near-memory pipelined points at q = 4 and 6 (no Table 5 column) by 4 to 6 points, to
 #: 13-22 % (the smaller contention factor).
@@ -263,25 +264,29 @@ def _pipelined_exchange_shares(system: str, n_q: int, n_class: int, blocks: int 
 
 def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
                                  heights: tuple[int, ...] = RESIDENCY_HEIGHTS,
-                                 blocks: int = PIPELINED_BLOCKS, bc_layout: str = "rows") -> tuple[float, float]:
-    """(input, output): how many times longer the host's steady B writes and C reads of a
-    pipelined exchange take beside the LAP's GEMMs than alone on ``system`` (dimensionless).
+                                 blocks: int = PIPELINED_BLOCKS, bc_layout: str = "rows"
+                                 ) -> list[list[float]]:
+    """[[height, input, output], ...] per GEMM height: how many times longer the host's steady B
+    writes and C reads of a pipelined exchange take beside the LAP's GEMMs than alone on
+    ``system`` (dimensionless).
 
     The exchange of :func:`_pipelined_exchange_trace` at working set / LLC = ``ratio``, where
     B and C miss the LLC, replayed twice: as is, and without its offloads and waits (the host
     rows alone, same addresses, same order). Stage time with / without, summed over the
-    steady stages, averaged over the GEMM ``heights`` as the residency curves are. Not fitted:
+    steady stages, for each of the GEMM ``heights`` (thin GEMMs move more bytes per flop and
+    press the DRAM harder; the model reads the factors at its N_q). Not fitted:
     it measures how much the GEMM's memory traffic (through the coupling's DRAM and, LLC-coupled,
     the LLC) delays a host whose misses wait in the same queues."""
     llc = load_system(system).spec.caches.levels[-1].size_bytes
     ins, outs = _steady_stages(blocks)
-    k = np.zeros(2)
+    curve = []
     for m in heights:
         table = _pipelined_exchange_trace(m, _pipelined_class_width(ratio, llc, m), blocks, bc_layout)
         host_only = table.filter(pc.invert(pc.is_in(table["op"], value_set=pa.array(["offload", "wait"]))))
         with_lap, alone = _host_stages(system, table), _host_stages(system, host_only)
-        k += [sum(with_lap[x].busy_ps for x in st) / sum(alone[x].busy_ps for x in st) for st in (ins, outs)]
-    return float(k[0] / len(heights)), float(k[1] / len(heights))
+        curve.append([float(m)] + [sum(with_lap[x].busy_ps for x in st) / sum(alone[x].busy_ps for x in st)
+                                   for st in (ins, outs)])
+    return curve
 
 
 def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELINED_RATIOS,
@@ -326,7 +331,7 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     residency curve of :func:`measure_llc_residency` on the first LLC-coupled LAP system (all
     systems of a study share one cache hierarchy); ``llc_residency_pipelined_b`` / ``_c``: the
     B and C curves of :func:`measure_pipelined_residency` on the same system; absent without one.
-    ``{lap}.pipelined_contention``: (input, output) factors of :func:`measure_pipelined_contention`
+    ``{lap}.pipelined_contention``: the [height, input, output] factors of :func:`measure_pipelined_contention`
     on each LAP system. The exchange micro runs store B and C in ``bc_layout``, as the study's traces do.
     """
     m: dict[str, Any] = {}
@@ -354,7 +359,7 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
             llc_coupled[0], bc_layout=bc_layout)
     for name, sysf in lap_systems.items():
         m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
-        m[f"{name}.pipelined_contention"] = list(measure_pipelined_contention(sysf, bc_layout=bc_layout))
+        m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
         m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
         m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")
@@ -386,6 +391,16 @@ def _curve(machine: dict[str, Any], key: str) -> tuple[tuple[float, float], ...]
     return tuple((float(x), float(h)) for x, h in machine.get(key, ()))
 
 
+def _contention(machine: dict[str, Any], lap: str) -> tuple[tuple[float, float, float], ...]:
+    """The measured contention curve of ``lap`` as (height, input, output) triples; a study
+    directory written before the factors were kept per height holds one (input, output) pair,
+    which applies at every height."""
+    stored = machine.get(f"{lap}.pipelined_contention", ())
+    if len(stored) == 2 and all(isinstance(v, (int, float)) for v in stored):
+        return ((1.0, float(stored[0]), float(stored[1])),)
+    return tuple((float(h), float(i), float(o)) for h, i, o in stored)
+
+
 def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
     """The extended model's measured costs for the LAP placement ``lap`` of ``machine``."""
     return ulist.ExtendedParams(machine[f"{lap}.w_llc_bytes_per_s"], machine[f"{lap}.evict_cycles_per_line"],
@@ -393,7 +408,7 @@ def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
                                 residency_curve=_curve(machine, "llc_residency"),
                                 pipelined_b_curve=_curve(machine, "llc_residency_pipelined_b"),
                                 pipelined_c_curve=_curve(machine, "llc_residency_pipelined_c"),
-                                pipelined_contention=tuple(machine.get(f"{lap}.pipelined_contention", (1.0, 1.0))))
+                                pipelined_contention=_contention(machine, lap))
 
 
 def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,

@@ -433,7 +433,7 @@ def test_fastest_pipelined_blocks_is_the_argmin_of_the_model() -> None:
 def test_pipelined_contention_scales_the_dram_part_of_the_exchange() -> None:
     d, llc = dims(8), 8 * 2**20
     free = ExtendedParams(30e9, 3.8, 16.0)
-    slow = ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=(2.0, 3.0))
+    slow = ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=((35.0, 2.0, 3.0),))  # every height
     a, b = (extended_stages(d, PAPER_LAP, x, 6, llc_bytes=llc, sets=2, coupling="dram") for x in (free, slow))
     bc = d.n_u * d.n_q * 8  # B (and C) bytes; through DRAM they cost bc / w_C each, twice and thrice as long
     w_c, clk = PAPER_LAP.w_c_bytes_per_s, PAPER_LAP.clock_hz
@@ -443,9 +443,28 @@ def test_pipelined_contention_scales_the_dram_part_of_the_exchange() -> None:
     # blocked points run no GEMM beside the host: unchanged
     assert (extended_stages(d, PAPER_LAP, slow, 6, llc_bytes=llc, coupling="dram").t1
             == extended_stages(d, PAPER_LAP, free, 6, llc_bytes=llc, coupling="dram").t1)
-    for bad in ((0.0, 1.0), (1.0,), (1.0, math.inf)):
+    for bad in (((35.0, 0.0, 1.0),), ((35.0, 1.0),), ((35.0, 1.0, math.inf),),
+                ((84.0, 1.0, 1.0), (35.0, 1.0, 1.0)), ((0.0, 1.0, 1.0),)):
         with pytest.raises(ValueError, match="pipelined_contention"):
             ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=bad)
+
+
+def test_pipelined_contention_is_read_at_the_point_height() -> None:
+    from models.ulist import pipelined_contention_at
+    curve = ((35.0, 2.0, 1.0), (165.0, 1.0, 3.0))
+    assert pipelined_contention_at((), 84) == (1.0, 1.0)
+    assert pipelined_contention_at(curve, 10) == (2.0, 1.0)  # below the first height: its factors
+    assert pipelined_contention_at(curve, 680) == (1.0, 3.0)  # above the last: its factors
+    assert pipelined_contention_at(curve, 100) == pytest.approx((1.5, 2.0))  # halfway, linear
+    # the model takes the factors of its own N_q: q = 4 (N_q = 35) and q = 8 (N_q = 165)
+    llc = 8 * 2**20
+    for q, (k_in, _) in ((4, (2.0, 1.0)), (8, (1.0, 3.0))):
+        d = dims(q)
+        x = lambda k: ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=((1.0, k, 1.0),))  # noqa: E731
+        at = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=curve), 6,
+                             llc_bytes=llc, sets=2, coupling="dram")
+        const = extended_stages(d, PAPER_LAP, x(k_in), 6, llc_bytes=llc, sets=2, coupling="dram")
+        assert at.t1 == pytest.approx(const.t1, rel=1e-12)
 
 
 # --------------------------------------------------------------------------- extended model, CPU only

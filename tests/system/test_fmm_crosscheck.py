@@ -114,21 +114,31 @@ def test_measure_pipelined_contention_slows_the_host_beside_a_gemm() -> None:
     """Default LLC-coupled system, exchange at 2x the LLC (B and C from DRAM): the host's B writes
     wait longer when the LAP's GEMMs share the LLC and the DRAM queue; the near-memory LAP reaches
     the banks over its own path, so the host's C reads do not slow."""
-    k_in, k_out = measure_pipelined_contention("configs/systems/lap_llc.yaml", heights=(84,))
-    assert k_in > 1.2 and k_out > 1.2
-    n_in, n_out = measure_pipelined_contention("configs/systems/lap_near_memory.yaml", heights=(84,))
+    [[h, k_in, k_out]] = measure_pipelined_contention("configs/systems/lap_llc.yaml", heights=(84,))
+    assert h == 84 and k_in > 1.2 and k_out > 1.2
+    [[_, n_in, n_out]] = measure_pipelined_contention("configs/systems/lap_near_memory.yaml", heights=(84,))
     assert n_out == pytest.approx(1.0, abs=0.01) and n_in < k_in
+
+
+def test_measure_pipelined_contention_is_larger_beside_thin_gemms() -> None:
+    """Default LAP-DRAM system: a GEMM of height 35 moves more bytes per flop than one of height
+    286 and slows the host's B writes more (measured 2.25 against 1.27)."""
+    (_, thin, _), (_, thick, _) = measure_pipelined_contention("configs/systems/lap_dram.yaml", heights=(35, 286))
+    assert thin > thick + 0.5
 
 
 def test_model_rows_apply_the_contention_only_to_pipelining() -> None:
     missing = {**MACHINE, "llc_residency": [[0.5, 0.0], [4.0, 0.0]]}  # B and C always from DRAM
-    slow = {**missing, "lap-llc.pipelined_contention": [2.0, 3.0]}
+    slow = {**missing, "lap-llc.pipelined_contention": [[35, 2.0, 3.0], [165, 2.0, 3.0]]}
     base, cont = (model_rows(_table(), m, DIMS, class_counts={}).set_index(["q", "placement", "variant"])
                   for m in (missing, slow))
     pipe = ("lap-llc", "pipelining")
     assert (cont.loc[(slice(None),) + pipe, "ext_mcycles"] > base.loc[(slice(None),) + pipe, "ext_mcycles"]).all()
     others = [i for i in base.index if i[1:] != pipe]
     assert (cont.loc[others, "ext_mcycles"] == base.loc[others, "ext_mcycles"]).all()
+    # a study directory written before the factors were kept per height: one pair for every height
+    old = model_rows(_table(), {**missing, "lap-llc.pipelined_contention": [2.0, 3.0]}, DIMS, class_counts={})
+    assert old.ext_mcycles.to_numpy() == pytest.approx(cont.reset_index().ext_mcycles.to_numpy(), rel=1e-12)
 
 
 def test_model_rows_use_the_pipelined_curves_only_for_pipelining() -> None:
