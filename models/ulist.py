@@ -357,7 +357,9 @@ def energy_j(
 #    whole-block count, which charges m_c = 64 rows for m = 35 (q = 4);
 # 3. before every offload the driver evicts the GEMM's B and C lines to the LLC
 #    (003 §5.2): a per-line host cost, serial with the GEMM when blocked and
-#    overlapped with it when pipelined (it delays only the LAP's start);
+#    overlapped with it when pipelined (it delays only the LAP's start); a DRAM or
+#    near-memory coupling flushes them instead, and the dirty B lines the caches still
+#    hold cost a DRAM write each;
 # 4. leaf data and the per-interaction K/M records come from DRAM about once per
 #    run: blocks are cut in target order, so neighbouring blocks share their halo
 #    leaves in the LLC; eqs. 9/11 charge min(N_oct, N_U/b) leaves per block, an
@@ -386,7 +388,11 @@ class ExtendedParams:
     N_q, strictly increasing; input factor; output factor), how many times longer the host's
     DRAM-bound B writes and C reads take while the LAP runs the concurrent GEMMs of that height
     in a pipeline than alone (dimensionless, > 0), measured on the coupling's own system and
-    read at the point's N_q by :func:`pipelined_contention_at` (empty: no contention).
+    read at the point's N_q by :func:`pipelined_contention_at` (empty: no contention);
+    ``dirty_flush_cycles_per_line``: host cycles per dirty line a non-coherent coupling's
+    driver flushes to DRAM before an offload (0: no more than an eviction); the model charges it,
+    beyond ``evict_cycles_per_line``, on what the caches can still hold of each block's B (at
+    most the LLC), which the host has just written.
     """
 
     w_llc_bytes_per_s: float
@@ -398,10 +404,11 @@ class ExtendedParams:
     pipelined_b_curve: tuple[tuple[float, float], ...] = ()
     pipelined_c_curve: tuple[tuple[float, float], ...] = ()
     pipelined_contention: tuple[tuple[float, float, float], ...] = ()
+    dirty_flush_cycles_per_line: float = 0.0
 
     def __post_init__(self) -> None:
         _positive("w_llc_bytes_per_s", self.w_llc_bytes_per_s)
-        for name in ("evict_cycles_per_line", "meta_bytes_per_interaction"):
+        for name in ("evict_cycles_per_line", "meta_bytes_per_interaction", "dirty_flush_cycles_per_line"):
             v = getattr(self, name)
             if not (v >= 0) or math.isinf(v):
                 raise ValueError(f"{name} must be a finite non-negative number, got {v!r}")
@@ -699,6 +706,9 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
           + max(elems / rate, bc * s_c) + meta)
     t2 = sum(lap_call_cycles(d.n_q, n, mc) for n in calls) / b  # per block (on average), cycles
     tm = 2 * bc / line * ext.evict_cycles_per_line / mc.clock_hz
+    if coupling != "llc":  # the flush writes back what the host's caches still hold of each block's B
+        dirty = b * min(bc / b, llc_bytes) / line
+        tm += dirty * max(0.0, ext.dirty_flush_cycles_per_line - ext.evict_cycles_per_line) / mc.clock_hz
     # traffic (bytes per level), whole run: records from DRAM once; A once per call; resident
     # leaf data from DRAM once (source and target read, target written back) and its gathers
     # from the LLC, the rest gathered from DRAM; B at the LLC for the share h_b and C for h_c,

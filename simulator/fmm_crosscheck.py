@@ -52,6 +52,7 @@ import pyarrow.compute as pc
 
 from models import ulist
 from simulator.config.errors import InputError
+from simulator.interconnect.interface import NON_COHERENT
 from simulator.config.workload import build_workload, generate_trace
 from simulator.replay import replay
 from simulator.stencil_study import CONSTANT_CATEGORIES, load_system, simulate_trace
@@ -92,6 +93,17 @@ def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[fl
     read_s = stage_quantity(df, "stage/host/llc_read", "busy_s")
     evict_cycles = stage_quantity(df, "stage/host/evict", "busy_s") * CLOCK_HZ
     return nbytes / read_s, evict_cycles / (nbytes // 64)
+
+
+def measure_dirty_flush(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
+    """Host cycles per dirty line flushed to DRAM (the driver's flush before an offload on a
+    non-coherent coupling): a region larger than L2 and smaller than the LLC is written, then
+    flushed; cycles of the flush stage / lines."""
+    tb = TraceBuilder()
+    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
+    tb.access("host", "flush", "flush", 0, 64, 64, nbytes // 64)
+    df = simulate_trace(system, tb.to_table()).to_pandas()
+    return stage_quantity(df, "stage/host/flush", "busy_s") * CLOCK_HZ / (nbytes // 64)
 
 
 def measure_llc_energy(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
@@ -332,7 +344,8 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     systems of a study share one cache hierarchy); ``llc_residency_pipelined_b`` / ``_c``: the
     B and C curves of :func:`measure_pipelined_residency` on the same system; absent without one.
     ``{lap}.pipelined_contention``: the [height, input, output] factors of :func:`measure_pipelined_contention`
-    on each LAP system. The exchange micro runs store B and C in ``bc_layout``, as the study's traces do.
+    on each LAP system; ``{lap}.dirty_flush_cycles_per_line`` (:func:`measure_dirty_flush`) on each system
+    whose LAP is coupled without coherence (DRAM, near memory, PCIe). The exchange micro runs store B and C in ``bc_layout``, as the study's traces do.
     """
     m: dict[str, Any] = {}
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
@@ -359,6 +372,8 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
             llc_coupled[0], bc_layout=bc_layout)
     for name, sysf in lap_systems.items():
         m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
+        if any(a.interface.coupling in NON_COHERENT for a in load_system(sysf).spec.accelerators.values()):
+            m[f"{name}.dirty_flush_cycles_per_line"] = measure_dirty_flush(sysf)
         m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
         m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
@@ -408,7 +423,8 @@ def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
                                 residency_curve=_curve(machine, "llc_residency"),
                                 pipelined_b_curve=_curve(machine, "llc_residency_pipelined_b"),
                                 pipelined_c_curve=_curve(machine, "llc_residency_pipelined_c"),
-                                pipelined_contention=_contention(machine, lap))
+                                pipelined_contention=_contention(machine, lap),
+                                dirty_flush_cycles_per_line=machine.get(f"{lap}.dirty_flush_cycles_per_line", 0.0))
 
 
 def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,

@@ -508,3 +508,21 @@ def test_cpu_extended_gemm_adds_memory_time_to_compute_time() -> None:
     gemm = cpu.stages[1]
     assert (gemm.engine, gemm.flops, dict(gemm.traffic_bytes)) == ("cpu", 2 * d.n_u * d.n_q**2, {"dram": moved})
     assert cpu.blocked_cycles() == pytest.approx(cpu.t1 + cpu.t2 + cpu.t3)
+
+
+def test_dirty_flush_charges_the_resident_part_of_each_block_of_b() -> None:
+    """DRAM coupling: beyond the per-line eviction cost, every dirty B line the caches can still
+    hold (a block's B, at most the LLC) costs the measured dirty-flush surplus; LLC coupling: nothing."""
+    d = dims(4)
+    bc_lines = d.n_u * d.n_q * 8 / 64
+    clean = ExtendedParams(30e9, 4.0, 16.0)
+    dirty = ExtendedParams(30e9, 4.0, 16.0, dirty_flush_cycles_per_line=10.0)
+    small_llc = 4 * 2**20  # one block of B at b = 24 is about 2 MB; all of B is 48 MB
+    for b, resident_lines in ((24, bc_lines), (1, small_llc / 64)):
+        a, x = (extended_stages(d, PAPER_LAP, p, b, llc_bytes=small_llc, coupling="dram") for p in (clean, dirty))
+        assert (x.tm - a.tm) * b == pytest.approx(resident_lines * 6.0, rel=1e-9)  # cycles
+        assert (x.t1, x.t2, x.t3) == (a.t1, a.t2, a.t3)
+    llc = [extended_stages(d, PAPER_LAP, p, 24, llc_bytes=8 * 2**20) for p in (clean, dirty)]
+    assert llc[0].tm == llc[1].tm
+    with pytest.raises(ValueError, match="dirty_flush_cycles_per_line"):
+        ExtendedParams(30e9, 4.0, 16.0, dirty_flush_cycles_per_line=-1.0)

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from models.ulist import UListDims
-from simulator.fmm_crosscheck import (crosscheck_summary, measure_llc_residency, measure_pipelined_contention,
+from simulator.fmm_crosscheck import (crosscheck_summary, measure_dirty_flush, measure_llc_exchange,
+                                      measure_llc_residency, measure_pipelined_contention,
                                       measure_pipelined_residency, model_rows)
 
 MACHINE = {
@@ -118,6 +119,14 @@ def test_measure_pipelined_contention_slows_the_host_beside_a_gemm() -> None:
     assert h == 84 and k_in > 1.2 and k_out > 1.2
     [[_, n_in, n_out]] = measure_pipelined_contention("configs/systems/lap_near_memory.yaml", heights=(84,))
     assert n_out == pytest.approx(1.0, abs=0.01) and n_in < k_in
+
+
+def test_measure_dirty_flush_pays_a_dram_write_per_line() -> None:
+    """Default LAP-DRAM system: flushing dirty lines waits for their DRAM writes (one 64 B burst per
+    5 ns at 12.8 GB/s is 10 cycles at 2 GHz), more than the eviction of a line to the LLC costs."""
+    dirty = measure_dirty_flush("configs/systems/lap_dram.yaml")
+    _, evict = measure_llc_exchange("configs/systems/lap_dram.yaml")
+    assert 10.0 <= dirty < 12.0 and dirty > 2 * evict
 
 
 def test_measure_pipelined_contention_is_larger_beside_thin_gemms() -> None:
