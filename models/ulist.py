@@ -749,7 +749,8 @@ class HostGemmBlocking:
 
 def host_gemm_elements(d: UListDims, blocking: HostGemmBlocking, llc_bytes: float,
                        class_counts: tuple[int, ...] | None = None) -> float:
-    """Elements the ten host GEMMs (m = k = N_q, n = the class widths) move to and from DRAM:
+    """Elements the ten host GEMMs (m = k = N_q, n = the class widths: the ``rows`` layout of B
+    and C) move to and from DRAM:
     the ten Â_j once, B once, and C read and written once per k_c slice whose C panel
     (N_q x n_c) does not stay in the LLC beside the packed B panel (k_c x n_c), else once.
     With N_q <= k_c (one slice) this is eq. 5's count, N_q (10 N_q + 3 N_U)."""

@@ -6,9 +6,9 @@ same simulated systems (``measure_machine``), never fitted to the FMM points the
 ``recompute`` rebuilds the cross-check of a study directory, ``crosscheck_summary`` gives the
 mean absolute deviation per 003 Table 5 column; ``python -m simulator.fmm_crosscheck [DIR]``.
 
-Extended model (``ulist.extended_stages``): the printed equations plus three costs measured on
-the same systems, never fitted to the FMM points (figures: ``crosscheck_summary.csv`` of each
-study, and the README):
+Extended model (``ulist.extended_stages``, ``ulist.cpu_extended_stages``): the printed equations
+plus these costs, measured on the same systems and never fitted to the FMM points (figures:
+``crosscheck_summary.csv`` of each study, and the README):
 
 - LLC residency (:func:`measure_llc_residency`): the share of a block's B and C still in the LLC
   when it is read again, as a function of how much of the LLC the block fills. 003's printed eqs.
@@ -24,6 +24,10 @@ study, and the README):
   LLC-coupled, the LLC) with the host's misses; near memory, the LAP reaches the banks over its
   own path. The factors are measured per GEMM height and kept in ``machine.json``
   (``<placement>.pipelined_contention``); the model reads them at each point's N_q.
+- DRAM and near-memory couplings: the driver's flush of each block's dirty B lines, one DRAM write
+  each (:func:`measure_dirty_flush`).
+- CPU only: the host GEMM's memory time (packing B, updating C per k_c slice) adds to its compute
+  time; counted from the trace's blocking (``HOST_GEMM_BLOCKING``), not measured.
 
 q = 14 (N_q = 680, N_oct = 365, N_U = 8531) lies outside the q = 4..10 error bars and is reported on
 its own rows of ``crosscheck_summary.csv``. There the GEMMs dominate: 2 N_U N_q^2 = 7.9 GFLOP, about
