@@ -56,8 +56,8 @@ import pyarrow.compute as pc
 
 from models import ulist
 from simulator.config.errors import InputError
-from simulator.interconnect.interface import NON_COHERENT
 from simulator.config.workload import build_workload, generate_trace
+from simulator.interconnect.interface import NON_COHERENT
 from simulator.replay import replay
 from simulator.stencil_study import CONSTANT_CATEGORIES, load_system, simulate_trace
 from simulator.system import build_system
@@ -196,10 +196,11 @@ PIPELINED_RATIOS = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 3.0)
 #: several blocks (at 1.2x the LLC, height 35: 0.29 of B's writes served on-chip over blocks 2-4,
 #: 0.74 over blocks 2-9), and the pipelined FMM points run 23 blocks. The contention factors
 #: (:func:`measure_pipelined_contention`, same length) converge too: default LAP-DRAM system, input
-#: factor averaged over the four heights 1.89 / 1.63 / 1.56 over 5 / 10 / 20 blocks. Under LRU the residency curves move by at
-#: most 5 points; the default study's per-column errors by at most 0.03 points, but its LAP-DRAM
-#: and near-memory pipelined points at q = 4 and 6 (no Table 5 column) by 4 to 6 points, to
-#: 13-22 % (the smaller contention factor).
+#: factor averaged over the four heights 1.89 / 1.63 / 1.56 over 5 / 10 / 20 blocks. Under LRU the
+#: residency curves move by at most 5 points; the default study's per-column errors by at most 0.03
+#: points, but its LAP-DRAM and near-memory pipelined points at q = 4 and 6 (no Table 5 column) by
+#: 4 to 6 points, to 13-22 % with one averaged factor (6-8 % now, with the factors per height and
+#: the dirty flush).
 PIPELINED_BLOCKS = 10
 #: Working set / LLC capacity of :func:`measure_pipelined_contention`: B and C mostly miss the LLC
 #: there (pipelined shares at 2x, measured: B 0.04 and C 0.002 on the MARSSx86-like host, B 0.15
@@ -347,9 +348,10 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     residency curve of :func:`measure_llc_residency` on the first LLC-coupled LAP system (all
     systems of a study share one cache hierarchy); ``llc_residency_pipelined_b`` / ``_c``: the
     B and C curves of :func:`measure_pipelined_residency` on the same system; absent without one.
-    ``{lap}.pipelined_contention``: the [height, input, output] factors of :func:`measure_pipelined_contention`
-    on each LAP system; ``{lap}.dirty_flush_cycles_per_line`` (:func:`measure_dirty_flush`) on each system
-    whose LAP is coupled without coherence (DRAM, near memory, PCIe). The exchange micro runs store B and C in ``bc_layout``, as the study's traces do.
+    ``{lap}.pipelined_contention``: the [height, input, output] factors of
+    :func:`measure_pipelined_contention` on each LAP system; ``{lap}.dirty_flush_cycles_per_line``
+    (:func:`measure_dirty_flush`) on each system whose LAP is coupled without coherence (DRAM, near
+    memory, PCIe). The exchange micro runs store B and C in ``bc_layout``, as the study's traces do.
     """
     m: dict[str, Any] = {}
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
@@ -452,8 +454,8 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
     ``ext_mcycles`` / ``ext_energy_j``: the extended model (``ulist.extended_stages``) for every
     LAP point (orig as one block), its energy from its own time and its own work and traffic
     (DRAM and LLC bytes, 001 eq. 10 form); for the CPU-only points ``ulist.cpu_extended_stages``
-    (the host GEMM's memory time adds to its compute time). ``ext_bc_llc_share``: the share of the B and C
-    exchange the extended model has the LLC serve (its residency rule, 0 unless LLC-coupled);
+    (the host GEMM's memory time adds to its compute time). ``ext_bc_llc_share``: the share of
+    the B and C exchange the extended model has the LLC serve (its residency rule, 0 unless LLC-coupled);
     ``ext_b_llc_share`` / ``ext_c_llc_share``: the same for B and for C (they differ only for
     pipelined points with measured pipelined curves). ``class_counts``: interactions per class and q (a
     dimension of the U-list; None: built from the table's n_points and density; {}: N_U / 10

@@ -226,7 +226,7 @@ def test_extended_validation_names_the_parameter() -> None:
 # --------------------------------------------------------------------------- extended model, all variants
 
 from models.ulist import (block_pieces, extended_stages, fastest_pipelined_blocks, lap_call_cycles, leaf_lines,  # noqa: E402
-                         llc_residency)
+                         llc_residency, pipelined_contention_at)
 
 
 def test_leaf_lines_by_hand() -> None:
@@ -450,7 +450,6 @@ def test_pipelined_contention_scales_the_dram_part_of_the_exchange() -> None:
 
 
 def test_pipelined_contention_is_read_at_the_point_height() -> None:
-    from models.ulist import pipelined_contention_at
     curve = ((35.0, 2.0, 1.0), (165.0, 1.0, 3.0))
     assert pipelined_contention_at((), 84) == (1.0, 1.0)
     assert pipelined_contention_at(curve, 10) == (2.0, 1.0)  # below the first height: its factors
@@ -458,12 +457,10 @@ def test_pipelined_contention_is_read_at_the_point_height() -> None:
     assert pipelined_contention_at(curve, 100) == pytest.approx((1.5, 2.0))  # halfway, linear
     # the model takes the factors of its own N_q: q = 4 (N_q = 35) and q = 8 (N_q = 165)
     llc = 8 * 2**20
-    for q, (k_in, _) in ((4, (2.0, 1.0)), (8, (1.0, 3.0))):
-        d = dims(q)
-        x = lambda k: ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=((1.0, k, 1.0),))  # noqa: E731
-        at = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=curve), 6,
-                             llc_bytes=llc, sets=2, coupling="dram")
-        const = extended_stages(d, PAPER_LAP, x(k_in), 6, llc_bytes=llc, sets=2, coupling="dram")
+    for q, k_in in ((4, 2.0), (8, 1.0)):
+        at, const = (extended_stages(dims(q), PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, pipelined_contention=c), 6,
+                                     llc_bytes=llc, sets=2, coupling="dram")
+                     for c in (curve, ((1.0, k_in, 1.0),)))
         assert at.t1 == pytest.approx(const.t1, rel=1e-12)
 
 
