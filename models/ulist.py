@@ -356,8 +356,9 @@ def energy_j(
 #    the compute term; at small q the port is the bound). The real traffic, not eq. 7's
 #    whole-block count, which charges m_c = 64 rows for m = 35 (q = 4);
 # 3. before every offload the driver evicts the GEMM's B and C lines to the LLC
-#    (003 §5.2): a per-line host cost, serial with the GEMM when blocked and
-#    overlapped with it when pipelined (it delays only the LAP's start); a DRAM or
+#    (003 §5.2): a per-line host cost, serial with the GEMM, pipelined too: the host
+#    offloads gemm(i + 1), and so evicts its lines, only after it has waited for
+#    gemm(i), so the LAP idles while it does; a DRAM or
 #    near-memory coupling flushes them instead, and the dirty B lines the caches still
 #    hold cost a DRAM write each;
 # 4. leaf data and the per-interaction K/M records come from DRAM about once per
@@ -367,7 +368,7 @@ def energy_j(
 # 5. every GEMM call starts cold: the LAP loads its first A panel, B panel and C block
 #    before it computes, and writes its last C block after, unoverlapped (eq. 7 assumes
 #    perfect overlap); 10 b calls, so this grows with b (q = 10, b = 45: ~60 MCycles).
-# Pipelined (eq. 12 ignores filling and draining): T = T1 + b max(T2, Tm + T1 + T3) + T3.
+# Pipelined (eq. 12 ignores filling and draining): T = T1 + b (Tm + max(T2, T1 + T3)) + T3.
 
 
 @dataclass(frozen=True)
@@ -628,8 +629,10 @@ class ExtendedStages:
         return self.b * (self.t1 + self.tm + self.t2 + self.t3)
 
     def pipelined_cycles(self) -> float:
-        """T1 + b max(T2, Tm + T1 + T3) + T3, cycles (eq. 12 with fill and drain)."""
-        return self.t1 + self.b * max(self.t2, self.tm + self.t1 + self.t3) + self.t3
+        """T1 + b (Tm + max(T2, T1 + T3)) + T3, cycles (eq. 12 with fill and drain). Per block
+        the host evicts (or flushes) the next block's B and C when it offloads it, after waiting
+        for the running GEMM, so Tm is serial with both sides of the pipeline."""
+        return self.t1 + self.b * (self.tm + max(self.t2, self.t1 + self.t3)) + self.t3
 
 
 BLOCK_ORDERS = ("class", "target")  # how blocks cut the U-list (workloads.fmm_ulist.split_blocks)

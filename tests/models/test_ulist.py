@@ -225,8 +225,8 @@ def test_extended_validation_names_the_parameter() -> None:
 
 # --------------------------------------------------------------------------- extended model, all variants
 
-from models.ulist import (block_pieces, extended_stages, fastest_pipelined_blocks, lap_call_cycles, leaf_lines,  # noqa: E402
-                         llc_residency, pipelined_contention_at)
+from models.ulist import (ExtendedStages, block_pieces, extended_stages, fastest_pipelined_blocks,  # noqa: E402
+                         lap_call_cycles, leaf_lines, llc_residency, pipelined_contention_at)
 
 
 def test_leaf_lines_by_hand() -> None:
@@ -523,3 +523,13 @@ def test_dirty_flush_charges_the_resident_part_of_each_block_of_b() -> None:
     assert llc[0].tm == llc[1].tm
     with pytest.raises(ValueError, match="dirty_flush_cycles_per_line"):
         ExtendedParams(30e9, 4.0, 16.0, dirty_flush_cycles_per_line=-1.0)
+
+
+def test_pipelined_eviction_is_serial_with_both_sides() -> None:
+    """The host evicts (or flushes) the next block's lines when it offloads it, after waiting for the
+    running GEMM: per block Tm + max(T2, T1 + T3), plus the first input and the last output."""
+    gemm_bound = ExtendedStages(2.0, 5.0, 1.0, 0.5, 4, 0.0, 0.0, 0.0, ())
+    assert gemm_bound.pipelined_cycles() == 2.0 + 4 * (0.5 + 5.0) + 1.0
+    host_bound = ExtendedStages(2.0, 1.0, 1.0, 0.5, 4, 0.0, 0.0, 0.0, ())
+    assert host_bound.pipelined_cycles() == 2.0 + 4 * (0.5 + 3.0) + 1.0
+    assert host_bound.blocked_cycles() == 4 * (2.0 + 0.5 + 1.0 + 1.0)
