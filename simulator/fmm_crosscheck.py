@@ -81,6 +81,15 @@ def _run_workload(system: str, raw: dict) -> pd.DataFrame:
     return simulate_trace(system, generate_trace(spec, "<micro>")).to_pandas()
 
 
+def _region_run(system: str, nbytes: int, steps: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+    """The results of one host pass per (stage, op) of ``steps``, in order, over a region of
+    ``nbytes`` at address 0, one 64 B access per line."""
+    tb = TraceBuilder()
+    for stage, op in steps:
+        tb.access("host", stage, op, 0, 64, 64, nbytes // 64)
+    return simulate_trace(system, tb.to_table()).to_pandas()
+
+
 def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[float, float]:
     """(host bandwidth for lines the LLC serves, bytes/s; host cycles per line evicted to the LLC).
 
@@ -88,12 +97,8 @@ def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[fl
     in 64 B elements as the FMM trace reads C (bandwidth = bytes / busy time of that
     stage), written again and evicted to the LLC (cycles / line of the eviction stage).
     """
-    tb = TraceBuilder()
-    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
-    tb.access("host", "llc_read", "read", 0, 64, 64, nbytes // 64)
-    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
-    tb.access("host", "evict", "evict_llc", 0, 64, 64, nbytes // 64)
-    df = simulate_trace(system, tb.to_table()).to_pandas()
+    df = _region_run(system, nbytes, (("warm", "write"), ("llc_read", "read"), ("warm", "write"),
+                                      ("evict", "evict_llc")))
     read_s = stage_quantity(df, "stage/host/llc_read", "busy_s")
     evict_cycles = stage_quantity(df, "stage/host/evict", "busy_s") * CLOCK_HZ
     return nbytes / read_s, evict_cycles / (nbytes // 64)
@@ -103,21 +108,14 @@ def measure_dirty_flush(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
     """Host cycles per dirty line flushed to DRAM (the driver's flush before an offload on a
     non-coherent coupling): a region larger than L2 and smaller than the LLC is written, then
     flushed; cycles of the flush stage / lines."""
-    tb = TraceBuilder()
-    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
-    tb.access("host", "flush", "flush", 0, 64, 64, nbytes // 64)
-    df = simulate_trace(system, tb.to_table()).to_pandas()
+    df = _region_run(system, nbytes, (("warm", "write"), ("flush", "flush")))
     return stage_quantity(df, "stage/host/flush", "busy_s") * CLOCK_HZ / (nbytes // 64)
 
 
 def measure_llc_energy(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
     """Energy per byte of LLC traffic, J/B: a region larger than L2 and smaller than the LLC is
     written, then read twice; the LLC's access energy over its accesses x 64 B."""
-    tb = TraceBuilder()
-    tb.access("host", "warm", "write", 0, 64, 64, nbytes // 64)
-    for _ in range(2):
-        tb.access("host", "llc_read", "read", 0, 64, 64, nbytes // 64)
-    df = simulate_trace(system, tb.to_table()).to_pandas()
+    df = _region_run(system, nbytes, (("warm", "write"), ("llc_read", "read"), ("llc_read", "read")))
     return stage_quantity(df, "energy/LLC", "access") / (stage_quantity(df, "cache/LLC", "accesses") * 64)
 
 
@@ -370,15 +368,16 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     total = float(s[s.component.str.startswith("energy/")].value.sum())
     m["eps_byte_dram_j"] = (total - m["static_power_w"] * t_s) / nbytes
     m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
-    llc_coupled = [sysf for sysf in lap_systems.values()
-                   if any(a.interface.coupling == "llc" for a in load_system(sysf).spec.accelerators.values())]
+    couplings = {name: {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
+                 for name, sysf in lap_systems.items()}
+    llc_coupled = [sysf for name, sysf in lap_systems.items() if "llc" in couplings[name]]
     if llc_coupled:
         m["llc_residency"] = measure_llc_residency(llc_coupled[0], bc_layout=bc_layout)
         m["llc_residency_pipelined_b"], m["llc_residency_pipelined_c"] = measure_pipelined_residency(
             llc_coupled[0], bc_layout=bc_layout)
     for name, sysf in lap_systems.items():
         m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
-        if any(a.interface.coupling in NON_COHERENT for a in load_system(sysf).spec.accelerators.values()):
+        if couplings[name] & set(NON_COHERENT):
             m[f"{name}.dirty_flush_cycles_per_line"] = measure_dirty_flush(sysf)
         m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
         g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
