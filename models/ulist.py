@@ -490,20 +490,27 @@ class ExtendedParams:
 #   2.25 at N_q = 35 and 1.27 at N_q = 286).
 
 
+def _check_curve_points(curve: tuple[tuple[float, ...], ...], name: str, fields: tuple[str, ...]) -> None:
+    """ValueError unless every point of ``curve`` has the ``fields`` and its first value is finite,
+    > 0 and above the previous point's."""
+    last = 0.0
+    for i, point in enumerate(curve):
+        if len(point) != len(fields):
+            kind = {2: "pair", 3: "triple"}.get(len(fields), "point")
+            raise ValueError(f"{name}[{i}] must be a ({', '.join(fields)}) {kind}, got {point!r}")
+        if not (point[0] > last) or math.isinf(point[0]):
+            raise ValueError(f"{name}[{i}] {fields[0]} must be finite and above the previous one "
+                             f"({last}), got {point[0]!r}")
+        last = point[0]
+
+
 def check_contention_curve(curve: tuple[tuple[float, float, float], ...]) -> None:
     """ValueError unless ``curve`` is triples (height > 0, strictly increasing; input and output
     factors finite and > 0)."""
-    last = 0.0
-    for i, point in enumerate(curve):
-        if len(point) != 3:
-            raise ValueError(f"pipelined_contention[{i}] must be a (height, input, output) triple, got {point!r}")
-        height, k_in, k_out = point
-        if not (height > last) or math.isinf(height):
-            raise ValueError(f"pipelined_contention[{i}] height must be finite and above the previous one "
-                             f"({last}), got {height!r}")
+    _check_curve_points(curve, "pipelined_contention", ("height", "input", "output"))
+    for i, (_, k_in, k_out) in enumerate(curve):
         if not (0 < k_in < math.inf and 0 < k_out < math.inf):
             raise ValueError(f"pipelined_contention[{i}] factors must be finite and > 0, got {(k_in, k_out)!r}")
-        last = height
 
 
 def pipelined_contention_at(curve: tuple[tuple[float, float, float], ...], n_q: float) -> tuple[float, float]:
@@ -522,17 +529,10 @@ def pipelined_contention_at(curve: tuple[tuple[float, float, float], ...], n_q: 
 
 def check_residency_curve(curve: tuple[tuple[float, float], ...]) -> None:
     """ValueError unless ``curve`` is pairs (ratio > 0, strictly increasing; residency in [0, 1])."""
-    last = 0.0
-    for i, pair in enumerate(curve):
-        if len(pair) != 2:
-            raise ValueError(f"residency_curve[{i}] must be a (ratio, residency) pair, got {pair!r}")
-        ratio, h = pair
-        if not (ratio > last) or math.isinf(ratio):
-            raise ValueError(f"residency_curve[{i}] ratio must be finite and above the previous one "
-                             f"({last}), got {ratio!r}")
+    _check_curve_points(curve, "residency_curve", ("ratio", "residency"))
+    for i, (_, h) in enumerate(curve):
         if not 0 <= h <= 1:
             raise ValueError(f"residency_curve[{i}] residency must be in [0, 1], got {h!r}")
-        last = ratio
 
 
 def llc_residency(working_set_bytes: float, llc_bytes: float,
