@@ -480,23 +480,22 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
             cyc, stages = ulist.blocked_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
         e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
         bc_share = b_share = c_share = float("nan")
+        # for a CPU-only point the host's LLC and access costs come from a LAP system: every
+        # system of a study has the same host and caches
+        xp = extended_params(machine, lap)
         if r.gemm == "cpu":
-            # the host's LLC and access costs were measured on a LAP system: every system of a
-            # study has the same host and caches
-            es = ulist.cpu_extended_stages(d, mc, extended_params(machine, lap), HOST_GEMM_BLOCKING,
+            es = ulist.cpu_extended_stages(d, mc, xp, HOST_GEMM_BLOCKING,
                                            llc_bytes=float(r.llc_bytes), class_counts=class_counts.get(q))
             ext = es.blocked_cycles()
-            ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
         else:
-            xp = extended_params(machine, lap)
             es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
                                        sets=fmm_ulist.exchange_buffers(r.variant),
                                        coupling=str(r.placement).removeprefix("lap-"),
                                        class_counts=class_counts.get(q),
                                        order=str(r.block_order))
             ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
-            ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
             bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
+        ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
         rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
                      "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
                      "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
