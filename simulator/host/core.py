@@ -19,6 +19,11 @@ into a duration (cycles of ``frequency_hz``):
   they delay whatever reaches DRAM next;
 - dependent accesses (pointer chasing): every access pays its full latency in
   turn, and each DRAM access is served on its own.
+- with the caches' stream prefetcher on, prefetched lines share the miss slots
+  with demand misses, which go first (``simulator.host.prefetch_timing``): a
+  chunk does not wait for the DRAM reads of its prefetches, and pays for a
+  prefetched line it uses as for a miss unless an idle slot has issued it, in
+  which case it waits for that line alone.
 
 A chunk lasts max(issue, compute, memory). Busy time is split per stage into
 compute and memory-stall time for the timeline.
@@ -31,7 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator.engine import ClockDomain
-from simulator.memory.port import MemoryPort
+from simulator.host.prefetch_timing import PrefetchSlots
+from simulator.memory.port import MemoryPort, PortResult
 
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
 
@@ -87,8 +93,15 @@ class HostCore:
     bytes_by_level: np.ndarray = field(init=False)  # bytes served per level (last entry = DRAM), B
     flops: int = field(init=False, default=0)  # floating-point operations executed, flop
 
+    prefetch: PrefetchSlots | None = field(init=False, default=None)  # set when the caches prefetch
+
     def __post_init__(self) -> None:
         self.bytes_by_level = np.zeros(len(self.timing.level_latency_cycles) + 1, dtype=np.float64)
+        pf = getattr(self.port.caches, "prefetcher", None)
+        if pf is not None and pf.enabled:
+            g = self.port.caches.levels[pf.level]
+            self.prefetch = PrefetchSlots(pf.level, self.timing.dram_latency_ps // self.max_outstanding_misses,
+                                          self.timing.dram_latency_ps, 4 * g.size_bytes // g.line_bytes)
 
     def stage(self, name: str) -> StageStats:
         """The stats record of ``name``, created on first use."""
@@ -112,6 +125,29 @@ class HostCore:
         if dram_done_ps is not None:
             t = max(t, dram_done_ps + self.timing.path_latency_ps - now_ps)
         return t
+
+    def _prefetching_memory_ps(self, chunk: np.ndarray, res: PortResult, counts: np.ndarray, start_ps: int) -> int:
+        """Duration of a chunk of independent accesses when the caches prefetch, ps: as
+        ``memory_ps`` over the demand misses, plus the prefetched lines it uses before an idle
+        miss slot has issued them, and no earlier than the lines in flight it uses
+        (``simulator.host.prefetch_timing``)."""
+        pf = self.prefetch
+        pf.issue_idle(start_ps)
+        served = res.cache.served_by
+        dram_level = len(counts) - 1
+        reads = res.cache.dram_reads
+        demand_done = None
+        if len(reads):
+            demand = np.isin(reads, chunk[served == dram_level])
+            pf.add(reads[~demand], res.read_done_ps[~demand] + self.timing.path_latency_ps)
+            if demand.any():
+                demand_done = int(res.read_done_ps[demand].max())
+        promoted, latest_ps = pf.use(chunk[served == pf.level])
+        misses = counts.copy()
+        misses[-1] += promoted
+        t = self.memory_ps(misses, demand_done, start_ps)
+        slots_free = pf.commit(start_ps, int(counts[-1]) + promoted)
+        return max(t, slots_free - start_ps, latest_ps - start_ps)
 
     def _access(self, lines: np.ndarray, op: str, now_ps: int):
         """One chunk of memory row ``op`` (read/write/update/zero) through the port."""
@@ -159,6 +195,10 @@ class HostCore:
                 counts = np.zeros(len(self.bytes_by_level), dtype=np.int64)
                 yield from self.dependent_accesses(env, chunk, op, counts)
                 mem_ps = env.now - start
+            elif self.prefetch is not None and op != "zero":
+                res = self._access(chunk, op, start)
+                counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))
+                mem_ps = self._prefetching_memory_ps(chunk, res, counts, start)
             else:
                 res = self._access(chunk, op, start)
                 counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))

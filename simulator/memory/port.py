@@ -39,6 +39,7 @@ class PortResult:
     cache: object  # simulator.memory.cache.ChunkResult
     dram_done_ps: int | None
     dram_lines: int
+    read_done_ps: np.ndarray | None = None  # completion of each of ``cache.dram_reads``, in order, ps
 
 
 class MemoryPort:
@@ -62,7 +63,7 @@ class MemoryPort:
         is_write[len(reads):] = True
         done = self.dram.service_lines(lines, is_write, now_ps)
         waited = done[:len(reads)] if posted_writes else done
-        return PortResult(result, int(waited.max()) if len(waited) else None, n)
+        return PortResult(result, int(waited.max()) if len(waited) else None, n, done[:len(reads)])
 
     def access(self, lines: np.ndarray, is_store: bool, now_ps: int) -> PortResult:
         """Load (or store) ``lines`` at ``now_ps``. The write-backs of the lines the caches evict

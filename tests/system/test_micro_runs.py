@@ -79,6 +79,32 @@ def test_dram_streaming_never_exceeds_the_channel_peak():
     assert bw >= 0.7 * CHANNEL_PEAK
 
 
+def test_the_prefetcher_does_not_lift_a_plain_stream_beyond_the_cores_miss_budget():
+    # its lines are used before an idle miss slot could issue them, so they cost what misses cost
+    read = {"generator": "stream", "params": {"kind": "read", "array_bytes": "32 MiB"}}
+    plain = _run(read)
+    prefetched = _run(read, "caches.prefetcher.enabled=true")
+    assert prefetched["caches"]["L2"]["prefetches"] > 0.5 * 32 * 2**20 / 64
+    assert prefetched["simulated_time_s"] == pytest.approx(plain["simulated_time_s"], rel=0.06)
+
+
+def test_the_prefetcher_fetches_ahead_in_the_slack_of_compute_rows():
+    # 4 KiB reads between compute rows: the lines prefetched beyond a read row's end are issued
+    # while the core computes, so the next read row finds them and ends sooner
+    busy = {}
+    for overrides in ((), ("caches.prefetcher.enabled=true", "caches.prefetcher.degree=16")):
+        system = build_system(load_spec(DEFAULT_SYSTEM, SystemSpec, overrides).spec)
+        tb = TraceBuilder()
+        for i in range(200):
+            tb.access("host", "read", "read", i * 4096, 8, 8, 512)
+            tb.compute("host", "work", cycles=20_000)
+        replay(system, tb.to_table())
+        busy[bool(overrides)] = system.host.stages["read"].busy_ps
+        if overrides:
+            assert system.host.prefetch.issued >= 200  # lines issued in idle slots
+    assert busy[True] < 0.95 * busy[False]
+
+
 def test_background_and_refresh_energy_of_an_idle_dram_follow_idd_vdd_time():
     s = _run({"generator": "compute_only", "params": {"flops": 4 * 10**7}})
     seconds = s["simulated_time_s"]
