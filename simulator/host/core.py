@@ -195,14 +195,13 @@ class HostCore:
                 counts = np.zeros(len(self.bytes_by_level), dtype=np.int64)
                 yield from self.dependent_accesses(env, chunk, op, counts)
                 mem_ps = env.now - start
-            elif self.prefetch is not None and op != "zero":
-                res = self._access(chunk, op, start)
-                counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))
-                mem_ps = self._prefetching_memory_ps(chunk, res, counts, start)
             else:
                 res = self._access(chunk, op, start)
                 counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))
-                mem_ps = self.memory_ps(counts, res.dram_done_ps, start)
+                if self.prefetch is not None and op != "zero":
+                    mem_ps = self._prefetching_memory_ps(chunk, res, counts, start)
+                else:
+                    mem_ps = self.memory_ps(counts, res.dram_done_ps, start)
             issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)
             comp_ps = self.compute_ps(c_flops, c_cycles)
             busy = max(mem_ps, issue_ps, comp_ps, 1)
