@@ -47,55 +47,51 @@ class PrefetchSlots:
     slot_ps: int
     latency_ps: int
     max_queued: int
-    ready_ps: dict[int, int] = field(default_factory=dict)  # line -> usable at (ps), -1 while queued
     queue: deque = field(default_factory=deque)  # queued lines, in the order prefetched
+    queued_done_ps: dict[int, int] = field(default_factory=dict)  # queued line -> DRAM delivers it at (ps)
+    ready_ps: dict[int, int] = field(default_factory=dict)  # issued line -> usable at (ps)
     slots_busy_until_ps: int = 0
     issued: int = 0   # prefetched lines issued in idle slots
     promoted: int = 0  # prefetched lines used while still queued (paid as demand misses)
+    _prune_at: int = field(default=PRUNE_AT, init=False, repr=False)
 
     def issue_idle(self, now_ps: int) -> None:
         """Issue queued lines in the slots idle from the last commitment up to ``now_ps``."""
         t = self.slots_busy_until_ps
-        queue, ready = self.queue, self.ready_ps
+        queue, queued, ready = self.queue, self.queued_done_ps, self.ready_ps
         while queue and t + self.slot_ps <= now_ps:
             line = queue.popleft()
-            if ready.get(line) == -1:  # not used meanwhile (nor prefetched again)
-                ready[line] = t + self.latency_ps
+            done = queued.pop(line, None)
+            if done is not None:  # not used meanwhile (nor issued from an earlier place in the queue)
+                ready[line] = max(t + self.latency_ps, done)
                 self.issued += 1
                 t += self.slot_ps
         self.slots_busy_until_ps = max(t, now_ps)
         if len(ready) > self._prune_at:  # lines usable by now cost a plain hit: stop tracking them
-            done = self._dram_done
-            for line in [x for x, r in ready.items() if 0 <= r <= now_ps and done[x] <= now_ps]:
-                del ready[line], done[line]
+            for line in [x for x, r in ready.items() if r <= now_ps]:
+                del ready[line]
             self._prune_at = max(PRUNE_AT, 2 * len(ready))
 
     def add(self, lines: np.ndarray, done_ps: np.ndarray) -> None:
         """Queue newly prefetched ``lines``; ``done_ps``: when DRAM delivers each (ps)."""
-        ready, queue, dram_done = self.ready_ps, self.queue, self._dram_done
+        queue, queued, ready = self.queue, self.queued_done_ps, self.ready_ps
         for line, done in zip(lines.tolist(), done_ps.tolist()):
-            ready[line] = -1
+            queued[line] = done
+            ready.pop(line, None)
             queue.append(line)
-            dram_done[line] = done
         while len(queue) > self.max_queued:
-            line = queue.popleft()
-            if ready.get(line) == -1:
-                del ready[line], dram_done[line]
+            queued.pop(queue.popleft(), None)
 
     def use(self, lines: np.ndarray) -> tuple[int, int]:
         """Demand accesses to ``lines`` served at the prefetch level: (lines promoted to demand
         misses, latest time a line in flight becomes usable, ps; 0 if none)."""
         promoted, latest = 0, 0
-        ready, dram_done = self.ready_ps, self._dram_done
+        queued, ready = self.queued_done_ps, self.ready_ps
         for line in lines.tolist():
-            r = ready.pop(line, None)
-            if r is None:
-                continue
-            done = dram_done.pop(line)
-            if r < 0:
+            if queued.pop(line, None) is not None:
                 promoted += 1
             else:
-                latest = max(latest, r, done)
+                latest = max(latest, ready.pop(line, 0))
         self.promoted += promoted
         return promoted, latest
 
@@ -104,7 +100,3 @@ class PrefetchSlots:
         the slots are free again, ps."""
         self.slots_busy_until_ps = max(self.slots_busy_until_ps, start_ps) + n_misses * self.slot_ps
         return self.slots_busy_until_ps
-
-    def __post_init__(self) -> None:
-        self._dram_done: dict[int, int] = {}  # line -> when DRAM delivers it, ps
-        self._prune_at = PRUNE_AT
