@@ -1,6 +1,7 @@
 """The ``offsim`` command line.
 
 offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR]
+offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-local N]
 offsim validate FILE [FILE ...]
 offsim reproduce TARGET [--out DIR] [--quick]
 
@@ -96,8 +97,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from simulator.study import run_study
+    from simulator.study import run_specialised, run_study, specialised_kind
 
+    if specialised_kind(args.study) is not None:  # a paper's own study file: its runner writes its outputs
+        return run_specialised(args.study, args.out, workers=args.workers, scheduler=args.scheduler,
+                               dask_local=args.dask_local)
     outcome = run_study(args.study, args.out, workers=args.workers, scheduler=args.scheduler,
                         dask_local=args.dask_local)
     print(f"study     {outcome.study.name}: {len(outcome.points)} points, {len(outcome.simulated)} simulated, "
@@ -128,12 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a workload parameter, e.g. --param 'array_bytes=8 MiB'")
     p.add_argument("--out", help=f"run directory (default {DEFAULT_RESULTS_DIR}/<workload>-<hash>)")
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report")
+    p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report; "
+                       "a paper's study file (with a 'study:' kind) goes to its own runner")
     p.add_argument("study", help="study YAML")
     p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
-    p.add_argument("--out", help="study directory (default results/studies/<name>)")
+    p.add_argument("--out", help="study directory (default results/studies/<name>, or <file stem> for a paper's "
+                   "study file)")
     p.set_defaults(func=cmd_study)
     p = sub.add_parser("reproduce", help="run a paper's study and write report.md with its published figures beside ours")
     p.add_argument("target", help="asri-fmm, logca-crypto, logca-gpu, choi-roofline or prajapati-stencil")

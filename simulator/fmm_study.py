@@ -1,7 +1,8 @@
 """FMM U-list placement study (003 §7-8): CPU only vs LAP on DRAM / LLC / near-memory, five variants.
 
 Runs the grid of ``configs/studies/fmm_placement.yaml`` with a process pool of
-two, writes to the output directory (default ``results/fmm``):
+two (or on a dask.distributed cluster, ``simulator.executors``), writes to the
+output directory (default ``results/fmm``):
 
 * ``table.csv``: per point host cycles per stage (input_perm, gemm,
   out_prefetch, output_perm; busy cycles of the host in the stage), total
@@ -40,7 +41,9 @@ in the traces and in the micro runs that measure the LLC residency of their exch
 ``table.csv`` records the share, the layout and b of every point; the models take b from the
 simulated trace.
 
-Entry point: ``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]``.
+Entry points: ``offsim study configs/studies/fmm_placement.yaml [--out DIR]``, or
+``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]
+[--workers N | --scheduler ADDRESS | --dask-local N]``.
 """
 
 from __future__ import annotations
@@ -49,7 +52,6 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,7 @@ from simulator.reproduce import reference_table
 from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary, measure_machine, model_rows,
                                       pipelined_blocks, stage_quantity)
 from simulator.stencil_study import simulate_trace
+from simulator.executors import check_parallel_options, import_dask, point_executor
 from simulator.outputs import make_output_dir
 from simulator.plots import save_figure
 from models.ulist import BLOCK_ORDERS
@@ -408,13 +411,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="reduced q list and problem size")
     ap.add_argument("--study", default=str(STUDY))
     ap.add_argument("--out", default="results/fmm")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="local worker processes (default 2)")
+    ap.add_argument("--scheduler", metavar="ADDRESS", help="run the points on a dask.distributed scheduler, e.g. "
+                    "tcp://host:8786 (every worker needs this offsim tree at the same path)")
+    ap.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
                     "(e.g. lap-dram/orig,lap-llc/blocking)")
     args = ap.parse_args(argv)
     try:
         study = load_study(args.study)
         only = parse_only(args.only, study) if args.only is not None else None
+        check_parallel_options(args.workers, args.scheduler, args.dask_local)
+        if args.scheduler is not None or args.dask_local is not None:
+            import_dask()
         out = make_output_dir(args.out)
     except InputError as exc:
         for message in exc.messages:
@@ -430,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     tuned = [p for p in pts if needs_model_blocks(p, study)]
     systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
     n = study.quick.n_points if args.quick else study.n_points
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    with point_executor(args.workers, args.scheduler, args.dask_local) as pool:
         # the micro runs first: the pipelined points wait for the model they measure
         machine_run = pool.submit(measure_machine, systems["cpu"],
                                   {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"},

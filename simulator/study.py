@@ -41,10 +41,9 @@ import math
 import os
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,18 +54,82 @@ from simulator.config.loader import LoadedConfig, apply_overrides, content_hash,
 from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload
 from simulator.config.yamlio import load_yaml
+from simulator.executors import check_parallel_options, import_dask, point_executor
 from simulator.outputs import check_output_dir, make_output_dir
 from simulator.results import Results
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")
-# Study files with a top-level ``study:`` key belong to a paper's own runner, not to this sweep runner.
+
+
+@dataclass(frozen=True)
+class SpecialisedRunner:
+    """A paper's own study runner, for study files with a top-level ``study:`` key.
+
+    module: the module whose ``main(argv)`` runs the file (None: no file-driven runner;
+    ``command`` says what runs it). study_flag: the option naming the file (None: positional).
+    parallel: the runner takes ``--workers``/``--scheduler``/``--dask-local``.
+    """
+
+    module: str | None
+    study_flag: str | None = "--study"
+    parallel: bool = False
+    command: str = ""
+
+    def how(self, file: str) -> str:
+        """The command line that runs ``file``."""
+        if self.module is None:
+            return self.command
+        direct = " ".join(filter(None, ("python -m", self.module, self.study_flag, file)))
+        return f"offsim study {file} (or: {direct})"
+
+
 SPECIALISED_STUDY_RUNNERS = {
-    "fmm_placement": "python -m simulator.fmm_study --study {file} (or: offsim reproduce asri-fmm)",
-    "logca_crypto": "offsim reproduce logca-crypto",
-    "logca_gpu": "python -m simulator.logca_gpu_study --study {file}",
-    "roofline": "python -m simulator.stencil_study {file}",
-    "stencil_tiling": "python -m simulator.stencil_study {file}",
+    "fmm_placement": SpecialisedRunner("simulator.fmm_study", parallel=True),
+    "logca_crypto": SpecialisedRunner(None, command="offsim reproduce logca-crypto"),
+    "logca_gpu": SpecialisedRunner("simulator.logca_gpu_study"),
+    "roofline": SpecialisedRunner("simulator.stencil_study", study_flag=None),
+    "stencil_tiling": SpecialisedRunner("simulator.stencil_study", study_flag=None),
 }
+
+
+def specialised_kind(path: str | Path) -> str | None:
+    """The ``study:`` kind of a specialised study file, or None for a sweep file (or one ``load_study`` rejects)."""
+    try:
+        raw = load_yaml(path)
+    except InputError:
+        return None
+    kind = raw.get("study") if isinstance(raw, dict) else None
+    return kind if isinstance(kind, str) and kind in SPECIALISED_STUDY_RUNNERS else None
+
+
+def run_specialised(path: str | Path, out_dir: str | Path | None = None, *, workers: int | None = None,
+                    scheduler: str | None = None, dask_local: int | None = None) -> int:
+    """Hand a specialised study file to its own runner; return the runner's exit status.
+
+    out_dir: default ``results/studies/<file stem>``. Raises InputError if the kind has no
+    file-driven runner, or if parallel options go to a runner that runs in one process.
+    """
+    import importlib
+
+    source = str(path)
+    kind = specialised_kind(path)
+    runner = SPECIALISED_STUDY_RUNNERS[kind]
+    if runner.module is None:
+        raise InputError(f"{source}: study: {kind!r} has no file-driven runner; expected it run with: "
+                         f"{runner.command}")
+    check_parallel_options(workers, scheduler, dask_local)
+    given = [flag for flag, v in (("--workers", workers), ("--scheduler", scheduler), ("--dask-local", dask_local))
+             if v is not None]
+    if given and not runner.parallel:
+        raise InputError(f"{', '.join(given)}: the {kind!r} study runs in one process; expected none of them")
+    out = Path(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem
+    argv = ([runner.study_flag, source] if runner.study_flag else [source]) + ["--out", str(out)]
+    for flag, v in zip(("--workers", "--scheduler", "--dask-local"), (workers, scheduler, dask_local)):
+        if v is not None:
+            argv += [flag, str(v)]
+    return importlib.import_module(runner.module).main(argv)
+
+
 SWEEP_GROUPS = ("product", "zip")
 AXIS_KINDS = ("set", "param")
 FIGURE_KEYS = ("x", "y", "group", "logx", "logy", "title")
@@ -185,9 +248,9 @@ def load_study(path: str | Path) -> StudySpec:
         raise ConfigError(f"{source}: expected a mapping with name, system, workload and sweep")
     kind = raw.get("study")
     if isinstance(kind, str) and kind in SPECIALISED_STUDY_RUNNERS:
-        raise ConfigError(f"{source}: study: {kind!r} is a specialised study that `offsim study` does not run; "
+        raise ConfigError(f"{source}: study: {kind!r} is a specialised study that the sweep runner does not run; "
                           f"expected a sweep file (keys {', '.join(STUDY_KEYS)}). Run it with: "
-                          + SPECIALISED_STUDY_RUNNERS[kind].format(file=source))
+                          + SPECIALISED_STUDY_RUNNERS[kind].how(source))
     errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(STUDY_KEYS)}"
               for k in raw if k not in STUDY_KEYS]
     name = raw.get("name", Path(source).stem)
@@ -530,75 +593,25 @@ Outcome = tuple[str, Any, float]
 Submit = Callable[[list[Point]], Iterator[tuple[Point, Outcome]]]
 
 
-def _exit_with_parent(parent_pid: int, interval_s: float = 0.2) -> None:
-    """Pool-worker initializer: end this worker soon after the study process is gone.
+def _run(workers: int | None, scheduler: str | None, dask_local: int | None, points_dir: Path) -> Submit:
+    """Run points on ``point_executor``. Local workers also store their points (same filesystem), in
+    parallel; dask workers return Results and the driver stores them (no shared filesystem needed)."""
+    store = str(points_dir) if scheduler is None and dask_local is None else None
 
-    A forked worker holds both ends of the pool's task pipe, so it would wait
-    forever (holding the study lock) if the driver were killed with SIGKILL.
-    """
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(interval_s)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="offsim-parent-watch", daemon=True).start()
-
-
-def _run_local(workers: int, points_dir: Path) -> Submit:
-    """Local process pool; the workers also store their points (same filesystem), in parallel."""
     def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent,
-                                 initargs=(os.getpid(),)) as pool:
-            futures = {pool.submit(simulate_point, p.loaded, p.workload, p.workload_source, str(points_dir)): p
+        with point_executor(workers, scheduler, dask_local) as pool:
+            futures = {pool.submit(simulate_point, p.loaded, p.workload, p.workload_source, store): p
                        for p in todo}
             try:
                 for fut in as_completed(futures):
                     try:
                         outcome = fut.result()
-                    except Exception as exc:  # noqa: BLE001 -- a worker process died
+                    except Exception as exc:  # noqa: BLE001 -- a worker died or the task was lost
                         outcome = ("failed", f"{type(exc).__name__}: {exc}", 0.0)
                     yield futures[fut], outcome
             finally:
                 for fut in futures:
                     fut.cancel()
-    return go
-
-
-def _import_dask() -> Any:
-    try:
-        import dask.distributed as dd
-    except ImportError:
-        raise InputError("--scheduler/--dask-local: dask.distributed is not installed; "
-                         "expected it installed, e.g. pip install 'offsim[dask]'") from None
-    return dd
-
-
-def _run_dask(scheduler: str | None, dask_local: int | None) -> Submit:
-    """dask.distributed; workers return Results and the driver stores them (no shared filesystem needed)."""
-    dd = _import_dask()
-
-    def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
-        cluster = None
-        if scheduler is None:
-            cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
-                                      host="127.0.0.1", dashboard_address=None)
-        client = dd.Client(cluster if cluster is not None else scheduler)
-        try:
-            futures = {}
-            for p in todo:
-                fut = client.submit(simulate_point, p.loaded, p.workload, p.workload_source,
-                                    key=f"offsim-point-{p.run_hash}", pure=False)
-                futures[fut.key] = (fut, p)
-            for fut in dd.as_completed([f for f, _ in futures.values()]):
-                try:
-                    outcome = fut.result()
-                except Exception as exc:  # noqa: BLE001 -- a worker died or the task was lost
-                    outcome = ("failed", f"{type(exc).__name__}: {exc}", 0.0)
-                yield futures[fut.key][1], outcome
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
     return go
 
 
@@ -615,17 +628,13 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
 
     t0 = time.perf_counter()
     spec = study if isinstance(study, StudySpec) else load_study(study)
-    if scheduler is not None and dask_local is not None:
-        raise InputError("--scheduler/--dask-local: both given; expected at most one")
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers: {workers}; expected a positive number of processes")
-    if dask_local is not None and dask_local < 1:
-        raise InputError(f"--dask-local: {dask_local}; expected a positive number of workers")
+    check_parallel_options(workers, scheduler, dask_local)
+    if scheduler is not None or dask_local is not None:
+        import_dask()  # before any output: a missing dask leaves no directory behind
     points = prepare_points(spec)
     out = check_output_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name)
-    submit = (_run_dask(scheduler, dask_local) if scheduler is not None or dask_local is not None
-              else _run_local(workers or os.cpu_count() or 1, out / "points"))
-    make_output_dir(out)  # after the scheduler is up: a missing dask leaves no directory behind
+    submit = _run(workers, scheduler, dask_local, out / "points")
+    make_output_dir(out)
     with _StudyLock(out):
         _clean_stale_temps(out / "points")
         unique: dict[str, Point] = {}

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from simulator.cli import main
+from simulator.config.errors import ConfigError
 from simulator.runner import run
 from simulator.study import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points, run_study
 from tests.conftest import DEFAULT_SYSTEM, ROOT
@@ -245,9 +246,9 @@ def test_dask_cluster_gives_the_local_pool_table(tmp_path):
     assert pq.read_table(tmp_path / "dask-local" / "study.parquet").equals(pq.read_table(local.table_path))
 
 
-def test_a_specialised_study_file_is_refused_with_the_command_that_runs_it(tmp_path, capsys):
-    """Every study file of configs/studies with a ``study:`` kind is named in the runner map, and
-    ``offsim study`` refuses it in one line that names its own runner, writing nothing."""
+def test_a_specialised_study_file_is_refused_by_the_sweep_runner_with_the_command_that_runs_it(tmp_path):
+    """Every study file of configs/studies with a ``study:`` kind is named in the runner map, and the
+    sweep runner refuses it in one message that names the command that runs it."""
     kinds = {}
     for path in sorted((ROOT / "configs" / "studies").glob("*.yaml")):
         kind = yaml.safe_load(path.read_text()).get("study")
@@ -256,9 +257,45 @@ def test_a_specialised_study_file_is_refused_with_the_command_that_runs_it(tmp_p
     assert set(kinds.values()) == set(SPECIALISED_STUDY_RUNNERS)
     for path, kind in kinds.items():
         out = tmp_path / path.stem
-        assert main(["study", str(path), "--out", str(out)]) == 2
-        err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1, err
-        assert f"{path}: study: {kind!r}" in err[0] and "expected a sweep file" in err[0]
-        assert SPECIALISED_STUDY_RUNNERS[kind].split()[0] in err[0]
+        with pytest.raises(ConfigError) as exc:
+            run_study(path, out)
+        assert len(exc.value.messages) == 1
+        msg = exc.value.messages[0]
+        assert f"{path}: study: {kind!r}" in msg and "expected a sweep file" in msg
+        assert SPECIALISED_STUDY_RUNNERS[kind].how(str(path)) in msg
         assert not out.exists()
+
+
+def test_offsim_study_hands_a_specialised_file_to_its_runner(tmp_path, monkeypatch):
+    """``offsim study`` passes the file, the output directory and the parallel options on to the
+    runner's own ``main``, and returns its status."""
+    import simulator.fmm_study as fmm_study
+    import simulator.stencil_study as stencil_study
+
+    calls = []
+    for module in (fmm_study, stencil_study):
+        monkeypatch.setattr(module, "main", lambda argv, m=module.__name__: calls.append((m, argv)) or 7)
+    fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
+    assert main(["study", str(fmm), "--out", str(tmp_path / "a"), "--dask-local", "3"]) == 7
+    assert calls[-1] == ("simulator.fmm_study", ["--study", str(fmm), "--out", str(tmp_path / "a"),
+                                                 "--dask-local", "3"])
+    roof = ROOT / "configs" / "studies" / "roofline.yaml"
+    monkeypatch.chdir(tmp_path)
+    assert main(["study", str(roof)]) == 7
+    assert calls[-1] == ("simulator.stencil_study", [str(roof), "--out", str(Path("results/studies/roofline"))])
+    assert len(calls) == 2
+
+
+def test_offsim_study_refuses_what_a_specialised_runner_cannot_do(tmp_path, capsys):
+    studies = ROOT / "configs" / "studies"
+    cases = [(["study", str(studies / "logca_crypto.yaml")], "expected it run with: offsim reproduce logca-crypto"),
+             (["study", str(studies / "roofline.yaml"), "--workers", "2"],
+              "--workers: the 'roofline' study runs in one process"),
+             (["study", str(studies / "fmm_placement.yaml"), "--scheduler", "tcp://x:1", "--dask-local", "2"],
+              "both given"),
+             (["study", str(studies / "fmm_placement.yaml"), "--workers", "0"], "--workers: 0")]
+    for argv, expected in cases:
+        assert main(argv + ["--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and expected in err[0], err
+        assert not (tmp_path / "o").exists()

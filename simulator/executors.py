@@ -1,0 +1,84 @@
+"""Where a study's points run: a local process pool or a dask.distributed cluster.
+
+Both give a ``concurrent.futures``-style executor (``submit(fn, *args)`` returning
+futures with ``result()``), so a study runner is written once for both. With
+dask, the function and its arguments are pickled by reference: every worker
+needs offsim installed (the same version) and, for runners that pass config
+paths rather than loaded configs, the project tree at the same path.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from simulator.config.errors import InputError
+
+
+def import_dask() -> Any:
+    """``dask.distributed``, or one clear InputError if the optional extra is not installed."""
+    try:
+        import dask.distributed as dd
+    except ImportError:
+        raise InputError("--scheduler/--dask-local: dask.distributed is not installed; "
+                         "expected it installed, e.g. pip install 'offsim[dask]'") from None
+    return dd
+
+
+def check_parallel_options(workers: int | None, scheduler: str | None, dask_local: int | None) -> None:
+    """Raise InputError unless at most one of scheduler/dask_local is given and the counts are positive."""
+    if scheduler is not None and dask_local is not None:
+        raise InputError("--scheduler/--dask-local: both given; expected at most one")
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers: {workers}; expected a positive number of processes")
+    if dask_local is not None and dask_local < 1:
+        raise InputError(f"--dask-local: {dask_local}; expected a positive number of workers")
+
+
+def exit_with_parent(parent_pid: int, interval_s: float = 0.2) -> None:
+    """Pool-worker initializer: end this worker soon after the driver process is gone.
+
+    A forked worker holds both ends of the pool's task pipe, so it would wait
+    forever (holding a study's lock) if the driver were killed with SIGKILL.
+    """
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="offsim-parent-watch", daemon=True).start()
+
+
+@contextmanager
+def point_executor(workers: int | None = None, scheduler: str | None = None,
+                   dask_local: int | None = None) -> Iterator[Executor]:
+    """An executor for independent points, shut down on exit.
+
+    workers: local processes (default os.cpu_count()); scheduler: a dask.distributed
+    scheduler address (e.g. ``tcp://host:8786``); dask_local: a loopback Dask
+    cluster of that many single-threaded worker processes.
+    """
+    check_parallel_options(workers, scheduler, dask_local)
+    if scheduler is None and dask_local is None:
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=exit_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
+            yield pool
+        return
+    dd = import_dask()
+    cluster = None
+    if scheduler is None:
+        cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None)
+    client = dd.Client(cluster if cluster is not None else scheduler)
+    try:
+        with client.get_executor(pure=False) as pool:
+            yield pool
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
