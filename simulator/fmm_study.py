@@ -64,7 +64,7 @@ from simulator.config.fields import param
 from simulator.reproduce import reference_table
 from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary, measure_machine, model_rows,
                                       pipelined_blocks, stage_quantity)
-from simulator.stencil_study import simulate_trace
+from simulator.runner import simulate_trace
 from simulator.executors import check_parallel_options, import_dask, point_executor
 from simulator.outputs import make_output_dir
 from simulator.plots import save_figure

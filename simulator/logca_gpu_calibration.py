@@ -34,7 +34,7 @@ import yaml
 
 from models.calibrate import SpeedupFit, fit_logca_to_speedups, load_platform_entries
 from simulator.logca_gpu_study import (PIPELINE_TABLES, TABLE_4_3, system_path, link_latency_cycles_per_byte)
-from simulator.stencil_study import load_system
+from simulator.runner import load_system
 from workloads.kernels import BETA
 
 KERNELS = ("gemm", "fft")  # radix sort: module docstring

@@ -52,7 +52,7 @@ from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
 from simulator.outputs import make_output_dir
 from simulator.replay import replay
-from simulator.stencil_study import load_system
+from simulator.runner import load_system
 from simulator.system import build_system
 from simulator.plots import save_figure
 from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,13 @@ from simulator.results import Results
 from simulator.system import System, build_system
 from simulator.units import PS_PER_S
 from workloads.trace import TraceError
+
+
+#: Energy categories that are paid per unit of time whatever the machine does (component, category).
+#: With DRAM power-down their rate is not quite constant: the background draws IDD2P/IDD3P while a
+#: rank sleeps and IDD2N/IDD3N while it serves, so an idle run measures its floor.
+CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
+                       ("dram", "background_precharge"), ("dram", "background_power_down"), ("dram", "refresh"))
 
 
 def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
@@ -90,6 +98,32 @@ def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, sour
         "run_hash": content_hash([loaded.content_hash, workload.as_dict()]),
     }
     return collect(system, end_ps, meta)
+
+
+def load_system(system: str | Path | LoadedConfig, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """A system config, loaded once (paths are loaded with ``overrides``)."""
+    if isinstance(system, LoadedConfig):
+        return system
+    return load_spec(system, SystemSpec, list(overrides))
+
+
+def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table) -> Results:
+    """Build a fresh system, replay ``trace`` on it and collect its Results."""
+    loaded = load_system(system)
+    sim = build_system(loaded.spec)
+    end_ps = replay(sim, trace)
+    return collect(sim, end_ps, {"system_name": loaded.spec.name})
+
+
+def energy_split_j(results: Results) -> tuple[float, float]:
+    """(total energy, constant-power energy) of a run, J."""
+    total = constant = 0.0
+    for c, q, v, _ in results.rows:
+        if c.startswith("energy/"):
+            total += v
+            if (c[len("energy/"):], q) in CONSTANT_CATEGORIES:
+                constant += v
+    return total, constant
 
 
 def run(system: str | Path | LoadedConfig, workload: str | Path | WorkloadSpec | dict,

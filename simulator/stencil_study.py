@@ -28,7 +28,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-import pyarrow as pa
 
 from models.roofline import RooflinePlatform
 from models.stencil import GpuParams
@@ -36,23 +35,12 @@ from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
-from simulator.config.schema import SystemSpec
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
-from simulator.replay import replay
 from simulator.outputs import make_output_dir
-from simulator.results import Results
-from simulator.runner import collect
-from simulator.system import build_system
+from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.plots import save_figure
 from workloads import micro
-
-#: Energy categories that are paid per unit of time whatever the machine does (component, category).
-#: With DRAM power-down their rate is not quite constant: the background draws IDD2P/IDD3P while a
-#: rank sleeps and IDD2N/IDD3N while it serves, so an idle run measures its floor.
-CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
-                       ("dram", "background_precharge"), ("dram", "background_power_down"), ("dram", "refresh"))
-
 
 # ---- study files ----------------------------------------------------------------------------
 
@@ -109,32 +97,6 @@ def load_study(path: str | Path) -> RooflineStudySpec | StencilTilingStudySpec:
     if kind not in STUDY_SPECS:
         raise ConfigError(f"{path}: study: {kind!r}; expected one of: {', '.join(sorted(STUDY_SPECS))}")
     return load_spec(path, STUDY_SPECS[kind]).spec
-
-
-def load_system(system: str | Path | LoadedConfig, overrides: Sequence[str] = ()) -> LoadedConfig:
-    """A system config, loaded once (paths are loaded with ``overrides``)."""
-    if isinstance(system, LoadedConfig):
-        return system
-    return load_spec(system, SystemSpec, list(overrides))
-
-
-def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table) -> Results:
-    """Build a fresh system, replay ``trace`` on it and collect its Results."""
-    loaded = load_system(system)
-    sim = build_system(loaded.spec)
-    end_ps = replay(sim, trace)
-    return collect(sim, end_ps, {"system_name": loaded.spec.name})
-
-
-def energy_split_j(results: Results) -> tuple[float, float]:
-    """(total energy, constant-power energy) of a run, J."""
-    total = constant = 0.0
-    for c, q, v, _ in results.rows:
-        if c.startswith("energy/"):
-            total += v
-            if (c[len("energy/"):], q) in CONSTANT_CATEGORIES:
-                constant += v
-    return total, constant
 
 
 # ---- roofline -----------------------------------------------------------------------------

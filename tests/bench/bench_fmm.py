@@ -21,7 +21,7 @@ TARGET_PEAK_BYTES = 2 * 2**30
 
 def one_point(args: tuple[str, str, str]) -> tuple[int, float, float, int]:
     """(trace rows, generate s, simulate s, peak resident bytes of this process)."""
-    from simulator.stencil_study import simulate_trace
+    from simulator.runner import simulate_trace
     from workloads.fmm_ulist import fmm_ulist
 
     system, placement, variant = args

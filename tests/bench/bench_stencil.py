@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from models.stencil import STENCILS, TileShape, dram_traffic_words
-from simulator.stencil_study import load_system, simulate_trace
+from simulator.runner import load_system, simulate_trace
 from simulator.config.loader import PROJECT_ROOT
 from workloads.stencil import time_tiled_sweep
 

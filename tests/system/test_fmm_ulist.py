@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pytest
 
-from simulator.stencil_study import simulate_trace
+from simulator.runner import simulate_trace
 from workloads import fmm_tree
 from simulator.interconnect.interface import region_lines
 from models.ulist import llc_blocks

@@ -20,7 +20,7 @@ import pytest
 
 import simulator
 from models.data_movement import gemm_io
-from simulator.stencil_study import load_system, simulate_trace
+from simulator.runner import load_system, simulate_trace
 from tests.conftest import DEFAULT_SYSTEM
 from workloads.gemm_tiled import (TiledGemmPlan, plan_tiled_gemm, resident_budget_elems, tiled_gemm,
                                   tiled_gemm_trace)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.logca_study import simulate_point, load_platform
+from simulator.logca_study import check_overhead, load_platform, simulate_point
 from models.logca import g1
 
 # 000 Table 4.4 (000:L1034): measured AES speedup on the UltraSPARC T2 with n crypto units
@@ -138,9 +138,6 @@ def test_small_g_overhead_is_closer_for_tightly_coupled_units(crypto_fits):
 
 
 # --- where a fitted o parts from the preset's: the per-request account (check_overhead) -------------------
-
-from simulator.logca_study import check_overhead, simulate_point  # noqa: E402
-
 
 @pytest.fixture(scope="module")
 def overhead_checks(crypto_fits, sha_fits):

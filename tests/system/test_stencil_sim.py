@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from models.stencil import STENCILS, TileShape, dram_traffic_words
-from simulator.stencil_study import load_system, simulate_trace
+from simulator.runner import load_system, simulate_trace
 from tests.conftest import DEFAULT_SYSTEM
 from workloads import stencil as ws
 
