@@ -52,11 +52,13 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from tqdm import tqdm
 
 from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import InputError
@@ -439,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
     tuned = [p for p in pts if needs_model_blocks(p, study)]
     systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
     n = study.quick.n_points if args.quick else study.n_points
-    with point_executor(args.workers, args.scheduler, args.dask_local) as pool:
+    # a progress bar on a terminal only (tqdm's disable=None), in runs: the micro runs, then the points
+    with point_executor(args.workers, args.scheduler, args.dask_local) as pool, \
+            tqdm(total=len(pts) + 1, desc=Path(args.study).stem, unit="run", disable=None, dynamic_ncols=True) as bar:
         # the micro runs first: the pipelined points wait for the model they measure
         machine_run = pool.submit(measure_machine, systems["cpu"],
                                   {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"},
@@ -447,8 +451,11 @@ def main(argv: list[str] | None = None) -> int:
         runs = [pool.submit(run_point, p) for p in pts if p not in tuned]
         problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
         machine = machine_run.result()
+        bar.update()
         runs += [pool.submit(run_point, replace(p, blocks=pipelined_blocks(
             machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share, p.block_order))) for p in tuned]
+        for _ in as_completed(runs):
+            bar.update()
         rows = [r.result() for r in runs]
     table = pd.DataFrame(rows).sort_values(["q", "placement", "variant"]).reset_index(drop=True)
     table.to_csv(out / "table.csv", index=False)
