@@ -31,13 +31,16 @@ def import_dask() -> Any:
 
 
 def check_parallel_options(workers: int | None, scheduler: str | None, dask_local: int | None) -> None:
-    """Raise InputError unless at most one of scheduler/dask_local is given and the counts are positive."""
+    """Raise InputError unless at most one of scheduler/dask_local is given, the counts are positive
+    and, if either is given, dask.distributed is installed: before a runner writes anything."""
     if scheduler is not None and dask_local is not None:
         raise InputError("--scheduler/--dask-local: both given; expected at most one")
     if workers is not None and workers < 1:
         raise InputError(f"--workers: {workers}; expected a positive number of processes")
     if dask_local is not None and dask_local < 1:
         raise InputError(f"--dask-local: {dask_local}; expected a positive number of workers")
+    if scheduler is not None or dask_local is not None:
+        import_dask()
 
 
 def exit_with_parent(parent_pid: int, interval_s: float = 0.2) -> None:

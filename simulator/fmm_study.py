@@ -67,7 +67,7 @@ from simulator.reproduce import reference_table
 from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary, measure_machine, model_rows,
                                       pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace
-from simulator.executors import check_parallel_options, import_dask, point_executor
+from simulator.executors import check_parallel_options, point_executor
 from simulator.outputs import make_output_dir
 from simulator.plots import save_figure
 from models.ulist import BLOCK_ORDERS
@@ -424,8 +424,6 @@ def main(argv: list[str] | None = None) -> int:
         study = load_study(args.study)
         only = parse_only(args.only, study) if args.only is not None else None
         check_parallel_options(args.workers, args.scheduler, args.dask_local)
-        if args.scheduler is not None or args.dask_local is not None:
-            import_dask()
         out = make_output_dir(args.out)
     except InputError as exc:
         for message in exc.messages:

@@ -54,7 +54,7 @@ from simulator.config.loader import LoadedConfig, apply_overrides, content_hash,
 from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload
 from simulator.config.yamlio import load_yaml
-from simulator.executors import check_parallel_options, import_dask, point_executor
+from simulator.executors import check_parallel_options, point_executor
 from simulator.outputs import check_output_dir, make_output_dir
 from simulator.results import Results
 
@@ -118,16 +118,14 @@ def run_specialised(path: str | Path, out_dir: str | Path | None = None, *, work
         raise InputError(f"{source}: study: {kind!r} has no file-driven runner; expected it run with: "
                          f"{runner.command}")
     check_parallel_options(workers, scheduler, dask_local)
-    given = [flag for flag, v in (("--workers", workers), ("--scheduler", scheduler), ("--dask-local", dask_local))
-             if v is not None]
-    if given and not runner.parallel:
-        raise InputError(f"{', '.join(given)}: the {kind!r} study runs in one process; expected none of them")
+    options = [(flag, str(v)) for flag, v in (("--workers", workers), ("--scheduler", scheduler),
+                                              ("--dask-local", dask_local)) if v is not None]
+    if options and not runner.parallel:
+        raise InputError(f"{', '.join(f for f, _ in options)}: the {kind!r} study runs in one process; "
+                         "expected none of them")
     out = Path(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem
     argv = ([runner.study_flag, source] if runner.study_flag else [source]) + ["--out", str(out)]
-    for flag, v in zip(("--workers", "--scheduler", "--dask-local"), (workers, scheduler, dask_local)):
-        if v is not None:
-            argv += [flag, str(v)]
-    return importlib.import_module(runner.module).main(argv)
+    return importlib.import_module(runner.module).main(argv + [x for option in options for x in option])
 
 
 SWEEP_GROUPS = ("product", "zip")
@@ -628,9 +626,7 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
 
     t0 = time.perf_counter()
     spec = study if isinstance(study, StudySpec) else load_study(study)
-    check_parallel_options(workers, scheduler, dask_local)
-    if scheduler is not None or dask_local is not None:
-        import_dask()  # before any output: a missing dask leaves no directory behind
+    check_parallel_options(workers, scheduler, dask_local)  # before any output: a missing dask writes nothing
     points = prepare_points(spec)
     out = check_output_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name)
     submit = _run(workers, scheduler, dask_local, out / "points")

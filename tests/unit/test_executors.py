@@ -35,3 +35,17 @@ def test_bad_parallel_options_are_one_clear_message(workers, scheduler, dask_loc
     with pytest.raises(InputError, match=expected):  # before any pool or cluster starts
         with point_executor(workers, scheduler, dask_local):
             pass
+
+
+def test_a_missing_dask_is_refused_before_the_fmm_study_writes_anything(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from simulator.fmm_study import main
+
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    with pytest.raises(InputError, match="dask.distributed is not installed"):
+        check_parallel_options(None, None, 2)
+    assert main(["--out", str(tmp_path / "out"), "--dask-local", "2"]) == 2
+    assert "dask.distributed is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
