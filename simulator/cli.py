@@ -99,8 +99,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_study(args: argparse.Namespace) -> int:
     from simulator.study import run_specialised, run_study, specialised_kind
 
-    if specialised_kind(args.study) is not None:  # a paper's own study file: its runner writes its outputs
-        return run_specialised(args.study, args.out, workers=args.workers, scheduler=args.scheduler,
+    kind = specialised_kind(args.study)
+    if kind is not None:  # a paper's own study file: its runner writes its outputs
+        return run_specialised(args.study, kind, args.out, workers=args.workers, scheduler=args.scheduler,
                                dask_local=args.dask_local)
     outcome = run_study(args.study, args.out, workers=args.workers, scheduler=args.scheduler,
                         dask_local=args.dask_local)

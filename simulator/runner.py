@@ -83,13 +83,18 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
     return res
 
 
-def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, source: str) -> Results:
-    """Build the system, replay ``trace`` and collect Results."""
+def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
+    """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
     system = build_system(loaded.spec)
     try:
         end_ps = replay(system, trace, source)
     except TraceError as exc:
         raise ConfigError(str(exc)) from None
+    return collect(system, end_ps, meta)
+
+
+def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, source: str) -> Results:
+    """Build the system, replay ``trace`` and collect Results with the run's hashes."""
     meta = {
         "system_name": loaded.spec.name,
         "workload_name": workload.name,
@@ -97,7 +102,7 @@ def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, sour
         "workload_hash": content_hash(workload.as_dict()),
         "run_hash": content_hash([loaded.content_hash, workload.as_dict()]),
     }
-    return collect(system, end_ps, meta)
+    return _replay_on_fresh_system(loaded, trace, source, meta)
 
 
 def load_system(system: str | Path | LoadedConfig, overrides: Sequence[str] = ()) -> LoadedConfig:
@@ -110,9 +115,7 @@ def load_system(system: str | Path | LoadedConfig, overrides: Sequence[str] = ()
 def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table) -> Results:
     """Build a fresh system, replay ``trace`` on it and collect its Results."""
     loaded = load_system(system)
-    sim = build_system(loaded.spec)
-    end_ps = replay(sim, trace)
-    return collect(sim, end_ps, {"system_name": loaded.spec.name})
+    return _replay_on_fresh_system(loaded, trace, "<memory>", {"system_name": loaded.spec.name})
 
 
 def energy_split_j(results: Results) -> tuple[float, float]:

@@ -102,9 +102,9 @@ def specialised_kind(path: str | Path) -> str | None:
     return kind if isinstance(kind, str) and kind in SPECIALISED_STUDY_RUNNERS else None
 
 
-def run_specialised(path: str | Path, out_dir: str | Path | None = None, *, workers: int | None = None,
+def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = None, *, workers: int | None = None,
                     scheduler: str | None = None, dask_local: int | None = None) -> int:
-    """Hand a specialised study file to its own runner; return the runner's exit status.
+    """Hand a specialised study file of ``kind`` (``specialised_kind``) to its own runner; return its exit status.
 
     out_dir: default ``results/studies/<file stem>``. Raises InputError if the kind has no
     file-driven runner, or if parallel options go to a runner that runs in one process.
@@ -112,7 +112,6 @@ def run_specialised(path: str | Path, out_dir: str | Path | None = None, *, work
     import importlib
 
     source = str(path)
-    kind = specialised_kind(path)
     runner = SPECIALISED_STUDY_RUNNERS[kind]
     if runner.module is None:
         raise InputError(f"{source}: study: {kind!r} has no file-driven runner; expected it run with: "
