@@ -111,8 +111,12 @@ def calibrated_yaml() -> str:
     return HEADER + yaml.safe_dump(body, sort_keys=False, width=120)
 
 
-def main() -> int:
-    """Print the calibrated file."""
+def main(argv: list[str] | None = None) -> int:
+    """Command line: print the calibrated platform file (YAML) to stdout; it writes nothing."""
+    import argparse
+
+    argparse.ArgumentParser(description="Calibrate the discrete GPU's LogCA C and o per kernel to 000 Tables "
+                                        "4.5-4.6 and print the platform file (YAML) to stdout").parse_args(argv)
     print(calibrated_yaml(), end="")
     return 0
 

@@ -432,9 +432,35 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "r
     return CryptoStudyResult(fits, curves, multi_unit, tuple(figures), overheads)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    result = crypto_study()
+def main(argv: list[str] | None = None) -> int:
+    """Command line: run the crypto study, write its figures and print the fits."""
+    import argparse
+    import sys
+
+    from simulator.config.errors import InputError
+    from simulator.outputs import make_output_dir
+
+    ap = argparse.ArgumentParser(description="LogCA crypto study: platform x granularity x units, LogCA fit and "
+                                             "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
+                                             "report against 000's tables")
+    ap.add_argument("--study", default=str(CRYPTO_STUDY), help="study file (default: configs/studies/logca_crypto.yaml)")
+    ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures "
+                                                                           "(default: results/logca)")
+    args = ap.parse_args(argv)
+    try:
+        spec = load_crypto_study(args.study)
+        out = make_output_dir(args.out)
+    except InputError as exc:
+        for message in exc.messages:
+            print(f"logca_study: error: {message}", file=sys.stderr)
+        return 2
+    result = crypto_study(spec, out)
     for key, fit in result.fits.items():
         print(key, fit.params)
     for check in result.overheads.values():
         print(check.explanation())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

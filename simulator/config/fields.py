@@ -114,6 +114,12 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
     return value
 
 
+def did_you_mean(name: Any, known: Any) -> str:
+    """`` (did you mean X?)`` naming the one or two ``known`` names closest to a mistyped ``name``, or ''."""
+    close = difflib.get_close_matches(str(name), sorted(known), n=2)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
 def build_spec(cls: type, raw: Any, source: str, key: str, errors: list[str]) -> Any:
     """Build ``cls`` from ``raw``; append problems to ``errors`` and return None on failure."""
     prefix = f"{source}: {key}" if key else source
@@ -123,9 +129,8 @@ def build_spec(cls: type, raw: Any, source: str, key: str, errors: list[str]) ->
     known = {f.name for f in dataclasses.fields(cls)}
     for name in raw:
         if name not in known and name not in META_KEYS:
-            close = difflib.get_close_matches(str(name), sorted(known), n=2)
-            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            errors.append(f"{prefix + '.' if key else source + ': '}{name}: unknown key{hint}; expected one of: {', '.join(sorted(known))}")
+            errors.append(f"{prefix + '.' if key else source + ': '}{name}: unknown key{did_you_mean(name, known)}; "
+                          f"expected one of: {', '.join(sorted(known))}")
     values: dict[str, Any] = {}
     n_errors = len(errors)
     for f, tp in spec_fields(cls):

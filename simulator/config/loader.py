@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from simulator.config.errors import ConfigError
-from simulator.config.fields import META_KEYS, build_spec, spec_to_dict
+from simulator.config.fields import META_KEYS, build_spec, did_you_mean, spec_to_dict
 from simulator.config.yamlio import load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -149,7 +149,8 @@ def _check_path(cls: Any, parts: list[str]) -> str | None:
             # a polymorphic spec: any registered kind's keys; the build checks them against the entry's kind
             hints = {**typing.get_type_hints(kind_cls), **hints}
         if part not in hints:
-            return f"{'.'.join(parts[:i + 1])}: unknown key; expected one of: {', '.join(sorted(hints))}"
+            return (f"{'.'.join(parts[:i + 1])}: unknown key{did_you_mean(part, hints)}; "
+                    f"expected one of: {', '.join(sorted(hints))}")
         tp = hints[part]
     if dataclasses.is_dataclass(tp) or typing.get_origin(tp) in (tuple, dict):
         return f"{'.'.join(parts)} is a section; expected the key of one parameter"

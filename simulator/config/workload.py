@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.config.errors import ConfigError
+from simulator.config.fields import did_you_mean
 from simulator.config.loader import parse_override
 from simulator.config.yamlio import load_yaml
 from simulator.units import UnitError, parse_quantity
@@ -81,7 +82,8 @@ def build_workload(raw: Any, source: str, base_dir: Path) -> WorkloadSpec:
     names = {p.name for p in accepted}
     for k in params:
         if k not in names:
-            errors.append(f"{source}: params.{k}: unknown parameter of {gen}; expected one of: {', '.join(sorted(names))}")
+            errors.append(f"{source}: params.{k}: unknown parameter of {gen}{did_you_mean(k, names)}; "
+                          f"expected one of: {', '.join(sorted(names))}")
     for p in accepted:
         if p.default is inspect.Parameter.empty and p.name not in params:
             errors.append(f"{source}: params.{p.name}: missing; {gen} requires it")

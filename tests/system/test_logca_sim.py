@@ -226,3 +226,19 @@ def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
     assert "bad.yaml: platforms[1]" in text and "sparc_t9" in text
     assert "bad.yaml: min_granularity_bytes" in text and "no unit" in text
     assert "bad.yaml: multi_unit_engines[0]" in text
+
+
+def test_command_line_help_runs_nothing_and_a_bad_study_file_exits_2(tmp_path, capsys):
+    from simulator import logca_gpu_calibration, logca_study
+
+    for module in (logca_study, logca_gpu_calibration):
+        with pytest.raises(SystemExit) as exc:
+            module.main(["--help"])
+        assert exc.value.code == 0
+        assert "usage:" in capsys.readouterr().out
+    bad = tmp_path / "c.yaml"
+    bad.write_text("study: logca_crypto\nfoo: 1\n")
+    assert logca_study.main(["--study", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: foo: unknown key" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from simulator.config.errors import ConfigError
@@ -36,6 +38,16 @@ def test_key_of_another_kind_is_refused_naming_option_key_and_expectation():
 def test_key_of_no_kind_is_refused_before_building():
     with pytest.raises(ConfigError, match="accelerators.lap.no_such_key: unknown key"):
         load_spec(LAP_LLC, SystemSpec, ["accelerators.lap.no_such_key=1"])
+
+
+def test_mistyped_override_and_workload_parameter_get_a_did_you_mean():
+    with pytest.raises(ConfigError, match=r"host.max_outstandng_misses: unknown key \(did you mean "
+                                          r"max_outstanding_misses\?\)"):
+        load_spec(LAP_LLC, SystemSpec, ["host.max_outstandng_misses=4"])
+    from simulator.config.workload import build_workload
+
+    with pytest.raises(ConfigError, match=r"params.arry_bytes: unknown parameter of stream \(did you mean array_bytes"):
+        build_workload({"generator": "stream", "params": {"kind": "triad", "arry_bytes": "1 MiB"}}, "w.yaml", Path("."))
 
 
 def test_dram_controller_keys_are_read_and_validated():
