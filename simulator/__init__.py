@@ -1,7 +1,8 @@
 """offsim: a cycle-approximate discrete-event simulator of a host, its caches, DRAM, interfaces and accelerators.
 
-``simulator.run(system, workload, **overrides)`` simulates one workload on one
-system and returns a ``Results`` (``.summary()``, ``.to_pandas()``).
+``simulator.run(system, workload, overrides=(), **params)`` simulates one workload on one
+system (``overrides``: ``--set``-style strings; ``params``: workload parameters) and returns a
+``Results`` (``.summary()``, ``.to_pandas()``).
 """
 
 from __future__ import annotations

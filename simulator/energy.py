@@ -18,7 +18,7 @@ def energy_breakdown_j(system: System, end_ps: int) -> dict[str, dict[str, float
     each cache level: bytes it served x its energy per byte (a byte is charged once,
     at the level that served it, 001 eq. 10); memory_path: DRAM traffic bytes x the
     host-side energy per byte; dram: the DRAM model's categories (background
-    active/precharge, refresh, activate/precharge, read, write); dram_interface: DRAM
+    active/precharge/power-down, refresh, activate/precharge, read, write); dram_interface: DRAM
     traffic bits x the off-chip interface energy per bit.
     """
     spec = system.spec

@@ -9,7 +9,7 @@ output directory (default ``results/fmm``):
   cycles, DRAM accesses (reads + writes, lines), DRAM energy by background /
   refresh / dynamic and total energy by component (J);
 * ``table5.csv``: the 003 Table 5 analogue, simulated and model cycles next to
-  the published columns (SPEC §2) and the deviation of ours from them;
+  the published columns (003 Tables 3 and 5) and the deviation of ours from them;
 * ``table3.csv``: CPU-only stages against 003 Table 3 (real i7-920);
 * ``findings.csv``: per q the findings of 003 §8 (and the DRAM-access factors its §1
   quotes) measured on our points, one column each (:func:`findings`);
@@ -18,7 +18,7 @@ output directory (default ``results/fmm``):
 * ``crosscheck.csv``: :mod:`models.ulist` vs simulation, time and energy, with the
   model parameters MEASURED by micro runs on the simulated systems (``machine.json``)
   and b the number of blocks the simulated trace used; beside the printed equations,
-  the extended model (``ext_mcycles``: the costs eqs. 8-12 omit) for the LLC points;
+  the extended model (``ext_mcycles``: the costs eqs. 8-12 omit) for every point;
 * ``fig8_dram_accesses.png``, ``fig9_cycles_by_stage.png``,
   ``fig10_dram_energy.png``, ``fig11_total_energy.png``.
 

@@ -12,7 +12,8 @@ runs ``workloads.kernels`` host and offload traces on fresh systems (o set
 to the platform's) and times the ``kernel`` stage in host cycles
 (``logca_study`` conventions).
 
-L: the thesis' GPU latencies are unreliable (SPEC section 3), so L is
+L: the thesis' GPU latencies are unreliable (with C / L < 1, AES on the discrete GPU would
+never break even, against 000's own measurements), so L is
 calibrated from the simulated link: ``link_latency_cycles_per_byte`` runs one
 offload and divides the bytes the simulated link moved per input byte by its
 bandwidth (host cycles per byte). Coherent shared memory (HSA) copies nothing:

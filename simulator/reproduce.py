@@ -251,7 +251,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     chain = Section("Matrix chain worked example (004 §D.7)", tuple(rows),
                     f"P = {list(CHAIN_DIMS)}, sqrt(M) = {CHAIN_SQRT_M}; our minimum-op-count tree "
                     f"`{order.tree()}` (the seed's rendering of the tree at 004:L5303 is garbled; "
-                    "SPEC §5 reads it as `((A1(A2A3))((A4A5)A6))`).")
+                    "we read it as `((A1(A2A3))((A4A5)A6))`, the tree of minimum operation count).")
 
     cfg = load_study(STENCIL_TILING)
     if quick:
@@ -502,7 +502,7 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
                             "L fixed to the simulated link; C, beta, o, A fitted (000 section 4.3).",
                             reference_header="preset or simulated", ours_header="fitted"))
     notes = ("L of the discrete GPU is calibrated from the simulated PCIe link (000 Table 4.3's GPU L is unreliable, "
-             "SPEC §3).",
+             "where C / L < 1 would mean AES never breaks even).",
              "C and o of GEMM and FFT are fitted to the n = 1 columns of Tables 4.5-4.6 "
              "(configs/presets/platforms/gpu_host_cost_calibrated.yaml); the n = 2 and n = 4 rows are the check. "
              "Radix sort keeps 000 Table 4.3's C and o.")
@@ -516,7 +516,7 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
 
 FMM_FIGURES = ("fig8_dram_accesses.png", "fig9_cycles_by_stage.png", "fig10_dram_energy.png",
                "fig11_total_energy.png")
-FMM_PAPER_N = 240_000  # 003 §6 (SPEC §2)
+FMM_PAPER_N = 240_000  # 003 section 4.1 (003:L127)
 MARSSX86_STUDY = ROOT / "configs" / "studies" / "fmm_placement_marssx86.yaml"
 MARSSX86_CPU = ROOT / "configs" / "systems" / "marssx86" / "cpu.yaml"
 # the points of 003 Table 5 and of the §8 pipelining and energy findings

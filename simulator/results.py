@@ -1,8 +1,8 @@
 """Results of a run: one long-form table of (component, quantity, value, unit), and its views.
 
 Components are named by kind: ``system``, ``host``, ``cache/<level>``,
-``dram``, ``energy/<component>`` (one quantity per energy category, J) and
-``stage/<unit>/<stage>`` (timeline). ``summary()`` nests the same numbers for
+``dram``, ``energy/<component>`` (one quantity per energy category, J),
+``stage/<unit>/<stage>`` (timeline) and ``accel/<name>`` (each accelerator's counters). ``summary()`` nests the same numbers for
 ``summary.json``; ``to_pandas()`` gives the table written as
 ``results.parquet``. Results add up (``a + b`` sums equal rows) so that points
 of a study can be combined.

@@ -1,6 +1,6 @@
 """One run end to end: config + workload -> Results -> run directory.
 
-``run(system, workload, **overrides)`` is the Python entry point (also exported
+``run(system, workload, overrides=(), **params)`` is the Python entry point (also exported
 as ``simulator.run``); the CLI's ``offsim run`` calls the same functions. A
 run directory is written atomically: files go to a hidden temporary folder
 beside the target, which is renamed into place only when complete, so a
@@ -36,6 +36,11 @@ from workloads.trace import TraceError
 #: Energy categories that are paid per unit of time whatever the machine does (component, category).
 #: With DRAM power-down their rate is not quite constant: the background draws IDD2P/IDD3P while a
 #: rank sleeps and IDD2N/IDD3N while it serves, so an idle run measures its floor.
+# The unit of each DRAM counter (DramSystem.counters): data bursts are lines, the row-buffer
+# outcomes are requests, the rest are commands.
+DRAM_COUNTER_UNITS = {"reads": "lines", "writes": "lines", "activates": "commands", "precharges": "commands",
+                      "refreshes": "commands", "row_hits": "requests", "row_misses": "requests",
+                      "row_conflicts": "requests", "bytes_read": "B", "bytes_written": "B"}
 CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
                        ("dram", "background_precharge"), ("dram", "background_power_down"), ("dram", "refresh"))
 
@@ -61,7 +66,7 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         res.add(f"cache/{level.name}", "writebacks", c["writebacks_out"], "lines")
     dram = system.dram.counters()
     for key, value in dram.items():
-        res.add("dram", key, value, "B" if key.startswith("bytes") else "count")
+        res.add("dram", key, value, DRAM_COUNTER_UNITS[key])
     traffic = dram["bytes_read"] + dram["bytes_written"]
     res.add("dram", "bandwidth_bytes_per_s", traffic / seconds if seconds else 0.0, "B/s")
     for component, cats in energy_breakdown_j(system, end_ps).items():

@@ -1,4 +1,4 @@
-"""Spec of the LAP (Linear Algebra Processor), a GEMM accelerator (SPEC section 1, 003 section 3.2).
+"""Spec of the LAP (Linear Algebra Processor), a GEMM accelerator (003 section 3.2).
 
 A LAP core is a ``pe_rows`` x ``pe_cols`` array of double-precision MAC units
 (2 flop per cycle each) at ``frequency_hz``; GEMM runs at ``utilisation`` of

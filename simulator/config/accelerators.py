@@ -2,7 +2,7 @@
 
 An accelerator entry of a system config names its ``kind`` (which selects the
 spec class registered for it, e.g. ``lap``) and its ``interface``: how it is
-coupled to the host (SPEC section 1, "Couplings"). The interface decides how
+coupled to the host (003 section 5, Fig. 5). The interface decides how
 the host hands work over (driver overhead, flushes, copies) and how the
 accelerator reaches memory; the accelerator's own spec says only what it
 computes and how fast. Kind-specific spec classes subclass ``AcceleratorSpec``

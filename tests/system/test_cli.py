@@ -43,6 +43,11 @@ def test_run_writes_a_complete_run_directory(tmp_path, workload, capsys):
         assert {"accesses", "hits", "misses", "writebacks"} <= set(s["caches"][level])
     assert {"reads", "writes", "activates", "row_hits", "energy_j"} <= set(s["dram"])
     assert "energy" in capsys.readouterr().out
+    table = pq.read_table(out / "results.parquet").to_pandas()
+    units = dict(zip(table.loc[table.component == "dram", "quantity"], table.loc[table.component == "dram", "unit"]))
+    assert (units["reads"], units["activates"], units["row_conflicts"], units["bytes_read"]) == (
+        "lines", "commands", "requests", "B")
+    assert "" not in set(table.unit) and "count" not in set(table.loc[table.component.str.startswith("cache"), "unit"])
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 

@@ -80,7 +80,7 @@ def test_llc_coupling_leaves_no_dirty_lines_above_the_llc():
 
 
 def test_near_memory_is_faster_and_skips_the_offchip_interface():
-    m, n, k = 35, 16491, 35  # the q = 4 U-list GEMM shape (SPEC Table 2): thin, bandwidth-bound on DRAM
+    m, n, k = 35, 16491, 35  # the q = 4 U-list GEMM shape (003 Table 2): thin, bandwidth-bound on DRAM
     _, near = simulate("near_memory", lap_gemm(m, n, k))
     _, dram = simulate("dram", lap_gemm(m, n, k))
     assert near.value("accel/lap", "busy_s") < 0.9 * dram.value("accel/lap", "busy_s")

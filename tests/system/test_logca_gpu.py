@@ -227,7 +227,7 @@ def test_a_faster_link_gains_most_on_the_discrete_gpu():
 
 
 def test_table_4_3_parameters_do_not_reproduce_tables_4_5_to_4_7():
-    # the printed parameters miss the published radix-sort speedups by > 100x at 64 MiB (SPEC section 3)
+    # the printed parameters miss the published radix-sort speedups by > 100x at 64 MiB
     from simulator.logca_gpu_study import PIPELINE_TABLES, table_4_3_pipelined_speedup
 
     assert table_4_3_pipelined_speedup("radix_sort", 2**26, 1) < PIPELINE_TABLES["radix_sort"][2**26][0] / 100
