@@ -28,7 +28,7 @@ from workloads.trace import AddressSpace, TraceBuilder
 ELEM_BYTES = 8
 #: Bytes of one SSE vector load/store: two doubles.
 VECTOR_BYTES = 16
-#: GotoBLAS-like blocking for a Nehalem core (32 KiB L1D, 256 KiB L2, 8 MiB LLC, SPEC section 1):
+#: GotoBLAS-like blocking for a Nehalem core (32 KiB L1D, 256 KiB L2, 8 MiB LLC, 003 Table 4):
 #: a 96 x 256 packed A block (192 KiB) stays in L2, a 256 x 4 packed B sliver (8 KiB) in L1, and a
 #: 256 x 2048 packed B panel (4 MiB) in the LLC.
 HOST_MC, HOST_KC, HOST_NC, HOST_MR, HOST_NR = 96, 256, 2048, 4, 4
