@@ -24,13 +24,14 @@ from simulator.config.loader import LoadedConfig, content_hash, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload, generate_trace, load_workload
 from simulator.energy import energy_breakdown_j
+from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.outputs import check_output_dir
 from simulator.replay import replay
 from simulator.results import Results
 from simulator.system import System, build_system
-from simulator.units import PS_PER_S
-from workloads.trace import TraceError
+from simulator.units import PS_PER_S, format_quantity
+from workloads.trace import TraceError, address_end_bytes
 
 
 #: Energy categories that are paid per unit of time whatever the machine does (component, category).
@@ -91,10 +92,22 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
 def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
     """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
     system = build_system(loaded.spec)
+    capacity = system.dram.capacity_bytes
+    try:  # a cheap bound first; the exact end only to report it
+        end = address_end_bytes(trace, exact=False) if isinstance(trace, pa.Table) else 0.0
+        end = address_end_bytes(trace) if end > capacity else end
+    except (pa.ArrowException, KeyError):  # not a trace: replay names what is wrong with it
+        end = 0.0
+    if end > capacity:
+        raise ConfigError(f"{source}: the host's accesses reach {format_quantity(end, 'B')} of memory; "
+                          f"expected at most the {format_quantity(capacity, 'B')} of the system's DRAM "
+                          f"({loaded.source}: dram.geometry)")
     try:
         end_ps = replay(system, trace, source)
     except TraceError as exc:
         raise ConfigError(str(exc)) from None
+    except AddressOutOfRange as exc:  # an accelerator's or device memory's accesses
+        raise ConfigError(f"{source}: the workload's accesses exceed a memory of {loaded.source}: {exc}") from None
     return collect(system, end_ps, meta)
 
 
@@ -172,6 +185,7 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
     if out.is_symlink():
         raise ConfigError(f"--out {out_dir}: is a symbolic link; expected a new path or a previous run directory")
     check_output_dir(out)  # an existing file
+    _check_writable_parent(out, out_dir)
     if out.exists():
         other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES)
         if other:
@@ -181,13 +195,40 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
     return out
 
 
+def _check_writable_parent(out: Path, out_dir: str | Path) -> None:
+    """Raise ConfigError unless a directory can be made beside ``out``: its nearest existing
+    ancestor must be a directory in which we can create (and remove) one. Probed, since
+    permission bits do not tell for every user and filesystem; nothing is left behind."""
+    ancestor = out.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ConfigError(f"--out {out_dir}: {ancestor} is a file; expected a path whose parents are directories")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".offsim-probe-", dir=ancestor))
+    except OSError as exc:
+        raise ConfigError(f"--out {out_dir}: cannot create a directory in {ancestor} ({exc.strerror}); expected "
+                          "a writable location") from None
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it, then restored)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec) -> Path:
     """Write config.resolved.yaml, results.parquet and summary.json into ``out_dir`` atomically;
     ``out_dir`` must pass :func:`check_run_dir_target`."""
     out = check_run_dir_target(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        raise ConfigError(f"--out {out_dir}: cannot be created ({exc.strerror}); expected a writable location") from None
+    try:
+        tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the run directory is an ordinary one
         resolved = {"system": loaded.resolved, "workload": workload.as_dict(),
                     "hashes": {k: results.meta[k] for k in ("config_hash", "workload_hash", "run_hash")}}
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: same output, faster

@@ -678,6 +678,47 @@ def gather_lines(addrs: np.ndarray, elem_bytes: int, line_bytes: int) -> np.ndar
 # --------------------------------------------------------------------------- summary
 
 
+def address_end_bytes(table: pa.Table, unit: str | None = "host", exact: bool = True) -> float:
+    """One past the highest byte address the memory rows of ``unit`` (every unit if None) touch,
+    bytes (0 if none): to check a trace against a memory's capacity before replaying it.
+    ``exact=False`` returns a cheaper upper bound (the highest listed address plus the longest
+    listed run). A float, so that absurd counts and strides cannot overflow."""
+    rows = _np(pc.is_in(table.column("op"), value_set=pa.array(MEMORY_OPS)))
+    if unit is not None:
+        units = table.column("unit")
+        if pa.types.is_dictionary(units.type):
+            units = units.cast(pa.string())
+        rows &= _np(pc.equal(units, unit))
+    count = _np(table.column("count")).astype(np.float64)
+    elem = _np(table.column("elem_bytes")).astype(np.float64)
+    listed = table.column("addrs")
+    has_list = _np(pc.is_valid(listed))
+    plain = rows & ~has_list & (count > 0)
+    top = 0.0
+    if plain.any():
+        addr = _np(table.column("addr"))[plain].astype(np.float64)
+        stride = _np(table.column("stride_bytes"))[plain].astype(np.float64)
+        top = float((addr + (count[plain] - 1) * np.maximum(stride, 0) + elem[plain]).max())
+    with_list = rows & has_list
+    if not with_list.any():
+        return top
+    # a listed address starts a run of count / len(addrs) elements
+    lengths = np.nan_to_num(_np(pc.list_value_length(listed)).astype(np.float64))
+    run_bytes = np.zeros(len(count))
+    run_bytes[with_list] = count[with_list] / np.maximum(lengths[with_list], 1) * elem[with_list]
+    if not exact:
+        rows_listed = table.filter(pa.array(with_list)).column("addrs")
+        highest = pc.max(pc.list_flatten(rows_listed)).as_py()
+        return top if highest is None else max(top, float(highest) + float(run_bytes.max()))
+    listed = listed.combine_chunks()
+    values = _np(pc.list_flatten(listed)).astype(np.float64)
+    if values.size:
+        parents = _np(pc.list_parent_indices(listed))
+        ends = values + run_bytes[parents]
+        top = max(top, float(ends[with_list[parents]].max(initial=0.0)))
+    return top
+
+
 def _counts(col: pa.ChunkedArray) -> dict[str, int]:
     if pa.types.is_dictionary(col.type):
         col = col.cast(pa.string())

@@ -189,6 +189,10 @@ class DramGeometry:
                 "channel": self.channels, "column": self.lines_per_row}
 
 
+class AddressOutOfRange(ValueError):
+    """A request for a line beyond the memory's capacity (a workload larger than the memory)."""
+
+
 def _decode_table(geometry: DramGeometry) -> np.ndarray:
     """int64[4, 2] (shift, mask) of channel, rank, bank, row within a line index."""
     sizes = geometry.field_sizes()
@@ -294,6 +298,11 @@ class DramSystem:
 
     # -- serving ---------------------------------------------------------------------------
     @property
+    def capacity_bytes(self) -> int:
+        """Bytes this memory holds (every channel and rank)."""
+        return self.geometry.capacity_lines * self.geometry.line_bytes
+
+    @property
     def peak_bandwidth_bytes_per_s(self) -> float:
         """Peak data-bus bandwidth of all channels: one line per burst per channel, B/s."""
         return self.geometry.channels * self.geometry.line_bytes * 1e12 / self.timing.burst_ps
@@ -324,8 +333,8 @@ class DramSystem:
             raise ValueError(f"arrival_ps = {arrival_ps}: expected >= {self._min_arrival_ps} (arrivals "
                              "must not go back in time)")
         if lines.size and (lines.min() < 0 or lines.max() >= self.geometry.capacity_lines):
-            raise ValueError(f"lines span [{lines.min()}, {lines.max()}]: expected indices in "
-                             f"[0, {self.geometry.capacity_lines})")
+            raise AddressOutOfRange(f"lines span [{lines.min()}, {lines.max()}]: expected indices in "
+                                    f"[0, {self.geometry.capacity_lines}), the {self.capacity_bytes} B of this memory")
         self._min_arrival_ps = arrival_ps
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -194,3 +195,33 @@ def test_out_naming_a_file_exits_2_before_any_work(tmp_path, capsys, argv):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"--out {a_file}: exists and is not a directory" in err[0], err
     assert a_file.read_text() == "keep me\n"
+
+
+def test_workload_larger_than_the_dram_exits_2_before_running(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["run", str(DEFAULT_SYSTEM), str(CONFIGS / "workloads" / "random_access.yaml"),
+            "--param", "footprint_bytes=8 GiB", "--param", "n_accesses=1000", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "random_access.yaml: the host's accesses reach 8.58" in err[0], err
+    assert "4.295 GB of the system's DRAM" in err[0] and "Traceback" not in err[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_below_a_file_or_in_an_unwritable_place_exits_2_before_the_run(tmp_path, workload, capsys):
+    a_file = _write(tmp_path / "notes.txt", "keep me\n")
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(a_file / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: --out {a_file / 'run'}: {a_file} is a file; expected a path whose parents "
+                   "are directories"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "w.yaml"]
+
+
+def test_run_directory_gets_the_permissions_of_the_umask(tmp_path, workload):
+    old = os.umask(0o022)
+    try:
+        assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(tmp_path / "run")]) == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "run").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "run" / "summary.json").stat().st_mode & 0o777 == 0o644

@@ -403,3 +403,20 @@ def test_element_lines_rejects_bad_arguments(args, name) -> None:
         element_lines(*args)
     with pytest.raises(ValueError, match="addrs"):
         gather_lines(np.array([-1]), 8, 64)
+
+
+def test_address_end_bytes_covers_strided_rows_and_listed_runs():
+    from workloads.trace import address_end_bytes
+
+    b = TraceBuilder()
+    b.compute("host", "s", flops=1)
+    b.access("host", "s", "read", 4096, 8, 8, 100)        # up to byte 4096 + 99 * 8 + 8 = 4896
+    b.access("host", "s", "write", 8192, 8, -16, 10)      # walks down from 8192: ends at 8200
+    b.access("host", "s", "read", 1 << 40, 8, 8, 0)       # no elements: touches nothing
+    b.gather("host", "s", "read", np.array([100, 9000, 50]), 8, run=4)  # 9000 + 4 * 8 = 9032
+    b.access("lap", "s", "read", 1 << 20, 8, 8, 2)        # another unit's row
+    table = b.to_table()
+    assert address_end_bytes(table) == 9032
+    assert address_end_bytes(table, unit=None) == (1 << 20) + 16
+    assert address_end_bytes(table, exact=False) >= 9032
+    assert address_end_bytes(TraceBuilder().to_table()) == 0
