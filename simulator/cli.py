@@ -47,7 +47,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         check_run_dir_target(args.out)  # before the run, not after it
     loaded = load_spec(args.system, SystemSpec, args.set)
-    workload = load_workload(args.workload, [f"params.{p}" for p in args.param])
+    workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
     out = Path(args.out) if args.out else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"

@@ -164,7 +164,7 @@ def run(system: str | Path | LoadedConfig, workload: str | Path | WorkloadSpec |
         raw = {**workload, "params": {**workload.get("params", {}), **param_overrides}}
         wspec, source = build_workload(raw, "<workload>", Path.cwd()), "<workload>"
     else:
-        wspec = load_workload(workload, [f"params.{k}={v}" for k, v in param_overrides.items()])
+        wspec = load_workload(workload, [f"{k}={v}" for k, v in param_overrides.items()])
         source = str(workload)
     if param_overrides and isinstance(workload, WorkloadSpec):
         raise ConfigError("workload overrides need a workload file or mapping, not a built WorkloadSpec")

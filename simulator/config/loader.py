@@ -81,14 +81,17 @@ def _deep_merge(base: dict, top: dict) -> dict:
     return out
 
 
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``"a.b.c=2 GHz"`` -> (["a", "b", "c"], "2 GHz"); values are read as YAML scalars."""
+def parse_override(text: str, option: str = "--set") -> tuple[list[str], Any]:
+    """``"a.b.c=2 GHz"`` -> (["a", "b", "c"], "2 GHz"); values are read as YAML scalars.
+    ``option`` (``--set`` or ``--param``) names the option in error messages."""
+    example = "host.frequency_hz='2.5 GHz'" if option == "--set" else "array_bytes='8 MiB'"
     if "=" not in text:
-        raise ConfigError(f"--set {text}: expected key=value, e.g. host.frequency_hz='2.5 GHz'")
+        raise ConfigError(f"{option} {text}: expected key=value, e.g. {option} {example}")
     key, value = text.split("=", 1)
     parts = [p for p in key.strip().split(".")]
     if not all(parts):
-        raise ConfigError(f"--set {text}: expected a dotted key like dram.geometry.channels")
+        raise ConfigError(f"{option} {text}: expected a dotted key like dram.geometry.channels" if option == "--set"
+                          else f"{option} {text}: expected a parameter name, e.g. {option} {example}")
     try:
         parsed = yaml.safe_load(value) if value.strip() else ""
     except yaml.YAMLError:

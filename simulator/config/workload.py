@@ -42,19 +42,48 @@ class WorkloadSpec:
                 "trace_path": self.trace_path}
 
 
-def _convert_param(name: str, value: Any, source: str) -> Any:
+def _convert_param(name: str, value: Any, label: str) -> Any:
     for suffix, dim in SUFFIX_DIMENSIONS:
         if name.endswith(suffix):
             try:
                 number = parse_quantity(value, dim)
             except UnitError as exc:
-                raise ConfigError(f"{source}: params.{name}: {exc}") from None
+                raise ConfigError(f"{label}: {exc}") from None
             return int(round(number)) if dim == "size" and abs(number - round(number)) < 1e-9 else number
     return value
 
 
-def build_workload(raw: Any, source: str, base_dir: Path) -> WorkloadSpec:
-    """Validate a raw workload mapping; raise ConfigError listing every problem."""
+_PLAIN_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+                "None": "null"}
+
+
+def _type_problem(parameter: inspect.Parameter, value: Any) -> str | None:
+    """What is wrong with ``value`` for a generator parameter annotated with plain types
+    (``int``, ``float | None``, ...), or None; other annotations are left to the generator."""
+    kinds = [k.strip() for k in str(parameter.annotation).split("|")]
+    if parameter.annotation is inspect.Parameter.empty or not all(k in _PLAIN_TYPES for k in kinds):
+        return None
+    checks = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+              "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+              "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+              "None": lambda v: v is None}
+    if not any(checks[k](value) for k in kinds):
+        return f"expected {' or '.join(_PLAIN_TYPES[k] for k in kinds)}, got {value!r}"
+    if parameter.name == "seed" and value < 0:  # numpy's SeedSequence takes non-negative entropy
+        return f"expected a non-negative integer, got {value!r}"
+    return None
+
+
+def build_workload(raw: Any, source: str, base_dir: Path, labels: dict[str, str] | None = None) -> WorkloadSpec:
+    """Validate a raw workload mapping; raise ConfigError listing every problem.
+
+    ``labels``: for parameters set from the command line, what messages name instead of
+    ``<source>: params.<name>`` (the ``--param`` option)."""
+    labels = labels or {}
+
+    def label(k: str) -> str:
+        return labels.get(k, f"{source}: params.{k}")
+
     from workloads.registry import GENERATORS
 
     if not isinstance(raw, dict):
@@ -67,6 +96,9 @@ def build_workload(raw: Any, source: str, base_dir: Path) -> WorkloadSpec:
     if errors:
         raise ConfigError(errors)
     if "trace" in raw:
+        if labels:
+            raise ConfigError([f"{text}: {source} replays a trace file; expected no workload parameters"
+                               for text in labels.values()])
         path = Path(raw["trace"])
         path = path if path.is_absolute() else base_dir / path
         return WorkloadSpec(name=str(name), trace_path=str(path))
@@ -82,34 +114,44 @@ def build_workload(raw: Any, source: str, base_dir: Path) -> WorkloadSpec:
     names = {p.name for p in accepted}
     for k in params:
         if k not in names:
-            errors.append(f"{source}: params.{k}: unknown parameter of {gen}{did_you_mean(k, names)}; "
+            errors.append(f"{label(k)}: unknown parameter of {gen}{did_you_mean(k, names)}; "
                           f"expected one of: {', '.join(sorted(names))}")
     for p in accepted:
         if p.default is inspect.Parameter.empty and p.name not in params:
             errors.append(f"{source}: params.{p.name}: missing; {gen} requires it")
     converted = {}
+    by_name = {p.name: p for p in accepted}
     for k, v in params.items():
         if k in names:
             try:
-                converted[k] = _convert_param(k, v, source)
+                converted[k] = _convert_param(k, v, label(k))
             except ConfigError as exc:
                 errors.extend(exc.messages)
+                continue
+            problem = _type_problem(by_name[k], converted[k])
+            if problem:
+                errors.append(f"{label(k)}: {problem}")
     if errors:
         raise ConfigError(errors)
     return WorkloadSpec(name=str(name), generator=gen, params=converted)
 
 
-def load_workload(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> WorkloadSpec:
-    """Read and validate a workload YAML; ``overrides`` are ``params.key=value`` strings."""
+def load_workload(path: str | Path, params: list[str] | tuple[str, ...] = ()) -> WorkloadSpec:
+    """Read and validate a workload YAML; ``params`` are ``key=value`` strings (``--param``) that
+    override its generator parameters (messages about them name the option)."""
     raw = load_yaml(path)
+    labels: dict[str, str] = {}
     if isinstance(raw, dict):
-        for text in overrides:
-            parts, value = parse_override(text)
-            node = raw
-            for part in parts[:-1]:
-                node = node.setdefault(part, {})
-            node[parts[-1]] = value
-    return build_workload(raw, str(path), Path(path).parent)
+        for text in params:
+            parts, value = parse_override(text, "--param")
+            if len(parts) != 1:
+                raise ConfigError(f"--param {text}: expected a parameter name without dots, e.g. "
+                                  f"--param array_bytes='8 MiB'")
+            if not isinstance(raw.get("params") or {}, dict):
+                break  # build_workload reports the file's params
+            raw["params"] = {**(raw.get("params") or {}), parts[0]: value}
+            labels[parts[0]] = f"--param {text}"
+    return build_workload(raw, str(path), Path(path).parent, labels)
 
 
 def generate_trace(spec: WorkloadSpec, source: str = "<workload>"):

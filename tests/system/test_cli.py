@@ -225,3 +225,30 @@ def test_run_directory_gets_the_permissions_of_the_umask(tmp_path, workload):
         os.umask(old)
     assert (tmp_path / "run").stat().st_mode & 0o777 == 0o755
     assert (tmp_path / "run" / "summary.json").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("param, expected", [
+    ("n_hop=3", "--param n_hop=3: unknown parameter of pointer_chase (did you mean n_hops?)"),
+    ("n_hops", "--param n_hops: expected key=value, e.g. --param array_bytes='8 MiB'"),
+    ("footprint_bytes=1 GHz", "--param footprint_bytes=1 GHz: expected a size"),
+    ("seed=-1", "--param seed=-1: expected a non-negative integer, got -1"),
+    ("seed=abc", "--param seed=abc: expected an integer, got 'abc'"),
+])
+def test_bad_param_option_is_named_in_the_message(tmp_path, capsys, param, expected):
+    argv = ["run", str(DEFAULT_SYSTEM), str(CONFIGS / "workloads" / "pointer_chase.yaml"), "--param", param,
+            "--out", str(tmp_path / "r")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: {expected}"), err
+    assert not (tmp_path / "r").exists()
+
+
+def test_param_option_on_a_trace_workload_is_refused(tmp_path, capsys):
+    write_trace(micro.stream("read", 1 << 16), tmp_path / "t.parquet")
+    w = _write(tmp_path / "w.yaml", "name: t\ntrace: t.parquet\n")
+    argv = ["run", str(DEFAULT_SYSTEM), str(w), "--param", "array_bytes=1 MiB", "--out", str(tmp_path / "r")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: --param array_bytes=1 MiB: {w} replays a trace file; expected no workload "
+                   "parameters"]
+    assert not (tmp_path / "r").exists()
