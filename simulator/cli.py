@@ -46,6 +46,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.out:
         check_run_dir_target(args.out)  # before the run, not after it
+    _check_order(args.system, args.workload)
     loaded = load_spec(args.system, SystemSpec, args.set)
     workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
@@ -55,6 +56,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print_summary(results.summary())
     print(f"written   {out}")
     return 0
+
+
+def _yaml_kind(raw: object) -> str | None:
+    """'workload' or 'system' by a YAML mapping's telltale keys, else None."""
+    if isinstance(raw, dict) and ("generator" in raw or "trace" in raw):
+        return "workload"
+    if isinstance(raw, dict) and "host" in raw:
+        return "system"
+    return None
+
+
+def _check_order(system: str, workload: str) -> None:
+    """One message for ``offsim run`` given its two files the wrong way round (rather than every
+    key of each file reported as wrong)."""
+    from simulator.config.errors import ConfigError
+    from simulator.config.yamlio import load_yaml
+
+    if Path(system).suffix in (".yaml", ".yml") and _yaml_kind(load_yaml(system)) == "workload":
+        swapped = " (the two files are swapped)" if _yaml_kind(load_yaml(workload)) == "system" else ""
+        raise ConfigError(f"{system}: is a workload{swapped}; expected a system config first: "
+                          "offsim run SYSTEM.yaml WORKLOAD.yaml")
 
 
 def validate_file(path: str) -> str:
@@ -74,10 +96,11 @@ def validate_file(path: str) -> str:
             raise InputError(str(exc)) from None
         return f"trace, {table.num_rows} rows"
     raw = load_yaml(p)
-    if isinstance(raw, dict) and ("generator" in raw or "trace" in raw):
+    kind = _yaml_kind(raw)
+    if kind == "workload":
         spec = build_workload(raw, path, p.parent)
         return f"workload {spec.name!r}"
-    if isinstance(raw, dict) and "host" in raw:
+    if kind == "system":
         loaded = load_spec(p, SystemSpec)
         return f"system {loaded.spec.name!r} (config {loaded.content_hash})"
     raise ConfigError(f"{path}: expected a system config (with host/caches/dram), a workload (with generator or "

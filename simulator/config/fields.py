@@ -65,7 +65,10 @@ def _describe(meta: dict, tp: Any) -> str:
         return DIMENSIONS[meta["unit"]].expected()
     if meta.get("choices"):
         return "one of " + ", ".join(repr(c) for c in meta["choices"])
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(tp, str(tp))
+    if dataclasses.is_dataclass(tp):  # a section: its name, not the Python class
+        return f"a {tp.__name__.removesuffix('Spec').lower() or 'config'} section (a mapping of its parameters)"
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(
+        tp, getattr(tp, "__name__", str(tp)))
 
 
 def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:

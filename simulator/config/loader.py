@@ -105,7 +105,7 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
     errors: list[str] = []
     for text in overrides:
         parts, value = parse_override(text)
-        problem = _check_path(spec_cls, parts)
+        problem = _check_path(spec_cls, parts, raw)
         if problem:
             errors.append(f"--set {text}: {problem}")
             continue
@@ -134,27 +134,47 @@ def _list_item(items: list, part: str) -> Any:
     return next((it for it in items if isinstance(it, dict) and it.get("name") == part), None)
 
 
-def _check_path(cls: Any, parts: list[str]) -> str | None:
-    """None if ``parts`` names a parameter of ``cls``, else what is wrong."""
+def _field_types(cls: Any) -> dict[str, Any]:
+    """Parameter name -> type of a spec dataclass (its fields, not its class attributes)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _check_path(cls: Any, parts: list[str], raw: Any = None) -> str | None:
+    """None if ``parts`` names a parameter of ``cls``, else what is wrong. ``raw``, the config
+    being overridden, tells which entries of a mapping exist and which kind each one is."""
     tp: Any = cls
+    node: Any = raw
     for i, part in enumerate(parts):
+        where = ".".join(parts[:i + 1])
         origin = typing.get_origin(tp)
         if origin is tuple:  # list of specs: an index or a name selects the item
             tp = typing.get_args(tp)[0]
+            node = _list_item(node, part) if isinstance(node, list) else None
             continue
         if origin is dict:
             tp = typing.get_args(tp)[1]
+            if isinstance(node, dict) or node is None and raw is not None:
+                entries = sorted(node or {})
+                if part not in entries:
+                    return (f"{where}: no such entry in the system; expected one of: "
+                            f"{', '.join(entries) or '(none: the system has no ' + parts[i - 1] + ')'}")
+            node = node.get(part) if isinstance(node, dict) else None
             continue
         if not dataclasses.is_dataclass(tp):
             return f"{'.'.join(parts[:i])} is a value, it has no key {part!r}"
-        hints = typing.get_type_hints(tp)
-        for kind_cls in (getattr(tp, "KINDS", None) or {}).values():
-            # a polymorphic spec: any registered kind's keys; the build checks them against the entry's kind
-            hints = {**typing.get_type_hints(kind_cls), **hints}
+        hints = _field_types(tp)
+        kinds = getattr(tp, "KINDS", None) or {}
+        kind = node.get("kind") if isinstance(node, dict) else None
+        # a polymorphic spec: the keys of its entry's kind, or any registered kind's if unknown
+        for kind_cls in ([kinds[kind]] if kind in kinds else kinds.values()):
+            hints = {**_field_types(kind_cls), **hints}
         if part not in hints:
-            return (f"{'.'.join(parts[:i + 1])}: unknown key{did_you_mean(part, hints)}; "
+            of_kind = f" of a {kind!r} entry" if kind in kinds else ""
+            return (f"{where}: unknown key{of_kind}{did_you_mean(part, hints)}; "
                     f"expected one of: {', '.join(sorted(hints))}")
         tp = hints[part]
+        node = node.get(part) if isinstance(node, dict) else None
     if dataclasses.is_dataclass(tp) or typing.get_origin(tp) in (tuple, dict):
         return f"{'.'.join(parts)} is a section; expected the key of one parameter"
     return None

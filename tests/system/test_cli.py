@@ -252,3 +252,35 @@ def test_param_option_on_a_trace_workload_is_refused(tmp_path, capsys):
     assert err == [f"offsim: error: --param array_bytes=1 MiB: {w} replays a trace file; expected no workload "
                    "parameters"]
     assert not (tmp_path / "r").exists()
+
+
+def test_swapped_run_arguments_give_one_message(tmp_path, workload, capsys):
+    assert main(["run", str(workload), str(DEFAULT_SYSTEM), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {workload}: is a workload (the two files are swapped); expected a system "
+                   "config first: offsim run SYSTEM.yaml WORKLOAD.yaml"]
+
+
+def test_missing_section_is_named_without_python_class_names(tmp_path, capsys):
+    system = _write(tmp_path / "s.yaml", "name: t\nhost: {preset: cpu/i7_920}\ncaches: {preset: caches/i7_920}\n")
+    assert main(["validate", str(system)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {system}: dram: missing; expected a dram section (a mapping of its parameters)"]
+
+
+@pytest.mark.parametrize("system, override, expected", [
+    ("lap_llc", "accelerators.lap.aes_cycles_per_block=5", "accelerators.lap.aes_cycles_per_block: unknown key of a "
+                                                           "'lap' entry; expected one of: cores, elem_bytes"),
+    ("lap_llc", "accelerators.lapp.frequency_hz=1 GHz", "accelerators.lapp: no such entry in the system; expected "
+                                                        "one of: lap"),
+    ("i7_920_ddr3", "accelerators.lap.frequency_hz=1 GHz", "accelerators.lap: no such entry in the system; expected "
+                                                           "one of: (none: the system has no accelerators)"),
+])
+def test_accelerator_override_names_the_entry_and_its_kinds_keys(tmp_path, workload, capsys, system, override,
+                                                                 expected):
+    argv = ["run", str(CONFIGS / "systems" / f"{system}.yaml"), str(workload), "--set", override,
+            "--out", str(tmp_path / "r")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: --set {override}: {expected}"), err
+    assert "KINDS" not in err[0] and not (tmp_path / "r").exists()
