@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from simulator.config.errors import InputError
 from simulator.units import format_quantity
@@ -59,12 +60,41 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _yaml_kind(raw: object) -> str | None:
-    """'workload' or 'system' by a YAML mapping's telltale keys, else None."""
+    """'workload', 'system', 'paper study' or 'study' by a YAML mapping's telltale keys, else None."""
     if isinstance(raw, dict) and ("generator" in raw or "trace" in raw):
         return "workload"
     if isinstance(raw, dict) and "host" in raw:
         return "system"
+    if isinstance(raw, dict) and "study" in raw:
+        return "paper study"
+    if isinstance(raw, dict) and "sweep" in raw:
+        return "study"
     return None
+
+
+def _study_loaders() -> dict[str, Any]:
+    """Loader (path -> validated spec) of each paper's study kind."""
+    from simulator import fmm_study, logca_gpu_study, logca_study, stencil_study
+
+    return {"fmm_placement": fmm_study.load_study, "logca_crypto": logca_study.load_crypto_study,
+            "logca_gpu": logca_gpu_study.load_gpu_study, "roofline": stencil_study.load_study,
+            "stencil_tiling": stencil_study.load_study}
+
+
+def _validate_study(path: str, raw: dict, kind: str) -> str:
+    """Validate a study file as its runner would before running; return what it is."""
+    from simulator.config.errors import ConfigError
+    from simulator.study import load_study, prepare_points
+
+    if kind == "paper study":
+        loaders = _study_loaders()
+        if raw["study"] not in loaders:
+            raise ConfigError(f"{path}: study: {raw['study']!r} is not a paper study kind; expected one of: "
+                              f"{', '.join(sorted(loaders))}")
+        loaders[raw["study"]](path)
+        return f"{raw['study']} study"
+    study = load_study(path)
+    return f"study {study.name!r}, {len(prepare_points(study))} points"
 
 
 def _check_order(system: str, workload: str) -> None:
@@ -84,7 +114,7 @@ def validate_file(path: str) -> str:
     from simulator.config.errors import ConfigError
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
-    from simulator.config.workload import build_workload
+    from simulator.config.workload import build_workload, generate_trace
     from simulator.config.yamlio import load_yaml
     from workloads.trace import TraceError, read_trace
 
@@ -97,14 +127,17 @@ def validate_file(path: str) -> str:
         return f"trace, {table.num_rows} rows"
     raw = load_yaml(p)
     kind = _yaml_kind(raw)
-    if kind == "workload":
+    if kind == "workload":  # as run would: the generator checks its values, a trace file is read
         spec = build_workload(raw, path, p.parent)
-        return f"workload {spec.name!r}"
+        trace = generate_trace(spec, path)
+        return f"workload {spec.name!r}, {trace.num_rows} trace rows"
+    if kind in ("study", "paper study"):
+        return _validate_study(path, raw, kind)
     if kind == "system":
         loaded = load_spec(p, SystemSpec)
         return f"system {loaded.spec.name!r} (config {loaded.content_hash})"
     raise ConfigError(f"{path}: expected a system config (with host/caches/dram), a workload (with generator or "
-                      "trace) or a Parquet trace")
+                      "trace), a study (with sweep, or a paper's study: kind) or a Parquet trace")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -168,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reproduce", help="run a paper's study and write report.md with its published figures beside ours")
     p.add_argument("target", help="asri-fmm, logca-crypto, logca-gpu, choi-roofline or prajapati-stencil")
     p.add_argument("--out", help="output directory (default results/reproduce/<target>)")
-    p.add_argument("--quick", action="store_true", help="fewer / smaller points (seconds instead of minutes)")
+    p.add_argument("--quick", action="store_true", help="fewer / smaller points: seconds for most targets; asri-fmm "
+                   "still takes 2-3 minutes, for the micro runs that measure its model inputs")
     p.set_defaults(func=cmd_reproduce)
     p = sub.add_parser("validate", help="check configs, workloads and traces without running")
     p.add_argument("files", nargs="+")
@@ -184,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         for message in exc.messages:
             print(f"offsim: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError as exc:  # e.g. a trace of 10^11 rows: too large an input, not a crash
+        print(f"offsim: error: out of memory ({exc or 'allocation failed'}); expected a workload small enough "
+              "for this machine: reduce its size (--param) or run it where more memory is free", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

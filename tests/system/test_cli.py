@@ -284,3 +284,31 @@ def test_accelerator_override_names_the_entry_and_its_kinds_keys(tmp_path, workl
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"offsim: error: --set {override}: {expected}"), err
     assert "KINDS" not in err[0] and not (tmp_path / "r").exists()
+
+
+def test_validate_checks_studies_and_generates_workloads(tmp_path, capsys):
+    studies = sorted(str(p) for p in (ROOT / "configs" / "studies").glob("*.yaml"))
+    assert main(["validate", *studies]) == 0
+    out = capsys.readouterr().out
+    assert out.count(": ok") == len(studies) and "micro-sweep', 15 points" in out
+    bogus = _write(tmp_path / "w.yaml", "name: w\ngenerator: stream\nparams: {kind: bogus, array_bytes: 1 MiB}\n")
+    no_trace = _write(tmp_path / "t.yaml", "name: t\ntrace: missing.parquet\n")
+    bad_study = _write(tmp_path / "s.yaml", "study: bogus_kind\n")
+    assert main(["validate", str(bogus), str(no_trace), str(bad_study)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3, err
+    assert "w.yaml: params: kind must be one of" in err[0] and "missing.parquet" in err[1]
+    assert f"{bad_study}: study: 'bogus_kind' is not a paper study kind; expected one of: fmm_placement" in err[2]
+
+
+def test_out_of_memory_is_reported_as_too_large_an_input(tmp_path, workload, capsys, monkeypatch):
+    import simulator.config.workload as wl
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 745. GiB")
+
+    monkeypatch.setattr(wl, "generate_trace", exhausted)
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("offsim: error: out of memory (Unable to allocate 745. GiB)"), err
+    assert not (tmp_path / "r").exists()
