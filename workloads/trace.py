@@ -520,6 +520,13 @@ def write_trace(table: pa.Table, path: str | os.PathLike[str]) -> None:
         raise
 
 
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    """A library's error text on one line, at most ``limit`` characters (Parquet readers can
+    report several lines of decoder state)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _open(path: Path) -> pq.ParquetFile:
     if not path.exists():
         raise TraceError(str(path), "an existing Parquet trace file, but there is no such file")
@@ -528,7 +535,7 @@ def _open(path: Path) -> pq.ParquetFile:
     try:
         return pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
+        raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
 
 
 def read_trace(path: str | os.PathLike[str], units: Collection[str] | None = None) -> pa.Table:
@@ -538,7 +545,7 @@ def read_trace(path: str | os.PathLike[str], units: Collection[str] | None = Non
     try:
         table = pf.read()
     except (pa.ArrowException, OSError) as exc:
-        raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
+        raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
     validate_trace(table, str(path), units)
     return _normalise(table)
 
@@ -572,7 +579,7 @@ def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
             offset += len(table)
             yield _normalise(table)
     except (pa.ArrowException, OSError) as exc:
-        raise TraceError(str(path), f"a readable Parquet file ({exc})") from None
+        raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
 
 
 # --------------------------------------------------------------------------- line expansion

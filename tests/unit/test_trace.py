@@ -420,3 +420,11 @@ def test_address_end_bytes_covers_strided_rows_and_listed_runs():
     assert address_end_bytes(table, unit=None) == (1 << 20) + 16
     assert address_end_bytes(table, exact=False) >= 9032
     assert address_end_bytes(TraceBuilder().to_table()) == 0
+
+
+def test_reader_errors_are_reported_on_one_bounded_line():
+    from workloads.trace import _one_line
+
+    assert _one_line(OSError("Couldn't deserialize thrift:\n  TProtocolException:\n Invalid data\n")) == (
+        "Couldn't deserialize thrift: TProtocolException: Invalid data")
+    assert len(_one_line(ValueError("x" * 500))) == 200
