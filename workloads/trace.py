@@ -655,7 +655,9 @@ def element_lines(addr: int, elem_bytes: int, stride_bytes: int, count: int,
         # Contiguous ascending bytes: every line in the range, once.
         return np.arange(addr // line_bytes, (addr + elem_bytes * count - 1) // line_bytes + 1,
                          dtype=np.int64)
-    if stride_bytes == -elem_bytes:
+    if stride_bytes == -elem_bytes and line_bytes % elem_bytes == 0 and addr % elem_bytes == 0:
+        # Contiguous descending elements, none across a line boundary (an element that straddles
+        # two lines touches the lower one first, which the general path below orders right).
         low = addr - elem_bytes * (count - 1)
         return np.arange((addr + elem_bytes - 1) // line_bytes, low // line_bytes - 1, -1,
                          dtype=np.int64)

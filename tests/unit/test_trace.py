@@ -428,3 +428,9 @@ def test_reader_errors_are_reported_on_one_bounded_line():
     assert _one_line(OSError("Couldn't deserialize thrift:\n  TProtocolException:\n Invalid data\n")) == (
         "Couldn't deserialize thrift: TProtocolException: Invalid data")
     assert len(_one_line(ValueError("x" * 500))) == 200
+
+
+def test_descending_elements_across_a_line_boundary_touch_the_lower_line_first() -> None:
+    # element 0 covers bytes 12..16 (lines 0 then 1), element 1 bytes 7..11 (line 0)
+    assert element_lines(12, 5, -5, 2, 16).tolist() == [0, 1, 0]
+    assert element_lines(64 * 8, 8, -8, 16, 64).tolist() == [8, 7, 6]
