@@ -9,6 +9,7 @@ paths rather than loaded configs, the project tree at the same path.
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -18,6 +19,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from simulator.config.errors import InputError
+
+SCHEDULER_CONNECT_TIMEOUT_S = 10.0  # a scheduler that answers does so within a second; dask's default is 30 s
 
 
 def import_dask() -> Any:
@@ -31,10 +34,15 @@ def import_dask() -> Any:
 
 
 def check_parallel_options(workers: int | None, scheduler: str | None, dask_local: int | None) -> None:
-    """Raise InputError unless at most one of scheduler/dask_local is given, the counts are positive
-    and, if either is given, dask.distributed is installed: before a runner writes anything."""
+    """Raise InputError unless at most one of workers/scheduler/dask_local is given (local processes
+    or a Dask cluster: the other would be ignored), the counts are positive and, for Dask,
+    dask.distributed is installed: before a runner writes anything."""
     if scheduler is not None and dask_local is not None:
         raise InputError("--scheduler/--dask-local: both given; expected at most one")
+    if workers is not None and (scheduler is not None or dask_local is not None):
+        other = "--scheduler" if scheduler is not None else "--dask-local"
+        raise InputError(f"--workers: cannot be combined with {other} (Dask workers are the cluster's); "
+                         "expected one of --workers, --scheduler or --dask-local")
     if workers is not None and workers < 1:
         raise InputError(f"--workers: {workers}; expected a positive number of processes")
     if dask_local is not None and dask_local < 1:
@@ -57,14 +65,26 @@ def exit_with_parent(parent_pid: int, interval_s: float = 0.2) -> None:
     threading.Thread(target=watch, name="offsim-parent-watch", daemon=True).start()
 
 
+def connect_scheduler(dd: Any, scheduler: str) -> Any:
+    """A ``dd.Client`` of the scheduler at address ``scheduler``; one InputError naming the option if
+    the address is malformed or nothing answers within SCHEDULER_CONNECT_TIMEOUT_S."""
+    try:
+        return dd.Client(scheduler, timeout=SCHEDULER_CONNECT_TIMEOUT_S)
+    except (OSError, ValueError) as exc:  # dask: ValueError for a bad address, OSError for a timeout
+        reason = str(exc) or type(exc).__name__
+    gc.collect()  # the half-made Client now: collected later, its __del__ can time out and print a traceback
+    raise InputError(f"--scheduler {scheduler}: cannot connect ({reason}); expected the address of a running "
+                     "dask.distributed scheduler, e.g. tcp://host:8786")
+
+
 @contextmanager
 def point_executor(workers: int | None = None, scheduler: str | None = None,
                    dask_local: int | None = None) -> Iterator[Executor]:
     """An executor for independent points, shut down on exit.
 
     workers: local processes (default os.cpu_count()); scheduler: a dask.distributed
-    scheduler address (e.g. ``tcp://host:8786``); dask_local: a loopback Dask
-    cluster of that many single-threaded worker processes.
+    scheduler address (e.g. ``tcp://host:8786``), connected on entry (InputError if it cannot be);
+    dask_local: a loopback Dask cluster of that many single-threaded worker processes.
     """
     check_parallel_options(workers, scheduler, dask_local)
     if scheduler is None and dask_local is None:
@@ -77,7 +97,7 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
     if scheduler is None:
         cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None)
-    client = dd.Client(cluster if cluster is not None else scheduler)
+    client = dd.Client(cluster) if cluster is not None else connect_scheduler(dd, scheduler)
     try:
         with client.get_executor(pure=False) as pool:
             yield pool

@@ -41,6 +41,11 @@ in the traces and in the micro runs that measure the LLC residency of their exch
 ``table.csv`` records the share, the layout and b of every point; the models take b from the
 simulated trace.
 
+``--out`` may name a new path, an empty directory or a previous output of this study (a directory
+holding only the files above, ``OUTPUT_FILES``, like the committed ``results/fmm``); anything else
+is refused (exit 2) before any point runs. The points' executor is started (a scheduler connected)
+before the directory is created, so a bad ``--scheduler`` leaves nothing behind.
+
 Entry points: ``offsim study configs/studies/fmm_placement.yaml [--out DIR]``, or
 ``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]
 [--workers N | --scheduler ADDRESS | --dask-local N]``.
@@ -53,6 +58,7 @@ import json
 import sys
 import time
 from concurrent.futures import as_completed
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,13 +74,18 @@ from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary
                                       pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace
 from simulator.executors import check_parallel_options, point_executor
-from simulator.outputs import make_output_dir
+from simulator.outputs import check_output_target, listing, make_output_dir
 from simulator.plots import save_figure
 from models.ulist import BLOCK_ORDERS
 from workloads import fmm_ulist
 
 STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
 STAGES = ("input_perm", "gemm", "out_prefetch", "output_perm")
+FIGURE_FILES = ("fig8_dram_accesses.png", "fig9_cycles_by_stage.png", "fig10_dram_energy.png",
+                "fig11_total_energy.png")
+# everything main() writes: a directory holding only these is a previous output, which a run replaces
+OUTPUT_FILES = ("table.csv", "table5.csv", "table3.csv", "findings.csv", "crosscheck.csv", "crosscheck_summary.csv",
+                "machine.json", *FIGURE_FILES)
 PIPELINED_BLOCK_RULES = ("model", "llc_rule")
 
 # Published figures, from the cited reference table (results/reference/asri_fmm.csv), MCycles.
@@ -389,14 +400,14 @@ def figures(table: pd.DataFrame, out: Path) -> None:
     _bar_ticks(ax, qs, configs, width)
     ax.set_ylabel("DRAM accesses (M lines)")
     ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)", pad=18)  # above the q labels
-    save_figure(fig, out / "fig8_dram_accesses.png", dpi=120)
+    save_figure(fig, out / FIGURE_FILES[0], dpi=120)
 
-    specs = [("fig9_cycles_by_stage.png", [f"cycles_{s}" for s in STAGES], list(STAGES),
+    specs = [(FIGURE_FILES[1], [f"cycles_{s}" for s in STAGES], list(STAGES),
               "Host cycles by stage (cf. 003 Fig. 9)", "MCycles", 1e-6),
-             ("fig10_dram_energy.png", ["dram_background_j", "dram_refresh_j", "dram_dynamic_j"],
+             (FIGURE_FILES[2], ["dram_background_j", "dram_refresh_j", "dram_dynamic_j"],
               ["background", "refresh", "dynamic"], "DRAM energy split (cf. 003 Fig. 10)", "J", 1.0)]
     ecols = sorted(c for c in t.columns if c.startswith("energy_") and c != "energy_total_j")
-    specs.append(("fig11_total_energy.png", ecols, [c[7:-2] for c in ecols],
+    specs.append((FIGURE_FILES[3], ecols, [c[7:-2] for c in ecols],
                   "Total energy by component (cf. 003 Fig. 11)", "J", 1.0))
     for fname, cols, labels, title, ylabel, scale in specs:
         fig, ax = plt.subplots(figsize=(13, 6))
@@ -405,6 +416,17 @@ def figures(table: pd.DataFrame, out: Path) -> None:
 
 
 # --------------------------------------------------------------------------- main
+
+
+def check_out_dir(path: str | Path) -> Path:
+    """``path`` as a Path if the study may write there: a new path, an empty directory or a previous
+    output of this study (only ``OUTPUT_FILES``); InputError naming --out otherwise. Creates nothing."""
+    def foreign(out: Path) -> str | None:
+        other = [p.name for p in out.iterdir() if p.name not in OUTPUT_FILES]
+        return f"holds {listing(other)}, which is not the FMM study's" if other else None
+
+    return check_output_target(path, foreign, "a previous output of the FMM study (holding only its "
+                               "table*.csv, findings.csv, crosscheck*.csv, machine.json and fig*.png files)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -420,17 +442,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
                     "(e.g. lap-dram/orig,lap-llc/blocking)")
     args = ap.parse_args(argv)
+    executor = ExitStack()  # shuts the points' executor down
     try:
         study = load_study(args.study)
         only = parse_only(args.only, study) if args.only is not None else None
         check_parallel_options(args.workers, args.scheduler, args.dask_local)
+        check_out_dir(args.out)
+        # started before the output directory is made: an unreachable scheduler leaves nothing behind
+        pool = executor.enter_context(point_executor(args.workers, args.scheduler, args.dask_local))
         out = make_output_dir(args.out)
-    except InputError as exc:
-        for message in exc.messages:
+    except (InputError, ValueError) as exc:
+        executor.close()
+        for message in exc.messages if isinstance(exc, InputError) else [str(exc)]:
             print(f"fmm_study: error: {message}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print(f"fmm_study: error: {exc}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
     pts = grid(study, args.quick, only)
@@ -440,8 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
     n = study.quick.n_points if args.quick else study.n_points
     # a progress bar on a terminal only (tqdm's disable=None), in runs: the micro runs, then the points
-    with point_executor(args.workers, args.scheduler, args.dask_local) as pool, \
-            tqdm(total=len(pts) + 1, desc=Path(args.study).stem, unit="run", disable=None, dynamic_ncols=True) as bar:
+    with executor, tqdm(total=len(pts) + 1, desc=Path(args.study).stem, unit="run", disable=None,
+                        dynamic_ncols=True) as bar:
         # the micro runs first: the pipelined points wait for the model they measure
         machine_run = pool.submit(measure_machine, systems["cpu"],
                                   {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"},

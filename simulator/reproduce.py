@@ -18,6 +18,12 @@ computed at report time and say so.
 ``quick`` runs each study with fewer or smaller points (documented per target);
 its figures are then not comparable one to one where the problem size differs,
 and the report says so.
+
+The output directory may be a new path, an empty directory or a previous output
+of the same target, which is overwritten: one whose marker file ``MARKER``
+names the target (written when the run starts), or, from before the marker,
+whose ``report.md`` does. Anything else is refused (InputError) before any work.
+A run refused on input (a target not available) removes what it created.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from typing import Callable, Sequence
 from simulator.config.errors import InputError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.outputs import make_output_dir
+from simulator.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.plots import save_figure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +47,7 @@ DEFAULT_OUT_DIR = Path("results") / "reproduce"
 REFERENCE_COLUMNS = ("table", "row", "column", "value", "unit", "source")
 SOURCE_PATTERN = re.compile(r"^00[0-4] .+\(00[0-4]:L\d+\)$")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+MARKER = ".offsim-reproduce"  # in an output directory: the name of the target whose output it holds
 
 
 # --------------------------------------------------------------------------- reference values
@@ -657,17 +664,48 @@ TARGETS: dict[str, Callable[[Path, bool], Reproduction]] = {
 }
 
 
+def _not_target_output(out: Path, target: str) -> str | None:
+    """What keeps non-empty directory ``out`` from being a previous output of ``target`` (None: nothing)."""
+    marker = out / MARKER
+    if marker.is_file():
+        owner = marker.read_text().strip()
+        return None if owner == target else f"holds the output of target {owner!r} (named in its {MARKER})"
+    report = out / "report.md"
+    head = report.read_text(errors="replace").splitlines()[:5] if report.is_file() else []
+    if any(line.startswith(f"Target `{target}`") for line in head):  # written before the marker was
+        return None
+    return f"holds {listing([p.name for p in out.iterdir()])}, which is not an output of target {target!r}"
+
+
+def check_out_dir(target: str, path: str | Path) -> Path:
+    """``path`` as a Path if ``target`` may write there (a new path, an empty directory or a previous
+    output of the same target, see the module docstring), creating nothing; else InputError naming --out."""
+    return check_output_target(path, lambda d: _not_target_output(d, target),
+                               f"a previous output of target {target!r} (its {MARKER} names the target)")
+
+
 def reproduce(target: str, out_dir: str | Path | None = None, quick: bool = False) -> Path:
     """Run ``target``'s study, write ``report.md`` in ``out_dir`` and return its path.
 
-    Raises InputError for an unknown target (naming the known ones) and TargetUnavailable
-    when the study's module is not present yet.
+    Raises InputError for an unknown target (naming the known ones) or an output directory that
+    holds something else (``check_out_dir``), and TargetUnavailable when the study's module is not
+    present yet; nothing this call created is left behind then.
     """
     if target not in TARGETS:
         raise InputError(f"unknown reproduce target {target!r}; known targets: {', '.join(TARGETS)}")
-    out = Path(out_dir) if out_dir is not None else DEFAULT_OUT_DIR / target
+    out = check_out_dir(target, out_dir if out_dir is not None else DEFAULT_OUT_DIR / target)
+    created = first_missing(out)
     out = make_output_dir(out).resolve()
-    rep = TARGETS[target](out, quick)
+    marker = out / MARKER
+    new_marker = not marker.exists()
+    marker.write_text(target + "\n")
+    try:
+        rep = TARGETS[target](out, quick)
+    except InputError:
+        if new_marker:
+            marker.unlink(missing_ok=True)
+        remove_created(created)
+        raise
     check_figures(rep.figures)
     path = out / "report.md"
     path.write_text(render_markdown(rep, out, quick) + "\n")

@@ -17,8 +17,25 @@ A study file (YAML) names a system config, a workload and a sweep::
 With both ``product`` and ``zip``, the points are the product grid times the
 zipped sequence. Everything is checked before any point runs: top-level and
 sweep keys, axis keys (against the system schema and the workload generator's
-signature), list lengths, and every point's system and workload (units,
-bounds). Problems raise ``ConfigError`` naming the study file and the key.
+signature), list lengths, every point's system and workload (units, bounds),
+and each figure's ``y``. Problems raise ``ConfigError`` naming the study file
+and the key.
+
+A figure's ``y`` is checked against the quantities a run on the points' systems
+emits (``run_quantities``: system, host, cache/<level>, dram and energy/...
+rows, read from a freshly built system), or is ``energy/total``. Two kinds of
+rows only a run can tell: ``stage/...`` (named by the trace's stages) and an
+accelerator's quantities (``accel/<name>``, ``energy/<name>``: counters appear
+as they count); for those only the accelerator's name is checked, and a
+quantity no point has is left out of the report with a note.
+
+The output directory (``--out``, default ``results/studies/<name>``) may be a
+new path, an empty directory or a previous directory of the same study, which
+is resumed: one holding only a study's entries (``STUDY_ENTRIES``) and its lock
+file ``.study.lock``, which names the study that last ran there. Anything else
+is refused before any work. A point whose stored files cannot be read (a
+truncated ``results.parquet``, say) is not done: it is said on stderr, removed
+and run again.
 
 Each point's identity is its run hash: the hash of the resolved system spec and
 the workload spec, the same ``run_hash`` that ``runner.simulate`` records. A
@@ -28,7 +45,9 @@ A point that raises is recorded in ``failed/<hash>.json`` and retried on the
 next run. Points run on a local process pool, whose workers also store their
 points (in parallel), or on dask.distributed (a scheduler address, or a local
 cluster of N worker processes), whose workers return Results for the driver to
-store, so that remote workers need no shared filesystem.
+store, so that remote workers need no shared filesystem. The executor is
+started (a scheduler connected) before the study writes anything, so a bad
+scheduler address leaves no output behind.
 """
 
 from __future__ import annotations
@@ -38,24 +57,28 @@ import fcntl
 import itertools
 import json
 import math
-import os
 import shutil
-import tempfile
+import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import as_completed
+from concurrent.futures import Executor, as_completed
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from simulator.config.errors import ConfigError, InputError
-from simulator.config.fields import build_spec
+from simulator.config.fields import build_spec, did_you_mean
 from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, resolve_presets
 from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload
 from simulator.config.yamlio import load_yaml
 from simulator.executors import check_parallel_options, point_executor
-from simulator.outputs import check_output_dir, make_output_dir
+from simulator.outputs import (check_output_target, first_missing, listing, make_output_dir, remove_created,
+                               write_atomic)
 from simulator.results import Results
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")
@@ -132,6 +155,10 @@ AXIS_KINDS = ("set", "param")
 FIGURE_KEYS = ("x", "y", "group", "logx", "logy", "title")
 DEFAULT_STUDIES_DIR = Path("results") / "studies"
 LOCK_WAIT_S = 5.0
+LOCK_NAME = ".study.lock"
+# what a study directory holds (besides hidden temporary files of interrupted writes)
+STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", LOCK_NAME)
+RESULTS_COLUMNS = ["component", "quantity", "value", "unit"]
 
 
 @dataclass(frozen=True)
@@ -497,8 +524,56 @@ def prepare_points(study: StudySpec) -> list[Point]:
                             workload_source=builder.workload_source, run_hash=run_hash))
     if errors:
         raise ConfigError(errors)
+    check_figure_quantities(study, points)
     points.sort(key=lambda p: _sort_key(p.coords))
     return points
+
+
+def run_quantities(loaded: LoadedConfig) -> tuple[set[tuple[str, str]], set[str]]:
+    """What a run on ``loaded``'s system emits that is known before it runs: the (component, quantity)
+    pairs of its results, read with ``runner.collect`` from a freshly built system (the same rows
+    every run has, whatever its trace, besides its stages), and the accelerator components
+    (``accel/<name>``, ``energy/<name>``) whose quantities only a run tells."""
+    from simulator.runner import collect
+    from simulator.system import build_system
+
+    system = build_system(loaded.spec)
+    rows = {(c, q) for c, q, _, _ in collect(system, 0, {}).rows}
+    return rows, {f"{prefix}/{name}" for name in system.units for prefix in ("accel", "energy")}
+
+
+def check_figure_quantities(study: StudySpec, points: list[Point]) -> None:
+    """Raise ConfigError naming ``figures[i].y`` for each figure whose quantity no point's run emits
+    (see the module docstring for what can be checked before running)."""
+    from simulator.study_report import ENERGY_TOTAL
+
+    if not study.figures:
+        return
+    known: set[tuple[str, str]] = set()
+    accelerators: set[str] = set()
+    for loaded in {p.loaded.content_hash: p.loaded for p in points}.values():
+        rows, accel = run_quantities(loaded)
+        known |= rows
+        accelerators |= accel
+    components = {c for c, _ in known} | accelerators
+    errors = []
+    for i, fig in enumerate(study.figures):
+        component, quantity = fig.y.rsplit("/", 1)
+        if fig.y == ENERGY_TOTAL or component.startswith("stage/") or component in accelerators \
+                or (component, quantity) in known:
+            continue
+        where = f"{study.source}: figures[{i}].y: {fig.y!r}"
+        if component in components:
+            names = sorted(q for c, q in known if c == component)
+            errors.append(f"{where}: no quantity {quantity!r} in component {component!r}"
+                          f"{did_you_mean(quantity, names)}; expected one of: {', '.join(names)}")
+        else:
+            errors.append(f"{where}: no component {component!r} in the study's runs"
+                          f"{did_you_mean(component, components)}; "
+                          f"expected one of: {', '.join(sorted(components))} (then '/<quantity>'), "
+                          f"'stage/<stage>/<quantity>' or '{ENERGY_TOTAL}'")
+    if errors:
+        raise ConfigError(errors)
 
 
 # ---------------------------------------------------------------- running
@@ -533,82 +608,224 @@ def simulate_point(loaded: LoadedConfig, workload: WorkloadSpec, source: str,
     return "stored", results.meta["run_hash"], seconds
 
 
+def stored_problem(out_dir: Path, run_hash: str) -> str | None:
+    """Why point ``run_hash`` of study directory ``out_dir`` is not done (None: it is): missing
+    (a point is renamed into place only when whole), incomplete, or a ``results.parquet`` that does
+    not read back as a results table (a truncated file, say). The message names the file."""
+    from simulator.runner import RUN_DIR_FILES
+
+    point = out_dir / "points" / run_hash
+    if not point.exists():
+        return f"{point}: not stored"
+    missing = [f for f in RUN_DIR_FILES if not (point / f).is_file()]
+    if missing:
+        return f"{point}: {', '.join(missing)} missing"
+    path = point / "results.parquet"
+    try:
+        columns = pq.read_table(path).column_names
+    except (OSError, ValueError, pa.ArrowException) as exc:  # ArrowInvalid is a ValueError
+        return f"{path}: cannot be read ({exc})"
+    if columns != RESULTS_COLUMNS:
+        return f"{path}: columns {', '.join(columns)}; expected {', '.join(RESULTS_COLUMNS)}"
+    return None
+
+
 def is_stored(out_dir: Path, run_hash: str) -> bool:
-    """Whether point ``run_hash`` is complete in ``out_dir`` (renamed into place only when whole)."""
-    return (out_dir / "points" / run_hash / "results.parquet").is_file()
+    """Whether point ``run_hash`` is complete and readable in ``out_dir`` (``stored_problem``)."""
+    return stored_problem(out_dir, run_hash) is None
 
 
-def _clean_stale_temps(points_dir: Path) -> None:
-    """Remove half-written point directories left by an interrupted run (hidden temp dirs)."""
-    if not points_dir.is_dir():
-        return
-    for p in points_dir.iterdir():
-        if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name):
-            shutil.rmtree(p, ignore_errors=True)
+def _is_temp(name: str) -> bool:
+    """A hidden temporary file or folder of an interrupted write (``.<name>.tmp-*``, ``.<name>.old-*``)."""
+    return name.startswith(".") and (".tmp-" in name or ".old-" in name)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file or a directory tree (gone already: nothing)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _clean_stale_temps(out_dir: Path) -> None:
+    """Remove half-written files and point directories left by an interrupted run (hidden temps)."""
+    for d in (out_dir, out_dir / "points", out_dir / "failed"):
+        if not d.is_dir():
+            continue
+        for p in d.iterdir():
+            if _is_temp(p.name):
+                _remove(p)
 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True, default=str)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    def dump(tmp: Path) -> None:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+    write_atomic(path, dump)
+
+
+def _not_a_study_dir(out_dir: Path, name: str) -> str | None:
+    """What keeps non-empty ``out_dir`` from being resumed by study ``name`` (None: nothing)."""
+    entries = [p.name for p in out_dir.iterdir()]
+    other = [e for e in entries if e not in STUDY_ENTRIES and not _is_temp(e)]
+    if other:
+        return f"holds {listing(other)}, which is not a study's"
+    lock = out_dir / LOCK_NAME
+    if not lock.is_file():
+        return f"holds {listing(entries)} but no {LOCK_NAME}, so no study ran there"
+    owner = lock.read_text().strip()
+    if owner and owner != name:  # an empty lock: written before locks named their study
+        return f"is the directory of study {owner!r} (named in its {LOCK_NAME})"
+    return None
+
+
+def check_study_dir(path: str | Path, name: str) -> Path:
+    """``path`` as a Path if study ``name`` may write there (a new path, an empty directory or a previous
+    directory of the same study, see the module docstring), creating nothing; else InputError naming --out."""
+    return check_output_target(path, lambda d: _not_a_study_dir(d, name),
+                               f"a previous directory of study {name!r} (holding {', '.join(STUDY_ENTRIES)})")
 
 
 class _StudyLock:
-    """Exclusive lock on a study directory (released by the OS if the process dies)."""
+    """Exclusive lock on a study directory (released by the OS if the process dies). The lock file
+    stays, naming the study: it marks the directory as that study's (``check_study_dir``)."""
 
-    def __init__(self, out_dir: Path):
-        self.path = out_dir / ".study.lock"
+    def __init__(self, out_dir: Path, name: str):
+        self.path = out_dir / LOCK_NAME
+        self.name = name
         self.fh: Any = None
+        self.created = False
 
-    def __enter__(self) -> _StudyLock:
-        self.fh = open(self.path, "w")
+    def acquire(self) -> None:
+        """Wait up to LOCK_WAIT_S for the lock, then write the study's name into the lock file."""
+        self.created = not self.path.exists()
+        self.fh = open(self.path, "a")  # not "w": a run waiting here must not blank the holder's name
         deadline = time.monotonic() + LOCK_WAIT_S  # workers of a killed run exit within a second
         while True:
             try:
                 fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
+                break
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     self.fh.close()
+                    self.created = False  # the run holding it made it too, in a race: not ours to remove
                     raise InputError(f"{self.path.parent}: another offsim study is running in this directory; "
                                      "expected it to finish first") from None
                 time.sleep(0.1)
+        self.fh.truncate(0)
+        self.fh.write(self.name + "\n")
+        self.fh.flush()
+
+    def release(self) -> None:
+        """Unlock and close (the file stays)."""
+        if self.fh is not None and not self.fh.closed:
+            fcntl.flock(self.fh, fcntl.LOCK_UN)
+            self.fh.close()
+
+
+class _Pool:
+    """The executor of a study's points: started by the first ``open`` (a scheduler connected, a
+    local cluster started), shut down by ``close`` or on leaving the ``with`` block."""
+
+    def __init__(self, workers: int | None, scheduler: str | None, dask_local: int | None):
+        self.options = (workers, scheduler, dask_local)
+        self.executor: Executor | None = None
+        self._stack = ExitStack()
+
+    def open(self) -> Executor:
+        """The executor, started if it is not yet; InputError if a scheduler cannot be reached."""
+        if self.executor is None:
+            self.executor = self._stack.enter_context(point_executor(*self.options))
+        return self.executor
+
+    def close(self) -> None:
+        """Shut the executor down (waiting for its workers)."""
+        self._stack.close()
+        self.executor = None
+
+    def __enter__(self) -> _Pool:
+        return self
 
     def __exit__(self, *exc: Any) -> None:
-        fcntl.flock(self.fh, fcntl.LOCK_UN)
-        self.fh.close()
+        self.close()
+
+
+def _points_to_run(out: Path, unique: dict[str, Point]) -> list[tuple[Point, str]]:
+    """The points not done in ``out``, each with why (``stored_problem``)."""
+    todo = []
+    for run_hash, point in unique.items():
+        problem = stored_problem(out, run_hash)
+        if problem is not None:
+            todo.append((point, problem))
+    return todo
+
+
+def _discard_unreadable(out: Path, todo: list[tuple[Point, str]]) -> None:
+    """Say on stderr which of ``todo`` are stored but cannot be read (naming the file) and remove them,
+    to be run again: a point's results are deterministic."""
+    for point, problem in todo:
+        stored = out / "points" / point.run_hash
+        if stored.exists():
+            print(f"offsim: warning: {problem}; running point ({point.label()}) again", file=sys.stderr)
+            _remove(stored)
+
+
+@contextmanager
+def _locked_study_dir(out: Path, name: str, unique: dict[str, Point], pool: _Pool) -> Iterator[list[Point]]:
+    """Create ``out`` if missing, lock it and yield the points to run, with ``pool`` open if there are
+    any; unlock on exit. If this setup fails on input (another run holds the lock, the scheduler
+    cannot be reached), what it created is removed again: the directory, or the lock file of a
+    directory that existed; never anything that was there before."""
+    top = first_missing(out)
+    make_output_dir(out)
+    lock = _StudyLock(out, name)
+    try:
+        lock.acquire()
+        try:
+            todo = _points_to_run(out, unique)
+            if todo:
+                pool.open()  # normally open already (run_study); here if a stored point proved unreadable
+            _clean_stale_temps(out)
+            _discard_unreadable(out, todo)
+        except BaseException:
+            lock.release()
+            raise
+    except InputError:
+        if lock.created:
+            lock.path.unlink(missing_ok=True)
+        remove_created(top)
+        raise
+    try:
+        yield [point for point, _ in todo]
+    finally:
+        lock.release()
 
 
 Outcome = tuple[str, Any, float]
 Submit = Callable[[list[Point]], Iterator[tuple[Point, Outcome]]]
 
 
-def _run(workers: int | None, scheduler: str | None, dask_local: int | None, points_dir: Path) -> Submit:
-    """Run points on ``point_executor``. Local workers also store their points (same filesystem), in
-    parallel; dask workers return Results and the driver stores them (no shared filesystem needed)."""
+def _run(pool: _Pool, points_dir: Path) -> Submit:
+    """Run points on ``pool``. Local workers also store their points (same filesystem), in parallel;
+    dask workers return Results and the driver stores them (no shared filesystem needed)."""
+    _, scheduler, dask_local = pool.options
     store = str(points_dir) if scheduler is None and dask_local is None else None
 
     def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
-        with point_executor(workers, scheduler, dask_local) as pool:
-            futures = {pool.submit(simulate_point, p.loaded, p.workload, p.workload_source, store): p
-                       for p in todo}
-            try:
-                for fut in as_completed(futures):
-                    try:
-                        outcome = fut.result()
-                    except Exception as exc:  # noqa: BLE001 -- a worker died or the task was lost
-                        outcome = ("failed", f"{type(exc).__name__}: {exc}", 0.0)
-                    yield futures[fut], outcome
-            finally:
-                for fut in futures:
-                    fut.cancel()
+        executor = pool.open()
+        futures = {executor.submit(simulate_point, p.loaded, p.workload, p.workload_source, store): p
+                   for p in todo}
+        try:
+            for fut in as_completed(futures):
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # noqa: BLE001 -- a worker died or the task was lost
+                    outcome = ("failed", f"{type(exc).__name__}: {exc}", 0.0)
+                yield futures[fut], outcome
+        finally:
+            for fut in futures:
+                fut.cancel()
     return go
 
 
@@ -616,10 +833,12 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
               scheduler: str | None = None, dask_local: int | None = None, progress: bool = True) -> StudyOutcome:
     """Run every point of ``study`` not yet stored in ``out_dir``, then write table, figures and report.
 
-    out_dir: default ``results/studies/<name>`` (relative to the working directory).
+    out_dir: default ``results/studies/<name>`` (relative to the working directory); a new path, an
+    empty directory or a previous directory of the same study (``check_study_dir``).
     workers: local process-pool size (default os.cpu_count()). scheduler: a dask.distributed
     scheduler address; dask_local: start a loopback Dask cluster of that many worker processes.
-    Bad study files raise ConfigError before anything runs or is written.
+    Bad input (study file, options, output directory, an unreachable scheduler) raises InputError
+    before anything runs or is written.
     """
     from simulator.study_report import write_outputs
 
@@ -627,20 +846,22 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     spec = study if isinstance(study, StudySpec) else load_study(study)
     check_parallel_options(workers, scheduler, dask_local)  # before any output: a missing dask writes nothing
     points = prepare_points(spec)
-    out = check_output_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name)
-    submit = _run(workers, scheduler, dask_local, out / "points")
-    make_output_dir(out)
-    with _StudyLock(out):
-        _clean_stale_temps(out / "points")
-        unique: dict[str, Point] = {}
-        for p in points:
-            unique.setdefault(p.run_hash, p)
-        reused = [h for h in unique if is_stored(out, h)]
-        todo = [p for h, p in unique.items() if h not in set(reused)]
-        simulated, failed, sim_s = _execute(submit, todo, out, len(unique), len(reused), spec.name, progress)
-        outcome = StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
-                               reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s)
-        table_path, report_path = write_outputs(outcome)
+    out = check_study_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name, spec.name)
+    unique: dict[str, Point] = {}
+    for p in points:
+        unique.setdefault(p.run_hash, p)
+    with _Pool(workers, scheduler, dask_local) as pool:
+        if any(not (out / "points" / h / "results.parquet").is_file() for h in unique):
+            pool.open()  # connect before writing anything: an unreachable scheduler leaves no output
+        with _locked_study_dir(out, spec.name, unique, pool) as todo:
+            to_run = {p.run_hash for p in todo}
+            reused = [h for h in unique if h not in to_run]
+            simulated, failed, sim_s = _execute(_run(pool, out / "points"), todo, out, len(unique), len(reused),
+                                                spec.name, progress)
+            pool.close()
+            outcome = StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
+                                   reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s)
+            table_path, report_path = write_outputs(outcome)
     return StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
                         reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s,
                         wall_s=time.perf_counter() - t0, table_path=table_path, report_path=report_path)

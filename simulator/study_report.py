@@ -8,14 +8,15 @@ holding resolved values: SI numbers for quantities), ``run_hash``, then the
 run's long form (component, quantity, value, unit).
 
 A figure's ``y`` is ``component/quantity`` (split at the last ``/``), or
-``energy/total``: the sum of every ``energy/*`` row of a point.
+``energy/total``: the sum of every ``energy/*`` row of a point. The checks before
+any point runs (``simulator.study.check_figure_quantities``) refuse a quantity no run
+can have; one that only a run can tell (a stage's, an accelerator's) and that
+no stored point has is left out of the report with a note.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator.outputs import write_atomic
 from simulator.plots import Panel, Series, format_value, line_panels, unit_of_key
 
 if TYPE_CHECKING:
@@ -73,17 +75,8 @@ def consolidate(points: list[Point] | tuple[Point, ...], out_dir: str | Path) ->
 
 
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
-    """Write the consolidated table as Parquet, atomically (temp file, then rename)."""
-    out = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
-    os.close(fd)
-    try:
-        table.to_parquet(tmp, index=False)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+    """Write the consolidated table as Parquet, atomically (temp file, then rename; mode as under the umask)."""
+    return write_atomic(path, lambda tmp: table.to_parquet(tmp, index=False))
 
 
 def quantity_table(table: pd.DataFrame, axis_keys: list[str], y: str) -> tuple[pd.DataFrame, str]:

@@ -1,4 +1,5 @@
-"""``offsim reproduce``: reference CSVs are well formed, quick targets run end to end, bad targets exit 2."""
+"""``offsim reproduce``: reference CSVs are well formed, quick targets run end to end (and again into their
+own output), bad targets and foreign output directories exit 2."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import pytest
 import yaml
 
 from simulator.cli import main
-from simulator.reproduce import (PNG_MAGIC, REFERENCE_COLUMNS, REFERENCE_DIR, TARGETS, Comparison, ReferenceRow,
-                                 load_reference)
+from simulator.config.errors import InputError
+from simulator.reproduce import (MARKER, PNG_MAGIC, REFERENCE_COLUMNS, REFERENCE_DIR, TARGETS, Comparison,
+                                 ReferenceRow, check_out_dir, load_reference)
 
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
@@ -107,6 +109,8 @@ def test_prajapati_stencil_quick(tmp_path, capsys):
 
 def test_choi_roofline_quick(tmp_path):
     assert main(["reproduce", "choi-roofline", "--quick", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / MARKER).read_text() == "choi-roofline\n"
+    assert main(["reproduce", "choi-roofline", "--quick", "--out", str(tmp_path)]) == 0  # its own output: replaced
     text = _report_ok(tmp_path)
     b_tau = _cells(text, "B_tau (vendor peaks 53.3 / 25.6)")
     assert float(b_tau[1]) == pytest.approx(53.3 / 25.6, rel=1e-3)
@@ -182,4 +186,34 @@ def test_unavailable_target_exits_2(tmp_path, monkeypatch, capsys):
     monkeypatch.delattr(simulator, "logca_gpu_study", raising=False)
     assert main(["reproduce", "logca-gpu", "--quick", "--out", str(tmp_path)]) == 2
     assert "not available yet" in capsys.readouterr().err
-    assert not (tmp_path / "report.md").exists()
+    assert list(tmp_path.iterdir()) == []  # no report, no marker: the directory is as it was
+    assert main(["reproduce", "logca-gpu", "--quick", "--out", str(tmp_path / "new" / "out")]) == 2
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_foreign_output_directory_is_refused_before_any_work(tmp_path, capsys):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine\n")
+    assert main(["reproduce", "choi-roofline", "--quick", "--out", str(foreign)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: --out {foreign}: holds notes.txt, which is not an output of target "
+                   "'choi-roofline'; expected a new path, an empty directory or a previous output of target "
+                   f"'choi-roofline' (its {MARKER} names the target)"]
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / MARKER).write_text("logca-gpu\n")
+    with pytest.raises(InputError, match="holds the output of target 'logca-gpu'"):
+        check_out_dir("choi-roofline", other)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError, match="exists and is not a directory"):
+        check_out_dir("choi-roofline", tmp_path / "file")
+    # an output written before the marker: recognised by its report's target line
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "report.md").write_text("# Reproduction: Choi\n\nTarget `choi-roofline` (quick mode).\n")
+    (old / "roofline_sweep.png").write_bytes(PNG_MAGIC)
+    assert check_out_dir("choi-roofline", old) == old
+    with pytest.raises(InputError, match="which is not an output of target 'logca-gpu'"):
+        check_out_dir("logca-gpu", old)

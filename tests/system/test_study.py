@@ -1,4 +1,5 @@
-"""Studies: end to end, resume after SIGKILL, Dask equals the local pool, bad study files, report figures."""
+"""Studies: end to end, resume after SIGKILL or over a corrupt point, Dask equals the local pool, bad study
+files, bad parallel options and output directories, report figures, output permissions."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ import pytest
 import yaml
 
 from simulator.cli import main
-from simulator.config.errors import ConfigError
+from simulator.config.errors import ConfigError, InputError
 from simulator.runner import run
-from simulator.study import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points, run_study
+from simulator.study import (LOCK_NAME, SPECIALISED_STUDY_RUNNERS, check_study_dir, load_study, prepare_points,
+                             run_study)
 from tests.conftest import DEFAULT_SYSTEM, ROOT
 
 POINT_FILES = ["config.resolved.yaml", "results.parquet", "summary.json"]
@@ -121,7 +123,7 @@ def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys):
 def test_report_references_only_figures_that_exist(tmp_path):
     extra = ("figures:\n  - {x: param.array_bytes, y: cache/L1D/misses, group: set.host.max_outstanding_misses}\n"
              "  - {x: set.host.max_outstanding_misses, y: energy/total}\n"
-             "  - {x: set.host.max_outstanding_misses, y: dram/no_such_quantity}\n")
+             "  - {x: set.host.max_outstanding_misses, y: stage/host/no_such_stage/busy_s}\n")
     outcome = run_study(_study(tmp_path, SMALL, extra=extra), tmp_path / "out", workers=2, progress=False)
     report = outcome.report_path.read_text()
     images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
@@ -131,7 +133,7 @@ def test_report_references_only_figures_that_exist(tmp_path):
         assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     links = re.findall(r"\]\((points/[^)]+)\)", report)
     assert len(links) == 4 and all((outcome.out_dir / rel).is_file() for rel in links)
-    assert "dram/no_such_quantity" in report  # named as not drawn
+    assert "stage/host/no_such_stage/busy_s" in report  # a stage only the run can tell: named as not drawn
 
 
 def test_default_figures_are_drawn_when_none_are_asked_for(tmp_path):
@@ -158,6 +160,13 @@ BAD_STUDIES = {
                                    "sweep.product.set.host.max_outstanding_misses"),
     "figure on an unknown axis": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n  - {x: param.n, y: dram/reads}\n",
                                   "figures[0].x"),
+    "figure of an unknown quantity": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
+                                      "  - {x: param.array_bytes, y: dram/reads}\n"
+                                      "  - {x: param.array_bytes, y: dram/nonexistent_quantity}\n",
+                                      "figures[1].y: 'dram/nonexistent_quantity': no quantity"),
+    "figure of an unknown component": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
+                                       "  - {x: param.array_bytes, y: cache/L3/misses}\n",
+                                       "figures[0].y: 'cache/L3/misses': no component 'cache/L3'"),
 }
 
 
@@ -299,3 +308,139 @@ def test_offsim_study_refuses_what_a_specialised_runner_cannot_do(tmp_path, caps
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and expected in err[0], err
         assert not (tmp_path / "o").exists()
+
+
+def test_figures_are_checked_against_the_quantities_runs_emit(tmp_path):
+    """Every quantity of the shipped example and of the default figures passes; an accelerator's
+    quantities are known only after a run, so only its name is checked before."""
+    from simulator.study_report import DEFAULT_Y, SUMMARY_Y
+
+    prepare_points(load_study(ROOT / "configs" / "studies" / "micro_sweep.yaml"))
+    ys = [*DEFAULT_Y, *(y for _, y in SUMMARY_Y), "energy/dram/refresh", "host/bytes_served_by_DRAM",
+          "stage/host/stream/busy_s"]
+    extra = "figures:\n" + "".join(f"  - {{x: param.array_bytes, y: {y}}}\n" for y in ys)
+    prepare_points(load_study(_study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\"]\n", extra=extra)))
+    lap = tmp_path / "lap.yaml"
+    lap.write_text(f"name: lap\nsystem: {ROOT / 'configs' / 'systems' / 'lap_llc.yaml'}\nworkload: w.yaml\n"
+                   "sweep:\n  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
+                   "  - {x: param.array_bytes, y: accel/lap/any_counter}\n"
+                   "  - {x: param.array_bytes, y: energy/lap/any_category}\n"
+                   "  - {x: param.array_bytes, y: accel/lapp/busy_s}\n")
+    with pytest.raises(ConfigError) as exc:
+        prepare_points(load_study(lap))
+    assert exc.value.messages == [m for m in exc.value.messages if "figures[2].y: 'accel/lapp/busy_s'" in m]
+    assert len(exc.value.messages) == 1 and "did you mean accel/lap?" in exc.value.messages[0]
+
+
+@pytest.mark.parametrize("damage", ["truncated results.parquet", "missing summary.json"])
+def test_a_stored_point_that_cannot_be_read_is_run_again(tmp_path, capsys, damage):
+    study = _study(tmp_path, SMALL)
+    out = tmp_path / "out"
+    first = run_study(study, out, workers=2, progress=False)
+    clean = _table(out)
+    bad = first.points[1].run_hash
+    if damage == "truncated results.parquet":
+        with open(out / "points" / bad / "results.parquet", "r+b") as fh:
+            fh.truncate(100)
+    else:
+        (out / "points" / bad / "summary.json").unlink()
+    assert main(["study", str(study), "--out", str(out), "--workers", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "1 simulated, 3 reused, 0 failed" in captured.out
+    damaged = "results.parquet: cannot be read" if damage.startswith("truncated") else "summary.json missing"
+    assert f"{out / 'points' / bad}" in captured.err and damaged in captured.err, captured.err
+    assert sorted(f.name for f in (out / "points" / bad).iterdir()) == POINT_FILES
+    pd.testing.assert_frame_equal(_table(out), clean)  # the point's results are deterministic
+
+
+def test_parallel_options_are_one_way_of_running(tmp_path, capsys):
+    """--workers with --dask-local or --scheduler would be ignored: refused before anything is written."""
+    study = _study(tmp_path, SMALL)
+    fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
+    for argv, other in (([str(study), "--dask-local", "2"], "--dask-local"),
+                        ([str(study), "--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
+                        ([str(fmm), "--dask-local", "2"], "--dask-local")):
+        assert main(["study", *argv, "--workers", "2", "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"--workers: cannot be combined with {other}" in err[0], err
+        assert not (tmp_path / "o").exists()
+
+
+def test_an_unreachable_scheduler_leaves_no_output(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("dask.distributed")
+    import simulator.executors
+
+    monkeypatch.setattr(simulator.executors, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
+    study = _study(tmp_path, SMALL)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
+    for file, out, address in ((study, tmp_path / "new" / "s", "notanaddress"), (study, empty, "tcp://127.0.0.1:1"),
+                               (fmm, tmp_path / "fmm", "notanaddress")):
+        assert main(["study", str(file), "--out", str(out), "--scheduler", address]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"{'fmm_study' if file == fmm else 'offsim'}: error: --scheduler "
+                                                   f"{address}: cannot connect ("), err
+        assert "expected the address of a running dask.distributed scheduler" in err[0]
+    assert not (tmp_path / "new").exists() and not (tmp_path / "fmm").exists()
+    assert list(empty.iterdir()) == []  # an existing directory stays, and nothing is left in it
+
+    # Resuming over a point that proves unreadable needs the scheduler only once the study is locked:
+    # refused then too, leaving the previous study as it was (its lock and the unreadable point included).
+    out = tmp_path / "done"
+    run_study(study, out, workers=2, progress=False)
+    (out / "points" / prepare_points(load_study(study))[0].run_hash / "results.parquet").write_bytes(b"x")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main(["study", str(study), "--out", str(out), "--scheduler", "notanaddress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--scheduler notanaddress: cannot connect" in err[0], err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_out_must_be_new_empty_or_the_same_studys_directory(tmp_path, capsys):
+    study = _study(tmp_path, SMALL, name="s")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine\n")
+    assert main(["study", str(study), "--out", str(foreign)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--out {foreign}: holds notes.txt, which is not a study's" in err[0], err
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+
+    fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
+    assert main(["study", str(fmm), "--out", str(foreign)]) == 2
+    assert f"--out {foreign}: holds notes.txt, which is not the FMM study's" in capsys.readouterr().err
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError, match="exists and is not a directory"):
+        check_study_dir(tmp_path / "file", "s")
+    done = tmp_path / "done"
+    run_study(study, done, workers=2, progress=False)
+    assert (done / LOCK_NAME).read_text() == "s\n"
+    assert check_study_dir(done, "s") == done  # resumed (test_study_runs_end_to_end... reruns one)
+    with pytest.raises(InputError, match=f"--out {done}: is the directory of study 's'"):
+        check_study_dir(done, "other")
+    (done / LOCK_NAME).write_text("")  # a lock from before locks named their study: any study's
+    assert check_study_dir(done, "other") == done
+    (done / LOCK_NAME).unlink()
+    with pytest.raises(InputError, match=f"but no {LOCK_NAME}"):
+        check_study_dir(done, "s")
+
+
+def test_outputs_follow_the_umask(tmp_path):
+    """Tables, reports, failure records and directories get the modes an ordinary file would (not
+    the private 0600 / 0700 of temporary files)."""
+    study = _study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\", \"1001 B\"]\n")
+    old = os.umask(0o027)
+    try:
+        outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
+    finally:
+        os.umask(old)
+    out = outcome.out_dir
+    assert len(outcome.failed) == 1
+    files = [out / "study.parquet", out / "report.md", out / LOCK_NAME, *(out / "failed").iterdir(),
+             *(out / "figures").iterdir()]
+    assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {f.name: "0o640" for f in files}
+    dirs = [out, out / "failed", out / "figures"]
+    assert {d.name: oct(d.stat().st_mode & 0o777) for d in dirs} == {d.name: "0o750" for d in dirs}
