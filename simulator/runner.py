@@ -26,7 +26,7 @@ from simulator.config.workload import WorkloadSpec, build_workload, generate_tra
 from simulator.energy import energy_breakdown_j
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
-from simulator.outputs import check_output_dir
+from simulator.outputs import check_output_dir, umask
 from simulator.replay import replay
 from simulator.results import Results
 from simulator.system import System, build_system
@@ -211,13 +211,6 @@ def _check_writable_parent(out: Path, out_dir: str | Path) -> None:
                           "a writable location") from None
 
 
-def _umask() -> int:
-    """The process's file-creation mask (read by setting it, then restored)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec) -> Path:
     """Write config.resolved.yaml, results.parquet and summary.json into ``out_dir`` atomically;
     ``out_dir`` must pass :func:`check_run_dir_target`."""
@@ -228,7 +221,7 @@ def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, w
     except OSError as exc:
         raise ConfigError(f"--out {out_dir}: cannot be created ({exc.strerror}); expected a writable location") from None
     try:
-        tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the run directory is an ordinary one
+        tmp.chmod(0o777 & ~umask())  # mkdtemp makes it private; the run directory is an ordinary one
         resolved = {"system": loaded.resolved, "workload": workload.as_dict(),
                     "hashes": {k: results.meta[k] for k in ("config_hash", "workload_hash", "run_hash")}}
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: same output, faster
