@@ -275,6 +275,9 @@ def load_study(path: str | Path) -> StudySpec:
         raise ConfigError(f"{source}: study: {kind!r} is a specialised study that the sweep runner does not run; "
                           f"expected a sweep file (keys {', '.join(STUDY_KEYS)}). Run it with: "
                           + SPECIALISED_STUDY_RUNNERS[kind].how(source))
+    if "study" in raw:  # a paper's study file of a kind no runner has: one message, not every sweep key
+        raise ConfigError(f"{source}: study: {kind!r} is not a paper study kind; expected one of: "
+                          f"{', '.join(sorted(SPECIALISED_STUDY_RUNNERS))} (or a sweep file, without 'study:')")
     errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(STUDY_KEYS)}"
               for k in raw if k not in STUDY_KEYS]
     name = raw.get("name", Path(source).stem)

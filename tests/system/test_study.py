@@ -444,3 +444,16 @@ def test_outputs_follow_the_umask(tmp_path):
     assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {f.name: "0o640" for f in files}
     dirs = [out, out / "failed", out / "figures"]
     assert {d.name: oct(d.stat().st_mode & 0o777) for d in dirs} == {d.name: "0o750" for d in dirs}
+
+
+def test_an_unknown_study_kind_is_one_message(tmp_path, capsys):
+    from simulator.cli import main
+
+    bad = tmp_path / "s.yaml"
+    bad.write_text("study: bogus_kind\n")
+    assert main(["study", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {bad}: study: 'bogus_kind' is not a paper study kind; expected one of: "
+                   "fmm_placement, logca_crypto, logca_gpu, roofline, stencil_tiling (or a sweep file, without "
+                   "'study:')"]
+    assert not (tmp_path / "out").exists()
