@@ -457,3 +457,9 @@ def test_an_unknown_study_kind_is_one_message(tmp_path, capsys):
                    "fmm_placement, logca_crypto, logca_gpu, roofline, stencil_tiling (or a sweep file, without "
                    "'study:')"]
     assert not (tmp_path / "out").exists()
+
+
+def test_validate_knows_a_loader_for_every_paper_study_kind():
+    from simulator.cli import _study_loaders
+
+    assert set(_study_loaders()) == set(SPECIALISED_STUDY_RUNNERS)
