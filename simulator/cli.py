@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import InputError
+from simulator.config.errors import EXIT_BAD_INPUT, InputError
 from simulator.units import format_quantity
 
-EXIT_BAD_INPUT = 2
 DEFAULT_RESULTS_DIR = Path("results") / "runs"
 
 
@@ -212,9 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except InputError as exc:
-        for message in exc.messages:
-            print(f"offsim: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return exc.report("offsim")
     except MemoryError as exc:  # e.g. a trace of 10^11 rows: too large an input, not a crash
         print(f"offsim: error: out of memory ({exc or 'allocation failed'}); expected a workload small enough "
               "for this machine: reduce its size (--param) or run it where more memory is free", file=sys.stderr)

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from concurrent.futures import as_completed
 from contextlib import ExitStack
@@ -453,9 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         out = make_output_dir(args.out)
     except (InputError, ValueError) as exc:
         executor.close()
-        for message in exc.messages if isinstance(exc, InputError) else [str(exc)]:
-            print(f"fmm_study: error: {message}", file=sys.stderr)
-        return 2
+        return (exc if isinstance(exc, InputError) else InputError(str(exc))).report("fmm_study")
     t0 = time.perf_counter()
     pts = grid(study, args.quick, only)
     # big points first so that the two workers finish together

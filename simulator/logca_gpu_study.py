@@ -37,7 +37,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +50,7 @@ from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
-from simulator.outputs import make_output_dir
+from simulator.outputs import load_with_output_dir
 from simulator.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
@@ -590,12 +589,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
     try:
-        spec = load_gpu_study(args.study)
-        out = make_output_dir(args.out)
+        spec, out = load_with_output_dir(load_gpu_study, args.study, args.out)
     except InputError as exc:
-        for message in exc.messages:
-            print(f"logca_gpu_study: error: {message}", file=sys.stderr)
-        return 2
+        return exc.report("logca_gpu_study")
     res = gpu_study(spec, out)
     grid = granularities(2**12, 2**26)
     for key, fit in res["fits"].items():

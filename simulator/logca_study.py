@@ -435,10 +435,9 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "r
 def main(argv: list[str] | None = None) -> int:
     """Command line: run the crypto study, write its figures and print the fits."""
     import argparse
-    import sys
 
     from simulator.config.errors import InputError
-    from simulator.outputs import make_output_dir
+    from simulator.outputs import load_with_output_dir
 
     ap = argparse.ArgumentParser(description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
@@ -448,12 +447,9 @@ def main(argv: list[str] | None = None) -> int:
                                                                            "(default: results/logca)")
     args = ap.parse_args(argv)
     try:
-        spec = load_crypto_study(args.study)
-        out = make_output_dir(args.out)
+        spec, out = load_with_output_dir(load_crypto_study, args.study, args.out)
     except InputError as exc:
-        for message in exc.messages:
-            print(f"logca_study: error: {message}", file=sys.stderr)
-        return 2
+        return exc.report("logca_study")
     result = crypto_study(spec, out)
     for key, fit in result.fits.items():
         print(key, fit.params)

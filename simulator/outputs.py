@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from simulator.config.errors import InputError
 
@@ -111,3 +112,10 @@ def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return out
+
+
+def load_with_output_dir(load: Callable[[str], Any], study: str, out: str | Path) -> tuple[Any, Path]:
+    """A paper runner's start: its study file read by ``load`` and its ``--out`` directory made
+    (``make_output_dir``); InputError for either, with nothing written if the file is bad."""
+    spec = load(study)
+    return spec, make_output_dir(out)

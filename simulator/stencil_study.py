@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -303,9 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         summary = run_study(args.study, args.out)
     except InputError as exc:
-        for message in exc.messages:
-            print(f"stencil_study: error: {message}", file=sys.stderr)
-        return 2
+        return exc.report("stencil_study")
     print(json.dumps({k: v for k, v in summary.items() if k != "points"}, indent=2, default=str))
     return 0
 

@@ -6,6 +6,10 @@ The CLI turns any ``InputError`` into exit code 2 with nothing written.
 
 from __future__ import annotations
 
+import sys
+
+EXIT_BAD_INPUT = 2
+
 
 class InputError(Exception):
     """Bad user input; ``messages`` holds one line per problem found."""
@@ -13,6 +17,12 @@ class InputError(Exception):
     def __init__(self, messages: list[str] | str):
         self.messages = [messages] if isinstance(messages, str) else list(messages)
         super().__init__("\n".join(self.messages))
+
+    def report(self, program: str) -> int:
+        """Print each message as ``<program>: error: ...`` on stderr; return the bad-input exit code."""
+        for message in self.messages:
+            print(f"{program}: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 class ConfigError(InputError):
