@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from simulator.config.errors import EXIT_BAD_INPUT, InputError
 from simulator.units import format_quantity
@@ -71,22 +70,12 @@ def _yaml_kind(raw: object) -> str | None:
     return None
 
 
-def _study_loaders() -> dict[str, Any]:
-    """Loader (path -> validated spec) of each paper's study kind."""
-    from simulator import fmm_study, logca_gpu_study, logca_study, stencil_study
-
-    return {"fmm_placement": fmm_study.load_study, "logca_crypto": logca_study.load_crypto_study,
-            "logca_gpu": logca_gpu_study.load_gpu_study, "roofline": stencil_study.load_study,
-            "stencil_tiling": stencil_study.load_study}
-
-
 def _validate_study(path: str, raw: dict, kind: str) -> str:
     """Validate a study file as its runner would before running; return what it is."""
-    from simulator.study import load_study, prepare_points
+    from simulator.study import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points
 
-    loaders = _study_loaders()
-    if kind == "paper study" and raw["study"] in loaders:
-        loaders[raw["study"]](path)
+    if kind == "paper study" and raw["study"] in SPECIALISED_STUDY_RUNNERS:
+        SPECIALISED_STUDY_RUNNERS[raw["study"]].load(path)
         return f"{raw['study']} study"
     study = load_study(path)  # a sweep file, or an unknown study kind (one message)
     return f"study {study.name!r}, {len(prepare_points(study))} points"

@@ -97,6 +97,14 @@ class SpecialisedRunner:
     study_flag: str | None = "--study"
     parallel: bool = False
     command: str = ""
+    loader: str = ""  # "module:function" reading and validating the file (offsim validate)
+
+    def load(self, path: str | Path) -> Any:
+        """The file's validated spec, as its runner reads it (ConfigError naming file and key)."""
+        import importlib
+
+        module, function = self.loader.split(":")
+        return getattr(importlib.import_module(module), function)(path)
 
     def how(self, file: str) -> str:
         """The command line that runs ``file``."""
@@ -107,11 +115,14 @@ class SpecialisedRunner:
 
 
 SPECIALISED_STUDY_RUNNERS = {
-    "fmm_placement": SpecialisedRunner("simulator.fmm_study", parallel=True),
-    "logca_crypto": SpecialisedRunner(None, command="offsim reproduce logca-crypto"),
-    "logca_gpu": SpecialisedRunner("simulator.logca_gpu_study"),
-    "roofline": SpecialisedRunner("simulator.stencil_study", study_flag=None),
-    "stencil_tiling": SpecialisedRunner("simulator.stencil_study", study_flag=None),
+    "fmm_placement": SpecialisedRunner("simulator.fmm_study", parallel=True, loader="simulator.fmm_study:load_study"),
+    "logca_crypto": SpecialisedRunner(None, command="offsim reproduce logca-crypto",
+                                      loader="simulator.logca_study:load_crypto_study"),
+    "logca_gpu": SpecialisedRunner("simulator.logca_gpu_study", loader="simulator.logca_gpu_study:load_gpu_study"),
+    "roofline": SpecialisedRunner("simulator.stencil_study", study_flag=None,
+                                  loader="simulator.stencil_study:load_study"),
+    "stencil_tiling": SpecialisedRunner("simulator.stencil_study", study_flag=None,
+                                        loader="simulator.stencil_study:load_study"),
 }
 
 
