@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
+import yaml
 
 from models.logca import g1, speedup
 from simulator.config.loader import load_spec
@@ -30,7 +33,7 @@ def test_host_trace_costs_c_g_beta():
         table = kernel_host(kernel, 2**20, c)
         kernel_rows = [i for i, s in enumerate(table.column("stage").to_pylist()) if s == "kernel"]
         total = sum(table.column("cycles").to_pylist()[i] for i in kernel_rows)
-        assert total == pytest.approx(host_cycles(kernel, 2**20, c), rel=1e-9), kernel
+        assert total == pytest.approx(host_cycles(kernel, 2**20, c), rel=1e-6), kernel
 
 
 def test_offload_stages_split_work_and_buffers():
@@ -137,11 +140,16 @@ def test_calibrated_host_cost_file_matches_a_fresh_fit():
     from simulator.logca_gpu_calibration import KERNELS, calibrated_yaml, fit_discrete
     from simulator.logca_gpu_study import CALIBRATED, system_path
 
-    assert CALIBRATED.read_text() == calibrated_yaml()  # the shipped file is what the calibration writes
+    # The shipped file is what the calibration writes: the same header, keys and text, and the same
+    # numbers to 1e-6 (a least-squares fit's last digits depend on the numpy / BLAS build).
+    shipped, fresh = CALIBRATED.read_text(), calibrated_yaml()
+    assert [ln for ln in shipped.splitlines() if ln.startswith("#")] == [
+        ln for ln in fresh.splitlines() if ln.startswith("#")]
+    _assert_same_tree(yaml.safe_load(shipped), yaml.safe_load(fresh))
     entries = load_platform_entries(CALIBRATED)
     for kernel in KERNELS:
         fit, stored = fit_discrete(kernel), entries[f"discrete_gpu_{kernel}"].params
-        assert stored == fit.params, kernel
+        assert asdict(stored) == pytest.approx(asdict(fit.params), rel=1e-6), kernel
         assert fit.rms_relative < 0.35, kernel  # LogCA follows the n = 1 column it was fitted to
         assert load_gpu_platform("discrete", kernel).logca.overhead_cycles == stored.overhead_cycles
     apu = entries["apu_gemm"].params
@@ -253,3 +261,19 @@ def test_command_line_reports_a_bad_study_file_and_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{bad}: foo: unknown key" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def _assert_same_tree(a, b, where: str = "") -> None:
+    """``a`` and ``b`` (parsed YAML) have the same keys, lists and strings, and numbers equal to 1e-6."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), where
+        for key in a:
+            _assert_same_tree(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same_tree(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-6), where
+    else:
+        assert a == b, where
