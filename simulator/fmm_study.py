@@ -73,7 +73,7 @@ from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary
                                       pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace
 from simulator.executors import check_parallel_options, point_executor
-from simulator.outputs import check_output_target, listing, make_output_dir
+from simulator.outputs import check_owned_output, make_output_dir
 from simulator.plots import save_figure
 from models.ulist import BLOCK_ORDERS
 from workloads import fmm_ulist
@@ -85,6 +85,8 @@ FIGURE_FILES = ("fig8_dram_accesses.png", "fig9_cycles_by_stage.png", "fig10_dra
 # everything main() writes: a directory holding only these is a previous output, which a run replaces
 OUTPUT_FILES = ("table.csv", "table5.csv", "table3.csv", "findings.csv", "crosscheck.csv", "crosscheck_summary.csv",
                 "machine.json", *FIGURE_FILES)
+# What a previous output may hold (shell globs covering OUTPUT_FILES), for the --out check.
+OUTPUT_PATTERNS = ("table*.csv", "findings.csv", "crosscheck*.csv", "machine.json", "fig*.png")
 PIPELINED_BLOCK_RULES = ("model", "llc_rule")
 
 # Published figures, from the cited reference table (results/reference/asri_fmm.csv), MCycles.
@@ -419,13 +421,9 @@ def figures(table: pd.DataFrame, out: Path) -> None:
 
 def check_out_dir(path: str | Path) -> Path:
     """``path`` as a Path if the study may write there: a new path, an empty directory or a previous
-    output of this study (only ``OUTPUT_FILES``); InputError naming --out otherwise. Creates nothing."""
-    def foreign(out: Path) -> str | None:
-        other = [p.name for p in out.iterdir() if p.name not in OUTPUT_FILES]
-        return f"holds {listing(other)}, which is not the FMM study's" if other else None
-
-    return check_output_target(path, foreign, "a previous output of the FMM study (holding only its "
-                               "table*.csv, findings.csv, crosscheck*.csv, machine.json and fig*.png files)")
+    output of this study (only files named by ``OUTPUT_PATTERNS``); InputError naming --out otherwise.
+    Creates nothing."""
+    return check_owned_output(path, OUTPUT_PATTERNS, "the FMM study")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,7 +50,7 @@ from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
-from simulator.outputs import load_with_output_dir
+from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir
 from simulator.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
@@ -589,7 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
     try:
-        spec, out = load_with_output_dir(load_gpu_study, args.study, args.out)
+        spec, out = load_with_output_dir(load_gpu_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
+                                           "the LogCA studies")
     except InputError as exc:
         return exc.report("logca_gpu_study")
     res = gpu_study(spec, out)

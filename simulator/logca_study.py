@@ -437,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from simulator.config.errors import InputError
-    from simulator.outputs import load_with_output_dir
+    from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir
 
     ap = argparse.ArgumentParser(description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
@@ -447,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                            "(default: results/logca)")
     args = ap.parse_args(argv)
     try:
-        spec, out = load_with_output_dir(load_crypto_study, args.study, args.out)
+        spec, out = load_with_output_dir(load_crypto_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
+                                           "the LogCA studies")
     except InputError as exc:
         return exc.report("logca_study")
     result = crypto_study(spec, out)

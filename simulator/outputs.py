@@ -3,20 +3,23 @@
 A command's ``--out DIR`` may name a new path, an empty directory or a previous
 output of the same command (``check_output_target``, with the command's own
 rule for recognising its outputs); anything else is refused before any work.
-Files written atomically (``write_atomic``) get the usual permissions under the
-process umask, not the private 0600 of a temporary file.
+Files are written atomically with ``simulator.config.files.write_atomic``.
 """
 
 from __future__ import annotations
 
-import os
+import fnmatch
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from simulator.config.errors import InputError
+
+
+# The files the two LogCA runners (crypto and GPU) write into their shared output directory
+# (results/logca), so that each may rewrite a directory that holds the other's figures.
+LOGCA_OUTPUT_PATTERNS = ("speedup_*.png", "crypto_*.png", "gpu_*.png", "gpu_*.csv")
 
 
 def check_output_dir(path: str | Path, option: str = "--out") -> Path:
@@ -41,6 +44,21 @@ def check_output_target(path: str | Path, foreign: Callable[[Path], str | None],
     if problem is not None:
         raise InputError(f"{option} {path}: {problem}; expected a new path, an empty directory or {expected}")
     return out
+
+
+def check_owned_output(path: str | Path, patterns: tuple[str, ...], command: str,
+                       option: str = "--out") -> Path:
+    """``check_output_target`` for a command whose outputs are the files named by ``patterns``
+    (shell globs such as ``"gpu_*.png"``): a non-empty directory is accepted only if every entry
+    matches one of them; InputError naming ``option``, the entries that do not and ``command``
+    otherwise. Creates nothing."""
+    def foreign(out: Path) -> str | None:
+        other = [p.name for p in out.iterdir()
+                 if not (p.is_file() and any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns))]
+        return f"holds {listing(other)}, which is not {command}'s" if other else None
+
+    return check_output_target(path, foreign, f"a previous output of {command} (files named "
+                               f"{', '.join(patterns)})", option)
 
 
 def listing(names: list[str], most: int = 3) -> str:
@@ -79,43 +97,11 @@ def make_output_dir(path: str | Path, option: str = "--out") -> Path:
     return out
 
 
-def umask() -> int:
-    """The process's file-creation mask (read from the kernel where it says; else set and restored)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
-    """Write ``path`` through ``write(temp path)`` on a hidden file beside it, renamed into place once
-    complete, so a reader never sees half a file. The file gets the mode an ordinary ``open`` would
-    give it under the umask (0644 with umask 022), not mkstemp's private 0600. Returns ``path``."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
-    tmp = Path(name)
-    try:
-        try:
-            os.fchmod(fd, 0o666 & ~umask())
-        finally:
-            os.close(fd)
-        write(tmp)
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return out
-
-
-def load_with_output_dir(load: Callable[[str], Any], study: str, out: str | Path) -> tuple[Any, Path]:
-    """A paper runner's start: its study file read by ``load`` and its ``--out`` directory made
-    (``make_output_dir``); InputError for either, with nothing written if the file is bad."""
+def load_with_output_dir(load: Callable[[str], Any], study: str, out: str | Path, patterns: tuple[str, ...],
+                         command: str) -> tuple[Any, Path]:
+    """A paper runner's start: its study file read by ``load``, its ``--out`` checked to be new,
+    empty or a previous output of ``command`` (``check_owned_output`` with its file ``patterns``)
+    and then made (``make_output_dir``); InputError for any, with nothing written if one fails."""
     spec = load(study)
+    check_owned_output(out, patterns, command)
     return spec, make_output_dir(out)

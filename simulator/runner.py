@@ -26,7 +26,8 @@ from simulator.config.workload import WorkloadSpec, build_workload, generate_tra
 from simulator.energy import energy_breakdown_j
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
-from simulator.outputs import check_output_dir, umask
+from simulator.config.files import umask
+from simulator.outputs import check_output_dir
 from simulator.replay import replay
 from simulator.results import Results
 from simulator.system import System, build_system

@@ -15,7 +15,8 @@ time and energy with T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_m
 Stencils (004 apps. A, B): host sweeps (naive, blocked, time-tiled) against
 ``models.stencil.dram_traffic_words`` and the stencil engine against the tiled time model.
 
-Entry point: ``python -m simulator.stencil_study configs/studies/<study>.yaml --out DIR``.
+Entry point: ``python -m simulator.stencil_study configs/studies/<study>.yaml --out DIR``; DIR must be
+new, empty or a previous output of these studies (``OUTPUT_PATTERNS``).
 All times in seconds, energies in joules, traffic in bytes or words as named.
 """
 
@@ -36,7 +37,8 @@ from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
-from simulator.outputs import make_output_dir
+from simulator.config.files import write_atomic
+from simulator.outputs import load_with_output_dir
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.plots import save_figure
 from workloads import micro
@@ -280,16 +282,17 @@ def _plot_tiling(traffic: list[dict], engine: list[dict], path: Path) -> None:
 # ---- entry point ----------------------------------------------------------------------------
 
 STUDIES = {"roofline": run_roofline_study, "stencil_tiling": run_stencil_tiling_study}
+# What the studies write (their figures and summaries), for the --out check.
+OUTPUT_PATTERNS = ("roofline_sweep.png", "stencil_tiling.png", "*_summary.json")
 
 
 def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
-    """Run the study described by a YAML file (key ``study`` selects it); write summary.json."""
-    cfg = load_study(path)
-    kind = cfg.study
-    out = Path(out_dir)
-    make_output_dir(out)
-    summary = STUDIES[kind](cfg, out)
-    (out / f"{kind}_summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    """Run the study described by a YAML file (key ``study`` selects it) into ``out_dir`` (new, empty or
+    a previous output of these studies); write ``<study>_summary.json``."""
+    cfg, out = load_with_output_dir(load_study, path, out_dir, OUTPUT_PATTERNS, "the stencil studies")
+    summary = STUDIES[cfg.study](cfg, out)
+    text = json.dumps(summary, indent=2, default=str) + "\n"
+    write_atomic(out / f"{cfg.study}_summary.json", lambda tmp: tmp.write_text(text))
     return summary
 
 

@@ -77,8 +77,8 @@ from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload
 from simulator.config.yamlio import load_yaml
 from simulator.executors import check_parallel_options, point_executor
-from simulator.outputs import (check_output_target, first_missing, listing, make_output_dir, remove_created,
-                               write_atomic)
+from simulator.config.files import write_atomic
+from simulator.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")

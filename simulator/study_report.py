@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator.outputs import write_atomic
+from simulator.config.files import write_atomic
 from simulator.plots import Panel, Series, format_value, line_panels, unit_of_key
 
 if TYPE_CHECKING:

@@ -56,7 +56,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +65,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from simulator.config.files import write_atomic
 
 OPS: tuple[str, ...] = (
     "compute", "read", "write", "update", "zero", "flush", "evict_llc", "invalidate", "offload",
@@ -502,22 +503,11 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
 
 
 def write_trace(table: pa.Table, path: str | os.PathLike[str]) -> None:
-    """Validate ``table`` and write it to ``path`` as Parquet, atomically.
-
-    The file is written to a temporary name in the same directory, then moved
-    over ``path`` with ``os.replace``: readers never see a partial file.
-    """
+    """Validate ``table`` and write it to ``path`` as Parquet, atomically (``write_atomic``: readers
+    never see a partial file, and the file takes the umask's permissions)."""
     path = Path(path)
     validate_trace(table, str(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp, row_group_size=65536)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp, row_group_size=65536))
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:

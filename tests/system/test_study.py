@@ -464,3 +464,39 @@ def test_every_paper_study_kind_loads_its_shipped_file():
     studies = ROOT / "configs" / "studies"
     for kind, runner in SPECIALISED_STUDY_RUNNERS.items():
         assert runner.load(studies / f"{kind}.yaml") is not None
+
+
+def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path, capsys):
+    """The stencil and LogCA runners, like the FMM one, take a new path, an empty directory or a
+    previous output (the committed results/logca passes both LogCA runners); a directory holding
+    anything else is refused in one line before the study runs, and left as it was."""
+    from simulator import logca_gpu_study, logca_study, stencil_study
+    from simulator.outputs import LOGCA_OUTPUT_PATTERNS, check_owned_output
+
+    logca = ROOT / "results" / "logca"
+    assert check_owned_output(logca, LOGCA_OUTPUT_PATTERNS, "the LogCA studies") == logca
+    previous = tmp_path / "previous"
+    previous.mkdir()
+    for name in ("roofline_sweep.png", "stencil_tiling.png", "roofline_summary.json"):
+        (previous / name).write_bytes(b"")
+    assert check_owned_output(previous, stencil_study.OUTPUT_PATTERNS, "the stencil studies") == previous
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine\n")
+    (foreign / "gpu_figures.csv").write_text("")
+    studies = ROOT / "configs" / "studies"
+    runs = [("stencil_study", lambda: stencil_study.main([str(studies / "roofline.yaml"), "--out", str(foreign)]),
+             "the stencil studies", "gpu_figures.csv, notes.txt"),
+            ("logca_study", lambda: logca_study.main(["--out", str(foreign)]), "the LogCA studies", "notes.txt"),
+            ("logca_gpu_study", lambda: logca_gpu_study.main(["--out", str(foreign)]), "the LogCA studies",
+             "notes.txt")]
+    for program, run_main, command, holds in runs:
+        assert run_main() == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(
+            f"{program}: error: --out {foreign}: holds {holds}, which is not {command}'s; expected a new path, "
+            f"an empty directory or a previous output of {command} (files named "), err
+        assert sorted(p.name for p in foreign.iterdir()) == ["gpu_figures.csv", "notes.txt"]
+    with pytest.raises(InputError, match="holds sub, which is not"):
+        (previous / "sub").mkdir()  # a directory is not an output, whatever its name
+        check_owned_output(previous, ("*",), "x")

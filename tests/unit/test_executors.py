@@ -97,6 +97,6 @@ def test_the_fmm_study_writes_only_into_its_own_output_directory(tmp_path, capsy
     assert fmm_main(["--quick", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"fmm_study: error: --out {tmp_path}: holds notes.txt, which is not the FMM study's; expected a "
-                   "new path, an empty directory or a previous output of the FMM study (holding only its table*.csv, "
-                   "findings.csv, crosscheck*.csv, machine.json and fig*.png files)"]
+                   "new path, an empty directory or a previous output of the FMM study (files named table*.csv, "
+                   "findings.csv, crosscheck*.csv, machine.json, fig*.png)"]
     assert [p.name for p in Path(tmp_path).iterdir()] == ["notes.txt"]

@@ -94,6 +94,16 @@ def test_write_is_atomic_and_leaves_no_temp_files(tmp_path) -> None:
     assert os.listdir(tmp_path) == ["trace.parquet"]
 
 
+def test_a_written_trace_takes_the_umasks_permissions(tmp_path) -> None:
+    """0640 under umask 027, as an ordinary file would be, not a temporary file's private 0600."""
+    old = os.umask(0o027)
+    try:
+        write_trace(sample_table(), tmp_path / "trace.parquet")
+    finally:
+        os.umask(old)
+    assert oct((tmp_path / "trace.parquet").stat().st_mode & 0o777) == "0o640"
+
+
 def test_iter_trace_streams_batches_with_file_row_numbers(tmp_path) -> None:
     table = sample_table()
     path = tmp_path / "trace.parquet"
