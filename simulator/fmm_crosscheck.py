@@ -46,6 +46,8 @@ default host it then predicts 486 MCycles against 460 simulated (its largest q =
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,17 +174,28 @@ def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RAT
     ``bc_layout`` (``fmm_ulist.BC_LAYOUTS``), which decides the order the LAP sweeps them in. Not fitted
     to anything: a property of the simulated LLC (geometry, LRU, non-inclusion) and port.
     """
+    return _residency_curve(ratios, [_llc_residency_shares(system, m, ratios, bc_layout) for m in heights])
+
+
+def _llc_residency_shares(system: str, m: int, ratios: tuple[float, ...], bc_layout: str) -> list[float]:
+    """:func:`measure_llc_residency`'s shares kept at height ``m``, one per ratio (dimensionless)."""
     llc = load_system(system).spec.caches.levels[-1].size_bytes
-    shares = np.zeros(len(ratios))
-    for m in heights:
-        per_line = []
-        for x in ratios:
-            n = max(8, int(x * llc / (2 * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
-            lines = m * n * fmm_ulist.ELEM_BYTES / 64
-            d3, d1 = (_exchange_dram_lines(system, m, n, rounds, bc_layout) for rounds in (3, 1))
-            per_line.append((d3 - d1) / 2 / lines)
-        shares += np.clip(1 - np.array(per_line) / per_line[-1], 0.0, 1.0)
-    return [[float(x), float(h)] for x, h in zip(ratios, shares / len(heights))]
+    per_line = []
+    for x in ratios:
+        n = max(8, int(x * llc / (2 * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
+        lines = m * n * fmm_ulist.ELEM_BYTES / 64
+        d3, d1 = (_exchange_dram_lines(system, m, n, rounds, bc_layout) for rounds in (3, 1))
+        per_line.append((d3 - d1) / 2 / lines)
+    return [float(h) for h in np.clip(1 - np.array(per_line) / per_line[-1], 0.0, 1.0)]
+
+
+def _residency_curve(ratios: tuple[float, ...], per_height: list[list[float]]) -> list[list[float]]:
+    """[[ratio, share averaged over the heights], ...] from one list of shares per height (summed in
+    height order, so that measuring the heights apart gives the same bits as one after another)."""
+    total = np.zeros(len(ratios))
+    for shares in per_height:
+        total += np.array(shares)
+    return [[float(x), float(h)] for x, h in zip(ratios, total / len(per_height))]
 
 
 #: Working set / LLC capacity at which :func:`measure_pipelined_residency` measures: fewer than
@@ -319,15 +332,18 @@ def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELIN
     by the LAP right after the host writes it, C of block i - 1 only after gemm(i) and in(i + 1)
     have swept the cache), and the curves measure what that does.
     """
+    per_height = [_pipelined_residency_shares(system, m, ratios, bc_layout) for m in heights]
+    return (_residency_curve(ratios, [b for b, _ in per_height]),
+            _residency_curve(ratios, [c for _, c in per_height]))
+
+
+def _pipelined_residency_shares(system: str, m: int, ratios: tuple[float, ...], bc_layout: str
+                                ) -> tuple[list[float], list[float]]:
+    """:func:`measure_pipelined_residency`'s shares of B and of C kept at height ``m``, one per ratio."""
     llc = load_system(system).spec.caches.levels[-1].size_bytes
-    h_b, h_c = np.zeros(len(ratios)), np.zeros(len(ratios))
-    for m in heights:
-        for k, x in enumerate(ratios):
-            s_b, s_c = _pipelined_exchange_shares(system, m, _pipelined_class_width(x, llc, m), bc_layout=bc_layout)
-            h_b[k] += s_b
-            h_c[k] += s_c
-    return ([[float(x), float(h)] for x, h in zip(ratios, h_b / len(heights))],
-            [[float(x), float(h)] for x, h in zip(ratios, h_c / len(heights))])
+    shares = [_pipelined_exchange_shares(system, m, _pipelined_class_width(x, llc, m), bc_layout=bc_layout)
+              for x in ratios]
+    return [float(b) for b, _ in shares], [float(c) for _, c in shares]
 
 
 def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str = "rows") -> dict[str, Any]:
@@ -351,7 +367,66 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     (:func:`measure_dirty_flush`) on each system whose LAP is coupled without coherence (DRAM, near
     memory, PCIe). The exchange micro runs store B and C in ``bc_layout``, as the study's traces do.
     """
-    m: dict[str, Any] = {}
+    parts = machine_parts(cpu_system, lap_systems, bc_layout)
+    return assemble_machine(parts, [part.run() for part in parts])
+
+
+@dataclass(frozen=True)
+class MachinePart:
+    """One independent share of :func:`measure_machine`'s micro runs: ``fn(*args)``, to run in any
+    process (``fn`` is a module-level function, ``args`` plain values), in any order."""
+
+    kind: str   # "cpu", "llc_residency", "pipelined_residency" or "lap"
+    fn: Callable[..., Any]
+    args: tuple
+
+    def run(self) -> Any:
+        """The part's result (what :func:`assemble_machine` expects for its kind)."""
+        return self.fn(*self.args)
+
+
+def machine_parts(cpu_system: str, lap_systems: dict[str, str], bc_layout: str = "rows") -> list[MachinePart]:
+    """:func:`measure_machine`'s micro runs as independent parts, the longest first, so that a
+    study can spread them over its workers (:func:`assemble_machine` puts the results together):
+    the host's runs; each height of the two LLC residency curves on the first LLC-coupled LAP
+    system (about 7 s each on the default systems); each LAP system's runs."""
+    parts = []
+    couplings = {name: {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
+                 for name, sysf in lap_systems.items()}
+    llc_coupled = [sysf for name, sysf in lap_systems.items() if "llc" in couplings[name]]
+    if llc_coupled:
+        parts += [MachinePart("llc_residency", _llc_residency_shares,
+                              (llc_coupled[0], m, RESIDENCY_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
+        parts += [MachinePart("pipelined_residency", _pipelined_residency_shares,
+                              (llc_coupled[0], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
+    parts += [MachinePart("lap", _measure_lap_system,
+                          (name, sysf, bool(couplings[name] & set(NON_COHERENT)), bc_layout))
+              for name, sysf in lap_systems.items()]
+    parts.append(MachinePart("cpu", _measure_host, (cpu_system,)))
+    return parts
+
+
+def assemble_machine(parts: list[MachinePart], results: list[Any]) -> dict[str, Any]:
+    """The dict of :func:`measure_machine` from ``parts`` (:func:`machine_parts`) and their results,
+    in the same order: the host's figures, the residency curves, then each LAP system's figures."""
+    by_kind: dict[str, list[Any]] = {}
+    for part, result in zip(parts, results, strict=True):
+        by_kind.setdefault(part.kind, []).append(result)
+    m: dict[str, Any] = dict(by_kind["cpu"][0])
+    if "llc_residency" in by_kind:
+        m["llc_residency"] = _residency_curve(RESIDENCY_RATIOS, by_kind["llc_residency"])
+        pipelined = by_kind["pipelined_residency"]
+        m["llc_residency_pipelined_b"] = _residency_curve(PIPELINED_RATIOS, [b for b, _ in pipelined])
+        m["llc_residency_pipelined_c"] = _residency_curve(PIPELINED_RATIOS, [c for _, c in pipelined])
+    for lap in by_kind.get("lap", []):
+        m.update(lap)
+    return m
+
+
+def _measure_host(cpu_system: str) -> dict[str, float]:
+    """The host's part of :func:`measure_machine`: w_C (regular, irregular), f_C, the access rate,
+    pi_0, eps_byte_dram and eps_flop_cpu."""
+    m: dict[str, float] = {}
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
     t_s = stage_quantity(s, "system", "simulated_time_s")
     nbytes = 64 * 1024 * 1024
@@ -368,27 +443,25 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     total = float(s[s.component.str.startswith("energy/")].value.sum())
     m["eps_byte_dram_j"] = (total - m["static_power_w"] * t_s) / nbytes
     m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
-    couplings = {name: {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
-                 for name, sysf in lap_systems.items()}
-    llc_coupled = [sysf for name, sysf in lap_systems.items() if "llc" in couplings[name]]
-    if llc_coupled:
-        m["llc_residency"] = measure_llc_residency(llc_coupled[0], bc_layout=bc_layout)
-        m["llc_residency_pipelined_b"], m["llc_residency_pipelined_c"] = measure_pipelined_residency(
-            llc_coupled[0], bc_layout=bc_layout)
-    for name, sysf in lap_systems.items():
-        m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
-        if couplings[name] & set(NON_COHERENT):
-            m[f"{name}.dirty_flush_cycles_per_line"] = measure_dirty_flush(sysf)
-        m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
-        g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
-        m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
-        m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")
-        m[f"{name}.lap_static_power_w"] = (stage_quantity(g, "energy/lap", "static")
-                                           / stage_quantity(g, "system", "simulated_time_s"))
-        m[f"{name}.eps_byte_llc_j"] = measure_llc_energy(sysf)
-        b = simulate_trace(sysf, lap_gemm(64, 8192, 1)).to_pandas()
-        moved = stage_quantity(b, "accel/lap", "bytes_read") + stage_quantity(b, "accel/lap", "bytes_written")
-        m[f"{name}.w_l_bytes_per_s"] = moved / stage_quantity(b, "accel/lap", "busy_s")
+    return m
+
+
+def _measure_lap_system(name: str, sysf: str, non_coherent: bool, bc_layout: str) -> dict[str, Any]:
+    """One LAP system's part of :func:`measure_machine`, its keys prefixed with ``name``."""
+    m: dict[str, Any] = {}
+    m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
+    if non_coherent:
+        m[f"{name}.dirty_flush_cycles_per_line"] = measure_dirty_flush(sysf)
+    m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
+    g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
+    m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
+    m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")
+    m[f"{name}.lap_static_power_w"] = (stage_quantity(g, "energy/lap", "static")
+                                       / stage_quantity(g, "system", "simulated_time_s"))
+    m[f"{name}.eps_byte_llc_j"] = measure_llc_energy(sysf)
+    b = simulate_trace(sysf, lap_gemm(64, 8192, 1)).to_pandas()
+    moved = stage_quantity(b, "accel/lap", "bytes_read") + stage_quantity(b, "accel/lap", "bytes_written")
+    m[f"{name}.w_l_bytes_per_s"] = moved / stage_quantity(b, "accel/lap", "busy_s")
     return m
 
 

@@ -69,8 +69,8 @@ from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import InputError
 from simulator.config.fields import param
 from simulator.reproduce import reference_table
-from simulator.fmm_crosscheck import (CLOCK_HZ, class_counts, crosscheck_summary, measure_machine, model_rows,
-                                      pipelined_blocks, stage_quantity)
+from simulator.fmm_crosscheck import (CLOCK_HZ, assemble_machine, class_counts, crosscheck_summary, machine_parts,
+                                      model_rows, pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace
 from simulator.executors import check_parallel_options, point_executor
 from simulator.outputs import check_owned_output, make_output_dir
@@ -459,16 +459,19 @@ def main(argv: list[str] | None = None) -> int:
     systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
     n = study.quick.n_points if args.quick else study.n_points
     # a progress bar on a terminal only (tqdm's disable=None), in runs: the micro runs, then the points
-    with executor, tqdm(total=len(pts) + 1, desc=Path(args.study).stem, unit="run", disable=None,
+    parts = machine_parts(systems["cpu"], {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"},
+                          study.bc_layout)
+    with executor, tqdm(total=len(pts) + len(parts), desc=Path(args.study).stem, unit="run", disable=None,
                         dynamic_ncols=True) as bar:
-        # the micro runs first: the pipelined points wait for the model they measure
-        machine_run = pool.submit(measure_machine, systems["cpu"],
-                                  {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"},
-                                  study.bc_layout)
+        # the micro runs first, in parts over the workers: the pipelined points wait for the model they measure
+        part_runs = [pool.submit(part.run) for part in parts]
         runs = [pool.submit(run_point, p) for p in pts if p not in tuned]
         problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
-        machine = machine_run.result()
-        bar.update()
+        results = []
+        for run in part_runs:
+            results.append(run.result())
+            bar.update()
+        machine = assemble_machine(parts, results)
         runs += [pool.submit(run_point, replace(p, blocks=pipelined_blocks(
             machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share, p.block_order))) for p in tuned]
         for _ in as_completed(runs):

@@ -192,3 +192,35 @@ def test_recompute_rejects_a_directory_that_is_not_a_study(tmp_path, capsys) -> 
     assert main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path / 'table.csv'}: columns block_order missing" in err and "block_order" in TABLE_COLUMNS
+
+
+def test_machine_parts_split_the_micro_runs_and_assemble_in_measure_machines_order() -> None:
+    """The shipped study's micro runs are 12 independent parts, residency heights first; each part
+    crosses a process boundary (pickles); the assembled dict keeps measure_machine's key order and
+    averages each residency curve over the heights in height order."""
+    import pickle
+
+    from simulator.fmm_crosscheck import (PIPELINED_RATIOS, RESIDENCY_HEIGHTS, RESIDENCY_RATIOS, assemble_machine,
+                                          machine_parts)
+
+    laps = {p: f"configs/systems/{p.replace('-', '_')}.yaml" for p in ("lap-dram", "lap-llc", "lap-near-memory")}
+    parts = machine_parts("configs/systems/i7_920_ddr3.yaml", laps)
+    assert [p.kind for p in parts] == (["llc_residency"] * 4 + ["pipelined_residency"] * 4 + ["lap"] * 3 + ["cpu"])
+    assert {p.args[0] for p in parts[:8]} == {laps["lap-llc"]} and [p.args[1] for p in parts[:4]] == list(
+        RESIDENCY_HEIGHTS)
+    assert [p.args[:3] for p in parts[8:11]] == [  # the non-coherent couplings measure a dirty flush
+        ("lap-dram", laps["lap-dram"], True), ("lap-llc", laps["lap-llc"], False),
+        ("lap-near-memory", laps["lap-near-memory"], True)]
+    assert pickle.loads(pickle.dumps(parts)) == parts
+
+    n, k = len(RESIDENCY_RATIOS), len(PIPELINED_RATIOS)
+    results = ([[0.1 * h] * n for h in range(4)] + [([0.2 * h] * k, [0.05 * h] * k) for h in range(4)]
+               + [{f"{lap}.w": i} for i, lap in enumerate(laps)] + [{"w_c_bytes_per_s": 6e9, "f_c": 8e9}])
+    m = assemble_machine(parts, results)
+    assert list(m) == ["w_c_bytes_per_s", "f_c", "llc_residency", "llc_residency_pipelined_b",
+                       "llc_residency_pipelined_c", "lap-dram.w", "lap-llc.w", "lap-near-memory.w"]
+    assert m["llc_residency"][0] == [RESIDENCY_RATIOS[0], pytest.approx(0.15)]
+    assert m["llc_residency_pipelined_b"][-1] == [PIPELINED_RATIOS[-1], pytest.approx(0.3)]
+    assert m["llc_residency_pipelined_c"][0][1] == pytest.approx(0.075)
+    with pytest.raises(ValueError):  # a result missing
+        assemble_machine(parts, results[:-1])
