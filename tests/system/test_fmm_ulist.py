@@ -486,3 +486,13 @@ def test_findings_on_a_hand_made_table():
     # a variant run on the LLC coupling only is left out of the runtime gap, whichever row comes first
     first = findings(pd.concat([t[t.variant == "blocking"], t[t.variant != "blocking"]])).iloc[0]
     assert first.llc_vs_dram_runtime == pytest.approx(1 - 50 / 60)
+
+
+def test_build_problem_shares_one_read_only_problem_per_arguments():
+    a = build_problem(4, N_POINTS, "table2")
+    assert build_problem(4, float(N_POINTS), "table2", periodic=1) is a  # same arguments, normalised
+    assert build_problem(4, N_POINTS, "table2", seed=1) is not a
+    with pytest.raises(ValueError, match="read-only"):
+        a.target[0] = 0
+    with pytest.raises(ValueError, match="q must be"):
+        build_problem(4.5, N_POINTS, "table2")
