@@ -67,6 +67,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
+from workloads.line_kernel import lines_of_elements
 
 OPS: tuple[str, ...] = (
     "compute", "read", "write", "update", "zero", "flush", "evict_llc", "invalidate", "offload",
@@ -582,47 +583,6 @@ def _check_line_args(elem_bytes: int, line_bytes: int) -> None:
         raise ValueError(f"line_bytes must be >= 1, got {line_bytes}")
 
 
-def _dedup_consecutive(lines: np.ndarray) -> np.ndarray:
-    if lines.size < 2:
-        return lines
-    keep = np.empty(lines.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(lines[1:], lines[:-1], out=keep[1:])
-    return lines[keep]
-
-
-def _lines_of_elements(starts: np.ndarray, elem_bytes: int, line_bytes: int) -> np.ndarray:
-    """Lines covered by elements starting at byte addresses ``starts``, in order."""
-    if starts.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if line_bytes & (line_bytes - 1) == 0:
-        shift = line_bytes.bit_length() - 1
-        first = starts >> shift
-        last = (starts + (elem_bytes - 1)) >> shift
-    else:
-        first = starts // line_bytes
-        last = (starts + (elem_bytes - 1)) // line_bytes
-    span = last - first
-    max_span = int(span.max())
-    if max_span == 0:
-        return _dedup_consecutive(first)
-    if max_span == 1:
-        both = np.empty(2 * starts.size, dtype=np.int64)
-        both[0::2] = first
-        both[1::2] = last
-        return _dedup_consecutive(both)
-    # Elements spanning several lines: expand each into first..last.
-    n = span + 1
-    total = int(n.sum())
-    ends = np.cumsum(n)
-    out = np.ones(total, dtype=np.int64)
-    out[0] = first[0]
-    # At each element boundary jump from the previous element's last line to this first line.
-    out[ends[:-1]] = first[1:] - last[:-1]
-    np.cumsum(out, out=out)
-    return _dedup_consecutive(out)
-
-
 def element_lines(addr: int, elem_bytes: int, stride_bytes: int, count: int,
                   line_bytes: int) -> np.ndarray:
     """Line numbers (byte address // ``line_bytes``) touched by a strided access, in access order.
@@ -658,7 +618,7 @@ def element_lines(addr: int, elem_bytes: int, stride_bytes: int, count: int,
                         dtype=np.int64)
         return one if one.size == 1 else np.tile(one, count)
     starts = addr + stride_bytes * np.arange(count, dtype=np.int64)
-    return _lines_of_elements(starts, elem_bytes, line_bytes)
+    return lines_of_elements(starts, elem_bytes, line_bytes)
 
 
 def gather_lines(addrs: np.ndarray, elem_bytes: int, line_bytes: int) -> np.ndarray:
@@ -668,10 +628,7 @@ def gather_lines(addrs: np.ndarray, elem_bytes: int, line_bytes: int) -> np.ndar
     ``elem_bytes``. Returns an int64 array.
     """
     _check_line_args(elem_bytes, line_bytes)
-    starts = np.asarray(addrs, dtype=np.int64).reshape(-1)
-    if starts.size and int(starts.min()) < 0:
-        raise ValueError("addrs must be byte addresses >= 0, got a negative one")
-    return _lines_of_elements(starts, elem_bytes, line_bytes)
+    return lines_of_elements(np.asarray(addrs, dtype=np.int64).reshape(-1), elem_bytes, line_bytes)
 
 
 # --------------------------------------------------------------------------- summary
