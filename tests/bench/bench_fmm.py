@@ -3,7 +3,10 @@
 Targets (issue 3): one q = 4 point, generated and simulated, in <= 5 s of wall time, peaking at
 <= 2 GiB. Each point runs REPEATS times, each in a fresh process; prints the median seconds per
 phase, the median and slowest whole point, the largest peak resident memory, and their ratios
-to the targets for the LAP-DRAM Orig, LAP-LLC pipelined and CPU-only points.
+to the targets for the LAP-DRAM Orig, LAP-LLC pipelined and CPU-only points. It first prints a
+yardstick of the machine's Python speed measured in the same run (``sum(range(10**6))``, best of
+5), and each point's median against it, so that figures from machines of differing speed, or
+from one machine whose speed drifts, can be compared.
 Run: python tests/bench/bench_fmm.py
 """
 
@@ -13,6 +16,7 @@ import multiprocessing
 import resource
 import statistics
 import time
+import timeit
 
 TARGET_S = 5.0
 REPEATS = 3
@@ -34,8 +38,15 @@ def one_point(args: tuple[str, str, str]) -> tuple[int, float, float, int]:
     return trace.num_rows, t1 - t0, t2 - t1, peak
 
 
+def yardstick_s() -> float:
+    """Seconds of ``sum(range(10**6))``, the best of 5: the machine's plain Python speed."""
+    return min(timeit.repeat("sum(range(10**6))", number=10, repeat=5)) / 10
+
+
 def main() -> None:
     ctx = multiprocessing.get_context("spawn")
+    yard = yardstick_s()
+    print(f"yardstick: sum(range(10**6)) in {yard * 1e3:.1f} ms")
     for point in (("configs/systems/lap_dram.yaml", "lap", "orig"),
                   ("configs/systems/lap_llc.yaml", "lap", "pipelining"),
                   ("configs/systems/i7_920_ddr3.yaml", "cpu", "orig")):
@@ -52,7 +63,7 @@ def main() -> None:
         _, placement, variant = point
         print(f"{placement:4s} {variant:11s} rows {rows:7d}  generate {gen_s:5.2f} s  simulate {sim_s:5.2f} s  "
               f"point {total_s:5.2f} s (/ target {total_s / TARGET_S:.2f}; slowest of {REPEATS} "
-              f"{slowest_s:5.2f} s, {slowest_s / TARGET_S:.2f})  peak {peak / 2**20:6.0f} MiB "
+              f"{slowest_s:5.2f} s, {slowest_s / TARGET_S:.2f}; {total_s / yard:.0f} yardsticks)  peak {peak / 2**20:6.0f} MiB "
               f"(/ target {peak / TARGET_PEAK_BYTES:.2f})")
 
 
