@@ -3,10 +3,10 @@
 Targets (issue 3): one q = 4 point, generated and simulated, in <= 5 s of wall time, peaking at
 <= 2 GiB. Each point runs REPEATS times, each in a fresh process; prints the median seconds per
 phase, the median and slowest whole point, the largest peak resident memory, and their ratios
-to the targets for the LAP-DRAM Orig, LAP-LLC pipelined and CPU-only points. It first prints a
-yardstick of the machine's Python speed measured in the same run (``sum(range(10**6))``, best of
-5), and each point's median against it, so that figures from machines of differing speed, or
-from one machine whose speed drifts, can be compared.
+to the targets for the LAP-DRAM Orig, LAP-LLC pipelined and CPU-only points. Beside each run it
+measures a yardstick of the machine's Python speed (``sum(range(10**6))``, best of 5) and prints
+the median of each run's time over its yardstick, so that figures from machines of differing
+speed, or from one machine whose speed drifts, can be compared.
 Run: python tests/bench/bench_fmm.py
 """
 
@@ -45,13 +45,12 @@ def yardstick_s() -> float:
 
 def main() -> None:
     ctx = multiprocessing.get_context("spawn")
-    yard = yardstick_s()
-    print(f"yardstick: sum(range(10**6)) in {yard * 1e3:.1f} ms")
     for point in (("configs/systems/lap_dram.yaml", "lap", "orig"),
                   ("configs/systems/lap_llc.yaml", "lap", "pipelining"),
                   ("configs/systems/i7_920_ddr3.yaml", "cpu", "orig")):
-        runs = []
+        runs, yards = [], []
         for _ in range(REPEATS):
+            yards.append(yardstick_s())  # beside each run: the machine's speed may drift between runs
             with ctx.Pool(1) as pool:
                 runs.append(pool.apply(one_point, (point,)))
         rows = runs[0][0]
@@ -59,11 +58,13 @@ def main() -> None:
         sim_s = statistics.median(r[2] for r in runs)
         totals = [r[1] + r[2] for r in runs]
         total_s, slowest_s = statistics.median(totals), max(totals)
+        in_yards = statistics.median(t / y for t, y in zip(totals, yards))
         peak = max(r[3] for r in runs)
         _, placement, variant = point
         print(f"{placement:4s} {variant:11s} rows {rows:7d}  generate {gen_s:5.2f} s  simulate {sim_s:5.2f} s  "
               f"point {total_s:5.2f} s (/ target {total_s / TARGET_S:.2f}; slowest of {REPEATS} "
-              f"{slowest_s:5.2f} s, {slowest_s / TARGET_S:.2f}; {total_s / yard:.0f} yardsticks)  peak {peak / 2**20:6.0f} MiB "
+              f"{slowest_s:5.2f} s, {slowest_s / TARGET_S:.2f})  {in_yards:.0f} yardsticks "
+              f"(yardstick {min(yards) * 1e3:.1f} to {max(yards) * 1e3:.1f} ms)  peak {peak / 2**20:6.0f} MiB "
               f"(/ target {peak / TARGET_PEAK_BYTES:.2f})")
 
 
