@@ -60,7 +60,10 @@ class StageStats:
 
     def add_served(self, served_bytes: np.ndarray) -> None:
         """Add ``served_bytes`` (B per level, caches in order, then DRAM) to the stage's record."""
-        self.bytes_by_level = served_bytes.copy() if self.bytes_by_level is None else self.bytes_by_level + served_bytes
+        if self.bytes_by_level is None:
+            self.bytes_by_level = served_bytes.copy()
+        else:
+            self.bytes_by_level += served_bytes
 
     def add_interval(self, start_ps: int, end_ps: int) -> None:
         """Record activity from start_ps to end_ps."""
@@ -205,8 +208,9 @@ class HostCore:
             issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)
             comp_ps = self.compute_ps(c_flops, c_cycles)
             busy = max(mem_ps, issue_ps, comp_ps, 1)
-            self.bytes_by_level += counts * bytes_per_line
-            stage.add_served(counts * bytes_per_line)
+            served_bytes = counts * bytes_per_line
+            self.bytes_by_level += served_bytes
+            stage.add_served(served_bytes)
             stage.compute_ps += comp_ps
             stage.stall_ps += busy - comp_ps
             stage.lines += len(chunk)

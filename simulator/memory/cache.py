@@ -54,6 +54,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.memory import cache_kernel as ck
+from simulator.memory.array_kernel import value_range
 
 COUNTER_NAMES: tuple[str, ...] = (
     "loads", "stores", "hits", "misses", "writebacks_out", "writebacks_in", "prefetches",
@@ -179,16 +180,19 @@ def validate_hierarchy(levels: Sequence[CacheGeometry], prefetcher: PrefetcherSp
 
 def as_lines(lines: object, what: str = "lines") -> np.ndarray:
     """``lines`` as a contiguous int64 array of non-negative line numbers."""
-    arr = np.asarray(lines)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise ValueError(f"{what}: shape {arr.shape}; expected a 1-D sequence of line numbers")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"{what}: dtype {arr.dtype}; expected integer line numbers")
-    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if type(lines) is np.ndarray and lines.dtype == np.int64 and lines.ndim == 1 and lines.flags.c_contiguous:
+        arr = lines  # what the replay hands over: skip the conversions below
+    else:
+        arr = np.asarray(lines)
+        if arr.ndim == 0:
+            arr = arr.reshape(1)
+        if arr.ndim != 1:
+            raise ValueError(f"{what}: shape {arr.shape}; expected a 1-D sequence of line numbers")
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{what}: dtype {arr.dtype}; expected integer line numbers")
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
     if arr.size:
-        lo, hi = int(arr.min()), int(arr.max())
+        lo, hi = value_range(arr)
         if lo < 0:
             raise ValueError(f"{what}: minimum {lo}; expected line numbers >= 0")
         if hi >= MAX_LINE:

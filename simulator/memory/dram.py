@@ -22,6 +22,7 @@ import numpy as np
 
 from simulator.memory import dram_kernel as k
 from simulator.memory import power
+from simulator.memory.array_kernel import value_range
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
 PAGE_POLICIES = ("open", "closed")
@@ -332,9 +333,11 @@ class DramSystem:
         if arrival_ps < self._min_arrival_ps:
             raise ValueError(f"arrival_ps = {arrival_ps}: expected >= {self._min_arrival_ps} (arrivals "
                              "must not go back in time)")
-        if lines.size and (lines.min() < 0 or lines.max() >= self.geometry.capacity_lines):
-            raise AddressOutOfRange(f"lines span [{lines.min()}, {lines.max()}]: expected indices in "
-                                    f"[0, {self.geometry.capacity_lines}), the {self.capacity_bytes} B of this memory")
+        if lines.size:
+            lo, hi = value_range(lines)
+            if lo < 0 or hi >= self.geometry.capacity_lines:
+                raise AddressOutOfRange(f"lines span [{lo}, {hi}]: expected indices in "
+                                        f"[0, {self.geometry.capacity_lines}), the {self.capacity_bytes} B of this memory")
         self._min_arrival_ps = arrival_ps
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
@@ -364,7 +367,7 @@ class DramSystem:
         Bank/row state, bus occupancy and refresh carry over between calls; ``bus_speedup``
         as in ``service_lines``."""
         out = self.service_lines(lines, is_write, arrival_ps, bus_speedup)
-        return int(out.max()) if out.size else int(arrival_ps)
+        return int(value_range(out)[1]) if out.size else int(arrival_ps)
 
     def idle_until(self, t_ps: int) -> None:
         """Perform the refreshes due before t_ps and account background time up to t_ps;

@@ -14,6 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
+from simulator.memory.array_kernel import value_range
+
 
 class CacheModel(Protocol):
     """What a port needs of the cache hierarchy (see simulator.memory.cache)."""
@@ -63,7 +65,7 @@ class MemoryPort:
         is_write[len(reads):] = True
         done = self.dram.service_lines(lines, is_write, now_ps)
         waited = done[:len(reads)] if posted_writes else done
-        return PortResult(result, int(waited.max()) if len(waited) else None, n, done[:len(reads)])
+        return PortResult(result, int(value_range(waited)[1]) if len(waited) else None, n, done[:len(reads)])
 
     def access(self, lines: np.ndarray, is_store: bool, now_ps: int) -> PortResult:
         """Load (or store) ``lines`` at ``now_ps``. The write-backs of the lines the caches evict

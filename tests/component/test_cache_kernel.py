@@ -83,6 +83,13 @@ def test_hierarchy_rejects(impl):
         h.access([0, -1])
     with pytest.raises(ValueError, match="lines: maximum"):
         h.access([2**62])
+    # int64 arrays, as the replay passes them, take a shorter path through the same checks
+    with pytest.raises(ValueError, match="lines: minimum -1"):
+        h.access(np.array([5, -1, 3], dtype=np.int64))
+    with pytest.raises(ValueError, match=f"lines: maximum {2**62}"):
+        h.access(np.array([5, 2**62, 3], dtype=np.int64))
+    with pytest.raises(ValueError, match="lines: shape"):
+        h.access(np.zeros((2, 2), dtype=np.int64))
     with pytest.raises(ValueError, match="lines: dtype float64"):
         h.access([0.5])
     with pytest.raises(ValueError, match="is_store: shape"):

@@ -158,8 +158,10 @@ def test_input_validation():
     d.service(np.array([1]), False, 5000)
     with pytest.raises(ValueError, match="arrival_ps"):
         d.service(np.array([1]), False, 4000)
-    with pytest.raises(ValueError, match="lines"):
-        d.service(np.array([GEOMETRY.capacity_lines]), False, 6000)
+    with pytest.raises(ValueError, match=rf"lines span \[3, {GEOMETRY.capacity_lines}\]"):
+        d.service(np.array([3, GEOMETRY.capacity_lines, 5]), False, 6000)
+    with pytest.raises(ValueError, match=r"lines span \[-1, 7\]"):
+        d.service(np.array([7, -1], dtype=np.int64), False, 6000)
     with pytest.raises(ValueError, match="is_write"):
         d.service(np.array([1, 2]), np.array([True]), 6000)
     with pytest.raises(ValueError, match="end_ps"):
