@@ -42,6 +42,8 @@ from typing import Literal
 
 import numpy as np
 
+from workloads import tree_kernel
+
 MAX_DEPTH = 20  # grid of 2**20 cells per axis; Morton codes use 60 bits
 _GRID = 1 << MAX_DEPTH
 
@@ -118,25 +120,12 @@ def sample_points(n_points: int, density: Density = Density(), seed: int = 0) ->
 # --------------------------------------------------------------------------- Morton codes
 
 
-def _spread_bits(v: np.ndarray) -> np.ndarray:
-    """Insert two zero bits between the low 21 bits of each value (uint64)."""
-    x = v.astype(np.uint64) & np.uint64(0x1FFFFF)
-    x = (x | (x << np.uint64(32))) & np.uint64(0x1F00000000FFFF)
-    x = (x | (x << np.uint64(16))) & np.uint64(0x1F0000FF0000FF)
-    x = (x | (x << np.uint64(8))) & np.uint64(0x100F00F00F00F00F)
-    x = (x | (x << np.uint64(4))) & np.uint64(0x10C30C30C30C30C3)
-    x = (x | (x << np.uint64(2))) & np.uint64(0x1249249249249249)
-    return x
-
-
 def morton_codes(coords: np.ndarray) -> np.ndarray:
     """Morton codes (uint64) of integer grid coordinates ``coords`` (..., 3), x in the lowest bit."""
-    c = np.asarray(coords)
-    return (
-        _spread_bits(c[..., 0])
-        | (_spread_bits(c[..., 1]) << np.uint64(1))
-        | (_spread_bits(c[..., 2]) << np.uint64(2))
-    )
+    c = np.asarray(coords, dtype=np.int64)
+    if c.ndim == 0 or c.shape[-1] != 3:
+        raise ValueError(f"coords must have shape (..., 3), got {c.shape}")
+    return tree_kernel.morton_codes(np.ascontiguousarray(c.reshape(-1, 3))).reshape(c.shape[:-1])
 
 
 def grid_coords(points: np.ndarray) -> np.ndarray:
@@ -234,9 +223,7 @@ def balance(tree: Octree, sorted_codes: np.ndarray, periodic: bool = False) -> O
     faces of the cube too if ``periodic``) differ by at most one level."""
     levels, corners = tree.levels, tree.corners
     while True:
-        idx, inside, _ = _shell_lookup(tree, periodic)
-        finer = inside & (tree.levels[np.maximum(idx, 0)] > (tree.levels[:, None] + 1))
-        refine = finer.any(axis=1)
+        refine = tree_kernel.needs_refinement(tree.levels, tree.corners, tree.codes, _SHELL, MAX_DEPTH, periodic)
         if not refine.any():
             return tree
         cl, cc = _children(levels[refine], corners[refine])

@@ -11,6 +11,7 @@ from simulator.reproduce import reference_table
 from workloads.fmm_tree import (
     CLASS_KEYS,
     KINDS,
+    _SHELL,
     MAX_DEPTH,
     Density,
     Octree,
@@ -23,6 +24,7 @@ from workloads.fmm_tree import (
     ulist_stats,
     volume_fmm_tree,
 )
+from workloads.tree_kernel import needs_refinement
 
 # 003 Table 2: q -> (N_q, N_oct, N_U), from the cited reference table (results/reference/asri_fmm.csv)
 TABLE2 = {q: tuple(int(v) for v in row)
@@ -163,6 +165,19 @@ def test_balance_and_ulists_match_brute_force(small_points: np.ndarray, periodic
     got = {(int(t), int(s)) for t, s in zip(ul.target, ul.source) if t != s}
     assert got == pairs
     assert np.sum(ul.target == ul.source) == tree.n_leaves  # every leaf interacts with itself once
+
+
+@pytest.mark.parametrize("periodic", [False, True])
+def test_refinement_check_finds_exactly_the_leaves_touching_a_much_finer_one(
+        small_points: np.ndarray, periodic: bool) -> None:
+    tree = build_octree(small_points, 20, balanced=False)
+    expected = np.zeros(tree.n_leaves, dtype=bool)
+    for t, s in _touching_pairs(tree, periodic):
+        if tree.levels[s] > tree.levels[t] + 1:
+            expected[t] = True
+    assert 0 < expected.sum() < tree.n_leaves  # both answers occur on this density
+    got = needs_refinement(tree.levels, tree.corners, tree.codes, _SHELL, MAX_DEPTH, periodic)
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_ulists_refuse_unbalanced_tree(small_points: np.ndarray) -> None:
