@@ -63,10 +63,12 @@ def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_byte
     rows = np.arange(r0, r1, dtype=np.int64)
     first = (base + (rows * ld + c0) * elem_bytes) // line_bytes
     last = (base + (rows * ld + c1) * elem_bytes - 1) // line_bytes
-    counts = last - first + 1
+    # Both ends grow with the row (ld >= 0), so a row's lines up to the previous row's last are
+    # already listed: start each row after them, and the union comes out sorted without a sort.
+    first[1:] = np.maximum(first[1:], last[:-1] + 1)
+    counts = np.maximum(last - first + 1, 0)
     starts = np.cumsum(counts) - counts
-    lines = np.repeat(first, counts) + (np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts))
-    return np.unique(lines)
+    return np.repeat(first, counts) + (np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts))
 
 
 @dataclass(frozen=True)

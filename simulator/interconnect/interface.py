@@ -39,6 +39,12 @@ def region_lines(regions: list, line_bytes: int) -> np.ndarray:
     lines = np.concatenate(parts)
     if len(parts) == 1:
         return lines
+    # each part is one ascending run of lines: if no two runs share a line, there is nothing to drop
+    lo = np.array([p[0] for p in parts])
+    hi = np.array([p[-1] for p in parts])
+    by_start = np.argsort(lo, kind="stable")
+    if np.all(lo[by_start[1:]] > hi[by_start[:-1]]):
+        return lines
     _, first = np.unique(lines, return_index=True)
     return lines[np.sort(first)]
 

@@ -85,10 +85,17 @@ def test_block_helpers():
         k_slice(1, 256, 256, 1 << 20, 8)
 
 
-def test_tile_lines_match_brute_force():
-    base, ld, eb, lb = 4096 + 24, 37, 8, 64
-    got = tile_lines(base, ld, 3, 11, 5, 29, eb, lb)
-    want = sorted({(base + (r * ld + c) * eb + b) // lb for r in range(3, 11) for c in range(5, 29)
+@pytest.mark.parametrize("base, ld, c0, c1, eb", [
+    (4096 + 24, 37, 5, 29, 8),   # rows of several lines, apart
+    (4096 + 24, 3, 0, 2, 8),     # rows of 2 elements 24 B apart: successive rows share lines
+    (100, 5, 1, 5, 4),           # elements straddle no line, rows overlap partly
+    (60, 40, 0, 40, 8),          # dense matrix (ld = width) starting mid-line
+    (0, 8, 3, 4, 8),             # one element per row, one row per line
+])
+def test_tile_lines_match_brute_force(base, ld, c0, c1, eb):
+    lb = 64
+    got = tile_lines(base, ld, 3, 11, c0, c1, eb, lb)
+    want = sorted({(base + (r * ld + c) * eb + b) // lb for r in range(3, 11) for c in range(c0, c1)
                    for b in (0, eb - 1)})
     assert got.tolist() == want
     assert tile_lines(base, ld, 3, 3, 0, 5, eb, lb).size == 0

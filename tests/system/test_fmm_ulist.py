@@ -311,6 +311,9 @@ def test_region_lines_counts_shared_lines_once():
     # a matrix that is input and output (C += A B) is flushed or evicted once per offload
     assert region_lines([[0, 128], [64, 128], [0, 64]], 64).tolist() == [0, 1, 2]
     assert region_lines([[640, 64], [0, 64]], 64).tolist() == [10, 0]
+    # a region inside another, listed after a disjoint one; two regions sharing only a boundary line
+    assert region_lines([[1000, 64], [0, 640], [128, 64]], 64).tolist() == [15, 16] + list(range(10))
+    assert region_lines([[0, 100], [100, 100]], 64).tolist() == [0, 1, 2, 3]
 
 
 def test_llc_offload_evicts_each_line_once(problem):
