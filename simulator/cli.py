@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", help="asri-fmm, logca-crypto, logca-gpu, choi-roofline or prajapati-stencil")
     p.add_argument("--out", help="output directory (default results/reproduce/<target>)")
     p.add_argument("--quick", action="store_true", help="fewer / smaller points: seconds for most targets; asri-fmm "
-                   "still takes 1.5 to 2 minutes on 2 cores, for the micro runs that measure its model inputs")
+                   "still takes about 70 s on 2 cores, for the micro runs that measure its model inputs")
     p.set_defaults(func=cmd_reproduce)
     p = sub.add_parser("validate", help="check configs, workloads and traces without running")
     p.add_argument("files", nargs="+")
