@@ -94,6 +94,11 @@ def test_morton_codes_interleave_bits() -> None:
             want |= ((int(y) >> bit) & 1) << (3 * bit + 1)
             want |= ((int(z) >> bit) & 1) << (3 * bit + 2)
         assert int(code) == want
+    # any leading shape (the U-list lookup passes leaves x 56 x 3) keeps its shape
+    np.testing.assert_array_equal(morton_codes(c.reshape(4, 50, 3)), got.reshape(4, 50))
+    assert morton_codes(c[0]).shape == ()
+    with pytest.raises(ValueError, match=r"shape \(\.\.\., 3\), got \(5, 2\)"):
+        morton_codes(np.zeros((5, 2), dtype=np.int64))
 
 
 # --------------------------------------------------------------------------- tree invariants
