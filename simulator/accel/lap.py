@@ -57,7 +57,10 @@ def k_slice(k: int, m_c: int, n_c: int, local_memory_bytes: int, elem_bytes: int
 
 def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,
                line_bytes: int) -> np.ndarray:
-    """Sorted distinct line numbers of rows [r0, r1) x columns [c0, c1) of a row-major matrix at ``base``."""
+    """Sorted distinct line numbers of rows [r0, r1) x columns [c0, c1) of a row-major matrix at ``base``
+    (bytes) with leading dimension ``ld`` (elements, >= 0)."""
+    if ld < 0:
+        raise ValueError(f"ld = {ld!r}: expected a leading dimension >= 0 elements")
     if r1 <= r0 or c1 <= c0:
         return np.zeros(0, dtype=np.int64)
     rows = np.arange(r0, r1, dtype=np.int64)

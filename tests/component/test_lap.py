@@ -101,6 +101,12 @@ def test_tile_lines_match_brute_force(base, ld, c0, c1, eb):
     assert tile_lines(base, ld, 3, 3, 0, 5, eb, lb).size == 0
 
 
+def test_tile_lines_refuses_negative_leading_dimension():
+    # the rows' line ranges must grow with the row for the union to come out sorted
+    with pytest.raises(ValueError, match="ld = -8: expected a leading dimension >= 0"):
+        tile_lines(4096, -8, 0, 4, 0, 8, 8, 64)
+
+
 def test_energy_counts_flops_and_local_memory():
     res = run_gemm(128, 128, 128)
     spec = load_spec(LLC_SYSTEM, SystemSpec).spec.accelerators["lap"]
