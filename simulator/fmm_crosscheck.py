@@ -389,7 +389,7 @@ def machine_parts(cpu_system: str, lap_systems: dict[str, str], bc_layout: str =
     """:func:`measure_machine`'s micro runs as independent parts, so that a study can spread them
     over its workers (:func:`assemble_machine` puts the results together): each height of the two
     LLC residency curves on the first LLC-coupled LAP system, then each LAP system's runs (on the
-    default systems 7 to 11 s a part), then the host's runs (0.3 s) last."""
+    default systems 4 to 6 s a part), then the host's runs (0.3 s) last."""
     parts = []
     couplings = {name: {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
                  for name, sysf in lap_systems.items()}

@@ -161,8 +161,8 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
 
 
 #: Problems :func:`build_problem` keeps: the FMM study hands its workers the 15 LAP points of one q
-#: before the next q (its 5 CPU-only points, one per q, go first), and a tree takes about 1 s to build
-#: at q = 4 (N = 2.4e5), against about 0.4 s for the trace itself.
+#: before the next q (its 5 CPU-only points, one per q, go first), and a problem takes about 0.3 s to
+#: build at q = 4 (N = 2.4e5; 0.65 s as a process's first), against about 0.25 s for the trace itself.
 PROBLEM_CACHE_SIZE = 2
 
 
