@@ -35,8 +35,9 @@ max). The printed functions are unchanged.
 
 Energy follows the roofline form of 001 (eq. 10): E = sum over stages of
 W eps_flop + sum_l Q_l eps_l + pi_0 T, with the work W (flop) and traffic Q
-(bytes per memory level; this model only has DRAM, since it assumes every stage
-streams from memory) of each stage and the energy costs passed in.
+(bytes per memory level) of each stage and the energy costs passed in. The unblocked
+equations (2-7) assume every stage streams from memory, so all their traffic is DRAM's;
+the blocked ones (8-12) keep B and C in the LLC, so their exchange is the LLC's.
 """
 
 from __future__ import annotations
@@ -294,14 +295,17 @@ def stage_costs(d: UListDims, mc: UListMachine, engine: Engine) -> tuple[StageCo
 
 
 def blocked_stage_costs(d: UListDims, mc: UListMachine, b: int) -> tuple[StageCost, ...]:
-    """Work and DRAM traffic of the LLC-blocked variant (all b blocks): B and C stay in the
-    LLC, so DRAM sees only the leaf-node data of eqs. 9 and 11 and the GEMM none (eq. 10)."""
+    """Work and traffic of the LLC-blocked variant (all b blocks): B and C stay in the LLC, so
+    DRAM sees only the leaf-node data of eqs. 9 and 11 and the GEMM none (eq. 10), while the
+    exchange of B and C (N_U N_q elements each) is served by the LLC: the host writes B, the LAP
+    reads B and C and writes C (C += A B, as eq. 7 counts it), the host reads C."""
     leaf = block_leaf_elements(d, b) * ELEMENT_BYTES
+    bc = d.n_u * d.n_q * ELEMENT_BYTES
     t1, t2, t3 = blocked_stage_cycles(d, mc, b)
     return (
-        StageCost("input", "cpu", d.n_u * d.n_q, {"dram": b * 2 * leaf}, b * t1),
-        StageCost("gemm", "lap", gemm_flops(d), {"dram": 0.0}, b * t2),
-        StageCost("output", "cpu", 2 * d.n_u * d.n_q, {"dram": b * leaf}, b * t3),
+        StageCost("input", "cpu", d.n_u * d.n_q, {"dram": b * 2 * leaf, "llc": bc}, b * t1),
+        StageCost("gemm", "lap", gemm_flops(d), {"dram": 0.0, "llc": 3 * bc}, b * t2),
+        StageCost("output", "cpu", 2 * d.n_u * d.n_q, {"dram": b * leaf, "llc": bc}, b * t3),
     )
 
 
@@ -629,10 +633,17 @@ class ExtendedStages:
         return self.b * (self.t1 + self.tm + self.t2 + self.t3)
 
     def pipelined_cycles(self) -> float:
-        """T1 + b (Tm + max(T2, T1 + T3)) + T3, cycles (eq. 12 with fill and drain). Per block
-        the host evicts (or flushes) the next block's B and C when it offloads it, after waiting
-        for the running GEMM, so Tm is serial with both sides of the pipeline."""
-        return self.t1 + self.b * (self.tm + max(self.t2, self.t1 + self.t3)) + self.t3
+        """Eq. 12 with fill and drain, cycles, as the pipelined trace runs (003 Fig. 6): in(0);
+        then per block i, gemm(i) beside in(i + 1) (all but the last block) and out(i - 1) (all
+        but the first); then out(b - 1). So T1 + [Tm + max(T2, T1)] + (b - 2) (Tm + max(T2,
+        T1 + T3)) + [Tm + max(T2, T3)] + T3 for b >= 2, each permutation b times; for b = 1,
+        T1 + Tm + T2 + T3. Per block the host evicts (or flushes) the next block's B and C when
+        it offloads it, after waiting for the running GEMM, so Tm is serial with both sides."""
+        t1, t2, t3, tm, b = self.t1, self.t2, self.t3, self.tm, self.b
+        if b == 1:
+            return t1 + tm + t2 + t3
+        return (t1 + (tm + max(t2, t1)) + (b - 2) * (tm + max(t2, t1 + t3))
+                + (tm + max(t2, t3)) + t3)
 
 
 BLOCK_ORDERS = ("class", "target")  # how blocks cut the U-list (workloads.fmm_ulist.split_blocks)

@@ -167,6 +167,11 @@ def test_stage_costs_match_times_and_bytes() -> None:
     bl = blocked_stage_costs(d, PAPER_LAP, b)
     assert sum(s.cycles for s in bl) == pytest.approx(blocked_cycles(d, PAPER_LAP, b))
     assert sum(s.traffic_bytes["dram"] for s in bl) < sum(s.traffic_bytes["dram"] for s in st_)
+    # B and C (N_U N_q doubles each) cross the LLC: host writes B; LAP reads B, reads and writes C;
+    # host reads C
+    bc = d.n_u * d.n_q * 8
+    assert [s.traffic_bytes["llc"] for s in bl] == [bc, 3 * bc, bc]
+    assert "llc" not in st_[0].traffic_bytes  # unblocked: everything streams from DRAM
 
 
 def test_energy_is_work_plus_traffic_plus_static() -> None:
@@ -185,7 +190,7 @@ def test_energy_is_work_plus_traffic_plus_static() -> None:
 def test_pipelining_saves_static_energy() -> None:
     d = dims(10)
     b = llc_blocks(d, 8 * 2**20)
-    p = EnergyParams(670e-12, 40e-12, {"dram": 80e-12 * 8}, 30.0)
+    p = EnergyParams(670e-12, 40e-12, {"dram": 80e-12 * 8, "llc": 10e-12 * 8}, 30.0)
     st_ = blocked_stage_costs(d, PAPER_LAP, b)
     e_block = energy_j(st_, p, blocked_cycles(d, PAPER_LAP, b), 2e9)
     e_pipe = energy_j(st_, p, pipelined_cycles(d, PAPER_LAP, b), 2e9)
@@ -527,9 +532,45 @@ def test_dirty_flush_charges_the_resident_part_of_each_block_of_b() -> None:
 
 def test_pipelined_eviction_is_serial_with_both_sides() -> None:
     """The host evicts (or flushes) the next block's lines when it offloads it, after waiting for the
-    running GEMM: per block Tm + max(T2, T1 + T3), plus the first input and the last output."""
+    running GEMM: per block Tm + max(T2, host work beside it), plus the first input and the last output."""
     gemm_bound = ExtendedStages(2.0, 5.0, 1.0, 0.5, 4, 0.0, 0.0, 0.0, ())
     assert gemm_bound.pipelined_cycles() == 2.0 + 4 * (0.5 + 5.0) + 1.0
     host_bound = ExtendedStages(2.0, 1.0, 1.0, 0.5, 4, 0.0, 0.0, 0.0, ())
-    assert host_bound.pipelined_cycles() == 2.0 + 4 * (0.5 + 3.0) + 1.0
+    # gemm(0) runs beside in(1) only, gemm(3) beside out(2) only, the two middle ones beside both
+    assert host_bound.pipelined_cycles() == 2.0 + (0.5 + 2.0) + 2 * (0.5 + 3.0) + (0.5 + 1.0) + 1.0
     assert host_bound.blocked_cycles() == 4 * (2.0 + 0.5 + 1.0 + 1.0)
+    one = ExtendedStages(2.0, 1.0, 1.0, 0.5, 1, 0.0, 0.0, 0.0, ())
+    assert one.pipelined_cycles() == one.blocked_cycles() == 2.0 + 0.5 + 1.0 + 1.0
+
+
+def _pipeline_critical_path(trace, t1: float, t2: float, t3: float) -> tuple[float, int, int]:
+    """Cycles of a pipelined FMM trace when every run of input-permutation rows (one block's) takes
+    ``t1``, every run of output-permutation rows ``t3``, a GEMM ``t2`` from its block's first offload
+    and a wait holds the host until the GEMM ends; with the numbers of input and output runs."""
+    host = gemm_end = 0.0
+    n_in = n_out = 0
+    prev = ""
+    for op, stage in zip(trace.column("op").to_pylist(), trace.column("stage").to_pylist()):
+        if op == "offload" and prev != "offload":
+            gemm_end = host + t2
+        elif op == "wait":
+            host = max(host, gemm_end)
+        elif stage != prev and stage in ("input_perm", "output_perm"):
+            host += t1 if stage == "input_perm" else t3
+            n_in, n_out = n_in + (stage == "input_perm"), n_out + (stage == "output_perm")
+        prev = op if op in ("offload", "wait") else stage
+    return host, n_in, n_out
+
+
+@pytest.mark.parametrize("b", [1, 2, 3, 5])
+def test_pipelined_cycles_follow_the_pipelined_trace(b: int) -> None:
+    """The model's pipeline is the trace's (003 Fig. 6): each block's input and output permutation
+    once, every GEMM beside the permutations the trace issues between its offload and its wait."""
+    from workloads.fmm_ulist import build_problem, split_blocks, ulist_trace
+
+    problem = build_problem(4, n_points=3000, density="uniform")
+    trace = ulist_trace(problem, "pipelining", "lap", split_blocks(problem, b))
+    for t1, t2, t3 in ((3.0, 1.0, 2.0), (1.0, 10.0, 2.0), (1.0, 2.5, 2.0)):  # host-bound, GEMM-bound, mixed
+        path, n_in, n_out = _pipeline_critical_path(trace, t1, t2, t3)
+        assert (n_in, n_out) == (b, b)
+        assert ExtendedStages(t1, t2, t3, 0.0, b, 0.0, 0.0, 0.0, ()).pipelined_cycles() == path
