@@ -150,7 +150,10 @@ class DramGeometrySpec:
     device_width_bits: int = param(min=1, power_of_two=True, doc="data pins per device (x4, x8, x16)")
     bus_width_bits: int = param(min=8, power_of_two=True, doc="channel data bus width")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
-    page_policy: str = param("open", choices=("open", "closed"), doc="row-buffer policy")
+    page_policy: str = param("open", choices=("open", "open_adaptive", "closed"),
+                             doc="row-buffer policy: open (rows stay open until a conflict or refresh), "
+                                 "open_adaptive (a bank with no queued request to its row precharges, as "
+                                 "DRAMSim2's open page), closed (auto-precharge)")
     scheduler: str = param("in_order", choices=("in_order", "frfcfs"),
                            doc="controller: column commands in arrival order, or first-ready (reads before "
                                "writes, row hits together, banks round-robin) within the transaction queue")

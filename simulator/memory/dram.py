@@ -25,7 +25,7 @@ from simulator.memory import power
 from simulator.memory.array_kernel import value_range
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
-PAGE_POLICIES = ("open", "closed")
+PAGE_POLICIES = ("open", "open_adaptive", "closed")
 SCHEDULERS = ("in_order", "frfcfs")
 
 
@@ -208,7 +208,9 @@ def _decode_table(geometry: DramGeometry) -> np.ndarray:
 class DramSystem:
     """All DRAM channels of the memory; serves line requests and counts commands.
 
-    page_policy: ``"open"`` (rows stay open until a conflict or refresh) or ``"closed"``
+    page_policy: ``"open"`` (rows stay open until a conflict or refresh), ``"open_adaptive"``
+    (a row stays open while the transaction queue holds a request to it, else the bank
+    precharges as soon as it may: DRAMSim2's open-page controller) or ``"closed"``
     (auto-precharge after every column command). queue_depth: how many requests of a
     channel the controller may look ahead (a request issues no command before the column
     command of the request queue_depth places earlier). scheduler: ``"in_order"`` (column
@@ -272,6 +274,7 @@ class DramSystem:
         p[k.P_RTW] = 2 * tck
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
         p[k.P_POWER_DOWN] = 1 if power_down else 0
+        p[k.P_IDLE_CLOSE] = 1 if page_policy == "open_adaptive" else 0
         p[k.P_XP] = timing.t_xp * tck
         p[k.P_CKE] = timing.t_cke * tck
         self._p = p
@@ -350,6 +353,8 @@ class DramSystem:
                 open_row = self._bk[:, k.B_OPEN_ROW].copy()
                 if self.page_policy == "closed":
                     open_row[:] = -1
+                elif self.page_policy == "open_adaptive":  # rows with no request queued by now are closed
+                    open_row[self._bk[:, k.B_PRE_READY] < arrival_ps] = -1
                 order = k.frfcfs_order(lines, writes, self._decode, self.queue_depth, open_row)
                 served = np.empty_like(out)
                 k.serve(lines[order], writes[order], arrival_ps, self._decode, p, self._bk, self._rk, self._ch,

@@ -20,6 +20,13 @@ chunk in its service order with :func:`frfcfs_order`):
 * column commands, and hence data bursts, of one channel issue in that order;
 * closed-page policy: every column command is followed by an auto-precharge at the
   earliest legal time.
+* adaptive open-page policy (DRAMSim2's ``OpenPage``: when nothing else can issue,
+  ``CommandQueue::pop`` precharges an open bank that has no queued access to its row): a row
+  stays open while a request to it is in the transaction queue; a bank whose next request
+  enters the queue (its frontier) after the bank's earliest precharge was precharged then.
+  Frontiers do not decrease along a channel (arrivals do not go back in time, column times
+  do not either), so at each request every bank of its rank whose earliest precharge lies
+  before the frontier is closed at that time, before refreshes and power-down are accounted.
 * power-down (optional, as DRAMSim2's ``USE_LOW_POWER``): a rank with no pending request,
   from the end of its last data burst (or refresh) up to the next request's frontier, is
   powered down, in active power-down while a bank holds a row and in precharge power-down
@@ -60,7 +67,8 @@ P_CLOSED_PAGE = 18  # 1 for closed-page policy (a flag, not a time)
 P_POWER_DOWN = 19  # 1: a rank with no pending request powers down (a flag, not a time)
 P_XP = 20  # power-down exit to the next command (tXP)
 P_CKE = 21  # shortest power-down (tCKE)
-N_PARAMS = 22
+P_IDLE_CLOSE = 22  # 1: adaptive open page, a bank with no queued request to its row precharges (a flag)
+N_PARAMS = 23
 
 # Per-bank state columns.
 B_OPEN_ROW = 0  # -1 when precharged
@@ -207,6 +215,34 @@ def _close_bank(bk, rk, rank, bank_row, pend, t_pre, p, ctr, log, log_n, bank_id
     ctr[K_PRES] += 1
 
 
+@njit(cache=True)
+def _close_idle_banks(bk, rk, rank, n_banks, pend, t_ps, p, ctr, log, log_n):
+    """Adaptive open page: precharge, at its earliest legal time, every open bank of ``rank``
+    whose earliest precharge lies before t_ps (no request to its row was queued then). A
+    precharge ending after the rank's last work delays its power-down."""
+    base = rank * n_banks
+    earliest = t_ps
+    n = 0
+    for b in range(n_banks):
+        if bk[base + b, B_OPEN_ROW] >= 0 and bk[base + b, B_PRE_READY] < t_ps:
+            n += 1
+            if bk[base + b, B_PRE_READY] < earliest:
+                earliest = bk[base + b, B_PRE_READY]
+    if n == 0:
+        return
+    if rk[rank, R_PEND] + n > pend.shape[1]:  # room for the new intervals; none closes before `earliest`
+        wm = earliest
+        if rk[rank, R_NEXT_REF] < wm:
+            wm = rk[rank, R_NEXT_REF]
+        _advance_open(rk, rank, bk[base:base + n_banks], pend, wm)
+    for b in range(n_banks):
+        g = base + b
+        if bk[g, B_OPEN_ROW] >= 0 and bk[g, B_PRE_READY] < t_ps:
+            _close_bank(bk, rk, rank, g, pend, bk[g, B_PRE_READY], p, ctr, log, log_n, b)
+            if bk[g, B_PRE_DONE] > rk[rank, R_IDLE_FROM]:
+                rk[rank, R_IDLE_FROM] = bk[g, B_PRE_DONE]
+
+
 @njit(cache=True, inline='always')
 def _power_down_until(bk, rk, rank, n_banks, t_ps, p):
     """Power-down policy: a rank with no pending request is powered down from the end of its
@@ -312,6 +348,8 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
         if ring[c, qpos] > frontier:
             frontier = ring[c, qpos]
 
+        if p[P_IDLE_CLOSE] != 0:
+            _close_idle_banks(bk, rk, rank, n_banks, pend, frontier, p, ctr, log, log_n)
         if rk[rank, R_NEXT_REF] <= frontier:  # (test here: the call is not inlined)
             _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
         if rk[rank, R_PEND] + 2 > pend.shape[1] // 2:
@@ -405,6 +443,8 @@ def idle_until(t_ps, n_banks, p, bk, rk, pend, ctr, log, log_n):
     t_ps (and power-down time, under that policy). Callers guarantee no command will later be
     issued before t_ps."""
     for rank in range(rk.shape[0]):
+        if p[P_IDLE_CLOSE] != 0:
+            _close_idle_banks(bk, rk, rank, n_banks, pend, t_ps, p, ctr, log, log_n)
         _refresh_until(bk, rk, rank, n_banks, pend, t_ps, False, p, ctr, log, log_n)
         _power_down_until(bk, rk, rank, n_banks, t_ps, p)
         _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, t_ps)

@@ -93,6 +93,32 @@ def test_bank_parallelism():
     assert one_bank >= (n - 1) * TIMING.t_rc * TCK
 
 
+def test_adaptive_open_page_closes_a_row_no_queued_request_wants():
+    """DRAMSim2's open page: a bank precharges once nothing queued wants its row, at its earliest
+    legal time; a request queued before then still hits."""
+    d = make(page_policy="open_adaptive", command_log_capacity=100)
+    t0 = d.service(np.array([line(5, 3)]), False, 0)  # ACT 0, RD at tRCD: earliest PRE at tRAS = 28 tCK
+    assert t0 == (11 + 11 + 4) * TCK
+    hit = 20 * TCK  # queued before the earliest PRE: the row is still open
+    assert d.service(np.array([line(5, 3, 1)]), False, hit) == hit + (11 + 4) * TCK
+    late = 1_000_000  # nothing wanted the row after its last read: closed, so tRCD again (no tRP)
+    assert d.service(np.array([line(5, 3, 2)]), False, late) == late + (11 + 11 + 4) * TCK
+    c = d.counters()
+    assert (c["row_hits"], c["row_misses"], c["row_conflicts"], c["precharges"]) == (1, 2, 0, 1)
+    log = d.command_log()
+    pres = log[log[:, 1] == k.CMD_PRE]
+    assert pres[:, 0].tolist() == [28 * TCK]  # tRAS after the ACT (the hit's tRTP ends at 26 tCK)
+    # open time: [ACT, PRE) twice; the second row too closes tRAS after its ACT, nothing queued wanting it
+    end = 2_000_000
+    assert d.background_times_ps(end)["open"] == 28 * TCK + 28 * TCK
+    # the plain open page keeps the row: both later requests hit
+    o = make()
+    o.service(np.array([line(5, 3)]), False, 0)
+    o.service(np.array([line(5, 3, 1)]), False, hit)
+    assert o.service(np.array([line(5, 3, 2)]), False, late) == late + (11 + 4) * TCK
+    assert o.counters()["row_hits"] == 2
+
+
 def test_closed_page_policy_never_hits():
     n = 4096
     d = make(page_policy="closed")
@@ -257,7 +283,8 @@ def open_time_from_log(log, n_ranks, end_ps):
 
 @pytest.mark.parametrize("policy,scheduler,power_down", [
     ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
-    ("open", "frfcfs", True), ("closed", "in_order", True)])
+    ("open", "frfcfs", True), ("closed", "in_order", True), ("open_adaptive", "in_order", False),
+    ("open_adaptive", "frfcfs", True)])
 def test_command_log_obeys_ddr3_timing(policy, scheduler, power_down):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
     d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down)
@@ -297,7 +324,7 @@ def test_open_time_by_hand():
     assert times["precharged"] == one_ms - TIMING.t_refi_ps
 
 
-@pytest.mark.parametrize("policy", ["open", "closed"])
+@pytest.mark.parametrize("policy", ["open", "open_adaptive", "closed"])
 def test_background_and_refresh_energy_exact(policy):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
     d = make(g, page_policy=policy, command_log_capacity=200_000)
