@@ -372,7 +372,8 @@ def energy_j(
 # 5. every GEMM call starts cold: the LAP loads its first A panel, B panel and C block
 #    before it computes, and writes its last C block after, unoverlapped (eq. 7 assumes
 #    perfect overlap); 10 b calls, so this grows with b (q = 10, b = 45: ~60 MCycles).
-# Pipelined (eq. 12 ignores filling and draining): T = T1 + b (Tm + max(T2, T1 + T3)) + T3.
+# Pipelined (eq. 12 ignores filling and draining): in(0), then gemm(i) beside in(i + 1) and
+# out(i - 1), then out(b - 1), each block Tm first (ExtendedStages.pipelined_cycles).
 
 
 @dataclass(frozen=True)
