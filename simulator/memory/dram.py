@@ -416,13 +416,13 @@ class DramSystem:
     def _state_at(self, end_ps: int) -> tuple[np.ndarray, np.ndarray]:
         """Rank and counter arrays of a copy of the system idled until end_ps."""
         end_ps = int(end_ps)
-        # open time is final up to each rank's accounting mark, which never passes the last
-        # completion; any end_ps from there on is accounted exactly
-        earliest = max(self._min_arrival_ps, int(self._rk[:, k.R_ACC_MARK].max()), 0)
+        # commands already issued may lie anywhere up to the last completion, so the bank
+        # states are known exactly only from there on (and from the last arrival and each
+        # rank's accounting mark, which never pass it)
+        earliest = max(self._min_arrival_ps, int(self._rk[:, k.R_ACC_MARK].max()), self.last_completion_ps)
         if end_ps < earliest:
-            raise ValueError(f"end_ps = {end_ps}: expected >= {earliest} ps (the last arrival and the time up to "
-                             f"which background is already accounted; last_completion_ps = "
-                             f"{self.last_completion_ps} is always accepted)")
+            raise ValueError(f"end_ps = {end_ps}: expected >= {earliest} ps (the last completion, the last "
+                             f"arrival and the time up to which background is already accounted)")
         bk, rk, pend, ctr = self._bk.copy(), self._rk.copy(), self._pend.copy(), self._ctr.copy()
         log, log_n = np.zeros((0, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
         k.idle_until(end_ps, self.geometry.banks, self._p, bk, rk, pend, ctr, log, log_n)
@@ -434,7 +434,7 @@ class DramSystem:
         spent powered down (``power_down_open``, ``power_down_precharged``; 0 without
         power-down); plus ``refreshes``, the REF commands of all ranks due before end_ps
         (k * tREFI < end_ps, k >= 1). end_ps may be any time from ``last_completion_ps`` on
-        (earlier if nothing is pending)."""
+        (and from the last arrival, if later)."""
         rk, _ = self._state_at(end_ps)
         open_ps = int(rk[:, k.R_ACC_OPEN].sum())
         per_rank = (int(end_ps) - 1) // self.timing.t_refi_ps if end_ps > 0 else 0

@@ -192,6 +192,8 @@ def test_input_validation():
         d.service(np.array([1, 2]), np.array([True]), 6000)
     with pytest.raises(ValueError, match="end_ps"):
         d.energy_j(4000)
+    with pytest.raises(ValueError, match="end_ps"):  # after the arrival, before its data burst ends
+        d.energy_j(d.last_completion_ps - 1)
     assert d.energy_j(d.last_completion_ps)["read"] > 0
 
 
