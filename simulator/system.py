@@ -31,7 +31,7 @@ def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeo
         tck_ps=seconds_to_ps(t.tck_s), cl=t.cl, t_rcd=t.t_rcd, t_rp=t.t_rp, t_ras=t.t_ras, t_rc=t.t_rc,
         t_rrd=t.t_rrd, t_ccd=t.t_ccd, t_wr=t.t_wr, t_wtr=t.t_wtr, t_rtp=t.t_rtp, t_rfc=t.t_rfc,
         t_faw=t.t_faw, burst_length=t.burst_length, t_refi_ps=seconds_to_ps(t.t_refi_s), t_xp=t.t_xp,
-        t_cke=t.t_cke,
+        t_cke=t.t_cke, cwl=t.cwl, t_rtrs=t.t_rtrs,
     )
     currents = DramCurrents(**{f"{k[:-2]}_ma": getattr(c, k) * 1e3 for k in (
         "idd0_a", "idd1_a", "idd2p_a", "idd2q_a", "idd2n_a", "idd3n_a", "idd3p_a", "idd4r_a", "idd4w_a",

@@ -115,10 +115,14 @@ class DramTimingSpec:
     t_refi_s: float = param(unit="time", positive=True, doc="average refresh interval tREFI")
     t_xp: int = param(min=1, doc="power-down exit to the next command, tCK")
     t_cke: int = param(min=1, doc="shortest power-down (CKE low), tCK")
+    cwl: int = param(min=1, doc="CAS write latency, write command to first data beat, tCK")
+    t_rtrs: int = param(min=0, doc="data-bus turnaround between ranks, tCK")
 
     def __post_init__(self) -> None:
         if self.t_rc < self.t_ras + self.t_rp:
             raise ValueError(f"t_rc: {self.t_rc} tCK < t_ras + t_rp = {self.t_ras + self.t_rp} tCK; expected t_rc >= t_ras + t_rp")
+        if self.cwl > self.cl:
+            raise ValueError(f"cwl: {self.cwl} tCK > cl = {self.cl} tCK; expected cwl <= cl")
 
 
 @dataclass(frozen=True)

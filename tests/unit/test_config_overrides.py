@@ -76,3 +76,17 @@ def test_dram_power_down_keys_are_read_and_validated():
     assert "true or false" in str(err.value)
     with pytest.raises(ConfigError, match="t_xp"):
         load_spec(LAP_LLC, SystemSpec, ["dram.timing.t_xp=0"])
+
+
+def test_dram_write_latency_and_rank_switch_are_read_and_validated():
+    from simulator.system import dram_parameters
+
+    spec = load_spec(LAP_LLC, SystemSpec, ["dram.timing.cwl=9", "dram.timing.t_rtrs=2"]).spec
+    timing, _, _ = dram_parameters(spec)
+    assert (timing.cwl, timing.t_rtrs) == (9, 2)
+    assert dram_parameters(load_spec(LAP_LLC, SystemSpec).spec)[0].cwl == 8  # the DDR3 preset
+    with pytest.raises(ConfigError, match="cwl") as err:
+        load_spec(LAP_LLC, SystemSpec, ["dram.timing.cwl=12"])  # above CL = 11
+    assert "cwl <= cl" in str(err.value)
+    with pytest.raises(ConfigError, match="t_rtrs"):
+        load_spec(LAP_LLC, SystemSpec, ["dram.timing.t_rtrs=-1"])
