@@ -18,7 +18,8 @@ from simulator.config.schema import SystemSpec
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, PrefetcherSpec
-from simulator.memory.dram import DramCurrents, DramGeometry, DramSystem, DramTiming
+from simulator.memory.dram import DramSystem
+from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
 from simulator.units import seconds_to_ps

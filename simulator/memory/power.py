@@ -23,10 +23,7 @@ TN-41-01 formulas used (currents in A, times in s):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # type hints only: dram.py imports this module
-    from simulator.memory.dram import DramCurrents, DramGeometry, DramTiming
+from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming
 
 _MA_TO_A = 1e-3
 _PS_TO_S = 1e-12
