@@ -68,7 +68,7 @@ from tqdm import tqdm
 from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import InputError
 from simulator.config.fields import param
-from simulator.reproduce import reference_table
+from simulator.references import reference_table
 from simulator.fmm_crosscheck import (CLOCK_HZ, assemble_machine, class_counts, crosscheck_summary, machine_parts,
                                       model_rows, pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace

@@ -28,91 +28,22 @@ A run refused on input (a target not available) removes what it created.
 
 from __future__ import annotations
 
-import csv
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from simulator.config.errors import InputError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.plots import save_figure
+from simulator.references import ReferenceRow, index_rows, load_reference
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_DIR = ROOT / "results" / "reference"
 DEFAULT_OUT_DIR = Path("results") / "reproduce"
-REFERENCE_COLUMNS = ("table", "row", "column", "value", "unit", "source")
-SOURCE_PATTERN = re.compile(r"^00[0-4] .+\(00[0-4]:L\d+\)$")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MARKER = ".offsim-reproduce"  # in an output directory: the name of the target whose output it holds
-
-
-# --------------------------------------------------------------------------- reference values
-
-
-@dataclass(frozen=True)
-class ReferenceRow:
-    """One published value: table, row and column labels, value (as printed, normalised), unit, citation."""
-
-    table: str
-    row: str
-    column: str
-    value: str
-    unit: str
-    source: str
-
-    @property
-    def number(self) -> float:
-        """The value as a float (raises ValueError for a non-numeric value)."""
-        return float(self.value)
-
-
-def reference_table(name: str, table: str, columns: Sequence[str],
-                    directory: Path = REFERENCE_DIR) -> dict[int, tuple[float, ...]]:
-    """Published values of one table of ``<name>.csv`` whose rows are ``q=<int>``: {q: (column values...)}.
-
-    KeyError naming the file, table, row and column when a requested value is missing.
-    """
-    cells = {(r.row, r.column): r.number for r in load_reference(name, directory) if r.table == table}
-    qs = sorted({int(row[2:]) for row, _ in cells if row.startswith("q=")})
-    out = {}
-    for q in qs:
-        try:
-            out[q] = tuple(cells[(f"q={q}", col)] for col in columns)
-        except KeyError as exc:
-            raise KeyError(f"{name}.csv: {table}, q={q}: no value for column {exc.args[0][1]!r}") from None
-    return out
-
-
-def load_reference(name: str, directory: Path = REFERENCE_DIR) -> list[ReferenceRow]:
-    """Rows of ``<directory>/<name>.csv``; ValueError naming the file and row if a row is malformed."""
-    path = Path(directory) / f"{name}.csv"
-    with path.open(newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if tuple(header or ()) != REFERENCE_COLUMNS:
-            raise ValueError(f"{path}: header must be {','.join(REFERENCE_COLUMNS)}, got {header!r}")
-        rows = []
-        for lineno, rec in enumerate(reader, start=2):
-            if len(rec) != len(REFERENCE_COLUMNS):
-                raise ValueError(f"{path}:{lineno}: expected {len(REFERENCE_COLUMNS)} fields, got {len(rec)}")
-            row = ReferenceRow(*rec)
-            if not SOURCE_PATTERN.match(row.source):
-                raise ValueError(f"{path}:{lineno}: source must cite a table and a line like "
-                                 f"'000 Table 4.4 (000:L1034)', got {row.source!r}")
-            if not row.table or not row.column or not row.value:
-                raise ValueError(f"{path}:{lineno}: table, column and value must not be empty")
-            rows.append(row)
-    if not rows:
-        raise ValueError(f"{path}: no rows")
-    return rows
-
-
-def _index(rows: list[ReferenceRow]) -> dict[tuple[str, str, str], ReferenceRow]:
-    return {(r.table, r.row, r.column): r for r in rows}
 
 
 # --------------------------------------------------------------------------- report structure
@@ -235,7 +166,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     from models.data_movement import fused_data_movement, min_op_count, unfused_data_movement
     from simulator.stencil_study import TileSpec, load_study, run_stencil_tiling_study
 
-    ref = _index(load_reference("prajapati_stencil"))
+    ref = index_rows(load_reference("prajapati_stencil"))
     m_elems = CHAIN_SQRT_M ** 2
     order = min_op_count(CHAIN_DIMS)
     unfused = unfused_data_movement(order, m_elems)
@@ -320,7 +251,7 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     from models.roofline import RooflinePlatform
     from simulator.stencil_study import intensity_sweep, load_study, measure_machine, plot_roofline
 
-    ref = _index(load_reference("choi_roofline"))
+    ref = index_rows(load_reference("choi_roofline"))
     t6 = {k[2]: r for k, r in ref.items() if k[0] == "001 Table 6 Nehalem"}
     cfg = load_study(ROOFLINE_STUDY)
     system = ROOT / cfg.system  # the Nehalem host with 001 Table 6 energies
@@ -395,7 +326,7 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
 
     from simulator import logca_study as ls
 
-    ref = _index(load_reference("logca_crypto"))
+    ref = index_rows(load_reference("logca_crypto"))
     t44 = {int(k[1][2:]): {} for k in ref if k[0] == "000 Table 4.4"}
     for k, r in ref.items():
         if k[0] == "000 Table 4.4":
@@ -720,6 +651,6 @@ def summary_line(path: Path) -> str:
     return f"{n} comparisons, {figs} figures"
 
 
-__all__ = ["Comparison", "ReferenceRow", "Reproduction", "Section", "TARGETS", "TargetUnavailable",
-           "check_figures", "load_reference", "render_markdown", "reproduce", "summary_line"]
+__all__ = ["Comparison", "Reproduction", "Section", "TARGETS", "TargetUnavailable",
+           "check_figures", "render_markdown", "reproduce", "summary_line"]
 

@@ -12,8 +12,8 @@ import yaml
 
 from simulator.cli import main
 from simulator.config.errors import InputError
-from simulator.reproduce import (MARKER, PNG_MAGIC, REFERENCE_COLUMNS, REFERENCE_DIR, TARGETS, Comparison,
-                                 ReferenceRow, check_out_dir, load_reference)
+from simulator.references import REFERENCE_COLUMNS, REFERENCE_DIR, ReferenceRow, load_reference
+from simulator.reproduce import MARKER, PNG_MAGIC, TARGETS, Comparison, check_out_dir
 
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from simulator.reproduce import reference_table
+from simulator.references import reference_table
 from workloads.fmm_tree import (
     CLASS_KEYS,
     KINDS,
