@@ -63,7 +63,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, as_completed
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,7 @@ from simulator.executors import check_parallel_options, point_executor
 from simulator.config.files import write_atomic
 from simulator.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
+from simulator.study_spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")
 
@@ -170,103 +171,6 @@ LOCK_NAME = ".study.lock"
 # what a study directory holds (besides hidden temporary files of interrupted writes)
 STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", LOCK_NAME)
 RESULTS_COLUMNS = ["component", "quantity", "value", "unit"]
-
-
-@dataclass(frozen=True)
-class Axis:
-    """One swept key and its values as written in the study file.
-
-    key: ``set.<dotted system key>`` or ``param.<workload parameter>``.
-    group: ``"product"`` or ``"zip"``.
-    """
-
-    key: str
-    values: tuple[Any, ...]
-    group: str
-
-    @property
-    def kind(self) -> str:
-        """``"set"`` (system override) or ``"param"`` (workload parameter)."""
-        return self.key.split(".", 1)[0]
-
-    @property
-    def target(self) -> str:
-        """The key without its ``set.``/``param.`` prefix."""
-        return self.key.split(".", 1)[1]
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """One standard figure: ``y`` ("component/quantity") against axis ``x``, one line per ``group`` value.
-
-    logx/logy: True, False or None (automatic: log when the values span a wide range, see simulator.plots).
-    """
-
-    x: str
-    y: str
-    group: str | None = None
-    logx: bool | None = None
-    logy: bool | None = False
-    title: str | None = None
-
-
-@dataclass(frozen=True)
-class StudySpec:
-    """A validated study file: paths resolved, axes in file order."""
-
-    name: str
-    source: str
-    system_path: Path
-    workload_path: Path
-    axes: tuple[Axis, ...]
-    figures: tuple[FigureSpec, ...] = ()
-
-    @property
-    def axis_keys(self) -> tuple[str, ...]:
-        """The axis keys in file order (product axes first, then zip axes)."""
-        return tuple(a.key for a in self.axes)
-
-
-@dataclass(frozen=True)
-class Point:
-    """One point of a study, fully built and ready to simulate.
-
-    values: axis key -> value as written in the study file.
-    coords: axis key -> resolved value (SI number for quantities, as typed otherwise);
-    these become the columns of the consolidated table.
-    """
-
-    values: tuple[tuple[str, Any], ...]
-    coords: tuple[tuple[str, Any], ...]
-    loaded: LoadedConfig
-    workload: WorkloadSpec
-    workload_source: str
-    run_hash: str
-
-    def label(self) -> str:
-        """``key=value, ...`` as written in the study file."""
-        return ", ".join(f"{k}={v}" for k, v in self.values)
-
-
-@dataclass(frozen=True)
-class StudyOutcome:
-    """What one ``run_study`` call did.
-
-    simulated/reused/failed: run hashes. sim_wall_s: run hash -> wall time (s) the
-    worker spent generating and simulating that point (simulated points only).
-    wall_s: wall time of the whole call (s), validation and report included.
-    """
-
-    study: StudySpec
-    out_dir: Path
-    points: tuple[Point, ...]
-    simulated: tuple[str, ...]
-    reused: tuple[str, ...]
-    failed: tuple[str, ...]
-    sim_wall_s: dict[str, float] = field(default_factory=dict)
-    wall_s: float = 0.0
-    table_path: Path | None = None
-    report_path: Path | None = None
 
 
 # ---------------------------------------------------------------- study file

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -26,9 +26,7 @@ import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
 from simulator.plots import Panel, Series, format_value, line_panels, unit_of_key
-
-if TYPE_CHECKING:
-    from simulator.study import FigureSpec, Point, StudyOutcome, StudySpec
+from simulator.study_spec import FigureSpec, Point, StudyOutcome, StudySpec
 
 ENERGY_TOTAL = "energy/total"
 DEFAULT_Y = ("system/simulated_time_s", ENERGY_TOTAL, "dram/bandwidth_bytes_per_s")
@@ -99,8 +97,6 @@ def quantity_table(table: pd.DataFrame, axis_keys: list[str], y: str) -> tuple[p
 
 def default_figures(study: StudySpec, table: pd.DataFrame) -> list[FigureSpec]:
     """Time, energy and DRAM bandwidth against the first axis, grouped by the second (if any)."""
-    from simulator.study import FigureSpec
-
     keys = list(study.axis_keys)
     numeric = [k for k in keys if k in table and pd.api.types.is_numeric_dtype(table[k])
                and table[k].nunique() > 1]
