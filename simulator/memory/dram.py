@@ -254,8 +254,8 @@ class DramSystem:
         """Rank and counter arrays of a copy of the system idled until end_ps."""
         end_ps = int(end_ps)
         # commands already issued may lie anywhere up to the last completion, so the bank
-        # states are known exactly only from there on (and from the last arrival and each
-        # rank's accounting mark, which never pass it)
+        # states are final only from there on; the last arrival (of an empty chunk, say) and a
+        # rank's accounting mark (moved on by idle_until) may lie later still
         earliest = max(self._min_arrival_ps, int(self._rk[:, k.R_ACC_MARK].max()), self.last_completion_ps)
         if end_ps < earliest:
             raise ValueError(f"end_ps = {end_ps}: expected >= {earliest} ps (the last completion, the last "
