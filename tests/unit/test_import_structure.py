@@ -33,16 +33,20 @@ def module_files() -> dict[str, Path]:
     return out
 
 
-def imported_modules(path: Path, known: set[str]) -> set[str]:
-    """The project modules a file imports (``from a import b`` names a.b when that is a module)."""
+def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules that module ``name`` (at ``path``) imports; ``from a import b`` names
+    a.b when that is a module, and relative imports are resolved against the module's package."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name in known)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
             for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in known else node.module)
+                sub = f"{module}.{alias.name}"
+                found.add(sub if sub in known else module)
     return found & known
 
 
@@ -51,8 +55,18 @@ def import_graph() -> nx.DiGraph:
     graph = nx.DiGraph()
     graph.add_nodes_from(files)
     for name, path in files.items():
-        graph.add_edges_from((name, other) for other in imported_modules(path, set(files)) if other != name)
+        graph.add_edges_from((name, other) for other in imported_modules(name, path, set(files)) if other != name)
     return graph
+
+
+def test_relative_imports_resolve_against_the_package(tmp_path):
+    module = tmp_path / "mod.py"
+    module.write_text("from . import sibling\nfrom ..memory import dram\nfrom .sibling import x\n")
+    known = {"simulator.accel.sibling", "simulator.memory.dram"}
+    assert imported_modules("simulator.accel.mod", module, known) == known
+    init = tmp_path / "__init__.py"
+    init.write_text("from . import sibling\n")
+    assert imported_modules("simulator.accel", init, known) == {"simulator.accel.sibling"}
 
 
 def test_the_graph_sees_the_imports():
