@@ -5,7 +5,8 @@ expanded to line addresses and cut into chunks; each chunk goes through the
 cache hierarchy and DRAM in one bulk call, and the core turns what happened
 into a duration (cycles of ``frequency_hz``):
 
-- issue: elements / ``loads_per_cycle``;
+- issue: elements / ``loads_per_cycle``; an ``update`` row (read-modify-write)
+  counts each element twice, its load and its store sharing the one rate;
 - a ``zero`` row (full-line zeroing) is timed like a store: its lines are
   served by the core's own level and nothing is read from DRAM;
 - compute: flops / ``flops_per_cycle`` + other cycles, overlapped with memory;
