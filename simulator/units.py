@@ -118,6 +118,14 @@ def ps_to_seconds(ps: int) -> float:
     return ps / PS_PER_S
 
 
+def is_power_of_two(n: float) -> bool:
+    """True if ``n`` is a positive integral power of two (a size in bytes, a set count, an alignment)."""
+    if isinstance(n, float) and not math.isfinite(n):
+        return False
+    n_int = int(n)
+    return n_int == n and n_int > 0 and n_int & (n_int - 1) == 0
+
+
 _SI_PREFIXES = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f")]
 
 

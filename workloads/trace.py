@@ -67,6 +67,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
+from simulator.units import is_power_of_two
 from workloads.line_kernel import lines_of_elements
 
 OPS: tuple[str, ...] = (
@@ -313,7 +314,7 @@ class AddressSpace:
             raise ValueError(f"name {name!r} is already allocated")
         if nbytes < 0:
             raise ValueError(f"nbytes must be >= 0, got {nbytes} for {name!r}")
-        if align < 1 or align & (align - 1):
+        if not is_power_of_two(align):
             raise ValueError(f"align must be a power of two >= 1 byte, got {align}")
         addr = -(-self._next // align) * align
         end = addr + nbytes

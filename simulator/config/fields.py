@@ -15,7 +15,7 @@ import math
 import typing
 from typing import Any, Callable
 
-from simulator.units import DIMENSIONS, UnitError, parse_quantity
+from simulator.units import DIMENSIONS, UnitError, is_power_of_two, parse_quantity
 
 MISSING = dataclasses.MISSING
 # Keys any mapping may carry as documentation; they are kept in the resolved config
@@ -108,7 +108,7 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
             raise ValueError(f"expected a value >= {meta['min']}, got {value!r}")
         if meta.get("max") is not None and value > meta["max"]:
             raise ValueError(f"expected a value <= {meta['max']}, got {value!r}")
-        if meta.get("power_of_two") and (int(value) != value or value < 1 or int(value) & (int(value) - 1)):
+        if meta.get("power_of_two") and not is_power_of_two(value):
             raise ValueError(f"expected a power of two, got {value!r}")
     if meta.get("check"):
         problem = meta["check"](value)

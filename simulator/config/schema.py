@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.fields import param
+from simulator.units import is_power_of_two
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class CachesSpec:
             raise ValueError(f"levels: expected distinct names, got {names}")
         for i, lv in enumerate(self.levels):
             sets, rest = divmod(lv.size_bytes, lv.ways * self.line_bytes)
-            if rest or sets < 1 or sets & (sets - 1):
+            if rest or not is_power_of_two(sets):
                 raise ValueError(
                     f"levels[{i}] ({lv.name}): size {lv.size_bytes} B / ({lv.ways} ways x {self.line_bytes} B lines) "
                     f"= {lv.size_bytes / (lv.ways * self.line_bytes):g} sets; expected a power-of-two number of sets"

@@ -55,6 +55,7 @@ import numpy as np
 
 from simulator.memory import cache_kernel as ck
 from simulator.memory.array_kernel import value_range
+from simulator.units import is_power_of_two
 
 COUNTER_NAMES: tuple[str, ...] = (
     "loads", "stores", "hits", "misses", "writebacks_out", "writebacks_in", "prefetches",
@@ -65,10 +66,6 @@ MAX_LINE = 2 ** 62   # the kernels store 2 * line + dirty in an int64
 
 def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _is_pow2(value: int) -> bool:
-    return value > 0 and (value & (value - 1)) == 0
 
 
 @dataclass(frozen=True)
@@ -88,14 +85,14 @@ class CacheGeometry:
             value = getattr(self, key)
             if not _is_int(value) or value < 1:
                 raise ValueError(f"{n}.{key}: {value!r} is not a positive integer")
-        if not _is_pow2(self.line_bytes):
+        if not is_power_of_two(self.line_bytes):
             raise ValueError(f"{n}.line_bytes: {self.line_bytes} is not a power of two")
         way_bytes = self.ways * self.line_bytes
         if self.size_bytes % way_bytes != 0:
             raise ValueError(
                 f"{n}.size_bytes: {self.size_bytes} is not a multiple of ways * line_bytes"
                 f" = {self.ways} * {self.line_bytes} = {way_bytes}")
-        if not _is_pow2(self.size_bytes // way_bytes):
+        if not is_power_of_two(self.size_bytes // way_bytes):
             raise ValueError(
                 f"{n}.size_bytes: {self.size_bytes} does not give a power-of-two number of sets"
                 f" ({self.size_bytes} / ({self.ways} ways * {self.line_bytes} B)"

@@ -11,6 +11,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from simulator.units import is_power_of_two
+
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
 
 
@@ -18,10 +20,6 @@ def _require_int(obj: object, name: str, minimum: int) -> None:
     value = getattr(obj, name)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{type(obj).__name__}.{name} = {value!r}: expected an integer >= {minimum}")
-
-
-def _is_pow2(n: int) -> bool:
-    return n > 0 and (n & (n - 1)) == 0
 
 
 @dataclass(frozen=True)
@@ -133,7 +131,7 @@ class DramGeometry:
                      "bus_width_bits", "line_bytes"):
             _require_int(self, name, 1)
         for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "line_bytes"):
-            if not _is_pow2(getattr(self, name)):
+            if not is_power_of_two(getattr(self, name)):
                 raise ValueError(f"DramGeometry.{name} = {getattr(self, name)!r}: expected a power of two")
         if self.bus_width_bits % self.device_width_bits:
             raise ValueError(f"DramGeometry.bus_width_bits = {self.bus_width_bits!r}: expected a multiple of "

@@ -1,0 +1,85 @@
+"""Quantities with units: every config number goes through ``parse_quantity``, so its prefixes,
+its refusals and its messages are pinned here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simulator.units import (
+    PS_PER_S,
+    UnitError,
+    format_quantity,
+    is_power_of_two,
+    parse_quantity,
+    ps_to_seconds,
+    seconds_to_ps,
+)
+
+
+@pytest.mark.parametrize("text, dimension, expected", [
+    ("2 GHz", "frequency", 2e9),
+    ("2.66GHz", "frequency", 2.66e9),
+    ("8 MB", "size", 8e6),                    # decimal prefix
+    ("8 MiB", "size", 8 * 2**20),             # binary prefix
+    ("64 B", "size", 64.0),
+    ("512 bit", "size", 64.0),
+    ("4 Gb", "size", 5e8),                    # a DRAM die's 4 Gbit, in bytes
+    ("12.8 GB/s", "bandwidth", 12.8e9),       # datasheet bandwidths are decimal
+    ("8 Gbit/s", "bandwidth", 1e9),
+    ("1.25 ns", "time", 1.25e-9),
+    ("7.8 us", "time", 7.8e-6),
+    ("20 pJ/bit", "energy_per_bit", 20e-12),
+    ("160 pJ/B", "energy_per_byte", 160e-12),
+    ("4 pJ/flop", "energy_per_flop", 4e-12),
+    ("95 mA", "current", 0.095),
+    ("1.5 V", "voltage", 1.5),
+    ("130 W", "power", 130.0),
+    ("1e3 nJ", "energy", 1e-6),
+    ("1.2 GFLOP/s", "flop_rate", 1.2e9),
+])
+def test_quantities_convert_to_si_base_units(text, dimension, expected):
+    assert parse_quantity(text, dimension) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("value, dimension, message", [
+    (8, "size", "a bare number has no unit"),
+    (True, "size", "a bare number has no unit"),
+    ("8", "size", "no unit"),
+    ("8 furlongs", "size", "unknown unit 'furlongs'"),
+    ("1.25 ns", "size", "'ns' is a time unit"),
+    ("12.8 GB", "bandwidth", "'GB' is a size unit"),
+    ("fast GHz", "frequency", "expected a frequency with a unit"),
+    ("1e400 GHz", "frequency", "expected a finite frequency"),
+])
+def test_bad_quantities_are_refused_with_what_was_expected(value, dimension, message):
+    with pytest.raises(UnitError, match=message):
+        parse_quantity(value, dimension)
+
+
+def test_picosecond_conversion_round_trips_and_rounds_to_nearest():
+    assert seconds_to_ps(1.25e-9) == 1250
+    assert seconds_to_ps(0.4e-12) == 0 and seconds_to_ps(0.6e-12) == 1
+    assert ps_to_seconds(seconds_to_ps(3.0)) == 3.0
+    assert seconds_to_ps(1.0) == PS_PER_S
+
+
+@pytest.mark.parametrize("n", [1, 2, 64, 2**40, np.int64(4096), 8.0])
+def test_powers_of_two(n):
+    assert is_power_of_two(n)
+
+
+@pytest.mark.parametrize("n", [0, -2, 3, 6, 96, 2**40 + 1, 2.5, 0.5, float("inf"), float("nan")])
+def test_not_powers_of_two(n):
+    assert not is_power_of_two(n)
+
+
+@pytest.mark.parametrize("value, unit, expected", [
+    (1.28e10, "B/s", "12.8 GB/s"),
+    (1.25e-9, "s", "1.25 ns"),
+    (0.0, "J", "0 J"),
+    (-3.5e-3, "W", "-3.5 mW"),
+    (float("inf"), "s", "inf s"),
+])
+def test_quantities_format_with_an_engineering_prefix(value, unit, expected):
+    assert format_quantity(value, unit) == expected
