@@ -14,36 +14,14 @@ import networkx as nx
 import simpy
 
 from simulator.accel.registry import BUILDERS, BuildContext
-from simulator.config.schema import SystemSpec
+from simulator.config.schema import SystemSpec, dram_parameters
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, PrefetcherSpec
 from simulator.memory.dram import DramSystem
-from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
 from simulator.units import seconds_to_ps
-
-
-def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
-    """The DRAM model's parameters from ``spec.dram`` (timing in tCK and ps, currents in mA)."""
-    t, c, g = spec.dram.timing, spec.dram.currents, spec.dram.geometry
-    timing = DramTiming(
-        tck_ps=seconds_to_ps(t.tck_s), cl=t.cl, t_rcd=t.t_rcd, t_rp=t.t_rp, t_ras=t.t_ras, t_rc=t.t_rc,
-        t_rrd=t.t_rrd, t_ccd=t.t_ccd, t_wr=t.t_wr, t_wtr=t.t_wtr, t_rtp=t.t_rtp, t_rfc=t.t_rfc,
-        t_faw=t.t_faw, burst_length=t.burst_length, t_refi_ps=seconds_to_ps(t.t_refi_s), t_xp=t.t_xp,
-        t_cke=t.t_cke, cwl=t.cwl, t_rtrs=t.t_rtrs,
-    )
-    currents = DramCurrents(**{f"{k[:-2]}_ma": getattr(c, k) * 1e3 for k in (
-        "idd0_a", "idd1_a", "idd2p_a", "idd2q_a", "idd2n_a", "idd3n_a", "idd3p_a", "idd4r_a", "idd4w_a",
-        "idd5_a")},
-        vdd_v=c.vdd_v)
-    geometry = DramGeometry(
-        channels=g.channels, ranks_per_channel=g.ranks_per_channel, banks=g.banks, rows=g.rows,
-        columns=g.columns, device_width_bits=g.device_width_bits, bus_width_bits=g.bus_width_bits,
-        line_bytes=spec.caches.line_bytes, mapping=g.mapping,
-    )
-    return timing, currents, geometry
 
 
 def build_dram(spec: SystemSpec) -> DramSystem:

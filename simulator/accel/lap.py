@@ -15,45 +15,21 @@ the local memory, the panels are streamed in k-slices of ``k_slice`` columns
 that do (a rank-k_slice update per step). Steps are double-buffered: the reads
 of step s+1 start when step s starts computing, a C block is written back when
 its last step finishes (overlapping the next step), and a step computes its
-2 m_b n_b k_s flops at the sustained rate f_L.
+2 m_b n_b k_s flops at the sustained rate f_L. The rule's arithmetic (``block_size``,
+``k_slice``) lives with the spec in ``simulator.config.accel_lap``, so that a local memory too
+small for the largest blocks is refused when the config is loaded.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command
 from simulator.accel.registry import BuildContext, register_builder
-from simulator.config.accel_lap import LapSpec
+from simulator.config.accel_lap import LapSpec, block_size, k_slice
 from simulator.engine import ClockDomain
-
-#: Smallest and largest sub-block edge, elements (003 eq. 7, 003:L240).
-BLOCK_MIN = 64
-BLOCK_MAX = 256
-
-
-def block_size(extent: int) -> int:
-    """Sub-block edge for a matrix dimension: min(max(extent, 64), 256) (003 eq. 7)."""
-    return min(max(int(extent), BLOCK_MIN), BLOCK_MAX)
-
-
-def sub_block_count(m: int, n: int) -> int:
-    """r = ceil(n / n_c) ceil(m / m_c), the number of C sub-blocks (003 eq. 6)."""
-    return math.ceil(n / block_size(n)) * math.ceil(m / block_size(m))
-
-
-def k_slice(k: int, m_c: int, n_c: int, local_memory_bytes: int, elem_bytes: int) -> int:
-    """Columns of the A/B panels per step so that two C blocks and two panel slices fit, elements."""
-    free = local_memory_bytes // elem_bytes - 2 * m_c * n_c
-    ks = free // (2 * (m_c + n_c))
-    if ks < 1:
-        raise ValueError(f"local_memory_bytes = {local_memory_bytes}: expected room for two {m_c} x {n_c} C blocks "
-                         f"and two panel columns ({(2 * m_c * n_c + 2 * (m_c + n_c)) * elem_bytes} B)")
-    return min(int(k), int(ks))
-
 
 def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,
                line_bytes: int) -> np.ndarray:
@@ -138,7 +114,6 @@ class LapUnit(AcceleratorUnit):
     def __post_init__(self) -> None:
         if not isinstance(self.spec, LapSpec):
             raise ValueError(f"LapUnit {self.name}: spec = {self.spec!r}: expected a LapSpec")
-        k_slice(1, BLOCK_MAX, BLOCK_MAX, self.spec.local_memory_bytes, self.spec.elem_bytes)  # largest blocks fit
         super().__post_init__()
 
     def cycles_for(self, flops: int) -> float:

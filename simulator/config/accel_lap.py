@@ -11,6 +11,7 @@ memory; ``static_power_w`` is drawn while busy, ``idle_power_w`` while idle.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
@@ -18,6 +19,30 @@ from simulator.config.fields import param
 
 #: Floating-point operations of one multiply-accumulate.
 FLOPS_PER_MAC = 2
+
+#: Smallest and largest sub-block edge, elements (003 eq. 7, 003:L240).
+BLOCK_MIN = 64
+BLOCK_MAX = 256
+
+
+def block_size(extent: int) -> int:
+    """Sub-block edge for a matrix dimension: min(max(extent, 64), 256) (003 eq. 7)."""
+    return min(max(int(extent), BLOCK_MIN), BLOCK_MAX)
+
+
+def sub_block_count(m: int, n: int) -> int:
+    """r = ceil(n / n_c) ceil(m / m_c), the number of C sub-blocks (003 eq. 6)."""
+    return math.ceil(n / block_size(n)) * math.ceil(m / block_size(m))
+
+
+def k_slice(k: int, m_c: int, n_c: int, local_memory_bytes: int, elem_bytes: int) -> int:
+    """Columns of the A/B panels per step so that two C blocks and two panel slices fit, elements."""
+    free = local_memory_bytes // elem_bytes - 2 * m_c * n_c
+    ks = free // (2 * (m_c + n_c))
+    if ks < 1:
+        raise ValueError(f"local_memory_bytes = {local_memory_bytes}: expected room for two {m_c} x {n_c} C blocks "
+                         f"and two panel columns ({(2 * m_c * n_c + 2 * (m_c + n_c)) * elem_bytes} B)")
+    return min(int(k), int(ks))
 
 
 @register_kind("lap")
@@ -40,6 +65,9 @@ class LapSpec(AcceleratorSpec):
     utilisation: float = param(0.9, positive=True, max=1.0,
                                doc="fraction of peak MAC throughput sustained on GEMM sub-blocks")
     elem_bytes: int = param(8, min=1, doc="bytes per matrix element (8: double precision)")
+
+    def __post_init__(self) -> None:
+        k_slice(1, BLOCK_MAX, BLOCK_MAX, self.local_memory_bytes, self.elem_bytes)  # the largest blocks fit
 
     @property
     def flops_per_cycle(self) -> int:

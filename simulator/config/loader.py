@@ -211,16 +211,39 @@ def load_spec(path: str | Path, spec_cls: type, overrides: typing.Iterable[str] 
     errors: list[str] = []
     spec = build_spec(spec_cls, resolved, source, "", errors)
     if errors:
-        raise ConfigError([_attribute_override(e, source, overrides) for e in errors])
+        raise ConfigError([_attribute_override(e, source, overrides, resolved) for e in errors])
     return LoadedConfig(spec=spec, resolved=resolved, source=source)
 
 
-def _attribute_override(message: str, source: str, overrides: typing.Iterable[str]) -> str:
-    """Name the ``--set`` option, not the file, when the bad value came from the command line."""
+def _indexed_key(raw: Any, parts: list[str]) -> list[str]:
+    """An override's key as validation messages spell it, a part per level: a list item, which
+    ``--set`` names (``caches.levels.L2``), becomes its index (``caches``, ``levels[1]``)."""
+    out: list[str] = []
+    node = raw
+    for part in parts:
+        if isinstance(node, list) and out:
+            item = _list_item(node, part)
+            index = next((i for i, it in enumerate(node) if it is item), part)
+            out[-1] += f"[{index}]"
+            node = item
+        else:
+            out.append(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
+
+
+def _attribute_override(message: str, source: str, overrides: typing.Iterable[str], resolved: Any) -> str:
+    """Name the ``--set`` option, not only the file, when the bad value came from the command line:
+    the message is about the overridden key itself, or about the section holding it (a cross-field
+    check such as a cache level's set count)."""
     for text in overrides:
         key = text.split("=", 1)[0].strip()
-        if message.startswith(f"{source}: {key}:"):
-            return f"--set {text} (over {source}): {key}:" + message[len(f"{source}: {key}:"):]
+        parts = _indexed_key(resolved, key.split("."))
+        for depth in range(len(parts), 0, -1):
+            said = ".".join(parts[:depth])
+            if message.startswith(f"{source}: {said}:"):
+                shown = key if depth == len(parts) else said
+                return f"--set {text} (over {source}): {shown}:" + message[len(f"{source}: {said}:"):]
     return message
 
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.fields import param
-from simulator.units import is_power_of_two
+from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming, check_line_is_one_burst
+from simulator.units import is_power_of_two, seconds_to_ps
 
 
 @dataclass(frozen=True)
@@ -119,12 +120,6 @@ class DramTimingSpec:
     cwl: int = param(min=1, doc="CAS write latency, write command to first data beat, tCK")
     t_rtrs: int = param(min=0, doc="data-bus turnaround between ranks, tCK")
 
-    def __post_init__(self) -> None:
-        if self.t_rc < self.t_ras + self.t_rp:
-            raise ValueError(f"t_rc: {self.t_rc} tCK < t_ras + t_rp = {self.t_ras + self.t_rp} tCK; expected t_rc >= t_ras + t_rp")
-        if self.cwl > self.cl:
-            raise ValueError(f"cwl: {self.cwl} tCK > cl = {self.cl} tCK; expected cwl <= cl")
-
 
 @dataclass(frozen=True)
 class DramCurrentsSpec:
@@ -202,3 +197,44 @@ class SystemSpec:
         for name in self.accelerators:
             if name == "host":
                 raise ValueError("accelerators.host: 'host' is the core's unit name; expected another name")
+        try:  # the DRAM model's own checks (timing and current orderings, line = one burst), at load time
+            timing, _currents, geometry = dram_parameters(self)
+            check_line_is_one_burst(timing, geometry)
+        except ValueError as exc:
+            raise ValueError(_in_config_terms(str(exc))) from None
+
+
+# The DRAM model's parameter classes, and the config section each comes from.
+_DRAM_MODEL_SECTIONS = {"DramTiming": "dram.timing", "DramCurrents": "dram.currents", "DramGeometry": "dram.geometry"}
+
+
+def _in_config_terms(message: str) -> str:
+    """A DRAM-model message ("DramTiming.t_ras = 1: expected ...") as "dram.timing: t_ras = 1: expected ..."
+    (the model keeps timings in tCK or ps and currents in mA, as the field names say)."""
+    head, _, rest = message.partition(".")
+    if head not in _DRAM_MODEL_SECTIONS:
+        return f"dram: {message}"
+    section = "caches" if rest.startswith("line_bytes ") else _DRAM_MODEL_SECTIONS[head]
+    return f"{section}: {rest}"
+
+
+def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
+    """The DRAM model's parameters from ``spec.dram`` (timing in tCK and ps, currents in mA);
+    ValueError if the model refuses them."""
+    t, c, g = spec.dram.timing, spec.dram.currents, spec.dram.geometry
+    timing = DramTiming(
+        tck_ps=seconds_to_ps(t.tck_s), cl=t.cl, t_rcd=t.t_rcd, t_rp=t.t_rp, t_ras=t.t_ras, t_rc=t.t_rc,
+        t_rrd=t.t_rrd, t_ccd=t.t_ccd, t_wr=t.t_wr, t_wtr=t.t_wtr, t_rtp=t.t_rtp, t_rfc=t.t_rfc,
+        t_faw=t.t_faw, burst_length=t.burst_length, t_refi_ps=seconds_to_ps(t.t_refi_s), t_xp=t.t_xp,
+        t_cke=t.t_cke, cwl=t.cwl, t_rtrs=t.t_rtrs,
+    )
+    currents = DramCurrents(**{f"{k[:-2]}_ma": getattr(c, k) * 1e3 for k in (
+        "idd0_a", "idd1_a", "idd2p_a", "idd2q_a", "idd2n_a", "idd3n_a", "idd3p_a", "idd4r_a", "idd4w_a",
+        "idd5_a")},
+        vdd_v=c.vdd_v)
+    geometry = DramGeometry(
+        channels=g.channels, ranks_per_channel=g.ranks_per_channel, banks=g.banks, rows=g.rows,
+        columns=g.columns, device_width_bits=g.device_width_bits, bus_width_bits=g.bus_width_bits,
+        line_bytes=spec.caches.line_bytes, mapping=g.mapping,
+    )
+    return timing, currents, geometry

@@ -21,7 +21,7 @@ import numpy as np
 from simulator.memory import dram_kernel as k
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
-from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming
+from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming, check_line_is_one_burst
 
 PAGE_POLICIES = ("open", "open_adaptive", "closed")
 SCHEDULERS = ("in_order", "frfcfs")
@@ -77,10 +77,7 @@ class DramSystem:
             raise ValueError(f"power_down = {power_down!r}: expected true or false")
         if power_down and currents.idd3p_ma is None:
             raise ValueError("power_down = True: expected currents.idd3p_ma (active power-down current)")
-        burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
-        if burst_bytes != geometry.line_bytes:
-            raise ValueError(f"DramGeometry.line_bytes = {geometry.line_bytes!r}: expected one burst "
-                             f"(bus width x burst length = {burst_bytes} B)")
+        check_line_is_one_burst(timing, geometry)
         self.timing = timing
         self.currents = currents
         self.geometry = geometry

@@ -14,6 +14,8 @@ import numpy as np
 from simulator.units import is_power_of_two
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
+#: Longest timing the DRAM model takes, ps: 2**62, so sums of a few timings stay within int64.
+MAX_TIMING_PS = 2**62
 
 
 def _require_int(obj: object, name: str, minimum: int) -> None:
@@ -69,6 +71,12 @@ class DramTiming:
         if self.t_refi_ps <= self.t_rfc * self.tck_ps:
             raise ValueError(
                 f"DramTiming.t_refi_ps = {self.t_refi_ps!r}: expected > t_rfc * tck_ps ({self.t_rfc * self.tck_ps})")
+        for f in fields(self):  # the DRAM kernel keeps every timing in int64 picoseconds
+            in_ps = f.name.endswith("_ps")
+            ps = getattr(self, f.name) * (1 if in_ps else self.tck_ps)
+            if ps > MAX_TIMING_PS:
+                raise ValueError(f"DramTiming.{f.name} = {getattr(self, f.name)!r}{'' if in_ps else f' ({ps} ps)'}: "
+                                 f"expected at most {MAX_TIMING_PS} ps, the picosecond clock's range")
 
     @property
     def burst_ps(self) -> int:
@@ -171,3 +179,11 @@ class DramGeometry:
         """Number of values of each mapping field."""
         return {"row": self.rows, "rank": self.ranks_per_channel, "bank": self.banks,
                 "channel": self.channels, "column": self.lines_per_row}
+
+
+def check_line_is_one_burst(timing: DramTiming, geometry: DramGeometry) -> None:
+    """Raise ValueError unless a cache line is exactly one burst: bus width x burst length bytes."""
+    burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
+    if burst_bytes != geometry.line_bytes:
+        raise ValueError(f"DramGeometry.line_bytes = {geometry.line_bytes!r}: expected one burst "
+                         f"(bus width x burst length = {burst_bytes} B)")
