@@ -3,6 +3,7 @@
 offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR]
 offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-local N]
 offsim validate FILE [FILE ...]
+offsim keys [PREFIX]
 offsim reproduce TARGET [--out DIR] [--quick]
 
 Bad input of any kind prints one message per problem (file, key, what was
@@ -12,6 +13,7 @@ expected) to stderr and exits with code 2, leaving no output behind.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -160,6 +162,27 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keys(args: argparse.Namespace) -> int:
+    from simulator.config.fields import describe_spec
+    from simulator.config.schema import SystemSpec
+
+    rows = describe_spec(SystemSpec)
+    if args.prefix:
+        chosen = [r for r in rows if r.key == args.prefix or r.key.startswith(args.prefix.rstrip(".") + ".")]
+        if not chosen:
+            sections = sorted({r.key.split(".")[0] for r in rows})
+            raise InputError(f"keys: no system key is or starts with {args.prefix!r}; expected a dotted key or "
+                             f"section, e.g. dram.timing (sections: {', '.join(sections)})")
+        rows = chosen
+    header = ("key", "unit", "default", "accepts", "description")
+    table = [header] + [(r.key, r.unit, r.default, r.accepts, r.doc) for r in rows]
+    # a long list of choices overflows its column rather than widening it for every row
+    widths = [min(max(len(row[i]) for row in table), cap) for i, cap in enumerate((80, 8, 12, 28))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
                                      "simulator with analytical cross-checks.")
@@ -191,6 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check configs, workloads and traces without running")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("keys", help="list the system config keys: unit, default, accepted values, description "
+                       "(the keys --set takes)")
+    p.add_argument("prefix", nargs="?", help="only the keys of this section or key, e.g. dram.timing")
+    p.set_defaults(func=cmd_keys)
     return parser
 
 
@@ -201,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except InputError as exc:
         return exc.report("offsim")
+    except BrokenPipeError:  # the reader closed the pipe (``offsim keys | head``): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except MemoryError as exc:  # e.g. a trace of 10^11 rows: too large an input, not a crash
         print(f"offsim: error: out of memory ({exc or 'allocation failed'}); expected a workload small enough "
               "for this machine: reduce its size (--param) or run it where more memory is free", file=sys.stderr)

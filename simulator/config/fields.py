@@ -194,15 +194,77 @@ def spec_to_dict(spec: Any) -> Any:
     return spec
 
 
-def describe_spec(cls: type, prefix: str = "") -> list[tuple[str, str, str, str]]:
-    """(key, unit, default, doc) rows for documentation of a spec class."""
-    rows = []
+@dataclasses.dataclass(frozen=True)
+class KeyDoc:
+    """One key of the config reference (``offsim keys``): the dotted key as ``--set`` takes it,
+    its SI unit ("" for a plain number, flag or name), its default ("required" if none), what
+    values it accepts beyond its unit, and its description."""
+
+    key: str
+    unit: str
+    default: str
+    accepts: str
+    doc: str
+
+
+def _accepts(meta: dict, tp: Any) -> str:
+    """The bounds of a field in words: "> 0", ">= 1, <= 64", "power of two", "one of ..."."""
+    if meta.get("choices"):
+        return _describe(meta, tp)
+    parts = [] if meta.get("unit") else [{int: "integer", float: "number", bool: "true/false", str: "string"}
+                                          .get(tp, getattr(tp, "__name__", str(tp)))]
+    if meta.get("positive"):
+        parts.append("> 0")
+    for bound, sign in (("min", ">="), ("max", "<=")):
+        if meta.get(bound) is not None:
+            parts.append(f"{sign} {meta[bound]:g}")
+    if meta.get("power_of_two"):
+        parts.append("power of two")
+    return ", ".join(parts)
+
+
+def _default_text(f: dataclasses.Field, unit: str) -> str:
+    if f.default is MISSING:
+        return "required" if f.default_factory is MISSING else "none"
+    if isinstance(f.default, (int, float)) and not isinstance(f.default, bool):
+        return f"{f.default:.10g} {unit}".rstrip()
+    return repr(f.default) if isinstance(f.default, str) else str(f.default).lower()
+
+
+def describe_spec(cls: type, prefix: str = "") -> list[KeyDoc]:
+    """Every leaf key of spec ``cls`` (sections flattened to dotted keys), for the config reference.
+
+    A tuple of specs is keyed by its items' ``name`` (``caches.levels.<name>.size_bytes``, as ``--set``
+    addresses it); a mapping of specs by ``<name>``; a polymorphic spec (``KINDS``) lists its common
+    keys once, then each kind's own keys with "[kind]" before their description.
+    """
+    rows: list[KeyDoc] = []
     for f, tp in spec_fields(cls):
         name = f"{prefix}{f.name}"
-        if _is_spec(tp):
-            rows += describe_spec(tp, name + ".")
-            continue
-        default = "" if f.default is MISSING else repr(f.default)
-        unit = f.metadata.get("unit") or ""
-        rows.append((name, DIMENSIONS[unit].si_unit if unit else "", default, f.metadata.get("doc", "")))
+        origin = typing.get_origin(tp)
+        item_tp = typing.get_args(tp)[0 if origin is tuple else -1] if origin in (tuple, dict) else tp
+        if origin is tuple and _is_spec(item_tp):
+            rows += describe_spec(item_tp, f"{name}.<name>.")
+        elif origin is dict and _is_spec(item_tp):
+            rows += _describe_kinds(item_tp, f"{name}.<name>.")
+        elif _is_spec(tp):
+            rows += _describe_kinds(tp, f"{name}.")
+        else:
+            unit = DIMENSIONS[f.metadata["unit"]].si_unit if f.metadata.get("unit") else ""
+            rows.append(KeyDoc(name, unit, _default_text(f, unit), _accepts(f.metadata, tp),
+                               f.metadata.get("doc", "")))
+    return rows
+
+
+def _describe_kinds(tp: type, prefix: str) -> list[KeyDoc]:
+    """A section's keys; for a polymorphic section, its common keys then each kind's own."""
+    rows = describe_spec(tp, prefix)
+    kinds = getattr(tp, "KINDS", None) or {}
+    if kinds:  # the registry, not a choices list, says which kinds exist
+        rows = [dataclasses.replace(r, accepts="one of " + ", ".join(repr(k) for k in sorted(kinds)))
+                if r.key == f"{prefix}kind" else r for r in rows]
+    common = {r.key for r in rows}
+    for kind, kind_cls in sorted(kinds.items()):
+        rows += [dataclasses.replace(r, doc=f"[{kind}] {r.doc}")
+                 for r in describe_spec(kind_cls, prefix) if r.key not in common]
     return rows

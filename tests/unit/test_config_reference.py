@@ -1,0 +1,141 @@
+"""The config reference (``offsim keys``) against the validator it describes.
+
+Each listed key is set through ``--set`` on a shipped system with that kind of entry: a value of
+the wrong dimension must be refused naming the key, and a value just outside the listed bounds
+must be refused too. A key the reference invents, a wrong unit or a bound it misstates fails here.
+Values inside the listed bounds, at their edges, must either build a system or be refused as bad
+input (a cross-key check), never fail inside the simulator.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from simulator.cli import main
+from simulator.config.errors import ConfigError
+from simulator.config.fields import describe_spec
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.system import build_system
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = describe_spec(SystemSpec)
+# a shipped system for each accelerator kind, and the unit name it gives the accelerator
+KIND_SYSTEMS = {"lap": ("configs/systems/lap_dram.yaml", "lap"),
+                "crypto": ("configs/systems/logca_hifn_7955.yaml", "crypto"),
+                "stencil": ("configs/systems/stencil_dram.yaml", "stencil"),
+                "kernel": ("configs/systems/logca_gpu_discrete.yaml", "gpu")}
+# a value of another dimension than the key's own
+WRONG_DIMENSION = {"s": "1 GHz", "": "1 GHz"}
+
+
+def _system_and_key(row) -> tuple[str, str]:
+    """The system file to set ``row`` on and the concrete dotted key."""
+    kind = row.doc[1:row.doc.index("]")] if row.doc.startswith("[") else "lap"
+    path, unit_name = KIND_SYSTEMS[kind]
+    return path, row.key.replace("accelerators.<name>", f"accelerators.{unit_name}").replace(
+        "caches.levels.<name>", "caches.levels.L2")
+
+
+def _refusal(path: str, key: str, value: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_spec(path, SystemSpec, [f"{key}={value}"])
+    return str(info.value)
+
+
+def test_reference_lists_every_section_and_each_kind():
+    keys = {r.key for r in ROWS}
+    assert {"host.frequency_hz", "caches.levels.<name>.size_bytes", "dram.timing.t_rfc",
+            "accelerators.<name>.interface.coupling"} <= keys
+    kinds = {r.doc[1:r.doc.index("]")] for r in ROWS if r.doc.startswith("[")}
+    assert kinds == set(KIND_SYSTEMS)
+    assert all(r.doc for r in ROWS), [r.key for r in ROWS if not r.doc]
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.unit], ids=lambda r: f"{r.key}{r.doc[:9]}")
+def test_a_value_of_another_dimension_is_refused_naming_the_key(row):
+    path, key = _system_and_key(row)
+    message = _refusal(path, key, WRONG_DIMENSION.get(row.unit, "1 s"))
+    assert f"--set {key}=" in message and "unit" in message
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if "> 0" in r.accepts or ">= 1" in r.accepts],
+                         ids=lambda r: f"{r.key}{r.doc[:9]}")
+def test_a_value_below_the_listed_bound_is_refused(row):
+    path, key = _system_and_key(row)
+    value = "0" if not row.unit else f"0 {row.unit}"
+    message = _refusal(path, key, value)
+    assert f"--set {key}=" in message and "expected" in message
+
+
+def test_choices_and_kinds_listed_are_the_accepted_ones():
+    by_key = {r.key: r for r in ROWS if not r.doc.startswith("[")}
+    assert by_key["dram.geometry.page_policy"].accepts == "one of 'open', 'open_adaptive', 'closed'"
+    assert by_key["accelerators.<name>.kind"].accepts == "one of 'crypto', 'kernel', 'lap', 'stencil'"
+    message = _refusal("configs/systems/lap_dram.yaml", "dram.geometry.page_policy", "lazy")
+    assert "'open_adaptive'" in message
+
+
+def test_keys_command_prints_a_section(capsys):
+    assert main(["keys", "dram.timing"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["key", "unit", "default", "accepts", "description"]
+    assert all(line.startswith("dram.timing.") for line in lines[1:])
+    assert len(lines) - 1 == sum(r.key.startswith("dram.timing.") for r in ROWS)
+    tck = next(line for line in lines if line.startswith("dram.timing.tck_s "))
+    assert tck.split()[1:4] == ["s", "required", ">"]
+
+
+def test_keys_command_refuses_an_unknown_section(capsys):
+    assert main(["keys", "dram.timings"]) == 2
+    err = capsys.readouterr().err
+    assert "'dram.timings'" in err and "sections: accelerators, caches, dram, host, name" in err
+
+
+def _edge_values(row) -> list[str]:
+    """Values inside the row's listed bounds, at and far from their edges, with the row's unit."""
+    unit = f" {row.unit}" if row.unit else ""
+    if row.accepts.startswith("one of "):
+        return [choice.strip(" '") for choice in row.accepts[len("one of "):].split(",")]
+    if row.accepts == "true/false":
+        return ["true", "false"]
+    if row.accepts == "string":
+        return []  # names and mappings: their own tests
+    values = []
+    if "> 0" in row.accepts:
+        values += ["1", "1000000"] if "integer" in row.accepts else ["1e-12", "1e15"]
+    if ">= 1" in row.accepts or "power of two" in row.accepts:
+        values += ["1", "2", "4096", "1000000"]
+    if ">= 0" in row.accepts:
+        values += ["0", "1000000"] if "integer" in row.accepts else ["0", "1e12"]
+    if "<= " in row.accepts:
+        values = [v for v in values if float(v) <= float(row.accepts.split("<= ")[1].split(",")[0])]
+    if "power of two" in row.accepts:
+        values = [v for v in values if v != "1000000"]
+    return [v + unit for v in values]
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if _edge_values(r)], ids=lambda r: f"{r.key}{r.doc[:9]}")
+def test_values_within_the_listed_bounds_build_or_are_refused_as_input(row):
+    path, key = _system_and_key(row)
+    for value in _edge_values(row):
+        try:
+            loaded = load_spec(path, SystemSpec, [f"{key}={value}"])
+        except ConfigError as exc:
+            assert f"--set {key}=" in str(exc) or path in str(exc), (value, str(exc))
+            continue
+        build_system(loaded.spec)  # anything but ConfigError here fails the test
+
+
+def test_keys_piped_into_a_reader_that_stops_early_is_not_an_error():
+    import subprocess
+    import sys
+
+    # ``true`` exits without reading, long before the interpreter has started: the write meets a closed pipe
+    proc = subprocess.run(f"set -o pipefail; '{sys.executable}' -m simulator.cli keys | true", shell=True,
+                          capture_output=True, text=True, cwd=ROOT, executable="/bin/bash",
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (proc.returncode, proc.stderr) == (0, "")
