@@ -7,7 +7,8 @@ dimensioned value as a string with its unit (see ``simulator.units``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Callable
 
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.fields import param
@@ -120,6 +121,19 @@ class DramTimingSpec:
     cwl: int = param(min=1, doc="CAS write latency, write command to first data beat, tCK")
     t_rtrs: int = param(min=0, doc="data-bus turnaround between ranks, tCK")
 
+    def __post_init__(self) -> None:
+        _model_check(self.model)  # the DRAM model's orderings (t_ras >= t_rcd, cwl <= cl, ...), at load time
+
+    def model(self) -> DramTiming:
+        """The DRAM model's timing: counts in tCK, tCK and tREFI in ps; ValueError if it refuses them."""
+        return DramTiming(
+            tck_ps=seconds_to_ps(self.tck_s), cl=self.cl, t_rcd=self.t_rcd, t_rp=self.t_rp, t_ras=self.t_ras,
+            t_rc=self.t_rc, t_rrd=self.t_rrd, t_ccd=self.t_ccd, t_wr=self.t_wr, t_wtr=self.t_wtr, t_rtp=self.t_rtp,
+            t_rfc=self.t_rfc, t_faw=self.t_faw, burst_length=self.burst_length,
+            t_refi_ps=seconds_to_ps(self.t_refi_s), t_xp=self.t_xp, t_cke=self.t_cke, cwl=self.cwl,
+            t_rtrs=self.t_rtrs,
+        )
+
 
 @dataclass(frozen=True)
 class DramCurrentsSpec:
@@ -136,6 +150,14 @@ class DramCurrentsSpec:
     idd4w_a: float = param(unit="current", positive=True, doc="burst write current")
     idd5_a: float = param(unit="current", positive=True, doc="burst refresh current")
     vdd_v: float = param(unit="voltage", positive=True, doc="supply voltage")
+
+    def __post_init__(self) -> None:
+        _model_check(self.model)  # the DRAM model's orderings (IDD0, IDD4R/W, IDD5 >= IDD3N), at load time
+
+    def model(self) -> DramCurrents:
+        """The DRAM model's currents, in mA; ValueError if it refuses them."""
+        return DramCurrents(**{f"{f.name[:-2]}_ma": getattr(self, f.name) * 1e3 for f in fields(self)
+                               if f.name.endswith("_a")}, vdd_v=self.vdd_v)
 
 
 @dataclass(frozen=True)
@@ -197,44 +219,32 @@ class SystemSpec:
         for name in self.accelerators:
             if name == "host":
                 raise ValueError("accelerators.host: 'host' is the core's unit name; expected another name")
-        try:  # the DRAM model's own checks (timing and current orderings, line = one burst), at load time
-            timing, _currents, geometry = dram_parameters(self)
-            check_line_is_one_burst(timing, geometry)
-        except ValueError as exc:
-            raise ValueError(_in_config_terms(str(exc))) from None
+        _model_check(lambda: check_line_is_one_burst(self.dram.timing.model(), dram_geometry(self)))
 
 
-# The DRAM model's parameter classes, and the config section each comes from.
-_DRAM_MODEL_SECTIONS = {"DramTiming": "dram.timing", "DramCurrents": "dram.currents", "DramGeometry": "dram.geometry"}
+def _model_check(build: Callable[[], object]) -> None:
+    """Run ``build`` (a DRAM model constructor) and give its refusal in config terms: the model says
+    "DramTiming.t_ras = 1: expected ...", the config "t_ras = 1: expected ..." under its section (the
+    model keeps timings in tCK or ps and currents in mA, as its field names say)."""
+    try:
+        build()
+    except ValueError as exc:
+        head, _, rest = str(exc).partition(".")
+        if head == "DramGeometry":  # checked from SystemSpec, where messages need their section
+            rest = f"caches: {rest}" if rest.startswith("line_bytes ") else f"dram.geometry: {rest}"
+        raise ValueError(rest if head.startswith("Dram") else str(exc)) from None
 
 
-def _in_config_terms(message: str) -> str:
-    """A DRAM-model message ("DramTiming.t_ras = 1: expected ...") as "dram.timing: t_ras = 1: expected ..."
-    (the model keeps timings in tCK or ps and currents in mA, as the field names say)."""
-    head, _, rest = message.partition(".")
-    if head not in _DRAM_MODEL_SECTIONS:
-        return f"dram: {message}"
-    section = "caches" if rest.startswith("line_bytes ") else _DRAM_MODEL_SECTIONS[head]
-    return f"{section}: {rest}"
-
-
-def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
-    """The DRAM model's parameters from ``spec.dram`` (timing in tCK and ps, currents in mA);
-    ValueError if the model refuses them."""
-    t, c, g = spec.dram.timing, spec.dram.currents, spec.dram.geometry
-    timing = DramTiming(
-        tck_ps=seconds_to_ps(t.tck_s), cl=t.cl, t_rcd=t.t_rcd, t_rp=t.t_rp, t_ras=t.t_ras, t_rc=t.t_rc,
-        t_rrd=t.t_rrd, t_ccd=t.t_ccd, t_wr=t.t_wr, t_wtr=t.t_wtr, t_rtp=t.t_rtp, t_rfc=t.t_rfc,
-        t_faw=t.t_faw, burst_length=t.burst_length, t_refi_ps=seconds_to_ps(t.t_refi_s), t_xp=t.t_xp,
-        t_cke=t.t_cke, cwl=t.cwl, t_rtrs=t.t_rtrs,
-    )
-    currents = DramCurrents(**{f"{k[:-2]}_ma": getattr(c, k) * 1e3 for k in (
-        "idd0_a", "idd1_a", "idd2p_a", "idd2q_a", "idd2n_a", "idd3n_a", "idd3p_a", "idd4r_a", "idd4w_a",
-        "idd5_a")},
-        vdd_v=c.vdd_v)
-    geometry = DramGeometry(
+def dram_geometry(spec: SystemSpec) -> DramGeometry:
+    """The DRAM model's organisation from ``spec.dram.geometry`` and the cache line size."""
+    g = spec.dram.geometry
+    return DramGeometry(
         channels=g.channels, ranks_per_channel=g.ranks_per_channel, banks=g.banks, rows=g.rows,
         columns=g.columns, device_width_bits=g.device_width_bits, bus_width_bits=g.bus_width_bits,
         line_bytes=spec.caches.line_bytes, mapping=g.mapping,
     )
-    return timing, currents, geometry
+
+
+def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
+    """The DRAM model's parameters of ``spec`` (timing in tCK and ps, currents in mA)."""
+    return spec.dram.timing.model(), spec.dram.currents.model(), dram_geometry(spec)
