@@ -46,6 +46,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
+from simulator.config.accel_lap import BLOCK_MAX, BLOCK_MIN, block_size
+
 ELEMENT_BYTES = 8  # double precision (003 §4.2)
 N_GEMMS = 10  # precomputed matrices Â_j (003:L88)
 
@@ -146,12 +148,17 @@ class LapBlocking:
     r: int
 
 
+def lap_block_edges(m: int, n: float) -> tuple[int, float]:
+    """Sub-block edges m_c = min(max(m, 64), 256) and n_c = min(max(n, 64), 256) (003 eq. 7), the LAP's
+    own rule (``simulator.config.accel_lap``); n, the columns of one GEMM, may be an average (float)."""
+    return block_size(m), min(max(n, float(BLOCK_MIN)), float(BLOCK_MAX))
+
+
 def lap_blocking(d: UListDims) -> LapBlocking:
     """Blocking of each of the ten GEMMs m = k = N_q, n = N_U / 10:
     m_c = min(max(m, 64), 256), n_c = min(max(n, 64), 256), r = ceil(n/n_c) ceil(m/m_c)."""
     m, n = d.n_q, d.n_u / N_GEMMS
-    m_c = min(max(m, 64), 256)
-    n_c = min(max(n, 64.0), 256.0)
+    m_c, n_c = lap_block_edges(m, n)
     r = math.ceil(n / n_c) * math.ceil(m / m_c)
     return LapBlocking(m, n, m_c, n_c, r)
 
@@ -590,8 +597,7 @@ def lap_call_cycles(n_q: int, n: float, mc: UListMachine) -> float:
     if n <= 0:
         return 0.0
     m = n_q
-    m_c = min(max(m, 64), 256)
-    n_c = min(max(n, 64.0), 256.0)
+    m_c, n_c = lap_block_edges(m, n)
     rows, cols0 = min(m, m_c), min(n, n_c)
     cols_last = n - (math.ceil(n / n_c) - 1) * n_c
     fill = (rows * n_q + n_q * cols0 + rows * cols0 + rows * cols_last) * ELEMENT_BYTES
