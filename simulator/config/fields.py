@@ -224,11 +224,12 @@ def _accepts(meta: dict, tp: Any) -> str:
 
 
 def _default_text(f: dataclasses.Field, unit: str) -> str:
-    if f.default is MISSING:
-        return "required" if f.default_factory is MISSING else "none"
-    if isinstance(f.default, (int, float)) and not isinstance(f.default, bool):
-        return f"{f.default:.10g} {unit}".rstrip()
-    return repr(f.default) if isinstance(f.default, str) else str(f.default).lower()
+    if f.default is MISSING and f.default_factory is MISSING:
+        return "required"
+    default = f.default if f.default is not MISSING else f.default_factory()
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        return f"{default:.10g} {unit}".rstrip()
+    return repr(default) if isinstance(default, (str, tuple)) else str(default).lower()
 
 
 def describe_spec(cls: type, prefix: str = "") -> list[KeyDoc]:

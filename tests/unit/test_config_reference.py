@@ -28,8 +28,6 @@ KIND_SYSTEMS = {"lap": ("configs/systems/lap_dram.yaml", "lap"),
                 "crypto": ("configs/systems/logca_hifn_7955.yaml", "crypto"),
                 "stencil": ("configs/systems/stencil_dram.yaml", "stencil"),
                 "kernel": ("configs/systems/logca_gpu_discrete.yaml", "gpu")}
-# a value of another dimension than the key's own
-WRONG_DIMENSION = {"s": "1 GHz", "": "1 GHz"}
 
 
 def _system_and_key(row) -> tuple[str, str]:
@@ -58,7 +56,7 @@ def test_reference_lists_every_section_and_each_kind():
 @pytest.mark.parametrize("row", [r for r in ROWS if r.unit], ids=lambda r: f"{r.key}{r.doc[:9]}")
 def test_a_value_of_another_dimension_is_refused_naming_the_key(row):
     path, key = _system_and_key(row)
-    message = _refusal(path, key, WRONG_DIMENSION.get(row.unit, "1 s"))
+    message = _refusal(path, key, "1 GHz" if row.unit == "s" else "1 s")  # a dimension not the key's own
     assert f"--set {key}=" in message and "unit" in message
 
 
@@ -124,10 +122,9 @@ def test_values_within_the_listed_bounds_build_or_are_refused_as_input(row):
     for value in _edge_values(row):
         try:
             loaded = load_spec(path, SystemSpec, [f"{key}={value}"])
-        except ConfigError as exc:
-            assert f"--set {key}=" in str(exc) or path in str(exc), (value, str(exc))
-            continue
-        build_system(loaded.spec)  # anything but ConfigError here fails the test
+        except ConfigError:
+            continue  # refused as input: exit 2 with a message
+        build_system(loaded.spec)  # accepted: it must build; any exception fails the test
 
 
 def test_keys_piped_into_a_reader_that_stops_early_is_not_an_error():
