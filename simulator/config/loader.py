@@ -14,6 +14,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import re
 import typing
 from pathlib import Path
 from typing import Any
@@ -234,8 +235,9 @@ def _indexed_key(raw: Any, parts: list[str]) -> list[str]:
 
 def _attribute_override(message: str, source: str, overrides: typing.Iterable[str], resolved: Any) -> str:
     """Name the ``--set`` option, not only the file, when the bad value came from the command line:
-    the message is about the overridden key itself, or about the section holding it (a cross-field
-    check such as a cache level's set count)."""
+    the message is about the overridden key itself, about the section holding it (a cross-field
+    check such as a cache level's set count), or names the key in full (a rule across sections,
+    such as a cache line of one DRAM burst)."""
     for text in overrides:
         key = text.split("=", 1)[0].strip()
         parts = _indexed_key(resolved, key.split("."))
@@ -244,6 +246,10 @@ def _attribute_override(message: str, source: str, overrides: typing.Iterable[st
             if message.startswith(f"{source}: {said}:"):
                 shown = key if depth == len(parts) else said
                 return f"--set {text} (over {source}): {shown}:" + message[len(f"{source}: {said}:"):]
+    for text in overrides:  # a rule across sections names its other keys in full
+        key = text.split("=", 1)[0].strip()
+        if message.startswith(f"{source}: ") and re.search(rf"\b{re.escape(key)}\b", message):
+            return f"--set {text} (over {source}): " + message[len(f"{source}: "):]
     return message
 
 

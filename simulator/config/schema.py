@@ -7,6 +7,7 @@ dimensioned value as a string with its unit (see ``simulator.units``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from typing import Callable
 
@@ -222,6 +223,9 @@ class SystemSpec:
         _model_check(lambda: check_line_is_one_burst(self.dram.timing.model(), dram_geometry(self)))
 
 
+_DRAM_KEY_OF = {"bus_width_bits": "dram.geometry.bus_width_bits", "burst_length": "dram.timing.burst_length"}
+
+
 def _model_check(build: Callable[[], object]) -> None:
     """Run ``build`` (a DRAM model constructor) and give its refusal in config terms: the model says
     "DramTiming.t_ras = 1: expected ...", the config "t_ras = 1: expected ..." under its section (the
@@ -231,7 +235,11 @@ def _model_check(build: Callable[[], object]) -> None:
     except ValueError as exc:
         head, _, rest = str(exc).partition(".")
         if head == "DramGeometry":  # checked from SystemSpec, where messages need their section
-            rest = f"caches: {rest}" if rest.startswith("line_bytes ") else f"dram.geometry: {rest}"
+            if rest.startswith("line_bytes "):  # the line-is-one-burst rule: name its other keys in full
+                rest = "caches: " + re.sub(r"\b(bus_width_bits|burst_length)\b",
+                                           lambda m: _DRAM_KEY_OF[m.group(1)], rest)
+            else:
+                rest = f"dram.geometry: {rest}"
         raise ValueError(rest if head.startswith("Dram") else str(exc)) from None
 
 

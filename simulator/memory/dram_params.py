@@ -186,4 +186,5 @@ def check_line_is_one_burst(timing: DramTiming, geometry: DramGeometry) -> None:
     burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
     if burst_bytes != geometry.line_bytes:
         raise ValueError(f"DramGeometry.line_bytes = {geometry.line_bytes!r}: expected one burst "
-                         f"(bus width x burst length = {burst_bytes} B)")
+                         f"(bus_width_bits {geometry.bus_width_bits} / 8 x burst_length "
+                         f"{timing.burst_length} = {burst_bytes} B)")

@@ -90,3 +90,14 @@ def test_dram_write_latency_and_rank_switch_are_read_and_validated():
     assert "dram.timing: cwl = 12: expected <= cl (11)" in str(err.value)
     with pytest.raises(ConfigError, match="t_rtrs"):
         load_spec(LAP_LLC, SystemSpec, ["dram.timing.t_rtrs=-1"])
+
+
+@pytest.mark.parametrize("override", ["dram.timing.burst_length=4", "dram.geometry.bus_width_bits=128",
+                                      "caches.line_bytes=128 B"])
+def test_a_rule_across_sections_names_the_option_that_broke_it(override):
+    # a cache line must be one DRAM burst: caches.line_bytes against two keys of the dram section
+    with pytest.raises(ConfigError) as err:
+        load_spec(LAP_LLC, SystemSpec, [override])
+    (message,) = err.value.messages
+    assert f"--set {override} (over " in message and "expected one burst" in message
+    assert "dram.geometry.bus_width_bits" in message and "dram.timing.burst_length" in message
