@@ -277,3 +277,42 @@ def _assert_same_tree(a, b, where: str = "") -> None:
         assert a == pytest.approx(b, rel=1e-6), where
     else:
         assert a == b, where
+
+
+SMALL_GPU_STUDY = {
+    "study": "logca_gpu", "platforms": ["discrete", "hsa"], "kernel": "gemm",
+    "min_granularity_bytes": "4 KiB", "max_granularity_bytes": "64 KiB",
+    "pipelined_platform": "discrete", "pipelined_kernels": ["gemm"], "pipelined_min_bytes": "16 KiB",
+    "pipelined_max_bytes": "64 KiB", "pipelined_capped_kernels": [], "stages": [1, 2], "stage_gain_kernel": "fft",
+    "stage_gain_granularities_bytes": ["64 KiB"], "max_stages": 2,
+}
+
+
+def test_gpu_study_command_writes_every_figure_and_a_deterministic_csv(tmp_path, capsys):
+    import csv
+
+    study = tmp_path / "small.yaml"
+    study.write_text(yaml.safe_dump(SMALL_GPU_STUDY))
+    for out in ("a", "b"):
+        assert main(["--study", str(study), "--out", str(tmp_path / out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("discrete: L=") == 2 and printed.count("hsa: L=0 ") == 2  # HSA has no copies
+    assert sorted(p.name for p in (tmp_path / "a").glob("*.png")) == sorted(
+        ["gpu_case_study_gemm.png", "gpu_pipelined_fft_stages.png", "gpu_pipelined_gemm.png", "gpu_regions_gemm.png",
+         "gpu_speedup_discrete_gemm.png", "gpu_speedup_hsa_gemm.png", "gpu_t1_breakdown_gemm.png"])
+    table = (tmp_path / "a" / "gpu_figures.csv").read_bytes()
+    assert table == (tmp_path / "b" / "gpu_figures.csv").read_bytes()  # same inputs, same bytes
+    rows = list(csv.DictReader(table.decode().splitlines()))
+    fitted = {(r["platform"], r["quantity"]) for r in rows if r["figure"] == "fit"}
+    assert fitted == {(p, q) for p in ("discrete", "hsa")
+                      for q in ("L", "o", "C", "A", "beta", "g1", "g_A/2", "latency_region_bandwidth")}
+    pipelined = [r for r in rows if r["figure"] == "pipelined"]
+    simulated = {(int(r["g_bytes"]), int(r["stages"])) for r in pipelined if r["source"] == "simulated"}
+    assert simulated == {(g, n) for g in (2**14, 2**15, 2**16) for n in (1, 2)}
+    published = {(int(r["g_bytes"]), int(r["stages"])): float(r["value"]) for r in pipelined
+                 if r["source"].startswith("000 Tables")}
+    # 000 Table 4.5 has 16 KiB and 64 KiB of the three buffers; stage columns 1 and 2 of its 1, 2, 4
+    assert published == {(g, n): PIPELINE_TABLES["gemm"][g][n - 1] for g in (2**14, 2**16) for n in (1, 2)}
+    point = simulate_point(load_gpu_platform("discrete", "gemm"), 2**16, 2)
+    assert float(next(r["value"] for r in pipelined if r["source"] == "simulated" and r["g_bytes"] == str(2**16)
+                      and r["stages"] == "2")) == pytest.approx(point.speedup, rel=1e-5)  # CSV holds 6 digits
