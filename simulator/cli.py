@@ -76,7 +76,7 @@ def _validate_study(path: str, raw: dict, kind: str) -> str:
     """Validate a study file as its runner would before running; return what it is."""
     from simulator.study import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points
 
-    if kind == "paper study" and raw["study"] in SPECIALISED_STUDY_RUNNERS:
+    if kind == "paper study" and isinstance(raw["study"], str) and raw["study"] in SPECIALISED_STUDY_RUNNERS:
         SPECIALISED_STUDY_RUNNERS[raw["study"]].load(path)
         return f"{raw['study']} study"
     study = load_study(path)  # a sweep file, or an unknown study kind (one message)

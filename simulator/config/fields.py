@@ -158,7 +158,7 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
         # a polymorphic spec: the mapping's ``kind`` selects the registered subclass
         kinds = tp.KINDS
         kind = value.get("kind") if isinstance(value, dict) else None
-        if kind not in kinds:
+        if not isinstance(kind, str) or kind not in kinds:
             errors.append(f"{source}: {key}.kind: {kind!r}; expected one of: {', '.join(sorted(kinds))}")
             return None
         return build_spec(kinds[kind], value, source, key, errors)

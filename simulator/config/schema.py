@@ -17,6 +17,12 @@ from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming,
 from simulator.units import is_power_of_two, seconds_to_ps
 
 
+#: what names a component in results (energy_j.<component>...) and a unit in traces and --set keys
+COMPONENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+#: components every system has besides its cache levels and accelerators (``simulator.energy``)
+RESERVED_COMPONENTS = ("host", "dram", "dram_interface", "memory_path")
+
+
 @dataclass(frozen=True)
 class HostSpec:
     """The trace-driven host core."""
@@ -76,6 +82,10 @@ class CachesSpec:
                                  "use bit per way (victim: the lowest way not used since the bits were last reset)")
 
     def __post_init__(self) -> None:
+        for i, lv in enumerate(self.levels):
+            if not COMPONENT_NAME.fullmatch(lv.name) or lv.name in RESERVED_COMPONENTS:
+                raise ValueError(f"levels[{i}].name: {lv.name!r}; expected a name of letters, digits, '_' and '-', "
+                                 f"starting with a letter, other than {', '.join(RESERVED_COMPONENTS)}")
         if not self.levels:
             raise ValueError("levels: expected at least one cache level")
         names = [lv.name for lv in self.levels]
@@ -217,9 +227,15 @@ class SystemSpec:
         default_factory=dict, metadata={"doc": "accelerators by unit name (the name traces use)"})
 
     def __post_init__(self) -> None:
+        levels = [lv.name for lv in self.caches.levels]
         for name in self.accelerators:
-            if name == "host":
-                raise ValueError("accelerators.host: 'host' is the core's unit name; expected another name")
+            if not COMPONENT_NAME.fullmatch(name):
+                raise ValueError(f"accelerators: {name!r}: expected a unit name of letters, digits, '_' and '-', "
+                                 "starting with a letter (it names trace units, --set keys and result columns)")
+            if name in RESERVED_COMPONENTS or name in levels:
+                taken = "the core's unit name" if name == "host" else "the name of another component's results"
+                raise ValueError(f"accelerators.{name}: {name!r} is {taken}; expected another name (taken: "
+                                 f"{', '.join(RESERVED_COMPONENTS + tuple(levels))})")
         _model_check(lambda: check_line_is_one_burst(self.dram.timing.model(), dram_geometry(self)))
 
 

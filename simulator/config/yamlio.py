@@ -6,6 +6,7 @@ and names both lines.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ class _StrictLoader(yaml.SafeLoader):
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
+            if not isinstance(key, Hashable):  # a list or mapping as a key: super() refuses it with its line
+                continue
             if key in seen:
                 self.problems.append(
                     f"{self.source}: {key}: duplicate key at line {line} (first at line {seen[key]}); expected each key once"
@@ -43,8 +46,11 @@ def load_yaml(path: str | Path) -> Any:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{source}: file not found; expected an existing YAML file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable UTF-8 YAML file") from None
+    except OSError as exc:  # a directory, no permission, a path through a file, a name too long, a link loop
+        reason = exc.strerror or exc.__class__.__name__
+        raise ConfigError(f"{source}: cannot read ({reason}); expected a readable UTF-8 YAML file") from None
     loader = None
     try:
         loader = _StrictLoader(text, source)  # the reader rejects non-printable characters here
@@ -57,6 +63,9 @@ def load_yaml(path: str | Path) -> Any:
         else:
             problem = getattr(exc, "problem", None) or exc
         raise ConfigError(f"{source}: invalid YAML{line}: {problem}; expected a YAML mapping") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid YAML: nested too deeply to read; expected a config file's few "
+                          "levels of nesting") from None
     finally:
         if loader is not None:
             loader.dispose()

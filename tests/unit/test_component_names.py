@@ -1,0 +1,60 @@
+"""Unit and cache-level names: they name trace units, --set keys and result columns, so they must be
+usable as such and must not take another component's name (an accelerator called 'dram' would
+replace the DRAM's energy in the results)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from simulator.config.errors import ConfigError
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+
+LAP = {"preset": "accel/lap_4x4", "interface": {"coupling": "llc", "bandwidth_bytes_per_s": "12.8 GB/s"}}
+
+
+def _system(tmp_path, accelerators=None, levels=None):
+    raw = {"name": "x", "host": {"preset": "cpu/i7_920"}, "caches": {"preset": "caches/i7_920"},
+           "dram": {"preset": "dram/ddr3_1600_mt41j256m4"}, "accelerators": accelerators or {}}
+    if levels is not None:
+        raw["caches"]["levels"] = levels
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.mark.parametrize("name, says", [
+    ("", "expected a unit name of letters"), (5, "expected a unit name of letters"),
+    ("a/b", "expected a unit name of letters"), ("lap.x", "expected a unit name of letters"),
+    ("dram", "the name of another component's results"), ("LLC", "the name of another component's results"),
+    ("memory_path", "the name of another component's results"), ("host", "the core's unit name"),
+])
+def test_bad_accelerator_names_are_refused(tmp_path, name, says):
+    path = _system(tmp_path, accelerators={name: LAP})
+    with pytest.raises(ConfigError) as err:
+        load_spec(path, SystemSpec)
+    (message,) = err.value.messages
+    assert message.startswith(f"{path}: accelerators") and says in message and "expected" in message
+
+
+def test_good_accelerator_names_build(tmp_path):
+    path = _system(tmp_path, accelerators={"lap_2": LAP, "gemm-array": LAP})
+    spec = load_spec(path, SystemSpec).spec
+    assert set(spec.accelerators) == {"lap_2", "gemm-array"}
+
+
+@pytest.mark.parametrize("name", ["dram", "host", "L 2", ""])
+def test_bad_cache_level_names_are_refused(tmp_path, name):
+    levels = [{"name": "L1D", "size_bytes": "32 KiB", "ways": 8, "latency_cycles": 4, "energy_j_per_byte": "1 pJ/B"},
+              {"name": name, "size_bytes": "256 KiB", "ways": 8, "latency_cycles": 10,
+               "energy_j_per_byte": "2 pJ/B"}]
+    path = _system(tmp_path, levels=levels)
+    with pytest.raises(ConfigError, match=r"levels\[1\]\.name: .*expected a name of letters"):
+        load_spec(path, SystemSpec)
+
+
+def test_a_kind_that_is_not_a_name_is_refused(tmp_path):
+    path = _system(tmp_path, accelerators={"lap": {"kind": ["lap"]}})
+    with pytest.raises(ConfigError, match=r"accelerators.lap.kind: \['lap'\]; expected one of: .*lap"):
+        load_spec(path, SystemSpec)
