@@ -13,8 +13,9 @@ import json
 import numpy as np
 import pyarrow as pa
 
+from simulator.accel.base import CommandError
 from simulator.system import System
-from workloads.trace import element_lines, gather_lines, validate_trace
+from workloads.trace import TraceError, element_lines, gather_lines, validate_trace
 
 
 class _Columns:
@@ -53,8 +54,8 @@ class _Columns:
                              int(self.count[i]), line_bytes)
 
 
-def host_process(system: System, cols: _Columns, rows: np.ndarray):
-    """SimPy process: the host replays its rows in order."""
+def host_process(system: System, cols: _Columns, rows: np.ndarray, source: str = "<memory>"):
+    """SimPy process: the host replays its rows in order (``source`` names the trace in errors)."""
     env, core = system.env, system.host
     line_bytes = system.spec.caches.line_bytes
     for i in rows:
@@ -71,10 +72,26 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray):
             yield from core.run_maintenance_row(env, stage, cols.lines(i, line_bytes), op)
         elif op == "offload":
             params = json.loads(cols.params[i])
-            yield from system.units[params["unit"]].offload(core, params, stage)
+            yield from command_unit(system, params, True, int(i), source).offload(core, params, stage)
         elif op == "wait":
-            params = json.loads(cols.params[i])
-            yield from system.units[params["unit"]].wait(core, stage)
+            yield from command_unit(system, json.loads(cols.params[i]), False, int(i), source).wait(core, stage)
+
+
+def command_unit(system: System, params: dict, offload: bool, row: int, source: str):
+    """The accelerator unit a command of trace row ``row`` targets; TraceError (naming ``source``, the
+    row and the argument) unless the target is an accelerator of ``system`` and, for an offload, the
+    unit can run the command (``check_command``: before the unit sees it, so a bad command stops the
+    run with an input error rather than an exception inside the simulation)."""
+    unit = system.units.get(params["unit"])
+    if unit is None:
+        raise TraceError(source, f"target unit {params['unit']!r} is not an accelerator of the system (it has: "
+                         f"{', '.join(sorted(system.units)) or 'none'})", row=row, column="params")
+    if offload:
+        try:
+            unit.check_command(params)
+        except CommandError as exc:
+            raise TraceError(source, str(exc), row=row, column="params") from None
+    return unit
 
 
 def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
@@ -83,7 +100,7 @@ def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
     cols = _Columns(table)
     units = np.array(cols.unit, dtype=object)
     host_rows = np.flatnonzero(units == "host")
-    proc = system.env.process(host_process(system, cols, host_rows))
+    proc = system.env.process(host_process(system, cols, host_rows, source))
     system.env.run(until=proc)
     for unit in system.units.values():  # accelerators finish their queued commands
         system.env.run(until=unit.idle_event())

@@ -26,6 +26,31 @@ from simulator.interconnect.interface import Interface
 from simulator.units import PS_PER_S, seconds_to_ps
 
 
+#: byte addresses are below 2**62, as trace addresses are (``workloads.trace``)
+MAX_ADDRESS = 2**62
+
+
+class CommandError(ValueError):
+    """An offload command's params are not what its unit expects (checked before the run starts)."""
+
+
+def check_regions(params: dict[str, Any], key: str, where: str = "") -> list:
+    """``params[key]`` (default []): a list of ``[byte address, bytes]`` pairs of integers, address >= 0,
+    bytes >= 0, ending below 2**62; return it, or raise CommandError naming the key."""
+    regions = params.get(key, [])
+    name = f"{where}{key}"
+    if not isinstance(regions, list):
+        raise CommandError(f"{name} = {regions!r}: expected a list of [byte address, bytes] regions")
+    for i, region in enumerate(regions):
+        ok = (isinstance(region, list) and len(region) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in region)
+              and region[0] + region[1] <= MAX_ADDRESS)
+        if not ok:
+            raise CommandError(f"{name}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0 "
+                               f"ending below 2**62")
+    return regions
+
+
 @dataclass
 class Command:
     """One offloaded command and its completion event."""
@@ -68,6 +93,13 @@ class AcceleratorUnit:
         self.env.process(self._worker())
 
     # --- host side ------------------------------------------------------------------------------
+
+    def check_command(self, params: dict[str, Any]) -> None:
+        """Raise CommandError unless ``params`` is a command this unit can run (replay checks every
+        command of a trace with it before the run). Here: the input and output regions; subclasses
+        add their operation's arguments."""
+        check_regions(params, "inputs")
+        check_regions(params, "outputs")
 
     def offload(self, core, params: dict[str, Any], stage):
         """SimPy generator run by the host: driver work, coherence, then enqueue the command."""

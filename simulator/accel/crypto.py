@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.base import AcceleratorUnit, Command, CommandError
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_crypto import CryptoSpec
 from simulator.config.algorithms import (AES_BLOCK_BYTES, SHA256_BLOCK_BYTES, aes_blocks, sha256_padded_bytes,
@@ -65,32 +65,40 @@ class CryptoUnit(AcceleratorUnit):
             stage.add_interval(start, self.env.now)
         yield from super().offload(core, params, stage)
 
+    def check_command(self, params) -> None:
+        """A crypto command: op aes128 or sha256 (this unit having a SHA-256 engine), one input and one
+        output region, engines in 1..spec.engines (more than one for aes128 only)."""
+        super().check_command(params)
+        op = params.get("op")
+        if op not in ("aes128", "sha256"):
+            raise CommandError(f"{self.name}: op must be 'aes128' or 'sha256', got {op!r}")
+        if op == "sha256" and not self.spec.sha_cycles_per_block:
+            raise CommandError(f"{self.name}: this unit has no SHA-256 engine (sha_cycles_per_block = 0)")
+        n_in, n_out = len(params.get("inputs", [])), len(params.get("outputs", []))
+        if n_in != 1 or n_out != 1:
+            raise CommandError(f"{self.name}: a crypto command needs exactly one input and one output region, "
+                               f"got {n_in} and {n_out}")
+        self._engines_of(params)
+
     def _engines_of(self, params) -> int:
         k = params.get("engines", 1)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= self.spec.engines:
-            raise ValueError(f"{self.name}: engines must be an integer in 1..{self.spec.engines}, got {k!r}")
+            raise CommandError(f"{self.name}: engines must be an integer in 1..{self.spec.engines}, got {k!r}")
         if k > 1 and params.get("op") != "aes128":
-            raise ValueError(f"{self.name}: engines > 1 needs op 'aes128' (independent blocks), got {params.get('op')!r}")
+            raise CommandError(f"{self.name}: engines > 1 needs op 'aes128' (independent blocks), "
+                               f"got {params.get('op')!r}")
         return k
 
     # --- accelerator side ------------------------------------------------------------------------
 
     def execute(self, cmd: Command):
         """Split the request over its engines, run them at once, finish when the last one has."""
-        p = cmd.params
+        p = cmd.params  # checked by check_command before the run
         op = p.get("op")
-        if op not in ("aes128", "sha256"):
-            raise ValueError(f"{self.name}: op must be 'aes128' or 'sha256', got {op!r}")
-        inputs, outputs = cmd.inputs, cmd.outputs
-        if len(inputs) != 1 or len(outputs) != 1:
-            raise ValueError(f"{self.name}: a crypto command needs exactly one input and one output region, "
-                             f"got {len(inputs)} and {len(outputs)}")
-        (in_addr, in_bytes), (out_addr, out_bytes) = (map(int, inputs[0]), map(int, outputs[0]))
+        (in_addr, in_bytes), (out_addr, out_bytes) = (map(int, cmd.inputs[0]), map(int, cmd.outputs[0]))
         k = self._engines_of(p)
         self.count("requests", 1)
         if op == "sha256":
-            if not self.spec.sha_cycles_per_block:
-                raise ValueError(f"{self.name}: this unit has no SHA-256 engine (sha_cycles_per_block = 0)")
             blocks = sha256_padded_bytes(in_bytes) // SHA256_BLOCK_BYTES
             jobs = [((in_addr, in_bytes), (out_addr, out_bytes), blocks, self.spec.sha_cycles_per_block)]
         else:

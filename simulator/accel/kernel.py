@@ -29,7 +29,7 @@ import math
 import numpy as np
 import simpy
 
-from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.base import AcceleratorUnit, Command, CommandError, check_regions
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_kernel import KernelSpec
 from simulator.engine import ClockDomain
@@ -66,14 +66,29 @@ class KernelUnit(AcceleratorUnit):
                     yield self.env.timeout(max(0, self.interface.copy_in(part.inputs, self.env.now) - self.env.now))
                 yield to_compute.put((part, cmd, i == len(parts) - 1))
 
+    def check_command(self, params: dict) -> None:
+        """A kernel command: op one of OPS, and either host_cycles (a finite number >= 0) with its
+        regions, or ``parts``, a non-empty list of ``{inputs, outputs, host_cycles}`` objects."""
+        super().check_command(params)
+        if params.get("op") not in OPS:
+            raise CommandError(f"{self.name}: op must be one of {OPS}, got {params.get('op')!r}")
+        parts = params.get("parts")
+        if parts is None:
+            _check_host_cycles(self.name, params, "")
+            return
+        if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+            raise CommandError(f"{self.name}: parts must be a non-empty list of {{inputs, outputs, host_cycles}} "
+                               f"objects, got {parts!r}")
+        for i, part in enumerate(parts):
+            for key in ("inputs", "outputs"):
+                check_regions(part, key, f"parts[{i}].")
+            _check_host_cycles(self.name, part, f"parts[{i}].")
+
     def _parts(self, cmd: Command) -> list[Command]:
         """The sub-requests of ``cmd``: its ``parts`` (each with the command's op), or the command itself."""
         parts = cmd.params.get("parts")
         if parts is None:
             return [cmd]
-        if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
-            raise ValueError(f"{self.name}: parts must be a non-empty list of {{inputs, outputs, host_cycles}} "
-                             f"objects, got {parts!r}")
         return [Command(params={"op": cmd.params.get("op"), **p}, done=self.env.event(), issued_ps=cmd.issued_ps)
                 for p in parts]
 
@@ -106,12 +121,7 @@ class KernelUnit(AcceleratorUnit):
 
     def execute(self, cmd: Command):
         """Launch, then stream the inputs in chunks while spending host_cycles / A, then write the outputs."""
-        p = cmd.params
-        if p.get("op") not in OPS:
-            raise ValueError(f"{self.name}: op must be one of {OPS}, got {p.get('op')!r}")
-        work = p.get("host_cycles")
-        if isinstance(work, bool) or not isinstance(work, (int, float)) or not math.isfinite(work) or work < 0:
-            raise ValueError(f"{self.name}: host_cycles must be a finite number >= 0, got {work!r}")
+        work = cmd.params["host_cycles"]  # checked by check_command before the run
         env, line = self.env, self.interface.line_bytes
         in_lines = region_lines(cmd.inputs, line)
         out_lines = region_lines(cmd.outputs, line)
@@ -146,6 +156,12 @@ class KernelUnit(AcceleratorUnit):
     def dynamic_energy_j(self) -> dict[str, float]:
         """Compute energy: time spent computing x active power, J."""
         return {"compute": self.counts.get("compute_s", 0.0) * self.spec.active_power_w}
+
+
+def _check_host_cycles(unit: str, params: dict, where: str) -> None:
+    work = params.get("host_cycles")
+    if isinstance(work, bool) or not isinstance(work, (int, float)) or not math.isfinite(work) or work < 0:
+        raise CommandError(f"{unit}: {where}host_cycles must be a finite number >= 0, got {work!r}")
 
 
 @register_builder("kernel")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.base import MAX_ADDRESS, AcceleratorUnit, Command, CommandError
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_lap import LapSpec, block_size, k_slice
 from simulator.engine import ClockDomain
@@ -63,18 +63,48 @@ class GemmStep:
 def _int_arg(params: dict, name: str, default: int | None = None, minimum: int = 1) -> int:
     value = params.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"lap gemm command: {name} = {value!r}: expected an integer >= {minimum}")
+        raise CommandError(f"lap gemm command: {name} = {value!r}: expected an integer >= {minimum}")
     return value
 
 
-def gemm_steps(params: dict, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
-    """The steps of a ``gemm`` command in execution order, and the number of sub-blocks r."""
+@dataclass(frozen=True)
+class GemmArgs:
+    """A ``gemm`` command's arguments: C (m x n) += A (m x k) B (k x n), row-major at byte addresses
+    a, b, c with leading dimensions (elements) lda, ldb, ldc; C is read first when ``accumulate``."""
+
+    m: int
+    n: int
+    k: int
+    a: int
+    b: int
+    c: int
+    lda: int
+    ldb: int
+    ldc: int
+    accumulate: bool
+
+
+def gemm_args(params: dict, elem_bytes: int) -> GemmArgs:
+    """The arguments of a ``gemm`` command; CommandError naming the first bad one."""
     m, n, k = (_int_arg(params, x) for x in ("m", "n", "k"))
     a, b, c = (_int_arg(params, x, minimum=0) for x in ("a_addr", "b_addr", "c_addr"))
     lda = _int_arg(params, "lda", k, minimum=k)
     ldb = _int_arg(params, "ldb", n, minimum=n)
     ldc = _int_arg(params, "ldc", n, minimum=n)
-    accumulate = bool(params.get("accumulate", True))
+    accumulate = params.get("accumulate", True)
+    if not isinstance(accumulate, bool):
+        raise CommandError(f"lap gemm command: accumulate = {accumulate!r}: expected true or false")
+    for name, base, rows, ld in (("a_addr", a, m, lda), ("b_addr", b, k, ldb), ("c_addr", c, m, ldc)):
+        if base + rows * ld * elem_bytes > MAX_ADDRESS:
+            raise CommandError(f"lap gemm command: {name} = {base}: the matrix ({rows} rows of {ld} elements) "
+                               "ends beyond 2**62 B; expected it to end below")
+    return GemmArgs(m, n, k, a, b, c, lda, ldb, ldc, accumulate)
+
+
+def gemm_steps(params: dict, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
+    """The steps of a ``gemm`` command in execution order, and the number of sub-blocks r."""
+    g = gemm_args(params, spec.elem_bytes)
+    m, n, k, a, b, c, lda, ldb, ldc, accumulate = (g.m, g.n, g.k, g.a, g.b, g.c, g.lda, g.ldb, g.ldc, g.accumulate)
     eb = spec.elem_bytes
     m_c, n_c = block_size(m), block_size(n)
     ks = k_slice(k, m_c, n_c, spec.local_memory_bytes, eb)
@@ -120,11 +150,15 @@ class LapUnit(AcceleratorUnit):
         """LAP cycles to compute ``flops`` at the sustained rate (peak x utilisation)."""
         return flops / (self.spec.flops_per_cycle * self.spec.utilisation)
 
+    def check_command(self, params: dict) -> None:
+        """A ``gemm`` command with valid arguments (``gemm_args``)."""
+        super().check_command(params)
+        if params.get("op") != "gemm":
+            raise CommandError(f"lap {self.name}: op = {params.get('op')!r}: expected 'gemm'")
+        gemm_args(params, self.spec.elem_bytes)
+
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command, double-buffered (module docstring)."""
-        op = cmd.params.get("op")
-        if op != "gemm":
-            raise ValueError(f"lap {self.name}: op = {op!r}: expected 'gemm'")
         steps, blocks = gemm_steps(cmd.params, self.spec, self.line_bytes)
         env, port = self.env, self.interface
         self.count("sub_blocks", blocks)

@@ -36,7 +36,7 @@ import numpy as np
 import simpy
 
 from simulator.config.stencils import STENCILS
-from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.base import AcceleratorUnit, Command, CommandError, check_regions
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.engine import ClockDomain
@@ -75,14 +75,40 @@ class StencilEngineUnit(AcceleratorUnit):
                              f"{self.spec.scratchpad_bytes // self.spec.word_bytes}")
         return max(1, min(self.spec.max_tiles_in_flight, fit, n_tiles_on_unit))
 
+    def check_command(self, params: dict) -> None:
+        """A ``stencil_tiles`` command (``workloads.stencil``): a known stencil, t_t >= 1, m_tile_words
+        >= 1 that the scratchpad holds, and tiles with regions, points >= 0, rows of points >= 0."""
+        super().check_command(params)
+        where = f"stencil {self.name}:"
+        if params.get("op") != "stencil_tiles":
+            raise CommandError(f"{where} op = {params.get('op')!r}: expected 'stencil_tiles'")
+        if not isinstance(params.get("stencil"), str) or params["stencil"] not in STENCILS:
+            raise CommandError(f"{where} stencil = {params.get('stencil')!r}: expected one of {sorted(STENCILS)}")
+        for key, default in (("t_t", None), ("m_tile_words", 1)):
+            _check_count(where, key, params.get(key, default), 1)
+        try:
+            self.slots(params.get("m_tile_words", 1), 1)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        tiles = params.get("tiles")
+        if not isinstance(tiles, list) or not all(isinstance(t, dict) for t in tiles):
+            raise CommandError(f"{where} tiles = {tiles!r}: expected a list of tile objects")
+        for i, tile in enumerate(tiles):
+            for key in ("inputs", "outputs"):
+                check_regions(tile, key, f"{where} tiles[{i}].")
+            _check_count(where, f"tiles[{i}].points", tile.get("points"), 0)
+            if "block" in tile:
+                _check_count(where, f"tiles[{i}].block", tile["block"], 0)
+            rows = tile.get("rows")
+            if not isinstance(rows, list):
+                raise CommandError(f"{where} tiles[{i}].rows = {rows!r}: expected a list of points per row")
+            for j, row in enumerate(rows):
+                _check_count(where, f"tiles[{i}].rows[{j}]", row, 0)
+
     def execute(self, cmd: Command):
         """SimPy generator: run every tile of one kernel call and return when all are written back."""
-        p = cmd.params
-        if p.get("op") != "stencil_tiles":
-            raise ValueError(f"stencil {self.name}: op = {p.get('op')!r}: expected 'stencil_tiles'")
-        name = p.get("stencil")
-        if name not in STENCILS:
-            raise ValueError(f"stencil {self.name}: stencil = {name!r}: expected one of {sorted(STENCILS)}")
+        p = cmd.params  # checked by check_command before the run
+        name = p["stencil"]
         t_t = int(p["t_t"])
         blocks: dict[int, list[dict]] = {}
         for tile in p["tiles"]:
@@ -163,6 +189,11 @@ class StencilEngineUnit(AcceleratorUnit):
                 + c.get("fother", 0) * s.energy_fother_j,
                 "scratchpad": c.get("scratchpad_words", 0) * s.energy_scratchpad_j_per_word,
                 "global": c.get("global_words", 0) * s.energy_global_j_per_word}
+
+
+def _check_count(where: str, key: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise CommandError(f"{where} {key} = {value!r}: expected an integer >= {minimum}")
 
 
 @register_builder("stencil")

@@ -21,6 +21,7 @@ import pytest
 from models.stencil import (STENCILS, GpuParams, TileShape, max_blocks_per_sm, predict_time_s, search_tile_sizes,
                             tile_compute_time_s, tile_transfer_time_s, wavefront_widths)
 from simulator.accel.stencil import cycles_per_point
+from simulator.config.errors import ConfigError
 from simulator.stencil_study import model_params
 from simulator.runner import load_system, simulate_trace
 from tests.conftest import CONFIGS
@@ -176,5 +177,5 @@ def test_more_tiles_in_flight_hide_transfers():
 
 def test_a_tile_larger_than_the_scratchpad_is_rejected():
     shape = TileShape("hhc_2d", 16, (512, 64))
-    with pytest.raises(ValueError, match="scratchpad"):
-        _sim_time(shape, (1024, 128), 16)
+    with pytest.raises(ConfigError, match=r"row 0, column 'params': .*a tile needs 85698 words; the scratchpad"):
+        _sim_time(shape, (1024, 128), 16)  # refused as input, before the run

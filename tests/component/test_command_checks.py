@@ -1,0 +1,86 @@
+"""Every offload command of a trace is checked by its unit before the unit sees it: a bad one is one
+TraceError naming the trace, the row and the argument, not an exception inside the simulation."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.replay import replay
+from simulator.system import build_system
+from workloads.trace import TraceBuilder, TraceError
+
+CRYPTO = "configs/systems/logca_ultrasparc_t2.yaml"  # unit 'crypto', 8 engines, with SHA-256
+CARD = "configs/systems/logca_hifn_7955.yaml"  # a crypto card without SHA-256
+LAP = "configs/systems/lap_llc.yaml"  # unit 'lap'
+KERNEL = "configs/systems/logca_gpu_discrete.yaml"  # unit 'gpu'
+STENCIL = "configs/systems/stencil_dram.yaml"  # unit 'stencil'
+
+AES = {"op": "aes128", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]]}
+GEMM = {"op": "gemm", "m": 64, "n": 64, "k": 64, "a_addr": 0, "b_addr": 1 << 20, "c_addr": 1 << 21}
+GPU = {"op": "gemm", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]], "host_cycles": 1000}
+TILE = {"inputs": [[0, 512]], "outputs": [[1 << 20, 512]], "points": 64, "rows": [8] * 8}
+STENCIL_CMD = {"op": "stencil_tiles", "stencil": "jacobi_2d", "t_t": 2, "m_tile_words": 256, "tiles": [TILE]}
+
+CASES = [
+    (CRYPTO, "crypto", AES | {"engines": 0}, "engines must be an integer in 1..8, got 0"),
+    (CRYPTO, "crypto", AES | {"engines": "x"}, "engines must be an integer in 1..8, got 'x'"),
+    (CRYPTO, "crypto", AES | {"op": "aes"}, "op must be 'aes128' or 'sha256', got 'aes'"),
+    (CRYPTO, "crypto", {"op": "aes128", "inputs": [[0, 16]]}, "exactly one input and one output region, got 1 and 0"),
+    (CRYPTO, "crypto", AES | {"inputs": "0-4096"}, "inputs = '0-4096': expected a list of [byte address, bytes]"),
+    (CRYPTO, "crypto", AES | {"inputs": [[-64, 64]]}, "inputs[0] = [-64, 64]: expected [byte address, bytes]"),
+    (CRYPTO, "crypto", AES | {"outputs": [[0, 64, 1]]}, "outputs[0] = [0, 64, 1]: expected [byte address, bytes]"),
+    (CRYPTO, "crypto", AES | {"outputs": [[2**62 - 8, 64]]}, "ending below 2**62"),
+    (CARD, "crypto", {**AES, "op": "sha256"}, "this unit has no SHA-256 engine"),
+    (LAP, "lap", GEMM | {"op": "conv"}, "op = 'conv': expected 'gemm'"),
+    (LAP, "lap", GEMM | {"m": 0}, "m = 0: expected an integer >= 1"),
+    (LAP, "lap", GEMM | {"lda": 8}, "lda = 8: expected an integer >= 64"),
+    (LAP, "lap", GEMM | {"accumulate": "no"}, "accumulate = 'no': expected true or false"),
+    (LAP, "lap", GEMM | {"c_addr": 2**62 - 4096}, "c_addr = 4611686018427383808: the matrix"),
+    (KERNEL, "gpu", GPU | {"op": "conv"}, "op must be one of"),
+    (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles must be a finite number >= 0, got -1"),
+    (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": []}]},
+     "parts[0].host_cycles must be a finite number >= 0, got None"),
+    (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0]], "host_cycles": 1}]}, "parts[0].inputs[0] = [0]"),
+    (KERNEL, "gpu", {"op": "fft", "parts": []}, "parts must be a non-empty list"),
+    (STENCIL, "stencil", STENCIL_CMD | {"stencil": "jacobi_9d"}, "stencil = 'jacobi_9d': expected one of"),
+    (STENCIL, "stencil", STENCIL_CMD | {"t_t": 0}, "t_t = 0: expected an integer >= 1"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"rows": 8}]}, "tiles[0].rows = 8: expected a list"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"points": -1}]}, "tiles[0].points = -1: expected an"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"outputs": [[0, -8]]}]}, "tiles[0].outputs[0] = [0, -8]"),
+    (STENCIL, "stencil", STENCIL_CMD | {"m_tile_words": 10**9}, "a tile needs 1000000000 words; the scratchpad"),
+]
+
+
+def _trace(target: str, params: dict):
+    tb = TraceBuilder()
+    tb.compute("host", "init", cycles=10)
+    tb.offload("host", "k", target, **params)
+    tb.wait("host", "k", target)
+    return tb.to_table()
+
+
+@pytest.mark.parametrize("system, target, params, says", CASES, ids=[c[3][:40] for c in CASES])
+def test_a_bad_command_is_refused_naming_row_and_argument(system, target, params, says):
+    built = build_system(load_spec(system, SystemSpec).spec)
+    with pytest.raises(TraceError) as err:
+        replay(built, _trace(target, params), "t.parquet")
+    assert str(err.value).startswith("t.parquet: row 1, column 'params': ")
+    assert says in str(err.value)
+    assert built.units[target].commands_done == 0
+
+
+@pytest.mark.parametrize("system, target, params", [(CRYPTO, "crypto", AES), (LAP, "lap", GEMM),
+                                                    (KERNEL, "gpu", GPU), (STENCIL, "stencil", STENCIL_CMD)])
+def test_the_good_command_of_each_unit_runs(system, target, params):
+    built = build_system(load_spec(system, SystemSpec).spec)
+    assert replay(built, _trace(target, params)) > 0
+    assert built.units[target].commands_done == 1
+
+
+def test_the_host_is_not_a_command_target():
+    built = build_system(load_spec(LAP, SystemSpec).spec)
+    with pytest.raises(TraceError, match=r"row 1, column 'params': target unit 'host' is not an accelerator of the "
+                                         r"system \(it has: lap\)"):
+        replay(built, _trace("host", GEMM))
