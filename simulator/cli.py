@@ -45,14 +45,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.config.workload import generate_trace, load_workload
     from simulator.runner import check_run_dir_target, simulate, write_run_dir
 
-    if args.out:
+    if args.out is not None:  # '' too: refused here, not taken for "no --out"
         check_run_dir_target(args.out)  # before the run, not after it
     _check_order(args.system, args.workload)
     loaded = load_spec(args.system, SystemSpec, args.set)
     workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
-    out = Path(args.out) if args.out else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"
+    out = Path(args.out) if args.out is not None else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"
     write_run_dir(results, out, loaded, workload)
     _print_summary(results.summary())
     print(f"written   {out}")

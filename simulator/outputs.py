@@ -9,6 +9,7 @@ Files are written atomically with ``simulator.config.files.write_atomic``.
 from __future__ import annotations
 
 import fnmatch
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -22,10 +23,48 @@ from simulator.config.errors import InputError
 LOGCA_OUTPUT_PATTERNS = ("speedup_*.png", "crypto_*.png", "gpu_*.png", "gpu_*.csv")
 
 
-def check_output_dir(path: str | Path, option: str = "--out") -> Path:
-    """``path`` as a Path, creating nothing; raise InputError naming ``option`` if it is an
-    existing file."""
+def check_path_name(path: str | Path, option: str = "--out") -> Path:
+    """``path`` as a Path if the system can name it: not empty, each part within the file-name limit
+    and the whole within the path limit of the filesystem it would be on (255 and 4096 bytes on
+    Linux). Otherwise raise InputError naming ``option``, before anything runs or is created."""
+    text = str(path)
+    if not text.strip():
+        raise InputError(f"{option} {text!r}: empty; expected a directory path")
     out = Path(path)
+    ancestor = out.absolute()
+    while not _exists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    name_max, path_max = _name_limits(ancestor)
+    for part in out.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise InputError(f"{option} {text[:60]}...: a part of {len(os.fsencode(part))} bytes ({part[:20]}...); "
+                             f"expected at most {name_max} bytes per file name")
+    if len(os.fsencode(str(out.absolute()))) >= path_max:
+        raise InputError(f"{option} {text[:60]}...: {len(os.fsencode(str(out.absolute())))} bytes as an absolute "
+                         f"path; expected fewer than {path_max}")
+    return out
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; False too where the system cannot even look it up (a name too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _name_limits(directory: Path) -> tuple[int, int]:
+    """(longest file name, longest path) in bytes on the filesystem of ``directory``."""
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX"), os.pathconf(directory, "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf here: the POSIX minimums are too strict to use
+        return 255, 4096
+
+
+def check_output_dir(path: str | Path, option: str = "--out") -> Path:
+    """``path`` as a Path, creating nothing; raise InputError naming ``option`` if the system cannot
+    name it (``check_path_name``) or it is an existing file."""
+    out = check_path_name(path, option)
     if out.exists() and not out.is_dir():
         raise InputError(f"{option} {path}: exists and is not a directory; expected a directory path")
     return out

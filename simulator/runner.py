@@ -27,7 +27,7 @@ from simulator.energy import energy_breakdown_j
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
-from simulator.outputs import check_output_dir
+from simulator.outputs import check_output_dir, check_path_name
 from simulator.replay import replay
 from simulator.results import Results
 from simulator.system import System, build_system
@@ -180,7 +180,7 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
     """``out_dir`` as a Path if a run may be written there: a new path, an empty directory or a
     previous run directory (which the run replaces). Anything else raises ConfigError: a run
     never replaces a file or a directory holding other data."""
-    out = Path(out_dir)
+    out = check_path_name(out_dir)  # before any call that would fail on a name too long
     if out.name in ("", ".", ".."):
         raise ConfigError(f"--out {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")
     if out.is_symlink():

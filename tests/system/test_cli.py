@@ -108,13 +108,17 @@ def _bad_system_cases(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
                                                     "    - {name: L1D, size_bytes: 256 KiB, ways: 64, latency_cycles: 4,"
                                                     " energy_j_per_byte: 1 pJ/B}\n"),
                                        ["caches", "64 ways; the mru_bits replacement allows at most 63"]),
+        "cache beyond the simulator's bound": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: "
+                                                             "1024 TiB, ways: 8, latency_cycles: 4, "
+                                                             "energy_j_per_byte: 1 pJ/B}\n"),
+                                               ["caches.levels[0].size_bytes", "<= 4.295 GB, got 1126 TB"]),
         "missing file": (tmp_path / "nope.yaml", ["nope.yaml", "file not found"]),
     }
 
 
 @pytest.mark.parametrize("case", ["unknown key", "duplicate key", "bad unit", "negative size", "zero size",
                                   "non-power-of-two sets", "unknown replacement", "too many ways for use bits",
-                                  "missing file"])
+                                  "cache beyond the simulator's bound", "missing file"])
 def test_bad_system_config_exits_2_and_writes_nothing(tmp_path, workload, capsys, case):
     path, expected = _bad_system_cases(tmp_path)[case]
     out = tmp_path / "run"
@@ -195,6 +199,24 @@ def test_out_naming_a_file_exits_2_before_any_work(tmp_path, capsys, argv):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"--out {a_file}: exists and is not a directory" in err[0], err
     assert a_file.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("command", [["run", str(DEFAULT_SYSTEM), "WORKLOAD"],
+                                     ["study", str(ROOT / "configs" / "studies" / "micro_sweep.yaml")],
+                                     ["reproduce", "choi-roofline", "--quick"]])
+@pytest.mark.parametrize("out, says", [("", "--out '': empty; expected a directory path"),
+                                       ("b" * 300, "a part of 300 bytes (bbbbbbbbbbbbbbbbbbbb...); expected at "
+                                                   "most 255 bytes per file name"),
+                                       ("x/" + "b" * 300 + "/y", "a part of 300 bytes")])
+def test_out_the_system_cannot_name_exits_2_before_any_work(tmp_path, workload, capsys, monkeypatch, command, out,
+                                                           says):
+    monkeypatch.chdir(tmp_path)  # a relative --out lands here, if anything is written
+    before = sorted(p.name for p in tmp_path.iterdir())
+    argv = [str(workload) if a == "WORKLOAD" else a for a in command]
+    assert main([*argv, "--out", out]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_workload_larger_than_the_dram_exits_2_before_running(tmp_path, capsys):
