@@ -26,28 +26,26 @@ from simulator.interconnect.interface import Interface
 from simulator.units import PS_PER_S, seconds_to_ps
 
 
-#: byte addresses are below 2**62, as trace addresses are (``workloads.trace``)
-MAX_ADDRESS = 2**62
-
-
 class CommandError(ValueError):
-    """An offload command's params are not what its unit expects (checked before the run starts)."""
+    """An offload command's params are not what its unit expects (checked before the unit runs it)."""
 
 
-def check_regions(params: dict[str, Any], key: str, where: str = "") -> list:
-    """``params[key]`` (default []): a list of ``[byte address, bytes]`` pairs of integers, address >= 0,
-    bytes >= 0, ending below 2**62; return it, or raise CommandError naming the key."""
+def check_regions(params: dict[str, Any], key: str, memory_bytes: int, where: str = "") -> list:
+    """``params[key]`` (default []): a list of ``[byte address, bytes]`` pairs of integers >= 0 that
+    end within the ``memory_bytes`` of the system's memory; return it, or raise CommandError naming
+    the key (a region beyond the memory would otherwise be expanded to lines before any check)."""
     regions = params.get(key, [])
     name = f"{where}{key}"
     if not isinstance(regions, list):
         raise CommandError(f"{name} = {regions!r}: expected a list of [byte address, bytes] regions")
     for i, region in enumerate(regions):
         ok = (isinstance(region, list) and len(region) == 2
-              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in region)
-              and region[0] + region[1] <= MAX_ADDRESS)
+              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in region))
         if not ok:
-            raise CommandError(f"{name}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0 "
-                               f"ending below 2**62")
+            raise CommandError(f"{name}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0")
+        if region[0] + region[1] > memory_bytes:
+            raise CommandError(f"{name}[{i}] = {region!r}: ends at byte {region[0] + region[1]}; expected it to end "
+                               f"within the {memory_bytes} B of the system's memory")
     return regions
 
 
@@ -95,11 +93,16 @@ class AcceleratorUnit:
     # --- host side ------------------------------------------------------------------------------
 
     def check_command(self, params: dict[str, Any]) -> None:
-        """Raise CommandError unless ``params`` is a command this unit can run (replay checks every
-        command of a trace with it before the run). Here: the input and output regions; subclasses
+        """Raise CommandError unless ``params`` is a command this unit can run (replay checks each
+        command with it before the unit sees it). Here: the input and output regions; subclasses
         add their operation's arguments."""
-        check_regions(params, "inputs")
-        check_regions(params, "outputs")
+        check_regions(params, "inputs", self.memory_bytes)
+        check_regions(params, "outputs", self.memory_bytes)
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of the memory the unit's commands address (the system's DRAM), B."""
+        return self.interface.dram.capacity_bytes
 
     def offload(self, core, params: dict[str, Any], stage):
         """SimPy generator run by the host: driver work, coherence, then enqueue the command."""

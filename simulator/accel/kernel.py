@@ -81,7 +81,7 @@ class KernelUnit(AcceleratorUnit):
                                f"objects, got {parts!r}")
         for i, part in enumerate(parts):
             for key in ("inputs", "outputs"):
-                check_regions(part, key, f"parts[{i}].")
+                check_regions(part, key, self.memory_bytes, f"parts[{i}].")
             _check_host_cycles(self.name, part, f"parts[{i}].")
 
     def _parts(self, cmd: Command) -> list[Command]:

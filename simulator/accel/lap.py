@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.accel.base import MAX_ADDRESS, AcceleratorUnit, Command, CommandError
+from simulator.accel.base import AcceleratorUnit, Command, CommandError
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_lap import LapSpec, block_size, k_slice
 from simulator.engine import ClockDomain
@@ -84,8 +84,9 @@ class GemmArgs:
     accumulate: bool
 
 
-def gemm_args(params: dict, elem_bytes: int) -> GemmArgs:
-    """The arguments of a ``gemm`` command; CommandError naming the first bad one."""
+def gemm_args(params: dict, elem_bytes: int, memory_bytes: int) -> GemmArgs:
+    """The arguments of a ``gemm`` command whose matrices end within ``memory_bytes``; CommandError
+    naming the first bad one."""
     m, n, k = (_int_arg(params, x) for x in ("m", "n", "k"))
     a, b, c = (_int_arg(params, x, minimum=0) for x in ("a_addr", "b_addr", "c_addr"))
     lda = _int_arg(params, "lda", k, minimum=k)
@@ -95,15 +96,16 @@ def gemm_args(params: dict, elem_bytes: int) -> GemmArgs:
     if not isinstance(accumulate, bool):
         raise CommandError(f"lap gemm command: accumulate = {accumulate!r}: expected true or false")
     for name, base, rows, ld in (("a_addr", a, m, lda), ("b_addr", b, k, ldb), ("c_addr", c, m, ldc)):
-        if base + rows * ld * elem_bytes > MAX_ADDRESS:
-            raise CommandError(f"lap gemm command: {name} = {base}: the matrix ({rows} rows of {ld} elements) "
-                               "ends beyond 2**62 B; expected it to end below")
+        if base + rows * ld * elem_bytes > memory_bytes:
+            raise CommandError(f"lap gemm command: {name} = {base}: the matrix ({rows} rows of {ld} elements) ends "
+                               f"at byte {base + rows * ld * elem_bytes}; expected it to end within the "
+                               f"{memory_bytes} B of the system's memory")
     return GemmArgs(m, n, k, a, b, c, lda, ldb, ldc, accumulate)
 
 
-def gemm_steps(params: dict, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
-    """The steps of a ``gemm`` command in execution order, and the number of sub-blocks r."""
-    g = gemm_args(params, spec.elem_bytes)
+def gemm_steps(g: GemmArgs, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
+    """The steps of a ``gemm`` command (its arguments ``g``) in execution order, and the number of
+    sub-blocks r."""
     m, n, k, a, b, c, lda, ldb, ldc, accumulate = (g.m, g.n, g.k, g.a, g.b, g.c, g.lda, g.ldb, g.ldc, g.accumulate)
     eb = spec.elem_bytes
     m_c, n_c = block_size(m), block_size(n)
@@ -155,11 +157,12 @@ class LapUnit(AcceleratorUnit):
         super().check_command(params)
         if params.get("op") != "gemm":
             raise CommandError(f"lap {self.name}: op = {params.get('op')!r}: expected 'gemm'")
-        gemm_args(params, self.spec.elem_bytes)
+        gemm_args(params, self.spec.elem_bytes, self.memory_bytes)
 
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command, double-buffered (module docstring)."""
-        steps, blocks = gemm_steps(cmd.params, self.spec, self.line_bytes)
+        args = gemm_args(cmd.params, self.spec.elem_bytes, self.memory_bytes)  # checked already: cannot fail
+        steps, blocks = gemm_steps(args, self.spec, self.line_bytes)
         env, port = self.env, self.interface
         self.count("sub_blocks", blocks)
         self.count("steps", len(steps))

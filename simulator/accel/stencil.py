@@ -95,7 +95,7 @@ class StencilEngineUnit(AcceleratorUnit):
             raise CommandError(f"{where} tiles = {tiles!r}: expected a list of tile objects")
         for i, tile in enumerate(tiles):
             for key in ("inputs", "outputs"):
-                check_regions(tile, key, f"{where} tiles[{i}].")
+                check_regions(tile, key, self.memory_bytes, f"{where} tiles[{i}].")
             _check_count(where, f"tiles[{i}].points", tile.get("points"), 0)
             if "block" in tile:
                 _check_count(where, f"tiles[{i}].block", tile["block"], 0)

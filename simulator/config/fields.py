@@ -15,7 +15,7 @@ import math
 import typing
 from typing import Any, Callable
 
-from simulator.units import DIMENSIONS, UnitError, is_power_of_two, parse_quantity
+from simulator.units import DIMENSIONS, UnitError, format_quantity, is_power_of_two, parse_quantity
 
 MISSING = dataclasses.MISSING
 # Keys any mapping may carry as documentation; they are kept in the resolved config
@@ -102,12 +102,17 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
     if meta.get("choices") and value not in meta["choices"]:
         raise ValueError(f"expected {_describe(meta, tp)}, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        unit = meta.get("unit")
+
+        def shown(x: float) -> str:  # a dimensioned bound or value with its unit
+            return format_quantity(x, DIMENSIONS[unit].si_unit) if unit else repr(x)
+
         if meta.get("positive") and value <= 0:
             raise ValueError(f"expected a positive value, got {value!r}")
         if meta.get("min") is not None and value < meta["min"]:
-            raise ValueError(f"expected a value >= {meta['min']}, got {value!r}")
+            raise ValueError(f"expected a value >= {shown(meta['min'])}, got {shown(value)}")
         if meta.get("max") is not None and value > meta["max"]:
-            raise ValueError(f"expected a value <= {meta['max']}, got {value!r}")
+            raise ValueError(f"expected a value <= {shown(meta['max'])}, got {shown(value)}")
         if meta.get("power_of_two") and not is_power_of_two(value):
             raise ValueError(f"expected a power of two, got {value!r}")
     if meta.get("check"):

@@ -47,7 +47,8 @@ class CacheLevelSpec:
     """One cache level: geometry, hit latency and access energy."""
 
     name: str = param(doc="level name, e.g. L1D")
-    size_bytes: int = param(unit="size", positive=True, doc="capacity")
+    # the simulator keeps 16 B of state per line (a stamp and use bits): 1 GiB at the largest size
+    size_bytes: int = param(unit="size", positive=True, max=2**32, doc="capacity")
     ways: int = param(min=1, doc="associativity")
     latency_cycles: int = param(min=0, doc="load-to-use latency of a hit at this level, host cycles")
     energy_j_per_byte: float = param(unit="energy_per_byte", min=0.0, doc="energy per byte served by this level")

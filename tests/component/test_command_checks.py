@@ -31,13 +31,14 @@ CASES = [
     (CRYPTO, "crypto", AES | {"inputs": "0-4096"}, "inputs = '0-4096': expected a list of [byte address, bytes]"),
     (CRYPTO, "crypto", AES | {"inputs": [[-64, 64]]}, "inputs[0] = [-64, 64]: expected [byte address, bytes]"),
     (CRYPTO, "crypto", AES | {"outputs": [[0, 64, 1]]}, "outputs[0] = [0, 64, 1]: expected [byte address, bytes]"),
-    (CRYPTO, "crypto", AES | {"outputs": [[2**62 - 8, 64]]}, "ending below 2**62"),
+    (CRYPTO, "crypto", AES | {"outputs": [[0, 2**50]]}, "outputs[0] = [0, 1125899906842624]: ends at byte "
+                                                        "1125899906842624; expected it to end within the"),
     (CARD, "crypto", {**AES, "op": "sha256"}, "this unit has no SHA-256 engine"),
     (LAP, "lap", GEMM | {"op": "conv"}, "op = 'conv': expected 'gemm'"),
     (LAP, "lap", GEMM | {"m": 0}, "m = 0: expected an integer >= 1"),
     (LAP, "lap", GEMM | {"lda": 8}, "lda = 8: expected an integer >= 64"),
     (LAP, "lap", GEMM | {"accumulate": "no"}, "accumulate = 'no': expected true or false"),
-    (LAP, "lap", GEMM | {"c_addr": 2**62 - 4096}, "c_addr = 4611686018427383808: the matrix"),
+    (LAP, "lap", GEMM | {"c_addr": 2**40}, "c_addr = 1099511627776: the matrix (64 rows of 64 elements) ends at"),
     (KERNEL, "gpu", GPU | {"op": "conv"}, "op must be one of"),
     (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles must be a finite number >= 0, got -1"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": []}]},
@@ -49,6 +50,7 @@ CASES = [
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"rows": 8}]}, "tiles[0].rows = 8: expected a list"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"points": -1}]}, "tiles[0].points = -1: expected an"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"outputs": [[0, -8]]}]}, "tiles[0].outputs[0] = [0, -8]"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"inputs": [[2**45, 64]]}]}, "tiles[0].inputs[0] = [35"),
     (STENCIL, "stencil", STENCIL_CMD | {"m_tile_words": 10**9}, "a tile needs 1000000000 words; the scratchpad"),
 ]
 
