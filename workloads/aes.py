@@ -26,10 +26,12 @@ host waits for completion.
 
 from __future__ import annotations
 
+import math
+
 import pyarrow as pa
 
 from simulator.config.algorithms import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
-from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace import MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
 
 KERNELS = ("aes", "sha")
 OPS = {"aes": "aes128", "sha": "sha256"}
@@ -57,7 +59,14 @@ def host_cycles(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: 
     """Host software cycles for one buffer: C g^beta (AES) or C padded^beta (SHA-256)."""
     _check(kernel, g_bytes)
     n = g_bytes if kernel == "aes" else sha256_padded_bytes(g_bytes)
-    return c_cycles_per_byte_beta * n**beta
+    # n**beta beyond a float is refused before it is computed: an integer beta would make it an exact,
+    # arbitrarily long integer power
+    too_big = n > 1 and beta * math.log2(n) > 1024
+    cycles = math.inf if too_big else c_cycles_per_byte_beta * n**beta
+    if not math.isfinite(cycles):  # the trace's cycles column is finite
+        raise ValueError(f"c_cycles_per_byte_beta and beta must be small enough for a finite cycle count (C g^beta "
+                         f"with g = {n} B), got {c_cycles_per_byte_beta!r} and {beta!r}")
+    return cycles
 
 
 def _host_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: int, dst: int, out_bytes: int,
@@ -103,6 +112,9 @@ def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: 
         raise ValueError(f"c_cycles_per_byte_beta and beta must be > 0, got {c_cycles_per_byte_beta!r}, {beta!r}")
     if row_bytes < AES_BLOCK_BYTES or row_bytes % AES_BLOCK_BYTES:
         raise ValueError(f"row_bytes must be a multiple of {AES_BLOCK_BYTES} B, got {row_bytes!r}")
+    per_row = (2 if kernel == "aes" else 1) * (2 if warmup else 1)
+    check_trace_limit("g_bytes", g_bytes, (MAX_TRACE_ROWS - 3) // per_row * row_bytes,
+                      rows_why(per_row, f"row of row_bytes = {row_bytes} B"))
     tb = TraceBuilder()
     src, dst, out_bytes = _layout(tb, kernel, g_bytes)
     for stage in (("warmup", "kernel") if warmup else ("kernel",)):
@@ -119,6 +131,8 @@ def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int
         raise ValueError(f"requests must be an integer >= 1, got {requests!r}")
     if kernel == "sha" and requests > 1:
         raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
+    passes = 2 if warmup else 1
+    check_trace_limit("requests", requests, MAX_TRACE_ROWS // passes - 2, rows_why(passes, "request"))
     tb = TraceBuilder()
     src, dst, out_bytes = _layout(tb, kernel, g_bytes)
     for stage in (("warmup", "kernel") if warmup else ("kernel",)):

@@ -99,10 +99,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from models.ulist import UListDims, check_block_order, llc_blocks
+from models.ulist import BLOCK_ORDERS, UListDims, check_block_order, llc_blocks
 from workloads import fmm_tree
 from workloads.gemm import host_gemm
-from workloads.trace import TRACE_SCHEMA, AddressSpace, TraceBuilder
+from workloads.trace import MAX_TRACE_ADDRESSES, TRACE_SCHEMA, AddressSpace, TraceBuilder, check_trace_limit
 
 ELEM_BYTES = 8  # double precision
 META_BYTES = 16  # per interaction: leaf index (int64) and scale (double)
@@ -154,7 +154,10 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
         raise ValueError(f"density must be one of {DENSITIES}, got {density!r}")
     if isinstance(n_points, bool) or int(n_points) != n_points or n_points < 1:
         raise ValueError(f"n_points must be a positive integer, got {n_points!r}")
-    fmm_tree.leaf_points(q)  # checks q
+    if fmm_tree.leaf_points(q) > n_points:  # (leaf_points checks q) a leaf holds at most every point
+        q_max = next(i for i in range(int(q)) if fmm_tree.leaf_points(i + 1) > n_points)
+        raise ValueError(f"q must be at most {q_max} for n_points = {n_points} (a leaf box holds "
+                         f"(q+1)(q+2)(q+3)/6 points, at most all of them), got {q!r}")
     if periodic is None:
         periodic = fmm_tree.TABLE2_PERIODIC if density == "table2" else False
     return _build_problem(int(q), int(n_points), density, seed, bool(periodic))
@@ -411,8 +414,12 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
     check_llc_share(llc_share)
-    check_block_order(block_order)
+    if block_order not in BLOCK_ORDERS:  # named as the generator's parameter (check_block_order says "order")
+        raise ValueError(f"block_order must be one of {', '.join(BLOCK_ORDERS)}, got {block_order!r}")
     check_bc_layout(bc_layout)
+    if isinstance(n_points, int) and not isinstance(n_points, bool):  # the tree holds their coordinates
+        check_trace_limit("n_points", n_points, MAX_TRACE_ADDRESSES, f"at most {MAX_TRACE_ADDRESSES:,} points, "
+                          "as many as the explicit addresses of a trace")
     problem = build_problem(q, n_points, density, seed, periodic)
     blocked = variant in ("blocking", "blocking_pref", "pipelining")
     if not blocked:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
-from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace import MAX_ADDR, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder
 
 #: Bytes of one matrix element (double precision).
 ELEM_BYTES = 8
@@ -40,6 +40,28 @@ def _positive(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
+
+
+def _check_matrices(m: int, n: int, k: int) -> None:
+    """Refuse matrices that do not fit the trace's address space (2**62 B)."""
+    total = (m * k + k * n + m * n) * ELEM_BYTES
+    if total > MAX_ADDR:
+        raise ValueError(f"m, n and k must be smaller: A, B and C take {total:,} B, above the 2**62 B of the trace's "
+                         f"address space, got m = {m}, n = {n}, k = {k}")
+
+
+def _check_host_trace(m: int, n: int, k: int, mc: int, kc: int, nc: int, nr: int, group: int) -> None:
+    """Refuse, before building it, a host GEMM trace beyond MAX_TRACE_ROWS rows or MAX_TRACE_ADDRESSES
+    gathered addresses (counted as :func:`host_gemm` emits them, at most)."""
+    n_j, n_p, n_i = -(-n // nc), -(-k // kc), -(-m // mc)
+    n_s = -(-min(nc, n) // (nr * group))  # sliver groups of one panel
+    rows = n_j * n_p * (2 + n_i * (2 + 3 * n_s))
+    addresses = n_j * n_p * (min(kc, k) + n_i * (min(mc, m) + n_s * (group + min(mc, m))))
+    if rows > MAX_TRACE_ROWS or addresses > MAX_TRACE_ADDRESSES:
+        raise ValueError(f"m, n and k must be smaller for this blocking (mc {mc}, kc {kc}, nc {nc}, nr {nr}, "
+                         f"slivers_per_row {group}): the trace would take {rows:,} rows and {addresses:,} gathered "
+                         f"addresses, above its {MAX_TRACE_ROWS:,} and {MAX_TRACE_ADDRESSES:,}, got m = {m}, n = {n}, "
+                         f"k = {k}")
 
 
 def _tile_rows(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, step_bytes: int) -> tuple[np.ndarray, int]:
@@ -69,6 +91,8 @@ def host_gemm(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, n
     m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
     mc, kc, nc, nr = _positive("mc", mc), _positive("kc", kc), _positive("nc", nc), _positive("nr", nr)
     group = _positive("slivers_per_row", slivers_per_row)
+    _check_matrices(m, n, k)
+    _check_host_trace(m, n, k, mc, kc, nc, nr, group)
     sp = AddressSpace() if space is None else space
     a = sp.alloc(f"{stage}.A", m * k * ELEM_BYTES)
     b = sp.alloc(f"{stage}.B", k * n * ELEM_BYTES)
@@ -111,6 +135,7 @@ def lap_gemm(m: int, n: int, k: int, *, target: str = "lap", accumulate: bool = 
     flush or evict); ``consume_output``: the host reads C afterwards.
     """
     m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
+    _check_matrices(m, n, k)
     sp = AddressSpace() if space is None else space
     sizes = {"A": m * k * ELEM_BYTES, "B": k * n * ELEM_BYTES, "C": m * n * ELEM_BYTES}
     addr = {name: sp.alloc(f"{stage}.{name}", nbytes) for name, nbytes in sizes.items()}

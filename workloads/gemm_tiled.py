@@ -54,7 +54,7 @@ from typing import Literal
 
 import pyarrow as pa
 
-from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace import MAX_TRACE_ROWS, AddressSpace, TraceBuilder
 
 #: Bytes of one matrix element (double precision).
 ELEM_BYTES = 8
@@ -292,10 +292,25 @@ def tiled_gemm_trace(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
                      schedule: Schedule = "output", line_bytes: int = DEFAULT_LINE_BYTES,
                      reserve_ways: int | None = None, zero_result: bool = False, unit: str = "host",
                      stage: str = "gemm_tiled", space: AddressSpace | None = None) -> pa.Table:
-    """Generator form: plan with :func:`plan_tiled_gemm` for the given cache, then :func:`tiled_gemm`."""
+    """Generator form: plan with :func:`plan_tiled_gemm` for the given cache, then :func:`tiled_gemm`
+    (refused before it is built if its trace would exceed ``MAX_TRACE_ROWS`` rows)."""
     plan = plan_tiled_gemm(p0, p1, p2, cache_bytes, ways, schedule=schedule, line_bytes=line_bytes,
                            reserve_ways=reserve_ways, zero_result=zero_result)
+    rows = trace_rows(plan)
+    if rows > MAX_TRACE_ROWS:
+        raise ValueError(f"p0, p1 and p2 must be smaller for this cache: the trace of the planned tiling would take "
+                         f"about {rows:,} rows, above the {MAX_TRACE_ROWS:,} a trace may hold, got p0 = {p0}, "
+                         f"p1 = {p1}, p2 = {p2}")
     return tiled_gemm(plan, unit=unit, stage=stage, space=space)
+
+
+def trace_rows(plan: TiledGemmPlan) -> int:
+    """Rows of :func:`tiled_gemm`'s trace of ``plan``, at most (counted without building it): per resident
+    tile, per step index a streamed read or two and a zero, plus the tile's row per step of ``depth``."""
+    col_dim = plan.p2 if plan.schedule == "output" else plan.p1
+    steps = plan.p1 if plan.schedule == "output" else plan.p2
+    tiles = _ceil_div(plan.p0, plan.tile_rows) * _ceil_div(col_dim, plan.tile_cols)
+    return tiles * (3 * steps + _ceil_div(steps, plan.depth)) + 1
 
 
 GENERATORS: dict[str, Callable[..., pa.Table]] = {"gemm_tiled": tiled_gemm_trace}

@@ -31,7 +31,7 @@ import math
 
 import pyarrow as pa
 
-from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace import MAX_COMMAND_ITEMS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
 
 # 000 Table 4.2 (000:L758): complexity exponent in the granularity
 BETA = {"gemm": 1.7, "fft": 1.2, "radix_sort": 0.94, "binary_search": 0.14}
@@ -64,7 +64,11 @@ def host_cycles(kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> f
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     if not c_cycles_per_byte_beta > 0:
         raise ValueError(f"c_cycles_per_byte_beta must be > 0 cycles/B^beta, got {c_cycles_per_byte_beta!r}")
-    return c_cycles_per_byte_beta * g_bytes ** BETA[kernel]
+    cycles = c_cycles_per_byte_beta * g_bytes ** BETA[kernel]
+    if not math.isfinite(cycles):  # the trace's cycles column is finite
+        raise ValueError(f"c_cycles_per_byte_beta must be a finite number small enough for a finite cycle count "
+                         f"(C g^{BETA[kernel]} with g = {g_bytes} B), got {c_cycles_per_byte_beta!r}")
+    return cycles
 
 
 def _layout(tb: TraceBuilder, kernel: str, g_bytes: int) -> tuple[int, int, int]:
@@ -87,6 +91,8 @@ def kernel_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float,
     _check(kernel, g_bytes)
     if isinstance(row_bytes, bool) or not isinstance(row_bytes, int) or row_bytes < 64:
         raise ValueError(f"row_bytes must be an integer >= 64 bytes, got {row_bytes!r}")
+    check_trace_limit("g_bytes", g_bytes, (MAX_TRACE_ROWS - 1) // 2 * row_bytes,
+                      rows_why(2, f"row of row_bytes = {row_bytes} B"))
     tb = TraceBuilder()
     src, dst, out = _layout(tb, kernel, g_bytes)
     total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta)
@@ -122,6 +128,8 @@ def kernel_offload(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, uni
         raise ValueError(f"stages must be an integer in 1..elements of the buffer, got {stages!r}")
     if kernel == "binary_search" and stages > 1:
         raise ValueError("stages must be 1 for binary_search: one lookup cannot be split into independent parts")
+    check_trace_limit("stages", stages, MAX_COMMAND_ITEMS, f"an offload command holds at most {MAX_COMMAND_ITEMS:,} "
+                      "parts")
     tb = TraceBuilder()
     src, dst, out = _layout(tb, kernel, g_bytes)
     total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta)

@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace import (INT64_MAX, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
+                             check_trace_limit, rows_why)
 
 #: Bytes of memory work per stream row (a chunk the simulator times as one event).
 DEFAULT_BLOCK_BYTES = 64 * 1024
@@ -39,12 +40,18 @@ STREAM_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     "triad": (("b", "c"), ("a",), 2),   # a[i] = b[i] + s * c[i]: one multiply, one add
 }
 _RANDOM_OPS = ("read", "write", "update")
+_FLOPS_WHY = "a row's flops must fit the trace's int64 flops column"
 
 
 def _positive_int(name: str, value: int, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        kind = "a whole number of bytes" if name.endswith("_bytes") else "an integer"
+        raise ValueError(f"{name} must be {kind} >= {minimum}, got {value!r}")
     return int(value)
+
+
+def _addresses_why(what: str) -> str:
+    return f"a trace draws at most {MAX_TRACE_ADDRESSES:,} explicit addresses, one per {what}"
 
 
 def _space(space: AddressSpace | None) -> AddressSpace:
@@ -83,8 +90,14 @@ def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
     _check_array(array_bytes, elem_bytes, block_bytes, "array_bytes")
     repeats = _positive_int("repeats", repeats)
     sources, dests, default_flops = STREAM_KINDS[kind]
+    per_block = len(sources) + len(dests)
+    check_trace_limit("array_bytes", array_bytes, MAX_TRACE_ROWS // per_block * block_bytes,
+                      rows_why(per_block, f"block of block_bytes = {block_bytes} B"))
+    per_repeat = -(-array_bytes // block_bytes) * per_block
+    check_trace_limit("repeats", repeats, MAX_TRACE_ROWS // per_repeat, rows_why(per_repeat, "repeat"))
     fpe = default_flops if flops_per_elem is None else _positive_int(
         "flops_per_elem", flops_per_elem, minimum=0)
+    check_trace_limit("flops_per_elem", fpe, INT64_MAX // (block_bytes // elem_bytes), _FLOPS_WHY)
     sp = _space(space)
     base = {name: sp.alloc(f"{stage}.{name}", array_bytes) for name in ("a", "b", "c")
             if name in sources or name in dests}
@@ -109,6 +122,7 @@ def random_access(n_accesses: int, footprint_bytes: int, elem_bytes: int = 8, se
     ``row_elems`` addresses each.
     """
     n_accesses = _positive_int("n_accesses", n_accesses, minimum=0)
+    check_trace_limit("n_accesses", n_accesses, MAX_TRACE_ADDRESSES, _addresses_why("access"))
     elem_bytes = _positive_int("elem_bytes", elem_bytes)
     footprint_bytes = _positive_int("footprint_bytes", footprint_bytes, minimum=elem_bytes)
     row_elems = _positive_int("row_elems", row_elems)
@@ -154,8 +168,12 @@ def pointer_chase(n_hops: int, footprint_bytes: int, seed: int = 0,
     hops visit every line exactly once. Rows are gathers with ``dependent=True``.
     """
     n_hops = _positive_int("n_hops", n_hops, minimum=0)
+    check_trace_limit("n_hops", n_hops, MAX_TRACE_ADDRESSES, _addresses_why("hop"))
     line_bytes = _positive_int("line_bytes", line_bytes, minimum=POINTER_BYTES)
     footprint_bytes = _positive_int("footprint_bytes", footprint_bytes, minimum=line_bytes)
+    # the visiting order holds one int64 per line of the footprint
+    check_trace_limit("footprint_bytes", footprint_bytes, MAX_TRACE_ADDRESSES * line_bytes,
+                      _addresses_why(f"line of line_bytes = {line_bytes} B"))
     row_elems = _positive_int("row_elems", row_elems)
     n_lines = footprint_bytes // line_bytes
     order = chase_order(n_lines, seed, stride_lines)
@@ -180,6 +198,9 @@ def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, *,
             and flops_per_byte >= 0):
         raise ValueError(f"flops_per_byte must be a finite number >= 0, got {flops_per_byte!r}")
     _check_array(total_bytes, elem_bytes, block_bytes, "total_bytes")
+    check_trace_limit("total_bytes", total_bytes, MAX_TRACE_ROWS * block_bytes,
+                      rows_why(1, f"block of block_bytes = {block_bytes} B"))
+    check_trace_limit("flops_per_byte", flops_per_byte, INT64_MAX // total_bytes, _FLOPS_WHY)
     total_flops = round(flops_per_byte * total_bytes)
     addr = _space(space).alloc(f"{stage}.data", total_bytes)
     b = TraceBuilder()
@@ -204,7 +225,9 @@ def compute_only(flops: int, rows: int = 1, *, unit: str = "host",
                  stage: str = "compute") -> pa.Table:
     """``flops`` floating-point operations and no memory traffic, split evenly over ``rows`` rows."""
     flops = _positive_int("flops", flops, minimum=0)
+    check_trace_limit("flops", flops, INT64_MAX, _FLOPS_WHY)
     rows = _positive_int("rows", rows)
+    check_trace_limit("rows", rows, MAX_TRACE_ROWS, f"a trace holds at most {MAX_TRACE_ROWS:,} rows")
     b = TraceBuilder()
     for k in range(rows):
         b.compute(unit, stage, flops=flops * (k + 1) // rows - flops * k // rows)

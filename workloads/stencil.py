@@ -32,14 +32,15 @@ Schedules (``models.stencil.dram_traffic_words`` counts the same schemes):
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence, get_args
 
 import pyarrow as pa
 
-from models.stencil import TileShape, n_wavefronts
+from models.stencil import TileKind, TileShape, n_wavefronts
 from simulator.config.stencils import STENCILS, Stencil
-from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace import MAX_ADDR, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit
 
 SCHEMES = ("naive", "blocked", "time_tiled")
 
@@ -134,12 +135,27 @@ def layout(grid: Sequence[int], elem_bytes: int = 8, space: AddressSpace | None 
     return GridLayout(grid, elem_bytes, (sp.alloc(f"{stage}.a", nbytes), sp.alloc(f"{stage}.b", nbytes)), lead, row)
 
 
+def _count(name: str, value: Any) -> int:
+    """``value`` as an integer >= 1; a ValueError naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        kind = "a whole number of bytes" if name.endswith("_bytes") else "an integer"
+        raise ValueError(f"{name} must be {kind} >= 1, got {value!r}")
+    return int(value)
+
+
+def _sizes(name: str, value: Any, n: int, what: str) -> tuple[int, ...]:
+    """``value`` as ``n`` integers >= 1 (``what`` they are); a ValueError naming ``name`` otherwise."""
+    if not (isinstance(value, (list, tuple)) and len(value) == n and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in value)):
+        raise ValueError(f"{name} must be a list of {n} positive integers ({what}), got {value!r}")
+    return tuple(int(v) for v in value)
+
+
 def _stencil(name: str, grid: Sequence[int]) -> Stencil:
-    if name not in STENCILS:
-        raise ValueError(f"stencil must be one of {sorted(STENCILS)}, got {name!r}")
+    if not isinstance(name, str) or name not in STENCILS:
+        raise ValueError(f"stencil must be one of {', '.join(sorted(STENCILS))}, got {name!r}")
     st = STENCILS[name]
-    if st.dims != len(grid):
-        raise ValueError(f"grid must have {st.dims} sizes for {name}, got {tuple(grid)!r}")
+    _sizes("grid", grid, st.dims, f"the interior points along each dimension of {name}")
     return st
 
 
@@ -311,19 +327,78 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
 def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: str = "naive",
                   block: Sequence[int] | None = None, tile_kind: str | None = None, t_t: int | None = None,
                   t_s: Sequence[int] | None = None, elem_bytes: int = 8) -> pa.Table:
-    """Generator entry point (workload configs): one of ``SCHEMES`` on the host."""
-    if scheme == "naive":
-        return naive_sweep(stencil, grid, steps, elem_bytes)
+    """Generator entry point (workload configs): one of ``SCHEMES`` on the host.
+
+    Every argument is checked before the trace is built, including its size (at most
+    ``MAX_TRACE_ROWS`` rows), so that a bad value is refused at once, naming its parameter."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+    _stencil(stencil, grid)  # checks the name and the grid
+    grid, steps = tuple(int(n) for n in grid), _count("steps", steps)
+    elem_bytes = _count("elem_bytes", elem_bytes)
+    if 2 * math.prod(n + 2 for n in grid) * elem_bytes > MAX_ADDR:
+        raise ValueError(f"grid and elem_bytes must be smaller: the two padded arrays exceed the 2**62 B of the "
+                         f"trace's address space, got grid {list(grid)} of {elem_bytes} B elements")
+    shape = None
     if scheme == "blocked":
+        if len(grid) < 2:
+            raise ValueError(f"scheme must be naive or time_tiled for the 1D stencil {stencil}, got 'blocked'")
         if block is None:
             raise ValueError("block is required for scheme 'blocked'")
-        return blocked_sweep(stencil, grid, steps, block, elem_bytes)
+        block = _sizes("block", block, len(grid) - 1, f"a block size along each dimension of {stencil} after the "
+                       "first")
     if scheme == "time_tiled":
         if tile_kind is None or t_t is None or t_s is None:
             raise ValueError("tile_kind, t_t and t_s are required for scheme 'time_tiled'")
-        return time_tiled_sweep(stencil, grid, steps, TileShape(tile_kind, int(t_t), tuple(int(x) for x in t_s)),
-                                elem_bytes)
-    raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+        kinds = [k for k in get_args(TileKind) if k.endswith(f"_{len(grid)}d")]  # the kinds name their dimensions
+        if tile_kind not in kinds:
+            raise ValueError(f"tile_kind must be one of {', '.join(kinds)} (the tiles of a {len(grid)}D stencil), "
+                             f"got {tile_kind!r}")
+        t_s = _sizes("t_s", t_s, len(grid), f"tile sizes in grid points along each dimension of {stencil}")
+        shape = TileShape(tile_kind, _count("t_t", t_t), t_s)
+    _check_trace_size(scheme, grid, steps, block, shape)
+    if scheme == "naive":
+        return naive_sweep(stencil, grid, steps, elem_bytes)
+    if scheme == "blocked":
+        return blocked_sweep(stencil, grid, steps, block, elem_bytes)
+    return time_tiled_sweep(stencil, grid, steps, shape, elem_bytes)
+
+
+def sweep_rows(scheme: str, grid: tuple[int, ...], steps: int, block: Sequence[int] | None = None,
+               shape: TileShape | None = None, chunk_points: int = 8192) -> int:
+    """Trace rows of a host sweep (an upper bound for ``time_tiled``), computed without building it."""
+    d, g0 = len(grid), grid[0]
+    if scheme == "naive":
+        per_step = 2 * -(-g0 // chunk_points) if d == 1 else 4 * g0
+        return steps * per_step + 2
+    if scheme == "blocked":
+        n_blocks = math.prod(-(-n // b) for n, b in zip(grid[1:], block))
+        return steps * n_blocks * (2 if d == 2 else 2 * g0 + 2) + 2
+    tt, ts1 = shape.t_t, shape.t_s[0]
+    if not shape.hexagonal:  # time skewing: at most (S1 + tT) / ts + 2 tiles per band of tT steps, 3 rows each
+        return 3 * -(-steps // tt) * ((g0 + tt) // ts1 + 2) + 2
+    per_wavefront = -(-g0 // shape.pitch) * math.prod(
+        len(range(1 - tt, n + 1, s)) for n, s in zip(grid[1:], shape.t_s[1:]))
+    box_rows = 1 if d <= 2 else min(ts1 + 2 * tt, g0 + 2)  # 3D: a row per plane of the tile's box
+    return n_wavefronts(shape, steps) * per_wavefront * (1 + 2 * box_rows) + 2
+
+
+def _check_trace_size(scheme: str, grid: tuple[int, ...], steps: int, block: Sequence[int] | None,
+                      shape: TileShape | None) -> None:
+    """Refuse a sweep of more than ``MAX_TRACE_ROWS`` rows before building it: the grid (and tiles) if
+    one time step is too many rows, else the steps."""
+    one_step = sweep_rows(scheme, grid, 1, block, shape)
+    if one_step > MAX_TRACE_ROWS:
+        raise ValueError(f"grid must be smaller: one time step takes {one_step:,} trace rows with scheme {scheme}, "
+                         f"above the {MAX_TRACE_ROWS:,} a trace may hold, got {list(grid)}")
+    if sweep_rows(scheme, grid, steps, block, shape) <= MAX_TRACE_ROWS:
+        return
+    lo, hi = 1, steps  # the most steps that fit: rows grow with the steps
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if sweep_rows(scheme, grid, mid, block, shape) <= MAX_TRACE_ROWS else (lo, mid - 1)
+    check_trace_limit("steps", steps, lo, f"a trace holds at most {MAX_TRACE_ROWS:,} rows, {one_step:,} for one "
+                      f"step of this grid and scheme")
 
 
 def _flush_arrays(b: TraceBuilder, lay: GridLayout, unit: str, stage: str) -> None:
@@ -334,5 +409,4 @@ def _flush_arrays(b: TraceBuilder, lay: GridLayout, unit: str, stage: str) -> No
 
 
 def _check_steps(steps: int) -> None:
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+    _count("steps", steps)

@@ -102,8 +102,19 @@ TRACE_SCHEMA: pa.Schema = pa.schema(
 )
 
 MEMORY_SOURCE = "<memory>"
-# Largest byte address we accept (2**62): keeps address arithmetic inside int64.
-_MAX_ADDR = 1 << 62
+#: Largest byte address we accept (2**62): keeps address arithmetic inside int64.
+MAX_ADDR = 1 << 62
+#: Largest value of the trace's int64 columns (addr, elem_bytes, stride_bytes, count, flops).
+INT64_MAX = 2**63 - 1
+#: Most rows a generator may build. A :class:`TraceBuilder` holds some 400 B per row, so this many
+#: take about 4 GB and 20 s to build; generators refuse larger traces before building them, naming
+#: the parameter, and the builder stops at this count whatever the generator.
+MAX_TRACE_ROWS = 10_000_000
+#: Most explicit addresses (gather elements, pointer-chase lines) a generator may draw: 2 GiB of
+#: int64 (the format itself allows 2**31 - 2, the int32 offsets of the ``addrs`` lists).
+MAX_TRACE_ADDRESSES = 2**28
+#: Most entries (parts, requests) of one offload command: its JSON text stays below some 100 MB.
+MAX_COMMAND_ITEMS = 1_000_000
 
 
 class TraceError(ValueError):
@@ -124,6 +135,23 @@ class TraceError(ValueError):
             where.append(f"column '{column}'")
         prefix = f"{self.source}: {', '.join(where)}" if where else self.source
         super().__init__(f"{prefix}: {expected}")
+
+
+# --------------------------------------------------------------------------- size limits
+
+
+def check_trace_limit(name: str, value: int, maximum: int, why: str) -> None:
+    """Refuse, before a trace is built, a parameter ``name`` above ``maximum`` (the largest value that
+    keeps the trace within the limits above, ``why`` saying which): ValueError naming the parameter,
+    so that a huge count fails at once rather than after filling the memory."""
+    if value > maximum:
+        unit = " B" if name.endswith("_bytes") else ""
+        raise ValueError(f"{name} must be at most {max(maximum, 0):,}{unit} ({why}), got {value!r}")
+
+
+def rows_why(per: int, what: str) -> str:
+    """The reason of a row-count limit: ``a trace holds at most N rows, <per> per <what>``."""
+    return f"a trace holds at most {MAX_TRACE_ROWS:,} rows, {per:,} per {what}"
 
 
 # --------------------------------------------------------------------------- builder
@@ -152,6 +180,9 @@ class TraceBuilder:
                 stride_bytes: int, count: int, addrs: np.ndarray | None, flops: int,
                 cycles: float, dependent: bool, params: str) -> None:
         row = len(self)
+        if row >= MAX_TRACE_ROWS:  # a generator that did not foresee its size: stop before the memory fills
+            raise TraceError(MEMORY_SOURCE, f"at most {MAX_TRACE_ROWS:,} rows in a trace (workloads.trace."
+                             "MAX_TRACE_ROWS); expected smaller workload parameters", row=row)
         if not (isinstance(unit, str) and unit != ""):
             _bad(row, "unit", f"a non-empty unit name, got {unit!r}")
         if not (isinstance(stage, str) and stage != ""):
@@ -318,8 +349,8 @@ class AddressSpace:
             raise ValueError(f"align must be a power of two >= 1 byte, got {align}")
         addr = -(-self._next // align) * align
         end = addr + nbytes
-        if end > _MAX_ADDR or (self._capacity is not None and end > self._capacity):
-            limit = self._capacity if self._capacity is not None else _MAX_ADDR
+        if end > MAX_ADDR or (self._capacity is not None and end > self._capacity):
+            limit = self._capacity if self._capacity is not None else MAX_ADDR
             raise ValueError(f"allocation {name!r} of {nbytes} bytes ends at byte {end}, "
                              f"beyond the capacity of {limit} bytes")
         self._allocs[name] = Allocation(addr, nbytes)
@@ -440,13 +471,13 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     fail(~np.isfinite(cycles) | (cycles < 0), "cycles", "a finite cycle count >= 0")
 
     strided = is_mem & ~has_list
-    fail(strided & ((addr < 0) | (addr >= _MAX_ADDR)), "addr",
+    fail(strided & ((addr < 0) | (addr >= MAX_ADDR)), "addr",
          "a byte address in [0, 2**62) for a memory op")
     # Span check in float64 so that a huge stride * count cannot wrap around.
     last_f = addr.astype(np.float64) + stride.astype(np.float64) * np.maximum(count - 1, 0)
     fail(strided & (count > 0) & (last_f < 0), "stride_bytes",
          "every element at a byte address >= 0 (the stride walks below 0)")
-    fail(strided & (count > 0) & (last_f + elem >= _MAX_ADDR), "stride_bytes",
+    fail(strided & (count > 0) & (last_f + elem >= MAX_ADDR), "stride_bytes",
          "every element below byte 2**62")
 
     if has_list.any():
@@ -467,7 +498,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             rows[parents[_np(pc.is_null(flat))]] = True
             fail(rows, "addrs", "no null addresses")
         values = _np(flat)
-        bad_val = (values < 0) | (values >= _MAX_ADDR)
+        bad_val = (values < 0) | (values >= MAX_ADDR)
         if bad_val.any():
             parents = _np(pc.list_parent_indices(addrs_col))
             rows = np.zeros(len(table), dtype=bool)
@@ -520,7 +551,11 @@ def _one_line(exc: BaseException, limit: int = 200) -> str:
 
 
 def _open(path: Path) -> pq.ParquetFile:
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name too long for the file system, say
+        raise TraceError(str(path), f"a Parquet trace file's path ({exc.strerror})") from None
+    if not exists:
         raise TraceError(str(path), "an existing Parquet trace file, but there is no such file")
     if path.is_dir():
         raise TraceError(str(path), "a Parquet trace file, but it is a directory")

@@ -6,13 +6,19 @@ A workload YAML is either
   ``{name, trace}``: a Parquet operation trace (path relative to the YAML file).
 A parameter whose name ends in a unit suffix is given with its unit and
 converted: ``*_bytes`` sizes ("64 MiB"), ``*_hz`` frequencies, ``*_s`` times,
-``*_bytes_per_s`` bandwidths. Unknown parameters, missing required ones and
-wrong units are refused with the file and key named.
+``*_bytes_per_s`` bandwidths, unless the generator declares it as something
+other than a number (``t_s: Sequence[int]``, a tile size in points). Unknown
+parameters, missing required ones, wrong units, values of the wrong type and
+integers beyond the trace's int64 columns are refused with the file and key
+named; so are the generator's own refusals, attributed to the parameter they
+name. A value given with ``--param`` is named by that option, over the file.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,20 +27,29 @@ from simulator.config.errors import ConfigError
 from simulator.config.fields import did_you_mean
 from simulator.config.loader import parse_override
 from simulator.config.yamlio import load_yaml
-from simulator.units import UnitError, parse_quantity
+from simulator.units import DIMENSIONS, UnitError, parse_quantity
 
 SUFFIX_DIMENSIONS = (("_bytes_per_s", "bandwidth"), ("_bytes", "size"), ("_hz", "frequency"), ("_s", "time"))
 WORKLOAD_KEYS = ("name", "generator", "params", "trace", "source", "notes")
+#: Longest workload (or study) name, in bytes of UTF-8. The default run directory is
+#: ``<name>-<16 hex digits>``, first written as ``.<that>.tmp-<8 characters>`` beside it
+#: (``runner.write_run_dir``); both must fit the 255-byte file-name limit (NAME_MAX).
+MAX_NAME_BYTES = 255 - len("-") - 16 - len("." + ".tmp-") - 8
 
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """A resolved workload: generator name and converted parameters (SI), or a trace path."""
+    """A resolved workload: generator name and converted parameters (SI), or a trace path.
+
+    ``given`` (the parameters as written) and ``options`` (parameter -> the ``--param`` option that
+    set it) only serve messages: they are not part of the workload's identity or hash."""
 
     name: str
     generator: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     trace_path: str | None = None
+    given: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    options: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for hashing and the resolved record."""
@@ -42,98 +57,182 @@ class WorkloadSpec:
                 "trace_path": self.trace_path}
 
 
-def _convert_param(name: str, value: Any, label: str) -> Any:
-    for suffix, dim in SUFFIX_DIMENSIONS:
-        if name.endswith(suffix):
-            try:
-                number = parse_quantity(value, dim)
-            except UnitError as exc:
-                raise ConfigError(f"{label}: {exc}") from None
-            return int(round(number)) if dim == "size" and abs(number - round(number)) < 1e-9 else number
-    return value
-
-
-_PLAIN_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
-                "None": "null"}
-
-
-def _type_problem(parameter: inspect.Parameter, value: Any) -> str | None:
-    """What is wrong with ``value`` for a generator parameter annotated with plain types
-    (``int``, ``float | None``, ...), or None; other annotations are left to the generator."""
-    kinds = [k.strip() for k in str(parameter.annotation).split("|")]
-    if parameter.annotation is inspect.Parameter.empty or not all(k in _PLAIN_TYPES for k in kinds):
+def name_error(name: Any, source: str, key: str = "name") -> str | None:
+    """The message refusing ``name`` as a workload or study name, or None if it is fine: a non-empty
+    string usable as one directory name (no '/' or NUL, not starting with '.', at most
+    MAX_NAME_BYTES bytes), since the default run and study directories are named after it."""
+    text = name if isinstance(name, str) else ""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if text.strip() and "/" not in text and "\0" not in text and not text.startswith(".") \
+            and size <= MAX_NAME_BYTES:
         return None
-    checks = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-              "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-              "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
-              "None": lambda v: v is None}
-    if not any(checks[k](value) for k in kinds):
-        return f"expected {' or '.join(_PLAIN_TYPES[k] for k in kinds)}, got {value!r}"
-    if parameter.name == "seed" and value < 0:  # numpy's SeedSequence takes non-negative entropy
-        return f"expected a non-negative integer, got {value!r}"
-    return None
+    shown = repr(name) if len(repr(name)) <= 60 else f"{repr(name)[:57]}... ({size} bytes)"
+    return (f"{source}: {key}: {shown}; expected a non-empty name usable as a directory name: no '/', "
+            f"not starting with '.', at most {MAX_NAME_BYTES} bytes")
+
+
+def _shape_errors(raw: dict, source: str) -> list[str]:
+    """Problems with the top-level keys of a workload mapping: unknown keys, the name, and whether it
+    is a generator with params or a trace file (never both, never neither)."""
+    from workloads.registry import GENERATORS
+
+    errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(WORKLOAD_KEYS)}"
+              for k in raw if k not in WORKLOAD_KEYS]
+    problem = name_error(raw.get("name", Path(source).stem), source)
+    if problem:
+        errors.append(problem if "name" in raw else f"{problem} (no name given: the file's name)")
+    if ("generator" in raw) == ("trace" in raw):
+        errors.append(f"{source}: generator/trace: expected exactly one of 'generator' or 'trace'")
+    elif "trace" in raw and "params" in raw:  # they would be ignored
+        errors.append(f"{source}: params: given beside trace; expected either generator with params, or trace "
+                      "alone (a trace file's workload takes no parameters)")
+    gen = raw.get("generator")
+    if "generator" in raw and (not isinstance(gen, str) or gen not in GENERATORS):
+        errors.append(f"{source}: generator: {gen!r} is {'unknown' if isinstance(gen, str) else 'not a name'}; "
+                      f"expected one of: {', '.join(sorted(GENERATORS))}")
+    trace = raw.get("trace")
+    if "trace" in raw and (not isinstance(trace, str) or not trace.strip() or "\0" in trace):
+        errors.append(f"{source}: trace: {trace!r}; expected the path of a Parquet trace file (a string, "
+                      "relative to the workload file)")
+    return errors
 
 
 def build_workload(raw: Any, source: str, base_dir: Path, labels: dict[str, str] | None = None) -> WorkloadSpec:
     """Validate a raw workload mapping; raise ConfigError listing every problem.
 
-    ``labels``: for parameters set from the command line, what messages name instead of
-    ``<source>: params.<name>`` (the ``--param`` option)."""
+    ``labels``: parameter -> the ``--param`` option that set it on the command line; messages about
+    it name the option over the file (``--param text (over <source>): params.<name>: ...``)."""
     labels = labels or {}
-
-    def label(k: str) -> str:
-        return labels.get(k, f"{source}: params.{k}")
-
-    from workloads.registry import GENERATORS
-
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping with name and generator/params (or trace)")
-    errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(WORKLOAD_KEYS)}"
-              for k in raw if k not in WORKLOAD_KEYS]
-    name = raw.get("name", Path(source).stem)
-    if ("generator" in raw) == ("trace" in raw):
-        errors.append(f"{source}: generator/trace: expected exactly one of 'generator' or 'trace'")
+    errors = _shape_errors(raw, source)
     if errors:
         raise ConfigError(errors)
+    name = str(raw.get("name", Path(source).stem))
     if "trace" in raw:
         if labels:
             raise ConfigError([f"{text}: {source} replays a trace file; expected no workload parameters"
                                for text in labels.values()])
         path = Path(raw["trace"])
-        path = path if path.is_absolute() else base_dir / path
-        return WorkloadSpec(name=str(name), trace_path=str(path))
+        return WorkloadSpec(name=name, trace_path=str(path if path.is_absolute() else base_dir / path))
     gen = raw["generator"]
-    if gen not in GENERATORS:
-        raise ConfigError(f"{source}: generator: {gen!r} is unknown; expected one of: {', '.join(sorted(GENERATORS))}")
-    params = raw.get("params") or {}
+    params = {} if raw.get("params") is None else raw["params"]
     if not isinstance(params, dict):
         raise ConfigError(f"{source}: params: expected a mapping of {gen} arguments, got {params!r}")
-    sig = inspect.signature(GENERATORS[gen])
-    accepted = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                and p.name != "space"]
-    names = {p.name for p in accepted}
+    converted = _convert_params(gen, params, source, labels)
+    return WorkloadSpec(name=name, generator=gen, params=converted, given=dict(params), options=dict(labels))
+
+
+def _param_where(key: str, source: str, options: dict[str, str]) -> str:
+    """Where a message about parameter ``key`` points: the file's ``params.<key>``, or, for a value
+    given on the command line, the option over the file (as ``--set`` messages read)."""
+    if key in options:
+        return f"{options[key]} (over {source}): params.{key}"
+    return f"{source}: params.{key}"
+
+
+def _accepted(gen: str) -> dict[str, inspect.Parameter]:
+    """The keyword parameters a workload may give generator ``gen`` (its signature, less ``space``)."""
+    from workloads.registry import GENERATORS
+
+    return {p.name: p for p in inspect.signature(GENERATORS[gen]).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "space"}
+
+
+def _convert_params(gen: str, params: dict, source: str, labels: dict[str, str]) -> dict[str, Any]:
+    """Check every parameter against generator ``gen``'s signature and convert units; raise
+    ConfigError listing every problem."""
+    accepted = _accepted(gen)
+    errors = []
     for k in params:
-        if k not in names:
-            errors.append(f"{label(k)}: unknown parameter of {gen}{did_you_mean(k, names)}; "
-                          f"expected one of: {', '.join(sorted(names))}")
-    for p in accepted:
-        if p.default is inspect.Parameter.empty and p.name not in params:
-            errors.append(f"{source}: params.{p.name}: missing; {gen} requires it")
+        if k not in accepted:
+            where = labels[k] if k in labels else f"{source}: params.{k}"
+            errors.append(f"{where}: unknown parameter of {gen}{did_you_mean(k, accepted)}; "
+                          f"expected one of: {', '.join(sorted(accepted))}")
+    errors += [f"{source}: params.{p.name}: missing; {gen} requires it" for p in accepted.values()
+               if p.default is inspect.Parameter.empty and p.name not in params]
     converted = {}
-    by_name = {p.name: p for p in accepted}
     for k, v in params.items():
-        if k in names:
-            try:
-                converted[k] = _convert_param(k, v, label(k))
-            except ConfigError as exc:
-                errors.extend(exc.messages)
-                continue
-            problem = _type_problem(by_name[k], converted[k])
+        if k in accepted:
+            converted[k], problem = _check_param(accepted[k], v)
             if problem:
-                errors.append(f"{label(k)}: {problem}")
+                errors.append(f"{_param_where(k, source, labels)}: {problem}")
     if errors:
         raise ConfigError(errors)
-    return WorkloadSpec(name=str(name), generator=gen, params=converted)
+    return converted
+
+
+_PLAIN_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+                "None": "null"}
+_IS_TYPE = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+            "None": lambda v: v is None}
+
+
+def _plain_kinds(parameter: inspect.Parameter) -> list[str] | None:
+    """The plain types a parameter's annotation allows (``int | None`` -> ["int", "None"]), or None
+    when it is absent or not made of plain types (a sequence, an alias): the generator checks those."""
+    kinds = [k.strip() for k in str(parameter.annotation).split("|")]
+    if parameter.annotation is inspect.Parameter.empty or not all(k in _PLAIN_TYPES for k in kinds):
+        return None
+    return kinds
+
+
+def _dimension(parameter: inspect.Parameter) -> str | None:
+    """The unit dimension of a parameter named with a unit suffix, unless the generator declares it
+    as something other than a number: its declaration wins over the name (``t_s: Sequence[int]``
+    is a tile size in grid points, not a time)."""
+    kinds = _plain_kinds(parameter)
+    declared_other = parameter.annotation is not inspect.Parameter.empty and (
+        kinds is None or not set(kinds) <= {"int", "float", "None"})
+    if declared_other:
+        return None
+    return next((dim for suffix, dim in SUFFIX_DIMENSIONS if parameter.name.endswith(suffix)), None)
+
+
+def _check_param(parameter: inspect.Parameter, value: Any) -> tuple[Any, str | None]:
+    """(value converted to SI, what is wrong with it or None) for one generator parameter."""
+    dim = _dimension(parameter)
+    kinds = _plain_kinds(parameter) or []
+    if dim is not None and not (value is None and "None" in kinds):
+        try:
+            number = parse_quantity(value, dim)
+        except UnitError as exc:
+            return value, str(exc)
+        whole = dim == "size" and abs(number - round(number)) < 1e-9
+        converted = int(round(number)) if whole else number
+    else:
+        converted = value
+    if kinds and not any(_IS_TYPE[k](converted) for k in kinds):
+        expected = " or ".join(_PLAIN_TYPES[k] for k in kinds)
+        if dim is not None and "int" in kinds:
+            expected = f"a whole number of {'bytes' if dim == 'size' else DIMENSIONS[dim].si_unit}"
+        return converted, f"expected {expected}, got {value!r}"
+    return converted, _bound_problem(parameter.name, kinds, converted, value, dim) if kinds else None
+
+
+def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str | None) -> str | None:
+    """Bounds every plainly typed generator parameter shares: integer parameters fit the trace's int64
+    columns (sizes its byte addresses, below 2**62), numbers are finite, strings are not empty."""
+    from workloads.trace import INT64_MAX, MAX_ADDR
+
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int) and "int" in kinds:
+        if name == "seed":  # numpy's SeedSequence takes any non-negative integer; no trace column holds it
+            return None if value >= 0 else f"expected a non-negative integer, got {given!r}"
+        top, why = ((MAX_ADDR, "the trace's byte addresses end at 2**62") if dim == "size"
+                    else (INT64_MAX, "the largest value of the trace's int64 columns"))
+        if value > top:
+            return f"{given!r}; expected at most {top:,}{' B' if dim == 'size' else ''} ({why})"
+        if value < -INT64_MAX - 1:
+            return f"{given!r}; expected at least {-INT64_MAX - 1:,} (the smallest value of the trace's int64 columns)"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{given!r}; expected a finite number"
+    if isinstance(value, str) and not value.strip():
+        return f"{given!r}; expected a non-empty string"
+    return None
 
 
 def load_workload(path: str | Path, params: list[str] | tuple[str, ...] = ()) -> WorkloadSpec:
@@ -147,10 +246,10 @@ def load_workload(path: str | Path, params: list[str] | tuple[str, ...] = ()) ->
             if len(parts) != 1:
                 raise ConfigError(f"--param {text}: expected a parameter name without dots, e.g. "
                                   f"--param array_bytes='8 MiB'")
-            if not isinstance(raw.get("params") or {}, dict):
-                break  # build_workload reports the file's params
-            raw["params"] = {**(raw.get("params") or {}), parts[0]: value}
             labels[parts[0]] = f"--param {text}"
+            if "trace" in raw or not isinstance({} if raw.get("params") is None else raw["params"], dict):
+                continue  # build_workload refuses --param on a trace, and reports the file's params
+            raw["params"] = {**(raw.get("params") or {}), parts[0]: value}
     return build_workload(raw, str(path), Path(path).parent, labels)
 
 
@@ -167,4 +266,31 @@ def generate_trace(spec: WorkloadSpec, source: str = "<workload>"):
     try:
         return GENERATORS[spec.generator](**spec.params)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{source}: params: {exc}") from None
+        raise ConfigError(_generator_error(spec, source, str(exc))) from None
+    except OverflowError as exc:  # a product of parameters beyond int64 that no check foresaw
+        raise ConfigError(f"{source}: params: {exc}; expected parameters whose trace fits its int64 "
+                          "columns") from None
+
+
+# the parameter names a generator's message starts with: "kind must ...", "tile_kind, t_t and t_s are ..."
+_LEADING_NAMES = re.compile(r"(\w+(?:(?:, | and )\w+)*) ")
+
+
+def _generator_error(spec: WorkloadSpec, source: str, text: str) -> str:
+    """A generator's refusal as a message naming the parameter it is about, and the ``--param``
+    option if one set that parameter or is mentioned: ``X must be Y, got Z`` reads
+    ``params.X: Z; expected Y``."""
+    match = _LEADING_NAMES.match(text)
+    accepted = _accepted(spec.generator)
+    names = [n for n in re.split(r", | and ", match.group(1)) if n in accepted] if match else []
+    option = next((n for n in names if n in spec.options), None) or next(
+        (k for k in spec.options if re.search(rf"\b{re.escape(k)}\b", text)), None)
+    prefix = f"{spec.options[option]} (over {source})" if option else source
+    if not names:
+        return f"{prefix}: params: {text}"
+    key = option if option in names else names[0]
+    rule = re.fullmatch(rf"{re.escape(key)} must be (.+), got (.+)", text, re.S)
+    if rule is None or len(names) > 1:
+        return f"{prefix}: params.{key}: {text}"
+    shown = repr(spec.given[key]) if key in spec.given else rule.group(2)
+    return f"{prefix}: params.{key}: {shown}; expected {rule.group(1)}"

@@ -252,15 +252,17 @@ def test_run_directory_gets_the_permissions_of_the_umask(tmp_path, workload):
 @pytest.mark.parametrize("param, expected", [
     ("n_hop=3", "--param n_hop=3: unknown parameter of pointer_chase (did you mean n_hops?)"),
     ("n_hops", "--param n_hops: expected key=value, e.g. --param array_bytes='8 MiB'"),
-    ("footprint_bytes=1 GHz", "--param footprint_bytes=1 GHz: expected a size"),
-    ("seed=-1", "--param seed=-1: expected a non-negative integer, got -1"),
-    ("seed=abc", "--param seed=abc: expected an integer, got 'abc'"),
+    ("footprint_bytes=1 GHz", "--param footprint_bytes=1 GHz (over {w}): params.footprint_bytes: expected a size"),
+    ("seed=-1", "--param seed=-1 (over {w}): params.seed: expected a non-negative integer, got -1"),
+    ("seed=abc", "--param seed=abc (over {w}): params.seed: expected an integer, got 'abc'"),
+    ("n_hops=-3", "--param n_hops=-3 (over {w}): params.n_hops: "),  # the generator's own refusal, named too
 ])
 def test_bad_param_option_is_named_in_the_message(tmp_path, capsys, param, expected):
     argv = ["run", str(DEFAULT_SYSTEM), str(CONFIGS / "workloads" / "pointer_chase.yaml"), "--param", param,
             "--out", str(tmp_path / "r")]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
+    expected = expected.format(w=CONFIGS / "workloads" / "pointer_chase.yaml")
     assert len(err) == 1 and err[0].startswith(f"offsim: error: {expected}"), err
     assert not (tmp_path / "r").exists()
 
@@ -319,7 +321,8 @@ def test_validate_checks_studies_and_generates_workloads(tmp_path, capsys):
     assert main(["validate", str(bogus), str(no_trace), str(bad_study)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3, err
-    assert "w.yaml: params: kind must be one of" in err[0] and "missing.parquet" in err[1]
+    assert "w.yaml: params.kind: 'bogus'; expected one of read, write, copy, triad" in err[0]
+    assert "missing.parquet" in err[1]
     assert f"{bad_study}: study: 'bogus_kind' is not a paper study kind; expected one of: fmm_placement" in err[2]
 
 

@@ -1,0 +1,328 @@
+"""Workload configs: bad input is one ConfigError (exit 2) naming the file (or --param option), the key and
+what was expected; no crash, no partial output, no huge allocation before the refusal."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from simulator.cli import main
+from simulator.config.errors import ConfigError
+from simulator.config.workload import MAX_NAME_BYTES, build_workload, generate_trace, load_workload, name_error
+from tests.conftest import CONFIGS, DEFAULT_SYSTEM
+from workloads import micro, stencil, trace
+from workloads.registry import GENERATORS
+
+SMALL = {"name": "small", "generator": "stream", "params": {"kind": "read", "array_bytes": "64 KiB"}}
+# a valid hexagonal-tiling stencil workload: t_s is a tile size in grid points, not a time
+TILED = {"generator": "stencil", "params": {"stencil": "jacobi_2d", "grid": [64, 64], "steps": 4,
+                                             "scheme": "time_tiled", "tile_kind": "hhc_2d", "t_t": 2, "t_s": [8, 16]}}
+
+
+def _messages(raw: dict, params: tuple[str, ...] = (), tmp_path: Path | None = None) -> list[str]:
+    """The messages of the ConfigError that loading (from w.yaml, with ``params`` as --param) and
+    generating ``raw`` raises."""
+    import yaml
+
+    path = (tmp_path or Path("/nonexistent")) / "w.yaml"
+    with pytest.raises(ConfigError) as info:
+        if params:
+            path.write_text(yaml.safe_dump(raw))
+            generate_trace(load_workload(path, params), str(path))
+        else:
+            generate_trace(build_workload(raw, "w.yaml", Path(".")), "w.yaml")
+    return info.value.messages
+
+
+def _one(raw: dict, **kwargs) -> str:
+    messages = _messages(raw, **kwargs)
+    assert len(messages) == 1, messages
+    assert "<memory>" not in messages[0] and "Traceback" not in messages[0]
+    return messages[0]
+
+
+def _params(**params) -> dict:
+    return {**SMALL, "params": {**SMALL["params"], **params}}
+
+
+# ---- 1, 2, 5: the shape of the file
+
+
+@pytest.mark.parametrize("generator", [["stream"], {"a": 1}, 5, None])
+def test_generator_must_be_a_generator_name(generator):
+    message = _one({"generator": generator})
+    assert message.startswith(f"w.yaml: generator: {generator!r} is not a name; expected one of: ")
+    assert all(name in message for name in GENERATORS)
+
+
+@pytest.mark.parametrize("value", [5, None, ["a.parquet"], "", "a\0b"])
+def test_trace_must_be_a_path_string(value):
+    assert _one({"trace": value}) == (f"w.yaml: trace: {value!r}; expected the path of a Parquet trace file (a "
+                                      "string, relative to the workload file)")
+
+
+@pytest.mark.parametrize("extra", [{"params": {"kind": "read"}}, {"params": {}}])
+def test_trace_with_params_is_refused(extra):
+    message = _one({"trace": "t.parquet", **extra})
+    assert message.startswith("w.yaml: params: given beside trace; expected either generator with params, or trace "
+                              "alone")
+
+
+# ---- 6: names
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "a/b", "", "  ", ["a"], 5, ".hidden", "a\0b",
+                                  "x" * (MAX_NAME_BYTES + 1), "é" * (MAX_NAME_BYTES // 2 + 1)])
+def test_name_must_be_usable_as_a_directory_name(name):
+    message = _one({**SMALL, "name": name})
+    assert message.startswith("w.yaml: name: ")
+    assert message.endswith(f"; expected a non-empty name usable as a directory name: no '/', not starting with "
+                            f"'.', at most {MAX_NAME_BYTES} bytes")
+
+
+def test_longest_name_fits_the_run_directory_and_its_temporary_name():
+    assert name_error("x" * MAX_NAME_BYTES, "w.yaml") is None
+    run_dir = "x" * MAX_NAME_BYTES + "-" + "0" * 16  # runner: <name>-<run hash>
+    assert len(f".{run_dir}.tmp-abcdefgh") <= 255  # write_run_dir's temporary directory
+
+
+def test_escaping_name_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text("name: ../../escaped\ngenerator: stream\n"
+                                     "params: {kind: read, array_bytes: 64 KiB}\n")
+    assert main(["run", str(DEFAULT_SYSTEM), "w.yaml"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("offsim: error: w.yaml: name: '../../escaped'; expected"), err
+    assert list(tmp_path.iterdir()) == [tmp_path / "w.yaml"]
+
+
+# ---- 3, 4: values beyond the trace's int64 columns, traces beyond MAX_TRACE_ROWS
+
+
+def test_integer_beyond_int64_is_refused_naming_the_parameter_and_bound(tmp_path):
+    raw = {"generator": "compute_only", "params": {"flops": 1}}
+    big = 10**23
+    assert _one({"generator": "compute_only", "params": {"flops": big}}) == (
+        f"w.yaml: params.flops: {big}; expected at most 9,223,372,036,854,775,807 (the largest value of the "
+        "trace's int64 columns)")
+    message = _one(raw, params=(f"flops={big}",), tmp_path=tmp_path)
+    assert message.startswith(f"--param flops={big} (over {tmp_path / 'w.yaml'}): params.flops: {big}; expected "
+                              "at most 9,223,372,036,854,775,807")
+    with pytest.raises(ValueError, match="^flops must be at most 9,223,372,036,854,775,807"):
+        micro.compute_only(big)
+
+
+def test_size_beyond_the_address_space_is_refused():
+    message = _one({"generator": "random_access", "params": {"n_accesses": 1, "footprint_bytes": "8 EiB"}})
+    assert message.startswith("w.yaml: params.footprint_bytes: ")  # EiB is no unit: refused as such
+    message = _one({"generator": "random_access", "params": {"n_accesses": 1, "footprint_bytes": "9000000 TB"}})
+    assert message == ("w.yaml: params.footprint_bytes: '9000000 TB'; expected at most 4,611,686,018,427,387,904 B "
+                       "(the trace's byte addresses end at 2**62)")
+
+
+def test_overflow_the_checks_did_not_foresee_is_still_one_message(monkeypatch):
+    def overflowing(flops: int, rows: int = 1):
+        raise OverflowError("Python int too large to convert to C long")
+
+    monkeypatch.setitem(GENERATORS, "compute_only", overflowing)
+    assert _one({"generator": "compute_only", "params": {"flops": 1}}) == (
+        "w.yaml: params: Python int too large to convert to C long; expected parameters whose trace fits its int64 "
+        "columns")
+
+
+@pytest.mark.parametrize("generator, params, key, expected", [
+    ("stream", {"kind": "read", "array_bytes": "64 KiB", "repeats": 10**12}, "repeats",
+     "1000000000000; expected at most 10,000,000 (a trace holds at most 10,000,000 rows, 1 per repeat)"),
+    ("stream", {"kind": "triad", "array_bytes": "1 TiB"}, "array_bytes",
+     "'1 TiB'; expected at most 218,453,311,488 B (a trace holds at most 10,000,000 rows, 3 per block of "
+     "block_bytes = 65536 B)"),
+    ("random_access", {"n_accesses": 10**12, "footprint_bytes": "1 MiB"}, "n_accesses",
+     "1000000000000; expected at most 268,435,456 (a trace draws at most 268,435,456 explicit addresses"),
+    ("pointer_chase", {"n_hops": 10**12, "footprint_bytes": "1 MiB"}, "n_hops", "1000000000000; expected at most"),
+    ("pointer_chase", {"n_hops": 1, "footprint_bytes": "1 TiB"}, "footprint_bytes",
+     "'1 TiB'; expected at most 17,179,869,184 B"),
+    ("intensity", {"flops_per_byte": 1, "total_bytes": "1 TiB"}, "total_bytes", "'1 TiB'; expected at most"),
+    ("compute_only", {"flops": 1, "rows": 10**9}, "rows", "1000000000; expected at most 10,000,000"),
+    ("stencil", {"stencil": "jacobi_2d", "grid": [64, 64], "steps": 10**9}, "steps",
+     "1000000000; expected at most 39,062 (a trace holds at most 10,000,000 rows, 258 for one step"),
+    ("stencil", {"stencil": "jacobi_2d", "grid": [10**8, 2], "steps": 1}, "grid",
+     "[100000000, 2]; expected smaller: one time step takes 400,000,002 trace rows with scheme naive"),
+    ("kernel_host", {"kernel": "fft", "g_bytes": "4 TiB", "c_cycles_per_byte_beta": 1.0}, "g_bytes",
+     "'4 TiB'; expected at most"),
+    ("kernel_offload", {"kernel": "fft", "g_bytes": "1 GiB", "c_cycles_per_byte_beta": 1.0, "stages": 10**8},
+     "stages", "100000000; expected at most 1,000,000 (an offload command holds at most 1,000,000 parts)"),
+    ("crypto_offload", {"kernel": "aes", "g_bytes": "1 TiB", "requests": 10**9}, "requests",
+     "1000000000; expected at most"),
+    ("crypto_host", {"kernel": "aes", "g_bytes": "4 TiB", "c_cycles_per_byte_beta": 1.0, "beta": 1.0}, "g_bytes",
+     "'4 TiB'; expected at most"),
+    ("host_gemm", {"m": 10**5, "n": 10**5, "k": 10**5}, "m", "m, n and k must be smaller for this blocking"),
+    ("gemm_tiled", {"p0": 10**5, "p1": 10**5, "p2": 10**5, "cache_bytes": "32 KiB", "ways": 8}, "p0",
+     "p0, p1 and p2 must be smaller for this cache"),
+])
+def test_too_large_a_trace_is_refused_at_once_naming_the_parameter(generator, params, key, expected):
+    message = _one({"generator": generator, "params": params})
+    assert message.startswith(f"w.yaml: params.{key}: {expected}"), message
+
+
+def test_repeats_option_exits_2_at_once(tmp_path, capsys):
+    w = tmp_path / "w.yaml"
+    w.write_text("name: small\ngenerator: stream\nparams: {kind: read, array_bytes: 64 KiB}\n")
+    argv = ["run", str(DEFAULT_SYSTEM), str(w), "--param", "repeats=100000000000", "--out", str(tmp_path / "r")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: --param repeats=100000000000 (over {w}): params.repeats: 100000000000; "
+                   "expected at most 10,000,000 (a trace holds at most 10,000,000 rows, 1 per repeat)"]
+    assert not (tmp_path / "r").exists()
+
+
+def test_trace_builder_stops_at_max_trace_rows(monkeypatch):
+    monkeypatch.setattr(trace, "MAX_TRACE_ROWS", 3)
+    builder = trace.TraceBuilder()
+    for _ in range(3):
+        builder.compute("host", "s", flops=1)
+    with pytest.raises(trace.TraceError, match=r"^<memory>: row 3: at most 3 rows in a trace"):
+        builder.compute("host", "s", flops=1)
+
+
+@pytest.mark.parametrize("scheme, grid, steps, extra", [
+    ("naive", [100], 3, {}), ("naive", [40, 30], 3, {}), ("naive", [10, 12, 14], 2, {}),
+    ("blocked", [40, 30], 3, {"block": [8]}), ("blocked", [10, 12, 14], 2, {"block": [4, 5]}),
+    ("time_tiled", [200], 7, {"tile_kind": "time_skew_1d", "t_t": 4, "t_s": [16]}),
+    ("time_tiled", [200], 7, {"tile_kind": "hex_1d", "t_t": 4, "t_s": [16]}),
+    ("time_tiled", [64, 64], 4, {"tile_kind": "hhc_2d", "t_t": 2, "t_s": [8, 16]}),
+    ("time_tiled", [20, 24, 28], 5, {"tile_kind": "hhc_3d", "t_t": 2, "t_s": [4, 8, 8]}),
+])
+def test_stencil_row_count_bounds_the_trace(scheme, grid, steps, extra):
+    """The size check counts at least the rows the sweep emits (exactly, but for time-tiled bounds)."""
+    from models.stencil import TileShape
+
+    name = {1: "jacobi_1d", 2: "jacobi_2d", 3: "jacobi_3d"}[len(grid)]
+    table = stencil.stencil_sweep(name, grid, steps, scheme, **extra)
+    shape = TileShape(extra["tile_kind"], extra["t_t"], tuple(extra["t_s"])) if scheme == "time_tiled" else None
+    rows = stencil.sweep_rows(scheme, tuple(grid), steps, extra.get("block"), shape)
+    assert table.num_rows <= rows and (scheme == "time_tiled" or table.num_rows == rows)
+
+
+# ---- 7, 8: stencil parameters
+
+
+def test_stencil_tile_sizes_are_not_times(tmp_path, capsys):
+    """t_s ends in the time suffix _s but the generator declares it a sequence of grid points."""
+    spec = build_workload(TILED, "w.yaml", Path("."))
+    assert spec.params["t_s"] == [8, 16]
+    w = tmp_path / "tiled.yaml"
+    w.write_text("name: tiled\ngenerator: stencil\nparams: {stencil: jacobi_2d, grid: [64, 64], steps: 4, "
+                 "scheme: time_tiled, tile_kind: hhc_2d, t_t: 2, t_s: [8, 16]}\n")
+    assert main(["validate", str(w)]) == 0
+    assert main(["run", str(CONFIGS / "systems" / "stencil_dram.yaml"), str(w), "--out", str(tmp_path / "r")]) == 0
+    assert (tmp_path / "r" / "summary.json").is_file()
+    out = capsys.readouterr().out
+    assert f"{w}: ok (workload 'tiled', 242 trace rows)" in out and "written" in out
+
+
+def test_suffixed_numbers_still_take_units():
+    assert build_workload(SMALL, "w.yaml", Path(".")).params["array_bytes"] == 65536
+    message = _one(_params(array_bytes=65536))
+    assert message.startswith("w.yaml: params.array_bytes: expected a size with a unit")
+    assert _one(_params(array_bytes="1.5 B")) == ("w.yaml: params.array_bytes: expected a whole number of bytes, "
+                                                  "got '1.5 B'")
+    # a number parameter given as a huge integer is bounded by the generator (its flops), not by int64
+    float_param = {"generator": "intensity", "params": {"flops_per_byte": 10**30, "total_bytes": "1 MiB"}}
+    assert _one(float_param) == (f"w.yaml: params.flops_per_byte: {10**30}; expected at most 8,796,093,022,207 "
+                                 "(a row's flops must fit the trace's int64 flops column)")
+
+
+@pytest.mark.parametrize("grid", [64, [6.5, 8], ["a", "b"], [[1], [2]], [64], [64, 64, 64], [0, 8], [True, 8]])
+def test_stencil_grid_is_a_list_of_the_stencils_dimensions(grid):
+    message = _one({"generator": "stencil", "params": {"stencil": "jacobi_2d", "grid": grid, "steps": 4}})
+    assert message == (f"w.yaml: params.grid: {grid!r}; expected a list of 2 positive integers (the interior points "
+                       "along each dimension of jacobi_2d)")
+
+
+@pytest.mark.parametrize("params, key, expected", [
+    ({"t_s": [8]}, "t_s", "[8]; expected a list of 2 positive integers (tile sizes in grid points"),
+    ({"t_s": ["a", 8]}, "t_s", "['a', 8]; expected a list of 2 positive integers"),
+    ({"tile_kind": "hhc_3d", "t_s": [8, 8]}, "tile_kind", "'hhc_3d'; expected one of hhc_2d (the tiles of a 2D "
+                                                          "stencil)"),
+    ({"t_t": 3}, "t_t", "3; expected even for hexagonal tiles"),
+    ({"scheme": "foo"}, "scheme", "'foo'; expected one of naive, blocked, time_tiled"),
+    ({"scheme": "blocked", "block": 8}, "block", "8; expected a list of 1 positive integers"),
+    ({"stencil": "jacobi_9d"}, "stencil", "'jacobi_9d'; expected one of gradient_2d, heat_2d"),
+])
+def test_stencil_parameters_are_named(params, key, expected):
+    raw = {**TILED, "params": {**TILED["params"], **params}}
+    assert _one(raw).startswith(f"w.yaml: params.{key}: {expected}")
+
+
+# ---- 9: values the trace builder used to refuse by row and column
+
+
+@pytest.mark.parametrize("raw, key, expected", [
+    ({"generator": "kernel_offload", "params": {"kernel": "gemm", "g_bytes": "1 MiB",
+                                                "c_cycles_per_byte_beta": float("inf")}},
+     "c_cycles_per_byte_beta", "inf; expected a finite number"),
+    ({"generator": "kernel_host", "params": {"kernel": "gemm", "g_bytes": "1 MiB", "c_cycles_per_byte_beta": 1e300}},
+     "c_cycles_per_byte_beta", "1e+300; expected a finite number small enough for a finite cycle count"),
+    ({"generator": "crypto_host", "params": {"kernel": "aes", "g_bytes": "4 KiB", "c_cycles_per_byte_beta": 1,
+                                             "beta": 10**15}}, "c_cycles_per_byte_beta",
+     "c_cycles_per_byte_beta and beta must be small enough for a finite cycle count"),
+    ({"generator": "lap_gemm", "params": {"m": 8, "n": 8, "k": 8, "target": ""}}, "target",
+     "''; expected a non-empty string"),
+    (_params(unit=""), "unit", "''; expected a non-empty string"),
+    (_params(stage=" "), "stage", "' '; expected a non-empty string"),
+])
+def test_parameters_are_checked_before_the_trace_is_built(raw, key, expected):
+    assert _one(raw).startswith(f"w.yaml: params.{key}: {expected}")
+
+
+# ---- 10: generator refusals name the parameter, and the --param option that set it
+
+
+@pytest.mark.parametrize("option, key, expected", [
+    ("array_bytes=-8 MiB", "array_bytes", "'-8 MiB'; expected a whole number of bytes >= 1"),
+    ("kind=foo", "kind", "'foo'; expected one of read, write, copy, triad"),
+    ("elem_bytes=0 B", "elem_bytes", "'0 B'; expected a whole number of bytes >= 1"),
+    ("elem_bytes=24 B", "array_bytes", "'64 KiB'; expected a multiple of elem_bytes (24)"),
+    ("seed=-1", "seed", None),  # not a stream parameter: refused as unknown, without "(over ...)"
+])
+def test_generator_errors_name_the_param_option(tmp_path, option, key, expected):
+    message = _one(SMALL, params=(option,), tmp_path=tmp_path)
+    if expected is None:
+        assert message.startswith(f"--param {option}: unknown parameter of stream")
+    else:
+        assert message == f"--param {option} (over {tmp_path / 'w.yaml'}): params.{key}: {expected}"
+
+
+def test_generator_errors_from_the_file_name_the_file_and_key():
+    assert _one(_params(array_bytes="-8 MiB")) == ("w.yaml: params.array_bytes: '-8 MiB'; expected a whole number "
+                                                   "of bytes >= 1")
+    assert _one(_params(kind="foo")) == "w.yaml: params.kind: 'foo'; expected one of read, write, copy, triad"
+
+
+def test_param_option_message_on_the_command_line(tmp_path, capsys):
+    w = tmp_path / "w.yaml"
+    w.write_text("name: small\ngenerator: stream\nparams: {kind: read, array_bytes: 64 KiB}\n")
+    argv = ["run", str(DEFAULT_SYSTEM), str(w), "--param", "array_bytes=-8 MiB", "--out", str(tmp_path / "r")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"offsim: error: --param array_bytes=-8 MiB (over {w}): params.array_bytes: '-8 MiB'; expected a whole "
+        "number of bytes >= 1"]
+    assert not (tmp_path / "r").exists()
+
+
+def test_messages_and_hashes_ignore_how_a_value_was_given(tmp_path):
+    """given/options serve messages only: the same workload from the file or from --param is equal."""
+    (tmp_path / "w.yaml").write_text("name: small\ngenerator: stream\nparams: {kind: read, array_bytes: 1 MiB}\n")
+    from_file = build_workload({**SMALL, "params": {"kind": "read", "array_bytes": "64 KiB"}}, "x", tmp_path)
+    from_option = load_workload(tmp_path / "w.yaml", ["array_bytes=64 KiB"])
+    assert from_file == from_option and from_file.as_dict() == from_option.as_dict()
+
+
+def test_every_generator_parameter_has_a_plain_or_declared_type():
+    """The up-front checks read the generators' annotations: each names a plain type or a sequence."""
+    for name, fn in GENERATORS.items():
+        for p in inspect.signature(fn).parameters.values():
+            if p.name != "space":
+                assert p.annotation is not inspect.Parameter.empty, (name, p.name)
