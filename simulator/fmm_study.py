@@ -65,8 +65,9 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
+from simulator.config.accel_lap import LapSpec
 from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
-from simulator.config.errors import InputError
+from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.references import reference_table
 from simulator.fmm_crosscheck import (CLOCK_HZ, assemble_machine, class_counts, crosscheck_summary, machine_parts,
@@ -75,6 +76,7 @@ from simulator.runner import simulate_trace
 from simulator.executors import check_parallel_options, point_executor
 from simulator.outputs import check_owned_output, make_output_dir
 from simulator.plots import save_figure
+from simulator.study_spec import list_problems, load_referenced_system
 from models.ulist import BLOCK_ORDERS
 from workloads import fmm_ulist
 
@@ -183,8 +185,30 @@ class FmmStudySpec:
 
 
 def load_study(path: str | Path) -> FmmStudySpec:
-    """Read and validate an FMM study file; ConfigError naming file and key on any problem."""
-    return load_spec(path, FmmStudySpec).spec
+    """Read and validate an FMM study file; ConfigError naming file and key on any problem. Beyond its keys,
+    what the points need (``placement_problems``) and its lists (no empty variants, no q or variant twice)
+    are checked here, before the runner starts its workers or writes anything."""
+    source = str(path)
+    study = load_spec(path, FmmStudySpec).spec
+    errors = list_problems(study, source, ("qs", "quick.qs", "placements.*.variants"))
+    for name, placement in study.placements.items():
+        errors += placement_problems(placement, source, f"placements.{name}")
+    if errors:
+        raise ConfigError(errors)
+    return study
+
+
+def placement_problems(placement: PlacementSpec, source: str, key: str) -> list[str]:
+    """A placement's system file loads as a system; a LAP placement's system has a LAP named ``lap`` (the
+    unit its GEMM offloads go to, ``fmm_ulist``); a CPU placement runs only ``orig`` (``fmm_ulist.ulist_trace``)."""
+    loaded, errors = load_referenced_system(source, f"{key}.system", placement.system)
+    if placement.gemm == "lap" and loaded is not None and not isinstance(loaded.spec.accelerators.get("lap"), LapSpec):
+        errors.append(f"{source}: {key}.system: {placement.system} has no LAP named 'lap'; expected a system "
+                      "with one for gemm: lap, e.g. configs/systems/lap_llc.yaml")
+    if placement.gemm == "cpu":
+        errors += [f"{source}: {key}.variants[{i}]: {v!r}; expected only 'orig' for gemm: cpu (the other variants "
+                   "offload to the LAP)" for i, v in enumerate(placement.variants) if v != "orig"]
+    return errors
 
 
 def run_point(p: Point) -> dict[str, Any]:

@@ -46,7 +46,7 @@ from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, time_accelerated,
                           time_unaccelerated)
-from simulator.config.errors import InputError
+from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
@@ -55,6 +55,7 @@ from simulator.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
 from simulator.plots import save_figure
+from simulator.study_spec import list_problems
 from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -464,9 +465,25 @@ class GpuStudySpec:
             raise ValueError("min_granularity_bytes: expected <= max_granularity_bytes")
 
 
+GPU_STUDY_LISTS = ("platforms", "pipelined_kernels", "pipelined_capped_kernels", "stages",
+                   "stage_gain_granularities_bytes")
+
+
 def load_gpu_study(path: str | Path = GPU_STUDY) -> GpuStudySpec:
-    """Read and validate the GPU study file (ConfigError naming file and key)."""
-    return load_spec(path, GpuStudySpec).spec
+    """Read and validate the GPU study file (ConfigError naming file and key): its keys, its lists (none
+    empty but ``pipelined_capped_kernels``, no value twice) and the pipelined runs' buffer range."""
+    source = str(path)
+    study = load_spec(path, GpuStudySpec).spec
+    errors = list_problems(study, source, GPU_STUDY_LISTS, may_be_empty=("pipelined_capped_kernels",))
+    if study.pipelined_min_bytes > study.pipelined_max_bytes:
+        errors.append(f"{source}: pipelined_min_bytes: {study.pipelined_min_bytes} B; expected <= "
+                      f"pipelined_max_bytes ({study.pipelined_max_bytes} B)")
+    if study.pipelined_capped_kernels and study.pipelined_min_bytes > study.max_granularity_bytes:
+        errors.append(f"{source}: pipelined_min_bytes: {study.pipelined_min_bytes} B; expected <= "
+                      f"max_granularity_bytes ({study.max_granularity_bytes} B), where the capped kernels stop")
+    if errors:
+        raise ConfigError(errors)
+    return study
 
 
 def pipelined_table_rows(kernel: str, stages: tuple[int, ...] = (1, 2, 4, 8), max_g_bytes: int = 2**26,

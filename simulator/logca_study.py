@@ -34,13 +34,16 @@ import numpy as np
 from models.accelerometer import cutoff_granularities, optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import LogCAParams, g1, g_half, speedup, time_accelerated
-from simulator.config.algorithms import SHA256_BLOCK_BYTES, aes_blocks, sha256_padded_bytes
+from simulator.config.algorithms import SHA256_BLOCK_BYTES, SHA256_DIGEST_BYTES, aes_blocks, sha256_padded_bytes
+from simulator.config.errors import ConfigError
 from simulator.config.fields import param
 from simulator.config.loader import LoadedConfig, load_spec
-from simulator.config.schema import SystemSpec
+from simulator.config.schema import SystemSpec, dram_parameters
 from simulator.replay import replay
 from simulator.system import build_system
 from simulator.plots import save_figure
+from simulator.study_spec import list_problems
+from simulator.units import format_quantity
 from workloads.aes import crypto_host, crypto_offload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -380,13 +383,63 @@ class CryptoStudySpec:
     def __post_init__(self) -> None:
         if self.min_granularity_bytes > self.max_granularity_bytes:
             raise ValueError("min_granularity_bytes: expected <= max_granularity_bytes")
+        if self.min_granularity_bytes > self.multi_unit_max_bytes:
+            raise ValueError("multi_unit_max_bytes: expected >= min_granularity_bytes")
         if self.multi_unit_platform not in self.platforms:
             raise ValueError(f"multi_unit_platform: {self.multi_unit_platform!r}; expected one of platforms")
 
 
 def load_crypto_study(path: str | Path = CRYPTO_STUDY) -> CryptoStudySpec:
-    """Read and validate the crypto study file (ConfigError naming file and key)."""
-    return load_spec(path, CryptoStudySpec).spec
+    """Read and validate the crypto study file (ConfigError naming file and key): its keys, its lists (no
+    platform or unit count twice), each platform running the kernel, enough buffers for the LogCA fit, and
+    buffers that fit each platform's memory (``crypto_study_problems``)."""
+    source = str(path)
+    study = load_spec(path, CryptoStudySpec).spec
+    errors = list_problems(study, source, ("platforms", "multi_unit_engines")) + crypto_study_problems(study, source)
+    if errors:
+        raise ConfigError(errors)
+    return study
+
+
+def crypto_study_problems(study: CryptoStudySpec, source: str) -> list[str]:
+    """What ``crypto_study`` needs beyond the keys' own bounds (``load_crypto_study``)."""
+    errors = []
+    g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
+    fitted = [g for g in g_list if g >= study.calibration_min_bytes]
+    if len(fitted) < 2:  # fit_logca takes at least two samples
+        errors.append(f"{source}: calibration_min_bytes: {study.calibration_min_bytes} B leaves {len(fitted)} of the "
+                      f"sweep's buffers ({g_list[0]} .. {g_list[-1]} B) to the LogCA fit; expected at least 2")
+    platforms = []
+    for i, name in enumerate(study.platforms):
+        try:
+            platforms.append(load_platform(name, study.kernel))
+        except ValueError as exc:
+            errors.append(f"{source}: platforms[{i}]: {exc}")
+    errors += _memory_problems(platforms, source, "max_granularity_bytes", study.min_granularity_bytes,
+                               study.max_granularity_bytes)
+    multi = [p for p in platforms if p.name == study.multi_unit_platform]
+    return errors + _memory_problems(multi, source, "multi_unit_max_bytes", study.min_granularity_bytes,
+                                     study.multi_unit_max_bytes)
+
+
+def _memory_problems(platforms: list[Platform], source: str, key: str, g_min_bytes: int,
+                     g_max_bytes: int) -> list[str]:
+    """One message if the largest buffer of the sweep ``g_min_bytes`` .. ``g_max_bytes`` (``granularities``)
+    and its output (``workloads.aes``: g bytes for AES, a digest for SHA-256) do not fit the DRAM of one of
+    ``platforms``: a trace beyond it cannot be replayed (the DRAM refuses addresses past its capacity)."""
+    g_bytes = granularities(g_min_bytes, g_max_bytes)[-1]
+    short = []
+    for platform in platforms:
+        need = g_bytes + (g_bytes if platform.kernel == "aes" else SHA256_DIGEST_BYTES)
+        geometry = dram_parameters(_loaded(str(platform.system_path)).spec)[2]
+        capacity = geometry.capacity_lines * geometry.line_bytes
+        if need > capacity:
+            short.append(f"{platform.name}: {format_quantity(capacity, 'B')}")
+    if not short:
+        return []
+    return [f"{source}: {key}: {format_quantity(g_max_bytes, 'B')}: the sweep's largest buffer, "
+            f"{format_quantity(g_bytes, 'B')}, and its output take {format_quantity(need, 'B')}; expected a largest "
+            f"buffer whose input and output fit the DRAM of every platform ({', '.join(short)})"]
 
 
 @dataclass(frozen=True)

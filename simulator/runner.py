@@ -90,19 +90,32 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
     return res
 
 
+def memory_reach_problem(end_bytes: float, capacity_bytes: int, source: str, system_source: str) -> str | None:
+    """Why a trace of workload ``source`` whose host accesses end at ``end_bytes`` (``address_end_bytes``)
+    cannot run on a system (``system_source``) whose DRAM holds ``capacity_bytes``; or None if it fits."""
+    if end_bytes <= capacity_bytes:
+        return None
+    return (f"{source}: the host's accesses reach {format_quantity(end_bytes, 'B')} of memory; expected at most the "
+            f"{format_quantity(capacity_bytes, 'B')} of the system's DRAM ({system_source}: dram.geometry)")
+
+
+def _reach_bytes(trace: Any, capacity_bytes: int) -> float:
+    """Where ``trace``'s host accesses end, B: a cheap bound if within ``capacity_bytes``, else exact (to report
+    it); 0 for a table that is not a trace (replay names what is wrong with it)."""
+    try:
+        end = address_end_bytes(trace, exact=False) if isinstance(trace, pa.Table) else 0.0
+        return address_end_bytes(trace) if end > capacity_bytes else end
+    except (pa.ArrowException, KeyError):
+        return 0.0
+
+
 def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
     """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
     system = build_system(loaded.spec)
     capacity = system.dram.capacity_bytes
-    try:  # a cheap bound first; the exact end only to report it
-        end = address_end_bytes(trace, exact=False) if isinstance(trace, pa.Table) else 0.0
-        end = address_end_bytes(trace) if end > capacity else end
-    except (pa.ArrowException, KeyError):  # not a trace: replay names what is wrong with it
-        end = 0.0
-    if end > capacity:
-        raise ConfigError(f"{source}: the host's accesses reach {format_quantity(end, 'B')} of memory; "
-                          f"expected at most the {format_quantity(capacity, 'B')} of the system's DRAM "
-                          f"({loaded.source}: dram.geometry)")
+    problem = memory_reach_problem(_reach_bytes(trace, capacity), capacity, source, loaded.source)
+    if problem:
+        raise ConfigError(problem)
     try:
         end_ps = replay(system, trace, source)
     except TraceError as exc:

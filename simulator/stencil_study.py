@@ -16,7 +16,9 @@ Stencils (004 apps. A, B): host sweeps (naive, blocked, time-tiled) against
 ``models.stencil.dram_traffic_words`` and the stencil engine against the tiled time model.
 
 Entry point: ``python -m simulator.stencil_study configs/studies/<study>.yaml --out DIR``; DIR must be
-new, empty or a previous output of these studies (``OUTPUT_PATTERNS``).
+new, empty or a previous output of these studies (``OUTPUT_PATTERNS``). The study file is checked whole
+before DIR is made (``load_study``: systems, lists, grid and tile dimensions, tile sizes against the fast
+memory that holds them), and a run that fails removes DIR again if it made it.
 All times in seconds, energies in joules, traffic in bytes or words as named.
 """
 
@@ -30,7 +32,7 @@ from typing import Any, Sequence
 
 
 from models.roofline import RooflinePlatform
-from models.stencil import GpuParams
+from models.stencil import GpuParams, TileShape
 from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
@@ -38,9 +40,10 @@ from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, proje
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
-from simulator.outputs import load_with_output_dir
+from simulator.outputs import first_missing, load_with_output_dir, remove_created
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.plots import save_figure
+from simulator.study_spec import list_problems, load_referenced_system
 from workloads import micro
 
 # ---- study files ----------------------------------------------------------------------------
@@ -92,12 +95,91 @@ STUDY_SPECS = {"roofline": RooflineStudySpec, "stencil_tiling": StencilTilingStu
 
 
 def load_study(path: str | Path) -> RooflineStudySpec | StencilTilingStudySpec:
-    """Read and validate a stencil/roofline study file (its ``study`` key selects the kind)."""
+    """Read and validate a stencil/roofline study file (its ``study`` key selects the kind): its keys, then
+    what its runner needs of them (``roofline_problems``, ``tiling_problems``), so that a file the runner
+    would stop on is refused before anything is written. ConfigError naming the file and key."""
     raw = load_yaml(path)
     kind = raw.get("study") if isinstance(raw, dict) else None
     if kind not in STUDY_SPECS:
         raise ConfigError(f"{path}: study: {kind!r}; expected one of: {', '.join(sorted(STUDY_SPECS))}")
-    return load_spec(path, STUDY_SPECS[kind]).spec
+    spec = load_spec(path, STUDY_SPECS[kind]).spec
+    check = roofline_problems if kind == "roofline" else tiling_problems
+    errors = check(spec, str(path))
+    if errors:
+        raise ConfigError(errors)
+    return spec
+
+
+def roofline_problems(cfg: RooflineStudySpec, source: str) -> list[str]:
+    """The intensities (at least one, none twice) and the system with the study's overrides."""
+    errors = list_problems(cfg, source, ("intensities",))
+    loaded, problems = load_referenced_system(source, "system", cfg.system)
+    if loaded is not None and cfg.overrides:
+        _, problems = load_referenced_system(source, "overrides", cfg.system, cfg.overrides)
+    return errors + problems
+
+
+def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
+    """What ``run_stencil_tiling_study`` needs: both systems, grids of the stencil's dimensions, tile shapes
+    the models accept (``TileShape``) of those dimensions, a host tile within the LLC and engine tiles within
+    the engine's scratchpad, an engine of that name in the engine system, and no engine tile twice."""
+    dims = STENCILS[cfg.stencil].dims
+    errors = list_problems(cfg, source, ("engine_tiles",))
+    grids = (("grid", cfg.grid), ("engine_grid", cfg.engine_grid)) if dims == 2 else (("grid", cfg.grid),)
+    for key, grid in grids:  # a stencil not 2-D is refused for the engine whatever its grid (_engine_problems)
+        if len(grid) != dims:
+            errors.append(f"{source}: {key}: {list(grid)}; expected {dims} sizes, one per dimension of the "
+                          f"{dims}-D stencil {cfg.stencil!r}")
+    host, problems = load_referenced_system(source, "host_system", cfg.host_system)
+    errors += problems
+    tile = cfg.host_tile
+    shape, problem = _tile_shape(tile.kind, tile)
+    if problem:
+        errors.append(f"{source}: host_tile: {problem}")
+    elif len(shape.t_s) != dims:
+        errors.append(f"{source}: host_tile.kind: {tile.kind!r} tiles {len(shape.t_s)}-D grids; expected a kind "
+                      f"for the {dims}-D stencil {cfg.stencil!r}")
+    elif host is not None:  # the host's fast memory, as run_stencil_tiling_study gives dram_traffic_words
+        llc_words = host.spec.caches.levels[-1].size_bytes // 8
+        if shape.m_tile_words > llc_words:
+            errors.append(f"{source}: host_tile: a tile of t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
+                          f"{shape.m_tile_words} words; expected at most the {llc_words} 8 B words of the "
+                          f"host's LLC ({cfg.host_system})")
+    return errors + _engine_problems(cfg, source)
+
+
+def _tile_shape(kind: str, tile: TileSpec) -> tuple[TileShape | None, str | None]:
+    """(the models' tile shape, None), or (None, why ``TileShape`` refuses the tile)."""
+    try:
+        return TileShape(kind, tile.t_t, tuple(tile.t_s)), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _engine_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
+    """The engine system holds a stencil engine named ``cfg.engine`` whose scratchpad holds every engine
+    tile (the rule of ``StencilEngineUnit.slots``); the engine runs hhc_2d tiles, so the stencil is 2-D."""
+    errors = []
+    if STENCILS[cfg.stencil].dims != 2:
+        errors.append(f"{source}: stencil: {cfg.stencil!r} is {STENCILS[cfg.stencil].dims}-D; expected a 2-D "
+                      "stencil, as the engine runs hhc_2d tiles (engine_tiles)")
+    loaded, problems = load_referenced_system(source, "engine_system", cfg.engine_system)
+    engine = loaded.spec.accelerators.get(cfg.engine) if loaded is not None else None
+    if loaded is not None and not isinstance(engine, StencilEngineSpec):
+        have = ", ".join(f"{n} ({type(a).__name__})" for n, a in loaded.spec.accelerators.items()) or "none"
+        problems.append(f"{source}: engine_system: {cfg.engine_system} has no stencil engine named {cfg.engine!r} "
+                        f"(accelerators: {have}); expected a system with one (engine: names it)")
+    words = engine.scratchpad_bytes // engine.word_bytes if isinstance(engine, StencilEngineSpec) else None
+    for i, tile in enumerate(cfg.engine_tiles):
+        shape, problem = _tile_shape("hhc_2d", tile)
+        if problem:
+            errors.append(f"{source}: engine_tiles[{i}]: {problem}")
+        elif words is not None and shape.m_tile_words > words:
+            errors.append(f"{source}: engine_tiles[{i}]: t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
+                          f"{shape.m_tile_words} words per tile; expected at most the {words} words of the "
+                          f"engine's scratchpad ({cfg.engine_system}: accelerators.{cfg.engine}.scratchpad_bytes "
+                          f"{engine.scratchpad_bytes} B / word_bytes {engine.word_bytes} B)")
+    return problems + errors
 
 
 # ---- roofline -----------------------------------------------------------------------------
@@ -288,9 +370,15 @@ OUTPUT_PATTERNS = ("roofline_sweep.png", "stencil_tiling.png", "*_summary.json")
 
 def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     """Run the study described by a YAML file (key ``study`` selects it) into ``out_dir`` (new, empty or
-    a previous output of these studies); write ``<study>_summary.json``."""
+    a previous output of these studies); write ``<study>_summary.json``. A run that fails removes the
+    directory again if it made it, so that no partial output is left behind."""
+    top = first_missing(out_dir)
     cfg, out = load_with_output_dir(load_study, path, out_dir, OUTPUT_PATTERNS, "the stencil studies")
-    summary = STUDIES[cfg.study](cfg, out)
+    try:
+        summary = STUDIES[cfg.study](cfg, out)
+    except BaseException:
+        remove_created(top)
+        raise
     text = json.dumps(summary, indent=2, default=str) + "\n"
     write_atomic(out / f"{cfg.study}_summary.json", lambda tmp: tmp.write_text(text))
     return summary

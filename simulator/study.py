@@ -15,11 +15,14 @@ A study file (YAML) names a system config, a workload and a sweep::
       - {x: set.host.max_outstanding_misses, y: dram/bandwidth_bytes_per_s, group: param.array_bytes}
 
 With both ``product`` and ``zip``, the points are the product grid times the
-zipped sequence. Everything is checked before any point runs: top-level and
-sweep keys, axis keys (against the system schema and the workload generator's
-signature), list lengths, every point's system and workload (units, bounds),
-and each figure's ``y``. Problems raise ``ConfigError`` naming the study file
-and the key.
+zipped sequence. Everything is checked before any point runs or anything is
+written: top-level and sweep keys, axis keys (against the system schema and the
+workload generator's signature), list lengths, repeated values (after unit
+parsing: ``1 MiB`` repeats ``1048576 B``; over the zip axes, repeated rows),
+every point's system and workload (units, bounds, and the generator's own
+checks, by generating each distinct workload's trace once, as ``offsim run``
+does), each figure's ``x``/``group`` (axis keys) and ``y``. Problems raise
+``ConfigError`` naming the study file and the key.
 
 A figure's ``y`` is checked against the quantities a run on the points' systems
 emits (``run_quantities``: system, host, cache/<level>, dram and energy/...
@@ -73,12 +76,12 @@ import pyarrow.parquet as pq
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import build_spec, did_you_mean
 from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, resolve_presets
-from simulator.config.schema import SystemSpec
-from simulator.config.workload import WorkloadSpec, build_workload
+from simulator.config.schema import SystemSpec, dram_geometry
+from simulator.config.workload import WorkloadSpec, build_workload, name_error
 from simulator.config.yamlio import load_yaml
 from simulator.executors import check_parallel_options, point_executor
 from simulator.config.files import write_atomic
-from simulator.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
+from simulator.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
 from simulator.study_spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
@@ -157,7 +160,7 @@ def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = No
     if options and not runner.parallel:
         raise InputError(f"{', '.join(f for f, _ in options)}: the {kind!r} study runs in one process; "
                          "expected none of them")
-    out = Path(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem
+    out = check_path_name(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem
     argv = ([runner.study_flag, source] if runner.study_flag else [source]) + ["--out", str(out)]
     return importlib.import_module(runner.module).main(argv + [x for option in options for x in option])
 
@@ -196,8 +199,9 @@ def load_study(path: str | Path) -> StudySpec:
     errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(STUDY_KEYS)}"
               for k in raw if k not in STUDY_KEYS]
     name = raw.get("name", Path(source).stem)
-    if not isinstance(name, str) or not name.strip() or "/" in name or name.startswith("."):
-        errors.append(f"{source}: name: {name!r}; expected a non-empty name usable as a directory name")
+    problem = name_error(name, source)  # the run directories' rule: the study directory is named after it
+    if problem:
+        errors.append(problem)
     base = Path(path).parent
     paths: dict[str, Path] = {}
     for key in ("system", "workload"):
@@ -251,7 +255,7 @@ def _parse_sweep(sweep: Any, source: str, errors: list[str]) -> list[Axis]:
             if not isinstance(values, list) or not values:
                 errors.append(f"{where}: {values!r}; expected a non-empty list of values")
                 continue
-            if any(isinstance(v, (dict, list)) or v is None for v in values):
+            if not all(isinstance(v, (str, int, float)) for v in values):  # bool is an int
                 errors.append(f"{where}: {values!r}; expected a list of scalar values (numbers, strings, booleans)")
                 continue
             axes.append(Axis(key=str(key), values=tuple(values), group=group))
@@ -281,8 +285,9 @@ def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]
             errors.append(f"{where}.{k}: unknown key; expected one of: {', '.join(FIGURE_KEYS)}")
         for k in ("x", "group"):
             v = item.get(k)
-            if (k == "x" or v is not None) and v not in axis_keys:
-                errors.append(f"{where}.{k}: {v!r}; expected one of the sweep's axis keys: {', '.join(sorted(axis_keys))}")
+            if (k == "x" or v is not None) and not (isinstance(v, str) and v in axis_keys):
+                errors.append(f"{where}.{k}: {v!r}; expected a key string, one of the sweep's axis keys: "
+                              f"{', '.join(sorted(axis_keys))}")
         if item.get("group") is not None and item.get("group") == item.get("x"):
             errors.append(f"{where}.group: {item['group']!r} is also x; expected a different axis")
         y = item.get("y")
@@ -335,6 +340,8 @@ class _Builder:
         self.workload_raw = load_yaml(study.workload_path)
         self._systems: dict[tuple, LoadedConfig] = {}
         self._workloads: dict[tuple, WorkloadSpec] = {}
+        self._trace_problems: dict[tuple, str | None] = {}
+        self._trace_ends: dict[tuple, float] = {}  # where each trace's host accesses end, B
 
     def system(self, overrides: tuple[tuple[str, Any], ...]) -> LoadedConfig:
         """The system with ``(target, value)`` overrides applied; ConfigError if invalid."""
@@ -362,36 +369,97 @@ class _Builder:
             self._workloads[params] = build_workload(raw, self.workload_source, self.study.workload_path.parent)
         return self._workloads[params]
 
+    def resolved(self, axis: Axis, value: Any) -> Any:
+        """The value ``axis`` takes at ``value`` after parsing (``_resolved_value``); ConfigError if invalid."""
+        if axis.kind == "set":
+            return _resolved_value(self.system(((axis.target, value),)), None, axis)
+        return self.workload(((axis.target, value),)).params[axis.target]
+
+    def trace_problem(self, params: tuple[tuple[str, Any], ...]) -> str | None:
+        """Why the workload with ``params`` cannot make its trace (the generator's message, without the
+        workload file's name), or None. The trace is generated as ``offsim run`` does, since only the
+        generator knows its rules (value ranges, parameters that must agree); it is not kept (the worker
+        makes it again), and each parameter set is generated once. Where its host accesses end is kept
+        (``trace_end_bytes``), to check it against each point's DRAM."""
+        from simulator.config.workload import generate_trace
+        from workloads.trace import address_end_bytes
+
+        if params not in self._trace_problems:
+            problem = None
+            try:
+                trace = generate_trace(self.workload(params), self.workload_source)
+                self._trace_ends[params] = address_end_bytes(trace)
+            except ConfigError as exc:
+                problem = "; ".join(_strip_prefix(_strip_prefix(m, f"{self.workload_source}: "), "params: ")
+                                    for m in exc.messages)
+            self._trace_problems[params] = problem
+        return self._trace_problems[params]
+
+    def trace_end_bytes(self, params: tuple[tuple[str, Any], ...]) -> float:
+        """Where the host accesses of the workload with ``params`` end, B (after ``trace_problem`` found none)."""
+        return self._trace_ends[params]
+
 
 def _axis_where(study: StudySpec, axis: Axis) -> str:
     return f"{study.source}: sweep.{axis.group}.{axis.key}"
 
 
 def _check_axes(study: StudySpec, builder: _Builder) -> None:
-    """Each axis key exists, and each of its values is valid on its own."""
+    """Each axis key exists, each of its values is valid on its own, and no value (or, over the zip axes,
+    no row of values) is given twice, compared after parsing: ``1 MiB`` repeats ``1048576 B``."""
     errors: list[str] = []
+    resolved: dict[str, list[Any]] = {}
     for axis in study.axes:
-        where = _axis_where(study, axis)
-        for value in axis.values:
-            try:
-                if axis.kind == "set":
-                    builder.system(((axis.target, value),))
-                else:
-                    builder.workload(((axis.target, value),))
-            except ConfigError as exc:
-                text = _override_text(axis.target, value)
-                for m in exc.messages:
-                    m = _strip_prefix(m, f"--set {text}: ")
-                    m = _strip_prefix(m, f"{builder.system_source}: ")
-                    m = _strip_prefix(m, f"{builder.workload_source}: ")
-                    errors.append(f"{where}: value {value!r}: {m}")
-                if any("unknown key" in m or "unknown parameter" in m for m in exc.messages):
-                    break  # an unknown key fails for every value: say it once
+        axis_errors, values = _axis_values(study, builder, axis)
+        errors += axis_errors
+        if not axis_errors:
+            resolved[axis.key] = values
+            if axis.group == "product":
+                errors += _repeats(_axis_where(study, axis), [repr(v) for v in axis.values], [(v,) for v in values])
+    zipped = [a for a in study.axes if a.group == "zip"]
+    if zipped and all(a.key in resolved for a in zipped):  # zipped axes may repeat values, not whole rows
+        rows = ["(" + ", ".join(f"{a.key}={v!r}" for a, v in zip(zipped, row)) + ")"
+                for row in zip(*[a.values for a in zipped])]
+        errors += _repeats(f"{study.source}: sweep.zip", rows, list(zip(*[resolved[a.key] for a in zipped])))
     if errors:
         raise ConfigError(errors)
 
 
-def _resolved_value(loaded: LoadedConfig, workload: WorkloadSpec, axis: Axis) -> Any:
+def _axis_values(study: StudySpec, builder: _Builder, axis: Axis) -> tuple[list[str], list[Any]]:
+    """(problems, the parsed values) of one axis, each value applied alone to the study's system or workload."""
+    where = _axis_where(study, axis)
+    errors: list[str] = []
+    values = []
+    for value in axis.values:
+        try:
+            values.append(builder.resolved(axis, value))
+        except ConfigError as exc:
+            text = _override_text(axis.target, value)
+            for m in exc.messages:
+                m = _strip_prefix(m, f"--set {text}: ")
+                m = _strip_prefix(m, f"{builder.system_source}: ")
+                m = _strip_prefix(m, f"{builder.workload_source}: ")
+                errors.append(f"{where}: value {value!r}: {m}")
+            if any("unknown key" in m or "unknown parameter" in m for m in exc.messages):
+                break  # an unknown key fails for every value: say it once
+    return errors, values
+
+
+def _repeats(where: str, written: list[str], parsed: list[tuple]) -> list[str]:
+    """A message for each row of ``parsed`` equal to an earlier one; ``written``: the rows as the file gives
+    them. A flag is not the number 1 (True == 1 in Python); 1 and 1.0 are the same value."""
+    first: dict[tuple, int] = {}
+    errors = []
+    for j, row in enumerate(parsed):
+        i = first.setdefault(tuple((type(v) is bool, v) for v in row), j)
+        if i != j:
+            same = "" if written[i] == written[j] else f" ({written[i]}, the same after parsing)"
+            errors.append(f"{where}: value {written[j]} repeats value [{i}]{same}; "
+                          "expected each value once, so that no point is run twice")
+    return errors
+
+
+def _resolved_value(loaded: LoadedConfig, workload: WorkloadSpec | None, axis: Axis) -> Any:
     """The value a point's axis takes after parsing (SI numbers), for tables and figures."""
     if axis.kind == "param":
         return workload.params[axis.target]
@@ -421,6 +489,8 @@ def prepare_points(study: StudySpec) -> list[Point]:
 
     Raises ConfigError naming the study file and the axis key (or the point) on any problem.
     """
+    from simulator.runner import memory_reach_problem
+
     builder = _Builder(study)
     _check_axes(study, builder)
     by_key = {a.key: a for a in study.axes}
@@ -436,15 +506,44 @@ def prepare_points(study: StudySpec) -> list[Point]:
             label = ", ".join(f"{k}={v}" for k, v in values)
             errors.extend(f"{study.source}: sweep: point ({label}): {m}" for m in exc.messages)
             continue
+        if builder.trace_problem(params) is not None:
+            errors += _trace_messages(study, builder, values)
+            continue
+        reach = memory_reach_problem(builder.trace_end_bytes(params), dram_geometry(loaded.spec).capacity_bytes,
+                                     builder.workload_source, builder.system_source)
+        if reach:  # labelled by the workload's values: points that differ only in set. values say it once
+            label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
+            errors.append(f"{study.source}: sweep: point ({label}): {reach}")
+            continue
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
         run_hash = content_hash([loaded.content_hash, workload.as_dict()])
         points.append(Point(values=tuple(values), coords=coords, loaded=loaded, workload=workload,
                             workload_source=builder.workload_source, run_hash=run_hash))
     if errors:
-        raise ConfigError(errors)
+        raise ConfigError(list(dict.fromkeys(errors)))  # points that differ only in set. values: said once
     check_figure_quantities(study, points)
     points.sort(key=lambda p: _sort_key(p.coords))
     return points
+
+
+def _trace_messages(study: StudySpec, builder: _Builder, values: tuple[tuple[str, Any], ...]) -> list[str]:
+    """Messages for a point whose workload the generator refuses (``_Builder.trace_problem``): naming each
+    param. axis whose value alone (over the workload file's parameters) is refused for the same reason,
+    else the point's param. values together, else (no param. axis) the study's workload."""
+    by_key = {a.key: a for a in study.axes}
+    named = [(by_key[k], v) for k, v in values if by_key[k].kind == "param"]
+    params = tuple((a.target, v) for a, v in named)
+    problem = builder.trace_problem(params)
+    generator = builder.workload(params).generator
+    alone = [(a, v) for a, v in named if builder.trace_problem(((a.target, v),)) == problem]
+    if alone:
+        return [f"{_axis_where(study, a)}: value {v!r}: the {generator} generator refuses it: {problem}"
+                for a, v in alone]
+    if named:
+        label = ", ".join(f"{a.key}={v!r}" for a, v in named)
+        return [f"{study.source}: sweep: point ({label}): the {generator} generator refuses these values "
+                f"together: {problem}"]
+    return [f"{study.source}: workload: {builder.workload_source}: {problem}"]
 
 
 def run_quantities(loaded: LoadedConfig) -> tuple[set[tuple[str, str]], set[str]]:

@@ -2,16 +2,24 @@
 
 Built and validated by ``simulator.study`` (``load_study``, ``prepare_points``);
 read by ``simulator.study_report`` to write the table, figures and report.
+Also the load-time checks the paper studies' loaders share (``list_problems``,
+``load_referenced_system``), so that a paper study file is refused whole before
+its runner writes anything.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.config.loader import LoadedConfig
+from simulator.config.errors import ConfigError
+from simulator.config.fields import spec_to_dict
+from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec
+from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec
+from simulator.config.yamlio import load_yaml
 
 
 @dataclass(frozen=True)
@@ -109,3 +117,54 @@ class StudyOutcome:
     wall_s: float = 0.0
     table_path: Path | None = None
     report_path: Path | None = None
+
+
+# ---------------------------------------------------------------- paper study files
+
+
+def _lists(node: Any, parts: list[str], key: str) -> Iterator[tuple[str, tuple]]:
+    """(dotted key, list) of every list ``parts`` names under ``node``; ``*`` is every entry of a mapping."""
+    if not parts:
+        yield key, node
+        return
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        for name, sub in node.items():
+            yield from _lists(sub, rest, f"{key}.{name}")
+    else:
+        yield from _lists(getattr(node, head), rest, f"{key}.{head}" if key else head)
+
+
+def list_problems(spec: Any, source: str, keys: Sequence[str], may_be_empty: Sequence[str] = ()) -> list[str]:
+    """What is wrong with the list-valued ``keys`` of a paper study's loaded ``spec``: each holds at least one
+    value (unless named in ``may_be_empty``) and no value twice (compared after unit parsing, so ``1 MiB``
+    repeats ``1048576 B``). A key is dotted (``quick.qs``); ``*`` stands for every entry of a mapping
+    (``placements.*.variants``). One message per problem, naming ``source``, the key and what was expected."""
+    errors = []
+    for pattern in keys:
+        for key, values in _lists(spec, pattern.split("."), ""):
+            if not values and pattern not in may_be_empty:
+                errors.append(f"{source}: {key}: []; expected a non-empty list")
+            first: dict[Any, int] = {}
+            for j, value in enumerate(values):
+                i = first.setdefault(value, j)
+                if i != j:
+                    errors.append(f"{source}: {key}[{j}]: {spec_to_dict(value)!r} repeats {key}[{i}]; "
+                                  "expected each value once")
+    return errors
+
+
+def load_referenced_system(source: str, key: str, value: str,
+                           overrides: Sequence[str] = ()) -> tuple[LoadedConfig | None, list[str]]:
+    """Load the system file that a paper study's ``key`` names (``value``, relative to the project root) as its
+    runner will: (the config, no problems) or (None, one message per problem, naming the study file and key
+    first). A file without a ``host`` section (a workload, say) gets one message, not one per missing section."""
+    path = PROJECT_ROOT / value
+    try:
+        raw = load_yaml(path)
+        if not isinstance(raw, dict) or "host" not in raw:
+            return None, [f"{source}: {key}: {value!r} has no 'host' section, so it is not a system config; "
+                          "expected a system file (host, caches, dram), e.g. configs/systems/i7_920_ddr3.yaml"]
+        return load_spec(path, SystemSpec, overrides), []
+    except ConfigError as exc:
+        return None, [f"{source}: {key}: {m}" for m in exc.messages]

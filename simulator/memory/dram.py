@@ -138,7 +138,7 @@ class DramSystem:
     @property
     def capacity_bytes(self) -> int:
         """Bytes this memory holds (every channel and rank)."""
-        return self.geometry.capacity_lines * self.geometry.line_bytes
+        return self.geometry.capacity_bytes
 
     @property
     def peak_bandwidth_bytes_per_s(self) -> float:

@@ -175,6 +175,11 @@ class DramGeometry:
         """Lines addressable in the whole memory."""
         return self.channels * self.ranks_per_channel * self.banks * self.rows * self.lines_per_row
 
+    @property
+    def capacity_bytes(self) -> int:
+        """Bytes the whole memory holds, B."""
+        return self.capacity_lines * self.line_bytes
+
     def field_sizes(self) -> dict[str, int]:
         """Number of values of each mapping field."""
         return {"row": self.rows, "rank": self.ranks_per_channel, "bank": self.banks,

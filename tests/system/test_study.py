@@ -106,15 +106,30 @@ def test_zip_axes_advance_together_times_the_product(tmp_path):
     assert len({p.run_hash for p in points}) == 6
 
 
-def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys):
-    # 1001 B passes the unit check but is not a whole number of 8 B elements: the generator refuses it.
-    study = _study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\", \"1001 B\", \"128 KiB\"]\n")
+def _fail_at(monkeypatch, array_bytes: int) -> None:
+    """Make the simulation of the points with ``array_bytes`` raise, in this process and in the forked
+    pool workers: a failure only a run can tell (the study checks every input before it runs)."""
+    import simulator.runner
+
+    simulate = simulator.runner.simulate
+
+    def failing(loaded, workload, trace, source):
+        if workload.params.get("array_bytes") == array_bytes:
+            raise RuntimeError(f"injected failure at array_bytes={array_bytes}")
+        return simulate(loaded, workload, trace, source)
+
+    monkeypatch.setattr(simulator.runner, "simulate", failing)
+
+
+def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys, monkeypatch):
+    _fail_at(monkeypatch, 96 * 1024)
+    study = _study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\", \"96 KiB\", \"128 KiB\"]\n")
     out = tmp_path / "out"
     assert main(["study", str(study), "--out", str(out), "--workers", "2"]) == 1
     failed = list((out / "failed").iterdir())
     assert len(failed) == 1
     text = failed[0].read_text()
-    assert "1001 B" in text and "multiple of elem_bytes" in text
+    assert "96 KiB" in text and "injected failure" in text
     assert len(_stored(out)) == 2
     assert _table(out)["param.array_bytes"].unique().tolist() == [65536, 131072]
     assert "failed" in (out / "report.md").read_text()
@@ -167,18 +182,70 @@ BAD_STUDIES = {
     "figure of an unknown component": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
                                        "  - {x: param.array_bytes, y: cache/L3/misses}\n",
                                        "figures[0].y: 'cache/L3/misses': no component 'cache/L3'"),
+    "figure x that is not a key string": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
+                                          "  - {x: [param.array_bytes], y: dram/reads}\n",
+                                          "figures[0].x: ['param.array_bytes']; expected a key string, one of the "
+                                          "sweep's axis keys: param.array_bytes"),
+    "figure group that is not a key string": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
+                                              "  - {x: param.array_bytes, y: dram/reads, group: {a: 1}}\n",
+                                              "figures[0].group: {'a': 1}; expected a key string"),
+    "axis value that is not a scalar": ("  product:\n    set.host.frequency_hz: [2020-01-01]\n",
+                                        "sweep.product.set.host.frequency_hz: [datetime.date(2020, 1, 1)]; "
+                                        "expected a list of scalar values"),
+    "size the generator refuses": ("  product:\n    param.array_bytes: [\"64 KiB\", \"-1 MiB\"]\n",
+                                   "sweep.product.param.array_bytes: value '-1 MiB': the stream generator refuses it: "
+                                   "params.array_bytes"),
+    "kind the generator refuses": ("  product:\n    set.host.max_outstanding_misses: [4, 8]\n"
+                                   "    param.kind: [read, bogus]\n",
+                                   "sweep.product.param.kind: value 'bogus': the stream generator refuses it: "
+                                   "params.kind"),
+    # each value passes with the workload file's other parameters; 1000 B is not a whole number of 16 B elements
+    "values the generator refuses together": ("  zip:\n    param.array_bytes: [\"64 KiB\", \"1000 B\"]\n"
+                                              "    param.elem_bytes: [\"8 B\", \"16 B\"]\n",
+                                              "sweep: point (param.array_bytes='1000 B', param.elem_bytes='16 B'): "
+                                              "the stream generator refuses these values together: params."),
+    "size beyond the DRAM": ("  product:\n    set.host.max_outstanding_misses: [4, 8]\n"
+                             "    param.array_bytes: [\"64 KiB\", \"8 GiB\"]\n",
+                             "sweep: point (param.array_bytes=8 GiB): "),
+    "value repeated": ("  product:\n    set.host.max_outstanding_misses: [4, 8, 4]\n",
+                       "sweep.product.set.host.max_outstanding_misses: value 4 repeats value [0]; expected each "
+                       "value once"),
+    "value repeated in other units": ("  product:\n    param.array_bytes: [\"1 MiB\", \"1048576 B\"]\n",
+                                      "sweep.product.param.array_bytes: value '1048576 B' repeats value [0] "
+                                      "('1 MiB', the same after parsing); expected each value once"),
+    "zipped row repeated": ("  zip:\n    set.host.max_outstanding_misses: [4, 8, 4]\n"
+                            "    param.array_bytes: [\"64 KiB\", \"64 KiB\", \"65536 B\"]\n",
+                            "sweep.zip: value (set.host.max_outstanding_misses=4, param.array_bytes='65536 B') "
+                            "repeats value [0]"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BAD_STUDIES))
 def test_bad_study_file_exits_2_before_any_point_runs(tmp_path, capsys, case):
+    """offsim validate and offsim study refuse the file alike: exit 2, one message naming the file, the
+    key and what was expected, and no output directory."""
     sweep, key = BAD_STUDIES[case]
     study = _study(tmp_path, sweep)
     out = tmp_path / "out"
-    assert main(["study", str(study), "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert f"{study}: {key}" in err, err
+    for argv in (["validate", str(study)], ["study", str(study), "--out", str(out)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"{study}: {key}" in err[0], err
     assert not out.exists()
+
+
+def test_a_workload_file_the_generator_refuses_is_named(tmp_path, capsys):
+    study = _study(tmp_path, "  product:\n    set.host.max_outstanding_misses: [4, 8]\n", kind="bogus")
+    assert main(["validate", str(study)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: {study}: workload: {tmp_path / 'w.yaml'}: "), err
+    assert "'bogus'" in err[0] and "read, write, copy, triad" in err[0], err
+
+
+def test_zipped_axes_may_repeat_a_value_in_distinct_rows(tmp_path):
+    sweep = ("  zip:\n    set.host.max_outstanding_misses: [4, 4, 8]\n"
+             "    param.array_bytes: [\"64 KiB\", \"128 KiB\", \"64 KiB\"]\n")
+    assert len(prepare_points(load_study(_study(tmp_path, sweep)))) == 3
 
 
 def test_missing_dask_is_a_clear_input_error(tmp_path, capsys, monkeypatch):
@@ -428,10 +495,11 @@ def test_out_must_be_new_empty_or_the_same_studys_directory(tmp_path, capsys):
         check_study_dir(done, "s")
 
 
-def test_outputs_follow_the_umask(tmp_path):
+def test_outputs_follow_the_umask(tmp_path, monkeypatch):
     """Tables, reports, failure records and directories get the modes an ordinary file would (not
     the private 0600 / 0700 of temporary files)."""
-    study = _study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\", \"1001 B\"]\n")
+    _fail_at(monkeypatch, 96 * 1024)
+    study = _study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\", \"96 KiB\"]\n")
     old = os.umask(0o027)
     try:
         outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
@@ -500,3 +568,51 @@ def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path
     with pytest.raises(InputError, match="holds sub, which is not"):
         (previous / "sub").mkdir()  # a directory is not an output, whatever its name
         check_owned_output(previous, ("*",), "x")
+
+
+LOGCA_BAD = {
+    "crypto buffers beyond the DRAM": ("logca_crypto", {"max_granularity_bytes": "1000 TB"},
+                                       "max_granularity_bytes: 1000 TB: the sweep's largest buffer, 562.9 TB, and its "
+                                       "output take 1126 TB; expected a largest buffer whose input and output fit the "
+                                       "DRAM of every platform (hifn_7955: 4.295 GB"),
+    "multi-unit buffers beyond the DRAM": ("logca_crypto", {"multi_unit_max_bytes": "4 GiB"},
+                                           "multi_unit_max_bytes: 4.295 GB: the sweep's largest buffer, 4.295 GB"),
+    "multi-unit range upside down": ("logca_crypto", {"multi_unit_max_bytes": "8 B"},
+                                     "multi_unit_max_bytes: expected >= min_granularity_bytes"),
+    "no unit count": ("logca_crypto", {"multi_unit_engines": []}, "multi_unit_engines: []; expected a non-empty list"),
+    "a crypto platform twice": ("logca_crypto", {"platforms": ["ultrasparc_t2", "sparc_t3", "ultrasparc_t2"]},
+                                "platforms[2]: 'ultrasparc_t2' repeats platforms[0]; expected each value once"),
+    "a unit count twice": ("logca_crypto", {"multi_unit_engines": [2, 4, 2]},
+                           "multi_unit_engines[2]: 2 repeats multi_unit_engines[0]; expected each value once"),
+    "a platform without the kernel": ("logca_crypto", {"kernel": "sha", "platforms": ["hifn_7955", "ultrasparc_t2"]},
+                                      "platforms[0]: platform 'hifn_7955' runs kernel 'aes' only"),
+    "too few buffers to fit": ("logca_crypto", {"calibration_min_bytes": "64 MiB"},
+                               "calibration_min_bytes: 67108864 B leaves 1 of the sweep's buffers (16 .. 67108864 B) "
+                               "to the LogCA fit; expected at least 2"),
+    "no stage count": ("logca_gpu", {"stages": []}, "stages: []; expected a non-empty list"),
+    "a stage count twice": ("logca_gpu", {"stages": [1, 2, 2]},
+                            "stages[2]: 2 repeats stages[1]; expected each value once"),
+    "no GPU platform": ("logca_gpu", {"platforms": []}, "platforms: []; expected a non-empty list"),
+    "a pipelined range upside down": ("logca_gpu", {"pipelined_min_bytes": "128 MiB"},
+                                      "pipelined_min_bytes: 134217728 B; expected <= pipelined_max_bytes (67108864 B)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOGCA_BAD))
+def test_a_logca_study_file_the_runner_cannot_run_is_refused_at_load(tmp_path, capsys, case):
+    """Empty or repeated lists, platforms that cannot run the kernel and buffers the platforms' DRAM cannot
+    hold are refused by offsim validate and by the runner, before it writes anything."""
+    from simulator import logca_gpu_study, logca_study
+
+    kind, changes, message = LOGCA_BAD[case]
+    raw = yaml.safe_load((ROOT / "configs" / "studies" / f"{kind}.yaml").read_text())
+    path = tmp_path / f"{kind}.yaml"
+    path.write_text(yaml.safe_dump({**raw, **changes}, sort_keys=False))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: {path}: {message}"), err
+    out = tmp_path / "out"
+    runner = logca_study if kind == "logca_crypto" else logca_gpu_study
+    assert runner.main(["--study", str(path), "--out", str(out)]) == 2
+    assert f"error: {path}: {message}" in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,71 @@
+"""The FMM placement study file is refused at load, before any worker starts or any output is written, when
+its points could not run: a placement's system file that is not a system (or has no LAP for gemm: lap),
+a variant the CPU cannot run, empty or repeated lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from simulator.cli import main
+from tests.conftest import ROOT
+
+STUDY = ROOT / "configs" / "studies" / "fmm_placement.yaml"
+
+
+def variant(tmp_path: Path, changes: dict[str, Any]) -> Path:
+    """A copy of the shipped FMM study file with the dotted keys of ``changes`` replaced."""
+    raw = yaml.safe_load(STUDY.read_text())
+    for dotted, value in changes.items():
+        *parents, last = dotted.split(".")
+        node = raw
+        for part in parents:
+            node = node[part]
+        node[last] = value
+    path = tmp_path / "fmm.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+BAD = {
+    "a workload as a placement's system": (
+        {"placements.cpu.system": "configs/workloads/stream_read.yaml"},
+        "placements.cpu.system: 'configs/workloads/stream_read.yaml' has no 'host' section, so it is not a system "
+        "config; expected a system file (host, caches, dram)"),
+    "a LAP placement on a system without a LAP": (
+        {"placements.lap-dram.system": "configs/systems/i7_920_ddr3.yaml"},
+        "placements.lap-dram.system: configs/systems/i7_920_ddr3.yaml has no LAP named 'lap'; expected a system with "
+        "one for gemm: lap"),
+    "a LAP variant on the CPU": ({"placements.cpu.variants": ["orig", "pipelining"]},
+                                 "placements.cpu.variants[1]: 'pipelining'; expected only 'orig' for gemm: cpu"),
+    "no variant": ({"placements.lap-llc.variants": []}, "placements.lap-llc.variants: []; expected a non-empty list"),
+    "a variant twice": ({"placements.lap-llc.variants": ["orig", "blocking", "orig"]},
+                        "placements.lap-llc.variants[2]: 'orig' repeats placements.lap-llc.variants[0]; expected each "
+                        "value once"),
+    "a q twice": ({"qs": [4, 6, 4]}, "qs[2]: 4 repeats qs[0]; expected each value once"),
+    "a quick q twice": ({"quick.qs": [8, 8]}, "quick.qs[1]: 8 repeats quick.qs[0]; expected each value once"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_study_file_whose_points_cannot_run_is_refused_at_load(tmp_path, capsys, case):
+    changes, message = BAD[case]
+    path = variant(tmp_path, changes)
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: {path}: {message}"), err
+    out = tmp_path / "out"
+    assert main(["study", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"fmm_study: error: {path}: {message}"), err
+    assert not out.exists()
+
+
+def test_the_shipped_files_still_load():
+    from simulator.fmm_study import load_study
+
+    for name in ("fmm_placement.yaml", "fmm_placement_marssx86.yaml"):
+        assert set(load_study(ROOT / "configs" / "studies" / name).placements) >= {"cpu"}

@@ -1,0 +1,105 @@
+"""The stencil and roofline study files are refused at load, before the runner writes anything, when the
+runner could not run them: empty or repeated lists, grids and tiles of the wrong dimension, tiles larger
+than the fast memory that holds them, a system file that is not a system or has no stencil engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from simulator.cli import main
+from tests.conftest import ROOT
+
+STUDIES = ROOT / "configs" / "studies"
+
+
+def variant(tmp_path: Path, kind: str, changes: dict[str, Any]) -> Path:
+    """A copy of the shipped ``configs/studies/<kind>.yaml`` with top-level keys replaced."""
+    raw = yaml.safe_load((STUDIES / f"{kind}.yaml").read_text())
+    raw.update(changes)
+    path = tmp_path / f"{kind}.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def refused(tmp_path: Path, capsys: pytest.CaptureFixture, path: Path) -> list[str]:
+    """The error lines of ``offsim validate`` and of ``offsim study`` on ``path``, after checking that both exit 2
+    and that the study leaves no output directory."""
+    assert main(["validate", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    out = tmp_path / "out"
+    assert main(["study", str(path), "--out", str(out)]) == 2
+    assert [x.split(": error: ", 1)[1] for x in capsys.readouterr().err.strip().splitlines()] == \
+        [x.split(": error: ", 1)[1] for x in lines]
+    assert not out.exists()
+    return lines
+
+
+BAD = {
+    "no intensity": ("roofline", {"intensities": []}, "intensities: []; expected a non-empty list"),
+    "an intensity twice": ("roofline", {"intensities": [1.0, 2.0, 1.0]},
+                           "intensities[2]: 1.0 repeats intensities[0]; expected each value once"),
+    "a workload as the system": ("roofline", {"system": "configs/workloads/stream_read.yaml"},
+                                 "system: 'configs/workloads/stream_read.yaml' has no 'host' section, so it is not a "
+                                 "system config; expected a system file"),
+    "no engine tile": ("stencil_tiling", {"engine_tiles": []}, "engine_tiles: []; expected a non-empty list"),
+    "an engine tile twice": ("stencil_tiling", {"engine_tiles": [{"t_t": 4, "t_s": [8, 32]}] * 2},
+                             "engine_tiles[1]: {'t_t': 4, 't_s': [8, 32]} repeats engine_tiles[0]; expected each "
+                             "value once"),
+    "a 3-D grid for a 2-D stencil": ("stencil_tiling", {"grid": [64, 64, 64]},
+                                     "grid: [64, 64, 64]; expected 2 sizes, one per dimension of the 2-D stencil "
+                                     "'jacobi_2d'"),
+    "an engine tile beyond the scratchpad": ("stencil_tiling", {"engine_tiles": [{"t_t": 4, "t_s": [4096, 4096]}]},
+                                             "engine_tiles[0]: t_t 4, t_s [4096, 4096] needs 33636402 words per tile; "
+                                             "expected at most the 12288 words of the engine's scratchpad"),
+    "an odd hexagonal tile height": ("stencil_tiling", {"engine_tiles": [{"t_t": 3, "t_s": [8, 32]}]},
+                                     "engine_tiles[0]: t_t must be even for hexagonal tiles"),
+    "a host tile of another dimension": ("stencil_tiling", {"host_tile": {"kind": "hex_1d", "t_t": 8, "t_s": [32]}},
+                                         "host_tile.kind: 'hex_1d' tiles 1-D grids; expected a kind for the 2-D "
+                                         "stencil 'jacobi_2d'"),
+    "a host tile beyond the LLC": ("stencil_tiling", {"host_tile": {"kind": "hhc_2d", "t_t": 8, "t_s": [4096, 4096]}},
+                                   "host_tile: a tile of t_t 8, t_s [4096, 4096] needs 33702050 words; expected at "
+                                   "most the 1048576 8 B words of the host's LLC"),
+    "an engine system without an engine": ("stencil_tiling", {"engine_system": "configs/systems/i7_920_ddr3.yaml"},
+                                           "engine_system: configs/systems/i7_920_ddr3.yaml has no stencil engine "
+                                           "named 'stencil' (accelerators: none); expected a system with one"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_study_file_the_runner_cannot_run_is_refused_at_load(tmp_path, capsys, case):
+    kind, changes, message = BAD[case]
+    path = variant(tmp_path, kind, changes)
+    lines = refused(tmp_path, capsys, path)
+    assert len(lines) == 1 and lines[0].startswith(f"offsim: error: {path}: {message}"), lines
+
+
+def test_the_shipped_files_still_load():
+    from simulator.stencil_study import load_study
+
+    assert len(load_study(STUDIES / "roofline.yaml").intensities) == 14
+    assert len(load_study(STUDIES / "stencil_tiling.yaml").engine_tiles) == 5
+
+
+def test_a_run_that_fails_leaves_no_directory_it_made(tmp_path, monkeypatch, capsys):
+    """Past the load-time checks, a study that stops (here: an injected error) removes the directory it
+    created; nothing that was there before is touched."""
+    import simulator.stencil_study as stencil_study
+
+    def fail(cfg, out):
+        (out / "roofline_sweep.png").write_bytes(b"")
+        raise RuntimeError("injected")
+
+    monkeypatch.setitem(stencil_study.STUDIES, "roofline", fail)
+    out = tmp_path / "new" / "out"
+    with pytest.raises(RuntimeError, match="injected"):
+        stencil_study.main([str(STUDIES / "roofline.yaml"), "--out", str(out)])
+    assert not (tmp_path / "new").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RuntimeError, match="injected"):
+        stencil_study.main([str(STUDIES / "roofline.yaml"), "--out", str(empty)])
+    assert empty.is_dir()
