@@ -95,18 +95,20 @@ def gemm_args(params: dict, elem_bytes: int, memory_bytes: int) -> GemmArgs:
     accumulate = params.get("accumulate", True)
     if not isinstance(accumulate, bool):
         raise CommandError(f"lap gemm command: accumulate = {accumulate!r}: expected true or false")
-    for name, base, rows, ld in (("a_addr", a, m, lda), ("b_addr", b, k, ldb), ("c_addr", c, m, ldc)):
-        if base + rows * ld * elem_bytes > memory_bytes:
-            raise CommandError(f"lap gemm command: {name} = {base}: the matrix ({rows} rows of {ld} elements) ends "
-                               f"at byte {base + rows * ld * elem_bytes}; expected it to end within the "
-                               f"{memory_bytes} B of the system's memory")
+    for name, base, rows, cols, ld in (("a_addr", a, m, k, lda), ("b_addr", b, k, n, ldb), ("c_addr", c, m, n, ldc)):
+        end = base + ((rows - 1) * ld + cols) * elem_bytes  # one past its last element
+        if end > memory_bytes:
+            raise CommandError(f"lap gemm command: {name} = {base}: the {rows} x {cols} matrix (leading dimension "
+                               f"{ld}) ends at byte {end}; expected it to end within the {memory_bytes} B of the "
+                               "system's memory")
     return GemmArgs(m, n, k, a, b, c, lda, ldb, ldc, accumulate)
 
 
 def gemm_steps(g: GemmArgs, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
     """The steps of a ``gemm`` command (its arguments ``g``) in execution order, and the number of
     sub-blocks r."""
-    m, n, k, a, b, c, lda, ldb, ldc, accumulate = (g.m, g.n, g.k, g.a, g.b, g.c, g.lda, g.ldb, g.ldc, g.accumulate)
+    m, n, k, a, b, c = g.m, g.n, g.k, g.a, g.b, g.c
+    lda, ldb, ldc, accumulate = g.lda, g.ldb, g.ldc, g.accumulate
     eb = spec.elem_bytes
     m_c, n_c = block_size(m), block_size(n)
     ks = k_slice(k, m_c, n_c, spec.local_memory_bytes, eb)

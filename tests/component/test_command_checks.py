@@ -38,7 +38,7 @@ CASES = [
     (LAP, "lap", GEMM | {"m": 0}, "m = 0: expected an integer >= 1"),
     (LAP, "lap", GEMM | {"lda": 8}, "lda = 8: expected an integer >= 64"),
     (LAP, "lap", GEMM | {"accumulate": "no"}, "accumulate = 'no': expected true or false"),
-    (LAP, "lap", GEMM | {"c_addr": 2**40}, "c_addr = 1099511627776: the matrix (64 rows of 64 elements) ends at"),
+    (LAP, "lap", GEMM | {"c_addr": 2**40}, "c_addr = 1099511627776: the 64 x 64 matrix (leading dimension 64) ends"),
     (KERNEL, "gpu", GPU | {"op": "conv"}, "op must be one of"),
     (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles must be a finite number >= 0, got -1"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": []}]},
@@ -86,3 +86,14 @@ def test_the_host_is_not_a_command_target():
     with pytest.raises(TraceError, match=r"row 1, column 'params': target unit 'host' is not an accelerator of the "
                                          r"system \(it has: lap\)"):
         replay(built, _trace("host", GEMM))
+
+
+def test_a_matrix_that_ends_at_the_last_byte_of_memory_runs():
+    built = build_system(load_spec(LAP, SystemSpec).spec)
+    top = built.dram.capacity_bytes
+    eb = built.units["lap"].spec.elem_bytes
+    # C is the top-left 64 x 64 of a 64 x 128 matrix: its last row ends 64 elements before the matrix does
+    c_addr = top - (63 * 128 + 64) * eb
+    assert replay(built, _trace("lap", GEMM | {"c_addr": c_addr, "ldc": 128})) > 0
+    with pytest.raises(TraceError, match="c_addr"):
+        replay(build_system(load_spec(LAP, SystemSpec).spec), _trace("lap", GEMM | {"c_addr": c_addr + eb, "ldc": 128}))
