@@ -169,7 +169,7 @@ def _engine_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
         have = ", ".join(f"{n} ({type(a).__name__})" for n, a in loaded.spec.accelerators.items()) or "none"
         problems.append(f"{source}: engine_system: {cfg.engine_system} has no stencil engine named {cfg.engine!r} "
                         f"(accelerators: {have}); expected a system with one (engine: names it)")
-    words = engine.scratchpad_bytes // engine.word_bytes if isinstance(engine, StencilEngineSpec) else None
+    words = engine.scratchpad_words if isinstance(engine, StencilEngineSpec) else None
     for i, tile in enumerate(cfg.engine_tiles):
         shape, problem = _tile_shape("hhc_2d", tile)
         if problem:
@@ -404,7 +404,7 @@ def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_ove
     L = units x word / bandwidth: when every unit streams, each gets an even share of the
     interface (the seed's L is likewise a measured per-SM figure under full load, 004 Table A.3).
     """
-    words = spec.scratchpad_bytes // spec.word_bytes
+    words = spec.scratchpad_words
     return GpuParams(spec.units, spec.lanes, words, words, spec.max_tiles_in_flight,
                      spec.lanes * spec.max_tiles_in_flight, spec.lanes,
                      spec.units * spec.word_bytes / bandwidth_bytes_per_s, spec.sync_cycles / spec.frequency_hz,

@@ -69,10 +69,10 @@ class StencilEngineUnit(AcceleratorUnit):
 
     def slots(self, m_tile_words: int, n_tiles_on_unit: int) -> int:
         """Tiles in flight on one unit: min(max_tiles_in_flight, scratchpad / M_tile, tiles it has)."""
-        fit = (self.spec.scratchpad_bytes // self.spec.word_bytes) // max(1, int(m_tile_words))
+        fit = self.spec.scratchpad_words // max(1, int(m_tile_words))
         if fit < 1:
             raise ValueError(f"stencil {self.name}: a tile needs {m_tile_words} words; the scratchpad holds "
-                             f"{self.spec.scratchpad_bytes // self.spec.word_bytes}")
+                             f"{self.spec.scratchpad_words}")
         return max(1, min(self.spec.max_tiles_in_flight, fit, n_tiles_on_unit))
 
     def check_command(self, params: dict) -> None:

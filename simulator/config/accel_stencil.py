@@ -40,3 +40,8 @@ class StencilEngineSpec(AcceleratorSpec):
                                                 doc="energy per scratchpad-to-register word (e_sr)")
     energy_global_j_per_word: float = param(0.0, unit="energy", min=0.0,
                                             doc="energy per word copied between memory and scratchpad (e_gs)")
+
+    @property
+    def scratchpad_words(self) -> int:
+        """Grid values one unit's scratchpad holds (words of ``word_bytes``)."""
+        return self.scratchpad_bytes // self.word_bytes
