@@ -118,6 +118,21 @@ def ps_to_seconds(ps: int) -> float:
     return ps / PS_PER_S
 
 
+#: a number in exponent form without a dot ("1e-3"): YAML 1.1, which PyYAML reads, takes it for a string
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)[eE][-+]?\d+")
+
+#: the largest integer a config value may hold: the simulator's int64 arrays and clock
+INT64_MAX = 2**63 - 1
+
+
+def exponent_number(value: object) -> object:
+    """``value`` as a float if it is a string PyYAML left unparsed only for lack of a dot ("1e-3"),
+    else unchanged: a plain-number field takes ``1e-3`` as YAML 1.2 and every user would."""
+    if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value.strip()):
+        return float(value)
+    return value
+
+
 def is_power_of_two(n: float) -> bool:
     """True if ``n`` is a positive integral power of two (a size in bytes, a set count, an alignment)."""
     if isinstance(n, float) and not math.isfinite(n):

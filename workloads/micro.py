@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from workloads.trace import (INT64_MAX, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
+from simulator.units import INT64_MAX
+from workloads.trace import (MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
                              check_trace_limit, rows_why)
 
 #: Bytes of memory work per stream row (a chunk the simulator times as one event).

@@ -104,8 +104,6 @@ TRACE_SCHEMA: pa.Schema = pa.schema(
 MEMORY_SOURCE = "<memory>"
 #: Largest byte address we accept (2**62): keeps address arithmetic inside int64.
 MAX_ADDR = 1 << 62
-#: Largest value of the trace's int64 columns (addr, elem_bytes, stride_bytes, count, flops).
-INT64_MAX = 2**63 - 1
 #: Most rows a generator may build. A :class:`TraceBuilder` holds some 400 B per row, so this many
 #: take about 4 GB and 20 s to build; generators refuse larger traces before building them, naming
 #: the parameter, and the builder stops at this count whatever the generator.

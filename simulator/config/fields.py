@@ -15,7 +15,8 @@ import math
 import typing
 from typing import Any, Callable
 
-from simulator.units import DIMENSIONS, UnitError, format_quantity, is_power_of_two, parse_quantity
+from simulator.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
+                             parse_quantity)
 
 MISSING = dataclasses.MISSING
 # Keys any mapping may carry as documentation; they are kept in the resolved config
@@ -90,7 +91,11 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
     elif tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"expected an integer, got {value!r}")
+        if abs(value) > INT64_MAX:
+            raise ValueError(f"expected an integer within +-{INT64_MAX:,} (the simulator's 64-bit integers), "
+                             f"got {value!r}")
     elif tp is float:
+        value = exponent_number(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"expected a number, got {value!r}")
         value = float(value)
@@ -180,7 +185,11 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
         if not isinstance(value, dict):
             errors.append(f"{source}: {key}: expected a mapping, got {value!r}")
             return None
-        return {str(k): _build_value(item_tp, v, meta, source, f"{key}.{k}", errors) for k, v in value.items()}
+        bad = [k for k in value if not isinstance(k, str)]  # YAML makes null:, true: and 5: None, True and 5
+        if bad:
+            errors.append(f"{source}: {key}: keys {bad!r}; expected names (strings)")
+            return None
+        return {k: _build_value(item_tp, v, meta, source, f"{key}.{k}", errors) for k, v in value.items()}
     try:
         return _convert_scalar(value, tp, meta)
     except ValueError as exc:

@@ -220,7 +220,8 @@ class DramSpec:
 class SystemSpec:
     """A whole system: host core, caches, DRAM (accelerators are added by their specs)."""
 
-    name: str = param(doc="system name used in reports")
+    name: str = param(doc="system name used in reports",
+                      check=lambda v: None if v.strip() and v.isprintable() else "expected a non-empty printable name")
     host: HostSpec = param(doc="host core")
     caches: CachesSpec = param(doc="cache hierarchy")
     dram: DramSpec = param(doc="main memory")

@@ -27,7 +27,7 @@ from simulator.config.errors import ConfigError
 from simulator.config.fields import did_you_mean
 from simulator.config.loader import parse_override
 from simulator.config.yamlio import load_yaml
-from simulator.units import DIMENSIONS, UnitError, parse_quantity
+from simulator.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, parse_quantity
 
 SUFFIX_DIMENSIONS = (("_bytes_per_s", "bandwidth"), ("_bytes", "size"), ("_hz", "frequency"), ("_s", "time"))
 WORKLOAD_KEYS = ("name", "generator", "params", "trace", "source", "notes")
@@ -59,16 +59,17 @@ class WorkloadSpec:
 
 def name_error(name: Any, source: str, key: str = "name") -> str | None:
     """The message refusing ``name`` as a workload or study name, or None if it is fine: a non-empty
-    string usable as one directory name (no '/' or NUL, not starting with '.', at most
-    MAX_NAME_BYTES bytes), since the default run and study directories are named after it."""
+    string usable as one directory name (printable: no control or direction-changing characters; no
+    '/', not starting with '.', at most MAX_NAME_BYTES bytes), since the default run and study
+    directories are named after it."""
     text = name if isinstance(name, str) else ""
     size = len(text.encode("utf-8", "surrogatepass"))
-    if text.strip() and "/" not in text and "\0" not in text and not text.startswith(".") \
+    if text.strip() and text.isprintable() and "/" not in text and not text.startswith(".") \
             and size <= MAX_NAME_BYTES:
         return None
     shown = repr(name) if len(repr(name)) <= 60 else f"{repr(name)[:57]}... ({size} bytes)"
-    return (f"{source}: {key}: {shown}; expected a non-empty name usable as a directory name: no '/', "
-            f"not starting with '.', at most {MAX_NAME_BYTES} bytes")
+    return (f"{source}: {key}: {shown}; expected a non-empty name usable as a directory name: printable, "
+            f"no '/', not starting with '.', at most {MAX_NAME_BYTES} bytes")
 
 
 def _shape_errors(raw: dict, source: str) -> list[str]:
@@ -203,7 +204,7 @@ def _check_param(parameter: inspect.Parameter, value: Any) -> tuple[Any, str | N
         whole = dim == "size" and abs(number - round(number)) < 1e-9
         converted = int(round(number)) if whole else number
     else:
-        converted = value
+        converted = exponent_number(value) if "float" in kinds else value
     if kinds and not any(_IS_TYPE[k](converted) for k in kinds):
         expected = " or ".join(_PLAIN_TYPES[k] for k in kinds)
         if dim is not None and "int" in kinds:
@@ -215,7 +216,7 @@ def _check_param(parameter: inspect.Parameter, value: Any) -> tuple[Any, str | N
 def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str | None) -> str | None:
     """Bounds every plainly typed generator parameter shares: integer parameters fit the trace's int64
     columns (sizes its byte addresses, below 2**62), numbers are finite, strings are not empty."""
-    from workloads.trace import INT64_MAX, MAX_ADDR
+    from workloads.trace import MAX_ADDR
 
     if isinstance(value, bool) or value is None:
         return None

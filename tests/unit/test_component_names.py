@@ -10,6 +10,7 @@ import yaml
 from simulator.config.errors import ConfigError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
+from tests.conftest import CONFIGS
 
 LAP = {"preset": "accel/lap_4x4", "interface": {"coupling": "llc", "bandwidth_bytes_per_s": "12.8 GB/s"}}
 
@@ -25,7 +26,7 @@ def _system(tmp_path, accelerators=None, levels=None):
 
 
 @pytest.mark.parametrize("name, says", [
-    ("", "expected a unit name of letters"), (5, "expected a unit name of letters"),
+    ("", "expected a unit name of letters"), (5, "keys [5]; expected names (strings)"),
     ("a/b", "expected a unit name of letters"), ("lap.x", "expected a unit name of letters"),
     ("dram", "the name of another component's results"), ("LLC", "the name of another component's results"),
     ("memory_path", "the name of another component's results"), ("host", "the core's unit name"),
@@ -58,3 +59,29 @@ def test_a_kind_that_is_not_a_name_is_refused(tmp_path):
     path = _system(tmp_path, accelerators={"lap": {"kind": ["lap"]}})
     with pytest.raises(ConfigError, match=r"accelerators.lap.kind: \['lap'\]; expected one of: .*lap"):
         load_spec(path, SystemSpec)
+
+
+@pytest.mark.parametrize("key", [None, True])
+def test_a_yaml_null_or_boolean_key_is_not_a_unit_name(tmp_path, key):
+    path = _system(tmp_path, accelerators={key: LAP})  # written as null: / true:, read back as None / True
+    with pytest.raises(ConfigError, match=r"accelerators: keys \[(None|True)\]; expected names \(strings\)"):
+        load_spec(path, SystemSpec)
+
+
+@pytest.mark.parametrize("name", ["", "  ", "a\nb", "\u202e"])
+def test_a_system_name_is_printable_and_not_empty(tmp_path, name):
+    path = _system(tmp_path)
+    path.write_text(path.read_text().replace("name: x", f"name: {name!r}".replace("'", '"') if name.strip() else
+                                             "name: ''"))
+    with pytest.raises(ConfigError, match="name: .*expected a non-empty printable name"):
+        load_spec(path, SystemSpec)
+
+
+def test_an_integer_beyond_64_bits_is_refused():
+    with pytest.raises(ConfigError, match=r"host.max_outstanding_misses: expected an integer within \+-9,223"):
+        load_spec(CONFIGS / "systems" / "i7_920_ddr3.yaml", SystemSpec, ["host.max_outstanding_misses=" + "9" * 23])
+
+
+def test_a_number_in_exponent_form_is_a_number():
+    spec = load_spec(CONFIGS / "systems" / "lap_llc.yaml", SystemSpec, ["accelerators.lap.utilisation=9e-1"]).spec
+    assert spec.accelerators["lap"].utilisation == 0.9

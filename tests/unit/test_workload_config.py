@@ -73,13 +73,20 @@ def test_trace_with_params_is_refused(extra):
 # ---- 6: names
 
 
-@pytest.mark.parametrize("name", ["../../escaped", "a/b", "", "  ", ["a"], 5, ".hidden", "a\0b",
-                                  "x" * (MAX_NAME_BYTES + 1), "é" * (MAX_NAME_BYTES // 2 + 1)])
+@pytest.mark.parametrize("name", ["../../escaped", "a/b", "", "  ", ["a"], 5, ".hidden", "a\0b", "a\tb", "a\bb",
+                                  "\u202e", "x" * (MAX_NAME_BYTES + 1), "é" * (MAX_NAME_BYTES // 2 + 1)])
 def test_name_must_be_usable_as_a_directory_name(name):
     message = _one({**SMALL, "name": name})
     assert message.startswith("w.yaml: name: ")
-    assert message.endswith(f"; expected a non-empty name usable as a directory name: no '/', not starting with "
-                            f"'.', at most {MAX_NAME_BYTES} bytes")
+    assert message.endswith(f"; expected a non-empty name usable as a directory name: printable, no '/', not "
+                            f"starting with '.', at most {MAX_NAME_BYTES} bytes")
+
+
+def test_a_number_in_exponent_form_is_a_number():
+    # YAML 1.1 (PyYAML) reads 1e-3 as a string for want of a dot; a number parameter takes it as 0.001
+    w = build_workload({"name": "i", "generator": "intensity", "params": {"flops_per_byte": "1e-3",
+                                                                         "total_bytes": "1 MiB"}}, "w.yaml", Path("."))
+    assert w.params["flops_per_byte"] == 0.001
 
 
 def test_longest_name_fits_the_run_directory_and_its_temporary_name():
