@@ -74,7 +74,7 @@ from simulator.fmm_crosscheck import (CLOCK_HZ, assemble_machine, class_counts, 
                                       model_rows, pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace
 from simulator.executors import check_parallel_options, point_executor
-from simulator.outputs import check_owned_output, make_output_dir
+from simulator.outputs import check_owned_output, make_output_dir, removed_if_failed
 from simulator.plots import save_figure
 from simulator.study_spec import list_problems, load_referenced_system
 from models.ulist import BLOCK_ORDERS
@@ -463,6 +463,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
                     "(e.g. lap-dram/orig,lap-llc/blocking)")
     args = ap.parse_args(argv)
+    with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``main`` after its arguments: check them, run the points, write the tables and figures."""
     executor = ExitStack()  # shuts the points' executor down
     try:
         study = load_study(args.study)

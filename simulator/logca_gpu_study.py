@@ -50,7 +50,7 @@ from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
-from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir
+from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
 from simulator.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
@@ -605,12 +605,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study", default=str(GPU_STUDY), help="study file (default: configs/studies/logca_gpu.yaml)")
     ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
-    try:
-        spec, out = load_with_output_dir(load_gpu_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
-                                           "the LogCA studies")
-    except InputError as exc:
-        return exc.report("logca_gpu_study")
-    res = gpu_study(spec, out)
+    with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
+        try:
+            spec, out = load_with_output_dir(load_gpu_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
+                                               "the LogCA studies")
+        except InputError as exc:
+            return exc.report("logca_gpu_study")
+        res = gpu_study(spec, out)
     grid = granularities(2**12, 2**26)
     for key, fit in res["fits"].items():
         q = fit.params

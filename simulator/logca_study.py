@@ -490,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from simulator.config.errors import InputError
-    from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir
+    from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
 
     ap = argparse.ArgumentParser(description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
@@ -499,12 +499,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures "
                                                                            "(default: results/logca)")
     args = ap.parse_args(argv)
-    try:
-        spec, out = load_with_output_dir(load_crypto_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
-                                           "the LogCA studies")
-    except InputError as exc:
-        return exc.report("logca_study")
-    result = crypto_study(spec, out)
+    with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
+        try:
+            spec, out = load_with_output_dir(load_crypto_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
+                                               "the LogCA studies")
+        except InputError as exc:
+            return exc.report("logca_study")
+        result = crypto_study(spec, out)
     for key, fit in result.fits.items():
         print(key, fit.params)
     for check in result.overheads.values():

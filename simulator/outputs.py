@@ -11,7 +11,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +111,9 @@ def first_missing(path: str | Path) -> Path | None:
     """The outermost directory that creating ``path`` (with its parents) would make, or None if
     ``path`` exists: what to remove to undo the creation."""
     out = Path(path).absolute()
-    if out.exists():
+    if _exists(out):
         return None
-    while not out.parent.exists() and out.parent != out:
+    while not _exists(out.parent) and out.parent != out:
         out = out.parent
     return out
 
@@ -122,6 +123,19 @@ def remove_created(top: Path | None) -> None:
     what is under it; nothing if ``top`` is None (the directory existed before)."""
     if top is not None:
         shutil.rmtree(top, ignore_errors=True)
+
+
+@contextmanager
+def removed_if_failed(path: str | Path) -> Iterator[None]:
+    """Around a command that may create output directory ``path``: if the block raises (an error, an
+    interrupt), remove what creating ``path`` made, so that a failed run leaves no partial output in
+    a new directory (an existing one is left as it is)."""
+    top = first_missing(path)
+    try:
+        yield
+    except BaseException:
+        remove_created(top)
+        raise
 
 
 def make_output_dir(path: str | Path, option: str = "--out") -> Path:

@@ -40,7 +40,7 @@ from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, proje
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
-from simulator.outputs import first_missing, load_with_output_dir, remove_created
+from simulator.outputs import load_with_output_dir, removed_if_failed
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.plots import save_figure
 from simulator.study_spec import list_problems, load_referenced_system
@@ -372,13 +372,9 @@ def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     """Run the study described by a YAML file (key ``study`` selects it) into ``out_dir`` (new, empty or
     a previous output of these studies); write ``<study>_summary.json``. A run that fails removes the
     directory again if it made it, so that no partial output is left behind."""
-    top = first_missing(out_dir)
-    cfg, out = load_with_output_dir(load_study, path, out_dir, OUTPUT_PATTERNS, "the stencil studies")
-    try:
+    with removed_if_failed(out_dir):
+        cfg, out = load_with_output_dir(load_study, path, out_dir, OUTPUT_PATTERNS, "the stencil studies")
         summary = STUDIES[cfg.study](cfg, out)
-    except BaseException:
-        remove_created(top)
-        raise
     text = json.dumps(summary, indent=2, default=str) + "\n"
     write_atomic(out / f"{cfg.study}_summary.json", lambda tmp: tmp.write_text(text))
     return summary
