@@ -38,7 +38,7 @@ from simulator.config.algorithms import SHA256_BLOCK_BYTES, SHA256_DIGEST_BYTES,
 from simulator.config.errors import ConfigError
 from simulator.config.fields import param
 from simulator.config.loader import LoadedConfig, load_spec
-from simulator.config.schema import SystemSpec, dram_parameters
+from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.replay import replay
 from simulator.system import build_system
 from simulator.plots import save_figure
@@ -431,15 +431,14 @@ def _memory_problems(platforms: list[Platform], source: str, key: str, g_min_byt
     short = []
     for platform in platforms:
         need = g_bytes + (g_bytes if platform.kernel == "aes" else SHA256_DIGEST_BYTES)
-        geometry = dram_parameters(_loaded(str(platform.system_path)).spec)[2]
-        capacity = geometry.capacity_lines * geometry.line_bytes
+        capacity = dram_geometry(_loaded(str(platform.system_path)).spec).capacity_bytes
         if need > capacity:
-            short.append(f"{platform.name}: {format_quantity(capacity, 'B')}")
+            short.append(f"{platform.name}: {format_quantity(need, 'B')} in {format_quantity(capacity, 'B')}")
     if not short:
         return []
     return [f"{source}: {key}: {format_quantity(g_max_bytes, 'B')}: the sweep's largest buffer, "
-            f"{format_quantity(g_bytes, 'B')}, and its output take {format_quantity(need, 'B')}; expected a largest "
-            f"buffer whose input and output fit the DRAM of every platform ({', '.join(short)})"]
+            f"{format_quantity(g_bytes, 'B')}, and its output do not fit ({'; '.join(short)}); expected a largest "
+            "buffer whose input and output fit the DRAM of every platform"]
 
 
 @dataclass(frozen=True)
