@@ -15,8 +15,8 @@ from tests.conftest import CONFIGS
 LAP = {"preset": "accel/lap_4x4", "interface": {"coupling": "llc", "bandwidth_bytes_per_s": "12.8 GB/s"}}
 
 
-def _system(tmp_path, accelerators=None, levels=None):
-    raw = {"name": "x", "host": {"preset": "cpu/i7_920"}, "caches": {"preset": "caches/i7_920"},
+def _system(tmp_path, accelerators=None, levels=None, name="x"):
+    raw = {"name": name, "host": {"preset": "cpu/i7_920"}, "caches": {"preset": "caches/i7_920"},
            "dram": {"preset": "dram/ddr3_1600_mt41j256m4"}, "accelerators": accelerators or {}}
     if levels is not None:
         raw["caches"]["levels"] = levels
@@ -70,9 +70,7 @@ def test_a_yaml_null_or_boolean_key_is_not_a_unit_name(tmp_path, key):
 
 @pytest.mark.parametrize("name", ["", "  ", "a\nb", "\u202e"])
 def test_a_system_name_is_printable_and_not_empty(tmp_path, name):
-    path = _system(tmp_path)
-    path.write_text(path.read_text().replace("name: x", f"name: {name!r}".replace("'", '"') if name.strip() else
-                                             "name: ''"))
+    path = _system(tmp_path, name=name)
     with pytest.raises(ConfigError, match="name: .*expected a non-empty printable name"):
         load_spec(path, SystemSpec)
 
