@@ -450,9 +450,10 @@ def check_out_dir(path: str | Path) -> Path:
     return check_owned_output(path, OUTPUT_PATTERNS, "the FMM study")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the study and write tables and figures; returns the exit status."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
+    """Run the study and write tables and figures; returns the exit status. ``prog`` names the program in
+    messages."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced q list and problem size")
     ap.add_argument("--study", default=str(STUDY))
     ap.add_argument("--out", default="results/fmm")
@@ -463,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
                     "(e.g. lap-dram/orig,lap-llc/blocking)")
     args = ap.parse_args(argv)
+    args.prog = prog
     with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
         return _run(args)
 
@@ -480,7 +482,7 @@ def _run(args: argparse.Namespace) -> int:
         out = make_output_dir(args.out)
     except (InputError, ValueError) as exc:
         executor.close()
-        return (exc if isinstance(exc, InputError) else InputError(str(exc))).report("fmm_study")
+        return (exc if isinstance(exc, InputError) else InputError(str(exc))).report(args.prog)
     t0 = time.perf_counter()
     pts = grid(study, args.quick, only)
     # big points first so that the two workers finish together

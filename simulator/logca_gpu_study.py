@@ -597,11 +597,11 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results
     return res
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: run the study and print its figures."""
+def main(argv: list[str] | None = None, prog: str = "logca_gpu_study") -> int:
+    """Command line: run the study and print its figures; ``prog`` names the program in messages."""
     import argparse
 
-    ap = argparse.ArgumentParser(description="LogCA GPU study: discrete -> APU -> HSA, pipelined offload (000 ch. 4, 6)")
+    ap = argparse.ArgumentParser(prog=prog, description="LogCA GPU study: discrete -> APU -> HSA, pipelined offload (000 ch. 4, 6)")
     ap.add_argument("--study", default=str(GPU_STUDY), help="study file (default: configs/studies/logca_gpu.yaml)")
     ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
@@ -610,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
             spec, out = load_with_output_dir(load_gpu_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
                                                "the LogCA studies")
         except InputError as exc:
-            return exc.report("logca_gpu_study")
+            return exc.report(prog)
         res = gpu_study(spec, out)
     grid = granularities(2**12, 2**26)
     for key, fit in res["fits"].items():

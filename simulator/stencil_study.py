@@ -380,16 +380,16 @@ def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     return summary
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: run one study file into an output directory."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None, prog: str = "stencil_study") -> int:
+    """Command line: run one study file into an output directory; ``prog`` names the program in messages."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     ap.add_argument("study", help="study YAML (configs/studies/...)")
     ap.add_argument("--out", default="results/stencil", help="output directory")
     args = ap.parse_args(argv)
     try:
         summary = run_study(args.study, args.out)
     except InputError as exc:
-        return exc.report("stencil_study")
+        return exc.report(prog)
     print(json.dumps({k: v for k, v in summary.items() if k != "points"}, indent=2, default=str))
     return 0
 

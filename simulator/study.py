@@ -162,7 +162,8 @@ def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = No
                          "expected none of them")
     out = check_path_name(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem
     argv = ([runner.study_flag, source] if runner.study_flag else [source]) + ["--out", str(out)]
-    return importlib.import_module(runner.module).main(argv + [x for option in options for x in option])
+    return importlib.import_module(runner.module).main(argv + [x for option in options for x in option],
+                                                       prog="offsim")
 
 
 SWEEP_GROUPS = ("product", "zip")

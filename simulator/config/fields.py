@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import typing
 from typing import Any, Callable
 
@@ -62,12 +63,19 @@ def _is_spec(tp: Any) -> bool:
 
 
 def _describe(meta: dict, tp: Any) -> str:
+    """What a value of type ``tp`` with the param metadata ``meta`` must be, for messages."""
+    origin = typing.get_origin(tp)
+    if origin is tuple:  # the item's expectation, in the plural sense of a list of them
+        return f"a list, each item {_describe(meta, typing.get_args(tp)[0])}"
+    if origin is dict:
+        return f"a mapping of names, each to {_describe(meta, typing.get_args(tp)[1])}"
     if meta.get("unit"):
         return DIMENSIONS[meta["unit"]].expected()
     if meta.get("choices"):
         return "one of " + ", ".join(repr(c) for c in meta["choices"])
     if dataclasses.is_dataclass(tp):  # a section: its name, not the Python class
-        return f"a {tp.__name__.removesuffix('Spec').lower() or 'config'} section (a mapping of its parameters)"
+        words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", tp.__name__.removesuffix("Spec")).lower()  # HostTile: host tile
+        return f"a {words or 'config'} section (a mapping of its parameters)"
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(
         tp, getattr(tp, "__name__", str(tp)))
 

@@ -337,3 +337,21 @@ def test_out_of_memory_is_reported_as_too_large_an_input(tmp_path, workload, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("offsim: error: out of memory (Unable to allocate 745. GiB)"), err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("fmm_placement", "qs: missing; expected a list, each item an integer"),
+    ("logca_gpu", "platforms: missing; expected a list, each item one of 'discrete', 'apu', 'hsa'"),
+    ("roofline", "intensities: missing; expected a list, each item a number"),
+    ("stencil_tiling", "host_tile: missing; expected a host tile section (a mapping of its parameters)"),
+])
+def test_a_paper_study_run_by_offsim_reports_under_offsim_and_describes_lists(tmp_path, capsys, kind, expected):
+    study = _write(tmp_path / "s.yaml", f"study: {kind}\nfoo: 1\n")
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    # every line under offsim's name, as its other commands report, not the paper runner's module name
+    assert err and all(line.startswith(f"offsim: error: {study}: ") for line in err), err
+    assert f"offsim: error: {study}: foo: unknown key" in err[0]
+    assert f"offsim: error: {study}: {expected}" in err
+    assert not out.exists()

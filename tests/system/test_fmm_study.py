@@ -60,7 +60,7 @@ def test_a_study_file_whose_points_cannot_run_is_refused_at_load(tmp_path, capsy
     out = tmp_path / "out"
     assert main(["study", str(path), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"fmm_study: error: {path}: {message}"), err
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: {path}: {message}"), err
     assert not out.exists()
 
 

@@ -350,15 +350,16 @@ def test_offsim_study_hands_a_specialised_file_to_its_runner(tmp_path, monkeypat
 
     calls = []
     for module in (fmm_study, stencil_study):
-        monkeypatch.setattr(module, "main", lambda argv, m=module.__name__: calls.append((m, argv)) or 7)
+        monkeypatch.setattr(module, "main", lambda argv, prog, m=module.__name__: calls.append((m, argv, prog)) or 7)
     fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
     assert main(["study", str(fmm), "--out", str(tmp_path / "a"), "--dask-local", "3"]) == 7
     assert calls[-1] == ("simulator.fmm_study", ["--study", str(fmm), "--out", str(tmp_path / "a"),
-                                                 "--dask-local", "3"])
+                                                 "--dask-local", "3"], "offsim")
     roof = ROOT / "configs" / "studies" / "roofline.yaml"
     monkeypatch.chdir(tmp_path)
     assert main(["study", str(roof)]) == 7
-    assert calls[-1] == ("simulator.stencil_study", [str(roof), "--out", str(Path("results/studies/roofline"))])
+    assert calls[-1] == ("simulator.stencil_study", [str(roof), "--out", str(Path("results/studies/roofline"))],
+                         "offsim")
     assert len(calls) == 2
 
 
@@ -446,7 +447,7 @@ def test_an_unreachable_scheduler_leaves_no_output(tmp_path, capsys, monkeypatch
                                (fmm, tmp_path / "fmm", "notanaddress")):
         assert main(["study", str(file), "--out", str(out), "--scheduler", address]) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and err[0].startswith(f"{'fmm_study' if file == fmm else 'offsim'}: error: --scheduler "
+        assert len(err) == 1 and err[0].startswith("offsim: error: --scheduler "
                                                    f"{address}: cannot connect ("), err
         assert "expected the address of a running dask.distributed scheduler" in err[0]
     assert not (tmp_path / "new").exists() and not (tmp_path / "fmm").exists()
