@@ -183,9 +183,20 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def _installed_version() -> str:
+    """The installed offsim distribution's version, or 'unknown' when run from a tree that is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("offsim")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
                                      "simulator with analytical cross-checks.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="simulate one workload on one system and write a run directory")
     p.add_argument("system", help="system config YAML")

@@ -355,3 +355,12 @@ def test_a_paper_study_run_by_offsim_reports_under_offsim_and_describes_lists(tm
     assert f"offsim: error: {study}: foo: unknown key" in err[0]
     assert f"offsim: error: {study}: {expected}" in err
     assert not out.exists()
+
+
+def test_version_names_the_installed_distribution(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"offsim {version('offsim')}"
