@@ -77,7 +77,7 @@ def gemm_io(p0: int, p1: int, p2: int, m_elems: int,
 
     ``on_chip="output"`` keeps R (tiles x = y = sqrt(M)); ``"input1"`` keeps A1
     (x = sqrt(M/2), z = 2x); ``"input2"`` keeps A2 (x = sqrt(M/2), y = 2x). The forms
-    assume every matrix is larger than the fast memory (004:L4768).
+    assume every matrix is larger than the fast memory (004:L4553).
     """
     _check_dims(p0=p0, p1=p1, p2=p2, m_elems=m_elems)
     cube = 2 * p0 * p1 * p2

@@ -80,15 +80,15 @@ class GpuParams:
                 raise ValueError(f"{f} must be >= 0 seconds, got {getattr(self, f)!r}")
 
 
-# 004 Table A.2 (004:L2436): 16 SMs, 128 vector units, 96 KB shared memory per SM, 48 KB per
-# threadblock (004:L2412), 32 blocks per SM. Table A.3 (004:L2444) L = 7.36e-3 s/GB (4-byte
+# 004 Table A.2 (004:L2431-L2436): 16 SMs, 128 vector units, 96 KB shared memory per SM, 48 KB per
+# threadblock (004:L2411), 32 blocks per SM. Table A.3 (004:L2442-L2444) L = 7.36e-3 s/GB (4-byte
 # words), tau_sync = 7.96e-10 s, T_sync = 9.24e-7 s; the exponents are read from a garbled
 # extraction (the Titan X column prints 9.00e-7 for T_sync). 2048 threads/SM and 1024 per
 # block are the Maxwell limits (not in the seed).
 GTX980 = GpuParams(16, 128, 96 * 1024 // 4, 48 * 1024 // 4, 32, 2048, 1024,
                    7.36e-3 * 4 / 1e9, 7.96e-10, 9.24e-7, "GTX 980")
 
-# 004 Table A.4 (004:L2468): C_iter on the GTX 980 (s), exponents read as above.
+# 004 Table A.4 (004:L2466-L2474): C_iter on the GTX 980 (s), exponents read as above.
 C_ITER_GTX980_S: dict[str, float] = {
     "jacobi_2d": 3.39e-8, "heat_2d": 3.68e-8, "laplacian_2d": 3.11e-8,
     "gradient_2d": 6.09e-8, "heat_3d": 1.55e-7, "laplacian_3d": 1.36e-7,
@@ -118,7 +118,7 @@ class StencilEnergyParams:
                 + stencil.fother * self.e_fother_j)
 
 
-# 004 Table B.2 (004:L3387), micro-benchmark column ("Model A"), NVIDIA K20c: P_stat 48 W,
+# 004 Table B.2 (004:L3387-L3398), micro-benchmark column ("Model A"), NVIDIA K20c: P_stat 48 W,
 # e_gs 2.2e-9 J/word (printed exponent garbled; read as 2.2e-9), e_sr 2.23e-10 J/word,
 # e_fadd 5.3e-11 J, e_fmul 3.7e-11 J. Other operations (sqrt, divide) have no value in the
 # table; they are charged as multiplies (our assumption).
@@ -145,7 +145,7 @@ class TileShape:
         if not isinstance(self.t_t, int) or self.t_t < 1:
             raise ValueError(f"t_t must be an integer >= 1, got {self.t_t!r}")
         if self.kind != "time_skew_1d" and self.t_t % 2:
-            raise ValueError(f"t_t must be even for hexagonal tiles (004:L2050), got {self.t_t!r}")
+            raise ValueError(f"t_t must be even for hexagonal tiles (004:L2047-L2048), got {self.t_t!r}")
 
     @property
     def hexagonal(self) -> bool:
@@ -168,7 +168,7 @@ class TileShape:
 
     @property
     def m_in_words(self) -> int:
-        """Input footprint m_i (A.8, A.14, A.25; 004:L3160 for time skewing)."""
+        """Input footprint m_i (A.8, A.14, A.25; 004:L3238 for time skewing)."""
         return (self.t_s[0] + 2 * self.t_t) * self._inner
 
     @property
@@ -192,7 +192,7 @@ class TileShape:
     def m_tile_words(self) -> int:
         """Shared memory per tile (words).
 
-        hex_1d 2 (ts + tT) (004:L2125); hhc_2d 2 (ts1 + tT + 1)(ts2 + tT + 1) (A.20);
+        hex_1d 2 (ts + tT) (004:L2123); hhc_2d 2 (ts1 + tT + 1)(ts2 + tT + 1) (A.20);
         hhc_3d 2 prod(ts_i + tT + 1) and time skewing 2 (ts + 2) are our extensions.
         """
         if self.kind == "hex_1d":

@@ -11,7 +11,7 @@ One deliberate generalisation, which reduces to the printed equation when the
 two bandwidths are equal: the output permutation (eq. 4) reads and writes the
 leaf-node data (2 N_oct N_q elements) at ``w_c_irregular_bytes_per_s`` and reads
 C (N_U N_q elements) at ``w_c_bytes_per_s``.  The paper applies "a reduced
-average CPU bandwidth of 0.32 GB/s in our output permutation model" (003:L170)
+average CPU bandwidth of 0.32 GB/s in our output permutation model" (003:L185)
 without saying to which part; the scattered leaf-node accesses are the
 irregular ones.
 
@@ -49,7 +49,7 @@ from typing import Literal, Mapping
 from simulator.config.accel_lap import BLOCK_MAX, BLOCK_MIN, block_size
 
 ELEMENT_BYTES = 8  # double precision (003 §4.2)
-N_GEMMS = 10  # precomputed matrices Â_j (003:L88)
+N_GEMMS = 10  # precomputed matrices Â_j (003:L89)
 
 Engine = Literal["cpu", "lap"]
 

@@ -53,8 +53,8 @@ PCIE_CARD = "hifn_7955"  # the off-chip crypto card (000:L454); not a row of 000
 # 000 Fig. 6.11 (000:L1461-1480): PCIe card -> T2 -> T3 -> T4 engine -> T4 instructions
 EVOLUTION_PLATFORMS = (PCIE_CARD, "ultrasparc_t2", "sparc_t3", "sparc_t4_engine", "sparc_t4_instructions")
 # Host software AES on the card's x86 host: C and beta of the Sandy Bridge row, the other x86 host running the same
-# OpenSSL 0.98o (000 Table 3.2, 000:L494); C = 35 cycles/B from 000 Table 4.3 (000:L785), beta 1.01 from 000
-# Table 4.2 (000:L758). An assumption: the thesis gives no C for the A8-3850.
+# OpenSSL 0.98o (000 Table 3.2, 000:L492); C = 35 cycles/B from 000 Table 4.3 (000:L785), beta 1.01 from 000
+# Table 4.2 (000:L750). An assumption: the thesis gives no C for the A8-3850.
 PCIE_CARD_HOST_AES = (35.0, 1.01)
 PS_PER_S = 1e12
 # 000 reports the average of one hundred executions (000:L481): all but the first find the buffers where the

@@ -153,7 +153,7 @@ def check_figures(figures: tuple[Path, ...]) -> None:
 # --------------------------------------------------------------------------- prajapati-stencil
 
 CHAIN_DIMS = (936, 1008, 552, 368, 1016, 616, 544)  # 004 §D.7 (004:L5302)
-CHAIN_SQRT_M = 256  # sqrt(M) in elements, 004 §D.7 (004:L5302)
+CHAIN_SQRT_M = 256  # sqrt(M) in elements, 004 §D.7 (004:L5351)
 STENCIL_TILING = ROOT / "configs" / "studies" / "stencil_tiling.yaml"
 # quick: half the steps (t_T 4), a 256^2 engine grid with two tile shapes; host grid stays 1024^2 (> LLC)
 STENCIL_QUICK_STEPS = 4

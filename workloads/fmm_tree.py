@@ -3,7 +3,7 @@
 Builds the leaf boxes of an adaptive, 2:1-balanced octree over the unit cube
 from a seeded point sample, lists every leaf's U-list (itself and every leaf it
 touches through a face, an edge or a corner) and classifies each interaction by
-its relative position (003 §3.1, 003:L86-L88):
+its relative position (003 §3.1, 003:L89):
 
 * a *kind* is the relative position of the source box to the target box: the
   level difference ``d = level(source) - level(target)`` in {-1, 0, +1} and the
@@ -20,15 +20,15 @@ its relative position (003 §3.1, 003:L86-L88):
   signed permutation that maps its class representative onto it and the edge
   ratio source/target ``2**d`` (the scale factor of the level difference; a
   kernel homogeneous of degree -1 integrated over a box of edge h scales the
-  whole block by h**2, 003:L86).
+  whole block by h**2; 003:L89 states the scale invariance up to a constant factor, not the factor).
 
 All geometry is integer: positions are coordinates on a 2**MAX_DEPTH grid and
 boxes are keyed by the Morton (Z-order) code of their lower corner, so a sorted
 code array and ``searchsorted`` answer "which leaf contains this point".
 
 The paper keeps the problem size N fixed by adjusting the number of leaves
-(003:L121), so each leaf of its volume FMM holds N_q discretisation points and
-N = N_oct N_q (Table 2, 003:L150: 6917 x 35 = 242 095, ..., 358 x 680 = 243 440).
+(003:L127), so each leaf of its volume FMM holds N_q discretisation points and
+N = N_oct N_q (Table 2, 003:L176-L180: 6917 x 35 = 242 095, ..., 358 x 680 = 243 440).
 :func:`build_octree` is the plain adaptive rule (refine a box holding more than
 a given number of sample points); :func:`volume_fmm_tree` picks that bound so
 that N_oct N_q comes closest to N, which is how the Table 2 trees are
@@ -274,7 +274,7 @@ def volume_fmm_tree(
     points per leaf is the one (searched by bisection; the balanced leaf count
     falls monotonically as the bound grows) giving the leaf count nearest to
     ``n_total / n_q``.  This is the paper's "problem size fixed at N by adjusting
-    the number of leaf nodes" (003:L121).  Returns the tree and the bound.
+    the number of leaf nodes" (003:L127).  Returns the tree and the bound.
     """
     if n_q < 1 or n_total < n_q:
         raise ValueError(f"need 1 <= n_q <= n_total, got n_q={n_q!r}, n_total={n_total!r}")
@@ -408,7 +408,7 @@ def u_lists(tree: Octree, periodic: bool = False) -> UList:
 
 @dataclass(frozen=True)
 class UListStats:
-    """Summary of a tree's U-list (003 Table 1-2, 003:L150).
+    """Summary of a tree's U-list (003 Table 1-2, 003:L162-L181).
 
     ``n_oct``: leaf boxes; ``n_u``: U-list interactions (self included);
     ``class_counts``: interactions per class 0..9; ``kinds_used``: distinct

@@ -3,7 +3,7 @@
 ``R (P0 x P2) = A1 (P0 x P1) A2 (P1 x P2)`` on the host, double-precision elements,
 R initialised by the product (no accumulation into old values). Two schedules:
 
-``"output"`` (D.2/D.3, 004:L4561): an x-by-y tile of R stays in the fast memory
+``"output"`` (D.2/D.3, 004:L4560-L4567): an x-by-y tile of R stays in the fast memory
 while, one step of ``depth`` k-indices at a time, the matching x-element column
 segments of A1 and y-element row segments of A2 stream past it; the tile is
 written back once. Streamed words: P1 (ceil(P2/y) P0 + ceil(P0/x) P2); with
@@ -36,7 +36,7 @@ resident tile; ``line_bytes`` is the cache line, ``S`` the number of sets):
   (``reserve_ways`` = 2): a set then holds at most one such line and one new line.
 
 With a write-allocate cache the first store to each R line reads it from DRAM
-although the closed forms (which assume R starts at zero, 004:L4626) do not count
+although the closed forms (which assume R starts at zero, 004:L4629-L4630) do not count
 that read: :meth:`TiledGemmPlan.words` adds P0 P2 when ``write_allocate``.
 With ``zero_result`` the first touch of each piece of R (the R tile in "output",
 an R column segment in "input1") is a ``zero`` row, one element per line (one
@@ -58,7 +58,7 @@ from workloads.trace import MAX_TRACE_ROWS, AddressSpace, TraceBuilder
 
 #: Bytes of one matrix element (double precision).
 ELEM_BYTES = 8
-#: Cache line of the default system, 64 B (003 Table 4, 003:L307).
+#: Cache line of the default system, 64 B (003 Table 4, 003:L318).
 DEFAULT_LINE_BYTES = 64
 
 Schedule = Literal["output", "input1"]

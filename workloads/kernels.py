@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from workloads.trace import MAX_COMMAND_ITEMS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
 
-# 000 Table 4.2 (000:L758): complexity exponent in the granularity
+# 000 Table 4.2 (000:L752-755): complexity exponent in the granularity
 BETA = {"gemm": 1.7, "fft": 1.2, "radix_sort": 0.94, "binary_search": 0.14}
 KERNELS = tuple(BETA)
 ELEM_BYTES = {"gemm": 4, "fft": 8, "radix_sort": 4, "binary_search": 4}

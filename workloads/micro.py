@@ -28,7 +28,7 @@ from workloads.trace import (MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, 
 DEFAULT_BLOCK_BYTES = 64 * 1024
 #: Explicit addresses per gather row.
 DEFAULT_ROW_ELEMS = 4096
-#: Cache line size used to lay out the pointer chase; 64 B lines (003 Table 4, 003:L307).
+#: Cache line size used to lay out the pointer chase; 64 B lines (003 Table 4, 003:L318).
 DEFAULT_LINE_BYTES = 64
 #: Bytes of one pointer in the chase.
 POINTER_BYTES = 8

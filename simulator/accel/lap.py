@@ -7,7 +7,7 @@ default k, n, n) and ``accumulate`` (default true: C += A B, so C is read as
 well as written, as in 003 eq. 7). ``inputs``/``outputs`` regions tell the
 coupling what to flush, copy or invalidate.
 
-Blocking (003 eq. 6-7, 003:L228): C is cut into m_c x n_c sub-blocks with
+Blocking (003 eq. 6-7, 003:L232-L240): C is cut into m_c x n_c sub-blocks with
 m_c = min(max(m, 64), 256) and n_c = min(max(n, 64), 256), r = ceil(m/m_c)
 ceil(n/n_c) of them. A sub-block needs its m_c x k panel of A, its k x n_c
 panel of B and its C block. When two sets of panels and two C blocks do not fit

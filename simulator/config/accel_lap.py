@@ -3,7 +3,7 @@
 A LAP core is a ``pe_rows`` x ``pe_cols`` array of double-precision MAC units
 (2 flop per cycle each) at ``frequency_hz``; GEMM runs at ``utilisation`` of
 that peak. The LAP blocks C = A B into sub-blocks that fit its local memory
-(003 eq. 7, 003:L228) and double-buffers them. Energies: ``energy_per_flop_j``
+(003 eq. 7, 003:L240) and double-buffers them. Energies: ``energy_per_flop_j``
 is the dynamic share of the LAP's GEMM efficiency (25 GFLOP/W, 003:L99) and
 ``local_memory_energy_j_per_byte`` prices data moved into and out of the local
 memory; ``static_power_w`` is drawn while busy, ``idle_power_w`` while idle.

@@ -49,9 +49,9 @@ class Stencil:
 
 _ASSUMED = "form not printed in the seed; standard form assumed"
 STENCILS: dict[str, Stencil] = {s.name: s for s in (
-    # 004 §B.3.2 (004:L2990): A'(i) = 1/3 (A(i-1) + A(i) + A(i+1))
+    # 004 §B.3.2 (004:L2889-L2897): A'(i) = 1/3 (A(i-1) + A(i) + A(i+1))
     Stencil("jacobi_1d", 1, 3, 2, 1, 0, 4, "004 B.3.2"),
-    # 004 §B.3.3 (004:L2996): A'(i,j) = 0.2 (5 points); u_sr = 6 (004:L3290)
+    # 004 §B.3.3 (004:L2900-L2908): A'(i,j) = 0.2 (5 points); u_sr = 6 (004:L3290)
     Stencil("jacobi_2d", 2, 5, 4, 1, 0, 6, "004 B.3.3, u_sr B.6"),
     Stencil("jacobi_3d", 3, 7, 6, 1, 0, 8, "3D analogue of 004 B.3.3; " + _ASSUMED),
     # heat: c + a (sum of neighbours - 2d c)

@@ -44,7 +44,7 @@ REPEATS = 3
 
 
 def i7_920_levels() -> list[CacheGeometry]:
-    """003 Table 4 (003:L307): 64 B lines, 32 KiB/8, 256 KiB/8, 8 MiB/16."""
+    """003 Table 4 (003:L318-L322): 64 B lines, 32 KiB/8, 256 KiB/8, 8 MiB/16."""
     return [CacheGeometry("L1D", 32 * 1024, 8, LINE_BYTES),
             CacheGeometry("L2", 256 * 1024, 8, LINE_BYTES),
             CacheGeometry("LLC", 8 * 1024 * 1024, 16, LINE_BYTES)]

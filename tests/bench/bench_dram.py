@@ -23,7 +23,7 @@ from simulator.system import dram_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# DDR3-1600 Micron MT41J256M4 (003 Table 4 at 003:L307): the shipped preset, one rank
+# DDR3-1600 Micron MT41J256M4 (003 Table 4 at 003:L327-L328): the shipped preset, one rank
 TIMING, CURRENTS, GEOMETRY = dram_parameters(
     load_spec(ROOT / "configs" / "systems" / "i7_920_ddr3.yaml", SystemSpec,
               ["dram.geometry.ranks_per_channel=1"]).spec)

@@ -28,7 +28,7 @@ def geom(name: str, n_sets: int, ways: int) -> CacheGeometry:
 
 
 def i7_920() -> list[CacheGeometry]:
-    # 003 Table 4 (003:L307): 64 B lines, L1D 32 KiB 8-way,
+    # 003 Table 4 (003:L318-L322): 64 B lines, L1D 32 KiB 8-way,
     # L2 256 KiB 8-way, LLC 8 MiB 16-way.
     return [CacheGeometry("L1D", 32 * 1024, 8, 64), CacheGeometry("L2", 256 * 1024, 8, 64),
             CacheGeometry("LLC", 8 * 1024 * 1024, 16, 64)]

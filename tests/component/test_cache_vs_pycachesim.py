@@ -162,7 +162,7 @@ def test_load_only_traces_match_exactly(levels, seed):
 
 
 def test_i7_920_load_trace_matches_exactly():
-    # 003 Table 4 (003:L307): L1D 32 KiB 8-way, L2 256 KiB 8-way, LLC 8 MiB 16-way.
+    # 003 Table 4 (003:L320-L322): L1D 32 KiB 8-way, L2 256 KiB 8-way, LLC 8 MiB 16-way.
     levels = [CacheGeometry("L1D", 32 * 1024, 8, 64), CacheGeometry("L2", 256 * 1024, 8, 64),
               CacheGeometry("LLC", 8 * 1024 * 1024, 16, 64)]
     rng = np.random.default_rng(11)

@@ -11,7 +11,7 @@ from simulator.memory import power
 from simulator.memory.dram import DramSystem
 from tests.conftest import ddr3_preset
 
-# DDR3-1600 Micron MT41J256M4 (003 Table 4 at 003:L307): the shipped preset, one rank
+# DDR3-1600 Micron MT41J256M4 (003 Table 4 at 003:L327-L328): the shipped preset, one rank
 TIMING, CURRENTS, GEOMETRY = ddr3_preset()
 TCK = TIMING.tck_ps
 PEAK_BYTES_PER_S = 12.8e9

@@ -21,7 +21,7 @@ from workloads.trace import TraceBuilder
 from tests.conftest import CONFIGS
 
 LLC_SYSTEM = CONFIGS / "systems" / "lap_llc.yaml"
-F_L = 4 * 4 * 2 * 1.4e9 * 0.9  # 003 section 3.2 (003:L99): 40.3 GFLOP/s
+F_L = 4 * 4 * 2 * 1.4e9 * 0.9  # 003 section 3.2 (003:L99-L101): 40.3 GFLOP/s
 
 
 def run_gemm(m: int, n: int, k: int, overrides: tuple[str, ...] = (), **params):

@@ -33,7 +33,7 @@ CALL_S = SPEC.interface.offload_overhead_cycles / NARROW.spec.host.frequency_hz
 GPU = model_params(SPEC, SPEC.interface.bandwidth_bytes_per_s, CALL_S)
 STENCIL = "gradient_2d"
 C_ITER_S = cycles_per_point(SPEC, STENCIL) / SPEC.frequency_hz
-# heat_3d: 4 lanes and 96 KiB of scratchpad (004 Table A.2, M_SM of the GTX 980, 004:L2436)
+# heat_3d: 4 lanes and 96 KiB of scratchpad (004 Table A.2, M_SM of the GTX 980, 004:L2433)
 NARROW_3D = load_system(CONFIGS / "systems" / "stencil_narrow.yaml",
                         ["accelerators.stencil.lanes=4", "accelerators.stencil.scratchpad_bytes=96 KiB"])
 

@@ -37,7 +37,7 @@ def test_worked_example_exact():
 
 
 def test_worked_example_fig_d11_table():
-    """Fig. D.11 (004:L5318): h0, h_l, h_r, F0, F_l, F_r per node, printed rounded.
+    """Fig. D.11 (004:L5311-L5319): h0, h_l, h_r, F0, F_l, F_r per node, printed rounded.
 
     The caption says multiples of 10^4 but the printed values are multiples of 10^5
     (e.g. F of the root 79 for 7,882,874); we compare at 10^5.

@@ -206,7 +206,7 @@ TABLE_4_4_N1 = {
 
 def test_t2_aes_curve_tracks_table_4_4(platforms: dict[str, LogCAParams]) -> None:
     # The thesis reports that LogCA follows the measured AES curves (000
-    # Figure 4.5, 000:L795); the Table 4.3 parameters over-predict by 4-20 %.
+    # Figure 4.5, 000:L796); the Table 4.3 parameters over-predict by 4-20 %.
     p = platforms["ultrasparc_t2_aes"]
     g = np.array(list(TABLE_4_4_N1), dtype=float)
     measured = np.array(list(TABLE_4_4_N1.values()))

@@ -29,7 +29,7 @@ def test_table2_balance_points():
     p = fermi_table2()
     assert p.b_tau == pytest.approx(3.6, abs=0.05)  # "6.9/1.9 ~ 3.6" (001:L470)
     assert p.b_eps == pytest.approx(14.4)  # "360/25 ~ 14.4" (001:L473)
-    assert p.b_eps / p.b_tau == pytest.approx(4.0, abs=0.05)  # fig. 2b memory-bound limit 4.0 (001:L492)
+    assert p.b_eps / p.b_tau == pytest.approx(4.0, abs=0.05)  # fig. 2b memory-bound limit 4.0 (001:L497)
 
 
 def test_ridge_at_b_tau():
@@ -47,7 +47,7 @@ def test_ridge_at_b_tau():
 def test_arch_line_limits_and_energy_balance_point():
     p = fermi_table2()
     assert p.arch_line(1e9) == pytest.approx(1.0, abs=1e-6)
-    assert p.arch_line(p.b_eps) == pytest.approx(0.5)  # half efficiency at B_eps when pi_0 = 0 (001:L541)
+    assert p.arch_line(p.b_eps) == pytest.approx(0.5)  # half efficiency at B_eps when pi_0 = 0 (001:L537)
     vals = p.arch_line(INTENSITIES)
     assert np.all(np.diff(vals) > 0)  # smooth and increasing
 
@@ -126,9 +126,9 @@ def test_table6_nehalem_balances(table6):
 
 
 @pytest.mark.parametrize("key, gflop_per_j", [
-    ("gtx_titan_kepler", 16.0),   # "GTX Titan ... at 16 Gflop/J" (001:L1250)
-    ("arndale_mali_t604_gpu", 8.1),  # "8.1 Gflop/J vs. 16 Gflop/J" (001:L1257)
-    ("nehalem_cpu", 0.62),        # "Desktop CPU (Nehalem) ... at just 620 Mflop/J" (001:L1250)
+    ("gtx_titan_kepler", 16.0),   # "GTX Titan ... at 16 Gflop/J" (001:L1248)
+    ("arndale_mali_t604_gpu", 8.1),  # "8.1 Gflop/J vs. 16 Gflop/J" (001:L1255)
+    ("nehalem_cpu", 0.62),        # "Desktop CPU (Nehalem) ... at just 620 Mflop/J" (001:L1248)
 ])
 def test_table6_peak_energy_efficiency(table6, key, gflop_per_j):
     p = table6[key].platform("single", "sustained")

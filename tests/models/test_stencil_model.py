@@ -166,8 +166,8 @@ def test_tile_search_keeps_points_within_ten_percent():
 
 
 def test_gradient_2d_prediction_is_optimistic_against_measured_best():
-    """004 §A.6.4 (004:L2652): Gradient-2D, S = 8192^2, T = 8192 on the GTX 980 took 16.5 s
-    with the model's tile sizes. The model is deliberately optimistic (004:L1660): its
+    """004 §A.6.4 (004:L2651-L2655): Gradient-2D, S = 8192^2, T = 8192 on the GTX 980 took 16.5 s
+    with the model's tile sizes. The model is deliberately optimistic (004:L1656): its
     optimum must not exceed the measurement, and should be of the same order."""
     res = search_tile_sizes("hhc_2d", (8192, 8192), 8192, GTX980, C_ITER_GTX980_S["gradient_2d"],
                             range(2, 33, 2), [range(1, 65), range(32, 513, 32)], [64, 128, 256, 512])

@@ -38,7 +38,7 @@ TABLE3_MODEL = reference_table("asri_fmm", "003 Table 3", ("T1 model", "T2 model
 TABLE5_MODEL = reference_table("asri_fmm", "003 Table 5", (
     "LAP-DRAM Orig model", "LAP-LLC Block model", "LAP-LLC Pipeline model"))
 
-# Real i7-920 (003:L170): 6.4 GB/s streaming, 8 GFLOP/s peak, 0.32 GB/s for the irregular part
+# Real i7-920 (003:L185): 6.4 GB/s streaming, 8 GFLOP/s peak, 0.32 GB/s for the irregular part
 I7_920 = UListMachine(6.4e9, 0.32e9, 8e9, 40e9, 12.8e9)
 # Table 5 caption / 003 §7-8: w_C = 3 GB/s (MARSSx86), f_L = 40 GFLOP/s, w_L = 12.8 GB/s
 PAPER_LAP = UListMachine(3e9, 3e9, 8e9, 40e9, 12.8e9)

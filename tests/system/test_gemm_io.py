@@ -6,7 +6,7 @@ The fast memory M of the closed forms is the last-level cache, in 8 B elements
 trace's final flush of R, in elements.
 
 The cache is write-allocate: the first store to each line of R reads it, a read
-the closed forms do not count (they assume R starts at zero, 004:L4626). The
+the closed forms do not count (they assume R starts at zero, 004:L4629-L4630). The
 comparison is therefore with ``gemm_io(...).words + P0 P2``; the plain ratio is
 also reported by :func:`_traffic` for the record. With ``zero_result`` the trace
 zeroes each piece of R in the cache first (``zero`` rows: allocated dirty, not
@@ -28,7 +28,7 @@ from workloads.registry import GENERATORS
 from workloads.trace import TraceBuilder, trace_summary
 
 MIB = 1 << 20
-LLC_WAYS = 16   # 003 Table 4 (003:L307)
+LLC_WAYS = 16   # 003 Table 4 (003:L322)
 _SYSTEMS: dict[int, object] = {}
 
 

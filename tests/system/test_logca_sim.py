@@ -7,7 +7,7 @@ import pytest
 from simulator.logca_study import check_overhead, load_platform, simulate_point
 from models.logca import g1
 
-# 000 Table 4.4 (000:L1034): measured AES speedup on the UltraSPARC T2 with n crypto units
+# 000 Table 4.4 (000:L1032-1048): measured AES speedup on the UltraSPARC T2 with n crypto units
 TABLE_4_4 = {
     16: (0.04, 0.15, 0.11, 0.1), 32: (0.08, 0.17, 0.16, 0.13), 64: (0.16, 0.2, 0.18, 0.19),
     128: (0.33, 0.27, 0.28, 0.31), 256: (0.63, 0.42, 0.47, 0.51), 512: (1.22, 0.63, 0.81, 0.99),
@@ -100,7 +100,7 @@ def test_fitted_speedup_follows_the_simulation(crypto_fits):
 
 
 def test_overhead_cutoff_shrinks_along_the_interface_evolution(crypto_fits):
-    # 000 Fig. 6.11 (000:L1465): the overhead region shrinks from the PCIe card (a) to the T4 instructions (e)
+    # 000 Fig. 6.11 (000:L1469): the overhead region shrinks from the PCIe card (a) to the T4 instructions (e)
     cutoffs = [overhead_cutoff_bytes(crypto_fits[name][2].params) for name in EVOLUTION_PLATFORMS]
     assert all(a > b for a, b in zip(cutoffs, cutoffs[1:])), dict(zip(EVOLUTION_PLATFORMS, cutoffs))
     assert cutoffs[0] > 4 * cutoffs[1] and cutoffs[1] > 4 * cutoffs[3]
