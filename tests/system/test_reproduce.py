@@ -15,7 +15,8 @@ from simulator.config.errors import InputError
 from simulator.references import REFERENCE_COLUMNS, REFERENCE_DIR, ReferenceRow, load_reference
 from simulator.reproduce import MARKER, PNG_MAGIC, TARGETS, Comparison, check_out_dir
 
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = ROOT.parent / "shared" / "seeds"
 LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 REFERENCE_FILES = sorted(REFERENCE_DIR.glob("*.csv"))
 
@@ -62,6 +63,30 @@ def test_reference_values_appear_on_the_cited_line(path):
             mant, exp = row.value.split("e")
             candidates.add(f"{mant}×10^{{{int(exp)}}}")
         assert any(c in flat or c in text for c in candidates), (row, text[:200])
+
+
+CITATION = re.compile(r"\b(00[0-4]):L(\d+)(?:-L?(\d+))?")
+CITING_FILES = sorted(p for folder in ("simulator", "models", "workloads", "configs", "tests")
+                      for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".yaml", ".md", ".csv")) + \
+    [ROOT / "README.md"] + REFERENCE_FILES
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="source texts not available")
+def test_every_citation_names_a_printed_line_of_its_seed():
+    """A citation ``NNN:Lx`` or ``NNN:Lx-y`` starts and ends on a line of seed NNN that holds text (a blank line
+    or one past the end is a citation gone wrong), and a range runs forwards."""
+    lines = {seed.name[:3]: seed.read_text().split("\n") for seed in SEEDS.glob("00[0-4]_*.txt")}
+    wrong = []
+    for path in CITING_FILES:
+        for number, text in enumerate(path.read_text(errors="replace").split("\n"), 1):
+            for m in CITATION.finditer(text):
+                if path.name == "test_reproduce.py" and m.group(0) == "000:L1":
+                    continue  # the dummy source of the Comparison tests below
+                seed, first, last = m.group(1), int(m.group(2)), int(m.group(3) or m.group(2))
+                ends = [lines[seed][i - 1] if 0 < i <= len(lines[seed]) else "" for i in (first, last)]
+                if last < first or not all(e.strip() for e in ends):
+                    wrong.append(f"{path.relative_to(ROOT)}:{number}: {m.group(0)}")
+    assert not wrong, wrong
 
 
 def test_comparison_deviation():
