@@ -1,6 +1,6 @@
 """Calibrate the discrete GPU's host cost C and offload overhead o per kernel from 000's measured speedups.
 
-Why: 000 Table 4.3's GPU parameters (000:L764) do not describe the machine of
+Why: 000 Table 4.3's GPU parameters (000:L764-776) do not describe the machine of
 000 Tables 4.5-4.7 (000:L1050-1094). With C = 290 cycles/B^1.2 the host FFT
 of 64 MiB would take 300 s at 2.27 GHz; with o = 2e8 cycles (88 ms) the
 published 1 MiB FFT speedup of 0.68 would need a 60 ms host FFT of 64 Ki
@@ -40,6 +40,7 @@ from workloads.kernels import BETA
 KERNELS = ("gemm", "fft")  # radix sort: module docstring
 APU_KERNELS = ("gemm",)  # the interface-evolution case study's kernel
 TABLE_NAME = {"gemm": "000 Table 4.5", "fft": "000 Table 4.6"}
+TABLE_LINES = {"gemm": "000:L1050-1060", "fft": "000:L1064-1074"}  # rows, then the caption
 
 
 def fit_discrete(kernel: str) -> SpeedupFit:
@@ -95,7 +96,7 @@ def calibrated_yaml() -> str:
         entries[f"discrete_gpu_{kernel}"] = _entry(
             "Discrete GPU (Tesla C2070, PCIe)", "discrete", kernel, q.latency, q.overhead_cycles,
             q.c_cycles_per_byte_beta, q.acceleration, q.beta,
-            f"fitted to the n = 1 column of {TABLE_NAME[kernel]} (000:L1050-1074); L from the simulated link; "
+            f"fitted to the n = 1 column of {TABLE_NAME[kernel]} ({TABLE_LINES[kernel]}); L from the simulated link; "
             "A 000 Table 4.3; beta 000 Table 4.2",
             f"rms relative error of the fitted speedup over the column: {fit.rms_relative:.3f}")
     for kernel in APU_KERNELS:

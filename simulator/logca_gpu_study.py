@@ -548,7 +548,7 @@ def write_figures_csv(res: dict, path: Path) -> Path:
                                     "000 Tables 4.5-4.7 (000:L1050-1094)"])
                         w.writerow(["pipelined", res["pipelined_platform"], kernel, pt.g_bytes, n, "speedup",
                                     f"{table_4_3_pipelined_speedup(kernel, pt.g_bytes, n):.6g}", "",
-                                    "LogCA eq. 4.26/4.28 with 000 Table 4.3 parameters (000:L764)"])
+                                    "LogCA eq. 4.26/4.28 with 000 Table 4.3 parameters (000:L767-771)"])
     return path
 
 
