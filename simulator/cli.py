@@ -1,6 +1,6 @@
 """The ``offsim`` command line.
 
-offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR]
+offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR] [--crosscheck]
 offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-local N]
 offsim validate FILE [FILE ...]
 offsim keys [PREFIX]
@@ -51,12 +51,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     loaded = load_spec(args.system, SystemSpec, args.set)
     workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
+    if args.crosscheck:
+        _check_host_only(trace, workload.trace_path or args.workload)
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
+    extra = {}
+    if args.crosscheck:
+        from simulator.roofline_check import crosscheck_csv, measure_machine, roofline_crosscheck
+
+        checks = roofline_crosscheck(results, measure_machine(loaded))
+        extra["crosscheck.csv"] = crosscheck_csv(checks)
     out = Path(args.out) if args.out is not None else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"
-    write_run_dir(results, out, loaded, workload)
+    write_run_dir(results, out, loaded, workload, extra)
     _print_summary(results.summary())
+    if args.crosscheck:
+        _print_crosscheck(checks)
     print(f"written   {out}")
     return 0
+
+
+def _check_host_only(trace: object, source: str) -> None:
+    """Refuse ``--crosscheck`` for a trace that offloads: the roofline describes the host alone."""
+    from simulator.roofline_check import offload_rows
+
+    n = offload_rows(trace)
+    if n:
+        raise InputError(f"--crosscheck: {source} has {n} accelerator command rows (offload, wait); expected a "
+                         "host-only workload, as the energy roofline describes the host and its memory alone")
+
+
+def _print_crosscheck(checks: list) -> None:
+    """The time and energy rows of a roofline cross-check, simulated beside predicted."""
+    for row in checks:
+        if row.model is not None:
+            print(f"roofline  {row.quantity:<7} simulated {format_quantity(row.simulated, row.unit):>12}  model "
+                  f"{format_quantity(row.model, row.unit):>12}  ({row.error:+.1%})")
 
 
 def _yaml_kind(raw: object) -> str | None:
@@ -206,6 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="override a workload parameter, e.g. --param 'array_bytes=8 MiB'")
     p.add_argument("--out", help=f"run directory (default {DEFAULT_RESULTS_DIR}/<workload>-<hash>)")
+    p.add_argument("--crosscheck", action="store_true",
+                   help="also predict the run's time and energy with the energy roofline, its costs measured on "
+                   "the same system by two micro runs, and write crosscheck.csv (host-only workloads)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report; "
                        "a paper's study file (with a 'study:' kind) goes to its own runner")

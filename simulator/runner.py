@@ -225,9 +225,10 @@ def _check_writable_parent(out: Path, out_dir: str | Path) -> None:
                           "a writable location") from None
 
 
-def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec) -> Path:
-    """Write config.resolved.yaml, results.parquet and summary.json into ``out_dir`` atomically;
-    ``out_dir`` must pass :func:`check_run_dir_target`."""
+def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec,
+                  extra: dict[str, str] | None = None) -> Path:
+    """Write config.resolved.yaml, results.parquet, summary.json and the ``extra`` text files (name -> text,
+    e.g. crosscheck.csv) into ``out_dir`` atomically; ``out_dir`` must pass :func:`check_run_dir_target`."""
     out = check_run_dir_target(out_dir)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -242,6 +243,8 @@ def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, w
         (tmp / "config.resolved.yaml").write_text(yaml.dump(resolved, Dumper=dumper, sort_keys=False))
         results.to_pandas().to_parquet(tmp / "results.parquet", index=False)
         (tmp / "summary.json").write_text(results.summary_json() + "\n")
+        for name, text in (extra or {}).items():
+            (tmp / name).write_text(text)
         if out.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
             os.replace(out, trash / out.name)

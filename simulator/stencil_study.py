@@ -1,14 +1,7 @@
 """Studies of issue 4 on the simulator: intensity sweep vs the energy roofline, stencil tiling.
 
 Roofline (001 ch. 3-4): the machine's costs are *measured on the simulated
-system* with micro runs, never read from its config:
-
-* ``tau_flop`` and ``eps_flop`` from a compute-only run (time / W, dynamic energy / W);
-* ``tau_mem`` and ``eps_mem`` from a zero-intensity stream (time / Q, non-constant energy / Q);
-* ``pi_0`` from the constant-power categories of the compute-only run (host static power,
-  DRAM background and refresh) divided by its time, i.e. the power of a machine doing
-  nothing but flops.
-
+system* with micro runs, never read from its config (``simulator.roofline_check.measure_machine``).
 The sweep then runs ``workloads.micro.intensity`` at each I and compares the simulated
 time and energy with T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_mem + pi_0 T.
 
@@ -30,8 +23,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-
-from models.roofline import RooflinePlatform
 from models.stencil import GpuParams, TileShape
 from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.errors import ConfigError, InputError
@@ -41,6 +32,7 @@ from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
 from simulator.outputs import load_with_output_dir, removed_if_failed
+from simulator.roofline_check import MeasuredMachine, measure_machine
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.plots import save_figure
 from simulator.study_spec import list_problems, load_referenced_system
@@ -183,39 +175,6 @@ def _engine_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
 
 
 # ---- roofline -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class MeasuredMachine:
-    """Roofline costs measured on the simulated system (s/flop, s/B, J/flop, J/B, W)."""
-
-    tau_flop_s: float
-    tau_mem_s_per_byte: float
-    eps_flop_j: float
-    eps_mem_j_per_byte: float
-    pi0_w: float
-
-    def platform(self, name: str = "simulated") -> RooflinePlatform:
-        """The same costs as a :class:`models.roofline.RooflinePlatform`."""
-        return RooflinePlatform(self.tau_flop_s, self.tau_mem_s_per_byte, self.eps_flop_j,
-                                self.eps_mem_j_per_byte, self.pi0_w, name=name)
-
-
-def measure_machine(system: str | Path | LoadedConfig, flops: int = 10**8,
-                    stream_bytes: int = 32 * 2**20, elem_bytes: int = 8) -> MeasuredMachine:
-    """Measure tau_flop, tau_mem, eps_flop, eps_mem and pi_0 with two micro runs (module docstring)."""
-    if flops < 1 or stream_bytes < 1:
-        raise ValueError(f"flops and stream_bytes must be >= 1, got {flops!r}, {stream_bytes!r}")
-    loaded = load_system(system)
-    comp = simulate_trace(loaded, micro.compute_only(flops, rows=4))
-    t_c = comp.value("system", "simulated_time_s")
-    e_c, const_c = energy_split_j(comp)
-    pi0_w = const_c / t_c
-    mem = simulate_trace(loaded, micro.intensity(0.0, stream_bytes, elem_bytes))
-    t_m = mem.value("system", "simulated_time_s")
-    e_m, _ = energy_split_j(mem)
-    return MeasuredMachine(t_c / flops, t_m / stream_bytes, (e_c - pi0_w * t_c) / flops,
-                           (e_m - pi0_w * t_m) / stream_bytes, pi0_w)
-
 
 @dataclass(frozen=True)
 class SweepPoint:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from pathlib import Path
@@ -364,3 +365,60 @@ def test_version_names_the_installed_distribution(capsys):
         main(["--version"])
     assert stop.value.code == 0
     assert capsys.readouterr().out.strip() == f"offsim {version('offsim')}"
+
+
+def _crosscheck(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as fh:
+        return {row["quantity"]: row for row in csv.DictReader(fh)}
+
+
+def test_crosscheck_writes_the_roofline_beside_the_run(tmp_path, capsys):
+    from simulator.roofline_check import CROSSCHECK_COLUMNS
+
+    stream = _write(tmp_path / "triad.yaml", "name: triad\ngenerator: stream\n" + SMALL_STREAM)
+    out = tmp_path / "r"
+    assert main(["run", str(DEFAULT_SYSTEM), str(stream), "--out", str(out), "--crosscheck"]) == 0
+    printed = capsys.readouterr().out
+    assert "roofline  time" in printed and "roofline  energy" in printed
+    with (out / "crosscheck.csv").open(newline="") as fh:
+        assert tuple(next(csv.reader(fh))) == CROSSCHECK_COLUMNS
+    rows = _crosscheck(out / "crosscheck.csv")
+    value = {k: float(r["simulated"]) for k, r in rows.items()}
+    summary = json.loads((out / "summary.json").read_text())
+    # the inputs are the run's own: its flops and its DRAM bytes, and its simulated time and energy
+    assert value["DRAM traffic Q"] == summary["dram"]["bytes_read"] + summary["dram"]["bytes_written"]
+    assert value["time"] == summary["simulated_time_s"] and value["energy"] == pytest.approx(summary["energy_total_j"])
+    # the prediction is the roofline of those inputs: T = max(W tau_flop, Q tau_mem), E = W eps + Q eps + pi0 T
+    t = max(value["work W"] * value["tau_flop"], value["DRAM traffic Q"] * value["tau_mem"])
+    e = value["work W"] * value["eps_flop"] + value["DRAM traffic Q"] * value["eps_mem"] + value["pi_0"] * t
+    assert float(rows["time"]["model"]) == pytest.approx(t, rel=1e-12)
+    assert float(rows["energy"]["model"]) == pytest.approx(e, rel=1e-12)
+    assert float(rows["time"]["error"]) == pytest.approx(value["time"] / t - 1, rel=1e-9)
+    # same inputs, same bytes
+    again = tmp_path / "again"
+    assert main(["run", str(DEFAULT_SYSTEM), str(stream), "--out", str(again), "--crosscheck"]) == 0
+    assert (again / "crosscheck.csv").read_bytes() == (out / "crosscheck.csv").read_bytes()
+
+
+def test_crosscheck_holds_where_the_roofline_does_and_says_where_it_does_not(tmp_path):
+    # compute-bound with 1/100 of the calibration run's flops: the model's own regime, not the fitted run
+    compute = _write(tmp_path / "c.yaml", "name: c\ngenerator: compute_only\nparams: {flops: 1000000}\n")
+    # dependent misses: the roofline has no latency term, so it predicts a small fraction of the time
+    chase = _write(tmp_path / "p.yaml", "name: p\ngenerator: pointer_chase\n"
+                   "params: {n_hops: 2000, footprint_bytes: 16 MiB, seed: 1}\n")
+    errors = {}
+    for name, workload in (("compute", compute), ("chase", chase)):
+        assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(tmp_path / name), "--crosscheck"]) == 0
+        errors[name] = float(_crosscheck(tmp_path / name / "crosscheck.csv")["time"]["error"])
+    assert abs(errors["compute"]) < 0.01
+    assert errors["chase"] > 3.0
+
+
+def test_crosscheck_refuses_an_offloading_workload_before_running(tmp_path, capsys):
+    out = tmp_path / "r"
+    argv = ["run", str(CONFIGS / "systems" / "lap_dram.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
+            "--param", "n_points=2000", "--out", str(out), "--crosscheck"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: ") and "accelerator command rows" in err[0]
+    assert not out.exists()

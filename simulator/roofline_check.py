@@ -1,0 +1,123 @@
+"""The energy roofline (001 ch. 3-4) measured on a simulated system, and its cross-check of one run.
+
+The machine's costs are *measured on the simulated system* with two micro runs, never read from its
+config (``measure_machine``):
+
+* ``tau_flop`` (s/flop) and ``eps_flop`` (J/flop) from a compute-only run: its time and its dynamic
+  energy over W;
+* ``tau_mem`` (s/B) and ``eps_mem`` (J/B) from a zero-intensity read stream: its time and its
+  non-constant energy over Q;
+* ``pi_0`` (W) from the constant-power categories of the compute-only run (host static power, DRAM
+  background and refresh) over its time.
+
+A run is then predicted from its work W (host flops) and its DRAM traffic Q (bytes read and written):
+T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_mem + pi_0 T (``roofline_crosscheck``).
+The model assumes that compute and memory overlap perfectly and that every byte it counts crosses the
+DRAM interface; cache-resident traffic, dependent accesses and an accelerator are outside it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from models.roofline import RooflinePlatform
+from simulator.config.loader import LoadedConfig
+from simulator.results import Results
+from simulator.runner import energy_split_j, load_system, simulate_trace
+from workloads import micro
+from workloads.trace import COMMAND_OPS
+
+#: the columns of ``crosscheck.csv``
+CROSSCHECK_COLUMNS = ("quantity", "simulated", "model", "unit", "error", "model_name")
+MODEL_NAME = "energy roofline (001 ch. 3-4), costs measured on this system"
+
+
+@dataclass(frozen=True)
+class MeasuredMachine:
+    """Roofline costs measured on the simulated system (s/flop, s/B, J/flop, J/B, W)."""
+
+    tau_flop_s: float
+    tau_mem_s_per_byte: float
+    eps_flop_j: float
+    eps_mem_j_per_byte: float
+    pi0_w: float
+
+    def platform(self, name: str = "simulated") -> RooflinePlatform:
+        """The same costs as a :class:`models.roofline.RooflinePlatform`."""
+        return RooflinePlatform(self.tau_flop_s, self.tau_mem_s_per_byte, self.eps_flop_j,
+                                self.eps_mem_j_per_byte, self.pi0_w, name=name)
+
+
+def measure_machine(system: str | Path | LoadedConfig, flops: int = 10**8,
+                    stream_bytes: int = 32 * 2**20, elem_bytes: int = 8) -> MeasuredMachine:
+    """Measure tau_flop, tau_mem, eps_flop, eps_mem and pi_0 with two micro runs (module docstring)."""
+    if flops < 1 or stream_bytes < 1:
+        raise ValueError(f"flops and stream_bytes must be >= 1, got {flops!r}, {stream_bytes!r}")
+    loaded = load_system(system)
+    comp = simulate_trace(loaded, micro.compute_only(flops, rows=4))
+    t_c = comp.value("system", "simulated_time_s")
+    e_c, const_c = energy_split_j(comp)
+    pi0_w = const_c / t_c
+    mem = simulate_trace(loaded, micro.intensity(0.0, stream_bytes, elem_bytes))
+    t_m = mem.value("system", "simulated_time_s")
+    e_m, _ = energy_split_j(mem)
+    return MeasuredMachine(t_c / flops, t_m / stream_bytes, (e_c - pi0_w * t_c) / flops,
+                           (e_m - pi0_w * t_m) / stream_bytes, pi0_w)
+
+
+@dataclass(frozen=True)
+class CrosscheckRow:
+    """One quantity of a run, simulated and predicted, in ``unit``; ``model`` None where the model only
+    takes the value as input."""
+
+    quantity: str
+    simulated: float
+    model: float | None
+    unit: str
+
+    @property
+    def error(self) -> float | None:
+        """simulated / model - 1, or None without a prediction."""
+        return None if self.model is None or self.model == 0 else self.simulated / self.model - 1.0
+
+
+def offload_rows(trace: pa.Table) -> int:
+    """How many rows of ``trace`` are accelerator commands (offload, wait)."""
+    return int(pc.sum(pc.is_in(trace["op"], value_set=pa.array(COMMAND_OPS))).as_py() or 0)
+
+
+def roofline_crosscheck(results: Results, machine: MeasuredMachine) -> list[CrosscheckRow]:
+    """The run's time (s) and energy (J) beside the roofline's prediction from its W (flop) and DRAM
+    traffic Q (B), after the inputs themselves and the machine's measured costs."""
+    plat = machine.platform()
+    w = results.value("host", "flops")
+    q = results.value("dram", "bytes_read") + results.value("dram", "bytes_written")
+    t = results.value("system", "simulated_time_s")
+    e, _ = energy_split_j(results)
+    t_model = float(plat.time_s(w, q))
+    e_model = float(plat.energy_j(w, q, t_model))
+    inputs = [("work W", w, "flop"), ("DRAM traffic Q", q, "B"),
+              ("intensity W/Q", w / q if q else float("inf"), "flop/B"),
+              ("tau_flop", machine.tau_flop_s, "s/flop"), ("tau_mem", machine.tau_mem_s_per_byte, "s/B"),
+              ("eps_flop", machine.eps_flop_j, "J/flop"), ("eps_mem", machine.eps_mem_j_per_byte, "J/B"),
+              ("pi_0", machine.pi0_w, "W")]
+    return ([CrosscheckRow(name, float(value), None, unit) for name, value, unit in inputs]
+            + [CrosscheckRow("time", t, t_model, "s"), CrosscheckRow("energy", e, e_model, "J")])
+
+
+def crosscheck_csv(rows: list[CrosscheckRow]) -> str:
+    """``rows`` as CSV text with the ``CROSSCHECK_COLUMNS`` header (full precision; empty cells where the
+    model predicts nothing)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CROSSCHECK_COLUMNS)
+    for r in rows:
+        writer.writerow([r.quantity, repr(r.simulated), "" if r.model is None else repr(r.model), r.unit,
+                         "" if r.error is None else repr(r.error), MODEL_NAME if r.model is not None else ""])
+    return out.getvalue()
