@@ -83,8 +83,9 @@ def _print_crosscheck(checks: list) -> None:
     """The time and energy rows of a roofline cross-check, simulated beside predicted."""
     for row in checks:
         if row.model is not None:
+            error = "n/a: the model predicts 0" if row.error is None else f"{row.error:+.1%}"
             print(f"roofline  {row.quantity:<7} simulated {format_quantity(row.simulated, row.unit):>12}  model "
-                  f"{format_quantity(row.model, row.unit):>12}  ({row.error:+.1%})")
+                  f"{format_quantity(row.model, row.unit):>12}  ({error})")
 
 
 def _yaml_kind(raw: object) -> str | None:
