@@ -464,13 +464,13 @@ def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
                     "(e.g. lap-dram/orig,lap-llc/blocking)")
     args = ap.parse_args(argv)
-    args.prog = prog
     with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
-        return _run(args)
+        return _run(args, prog)
 
 
-def _run(args: argparse.Namespace) -> int:
-    """``main`` after its arguments: check them, run the points, write the tables and figures."""
+def _run(args: argparse.Namespace, prog: str) -> int:
+    """``main`` after its arguments: check them, run the points, write the tables and figures; ``prog``
+    names the program in messages."""
     executor = ExitStack()  # shuts the points' executor down
     try:
         study = load_study(args.study)
@@ -482,7 +482,7 @@ def _run(args: argparse.Namespace) -> int:
         out = make_output_dir(args.out)
     except (InputError, ValueError) as exc:
         executor.close()
-        return (exc if isinstance(exc, InputError) else InputError(str(exc))).report(args.prog)
+        return (exc if isinstance(exc, InputError) else InputError(str(exc))).report(prog)
     t0 = time.perf_counter()
     pts = grid(study, args.quick, only)
     # big points first so that the two workers finish together
