@@ -1,6 +1,6 @@
 """The ``offsim`` command line.
 
-offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR] [--crosscheck]
+offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR] [--crosscheck] [--plot]
 offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-local N]
 offsim validate FILE [FILE ...]
 offsim keys [PREFIX]
@@ -60,6 +60,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         checks = roofline_crosscheck(results, measure_machine(loaded))
         extra["crosscheck.csv"] = crosscheck_csv(checks)
+    if args.plot:
+        from simulator.run_figure import run_figure_png
+
+        extra["run.png"] = run_figure_png(results, f"{workload.name} on {loaded.spec.name}")
     out = Path(args.out) if args.out is not None else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"
     write_run_dir(results, out, loaded, workload, extra)
     _print_summary(results.summary())
@@ -238,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--crosscheck", action="store_true",
                    help="also predict the run's time and energy with the energy roofline, its costs measured on "
                    "the same system by two micro runs, and write crosscheck.csv (host-only workloads)")
+    p.add_argument("--plot", action="store_true",
+                   help="also draw run.png: time by stage (compute, stall) and energy by component and category")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report; "
                        "a paper's study file (with a 'study:' kind) goes to its own runner")

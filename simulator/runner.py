@@ -187,6 +187,8 @@ def run(system: str | Path | LoadedConfig, workload: str | Path | WorkloadSpec |
 
 
 RUN_DIR_FILES = ("config.resolved.yaml", "results.parquet", "summary.json")
+#: what ``offsim run --crosscheck`` and ``--plot`` add to a run directory
+OPTIONAL_RUN_FILES = ("crosscheck.csv", "run.png")
 
 
 def check_run_dir_target(out_dir: str | Path) -> Path:
@@ -201,11 +203,11 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
     check_output_dir(out)  # an existing file
     _check_writable_parent(out, out_dir)
     if out.exists():
-        other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES)
+        other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES + OPTIONAL_RUN_FILES)
         if other:
             raise ConfigError(f"--out {out_dir}: holds {', '.join(other[:3])}{' ...' if len(other) > 3 else ''}, "
                               f"which is not a run's; expected a new path, an empty directory or a previous run "
-                              f"directory ({', '.join(RUN_DIR_FILES)})")
+                              f"directory ({', '.join(RUN_DIR_FILES + OPTIONAL_RUN_FILES)})")
     return out
 
 
@@ -226,9 +228,10 @@ def _check_writable_parent(out: Path, out_dir: str | Path) -> None:
 
 
 def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec,
-                  extra: dict[str, str] | None = None) -> Path:
-    """Write config.resolved.yaml, results.parquet, summary.json and the ``extra`` text files (name -> text,
-    e.g. crosscheck.csv) into ``out_dir`` atomically; ``out_dir`` must pass :func:`check_run_dir_target`."""
+                  extra: dict[str, str | bytes] | None = None) -> Path:
+    """Write config.resolved.yaml, results.parquet, summary.json and the ``extra`` files (name -> text or
+    bytes, e.g. crosscheck.csv, run.png) into ``out_dir`` atomically; ``out_dir`` must pass
+    :func:`check_run_dir_target`."""
     out = check_run_dir_target(out_dir)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -243,8 +246,8 @@ def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, w
         (tmp / "config.resolved.yaml").write_text(yaml.dump(resolved, Dumper=dumper, sort_keys=False))
         results.to_pandas().to_parquet(tmp / "results.parquet", index=False)
         (tmp / "summary.json").write_text(results.summary_json() + "\n")
-        for name, text in (extra or {}).items():
-            (tmp / name).write_text(text)
+        for name, data in (extra or {}).items():
+            (tmp / name).write_bytes(data if isinstance(data, bytes) else data.encode())
         if out.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
             os.replace(out, trash / out.name)

@@ -422,3 +422,28 @@ def test_crosscheck_refuses_an_offloading_workload_before_running(tmp_path, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: ") and "accelerator command rows" in err[0]
     assert not out.exists()
+
+
+def test_plot_draws_the_run_and_a_rerun_replaces_it(tmp_path):
+    from simulator.run_figure import energy_by_category_j, stage_times_s
+    from simulator.runner import run
+
+    workload = CONFIGS / "workloads" / "fmm_ulist_q4.yaml"
+    argv = ["run", str(CONFIGS / "systems" / "lap_dram.yaml"), str(workload), "--param", "n_points=2000",
+            "--out", str(tmp_path / "r"), "--plot"]
+    assert main(argv) == 0
+    png = (tmp_path / "r" / "run.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert main(argv) == 0  # the previous run directory, with its figure, is replaced
+    assert (tmp_path / "r" / "run.png").read_bytes() == png  # same inputs, same bytes
+    # what it draws: each host stage's compute and stall add up to its busy time; the accelerator's busy time;
+    # the energy categories add up to the run's total
+    results = run(CONFIGS / "systems" / "lap_dram.yaml", workload, n_points=2000)
+    stages = {name: (compute, stall) for name, compute, stall in stage_times_s(results)}
+    assert list(stages) == ["host/input_perm", "host/gemm", "host/output_perm", "lap busy"]
+    for name in ("input_perm", "gemm", "output_perm"):
+        assert sum(stages[f"host/{name}"]) == pytest.approx(results.value(f"stage/host/{name}", "busy_s"))
+    assert stages["lap busy"] == (results.value("accel/lap", "busy_s"), 0.0)
+    energy = energy_by_category_j(results)
+    assert energy["dram"]["refresh"] > 0 and energy["lap"]["compute"] > 0
+    assert sum(sum(c.values()) for c in energy.values()) == pytest.approx(results.summary()["energy_total_j"])
