@@ -15,7 +15,7 @@ from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
 from simulator.units import format_quantity
 
@@ -85,6 +85,8 @@ def format_value(value: Any, unit: str) -> str:
 
 
 def _formatter(unit: str) -> Formatter:
+    if unit == "ratio":  # a relative error or share: -0.21 reads -21 %
+        return PercentFormatter(xmax=1.0, decimals=None, symbol=" %")
     if unit == "B":
         return FuncFormatter(lambda v, _pos: format_value(int(v) if float(v).is_integer() else v, "B"))
     if unit in SI_UNITS:

@@ -92,16 +92,21 @@ def offload_rows(trace: pa.Table) -> int:
     return int(pc.sum(pc.is_in(trace["op"], value_set=pa.array(COMMAND_OPS))).as_py() or 0)
 
 
+def roofline_prediction(machine: MeasuredMachine, w_flops: float, q_bytes: float) -> tuple[float, float]:
+    """(T s, E J) of the energy roofline for work ``w_flops`` and DRAM traffic ``q_bytes`` (module docstring)."""
+    plat = machine.platform()
+    t_model = float(plat.time_s(w_flops, q_bytes))
+    return t_model, float(plat.energy_j(w_flops, q_bytes, t_model))
+
+
 def roofline_crosscheck(results: Results, machine: MeasuredMachine) -> list[CrosscheckRow]:
     """The run's time (s) and energy (J) beside the roofline's prediction from its W (flop) and DRAM
     traffic Q (B), after the inputs themselves and the machine's measured costs."""
-    plat = machine.platform()
     w = results.value("host", "flops")
     q = results.value("dram", "bytes_read") + results.value("dram", "bytes_written")
     t = results.value("system", "simulated_time_s")
     e, _ = energy_split_j(results)
-    t_model = float(plat.time_s(w, q))
-    e_model = float(plat.energy_j(w, q, t_model))
+    t_model, e_model = roofline_prediction(machine, w, q)
     inputs = [("work W", w, "flop"), ("DRAM traffic Q", q, "B"),
               ("intensity W/Q", w / q if q else float("inf"), "flop/B"),
               ("tau_flop", machine.tau_flop_s, "s/flop"), ("tau_mem", machine.tau_mem_s_per_byte, "s/B"),

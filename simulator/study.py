@@ -85,7 +85,9 @@ from simulator.outputs import check_output_target, check_path_name, first_missin
 from simulator.results import Results
 from simulator.study_spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
-STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "source", "notes")
+STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "source", "notes")
+#: models a sweep file's ``crosscheck:`` may name; each adds ``crosscheck/<model>`` rows to study.parquet
+CROSSCHECK_MODELS = ("roofline",)
 
 
 @dataclass(frozen=True)
@@ -218,10 +220,15 @@ def load_study(path: str | Path) -> StudySpec:
         paths[key] = p
     axes = _parse_sweep(raw.get("sweep"), source, errors)
     figures = _parse_figures(raw.get("figures"), {a.key for a in axes}, source, errors)
+    crosscheck = raw.get("crosscheck")
+    if crosscheck is not None and crosscheck not in CROSSCHECK_MODELS:
+        errors.append(f"{source}: crosscheck: {crosscheck!r}; expected one of: {', '.join(CROSSCHECK_MODELS)} "
+                      "(or no crosscheck key)")
     if errors:
         raise ConfigError(errors)
     return StudySpec(name=str(name), source=source, system_path=paths["system"],
-                     workload_path=paths["workload"], axes=tuple(axes), figures=tuple(figures))
+                     workload_path=paths["workload"], axes=tuple(axes), figures=tuple(figures),
+                     crosscheck=crosscheck)
 
 
 def _parse_sweep(sweep: Any, source: str, errors: list[str]) -> list[Axis]:
@@ -343,6 +350,7 @@ class _Builder:
         self._workloads: dict[tuple, WorkloadSpec] = {}
         self._trace_problems: dict[tuple, str | None] = {}
         self._trace_ends: dict[tuple, float] = {}  # where each trace's host accesses end, B
+        self._offload_rows: dict[tuple, int] = {}  # how many accelerator commands each trace holds
 
     def system(self, overrides: tuple[tuple[str, Any], ...]) -> LoadedConfig:
         """The system with ``(target, value)`` overrides applied; ConfigError if invalid."""
@@ -383,6 +391,7 @@ class _Builder:
         makes it again), and each parameter set is generated once. Where its host accesses end is kept
         (``trace_end_bytes``), to check it against each point's DRAM."""
         from simulator.config.workload import generate_trace
+        from simulator.roofline_check import offload_rows
         from workloads.trace import address_end_bytes
 
         if params not in self._trace_problems:
@@ -390,6 +399,7 @@ class _Builder:
             try:
                 trace = generate_trace(self.workload(params), self.workload_source)
                 self._trace_ends[params] = address_end_bytes(trace)
+                self._offload_rows[params] = offload_rows(trace)
             except ConfigError as exc:
                 problem = "; ".join(_strip_prefix(_strip_prefix(m, f"{self.workload_source}: "), "params: ")
                                     for m in exc.messages)
@@ -399,6 +409,10 @@ class _Builder:
     def trace_end_bytes(self, params: tuple[tuple[str, Any], ...]) -> float:
         """Where the host accesses of the workload with ``params`` end, B (after ``trace_problem`` found none)."""
         return self._trace_ends[params]
+
+    def trace_offload_rows(self, params: tuple[tuple[str, Any], ...]) -> int:
+        """How many accelerator command rows the trace of ``params`` holds (after ``trace_problem`` found none)."""
+        return self._offload_rows[params]
 
 
 def _axis_where(study: StudySpec, axis: Axis) -> str:
@@ -516,6 +530,12 @@ def prepare_points(study: StudySpec) -> list[Point]:
             label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
             errors.append(f"{study.source}: sweep: point ({label}): {reach}")
             continue
+        if study.crosscheck == "roofline" and builder.trace_offload_rows(params):
+            label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
+            errors.append(f"{study.source}: crosscheck: 'roofline' describes the host and its memory alone, but "
+                          f"the workload at ({label}) has {builder.trace_offload_rows(params)} accelerator command "
+                          "rows; expected a host-only workload, or no crosscheck key")
+            continue
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
         run_hash = content_hash([loaded.content_hash, workload.as_dict()])
         points.append(Point(values=tuple(values), coords=coords, loaded=loaded, workload=workload,
@@ -573,6 +593,10 @@ def check_figure_quantities(study: StudySpec, points: list[Point]) -> None:
         rows, accel = run_quantities(loaded)
         known |= rows
         accelerators |= accel
+    if study.crosscheck:
+        from simulator.study_report import CROSSCHECK_QUANTITIES
+
+        known |= {(f"crosscheck/{study.crosscheck}", q) for q, _unit in CROSSCHECK_QUANTITIES}
     components = {c for c, _ in known} | accelerators
     errors = []
     for i, fig in enumerate(study.figures):

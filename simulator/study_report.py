@@ -32,6 +32,10 @@ ENERGY_TOTAL = "energy/total"
 DEFAULT_Y = ("system/simulated_time_s", ENERGY_TOTAL, "dram/bandwidth_bytes_per_s")
 SUMMARY_Y = (("time", "system/simulated_time_s"), ("energy", ENERGY_TOTAL),
              ("DRAM bandwidth", "dram/bandwidth_bytes_per_s"))
+#: the rows a study's ``crosscheck:`` adds per point, under component ``crosscheck/<model>``: (quantity, unit);
+#: an error is simulated / model - 1
+CROSSCHECK_QUANTITIES = (("model_time_s", "s"), ("model_energy_j", "J"), ("time_error", "ratio"),
+                         ("energy_error", "ratio"))
 
 
 def _axis_column(values: list[Any]) -> pd.Series:
@@ -72,6 +76,40 @@ def consolidate(points: list[Point] | tuple[Point, ...], out_dir: str | Path) ->
     return pd.concat([head, table], axis=1)
 
 
+def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], table: pd.DataFrame) -> pd.DataFrame:
+    """The ``crosscheck/roofline`` rows of every stored point of ``table`` (its axis columns, run_hash,
+    component, quantity, value, unit): the energy roofline's time and energy from the point's host flops
+    and DRAM bytes, with costs measured once per distinct system (``roofline_check.measure_machine``),
+    and the errors of the simulated values against them."""
+    from simulator.roofline_check import measure_machine, roofline_prediction
+
+    if study.crosscheck != "roofline" or table.empty:
+        return table.iloc[0:0]
+    keys = [k for k, _ in points[0].coords]
+    values = table.groupby(["run_hash", "component", "quantity"], sort=False)["value"].sum()
+    energy = table[table["component"].str.startswith("energy/")].groupby("run_hash", sort=False)["value"].sum()
+    machines: dict[str, Any] = {}
+    rows = []
+    for p in {p.run_hash: p for p in points}.values():
+        if p.run_hash not in energy.index:
+            continue  # a failed point
+        if p.loaded.content_hash not in machines:  # one pair of micro runs per distinct system
+            machines[p.loaded.content_hash] = measure_machine(p.loaded)
+        machine = machines[p.loaded.content_hash]
+        w = values[(p.run_hash, "host", "flops")]
+        q = values[(p.run_hash, "dram", "bytes_read")] + values[(p.run_hash, "dram", "bytes_written")]
+        t = values[(p.run_hash, "system", "simulated_time_s")]
+        t_model, e_model = roofline_prediction(machine, w, q)
+        measured = {"model_time_s": t_model, "model_energy_j": e_model,
+                    "time_error": t / t_model - 1.0 if t_model else float("nan"),
+                    "energy_error": energy[p.run_hash] / e_model - 1.0 if e_model else float("nan")}
+        for quantity, unit in CROSSCHECK_QUANTITIES:
+            rows.append({**dict(p.coords), "run_hash": p.run_hash, "component": "crosscheck/roofline",
+                         "quantity": quantity, "value": measured[quantity], "unit": unit})
+    extra = pd.DataFrame(rows, columns=[*keys, "run_hash", "component", "quantity", "value", "unit"])
+    return extra.astype(table.dtypes.to_dict())
+
+
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     """Write the consolidated table as Parquet, atomically (temp file, then rename; mode as under the umask)."""
     return write_atomic(path, lambda tmp: table.to_parquet(tmp, index=False))
@@ -103,7 +141,8 @@ def default_figures(study: StudySpec, table: pd.DataFrame) -> list[FigureSpec]:
     x = numeric[0] if numeric else keys[0]
     others = [k for k in keys if k != x]
     group = others[0] if others else None
-    return [FigureSpec(x=x, y=y, group=group, logx=None) for y in DEFAULT_Y]
+    ys = list(DEFAULT_Y) + ([f"crosscheck/{study.crosscheck}/time_error"] if study.crosscheck else [])
+    return [FigureSpec(x=x, y=y, group=group, logx=None) for y in ys]
 
 
 def _slug(text: str) -> str:
@@ -152,6 +191,9 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
     study = outcome.study
     out = Path(path)
     keys = list(study.axis_keys)
+    columns = list(SUMMARY_Y) + ([("roofline time error", f"crosscheck/{study.crosscheck}/time_error"),
+                                  ("roofline energy error", f"crosscheck/{study.crosscheck}/energy_error")]
+                                 if study.crosscheck else [])
     system_name = outcome.points[0].loaded.spec.name if outcome.points else ""
     workload_name = outcome.points[0].workload.name if outcome.points else ""
     stored = set(table["run_hash"]) if "run_hash" in table else set()
@@ -166,23 +208,23 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
     for a in study.axes:
         lines.append(f"| `{a.key}` | {a.group} | {', '.join(_md_escape(v) for v in a.values)} |")
     lines += ["", "## Points", "",
-              "| " + " | ".join([*(_short(k) for k in keys), *(n for n, _ in SUMMARY_Y), "run"]) + " |",
-              "|" + "---|" * (len(keys) + len(SUMMARY_Y) + 1)]
+              "| " + " | ".join([*(_short(k) for k in keys), *(n for n, _ in columns), "run"]) + " |",
+              "|" + "---|" * (len(keys) + len(columns) + 1)]
     summaries: dict[str, dict[str, str]] = {}
-    for name, y in SUMMARY_Y:
+    for name, y in columns:
         try:
             data, unit = quantity_table(table, keys, y)
         except KeyError:
             continue
         for h, v in zip(data["run_hash"].tolist(), data["value"].tolist()):
-            summaries.setdefault(h, {})[name] = format_value(v, unit)
+            summaries.setdefault(h, {})[name] = f"{v:+.1%}" if unit == "ratio" else format_value(v, unit)
     for p in outcome.points:
         if p.run_hash in stored:
             cells = [*(_md_escape(_label(k, v)) for k, v in p.coords),
-                     *(summaries.get(p.run_hash, {}).get(n, "") for n, _ in SUMMARY_Y),
+                     *(summaries.get(p.run_hash, {}).get(n, "") for n, _ in columns),
                      f"[`{p.run_hash}`](points/{p.run_hash}/summary.json)"]
         else:
-            cells = [*(_md_escape(_label(k, v)) for k, v in p.coords), *("failed" for _ in SUMMARY_Y),
+            cells = [*(_md_escape(_label(k, v)) for k, v in p.coords), *("failed" for _ in columns),
                      f"[`{p.run_hash}`](failed/{p.run_hash}.json)"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Figures", ""]
@@ -206,6 +248,8 @@ def write_outputs(outcome: StudyOutcome) -> tuple[Path, Path]:
     """Write study.parquet, figures/*.png and report.md into the study directory; return table and report paths."""
     out = outcome.out_dir
     table = consolidate(outcome.points, out)
+    if outcome.study.crosscheck:
+        table = pd.concat([table, crosscheck_table(outcome.study, outcome.points, table)], ignore_index=True)
     table_path = write_table(table, out / "study.parquet")
     figures: list[tuple[FigureSpec, Path | str]] = []
     if len(table):

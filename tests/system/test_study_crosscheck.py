@@ -1,0 +1,86 @@
+"""A sweep file's ``crosscheck: roofline``: the energy roofline beside every point in study.parquet, the report
+and the figures; refused for a model it does not know, an offloading workload, or a figure of it without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from simulator.cli import main
+from simulator.config.errors import ConfigError
+from simulator.roofline_check import measure_machine, roofline_prediction
+from simulator.study import prepare_points, load_study, run_study
+from tests.conftest import CONFIGS, DEFAULT_SYSTEM
+
+SWEEP = ("sweep:\n  product:\n    set.host.max_outstanding_misses: [10, 4]\n"
+         "    param.array_bytes: [\"256 KiB\", \"4 MiB\"]\n")
+
+
+def _study(tmp_path: Path, extra: str = "crosscheck: roofline\n", workload: str | None = None) -> Path:
+    if workload is None:
+        (tmp_path / "w.yaml").write_text("name: w\ngenerator: stream\nparams: {kind: triad, array_bytes: 1 MiB}\n")
+        workload = "w.yaml"
+    path = tmp_path / "study.yaml"
+    path.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: {workload}\n{extra}{SWEEP}")
+    return path
+
+
+def test_each_point_gets_the_roofline_of_its_own_system(tmp_path):
+    study = _study(tmp_path)
+    outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
+    table = pq.read_table(outcome.table_path).to_pandas()
+    check = table[table["component"] == "crosscheck/roofline"]
+    assert len(check) == 4 * len(outcome.points)
+    assert set(check["quantity"]) == {"model_time_s", "model_energy_j", "time_error", "energy_error"}
+    for point in outcome.points:
+        rows = table[table["run_hash"] == point.run_hash]
+        value = {(c, q): v for c, q, v in zip(rows["component"], rows["quantity"], rows["value"])}
+        # the prediction from the point's own W and Q, with the costs measured on the point's own system
+        w = value[("host", "flops")]
+        q = value[("dram", "bytes_read")] + value[("dram", "bytes_written")]
+        t_model, e_model = roofline_prediction(measure_machine(point.loaded), w, q)
+        assert value[("crosscheck/roofline", "model_time_s")] == pytest.approx(t_model, rel=1e-12)
+        assert value[("crosscheck/roofline", "model_energy_j")] == pytest.approx(e_model, rel=1e-12)
+        t = value[("system", "simulated_time_s")]
+        assert value[("crosscheck/roofline", "time_error")] == pytest.approx(t / t_model - 1, rel=1e-9)
+        # the axis columns are the point's, as for its other rows
+        assert rows["set.host.max_outstanding_misses"].nunique() == 1
+    # a 4 MiB triad writes back dirty lines the core does not wait for: faster than the roofline's Q tau_mem
+    big = check[(check["param.array_bytes"] == 4 * 2**20) & (check["quantity"] == "time_error")]
+    assert (big["value"] < -0.02).all()
+    report = (outcome.out_dir / "report.md").read_text()
+    assert "roofline time error" in report and "roofline energy error" in report
+    assert any("time_error" in p.name for p in (outcome.out_dir / "figures").iterdir())
+    # a rerun reuses every point and writes the same table
+    first = outcome.table_path.read_bytes()
+    again = run_study(study, tmp_path / "out", workers=1, progress=False)
+    assert not again.simulated and again.table_path.read_bytes() == first
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("crosscheck: logca\n", "crosscheck: 'logca'; expected one of: roofline"),
+    ("figures:\n  - {x: param.array_bytes, y: crosscheck/roofline/time_error}\n",
+     "figures[0].y: 'crosscheck/roofline/time_error': no component 'crosscheck/roofline'"),
+])
+def test_an_unknown_model_or_a_figure_of_a_missing_crosscheck_is_refused(tmp_path, capsys, extra, message):
+    study = _study(tmp_path, extra)
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: {study}: {message}"), err
+    assert not out.exists()
+
+
+def test_an_offloading_workload_is_refused_with_the_roofline(tmp_path):
+    workload = tmp_path / "fmm.yaml"
+    workload.write_text((CONFIGS / "workloads" / "fmm_ulist_q4.yaml").read_text().replace(
+        "n_points: 240000", "n_points: 2000"))
+    study = tmp_path / "study.yaml"
+    study.write_text(f"name: s\nsystem: {CONFIGS / 'systems' / 'lap_dram.yaml'}\nworkload: fmm.yaml\n"
+                     "crosscheck: roofline\nsweep:\n  product:\n    set.host.max_outstanding_misses: [10, 4]\n")
+    with pytest.raises(ConfigError) as err:
+        prepare_points(load_study(study))
+    assert "crosscheck: 'roofline' describes the host and its memory alone" in str(err.value)
+    assert "accelerator command rows" in str(err.value)
