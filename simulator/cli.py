@@ -16,9 +16,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator.config.errors import EXIT_BAD_INPUT, InputError
 from simulator.units import format_quantity
+
+if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without pyarrow or the models
+    import pyarrow as pa
+
+    from simulator.roofline_check import CrosscheckRow
 
 DEFAULT_RESULTS_DIR = Path("results") / "runs"
 
@@ -73,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_host_only(trace: object, source: str) -> None:
+def _check_host_only(trace: pa.Table, source: str) -> None:
     """Refuse ``--crosscheck`` for a trace that offloads: the roofline describes the host alone."""
     from simulator.roofline_check import offload_rows
 
@@ -83,7 +89,7 @@ def _check_host_only(trace: object, source: str) -> None:
                          "host-only workload, as the energy roofline describes the host and its memory alone")
 
 
-def _print_crosscheck(checks: list) -> None:
+def _print_crosscheck(checks: list[CrosscheckRow]) -> None:
     """The time and energy rows of a roofline cross-check, simulated beside predicted."""
     for row in checks:
         if row.model is not None:
