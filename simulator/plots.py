@@ -74,6 +74,8 @@ def format_value(value: Any, unit: str) -> str:
     """A value for labels: "4 MiB" for whole binary sizes, engineering prefixes otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
+    if unit == "ratio":  # a relative error or share, signed
+        return f"{value:+.1%}"
     if unit == "B" and value and float(value).is_integer():
         for size, prefix in BINARY_PREFIXES:
             if abs(value) >= size and value % size == 0:

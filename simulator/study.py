@@ -526,12 +526,12 @@ def prepare_points(study: StudySpec) -> list[Point]:
             continue
         reach = memory_reach_problem(builder.trace_end_bytes(params), dram_geometry(loaded.spec).capacity_bytes,
                                      builder.workload_source, builder.system_source)
-        if reach:  # labelled by the workload's values: points that differ only in set. values say it once
-            label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
+        # the workload's problems are labelled by its values: points that differ only in set. values say it once
+        label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
+        if reach:
             errors.append(f"{study.source}: sweep: point ({label}): {reach}")
             continue
         if study.crosscheck == "roofline" and builder.trace_offload_rows(params):
-            label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
             errors.append(f"{study.source}: crosscheck: 'roofline' describes the host and its memory alone, but "
                           f"the workload at ({label}) has {builder.trace_offload_rows(params)} accelerator command "
                           "rows; expected a host-only workload, or no crosscheck key")

@@ -217,7 +217,7 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
         except KeyError:
             continue
         for h, v in zip(data["run_hash"].tolist(), data["value"].tolist()):
-            summaries.setdefault(h, {})[name] = f"{v:+.1%}" if unit == "ratio" else format_value(v, unit)
+            summaries.setdefault(h, {})[name] = format_value(v, unit)
     for p in outcome.points:
         if p.run_hash in stored:
             cells = [*(_md_escape(_label(k, v)) for k, v in p.coords),
