@@ -59,6 +59,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     trace = generate_trace(workload, args.workload)
     if args.crosscheck:
         _check_host_only(trace, workload.trace_path or args.workload)
+        from simulator.roofline_check import calibration_problem
+
+        problem = calibration_problem(loaded)
+        if problem:
+            raise InputError(f"--crosscheck: {problem}")
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
     extra = {}
     if args.crosscheck:

@@ -28,11 +28,15 @@ import pyarrow.compute as pc
 
 from models.roofline import RooflinePlatform
 from simulator.config.loader import LoadedConfig
+from simulator.config.schema import dram_geometry
 from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
+from simulator.units import format_quantity
 from workloads import micro
 from workloads.trace import COMMAND_OPS
 
+#: the read stream that measures tau_mem and eps_mem, B; the system's DRAM must hold it
+STREAM_BYTES = 32 * 2**20
 #: the columns of ``crosscheck.csv``
 CROSSCHECK_COLUMNS = ("quantity", "simulated", "model", "unit", "error", "model_name")
 MODEL_NAME = "energy roofline (001 ch. 3-4), costs measured on this system"
@@ -54,8 +58,19 @@ class MeasuredMachine:
                                 self.eps_mem_j_per_byte, self.pi0_w, name=name)
 
 
+def calibration_problem(loaded: LoadedConfig, stream_bytes: int = STREAM_BYTES) -> str | None:
+    """Why ``measure_machine`` cannot measure ``loaded``'s system (its DRAM is smaller than the read
+    stream), or None."""
+    capacity = dram_geometry(loaded.spec).capacity_bytes
+    if capacity >= stream_bytes:
+        return None
+    return (f"the roofline's costs are measured with a {format_quantity(stream_bytes, 'B')} read stream, more than "
+            f"the {format_quantity(capacity, 'B')} of the system's DRAM ({loaded.source}: dram.geometry); expected "
+            "a system that holds it")
+
+
 def measure_machine(system: str | Path | LoadedConfig, flops: int = 10**8,
-                    stream_bytes: int = 32 * 2**20, elem_bytes: int = 8) -> MeasuredMachine:
+                    stream_bytes: int = STREAM_BYTES, elem_bytes: int = 8) -> MeasuredMachine:
     """Measure tau_flop, tau_mem, eps_flop, eps_mem and pi_0 with two micro runs (module docstring)."""
     if flops < 1 or stream_bytes < 1:
         raise ValueError(f"flops and stream_bytes must be >= 1, got {flops!r}, {stream_bytes!r}")

@@ -504,6 +504,7 @@ def prepare_points(study: StudySpec) -> list[Point]:
 
     Raises ConfigError naming the study file and the axis key (or the point) on any problem.
     """
+    from simulator.roofline_check import calibration_problem
     from simulator.runner import memory_reach_problem
 
     builder = _Builder(study)
@@ -530,6 +531,9 @@ def prepare_points(study: StudySpec) -> list[Point]:
         label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
         if reach:
             errors.append(f"{study.source}: sweep: point ({label}): {reach}")
+            continue
+        if study.crosscheck == "roofline" and calibration_problem(loaded):
+            errors.append(f"{study.source}: crosscheck: {calibration_problem(loaded)}")
             continue
         if study.crosscheck == "roofline" and builder.trace_offload_rows(params):
             errors.append(f"{study.source}: crosscheck: 'roofline' describes the host and its memory alone, but "

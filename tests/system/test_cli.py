@@ -447,3 +447,15 @@ def test_plot_draws_the_run_and_a_rerun_replaces_it(tmp_path):
     energy = energy_by_category_j(results)
     assert energy["dram"]["refresh"] > 0 and energy["lap"]["compute"] > 0
     assert sum(sum(c.values()) for c in energy.values()) == pytest.approx(results.summary()["energy_total_j"])
+
+
+def test_crosscheck_refuses_a_dram_too_small_for_its_calibration_stream(tmp_path, capsys):
+    compute = _write(tmp_path / "c.yaml", "name: c\ngenerator: compute_only\nparams: {flops: 1000}\n")
+    out = tmp_path / "r"
+    argv = ["run", str(DEFAULT_SYSTEM), str(compute), "--set", "dram.geometry.rows=64", "--out", str(out)]
+    assert main([*argv, "--crosscheck"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: the roofline's costs are measured "
+                                               "with a 33.55 MB read stream, more than the 16.78 MB"), err
+    assert not out.exists()
+    assert main(argv) == 0  # the run alone fits

@@ -84,3 +84,13 @@ def test_an_offloading_workload_is_refused_with_the_roofline(tmp_path):
         prepare_points(load_study(study))
     assert "crosscheck: 'roofline' describes the host and its memory alone" in str(err.value)
     assert "accelerator command rows" in str(err.value)
+
+
+def test_a_system_too_small_to_measure_is_refused_with_the_roofline(tmp_path):
+    study = _study(tmp_path).read_text().replace("set.host.max_outstanding_misses: [10, 4]",
+                                                 "set.dram.geometry.rows: [65536, 64]")
+    (tmp_path / "study.yaml").write_text(study)
+    with pytest.raises(ConfigError) as err:
+        prepare_points(load_study(tmp_path / "study.yaml"))
+    assert "crosscheck: the roofline's costs are measured with a 33.55 MB read stream, more than the 16.78 MB" \
+        in str(err.value)
