@@ -86,9 +86,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _check_host_only(trace: pa.Table, source: str) -> None:
     """Refuse ``--crosscheck`` for a trace that offloads: the roofline describes the host alone."""
-    from simulator.roofline_check import offload_rows
+    from workloads.trace import command_rows
 
-    n = offload_rows(trace)
+    n = command_rows(trace)
     if n:
         raise InputError(f"--crosscheck: {source} has {n} accelerator command rows (offload, wait); expected a "
                          "host-only workload, as the energy roofline describes the host and its memory alone")

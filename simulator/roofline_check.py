@@ -23,9 +23,6 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from models.roofline import RooflinePlatform
 from simulator.config.loader import LoadedConfig
 from simulator.config.schema import dram_geometry
@@ -33,7 +30,6 @@ from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.units import format_quantity
 from workloads import micro
-from workloads.trace import COMMAND_OPS
 
 #: the read stream that measures tau_mem and eps_mem, B; the system's DRAM must hold it
 STREAM_BYTES = 32 * 2**20
@@ -100,11 +96,6 @@ class CrosscheckRow:
     def error(self) -> float | None:
         """simulated / model - 1, or None without a prediction."""
         return None if self.model is None or self.model == 0 else self.simulated / self.model - 1.0
-
-
-def offload_rows(trace: pa.Table) -> int:
-    """How many rows of ``trace`` are accelerator commands (offload, wait)."""
-    return int(pc.sum(pc.is_in(trace["op"], value_set=pa.array(COMMAND_OPS))).as_py() or 0)
 
 
 def roofline_prediction(machine: MeasuredMachine, w_flops: float, q_bytes: float) -> tuple[float, float]:

@@ -391,15 +391,14 @@ class _Builder:
         makes it again), and each parameter set is generated once. Where its host accesses end is kept
         (``trace_end_bytes``), to check it against each point's DRAM."""
         from simulator.config.workload import generate_trace
-        from simulator.roofline_check import offload_rows
-        from workloads.trace import address_end_bytes
+        from workloads.trace import address_end_bytes, command_rows
 
         if params not in self._trace_problems:
             problem = None
             try:
                 trace = generate_trace(self.workload(params), self.workload_source)
                 self._trace_ends[params] = address_end_bytes(trace)
-                self._offload_rows[params] = offload_rows(trace)
+                self._offload_rows[params] = command_rows(trace)
             except ConfigError as exc:
                 problem = "; ".join(_strip_prefix(_strip_prefix(m, f"{self.workload_source}: "), "params: ")
                                     for m in exc.messages)

@@ -716,6 +716,11 @@ def _counts(col: pa.ChunkedArray) -> dict[str, int]:
     return {str(v["values"]): int(v["counts"]) for v in vc.to_pylist()}
 
 
+def command_rows(table: pa.Table) -> int:
+    """How many rows of ``table`` are accelerator commands (``COMMAND_OPS``: offload, wait)."""
+    return sum(n for op, n in _counts(table.column("op")).items() if op in COMMAND_OPS)
+
+
 def trace_summary(table: pa.Table) -> dict[str, Any]:
     """Totals of a trace.
 
