@@ -21,9 +21,7 @@ from typing import TYPE_CHECKING
 from simulator.config.errors import EXIT_BAD_INPUT, InputError
 from simulator.units import format_quantity
 
-if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without pyarrow or the models
-    import pyarrow as pa
-
+if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
     from simulator.roofline_check import CrosscheckRow
 
 DEFAULT_RESULTS_DIR = Path("results") / "runs"
@@ -58,10 +56,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
     if args.crosscheck:
-        _check_host_only(trace, workload.trace_path or args.workload)
-        from simulator.roofline_check import calibration_problem
+        from simulator.roofline_check import crosscheck_problem
+        from workloads.trace import command_rows
 
-        problem = calibration_problem(loaded)
+        problem = crosscheck_problem(loaded, command_rows(trace), workload.trace_path or args.workload)
         if problem:
             raise InputError(f"--crosscheck: {problem}")
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
@@ -82,16 +80,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_crosscheck(checks)
     print(f"written   {out}")
     return 0
-
-
-def _check_host_only(trace: pa.Table, source: str) -> None:
-    """Refuse ``--crosscheck`` for a trace that offloads: the roofline describes the host alone."""
-    from workloads.trace import command_rows
-
-    n = command_rows(trace)
-    if n:
-        raise InputError(f"--crosscheck: {source} has {n} accelerator command rows (offload, wait); expected a "
-                         "host-only workload, as the energy roofline describes the host and its memory alone")
 
 
 def _print_crosscheck(checks: list[CrosscheckRow]) -> None:

@@ -65,6 +65,16 @@ def calibration_problem(loaded: LoadedConfig, stream_bytes: int = STREAM_BYTES) 
             "a system that holds it")
 
 
+def crosscheck_problem(loaded: LoadedConfig, command_rows: int, workload: str) -> str | None:
+    """Why the roofline cannot be set beside a run of ``workload`` (a label) on ``loaded``'s system, or None:
+    the trace has ``command_rows`` accelerator commands (the roofline describes the host and its memory
+    alone), or the system cannot be measured (``calibration_problem``)."""
+    if command_rows:
+        return (f"{workload} has {command_rows} accelerator command rows (offload, wait); expected a host-only "
+                "workload, as the energy roofline describes the host and its memory alone")
+    return calibration_problem(loaded)
+
+
 def measure_machine(system: str | Path | LoadedConfig, flops: int = 10**8,
                     stream_bytes: int = STREAM_BYTES, elem_bytes: int = 8) -> MeasuredMachine:
     """Measure tau_flop, tau_mem, eps_flop, eps_mem and pi_0 with two micro runs (module docstring)."""
@@ -105,21 +115,27 @@ def roofline_prediction(machine: MeasuredMachine, w_flops: float, q_bytes: float
     return t_model, float(plat.energy_j(w_flops, q_bytes, t_model))
 
 
+def compared(machine: MeasuredMachine, w_flops: float, q_bytes: float, time_s: float,
+             energy_j: float) -> tuple[CrosscheckRow, CrosscheckRow]:
+    """A run's simulated time (s) and energy (J) beside the roofline's from its W and Q: the rows
+    ``time`` and ``energy``, whose ``error`` is simulated / model - 1."""
+    t_model, e_model = roofline_prediction(machine, w_flops, q_bytes)
+    return CrosscheckRow("time", time_s, t_model, "s"), CrosscheckRow("energy", energy_j, e_model, "J")
+
+
 def roofline_crosscheck(results: Results, machine: MeasuredMachine) -> list[CrosscheckRow]:
     """The run's time (s) and energy (J) beside the roofline's prediction from its W (flop) and DRAM
     traffic Q (B), after the inputs themselves and the machine's measured costs."""
     w = results.value("host", "flops")
     q = results.value("dram", "bytes_read") + results.value("dram", "bytes_written")
-    t = results.value("system", "simulated_time_s")
     e, _ = energy_split_j(results)
-    t_model, e_model = roofline_prediction(machine, w, q)
     inputs = [("work W", w, "flop"), ("DRAM traffic Q", q, "B"),
               ("intensity W/Q", w / q if q else float("inf"), "flop/B"),
               ("tau_flop", machine.tau_flop_s, "s/flop"), ("tau_mem", machine.tau_mem_s_per_byte, "s/B"),
               ("eps_flop", machine.eps_flop_j, "J/flop"), ("eps_mem", machine.eps_mem_j_per_byte, "J/B"),
               ("pi_0", machine.pi0_w, "W")]
     return ([CrosscheckRow(name, float(value), None, unit) for name, value, unit in inputs]
-            + [CrosscheckRow("time", t, t_model, "s"), CrosscheckRow("energy", e, e_model, "J")])
+            + list(compared(machine, w, q, results.value("system", "simulated_time_s"), e)))
 
 
 def crosscheck_csv(rows: list[CrosscheckRow]) -> str:

@@ -503,7 +503,7 @@ def prepare_points(study: StudySpec) -> list[Point]:
 
     Raises ConfigError naming the study file and the axis key (or the point) on any problem.
     """
-    from simulator.roofline_check import calibration_problem
+    from simulator.roofline_check import crosscheck_problem
     from simulator.runner import memory_reach_problem
 
     builder = _Builder(study)
@@ -531,13 +531,10 @@ def prepare_points(study: StudySpec) -> list[Point]:
         if reach:
             errors.append(f"{study.source}: sweep: point ({label}): {reach}")
             continue
-        if study.crosscheck == "roofline" and calibration_problem(loaded):
-            errors.append(f"{study.source}: crosscheck: {calibration_problem(loaded)}")
-            continue
-        if study.crosscheck == "roofline" and builder.trace_offload_rows(params):
-            errors.append(f"{study.source}: crosscheck: 'roofline' describes the host and its memory alone, but "
-                          f"the workload at ({label}) has {builder.trace_offload_rows(params)} accelerator command "
-                          "rows; expected a host-only workload, or no crosscheck key")
+        problem = (crosscheck_problem(loaded, builder.trace_offload_rows(params), f"the workload ({label})")
+                   if study.crosscheck == "roofline" else None)
+        if problem:
+            errors.append(f"{study.source}: crosscheck: {problem}")
             continue
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
         run_hash = content_hash([loaded.content_hash, workload.as_dict()])

@@ -81,7 +81,7 @@ def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], 
     component, quantity, value, unit): the energy roofline's time and energy from the point's host flops
     and DRAM bytes, with costs measured once per distinct system (``roofline_check.measure_machine``),
     and the errors of the simulated values against them."""
-    from simulator.roofline_check import measure_machine, roofline_prediction
+    from simulator.roofline_check import compared, measure_machine
 
     if study.crosscheck != "roofline" or table.empty:
         return table.iloc[0:0]
@@ -98,11 +98,12 @@ def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], 
         machine = machines[p.loaded.content_hash]
         w = values[(p.run_hash, "host", "flops")]
         q = values[(p.run_hash, "dram", "bytes_read")] + values[(p.run_hash, "dram", "bytes_written")]
-        t = values[(p.run_hash, "system", "simulated_time_s")]
-        t_model, e_model = roofline_prediction(machine, w, q)
-        measured = {"model_time_s": t_model, "model_energy_j": e_model,
-                    "time_error": t / t_model - 1.0 if t_model else float("nan"),
-                    "energy_error": energy[p.run_hash] / e_model - 1.0 if e_model else float("nan")}
+        time, energy_row = compared(machine, w, q, values[(p.run_hash, "system", "simulated_time_s")],
+                                    energy[p.run_hash])
+        nan = float("nan")  # an error where the model predicts 0
+        measured = {"model_time_s": time.model, "model_energy_j": energy_row.model,
+                    "time_error": nan if time.error is None else time.error,
+                    "energy_error": nan if energy_row.error is None else energy_row.error}
         for quantity, unit in CROSSCHECK_QUANTITIES:
             rows.append({**dict(p.coords), "run_hash": p.run_hash, "component": "crosscheck/roofline",
                          "quantity": quantity, "value": measured[quantity], "unit": unit})

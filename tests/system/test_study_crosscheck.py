@@ -82,8 +82,9 @@ def test_an_offloading_workload_is_refused_with_the_roofline(tmp_path):
                      "crosscheck: roofline\nsweep:\n  product:\n    set.host.max_outstanding_misses: [10, 4]\n")
     with pytest.raises(ConfigError) as err:
         prepare_points(load_study(study))
-    assert "crosscheck: 'roofline' describes the host and its memory alone" in str(err.value)
-    assert "accelerator command rows" in str(err.value)
+    assert (f"{study}: crosscheck: the workload (every point) has 20 accelerator command rows (offload, wait); "
+            "expected a host-only workload, as the energy roofline describes the host and its memory alone") \
+        in str(err.value)
 
 
 def test_a_system_too_small_to_measure_is_refused_with_the_roofline(tmp_path):
