@@ -83,7 +83,7 @@ from simulator.executors import check_parallel_options, point_executor
 from simulator.config.files import write_atomic
 from simulator.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
-from simulator.study_spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
+from simulator.study_spec import MACHINES_FILE, Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "source", "notes")
 #: models a sweep file's ``crosscheck:`` may name; each adds ``crosscheck/<model>`` rows to study.parquet
@@ -175,7 +175,7 @@ DEFAULT_STUDIES_DIR = Path("results") / "studies"
 LOCK_WAIT_S = 5.0
 LOCK_NAME = ".study.lock"
 # what a study directory holds (besides hidden temporary files of interrupted writes)
-STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", LOCK_NAME)
+STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", MACHINES_FILE, LOCK_NAME)
 RESULTS_COLUMNS = ["component", "quantity", "value", "unit"]
 
 

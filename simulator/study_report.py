@@ -16,9 +16,11 @@ no stored point has is left out of the report with a note.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -26,7 +28,10 @@ import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
 from simulator.plots import Panel, Series, format_value, line_panels, unit_of_key
-from simulator.study_spec import FigureSpec, Point, StudyOutcome, StudySpec
+from simulator.study_spec import MACHINES_FILE, FigureSpec, Point, StudyOutcome, StudySpec
+
+if TYPE_CHECKING:
+    from simulator.roofline_check import MeasuredMachine
 
 ENERGY_TOTAL = "energy/total"
 DEFAULT_Y = ("system/simulated_time_s", ENERGY_TOTAL, "dram/bandwidth_bytes_per_s")
@@ -76,11 +81,24 @@ def consolidate(points: list[Point] | tuple[Point, ...], out_dir: str | Path) ->
     return pd.concat([head, table], axis=1)
 
 
-def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], table: pd.DataFrame) -> pd.DataFrame:
+def _stored_machines(path: Path) -> dict[str, MeasuredMachine]:
+    """The roofline costs a previous run of the study measured, by system content hash; {} if ``path`` is
+    missing or does not read back as such (it is then measured and written again)."""
+    from simulator.roofline_check import MeasuredMachine
+
+    try:
+        raw = json.loads(path.read_text())
+        return {h: MeasuredMachine(**{k: float(v) for k, v in costs.items()}) for h, costs in raw.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], table: pd.DataFrame,
+                     out_dir: Path) -> pd.DataFrame:
     """The ``crosscheck/roofline`` rows of every stored point of ``table`` (its axis columns, run_hash,
     component, quantity, value, unit): the energy roofline's time and energy from the point's host flops
-    and DRAM bytes, with costs measured once per distinct system (``roofline_check.measure_machine``),
-    and the errors of the simulated values against them."""
+    and DRAM bytes, with costs measured once per distinct system (``roofline_check.measure_machine``) and
+    kept in ``out_dir/MACHINES_FILE`` for the study's next run, and the errors of the simulated values."""
     from simulator.roofline_check import compared, measure_machine
 
     if study.crosscheck != "roofline" or table.empty:
@@ -88,7 +106,8 @@ def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], 
     keys = [k for k, _ in points[0].coords]
     values = table.groupby(["run_hash", "component", "quantity"], sort=False)["value"].sum()
     energy = table[table["component"].str.startswith("energy/")].groupby("run_hash", sort=False)["value"].sum()
-    machines: dict[str, Any] = {}
+    stored = _stored_machines(out_dir / MACHINES_FILE)
+    machines = dict(stored)
     rows = []
     for p in {p.run_hash: p for p in points}.values():
         if p.run_hash not in energy.index:
@@ -107,6 +126,9 @@ def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], 
         for quantity, unit in CROSSCHECK_QUANTITIES:
             rows.append({**dict(p.coords), "run_hash": p.run_hash, "component": "crosscheck/roofline",
                          "quantity": quantity, "value": measured[quantity], "unit": unit})
+    if machines != stored:
+        text = json.dumps({h: dataclasses.asdict(m) for h, m in sorted(machines.items())}, indent=2) + "\n"
+        write_atomic(out_dir / MACHINES_FILE, lambda tmp: tmp.write_text(text))
     extra = pd.DataFrame(rows, columns=[*keys, "run_hash", "component", "quantity", "value", "unit"])
     return extra.astype(table.dtypes.to_dict())
 
@@ -250,7 +272,7 @@ def write_outputs(outcome: StudyOutcome) -> tuple[Path, Path]:
     out = outcome.out_dir
     table = consolidate(outcome.points, out)
     if outcome.study.crosscheck:
-        table = pd.concat([table, crosscheck_table(outcome.study, outcome.points, table)], ignore_index=True)
+        table = pd.concat([table, crosscheck_table(outcome.study, outcome.points, table, out)], ignore_index=True)
     table_path = write_table(table, out / "study.parquet")
     figures: list[tuple[FigureSpec, Path | str]] = []
     if len(table):

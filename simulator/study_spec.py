@@ -60,6 +60,10 @@ class FigureSpec:
     title: str | None = None
 
 
+#: where a study directory keeps the roofline costs measured per system (content hash -> costs) for its next run
+MACHINES_FILE = "roofline_machines.json"
+
+
 @dataclass(frozen=True)
 class StudySpec:
     """A validated study file: paths resolved, axes in file order."""

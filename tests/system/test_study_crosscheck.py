@@ -3,11 +3,13 @@ and the figures; refused for a model it does not know, an offloading workload, o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from simulator import roofline_check
 from simulator.cli import main
 from simulator.config.errors import ConfigError
 from simulator.roofline_check import measure_machine, roofline_prediction
@@ -27,7 +29,7 @@ def _study(tmp_path: Path, extra: str = "crosscheck: roofline\n", workload: str 
     return path
 
 
-def test_each_point_gets_the_roofline_of_its_own_system(tmp_path):
+def test_each_point_gets_the_roofline_of_its_own_system(tmp_path, monkeypatch):
     study = _study(tmp_path)
     outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
     table = pq.read_table(outcome.table_path).to_pandas()
@@ -53,10 +55,22 @@ def test_each_point_gets_the_roofline_of_its_own_system(tmp_path):
     report = (outcome.out_dir / "report.md").read_text()
     assert "roofline time error" in report and "roofline energy error" in report
     assert any("time_error" in p.name for p in (outcome.out_dir / "figures").iterdir())
-    # a rerun reuses every point and writes the same table
+    # a rerun reuses every point and the stored costs (it measures nothing), and writes the same table
     first = outcome.table_path.read_bytes()
-    again = run_study(study, tmp_path / "out", workers=1, progress=False)
+    costs = outcome.out_dir / "roofline_machines.json"
+    assert len(json.loads(costs.read_text())) == 2  # one per distinct system
+    with monkeypatch.context() as patch:
+        patch.setattr(roofline_check, "measure_machine", _no_measuring)
+        again = run_study(study, tmp_path / "out", workers=1, progress=False)
     assert not again.simulated and again.table_path.read_bytes() == first
+    # a stored file that does not read back is measured again, to the same bytes
+    costs.write_text("{not json")
+    assert run_study(study, tmp_path / "out", workers=1, progress=False).table_path.read_bytes() == first
+    assert len(json.loads(costs.read_text())) == 2
+
+
+def _no_measuring(*args, **kwargs):
+    raise AssertionError("measured again although the study stored the costs")
 
 
 @pytest.mark.parametrize("extra, message", [
