@@ -25,3 +25,13 @@ def ddr3_preset(ranks_per_channel: int = 1):
 
     spec = load_spec(DEFAULT_SYSTEM, SystemSpec, [f"dram.geometry.ranks_per_channel={ranks_per_channel}"]).spec
     return dram_parameters(spec)
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture, out: Path) -> list[str]:
+    """Run ``offsim argv``; check that it exits 2 (bad input) and leaves no ``out`` behind; return its
+    error lines."""
+    from simulator.cli import main
+
+    assert main(argv) == 2
+    assert not Path(out).exists()
+    return capsys.readouterr().err.strip().splitlines()

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulator.cli import main
-from tests.conftest import CONFIGS, DEFAULT_SYSTEM, ROOT
+from tests.conftest import CONFIGS, DEFAULT_SYSTEM, ROOT, refused
 from workloads import micro
 from workloads.trace import write_trace
 
@@ -272,11 +272,8 @@ def test_param_option_on_a_trace_workload_is_refused(tmp_path, capsys):
     write_trace(micro.stream("read", 1 << 16), tmp_path / "t.parquet")
     w = _write(tmp_path / "w.yaml", "name: t\ntrace: t.parquet\n")
     argv = ["run", str(DEFAULT_SYSTEM), str(w), "--param", "array_bytes=1 MiB", "--out", str(tmp_path / "r")]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"offsim: error: --param array_bytes=1 MiB: {w} replays a trace file; expected no workload "
-                   "parameters"]
-    assert not (tmp_path / "r").exists()
+    assert refused(argv, capsys, tmp_path / "r") == [
+        f"offsim: error: --param array_bytes=1 MiB: {w} replays a trace file; expected no workload parameters"]
 
 
 def test_swapped_run_arguments_give_one_message(tmp_path, workload, capsys):
@@ -348,14 +345,11 @@ def test_out_of_memory_is_reported_as_too_large_an_input(tmp_path, workload, cap
 ])
 def test_a_paper_study_run_by_offsim_reports_under_offsim_and_describes_lists(tmp_path, capsys, kind, expected):
     study = _write(tmp_path / "s.yaml", f"study: {kind}\nfoo: 1\n")
-    out = tmp_path / "out"
-    assert main(["study", str(study), "--out", str(out)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = refused(["study", str(study), "--out", str(tmp_path / "out")], capsys, tmp_path / "out")
     # every line under offsim's name, as its other commands report, not the paper runner's module name
     assert err and all(line.startswith(f"offsim: error: {study}: ") for line in err), err
     assert f"offsim: error: {study}: foo: unknown key" in err[0]
     assert f"offsim: error: {study}: {expected}" in err
-    assert not out.exists()
 
 
 def test_version_names_the_installed_distribution(capsys):
@@ -418,10 +412,8 @@ def test_crosscheck_refuses_an_offloading_workload_before_running(tmp_path, caps
     out = tmp_path / "r"
     argv = ["run", str(CONFIGS / "systems" / "lap_dram.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
             "--param", "n_points=2000", "--out", str(out), "--crosscheck"]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = refused(argv, capsys, out)
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: ") and "accelerator command rows" in err[0]
-    assert not out.exists()
 
 
 def test_plot_draws_the_run_and_a_rerun_replaces_it(tmp_path):
@@ -453,9 +445,7 @@ def test_crosscheck_refuses_a_dram_too_small_for_its_calibration_stream(tmp_path
     compute = _write(tmp_path / "c.yaml", "name: c\ngenerator: compute_only\nparams: {flops: 1000}\n")
     out = tmp_path / "r"
     argv = ["run", str(DEFAULT_SYSTEM), str(compute), "--set", "dram.geometry.rows=64", "--out", str(out)]
-    assert main([*argv, "--crosscheck"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = refused([*argv, "--crosscheck"], capsys, out)
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: the roofline's costs are measured "
                                                "with a 33.55 MB read stream, more than the 16.78 MB"), err
-    assert not out.exists()
     assert main(argv) == 0  # the run alone fits
