@@ -265,7 +265,7 @@ def g1_closed_form(p: LogCAParams) -> float:
     Independent latency: [A/(A-1) (o+L)/C]^(1/beta) (000 eq. 4.7, 000:L632),
     exact; inf when A <= 1.
     Dependent latency: [C (beta-1)(A-1) + A o] / [C beta (A-1) - A L]
-    (000 eq. 4.13, 000:L691; 002 eq. 11), one Newton step from g = 1 and exact
+    (000 eq. 4.13, 000:L690; 002 eq. 11), one Newton step from g = 1 and exact
     only for beta = 1. The raw value is returned: a negative value is the
     thesis' sign that no break-even exists.
     """
@@ -283,7 +283,7 @@ def g_half_closed_form(p: LogCAParams) -> float:
 
     Independent latency: [A (o+L)/C]^(1/beta) (000 eq. 4.8, 000:L646), exact.
     Dependent latency: [C (beta-1) + A o] / [C beta - A L] (000 eq. 4.14,
-    000:L702; equal to g_A of eq. 4.15), exact only for beta = 1; the raw value
+    000:L701; equal to g_A of eq. 4.15), exact only for beta = 1; the raw value
     is returned (negative: does not exist).
     """
     A, C, b = p.acceleration, p.c_cycles_per_byte_beta, p.beta
@@ -351,7 +351,7 @@ def parallel_speedup_equal_split(p: LogCAParams, g_bytes: ArrayLike, n: int) -> 
 
     With g_i = g/n, o_i = o, L_i = L, A_i = A the n-th accelerator finishes
     last, at n o + L1(g/n) + C (g/n)^beta / A (eq. 4.17 with equal parts); for
-    beta = 1 and granularity-dependent latency this is 000 eq. 4.19 (000:L937),
+    beta = 1 and granularity-dependent latency this is 000 eq. 4.19 (000:L936),
     C g / (n o + L g/n + C g/(n A)).
     """
     _check_count("n", n)
@@ -395,9 +395,9 @@ def pipelined_speedup(p: LogCAParams, g_bytes: ArrayLike, n: int) -> NDArray[np.
     Dimensionless; 000 section 4.5.2.1, Figure 4.14. With X = C g^beta / A and
     L1 = L1(g):
     * overhead above latency (o >= L1): n C g^beta / (L1 + max[n o + X, o + n X])
-      (000 eq. 4.26, 000:L995);
+      (000 eq. 4.26, 000:L994);
     * latency above overhead (L1 > o): n C g^beta / (o + max[n L1 + X, L1 + n X])
-      (000 eq. 4.28, 000:L1005).
+      (000 eq. 4.28, 000:L1004).
     When overhead and latency are both below X both reduce to
     n C g^beta / (L1 + o + n X) (000 eq. 4.30); n = 1 gives ``speedup``.
     """
@@ -511,12 +511,12 @@ def g_half_energy(pe: LogCAEnergyParams) -> float:
 
 
 def g1_energy_closed_form(pe: LogCAEnergyParams) -> float:
-    """Printed g1^e (000 eq. 5.6, 000:L1243); exact only for beta = 1."""
+    """Printed g1^e (000 eq. 5.6, 000:L1242); exact only for beta = 1."""
     return g1_closed_form(pe.as_time_form())
 
 
 def g_half_energy_closed_form(pe: LogCAEnergyParams) -> float:
-    """Printed g^e_{A^e/2} (000 eq. 5.7, 000:L1246); exact only for beta = 1."""
+    """Printed g^e_{A^e/2} (000 eq. 5.7, 000:L1245); exact only for beta = 1."""
     return g_half_closed_form(pe.as_time_form())
 
 

@@ -18,7 +18,7 @@ from models.data_movement import (
     unfused_data_movement,
 )
 
-# Worked example, 004 §D.7 (004:L5302): P = {936, ..., 544}, sqrt(M) = 256
+# Worked example, 004 §D.7: P = {936, ..., 544} (004:L5302); sqrt(M) = 256, the unfused tile of Fig. D.11 (004:L5313)
 EXAMPLE = (936, 1008, 552, 368, 1016, 616, 544)
 M_EXAMPLE = 256 * 256
 
