@@ -24,7 +24,8 @@ Which ratio the chain recurrences use: the seed prints alpha = P_j / P_k in D.21
 beta = P_{i-1} / P_k in D.22. Its worked example (004 §D.7, 004:L5302-L5330: total
 8,392,058 at 004:L5330; Fig. D.11's tile sizes (312, 210) and (220, 296) at
 004:L5315-L5316) is reproduced with the printed beta and with alpha = P_j / P_{k1}, which
-is the alpha = P3 / P1 of the derivation D.8; these are the defaults. ``alpha_mode``/``beta_mode`` select the other readings.
+is the alpha = P3 / P1 of the derivation D.8; these are the defaults.
+``alpha_mode``/``beta_mode`` select the other readings.
 
 Arithmetic: every term that contains 1 / sqrt(M) is rounded down to whole elements; when
 M is a perfect square and the division is exact the term is computed in integers, so the
