@@ -56,10 +56,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
     if args.crosscheck:
+        from simulator import ulist_run_check
         from simulator.roofline_check import crosscheck_problem
         from workloads.trace import command_rows
 
-        problem = crosscheck_problem(loaded, command_rows(trace), workload.trace_path or args.workload)
+        label = workload.trace_path or args.workload
+        problem = (ulist_run_check.crosscheck_problem(loaded, workload, label) if ulist_run_check.applies(workload)
+                   else crosscheck_problem(loaded, command_rows(trace), label))
         if problem:
             raise InputError(f"--crosscheck: {problem}")
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
@@ -67,7 +70,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.crosscheck:
         from simulator.roofline_check import crosscheck_csv, measure_machine, roofline_crosscheck
 
-        checks = roofline_crosscheck(results, measure_machine(loaded))
+        checks = (ulist_run_check.ulist_crosscheck(results, loaded, workload) if ulist_run_check.applies(workload)
+                  else roofline_crosscheck(results, measure_machine(loaded)))
         extra["crosscheck.csv"] = crosscheck_csv(checks)
     if args.plot:
         from simulator.run_figure import run_figure_png
@@ -83,11 +87,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _print_crosscheck(checks: list[CrosscheckRow]) -> None:
-    """The time and energy rows of a roofline cross-check, simulated beside predicted."""
+    """The time and energy rows of a cross-check, simulated beside predicted, each after its model's tag."""
     for row in checks:
         if row.model is not None:
             error = "n/a: the model predicts 0" if row.error is None else f"{row.error:+.1%}"
-            print(f"roofline  {row.quantity:<7} simulated {format_quantity(row.simulated, row.unit):>12}  model "
+            print(f"{row.tag:<9} {row.quantity:<7} simulated {format_quantity(row.simulated, row.unit):>12}  model "
                   f"{format_quantity(row.model, row.unit):>12}  ({error})")
 
 
@@ -239,8 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a workload parameter, e.g. --param 'array_bytes=8 MiB'")
     p.add_argument("--out", help=f"run directory (default {DEFAULT_RESULTS_DIR}/<workload>-<hash>)")
     p.add_argument("--crosscheck", action="store_true",
-                   help="also predict the run's time and energy with the energy roofline, its costs measured on "
-                   "the same system by two micro runs, and write crosscheck.csv (host-only workloads)")
+                   help="also predict the run's time and energy, with inputs measured on the same system by micro "
+                   "runs, and write crosscheck.csv: the energy roofline for a host-only workload, the U-list model "
+                   "(printed and extended) for an fmm_ulist workload")
     p.add_argument("--plot", action="store_true",
                    help="also draw run.png: time by stage (compute, stall) and energy by component and category")
     p.set_defaults(func=cmd_run)

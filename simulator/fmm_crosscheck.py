@@ -58,6 +58,7 @@ import pyarrow.compute as pc
 
 from models import ulist
 from simulator.config.errors import InputError
+from simulator.config.loader import LoadedConfig
 from simulator.config.workload import build_workload, generate_trace
 from simulator.interconnect.interface import NON_COHERENT
 from simulator.replay import replay
@@ -385,11 +386,13 @@ class MachinePart:
         return self.fn(*self.args)
 
 
-def machine_parts(cpu_system: str, lap_systems: dict[str, str], bc_layout: str = "rows") -> list[MachinePart]:
+def machine_parts(cpu_system: str | LoadedConfig, lap_systems: dict[str, str | LoadedConfig],
+                  bc_layout: str = "rows", pipelined: bool = True) -> list[MachinePart]:
     """:func:`measure_machine`'s micro runs as independent parts, so that a study can spread them
     over its workers (:func:`assemble_machine` puts the results together): each height of the two
     LLC residency curves on the first LLC-coupled LAP system, then each LAP system's runs (on the
-    default systems 4 to 6 s a part), then the host's runs (0.3 s) last."""
+    default systems 4 to 6 s a part), then the host's runs (0.3 s) last. ``pipelined`` False leaves
+    out the pipelined residency curves, which only pipelined points read."""
     parts = []
     couplings = {name: {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
                  for name, sysf in lap_systems.items()}
@@ -397,8 +400,9 @@ def machine_parts(cpu_system: str, lap_systems: dict[str, str], bc_layout: str =
     if llc_coupled:
         parts += [MachinePart("llc_residency", _llc_residency_shares,
                               (llc_coupled[0], m, RESIDENCY_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
-        parts += [MachinePart("pipelined_residency", _pipelined_residency_shares,
-                              (llc_coupled[0], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
+        if pipelined:
+            parts += [MachinePart("pipelined_residency", _pipelined_residency_shares,
+                                  (llc_coupled[0], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
     parts += [MachinePart("lap", _measure_lap_system,
                           (name, sysf, bool(couplings[name] & set(NON_COHERENT)), bc_layout))
               for name, sysf in lap_systems.items()]
@@ -415,6 +419,7 @@ def assemble_machine(parts: list[MachinePart], results: list[Any]) -> dict[str, 
     m: dict[str, Any] = dict(by_kind["cpu"][0])
     if "llc_residency" in by_kind:
         m["llc_residency"] = _residency_curve(RESIDENCY_RATIOS, by_kind["llc_residency"])
+    if "pipelined_residency" in by_kind:
         pipelined = by_kind["pipelined_residency"]
         m["llc_residency_pipelined_b"] = _residency_curve(PIPELINED_RATIOS, [b for b, _ in pipelined])
         m["llc_residency_pipelined_c"] = _residency_curve(PIPELINED_RATIOS, [c for _, c in pipelined])
@@ -535,48 +540,71 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
     if class_counts is None:
         class_counts = {int(q): class_counts_of(int(q), int(g.n_points.iloc[0]), str(g.density.iloc[0]))
                         for q, g in table.groupby("q")}
+    # a CPU-only point takes the host's LLC costs from a LAP system: every system of a study has the
+    # same host and caches
+    first_lap = next(k.split(".")[0] for k in machine if ".f_l" in k)
     rows = []
     for _, r in table.iterrows():
         q = int(r.q)
-        d = dims[q]
-        lap = r.placement if r.gemm == "lap" else next(k.split(".")[0] for k in machine if ".f_l" in k)
-        mc = _machine(machine, lap)
-        ep = _energy_params(machine, lap, r.gemm == "lap")
-        b = int(r.blocks)
-        if r.gemm == "cpu":
-            cyc, stages = ulist.total_cycles(d, mc, "cpu"), ulist.stage_costs(d, mc, "cpu")
-        elif r.variant in ("orig", "orig_pref"):
-            cyc, stages = ulist.total_cycles(d, mc, "lap"), ulist.stage_costs(d, mc, "lap")
-        elif r.variant == "pipelining":
-            cyc, stages = ulist.pipelined_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
-        else:
-            cyc, stages = ulist.blocked_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
-        e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
-        bc_share = b_share = c_share = float("nan")
-        # for a CPU-only point the host's LLC and access costs come from a LAP system: every
-        # system of a study has the same host and caches
-        xp = extended_params(machine, lap)
-        if r.gemm == "cpu":
-            es = ulist.cpu_extended_stages(d, mc, xp, HOST_GEMM_BLOCKING,
-                                           llc_bytes=float(r.llc_bytes), class_counts=class_counts.get(q))
-            ext = es.blocked_cycles()
-        else:
-            es = ulist.extended_stages(d, mc, xp, b, llc_bytes=float(r.llc_bytes),
-                                       sets=fmm_ulist.exchange_buffers(r.variant),
-                                       coupling=str(r.placement).removeprefix("lap-"),
-                                       class_counts=class_counts.get(q),
-                                       order=str(r.block_order))
-            ext = es.pipelined_cycles() if r.variant == "pipelining" else es.blocked_cycles()
-            bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
-        ext_e = ulist.energy_j(es.stages, ep, ext, CLOCK_HZ)
+        lap = r.placement if r.gemm == "lap" else first_lap
+        m = point_model(machine, lap, dims[q], class_counts.get(q), gemm=r.gemm, variant=r.variant,
+                        placement=r.placement, blocks=int(r.blocks), llc_bytes=float(r.llc_bytes),
+                        block_order=str(r.block_order))
         rows.append({"q": r.q, "placement": r.placement, "variant": r.variant,
-                     "blocks": b, "sim_mcycles": r.cycles / 1e6, "model_mcycles": cyc / 1e6,
-                     "time_dev": r.cycles / cyc - 1, "ext_mcycles": ext / 1e6, "ext_time_dev": r.cycles / ext - 1,
-                     "sim_energy_j": r.energy_total_j, "model_energy_j": e,
-                     "energy_dev": r.energy_total_j / e - 1, "ext_energy_j": ext_e,
-                     "ext_energy_dev": r.energy_total_j / ext_e - 1, "ext_bc_llc_share": bc_share,
-                     "ext_b_llc_share": b_share, "ext_c_llc_share": c_share})
+                     "blocks": int(r.blocks), "sim_mcycles": r.cycles / 1e6, "model_mcycles": m.cycles / 1e6,
+                     "time_dev": r.cycles / m.cycles - 1, "ext_mcycles": m.ext_cycles / 1e6,
+                     "ext_time_dev": r.cycles / m.ext_cycles - 1,
+                     "sim_energy_j": r.energy_total_j, "model_energy_j": m.energy_j,
+                     "energy_dev": r.energy_total_j / m.energy_j - 1, "ext_energy_j": m.ext_energy_j,
+                     "ext_energy_dev": r.energy_total_j / m.ext_energy_j - 1, "ext_bc_llc_share": m.bc_llc_share,
+                     "ext_b_llc_share": m.b_llc_share, "ext_c_llc_share": m.c_llc_share})
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class PointModel:
+    """The printed and the extended model of one point: host cycles, energy (J), and the shares of
+    the B and C exchange the extended model has the LLC serve (NaN for a CPU-only point)."""
+
+    cycles: float
+    energy_j: float
+    ext_cycles: float
+    ext_energy_j: float
+    bc_llc_share: float
+    b_llc_share: float
+    c_llc_share: float
+
+
+def point_model(machine: dict[str, Any], lap: str, d: ulist.UListDims, class_counts: tuple[int, ...] | None, *,
+                gemm: str, variant: str, placement: str, blocks: int, llc_bytes: float,
+                block_order: str) -> PointModel:
+    """Both models of one point (:func:`model_rows`): ``machine`` as measured, ``lap`` the prefix of
+    the LAP figures it reads, ``gemm`` "cpu" or "lap", ``placement`` "cpu" or "lap-<coupling>",
+    ``blocks`` the b the trace used, ``llc_bytes`` the LLC capacity (B)."""
+    mc = _machine(machine, lap)
+    ep = _energy_params(machine, lap, gemm == "lap")
+    b = blocks
+    if gemm == "cpu":
+        cyc, stages = ulist.total_cycles(d, mc, "cpu"), ulist.stage_costs(d, mc, "cpu")
+    elif variant in ("orig", "orig_pref"):
+        cyc, stages = ulist.total_cycles(d, mc, "lap"), ulist.stage_costs(d, mc, "lap")
+    elif variant == "pipelining":
+        cyc, stages = ulist.pipelined_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
+    else:
+        cyc, stages = ulist.blocked_cycles(d, mc, b), ulist.blocked_stage_costs(d, mc, b)
+    e = ulist.energy_j(stages, ep, cyc, CLOCK_HZ)
+    bc_share = b_share = c_share = float("nan")
+    xp = extended_params(machine, lap)
+    if gemm == "cpu":
+        es = ulist.cpu_extended_stages(d, mc, xp, HOST_GEMM_BLOCKING, llc_bytes=llc_bytes, class_counts=class_counts)
+        ext = es.blocked_cycles()
+    else:
+        es = ulist.extended_stages(d, mc, xp, b, llc_bytes=llc_bytes, sets=fmm_ulist.exchange_buffers(variant),
+                                   coupling=placement.removeprefix("lap-"), class_counts=class_counts,
+                                   order=block_order)
+        ext = es.pipelined_cycles() if variant == "pipelining" else es.blocked_cycles()
+        bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
+    return PointModel(cyc, e, ext, ulist.energy_j(es.stages, ep, ext, CLOCK_HZ), bc_share, b_share, c_share)
 
 
 #: The 003 Table 5 columns and CPU-only: (label, placement, variant).

@@ -95,12 +95,15 @@ def measure_machine(system: str | Path | LoadedConfig, flops: int = 10**8,
 @dataclass(frozen=True)
 class CrosscheckRow:
     """One quantity of a run, simulated and predicted, in ``unit``; ``model`` None where the model only
-    takes the value as input."""
+    takes the value as input. ``tag``: the model's short name, as ``offsim run`` prints it;
+    ``model_name``: its full name, as ``crosscheck.csv`` holds it."""
 
     quantity: str
     simulated: float
     model: float | None
     unit: str
+    tag: str = "roofline"
+    model_name: str = MODEL_NAME
 
     @property
     def error(self) -> float | None:
@@ -146,5 +149,5 @@ def crosscheck_csv(rows: list[CrosscheckRow]) -> str:
     writer.writerow(CROSSCHECK_COLUMNS)
     for r in rows:
         writer.writerow([r.quantity, repr(r.simulated), "" if r.model is None else repr(r.model), r.unit,
-                         "" if r.error is None else repr(r.error), MODEL_NAME if r.model is not None else ""])
+                         "" if r.error is None else repr(r.error), r.model_name if r.model is not None else ""])
     return out.getvalue()

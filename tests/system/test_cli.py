@@ -409,11 +409,64 @@ def test_crosscheck_holds_where_the_roofline_does_and_says_where_it_does_not(tmp
 
 
 def test_crosscheck_refuses_an_offloading_workload_before_running(tmp_path, capsys):
+    # a LAP GEMM: the roofline describes the host alone, and no other model is set beside it
+    gemm = _write(tmp_path / "g.yaml", "name: g\ngenerator: lap_gemm\nparams: {m: 64, n: 64, k: 64}\n")
     out = tmp_path / "r"
-    argv = ["run", str(CONFIGS / "systems" / "lap_dram.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
-            "--param", "n_points=2000", "--out", str(out), "--crosscheck"]
+    argv = ["run", str(CONFIGS / "systems" / "lap_dram.yaml"), str(gemm), "--out", str(out), "--crosscheck"]
     err = refused(argv, capsys, out)
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: ") and "accelerator command rows" in err[0]
+
+
+def _study_crosscheck_row(placement: str, variant: str, q: int = 4) -> dict[str, str]:
+    """The committed default FMM study's cross-check row of one point (``results/fmm/crosscheck.csv``)."""
+    with (ROOT / "results" / "fmm" / "crosscheck.csv").open(newline="") as fh:
+        return next(r for r in csv.DictReader(fh)
+                    if (int(r["q"]), r["placement"], r["variant"]) == (q, placement, variant))
+
+
+@pytest.mark.parametrize(("system", "placement", "study_placement"),
+                         [("lap_dram.yaml", "lap", "lap-dram"), ("i7_920_ddr3.yaml", "cpu", "cpu")])
+def test_crosscheck_of_an_fmm_run_is_the_study_s_u_list_model(tmp_path, capsys, system, placement, study_placement):
+    # the same point as the default study's (N = 2.4e5, Table 2 tree), measured on its own system
+    out = tmp_path / "r"
+    argv = ["run", str(CONFIGS / "systems" / system), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
+            "--param", f"placement={placement}", "--out", str(out), "--crosscheck"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "ulist     time" in printed and "ulist-ext energy" in printed and "roofline" not in printed
+    with (out / "crosscheck.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    inputs = {r["quantity"]: float(r["simulated"]) for r in rows if not r["model"]}
+    assert (inputs["N_q"], inputs["N_U"], inputs["blocks b"]) == (35, 171395, 1)
+    models = {(r["model_name"].split(",")[1].split()[0], r["quantity"]): r for r in rows if r["model"]}
+    assert set(models) == {(m, k) for m in ("printed", "extended") for k in ("time", "energy")}
+    study = _study_crosscheck_row(study_placement, "orig")
+    summary = json.loads((out / "summary.json").read_text())
+    assert float(models["printed", "time"]["simulated"]) == pytest.approx(float(study["sim_mcycles"]) * 1e6 / 2e9,
+                                                                          rel=1e-12)
+    assert float(models["printed", "energy"]["simulated"]) == pytest.approx(summary["energy_total_j"], rel=1e-12)
+    # the model of the single run is the study's: the same micro runs on the same system, the same equations
+    for model, prefix in (("printed", ""), ("extended", "ext_")):
+        assert float(models[model, "time"]["model"]) * 2e9 / 1e6 == pytest.approx(
+            float(study[f"{prefix}mcycles" if prefix else "model_mcycles"]), rel=1e-12)
+        assert float(models[model, "energy"]["model"]) == pytest.approx(float(study[f"{prefix or 'model_'}energy_j"]),
+                                                                        rel=1e-12)
+        assert float(models[model, "time"]["error"]) == pytest.approx(
+            float(study[f"{prefix}time_dev" if prefix else "time_dev"]), rel=1e-9)
+
+
+def test_crosscheck_refuses_an_fmm_run_on_a_coupling_the_u_list_model_lacks(tmp_path, capsys):
+    out = tmp_path / "r"
+    argv = ["run", str(CONFIGS / "systems" / "lap_pcie.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
+            "--param", "n_points=2000", "--out", str(out), "--crosscheck"]
+    err = refused(argv, capsys, out)
+    assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: "), err
+    assert "lap_pcie.yaml has its LAP coupled to 'pcie'" in err[0] and "'llc'" in err[0], err
+    small = ["run", str(CONFIGS / "systems" / "lap_dram.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
+             "--param", "n_points=2000", "--set", "dram.geometry.rows=512", "--out", str(out), "--crosscheck"]
+    err = refused(small, capsys, out)
+    assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: the U-list model's inputs are measured "
+                                               "with micro runs over 268.4 MB, more than the 134.2 MB"), err
 
 
 def test_plot_draws_the_run_and_a_rerun_replaces_it(tmp_path):

@@ -1,0 +1,177 @@
+"""The U-list model (003 eqs. 2-12, and the extended model of :mod:`simulator.fmm_crosscheck`) beside
+one run of an ``fmm_ulist`` workload: what ``offsim run --crosscheck`` writes for the FMM.
+
+The model's inputs are measured on the run's own system, ``--set`` overrides included, by the micro
+runs the FMM study uses (``fmm_crosscheck.machine_parts``), never read from its config or fitted to
+the run. The point is then priced as the study prices its points (``fmm_crosscheck.point_model``),
+with the b the trace used and the LLC capacity of the system.
+
+What the micro runs cost depends on the coupling: a CPU-only or DRAM / near-memory coupled point
+needs the host's runs and one LAP system's (LAP-DRAM Orig at q = 4 on the default system: 8.5 s with
+the cross-check, 3.8 s without); an LLC-coupled point also needs the LLC residency curve (four GEMM
+heights; LAP-LLC Blocking: 17.2 s against 3.1 s), and a pipelined one on the LLC the pipelined
+curves too (26.9 s). The parts run in parallel over the machine's cores (2 here).
+
+Where the study's model differs: a study measures one residency curve, on its LLC-coupled system, and
+prices every point with it; a single run on a DRAM or near-memory coupled system has no LLC-coupled
+LAP to measure it on, so the model takes all of a block's B and C as resident up to the LLC's
+capacity and none beyond (003's own rule). On the default study that moves the extended model of
+the blocked DRAM and near-memory points by at most 0.7 % (time and energy), and no other point.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import replace
+from typing import Any
+
+from simulator.config.accel_lap import LapSpec
+from simulator.config.loader import LoadedConfig
+from simulator.config.schema import dram_geometry
+from simulator.config.workload import WorkloadSpec
+from simulator.executors import point_executor
+from simulator.fmm_crosscheck import (
+    CLOCK_HZ,
+    MachinePart,
+    assemble_machine,
+    class_counts,
+    machine_parts,
+    measure_llc_energy,
+    measure_llc_exchange,
+    point_model,
+)
+from simulator.results import Results
+from simulator.roofline_check import CrosscheckRow
+from simulator.runner import energy_split_j
+from simulator.units import format_quantity
+from workloads import fmm_ulist
+
+GENERATOR = "fmm_ulist"
+#: couplings the extended model describes (003 has no PCIe placement)
+COUPLINGS = {"dram": "lap-dram", "llc": "lap-llc", "near_memory": "lap-near-memory"}
+#: the largest micro run's footprint (``fmm_crosscheck._measure_host``: 256 MiB of random reads), B
+MICRO_FOOTPRINT_BYTES = 256 * 2**20
+PRINTED = "U-list model, printed (003 eqs. 2-12), inputs measured on this system"
+EXTENDED = "U-list model, extended (simulator/fmm_crosscheck.py), inputs measured on this system"
+
+
+def applies(workload: WorkloadSpec) -> bool:
+    """Whether ``--crosscheck`` sets the U-list model (not the roofline) beside a run of ``workload``."""
+    return workload.generator == GENERATOR
+
+
+def workload_params(workload: WorkloadSpec) -> dict[str, Any]:
+    """The generator's parameters of ``workload``, its defaults filled in."""
+    defaults = {name: p.default for name, p in inspect.signature(fmm_ulist.fmm_ulist).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    return {**defaults, **workload.params}
+
+
+def placement_name(loaded: LoadedConfig, params: dict[str, Any]) -> str | None:
+    """"cpu", or "lap-<coupling>" of the system's LAP for a LAP workload; None where the system has
+    no LAP named "lap" or couples it some other way."""
+    if params["placement"] == "cpu":
+        return "cpu"
+    lap = loaded.spec.accelerators.get("lap")
+    if not isinstance(lap, LapSpec):
+        return None
+    return COUPLINGS.get(lap.interface.coupling)
+
+
+def crosscheck_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str) -> str | None:
+    """Why the U-list model cannot be set beside a run of ``workload`` (``label`` names it) on
+    ``loaded``'s system, or None."""
+    params = workload_params(workload)
+    if placement_name(loaded, params) is None:
+        lap = loaded.spec.accelerators.get("lap")
+        found = ("no LAP named 'lap'" if not isinstance(lap, LapSpec)
+                 else f"its LAP coupled to {lap.interface.coupling!r}")
+        return (f"{label} offloads its GEMMs to the LAP, and {loaded.source} has {found}; expected a LAP named "
+                f"'lap' coupled to {', '.join(repr(c) for c in COUPLINGS)}, the placements the U-list model "
+                "describes (003 has no PCIe placement)")
+    capacity = dram_geometry(loaded.spec).capacity_bytes
+    if capacity < MICRO_FOOTPRINT_BYTES:
+        return (f"the U-list model's inputs are measured with micro runs over "
+                f"{format_quantity(MICRO_FOOTPRINT_BYTES, 'B')}, more than the {format_quantity(capacity, 'B')} "
+                f"of the system's DRAM ({loaded.source}: dram.geometry); expected a system that holds them")
+    return None
+
+
+def _host_llc(loaded: LoadedConfig) -> dict[str, float]:
+    """The host's LLC costs of a system without a LAP, under the prefix "host"."""
+    w_llc, evict = measure_llc_exchange(loaded)
+    return {"host.w_llc_bytes_per_s": w_llc, "host.evict_cycles_per_line": evict,
+            "host.eps_byte_llc_j": measure_llc_energy(loaded)}
+
+
+def host_alone(loaded: LoadedConfig) -> LoadedConfig:
+    """``loaded``'s system without its accelerators: the host's figures are measured on it, as a
+    study measures them on its CPU-only system, so that an idle LAP's static power does not count
+    as the host's (constant power, and energy per flop and per DRAM byte)."""
+    resolved = {k: v for k, v in loaded.resolved.items() if k != "accelerators"}
+    return LoadedConfig(replace(loaded.spec, accelerators={}), resolved, loaded.source)
+
+
+def measure(loaded: LoadedConfig, placement: str, variant: str, bc_layout: str,
+            workers: int | None = None) -> tuple[dict[str, Any], str]:
+    """The model's inputs measured on ``loaded``'s system for a point of ``placement`` and
+    ``variant`` (module docstring), and the prefix of its GEMM engine's figures; the parts run on
+    ``workers`` processes (default: one per core, at most one per part; 1: in this process)."""
+    if placement == "cpu":
+        # the CPU-only equations read no LAP figure; the GEMM engine is the host itself
+        parts = [MachinePart("cpu_llc", _host_llc, (loaded,))] + machine_parts(host_alone(loaded), {}, bc_layout)
+        lap = "host"
+    else:
+        parts = machine_parts(host_alone(loaded), {placement: loaded}, bc_layout, pipelined=variant == "pipelining")
+        lap = placement
+    n = min(len(parts), workers or os.cpu_count() or 1)
+    if n > 1:
+        with point_executor(n) as pool:
+            results = list(pool.map(MachinePart.run, parts))
+    else:
+        results = [part.run() for part in parts]
+    if placement == "cpu":
+        machine = {**assemble_machine(parts[1:], results[1:]), **results[0]}
+        machine.update({"host.f_l_flops_per_s": machine["f_c_flops_per_s"],
+                        "host.w_l_bytes_per_s": machine["w_c_bytes_per_s"],
+                        "host.eps_flop_lap_j": machine["eps_flop_cpu_j"]})
+        return machine, lap
+    return assemble_machine(parts, results), lap
+
+
+def ulist_crosscheck(results: Results, loaded: LoadedConfig, workload: WorkloadSpec,
+                     workers: int | None = None) -> list[CrosscheckRow]:
+    """The run's host cycles (as time, s) and energy (J) beside both U-list models, after the
+    point's dimensions and the measured inputs."""
+    params = workload_params(workload)
+    placement = placement_name(loaded, params)
+    variant = params["variant"]
+    problem = fmm_ulist.build_problem(params["q"], params["n_points"], params["density"], params["seed"],
+                                      params["periodic"])
+    blocked = variant in ("blocking", "blocking_pref", "pipelining")
+    b = (1 if not blocked else int(params["blocks"]) if params["blocks"] is not None
+         else fmm_ulist.choose_blocks(problem, int(params["llc_bytes"]), variant, params["llc_share"],
+                                      params["block_order"]))
+    blocks = len(fmm_ulist.split_blocks(problem, b, params["block_order"]))
+    machine, lap = measure(loaded, placement, variant, params["bc_layout"], workers)
+    llc_bytes = float(loaded.spec.caches.levels[-1].size_bytes)
+    d = problem.dims()
+    m = point_model(machine, lap, d, class_counts(problem), gemm=params["placement"], variant=variant,
+                    placement=placement, blocks=blocks, llc_bytes=llc_bytes, block_order=params["block_order"])
+    # the host's time, as the study compares cycles; the model counts its cycles at CLOCK_HZ
+    time_s = results.value("system", "host_cycles") / loaded.spec.host.frequency_hz
+    energy, _ = energy_split_j(results)
+    inputs = [("N_q", d.n_q, "points"), ("N_oct", d.n_oct, "leaves"), ("N_U", d.n_u, "interactions"),
+              ("blocks b", blocks, "blocks"), ("LLC", llc_bytes, "B"), ("w_C", machine["w_c_bytes_per_s"], "B/s"),
+              ("w_C irregular", machine["w_c_irregular_bytes_per_s"], "B/s"),
+              ("f_C", machine["f_c_flops_per_s"], "flop/s")]
+    if lap != "host":
+        inputs += [("f_L", machine[f"{lap}.f_l_flops_per_s"], "flop/s"),
+                   ("w_L", machine[f"{lap}.w_l_bytes_per_s"], "B/s")]
+    inputs += [("w_LLC", machine[f"{lap}.w_llc_bytes_per_s"], "B/s"), ("pi_0", machine["static_power_w"], "W")]
+    return ([CrosscheckRow(name, float(value), None, unit) for name, value, unit in inputs]
+            + [CrosscheckRow("time", time_s, m.cycles / CLOCK_HZ, "s", "ulist", PRINTED),
+               CrosscheckRow("energy", energy, m.energy_j, "J", "ulist", PRINTED),
+               CrosscheckRow("time", time_s, m.ext_cycles / CLOCK_HZ, "s", "ulist-ext", EXTENDED),
+               CrosscheckRow("energy", energy, m.ext_energy_j, "J", "ulist-ext", EXTENDED)])
