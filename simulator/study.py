@@ -83,11 +83,12 @@ from simulator.executors import check_parallel_options, point_executor
 from simulator.config.files import write_atomic
 from simulator.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
-from simulator.study_spec import MACHINES_FILE, Axis, FigureSpec, Point, StudyOutcome, StudySpec
+from simulator.study_spec import (MACHINES_FILE, ULIST_MACHINES_FILE, Axis, FigureSpec, Point, StudyOutcome,
+                                  StudySpec)
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "source", "notes")
 #: models a sweep file's ``crosscheck:`` may name; each adds ``crosscheck/<model>`` rows to study.parquet
-CROSSCHECK_MODELS = ("roofline",)
+CROSSCHECK_MODELS = ("roofline", "ulist")
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,8 @@ DEFAULT_STUDIES_DIR = Path("results") / "studies"
 LOCK_WAIT_S = 5.0
 LOCK_NAME = ".study.lock"
 # what a study directory holds (besides hidden temporary files of interrupted writes)
-STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", MACHINES_FILE, LOCK_NAME)
+STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", MACHINES_FILE, ULIST_MACHINES_FILE,
+                 LOCK_NAME)
 RESULTS_COLUMNS = ["component", "quantity", "value", "unit"]
 
 
@@ -503,6 +505,7 @@ def prepare_points(study: StudySpec) -> list[Point]:
 
     Raises ConfigError naming the study file and the axis key (or the point) on any problem.
     """
+    from simulator import ulist_run_check
     from simulator.roofline_check import crosscheck_problem
     from simulator.runner import memory_reach_problem
 
@@ -531,8 +534,11 @@ def prepare_points(study: StudySpec) -> list[Point]:
         if reach:
             errors.append(f"{study.source}: sweep: point ({label}): {reach}")
             continue
-        problem = (crosscheck_problem(loaded, builder.trace_offload_rows(params), f"the workload ({label})")
-                   if study.crosscheck == "roofline" else None)
+        problem = None
+        if study.crosscheck == "roofline":
+            problem = crosscheck_problem(loaded, builder.trace_offload_rows(params), f"the workload ({label})")
+        elif study.crosscheck == "ulist":
+            problem = ulist_run_check.study_problem(loaded, workload, f"the workload ({label})")
         if problem:
             errors.append(f"{study.source}: crosscheck: {problem}")
             continue
@@ -596,7 +602,7 @@ def check_figure_quantities(study: StudySpec, points: list[Point]) -> None:
     if study.crosscheck:
         from simulator.study_report import CROSSCHECK_QUANTITIES
 
-        known |= {(f"crosscheck/{study.crosscheck}", q) for q, _unit in CROSSCHECK_QUANTITIES}
+        known |= {(f"crosscheck/{study.crosscheck}", q) for q, _unit in CROSSCHECK_QUANTITIES[study.crosscheck]}
     components = {c for c, _ in known} | accelerators
     errors = []
     for i, fig in enumerate(study.figures):

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import inspect
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from models import ulist
 from simulator.config.accel_lap import LapSpec
 from simulator.config.loader import LoadedConfig
 from simulator.config.schema import dram_geometry
@@ -34,6 +35,7 @@ from simulator.executors import point_executor
 from simulator.fmm_crosscheck import (
     CLOCK_HZ,
     MachinePart,
+    PointModel,
     assemble_machine,
     class_counts,
     machine_parts,
@@ -98,6 +100,17 @@ def crosscheck_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str)
     return None
 
 
+def study_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str) -> str | None:
+    """:func:`crosscheck_problem` for a sweep file's ``crosscheck: ulist``, which also needs an
+    ``fmm_ulist`` workload (the same at every point, so said of the workload, not of ``label``)."""
+    if not applies(workload):
+        what = f"the generator {workload.generator!r}" if workload.generator else "a stored trace"
+        return (f"ulist: the workload runs {what}; expected the {GENERATOR!r} generator, whose U-list the model "
+                "describes")
+    problem = crosscheck_problem(loaded, workload, label)
+    return problem and f"ulist: {problem}"
+
+
 def _host_llc(loaded: LoadedConfig) -> dict[str, float]:
     """The host's LLC costs of a system without a LAP, under the prefix "host"."""
     w_llc, evict = measure_llc_exchange(loaded)
@@ -114,17 +127,16 @@ def host_alone(loaded: LoadedConfig) -> LoadedConfig:
 
 
 def measure(loaded: LoadedConfig, placement: str, variant: str, bc_layout: str,
-            workers: int | None = None) -> tuple[dict[str, Any], str]:
+            workers: int | None = None) -> Measured:
     """The model's inputs measured on ``loaded``'s system for a point of ``placement`` and
-    ``variant`` (module docstring), and the prefix of its GEMM engine's figures; the parts run on
-    ``workers`` processes (default: one per core, at most one per part; 1: in this process)."""
+    ``variant`` (module docstring); the parts run on ``workers`` processes (default: one per core,
+    at most one per part; 1: in this process)."""
     if placement == "cpu":
         # the CPU-only equations read no LAP figure; the GEMM engine is the host itself
         parts = [MachinePart("cpu_llc", _host_llc, (loaded,))] + machine_parts(host_alone(loaded), {}, bc_layout)
-        lap = "host"
     else:
-        parts = machine_parts(host_alone(loaded), {placement: loaded}, bc_layout, pipelined=variant == "pipelining")
-        lap = placement
+        parts = machine_parts(host_alone(loaded), {placement: loaded}, bc_layout,
+                              pipelined=_needs_pipelined_curves(placement, variant))
     n = min(len(parts), workers or os.cpu_count() or 1)
     if n > 1:
         with point_executor(n) as pool:
@@ -136,16 +148,51 @@ def measure(loaded: LoadedConfig, placement: str, variant: str, bc_layout: str,
         machine.update({"host.f_l_flops_per_s": machine["f_c_flops_per_s"],
                         "host.w_l_bytes_per_s": machine["w_c_bytes_per_s"],
                         "host.eps_flop_lap_j": machine["eps_flop_cpu_j"]})
-        return machine, lap
-    return assemble_machine(parts, results), lap
+        return Measured(machine, "host")
+    return Measured(assemble_machine(parts, results), placement)
 
 
-def ulist_crosscheck(results: Results, loaded: LoadedConfig, workload: WorkloadSpec,
-                     workers: int | None = None) -> list[CrosscheckRow]:
-    """The run's host cycles (as time, s) and energy (J) beside both U-list models, after the
-    point's dimensions and the measured inputs."""
+def _needs_pipelined_curves(placement: str, variant: str) -> bool:
+    """Whether a point's machine needs the pipelined residency curves (a pipelined LLC point's do)."""
+    return placement == COUPLINGS["llc"] and variant == "pipelining"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The model's inputs as measured (``fmm_crosscheck.measure_machine``'s dict) and the prefix of the
+    GEMM engine's figures in it ("host" for a CPU-only point)."""
+
+    machine: dict[str, Any]
+    lap: str
+
+
+@dataclass(frozen=True)
+class UListPoint:
+    """What the model needs of one run besides the measured inputs: its dimensions, placement
+    ("cpu" or "lap-<coupling>"), variant, block count b as the trace cut it, LLC capacity (B) and
+    the generator's parameters."""
+
+    params: dict[str, Any]
+    placement: str
+    dims: ulist.UListDims
+    class_counts: tuple[int, ...]
+    blocks: int
+    llc_bytes: float
+
+    @property
+    def variant(self) -> str:
+        return self.params["variant"]
+
+    def machine_key(self, loaded: LoadedConfig) -> str:
+        """Which measurement serves this point: the system, the placement, the layout of B and C, and
+        whether the pipelined curves are needed."""
+        pipelined = "+pipelined" if _needs_pipelined_curves(self.placement, self.variant) else ""
+        return f"{loaded.content_hash}/{self.placement}/{self.params['bc_layout']}{pipelined}"
+
+
+def ulist_point(loaded: LoadedConfig, workload: WorkloadSpec) -> UListPoint:
+    """The model's view of a run of ``workload`` on ``loaded``'s system (after ``crosscheck_problem``)."""
     params = workload_params(workload)
-    placement = placement_name(loaded, params)
     variant = params["variant"]
     problem = fmm_ulist.build_problem(params["q"], params["n_points"], params["density"], params["seed"],
                                       params["periodic"])
@@ -153,17 +200,47 @@ def ulist_crosscheck(results: Results, loaded: LoadedConfig, workload: WorkloadS
     b = (1 if not blocked else int(params["blocks"]) if params["blocks"] is not None
          else fmm_ulist.choose_blocks(problem, int(params["llc_bytes"]), variant, params["llc_share"],
                                       params["block_order"]))
-    blocks = len(fmm_ulist.split_blocks(problem, b, params["block_order"]))
-    machine, lap = measure(loaded, placement, variant, params["bc_layout"], workers)
-    llc_bytes = float(loaded.spec.caches.levels[-1].size_bytes)
-    d = problem.dims()
-    m = point_model(machine, lap, d, class_counts(problem), gemm=params["placement"], variant=variant,
-                    placement=placement, blocks=blocks, llc_bytes=llc_bytes, block_order=params["block_order"])
-    # the host's time, as the study compares cycles; the model counts its cycles at CLOCK_HZ
-    time_s = results.value("system", "host_cycles") / loaded.spec.host.frequency_hz
+    return UListPoint(params, placement_name(loaded, params), problem.dims(), class_counts(problem),
+                      len(fmm_ulist.split_blocks(problem, b, params["block_order"])),
+                      float(loaded.spec.caches.levels[-1].size_bytes))
+
+
+def measure_point(loaded: LoadedConfig, point: UListPoint, workers: int | None = None) -> Measured:
+    """:func:`measure` for ``point``."""
+    return measure(loaded, point.placement, point.variant, point.params["bc_layout"], workers)
+
+
+def priced(point: UListPoint, measured: Measured) -> PointModel:
+    """Both models of ``point`` with the inputs ``measured``."""
+    return point_model(measured.machine, measured.lap, point.dims, point.class_counts,
+                       gemm=point.params["placement"], variant=point.variant, placement=point.placement,
+                       blocks=point.blocks, llc_bytes=point.llc_bytes, block_order=point.params["block_order"])
+
+
+def host_time_s(host_cycles: float, loaded: LoadedConfig) -> float:
+    """The run's host time, s: the study compares host cycles, and the model counts its own at CLOCK_HZ."""
+    return host_cycles / loaded.spec.host.frequency_hz
+
+
+def compared(time_s: float, energy_j: float, model: PointModel) -> list[CrosscheckRow]:
+    """A run's host time (s) and energy (J) beside both models: time and energy, printed then extended."""
+    return [CrosscheckRow("time", time_s, model.cycles / CLOCK_HZ, "s", "ulist", PRINTED),
+            CrosscheckRow("energy", energy_j, model.energy_j, "J", "ulist", PRINTED),
+            CrosscheckRow("time", time_s, model.ext_cycles / CLOCK_HZ, "s", "ulist-ext", EXTENDED),
+            CrosscheckRow("energy", energy_j, model.ext_energy_j, "J", "ulist-ext", EXTENDED)]
+
+
+def ulist_crosscheck(results: Results, loaded: LoadedConfig, workload: WorkloadSpec,
+                     workers: int | None = None) -> list[CrosscheckRow]:
+    """The run's host time (s) and energy (J) beside both U-list models, after the point's dimensions
+    and the measured inputs."""
+    point = ulist_point(loaded, workload)
+    measured = measure_point(loaded, point, workers)
+    machine, lap, d = measured.machine, measured.lap, point.dims
     energy, _ = energy_split_j(results)
     inputs = [("N_q", d.n_q, "points"), ("N_oct", d.n_oct, "leaves"), ("N_U", d.n_u, "interactions"),
-              ("blocks b", blocks, "blocks"), ("LLC", llc_bytes, "B"), ("w_C", machine["w_c_bytes_per_s"], "B/s"),
+              ("blocks b", point.blocks, "blocks"), ("LLC", point.llc_bytes, "B"),
+              ("w_C", machine["w_c_bytes_per_s"], "B/s"),
               ("w_C irregular", machine["w_c_irregular_bytes_per_s"], "B/s"),
               ("f_C", machine["f_c_flops_per_s"], "flop/s")]
     if lap != "host":
@@ -171,7 +248,4 @@ def ulist_crosscheck(results: Results, loaded: LoadedConfig, workload: WorkloadS
                    ("w_L", machine[f"{lap}.w_l_bytes_per_s"], "B/s")]
     inputs += [("w_LLC", machine[f"{lap}.w_llc_bytes_per_s"], "B/s"), ("pi_0", machine["static_power_w"], "W")]
     return ([CrosscheckRow(name, float(value), None, unit) for name, value, unit in inputs]
-            + [CrosscheckRow("time", time_s, m.cycles / CLOCK_HZ, "s", "ulist", PRINTED),
-               CrosscheckRow("energy", energy, m.energy_j, "J", "ulist", PRINTED),
-               CrosscheckRow("time", time_s, m.ext_cycles / CLOCK_HZ, "s", "ulist-ext", EXTENDED),
-               CrosscheckRow("energy", energy, m.ext_energy_j, "J", "ulist-ext", EXTENDED)])
+            + compared(host_time_s(results.value("system", "host_cycles"), loaded), energy, priced(point, measured)))

@@ -105,3 +105,68 @@ def test_a_system_too_small_to_measure_is_refused_with_the_roofline(tmp_path):
         prepare_points(load_study(tmp_path / "study.yaml"))
     assert "crosscheck: the roofline's costs are measured with a 33.55 MB read stream, more than the 16.78 MB" \
         in str(err.value)
+
+
+def _fmm_study(tmp_path: Path, workload: str = "fmm_ulist_q4.yaml") -> Path:
+    study = tmp_path / "fmm_study.yaml"
+    study.write_text(f"name: f\nsystem: {CONFIGS / 'systems' / 'lap_dram.yaml'}\n"
+                     f"workload: {CONFIGS / 'workloads' / workload}\ncrosscheck: ulist\n"
+                     "sweep:\n  product:\n    param.n_points: [20000]\n    param.variant: [orig, blocking]\n"
+                     "    set.accelerators.lap.frequency_hz: [\"1 GHz\", \"1.5 GHz\"]\n")
+    return study
+
+
+def test_each_fmm_point_gets_the_u_list_model_measured_on_its_own_system(tmp_path, monkeypatch, capsys):
+    from simulator import ulist_run_check
+    from simulator.cli import main
+
+    study = _fmm_study(tmp_path)
+    outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
+    table = pq.read_table(outcome.table_path).to_pandas()
+    check = table[table["component"] == "crosscheck/ulist"]
+    quantities = {"model_time_s", "model_energy_j", "time_error", "energy_error"}
+    assert set(check["quantity"]) == quantities | {f"ext_{q}" for q in quantities}
+    assert len(check) == 8 * len(outcome.points)
+    machines = json.loads((outcome.out_dir / "ulist_machines.json").read_text())
+    assert len(machines) == 2  # one per LAP clock: the same placement and layout
+    f_l = sorted(m["machine"]["lap-dram.f_l_flops_per_s"] for m in machines.values())
+    assert f_l[1] / f_l[0] == pytest.approx(1.5, rel=0.02)  # the LAP's rate follows its clock
+    # one point against `offsim run --crosscheck` of the same point, measured afresh
+    point = next(p for p in outcome.points if dict(p.values)["param.variant"] == "blocking"
+                 and dict(p.values)["set.accelerators.lap.frequency_hz"] == "1.5 GHz")
+    rows = table[(table["run_hash"] == point.run_hash) & (table["component"] == "crosscheck/ulist")]
+    value = dict(zip(rows["quantity"], rows["value"]))
+    argv = ["run", str(CONFIGS / "systems" / "lap_dram.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
+            "--param", "n_points=20000", "--param", "variant=blocking",
+            "--set", "accelerators.lap.frequency_hz=1.5 GHz", "--out", str(tmp_path / "run"), "--crosscheck"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    single = (tmp_path / "run" / "crosscheck.csv").read_text().splitlines()
+    models = [line.split(",") for line in single if line.startswith(("time,", "energy,"))]
+    assert [float(m[2]) for m in models] == pytest.approx(
+        [value[q] for q in ("model_time_s", "model_energy_j", "ext_model_time_s", "ext_model_energy_j")], rel=1e-12)
+    assert [float(m[4]) for m in models] == pytest.approx(
+        [value[q] for q in ("time_error", "energy_error", "ext_time_error", "ext_energy_error")], rel=1e-9)
+    report = (outcome.out_dir / "report.md").read_text()
+    assert "U-list time error" in report and "extended energy error" in report
+    # a rerun measures nothing and writes the same table
+    first = outcome.table_path.read_bytes()
+    with monkeypatch.context() as patch:
+        patch.setattr(ulist_run_check, "measure", _no_measuring)
+        again = run_study(study, tmp_path / "out", workers=1, progress=False)
+    assert not again.simulated and again.table_path.read_bytes() == first
+
+
+def test_the_u_list_model_is_refused_for_a_workload_it_does_not_describe(tmp_path):
+    study = _study(tmp_path, "crosscheck: ulist\n")
+    with pytest.raises(ConfigError) as err:
+        prepare_points(load_study(study))
+    assert err.value.messages == [f"{study}: crosscheck: ulist: the workload runs the generator 'stream'; expected "
+                                  "the 'fmm_ulist' generator, whose U-list the model describes"]
+    pcie = _fmm_study(tmp_path).read_text().replace("lap_dram.yaml", "lap_pcie.yaml").replace(
+        "    set.accelerators.lap.frequency_hz: [\"1 GHz\", \"1.5 GHz\"]\n", "")
+    (tmp_path / "fmm_study.yaml").write_text(pcie)
+    with pytest.raises(ConfigError) as err:
+        prepare_points(load_study(tmp_path / "fmm_study.yaml"))
+    assert "crosscheck: ulist: the workload (param.n_points=20000, param.variant=orig) offloads its GEMMs to the " \
+           "LAP, and" in str(err.value) and "has its LAP coupled to 'pcie'" in str(err.value)
