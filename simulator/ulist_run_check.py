@@ -85,9 +85,11 @@ def crosscheck_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str)
     """Why the U-list model cannot be set beside a run of ``workload`` (``label`` names it) on
     ``loaded``'s system, or None."""
     params = workload_params(workload)
+    if params["placement"] == "lap" and "lap" not in loaded.spec.accelerators:
+        return None  # the run itself refuses a trace whose unit the system lacks, and says so
     if placement_name(loaded, params) is None:
         lap = loaded.spec.accelerators.get("lap")
-        found = ("no LAP named 'lap'" if not isinstance(lap, LapSpec)
+        found = (f"a unit 'lap' of kind {lap.kind!r}, not a LAP" if not isinstance(lap, LapSpec)
                  else f"its LAP coupled to {lap.interface.coupling!r}")
         return (f"{label} offloads its GEMMs to the LAP, and {loaded.source} has {found}; expected a LAP named "
                 f"'lap' coupled to {', '.join(repr(c) for c in COUPLINGS)}, the placements the U-list model "

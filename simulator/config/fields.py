@@ -75,7 +75,8 @@ def _describe(meta: dict, tp: Any) -> str:
         return "one of " + ", ".join(repr(c) for c in meta["choices"])
     if dataclasses.is_dataclass(tp):  # a section: its name, not the Python class
         words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", tp.__name__.removesuffix("Spec")).lower()  # HostTile: host tile
-        return f"a {words or 'config'} section (a mapping of its parameters)"
+        words = words or "config"
+        return f"{'an' if words[0] in 'aeiou' else 'a'} {words} section (a mapping of its parameters)"
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(
         tp, getattr(tp, "__name__", str(tp)))
 

@@ -288,6 +288,13 @@ def test_missing_section_is_named_without_python_class_names(tmp_path, capsys):
     assert main(["validate", str(system)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"offsim: error: {system}: dram: missing; expected a dram section (a mapping of its parameters)"]
+    # with its article: "an interface section"
+    _write(system, system.read_text() + "dram: {preset: dram/ddr3_1600_mt41j256m4}\n"
+           "accelerators:\n  lap: {preset: accel/lap_4x4}\n")
+    assert main(["validate", str(system)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {system}: accelerators.lap.interface: missing; expected an interface section "
+                   "(a mapping of its parameters)"]
 
 
 @pytest.mark.parametrize("system, override, expected", [
@@ -467,6 +474,14 @@ def test_crosscheck_refuses_an_fmm_run_on_a_coupling_the_u_list_model_lacks(tmp_
     err = refused(small, capsys, out)
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: the U-list model's inputs are measured "
                                                "with micro runs over 268.4 MB, more than the 134.2 MB"), err
+    # a unit named 'lap' that is no LAP; no unit 'lap' at all, which the run itself refuses, as without --crosscheck
+    crypto = _write(tmp_path / "crypto.yaml", (CONFIGS / "systems" / "i7_920_ddr3.yaml").read_text() + (
+        "accelerators:\n  lap: {preset: accel/hifn_7955_crypto, interface: {coupling: pcie, "
+        "bandwidth_bytes_per_s: 1 GB/s}}\n"))
+    err = refused([*small[:1], str(crypto), *small[2:5], "--out", str(out), "--crosscheck"], capsys, out)
+    assert len(err) == 1 and f"{crypto} has a unit 'lap' of kind 'crypto', not a LAP; expected a LAP" in err[0], err
+    host_only = ["run", str(DEFAULT_SYSTEM), *small[2:5], "--out", str(out)]
+    assert refused([*host_only, "--crosscheck"], capsys, out) == refused(host_only, capsys, out)
 
 
 def test_plot_draws_the_run_and_a_rerun_replaces_it(tmp_path):
