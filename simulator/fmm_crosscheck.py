@@ -392,7 +392,8 @@ def machine_parts(cpu_system: str | LoadedConfig, lap_systems: dict[str, str | L
     over its workers (:func:`assemble_machine` puts the results together): each height of the two
     LLC residency curves on the first LLC-coupled LAP system, then each LAP system's runs (on the
     default systems 4 to 6 s a part), then the host's runs (0.3 s) last. ``pipelined`` False leaves
-    out the pipelined residency curves, which only pipelined points read."""
+    out what only pipelined points read: the pipelined residency curves and the contention factors
+    (most of a LAP system's part)."""
     parts = []
     couplings = {name: {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
                  for name, sysf in lap_systems.items()}
@@ -404,7 +405,7 @@ def machine_parts(cpu_system: str | LoadedConfig, lap_systems: dict[str, str | L
             parts += [MachinePart("pipelined_residency", _pipelined_residency_shares,
                                   (llc_coupled[0], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
     parts += [MachinePart("lap", _measure_lap_system,
-                          (name, sysf, bool(couplings[name] & set(NON_COHERENT)), bc_layout))
+                          (name, sysf, bool(couplings[name] & set(NON_COHERENT)), bc_layout, pipelined))
               for name, sysf in lap_systems.items()]
     parts.append(MachinePart("cpu", _measure_host, (cpu_system,)))
     return parts
@@ -451,13 +452,16 @@ def _measure_host(cpu_system: str) -> dict[str, float]:
     return m
 
 
-def _measure_lap_system(name: str, sysf: str, non_coherent: bool, bc_layout: str) -> dict[str, Any]:
-    """One LAP system's part of :func:`measure_machine`, its keys prefixed with ``name``."""
+def _measure_lap_system(name: str, sysf: str | LoadedConfig, non_coherent: bool, bc_layout: str,
+                        pipelined: bool = True) -> dict[str, Any]:
+    """One LAP system's part of :func:`measure_machine`, its keys prefixed with ``name``; without
+    the contention factors unless ``pipelined``."""
     m: dict[str, Any] = {}
     m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
     if non_coherent:
         m[f"{name}.dirty_flush_cycles_per_line"] = measure_dirty_flush(sysf)
-    m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
+    if pipelined:
+        m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
     g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
     m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
     m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")

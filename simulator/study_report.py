@@ -175,11 +175,14 @@ def _ulist_rows(points: list[Point], values: pd.Series, energy: pd.Series, out_d
     stored = _stored_ulist_machines(out_dir / ULIST_MACHINES_FILE)
     machines = dict(stored)
     found = []
-    for p in points:
-        point = urc.ulist_point(p.loaded, p.workload)
-        key = point.machine_key(p.loaded)
+    models = [(p, urc.ulist_point(p.loaded, p.workload)) for p in points]
+    keys = {point.machine_key(p.loaded) for p, point in models} | set(machines)
+    for p, point in models:
+        # a measurement with the pipelined parts serves the other points of its system too
+        pipelined = point.pipelined or point.machine_key(p.loaded, pipelined=True) in keys
+        key = point.machine_key(p.loaded, pipelined)
         if key not in machines:
-            machines[key] = urc.measure_point(p.loaded, point)
+            machines[key] = urc.measure_point(p.loaded, point, pipelined=pipelined)
         time_s = urc.host_time_s(values[(p.run_hash, "system", "host_cycles")], p.loaded)
         printed_t, printed_e, ext_t, ext_e = urc.compared(time_s, energy[p.run_hash],
                                                           urc.priced(point, machines[key]))

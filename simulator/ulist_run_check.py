@@ -6,11 +6,13 @@ runs the FMM study uses (``fmm_crosscheck.machine_parts``), never read from its 
 the run. The point is then priced as the study prices its points (``fmm_crosscheck.point_model``),
 with the b the trace used and the LLC capacity of the system.
 
-What the micro runs cost depends on the coupling: a CPU-only or DRAM / near-memory coupled point
-needs the host's runs and one LAP system's (LAP-DRAM Orig at q = 4 on the default system: 8.5 s with
-the cross-check, 3.8 s without); an LLC-coupled point also needs the LLC residency curve (four GEMM
-heights; LAP-LLC Blocking: 17.2 s against 3.1 s), and a pipelined one on the LLC the pipelined
-curves too (26.9 s). The parts run in parallel over the machine's cores (2 here).
+What the micro runs cost depends on the point: a CPU-only or DRAM / near-memory coupled point
+needs the host's runs and a few on the LAP system (LAP-DRAM Orig at q = 4 on the default system:
+3.97 s with the cross-check, 3.63 s without); an LLC-coupled point also needs the LLC residency
+curve (four GEMM heights; LAP-LLC Blocking: 13.4 s against 3.0 s). A pipelined point also needs the
+contention of the host's traffic with the concurrent GEMMs (4.6 s) and, on the LLC, the pipelined
+residency curves (LAP-LLC Pipelining: 28.9 s). The parts run in parallel over the machine's cores
+(2 here).
 
 Where the study's model differs: a study measures one residency curve, on its LLC-coupled system, and
 prices every point with it; a single run on a DRAM or near-memory coupled system has no LLC-coupled
@@ -128,17 +130,16 @@ def host_alone(loaded: LoadedConfig) -> LoadedConfig:
     return LoadedConfig(replace(loaded.spec, accelerators={}), resolved, loaded.source)
 
 
-def measure(loaded: LoadedConfig, placement: str, variant: str, bc_layout: str,
+def measure(loaded: LoadedConfig, placement: str, pipelined: bool, bc_layout: str,
             workers: int | None = None) -> Measured:
-    """The model's inputs measured on ``loaded``'s system for a point of ``placement`` and
-    ``variant`` (module docstring); the parts run on ``workers`` processes (default: one per core,
-    at most one per part; 1: in this process)."""
+    """The model's inputs measured on ``loaded``'s system for a point of ``placement`` (module
+    docstring), with what only pipelined LAP points read if ``pipelined``; the parts run on
+    ``workers`` processes (default: one per core, at most one per part; 1: in this process)."""
     if placement == "cpu":
         # the CPU-only equations read no LAP figure; the GEMM engine is the host itself
         parts = [MachinePart("cpu_llc", _host_llc, (loaded,))] + machine_parts(host_alone(loaded), {}, bc_layout)
     else:
-        parts = machine_parts(host_alone(loaded), {placement: loaded}, bc_layout,
-                              pipelined=_needs_pipelined_curves(placement, variant))
+        parts = machine_parts(host_alone(loaded), {placement: loaded}, bc_layout, pipelined=pipelined)
     n = min(len(parts), workers or os.cpu_count() or 1)
     if n > 1:
         with point_executor(n) as pool:
@@ -154,9 +155,8 @@ def measure(loaded: LoadedConfig, placement: str, variant: str, bc_layout: str,
     return Measured(assemble_machine(parts, results), placement)
 
 
-def _needs_pipelined_curves(placement: str, variant: str) -> bool:
-    """Whether a point's machine needs the pipelined residency curves (a pipelined LLC point's do)."""
-    return placement == COUPLINGS["llc"] and variant == "pipelining"
+#: the suffix of a machine key whose inputs hold what only pipelined points read (``UListPoint.machine_key``)
+PIPELINED_KEY = "+pipelined"
 
 
 @dataclass(frozen=True)
@@ -185,11 +185,18 @@ class UListPoint:
     def variant(self) -> str:
         return self.params["variant"]
 
-    def machine_key(self, loaded: LoadedConfig) -> str:
+    @property
+    def pipelined(self) -> bool:
+        """Whether the point reads what only a pipelined LAP point does: the contention of the host's
+        traffic with the concurrent GEMMs and, on the LLC, the pipelined residency curves."""
+        return self.placement != "cpu" and self.variant == "pipelining"
+
+    def machine_key(self, loaded: LoadedConfig, pipelined: bool | None = None) -> str:
         """Which measurement serves this point: the system, the placement, the layout of B and C, and
-        whether the pipelined curves are needed."""
-        pipelined = "+pipelined" if _needs_pipelined_curves(self.placement, self.variant) else ""
-        return f"{loaded.content_hash}/{self.placement}/{self.params['bc_layout']}{pipelined}"
+        whether it holds the pipelined parts (default: if the point needs them; a measurement with
+        them serves the point either way)."""
+        pipelined = self.pipelined if pipelined is None else pipelined
+        return f"{loaded.content_hash}/{self.placement}/{self.params['bc_layout']}{PIPELINED_KEY if pipelined else ''}"
 
 
 def ulist_point(loaded: LoadedConfig, workload: WorkloadSpec) -> UListPoint:
@@ -207,9 +214,11 @@ def ulist_point(loaded: LoadedConfig, workload: WorkloadSpec) -> UListPoint:
                       float(loaded.spec.caches.levels[-1].size_bytes))
 
 
-def measure_point(loaded: LoadedConfig, point: UListPoint, workers: int | None = None) -> Measured:
-    """:func:`measure` for ``point``."""
-    return measure(loaded, point.placement, point.variant, point.params["bc_layout"], workers)
+def measure_point(loaded: LoadedConfig, point: UListPoint, workers: int | None = None,
+                  pipelined: bool | None = None) -> Measured:
+    """:func:`measure` for ``point``, with the pipelined parts if it needs them (or if ``pipelined``)."""
+    return measure(loaded, point.placement, point.pipelined if pipelined is None else pipelined,
+                   point.params["bc_layout"], workers)
 
 
 def priced(point: UListPoint, measured: Measured) -> PointModel:

@@ -111,7 +111,7 @@ def _fmm_study(tmp_path: Path, workload: str = "fmm_ulist_q4.yaml") -> Path:
     study = tmp_path / "fmm_study.yaml"
     study.write_text(f"name: f\nsystem: {CONFIGS / 'systems' / 'lap_dram.yaml'}\n"
                      f"workload: {CONFIGS / 'workloads' / workload}\ncrosscheck: ulist\n"
-                     "sweep:\n  product:\n    param.n_points: [20000]\n    param.variant: [orig, blocking]\n"
+                     "sweep:\n  product:\n    param.n_points: [20000]\n    param.variant: [orig, blocking, pipelining]\n"
                      "    set.accelerators.lap.frequency_hz: [\"1 GHz\", \"1.5 GHz\"]\n")
     return study
 
@@ -128,7 +128,8 @@ def test_each_fmm_point_gets_the_u_list_model_measured_on_its_own_system(tmp_pat
     assert set(check["quantity"]) == quantities | {f"ext_{q}" for q in quantities}
     assert len(check) == 8 * len(outcome.points)
     machines = json.loads((outcome.out_dir / "ulist_machines.json").read_text())
-    assert len(machines) == 2  # one per LAP clock: the same placement and layout
+    # one per LAP clock: the same placement and layout; the pipelined points' inputs serve the others too
+    assert sorted(k.split("/", 1)[1] for k in machines) == ["lap-dram/rows+pipelined"] * 2
     f_l = sorted(m["machine"]["lap-dram.f_l_flops_per_s"] for m in machines.values())
     assert f_l[1] / f_l[0] == pytest.approx(1.5, rel=0.02)  # the LAP's rate follows its clock
     # one point against `offsim run --crosscheck` of the same point, measured afresh
