@@ -181,11 +181,17 @@ def _ulist_rows(points: list[Point], values: pd.Series, energy: pd.Series, out_d
         # a measurement with the pipelined parts serves the other points of its system too
         pipelined = point.pipelined or point.machine_key(p.loaded, pipelined=True) in keys
         key = point.machine_key(p.loaded, pipelined)
-        if key not in machines:
+        model = None
+        if key in machines:
+            try:
+                model = urc.priced(point, machines[key])
+            except (KeyError, TypeError, ValueError):  # a stored measurement that does not read back whole
+                model = None
+        if model is None:
             machines[key] = urc.measure_point(p.loaded, point, pipelined=pipelined)
+            model = urc.priced(point, machines[key])
         time_s = urc.host_time_s(values[(p.run_hash, "system", "host_cycles")], p.loaded)
-        printed_t, printed_e, ext_t, ext_e = urc.compared(time_s, energy[p.run_hash],
-                                                          urc.priced(point, machines[key]))
+        printed_t, printed_e, ext_t, ext_e = urc.compared(time_s, energy[p.run_hash], model)
         found.append({"model_time_s": printed_t.model, "model_energy_j": printed_e.model,
                       "time_error": _error(printed_t), "energy_error": _error(printed_e),
                       "ext_model_time_s": ext_t.model, "ext_model_energy_j": ext_e.model,

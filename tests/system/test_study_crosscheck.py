@@ -156,6 +156,11 @@ def test_each_fmm_point_gets_the_u_list_model_measured_on_its_own_system(tmp_pat
         patch.setattr(ulist_run_check, "measure", _no_measuring)
         again = run_study(study, tmp_path / "out", workers=1, progress=False)
     assert not again.simulated and again.table_path.read_bytes() == first
+    # a stored measurement that lacks a figure is measured again, to the same bytes
+    stored = outcome.out_dir / "ulist_machines.json"
+    stored.write_text(json.dumps({k: {**m, "machine": {"w_c_bytes_per_s": 1.0}} for k, m in machines.items()}))
+    assert run_study(study, tmp_path / "out", workers=1, progress=False).table_path.read_bytes() == first
+    assert json.loads(stored.read_text()) == machines
 
 
 def test_the_u_list_model_is_refused_for_a_workload_it_does_not_describe(tmp_path):
