@@ -176,20 +176,27 @@ def _ulist_rows(points: list[Point], values: pd.Series, energy: pd.Series, out_d
     machines = dict(stored)
     found = []
     models = [(p, urc.ulist_point(p.loaded, p.workload)) for p in points]
-    keys = {point.machine_key(p.loaded) for p, point in models} | set(machines)
+    wanted = {point.machine_key(p.loaded) for p, point in models} | set(machines)
+    keys = []
     for p, point in models:
         # a measurement with the pipelined parts serves the other points of its system too
-        pipelined = point.pipelined or point.machine_key(p.loaded, pipelined=True) in keys
-        key = point.machine_key(p.loaded, pipelined)
-        model = None
-        if key in machines:
-            try:
-                model = urc.priced(point, machines[key])
-            except (KeyError, TypeError, ValueError):  # a stored measurement that does not read back whole
-                model = None
-        if model is None:
-            machines[key] = urc.measure_point(p.loaded, point, pipelined=pipelined)
-            model = urc.priced(point, machines[key])
+        pipelined = point.pipelined or point.machine_key(p.loaded, pipelined=True) in wanted
+        keys.append(point.machine_key(p.loaded, pipelined))
+    priced: dict[str, Any] = {}  # run hash -> both models, where a stored measurement serves
+    for (p, point), key in zip(models, keys):
+        try:
+            priced[p.run_hash] = urc.priced(point, machines[key])
+        except (KeyError, TypeError, ValueError):  # not stored, or a stored one that does not read back whole
+            machines.pop(key, None)
+    # what is missing, measured all at once, its parts spread over the cores
+    todo = {}
+    for (p, point), key in zip(models, keys):
+        if key not in machines and key not in todo:
+            todo[key] = urc.measurement(p.loaded, point, pipelined=key.endswith(urc.PIPELINED_KEY))
+    if todo:
+        machines.update(zip(todo, urc.measure_all(list(todo.values()))))
+    for (p, point), key in zip(models, keys):
+        model = priced[p.run_hash] if key not in todo else urc.priced(point, machines[key])
         time_s = urc.host_time_s(values[(p.run_hash, "system", "host_cycles")], p.loaded)
         printed_t, printed_e, ext_t, ext_e = urc.compared(time_s, energy[p.run_hash], model)
         found.append({"model_time_s": printed_t.model, "model_energy_j": printed_e.model,

@@ -130,29 +130,59 @@ def host_alone(loaded: LoadedConfig) -> LoadedConfig:
     return LoadedConfig(replace(loaded.spec, accelerators={}), resolved, loaded.source)
 
 
-def measure(loaded: LoadedConfig, placement: str, pipelined: bool, bc_layout: str,
-            workers: int | None = None) -> Measured:
-    """The model's inputs measured on ``loaded``'s system for a point of ``placement`` (module
-    docstring), with what only pipelined LAP points read if ``pipelined``; the parts run on
-    ``workers`` processes (default: one per core, at most one per part; 1: in this process)."""
-    if placement == "cpu":
+@dataclass(frozen=True)
+class Measurement:
+    """One measurement to make: the system, the placement ("cpu" or "lap-<coupling>"), whether it
+    includes what only pipelined LAP points read, and the layout of B and C."""
+
+    loaded: LoadedConfig
+    placement: str
+    pipelined: bool
+    bc_layout: str
+
+    def parts(self) -> list[MachinePart]:
+        """Its micro runs, as independent parts (``fmm_crosscheck.machine_parts``)."""
+        if self.placement == "cpu":
+            return ([MachinePart("cpu_llc", _host_llc, (self.loaded,))]
+                    + machine_parts(host_alone(self.loaded), {}, self.bc_layout))
+        return machine_parts(host_alone(self.loaded), {self.placement: self.loaded}, self.bc_layout,
+                             pipelined=self.pipelined)
+
+    def assemble(self, parts: list[MachinePart], results: list[Any]) -> Measured:
+        """The inputs from the results of :meth:`parts`, in the same order."""
+        if self.placement != "cpu":
+            return Measured(assemble_machine(parts, results), self.placement)
         # the CPU-only equations read no LAP figure; the GEMM engine is the host itself
-        parts = [MachinePart("cpu_llc", _host_llc, (loaded,))] + machine_parts(host_alone(loaded), {}, bc_layout)
-    else:
-        parts = machine_parts(host_alone(loaded), {placement: loaded}, bc_layout, pipelined=pipelined)
-    n = min(len(parts), workers or os.cpu_count() or 1)
-    if n > 1:
-        with point_executor(n) as pool:
-            results = list(pool.map(MachinePart.run, parts))
-    else:
-        results = [part.run() for part in parts]
-    if placement == "cpu":
         machine = {**assemble_machine(parts[1:], results[1:]), **results[0]}
         machine.update({"host.f_l_flops_per_s": machine["f_c_flops_per_s"],
                         "host.w_l_bytes_per_s": machine["w_c_bytes_per_s"],
                         "host.eps_flop_lap_j": machine["eps_flop_cpu_j"]})
         return Measured(machine, "host")
-    return Measured(assemble_machine(parts, results), placement)
+
+
+def measure_all(measurements: list[Measurement], workers: int | None = None) -> list[Measured]:
+    """Make ``measurements`` (module docstring), their parts all spread over ``workers`` processes
+    (default: one per core, at most one per part; 1: in this process)."""
+    plans = [(m, m.parts()) for m in measurements]
+    every = [part for _, parts in plans for part in parts]
+    n = min(len(every), workers or os.cpu_count() or 1)
+    if n > 1:
+        with point_executor(n) as pool:
+            results = list(pool.map(MachinePart.run, every))
+    else:
+        results = [part.run() for part in every]
+    measured, i = [], 0
+    for m, parts in plans:
+        measured.append(m.assemble(parts, results[i:i + len(parts)]))
+        i += len(parts)
+    return measured
+
+
+def measure(loaded: LoadedConfig, placement: str, pipelined: bool, bc_layout: str,
+            workers: int | None = None) -> Measured:
+    """The model's inputs measured on ``loaded``'s system for a point of ``placement`` (module
+    docstring), with what only pipelined LAP points read if ``pipelined`` (:func:`measure_all`)."""
+    return measure_all([Measurement(loaded, placement, pipelined, bc_layout)], workers)[0]
 
 
 #: the suffix of a machine key whose inputs hold what only pipelined points read (``UListPoint.machine_key``)
@@ -214,11 +244,15 @@ def ulist_point(loaded: LoadedConfig, workload: WorkloadSpec) -> UListPoint:
                       float(loaded.spec.caches.levels[-1].size_bytes))
 
 
-def measure_point(loaded: LoadedConfig, point: UListPoint, workers: int | None = None,
-                  pipelined: bool | None = None) -> Measured:
-    """:func:`measure` for ``point``, with the pipelined parts if it needs them (or if ``pipelined``)."""
-    return measure(loaded, point.placement, point.pipelined if pipelined is None else pipelined,
-                   point.params["bc_layout"], workers)
+def measurement(loaded: LoadedConfig, point: UListPoint, pipelined: bool | None = None) -> Measurement:
+    """What to measure for ``point``: with the pipelined parts if it needs them (or if ``pipelined``)."""
+    return Measurement(loaded, point.placement, point.pipelined if pipelined is None else pipelined,
+                       point.params["bc_layout"])
+
+
+def measure_point(loaded: LoadedConfig, point: UListPoint, workers: int | None = None) -> Measured:
+    """:func:`measure` for ``point``."""
+    return measure_all([measurement(loaded, point)], workers)[0]
 
 
 def priced(point: UListPoint, measured: Measured) -> PointModel:

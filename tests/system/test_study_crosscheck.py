@@ -153,7 +153,7 @@ def test_each_fmm_point_gets_the_u_list_model_measured_on_its_own_system(tmp_pat
     # a rerun measures nothing and writes the same table
     first = outcome.table_path.read_bytes()
     with monkeypatch.context() as patch:
-        patch.setattr(ulist_run_check, "measure", _no_measuring)
+        patch.setattr(ulist_run_check, "measure_all", _no_measuring)
         again = run_study(study, tmp_path / "out", workers=1, progress=False)
     assert not again.simulated and again.table_path.read_bytes() == first
     # a stored measurement that lacks a figure is measured again, to the same bytes
