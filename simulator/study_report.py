@@ -107,7 +107,7 @@ def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], 
     - ``roofline``: the energy roofline's time and energy from the point's host flops and DRAM bytes,
       with costs measured once per distinct system (``roofline_check.measure_machine``);
     - ``ulist``: the U-list model's, printed and extended, with inputs measured once per distinct
-      system, placement and layout (``ulist_run_check.measure_point``);
+      system, placement and layout (``ulist_run_check.measure_all``);
 
     and the errors of the simulated values. The measured inputs are kept in the study directory
     (``MACHINES_FILE``, ``ULIST_MACHINES_FILE``) for its next run."""

@@ -178,13 +178,6 @@ def measure_all(measurements: list[Measurement], workers: int | None = None) -> 
     return measured
 
 
-def measure(loaded: LoadedConfig, placement: str, pipelined: bool, bc_layout: str,
-            workers: int | None = None) -> Measured:
-    """The model's inputs measured on ``loaded``'s system for a point of ``placement`` (module
-    docstring), with what only pipelined LAP points read if ``pipelined`` (:func:`measure_all`)."""
-    return measure_all([Measurement(loaded, placement, pipelined, bc_layout)], workers)[0]
-
-
 #: the suffix of a machine key whose inputs hold what only pipelined points read (``UListPoint.machine_key``)
 PIPELINED_KEY = "+pipelined"
 
