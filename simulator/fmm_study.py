@@ -215,10 +215,8 @@ def run_point(p: Point) -> dict[str, Any]:
     """Generate and simulate one point; the row of ``table.csv``."""
     t0 = time.perf_counter()
     problem = fmm_ulist.build_problem(p.q, p.n_points, p.density)
-    blocked = p.variant in ("blocking", "blocking_pref", "pipelining")
-    b = p.blocks or (fmm_ulist.choose_blocks(problem, p.llc_bytes, p.variant, p.block_llc_share, p.block_order)
-                     if blocked else 1)
-    blocks = fmm_ulist.split_blocks(problem, b, p.block_order)
+    blocks = fmm_ulist.variant_blocks(problem, p.variant, p.blocks or None, p.llc_bytes, p.block_llc_share,
+                                      p.block_order)
     trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks, p.bc_layout)
     t1 = time.perf_counter()
     res = simulate_trace(str(PROJECT_ROOT / p.system), trace)

@@ -228,12 +228,9 @@ def ulist_point(loaded: LoadedConfig, workload: WorkloadSpec) -> UListPoint:
     variant = params["variant"]
     problem = fmm_ulist.build_problem(params["q"], params["n_points"], params["density"], params["seed"],
                                       params["periodic"])
-    blocked = variant in ("blocking", "blocking_pref", "pipelining")
-    b = (1 if not blocked else int(params["blocks"]) if params["blocks"] is not None
-         else fmm_ulist.choose_blocks(problem, int(params["llc_bytes"]), variant, params["llc_share"],
-                                      params["block_order"]))
-    return UListPoint(params, placement_name(loaded, params), problem.dims(), class_counts(problem),
-                      len(fmm_ulist.split_blocks(problem, b, params["block_order"])),
+    blocks = fmm_ulist.variant_blocks(problem, variant, params["blocks"], int(params["llc_bytes"]),
+                                      params["llc_share"], params["block_order"])
+    return UListPoint(params, placement_name(loaded, params), problem.dims(), class_counts(problem), len(blocks),
                       float(loaded.spec.caches.levels[-1].size_bytes))
 
 

@@ -421,13 +421,20 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
         check_trace_limit("n_points", n_points, MAX_TRACE_ADDRESSES, f"at most {MAX_TRACE_ADDRESSES:,} points, "
                           "as many as the explicit addresses of a trace")
     problem = build_problem(q, n_points, density, seed, periodic)
-    blocked = variant in ("blocking", "blocking_pref", "pipelining")
-    if not blocked:
-        b = 1
-    else:
-        b = (int(blocks) if blocks is not None
-             else choose_blocks(problem, int(llc_bytes), variant, llc_share, block_order))
-    return ulist_trace(problem, variant, placement, split_blocks(problem, b, block_order), bc_layout)
+    return ulist_trace(problem, variant, placement,
+                       variant_blocks(problem, variant, blocks, int(llc_bytes), llc_share, block_order), bc_layout)
+
+
+def variant_blocks(problem: UListProblem, variant: str, blocks: int | None = None,
+                   llc_bytes: int = 8 * 1024 * 1024, llc_share: float = DEFAULT_LLC_SHARE,
+                   order: str = "class") -> list[np.ndarray]:
+    """The blocks (index arrays) a trace of ``variant`` cuts the interactions into: one for the
+    unblocked variants; else ``blocks`` of them, or by default :func:`choose_blocks` with
+    ``llc_bytes`` (B) and ``llc_share``, cut in ``order`` (:func:`split_blocks`)."""
+    if variant not in ("blocking", "blocking_pref", "pipelining"):
+        return split_blocks(problem, 1, order)
+    b = int(blocks) if blocks is not None else choose_blocks(problem, llc_bytes, variant, llc_share, order)
+    return split_blocks(problem, b, order)
 
 
 def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray],
