@@ -83,12 +83,10 @@ from simulator.executors import check_parallel_options, point_executor
 from simulator.config.files import write_atomic
 from simulator.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
-from simulator.study_spec import (MACHINES_FILE, ULIST_MACHINES_FILE, Axis, FigureSpec, Point, StudyOutcome,
-                                  StudySpec)
+from simulator.study_crosscheck import CROSSCHECK_MODELS, CROSSCHECK_QUANTITIES, MACHINE_FILES
+from simulator.study_spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "source", "notes")
-#: models a sweep file's ``crosscheck:`` may name; each adds ``crosscheck/<model>`` rows to study.parquet
-CROSSCHECK_MODELS = ("roofline", "ulist")
 
 
 @dataclass(frozen=True)
@@ -176,8 +174,7 @@ DEFAULT_STUDIES_DIR = Path("results") / "studies"
 LOCK_WAIT_S = 5.0
 LOCK_NAME = ".study.lock"
 # what a study directory holds (besides hidden temporary files of interrupted writes)
-STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", MACHINES_FILE, ULIST_MACHINES_FILE,
-                 LOCK_NAME)
+STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", *MACHINE_FILES.values(), LOCK_NAME)
 RESULTS_COLUMNS = ["component", "quantity", "value", "unit"]
 
 
@@ -600,8 +597,6 @@ def check_figure_quantities(study: StudySpec, points: list[Point]) -> None:
         known |= rows
         accelerators |= accel
     if study.crosscheck:
-        from simulator.study_report import CROSSCHECK_QUANTITIES
-
         known |= {(f"crosscheck/{study.crosscheck}", q) for q, _unit in CROSSCHECK_QUANTITIES[study.crosscheck]}
     components = {c for c, _ in known} | accelerators
     errors = []

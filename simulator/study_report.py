@@ -16,11 +16,9 @@ no stored point has is left out of the report with a note.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -28,25 +26,13 @@ import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
 from simulator.plots import Panel, Series, format_value, line_panels, unit_of_key
-from simulator.study_spec import MACHINES_FILE, ULIST_MACHINES_FILE, FigureSpec, Point, StudyOutcome, StudySpec
-
-if TYPE_CHECKING:
-    from simulator.roofline_check import MeasuredMachine
+from simulator.study_crosscheck import REPORT_ERRORS, crosscheck_table
+from simulator.study_spec import FigureSpec, Point, StudyOutcome, StudySpec
 
 ENERGY_TOTAL = "energy/total"
 DEFAULT_Y = ("system/simulated_time_s", ENERGY_TOTAL, "dram/bandwidth_bytes_per_s")
 SUMMARY_Y = (("time", "system/simulated_time_s"), ("energy", ENERGY_TOTAL),
              ("DRAM bandwidth", "dram/bandwidth_bytes_per_s"))
-#: the rows a study's ``crosscheck:`` adds per point, under component ``crosscheck/<model>``, by model:
-#: (quantity, unit); an error is simulated / model - 1. The U-list model's ``ext_`` rows are its extended form.
-_MODEL_ROWS = (("model_time_s", "s"), ("model_energy_j", "J"), ("time_error", "ratio"), ("energy_error", "ratio"))
-CROSSCHECK_QUANTITIES = {"roofline": _MODEL_ROWS,
-                         "ulist": _MODEL_ROWS + tuple((f"ext_{q}", unit) for q, unit in _MODEL_ROWS)}
-#: the report's error columns by model: (column title, quantity)
-REPORT_ERRORS = {"roofline": (("roofline time error", "time_error"), ("roofline energy error", "energy_error")),
-                 "ulist": (("U-list time error", "time_error"), ("U-list energy error", "energy_error"),
-                           ("extended time error", "ext_time_error"),
-                           ("extended energy error", "ext_energy_error"))}
 
 
 def _axis_column(values: list[Any]) -> pd.Series:
@@ -85,128 +71,6 @@ def consolidate(points: list[Point] | tuple[Point, ...], out_dir: str | Path) ->
     cols["run_hash"] = pd.Series([p.run_hash for p, n in zip(kept, lengths) for _ in range(n)], dtype="object")
     head = pd.DataFrame(cols)
     return pd.concat([head, table], axis=1)
-
-
-def _stored_machines(path: Path) -> dict[str, MeasuredMachine]:
-    """The roofline costs a previous run of the study measured, by system content hash; {} if ``path`` is
-    missing or does not read back as such (it is then measured and written again)."""
-    from simulator.roofline_check import MeasuredMachine
-
-    try:
-        raw = json.loads(path.read_text())
-        return {h: MeasuredMachine(**{k: float(v) for k, v in costs.items()}) for h, costs in raw.items()}
-    except (OSError, ValueError, TypeError, AttributeError):
-        return {}
-
-
-def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], table: pd.DataFrame,
-                     out_dir: Path) -> pd.DataFrame:
-    """The ``crosscheck/<model>`` rows of every stored point of ``table`` (its axis columns, run_hash,
-    component, quantity, value, unit; ``CROSSCHECK_QUANTITIES``), for the study's model:
-
-    - ``roofline``: the energy roofline's time and energy from the point's host flops and DRAM bytes,
-      with costs measured once per distinct system (``roofline_check.measure_machine``);
-    - ``ulist``: the U-list model's, printed and extended, with inputs measured once per distinct
-      system, placement and layout (``ulist_run_check.measure_all``);
-
-    and the errors of the simulated values. The measured inputs are kept in the study directory
-    (``MACHINES_FILE``, ``ULIST_MACHINES_FILE``) for its next run."""
-    if study.crosscheck is None or table.empty:
-        return table.iloc[0:0]
-    keys = [k for k, _ in points[0].coords]
-    values = table.groupby(["run_hash", "component", "quantity"], sort=False)["value"].sum()
-    energy = table[table["component"].str.startswith("energy/")].groupby("run_hash", sort=False)["value"].sum()
-    distinct = [p for p in {p.run_hash: p for p in points}.values() if p.run_hash in energy.index]  # not failed
-    measured = (_ulist_rows(distinct, values, energy, out_dir) if study.crosscheck == "ulist"
-                else _roofline_rows(distinct, values, energy, out_dir))
-    rows = [{**dict(p.coords), "run_hash": p.run_hash, "component": f"crosscheck/{study.crosscheck}",
-             "quantity": quantity, "value": found[quantity], "unit": unit}
-            for p, found in zip(distinct, measured) for quantity, unit in CROSSCHECK_QUANTITIES[study.crosscheck]]
-    extra = pd.DataFrame(rows, columns=[*keys, "run_hash", "component", "quantity", "value", "unit"])
-    return extra.astype(table.dtypes.to_dict())
-
-
-def _error(row: Any) -> float:
-    """A cross-check row's error, NaN where the model predicts 0."""
-    return float("nan") if row.error is None else row.error
-
-
-def _roofline_rows(points: list[Point], values: pd.Series, energy: pd.Series, out_dir: Path) -> list[dict]:
-    """The roofline's quantities of each point (``crosscheck_table``), its costs measured once per system
-    and kept in ``out_dir/MACHINES_FILE``."""
-    from simulator.roofline_check import compared, measure_machine
-
-    stored = _stored_machines(out_dir / MACHINES_FILE)
-    machines = dict(stored)
-    found = []
-    for p in points:
-        if p.loaded.content_hash not in machines:  # one pair of micro runs per distinct system
-            machines[p.loaded.content_hash] = measure_machine(p.loaded)
-        machine = machines[p.loaded.content_hash]
-        w = values[(p.run_hash, "host", "flops")]
-        q = values[(p.run_hash, "dram", "bytes_read")] + values[(p.run_hash, "dram", "bytes_written")]
-        time, energy_row = compared(machine, w, q, values[(p.run_hash, "system", "simulated_time_s")],
-                                    energy[p.run_hash])
-        found.append({"model_time_s": time.model, "model_energy_j": energy_row.model,
-                      "time_error": _error(time), "energy_error": _error(energy_row)})
-    if machines != stored:
-        text = json.dumps({h: dataclasses.asdict(m) for h, m in sorted(machines.items())}, indent=2) + "\n"
-        write_atomic(out_dir / MACHINES_FILE, lambda tmp: tmp.write_text(text))
-    return found
-
-
-def _stored_ulist_machines(path: Path) -> dict[str, Any]:
-    """The U-list inputs a previous run of the study measured, by ``UListPoint.machine_key``; {} if
-    ``path`` is missing or does not read back as such (they are then measured and written again)."""
-    from simulator.ulist_run_check import Measured
-
-    try:
-        raw = json.loads(path.read_text())
-        return {k: Measured(dict(v["machine"]), str(v["lap"])) for k, v in raw.items()}
-    except (OSError, ValueError, TypeError, AttributeError, KeyError):
-        return {}
-
-
-def _ulist_rows(points: list[Point], values: pd.Series, energy: pd.Series, out_dir: Path) -> list[dict]:
-    """The U-list model's quantities of each point (``crosscheck_table``), its inputs measured once
-    per system, placement and layout and kept in ``out_dir/ULIST_MACHINES_FILE``."""
-    from simulator import ulist_run_check as urc
-
-    stored = _stored_ulist_machines(out_dir / ULIST_MACHINES_FILE)
-    machines = dict(stored)
-    found = []
-    models = [(p, urc.ulist_point(p.loaded, p.workload)) for p in points]
-    wanted = {point.machine_key(p.loaded) for p, point in models} | set(machines)
-    keys = []
-    for p, point in models:
-        # a measurement with the pipelined parts serves the other points of its system too
-        pipelined = point.pipelined or point.machine_key(p.loaded, pipelined=True) in wanted
-        keys.append(point.machine_key(p.loaded, pipelined))
-    priced: dict[str, Any] = {}  # run hash -> both models, where a stored measurement serves
-    for (p, point), key in zip(models, keys):
-        try:
-            priced[p.run_hash] = urc.priced(point, machines[key])
-        except (KeyError, TypeError, ValueError):  # not stored, or a stored one that does not read back whole
-            machines.pop(key, None)
-    # what is missing, measured all at once, its parts spread over the cores
-    todo = {}
-    for (p, point), key in zip(models, keys):
-        if key not in machines and key not in todo:
-            todo[key] = urc.measurement(p.loaded, point, pipelined=key.endswith(urc.PIPELINED_KEY))
-    if todo:
-        machines.update(zip(todo, urc.measure_all(list(todo.values()))))
-    for (p, point), key in zip(models, keys):
-        model = priced[p.run_hash] if key not in todo else urc.priced(point, machines[key])
-        time_s = urc.host_time_s(values[(p.run_hash, "system", "host_cycles")], p.loaded)
-        printed_t, printed_e, ext_t, ext_e = urc.compared(time_s, energy[p.run_hash], model)
-        found.append({"model_time_s": printed_t.model, "model_energy_j": printed_e.model,
-                      "time_error": _error(printed_t), "energy_error": _error(printed_e),
-                      "ext_model_time_s": ext_t.model, "ext_model_energy_j": ext_e.model,
-                      "ext_time_error": _error(ext_t), "ext_energy_error": _error(ext_e)})
-    if machines != stored:
-        text = json.dumps({k: dataclasses.asdict(m) for k, m in sorted(machines.items())}, indent=2) + "\n"
-        write_atomic(out_dir / ULIST_MACHINES_FILE, lambda tmp: tmp.write_text(text))
-    return found
 
 
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:

@@ -60,10 +60,6 @@ class FigureSpec:
     title: str | None = None
 
 
-#: where a study directory keeps the roofline costs measured per system (content hash -> costs) for its next run
-MACHINES_FILE = "roofline_machines.json"
-#: the same for the U-list model's inputs (system, placement and layout -> measured inputs)
-ULIST_MACHINES_FILE = "ulist_machines.json"
 
 
 @dataclass(frozen=True)
