@@ -69,6 +69,10 @@ from workloads.gemm import HOST_KC, HOST_NC, lap_gemm
 from workloads.trace import AddressSpace, TraceBuilder
 
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
+#: the host's micro runs (``_measure_host``): a read stream, and random 8 B reads over a footprint, B;
+#: the system's DRAM must hold the larger
+STREAM_BYTES = 64 * 2**20
+IRREGULAR_FOOTPRINT_BYTES = 256 * 2**20
 #: The packing of the host GEMM the CPU-only traces run (``workloads.gemm.host_gemm``).
 HOST_GEMM_BLOCKING = ulist.HostGemmBlocking(HOST_KC, HOST_NC)
 
@@ -433,12 +437,12 @@ def _measure_host(cpu_system: str) -> dict[str, float]:
     """The host's part of :func:`measure_machine`: w_C (regular, irregular), f_C, the access rate,
     pi_0, eps_byte_dram and eps_flop_cpu."""
     m: dict[str, float] = {}
-    s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 MiB"}})
+    nbytes = STREAM_BYTES
+    s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": f"{nbytes} B"}})
     t_s = stage_quantity(s, "system", "simulated_time_s")
-    nbytes = 64 * 1024 * 1024
     m["w_c_bytes_per_s"] = nbytes / t_s
-    r = _run_workload(cpu_system, {"generator": "random_access",
-                                   "params": {"n_accesses": 200000, "footprint_bytes": "256 MiB", "seed": 1}})
+    r = _run_workload(cpu_system, {"generator": "random_access", "params": {
+        "n_accesses": 200000, "footprint_bytes": f"{IRREGULAR_FOOTPRINT_BYTES} B", "seed": 1}})
     m["w_c_irregular_bytes_per_s"] = 200000 * 8 / stage_quantity(r, "system", "simulated_time_s")
     c = _run_workload(cpu_system, {"generator": "compute_only", "params": {"flops": 1_000_000_000}})
     tc = stage_quantity(c, "system", "simulated_time_s")

@@ -23,7 +23,6 @@ the blocked DRAM and near-memory points by at most 0.7 % (time and energy), and 
 
 from __future__ import annotations
 
-import inspect
 import os
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,10 +31,12 @@ from models import ulist
 from simulator.config.accel_lap import LapSpec
 from simulator.config.loader import LoadedConfig
 from simulator.config.schema import dram_geometry
-from simulator.config.workload import WorkloadSpec
+from simulator.config.workload import WorkloadSpec, generator_params
 from simulator.executors import point_executor
 from simulator.fmm_crosscheck import (
     CLOCK_HZ,
+    IRREGULAR_FOOTPRINT_BYTES,
+    STREAM_BYTES,
     MachinePart,
     PointModel,
     assemble_machine,
@@ -54,8 +55,8 @@ from workloads import fmm_ulist
 GENERATOR = "fmm_ulist"
 #: couplings the extended model describes (003 has no PCIe placement)
 COUPLINGS = {"dram": "lap-dram", "llc": "lap-llc", "near_memory": "lap-near-memory"}
-#: the largest micro run's footprint (``fmm_crosscheck._measure_host``: 256 MiB of random reads), B
-MICRO_FOOTPRINT_BYTES = 256 * 2**20
+#: the largest micro run's footprint, B: the system's DRAM must hold it
+MICRO_FOOTPRINT_BYTES = max(STREAM_BYTES, IRREGULAR_FOOTPRINT_BYTES)
 PRINTED = "U-list model, printed (003 eqs. 2-12), inputs measured on this system"
 EXTENDED = "U-list model, extended (simulator/fmm_crosscheck.py), inputs measured on this system"
 
@@ -63,13 +64,6 @@ EXTENDED = "U-list model, extended (simulator/fmm_crosscheck.py), inputs measure
 def applies(workload: WorkloadSpec) -> bool:
     """Whether ``--crosscheck`` sets the U-list model (not the roofline) beside a run of ``workload``."""
     return workload.generator == GENERATOR
-
-
-def workload_params(workload: WorkloadSpec) -> dict[str, Any]:
-    """The generator's parameters of ``workload``, its defaults filled in."""
-    defaults = {name: p.default for name, p in inspect.signature(fmm_ulist.fmm_ulist).parameters.items()
-                if p.default is not inspect.Parameter.empty}
-    return {**defaults, **workload.params}
 
 
 def placement_name(loaded: LoadedConfig, params: dict[str, Any]) -> str | None:
@@ -86,7 +80,7 @@ def placement_name(loaded: LoadedConfig, params: dict[str, Any]) -> str | None:
 def crosscheck_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str) -> str | None:
     """Why the U-list model cannot be set beside a run of ``workload`` (``label`` names it) on
     ``loaded``'s system, or None."""
-    params = workload_params(workload)
+    params = generator_params(workload)
     if params["placement"] == "lap" and "lap" not in loaded.spec.accelerators:
         return None  # the run itself refuses a trace whose unit the system lacks, and says so
     if placement_name(loaded, params) is None:
@@ -224,7 +218,7 @@ class UListPoint:
 
 def ulist_point(loaded: LoadedConfig, workload: WorkloadSpec) -> UListPoint:
     """The model's view of a run of ``workload`` on ``loaded``'s system (after ``crosscheck_problem``)."""
-    params = workload_params(workload)
+    params = generator_params(workload)
     variant = params["variant"]
     problem = fmm_ulist.build_problem(params["q"], params["n_points"], params["density"], params["seed"],
                                       params["periodic"])

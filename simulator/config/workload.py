@@ -140,6 +140,13 @@ def _accepted(gen: str) -> dict[str, inspect.Parameter]:
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "space"}
 
 
+def generator_params(spec: WorkloadSpec) -> dict[str, Any]:
+    """The parameters ``spec``'s generator runs with: those the workload gives, the generator's defaults
+    for the rest (SI values)."""
+    defaults = {name: p.default for name, p in _accepted(spec.generator).items() if p.default is not p.empty}
+    return {**defaults, **spec.params}
+
+
 def _convert_params(gen: str, params: dict, source: str, labels: dict[str, str]) -> dict[str, Any]:
     """Check every parameter against generator ``gen``'s signature and convert units; raise
     ConfigError listing every problem."""
