@@ -5,6 +5,9 @@ offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-
 offsim validate FILE [FILE ...]
 offsim keys [PREFIX]
 offsim reproduce TARGET [--out DIR] [--quick]
+offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--out FILE.csv]
+offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precision P] [--throughput T]
+                       [--power-cap] [--out FILE.csv]
 
 Bad input of any kind prints one message per problem (file, key, what was
 expected) to stderr and exits with code 2, leaving no output behind.
@@ -198,6 +201,20 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    from simulator import model_eval
+
+    if args.model == "logca":
+        lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, args.out)
+    else:
+        lines = model_eval.run_roofline(args.entries, args.table or model_eval.ROOFLINE_TABLE, args.intensity,
+                                        args.precision, args.throughput, args.power_cap, args.out)
+    print("\n".join(lines))
+    if args.out is not None and args.entries:
+        print(f"written   {args.out}")
+    return 0
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     from simulator.config.fields import describe_spec
     from simulator.config.schema import SystemSpec
@@ -227,6 +244,16 @@ def _installed_version() -> str:
         return version("offsim")
     except PackageNotFoundError:
         return "unknown (not installed)"
+
+
+def _model_parser(models: argparse._SubParsersAction, name: str, what: str, table: str) -> argparse.ArgumentParser:
+    """The parser of ``offsim models NAME``, with the arguments every model takes: entries, --table, --out."""
+    m = models.add_parser(name, help=what)
+    m.add_argument("entries", nargs="*", metavar="ENTRY", help="rows of the table (none: list them)")
+    m.add_argument("--table", metavar="FILE", help=table)
+    m.add_argument("--out", metavar="FILE.csv", help="also write the curves to this CSV file")
+    m.set_defaults(func=cmd_models)
+    return m
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,6 +291,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="fewer / smaller points: seconds for most targets; asri-fmm "
                    "still takes about 70 s on 2 cores, for the micro runs that measure its model inputs")
     p.set_defaults(func=cmd_reproduce)
+    p = sub.add_parser("models", help="evaluate an analytical model on its own, without simulating: LogCA or the "
+                       "energy roofline, for rows of a published parameter table or of your own")
+    models = p.add_subparsers(dest="model", required=True)
+    m = _model_parser(models, "logca", "LogCA (000 ch. 4): T0, T1, speedup and bottlenecks by granularity; g1 and "
+                      "g_A/2", "a LogCA table in the form of configs/presets/platforms/logca_table_4_3.yaml (default: "
+                      "that file, 000 Table 4.3)")
+    m.add_argument("--g", action="append", metavar="SIZE", help="a granularity, e.g. '4 KiB' (repeatable; default "
+                   "16 B to 64 MiB in powers of 4)")
+    m = _model_parser(models, "roofline", "energy roofline (001 ch. 3-4): balances; performance, energy efficiency "
+                      "and power by intensity", "a platform table in the form of "
+                      "configs/presets/platforms/choi_table6.yaml (default: that file, 001 Table 6)")
+    m.add_argument("--intensity", action="append", metavar="FLOP/B", help="an arithmetic intensity in flop/B "
+                   "(repeatable; default 1/8 to 64 in powers of 2)")
+    m.add_argument("--precision", choices=("double", "single"), default="double",
+                   help="which flop costs of the row (default double)")
+    m.add_argument("--throughput", choices=("vendor", "sustained"), default="vendor",
+                   help="peak throughputs as the vendor claims them or as measured (default vendor, as 001 "
+                   "instantiates its model)")
+    m.add_argument("--power-cap", action="store_true", help="cap the power at pi_0 + delta_pi (001 eqs. 32-38)")
     p = sub.add_parser("validate", help="check configs, workloads and traces without running")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_validate)

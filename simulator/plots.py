@@ -17,11 +17,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
-from simulator.units import format_quantity
+from simulator.units import format_bytes, format_quantity
 
 UNIT_SUFFIXES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "flop/s"), ("_bytes", "B"), ("_hz", "Hz"),
                  ("_j", "J"), ("_w", "W"), ("_s", "s"))
-BINARY_PREFIXES = ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki"))
 MAX_PANEL_COLUMNS = 3
 SI_UNITS = ("s", "J", "W", "Hz", "B/s", "flop/s")
 # Distinct markers and dash styles so that lines lying on top of each other stay visible.
@@ -77,10 +76,7 @@ def format_value(value: Any, unit: str) -> str:
     if unit == "ratio":  # a relative error or share, signed
         return f"{value:+.1%}"
     if unit == "B" and value and float(value).is_integer():
-        for size, prefix in BINARY_PREFIXES:
-            if abs(value) >= size and value % size == 0:
-                return f"{int(value // size)} {prefix}B"
-        return f"{int(value)} B"
+        return format_bytes(value)
     if not unit:
         return f"{value:g}"
     return format_quantity(float(value), unit)

@@ -9,6 +9,7 @@ import pytest
 from simulator.units import (
     PS_PER_S,
     UnitError,
+    format_bytes,
     format_quantity,
     is_power_of_two,
     parse_quantity,
@@ -83,3 +84,11 @@ def test_not_powers_of_two(n):
 ])
 def test_quantities_format_with_an_engineering_prefix(value, unit, expected):
     assert format_quantity(value, unit) == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    (16, "16 B"), (1000, "1000 B"), (4096, "4 KiB"), (3 * 2**20, "3 MiB"), (1536, "1536 B"), (2**40, "1 TiB"),
+    (1500.5, "1.5 kB"),
+])
+def test_sizes_format_with_binary_prefixes_when_whole(value, expected):
+    assert format_bytes(value) == expected

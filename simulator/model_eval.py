@@ -1,0 +1,329 @@
+"""Analytical models evaluated on their own, without a simulation: what ``offsim models`` prints.
+
+* **LogCA** (000 ch. 4) for a row of a LogCA parameter table (the form of
+  ``configs/presets/platforms/logca_table_4_3.yaml``): T0, T1 and the speedup at each granularity,
+  the break-even granularity g1 and g_A/2 (exact roots, and the closed forms as 000 prints them),
+  and Accelerometer's bottlenecks at each granularity (000 section 6.2.2: the parameters whose
+  tenfold improvement raises the speedup by at least 20 %).
+* **Energy roofline** (001 ch. 3-4) for a row of a platform table (the form of
+  ``configs/presets/platforms/choi_table6.yaml``): the balances and, at each intensity, performance,
+  energy efficiency, average power and what bounds the time.
+
+Both are the pure functions of :mod:`models.logca`, :mod:`models.accelerometer` and
+:mod:`models.roofline`; this module only picks the rows, evaluates and formats them. Times are in
+host cycles and seconds (the row's host clock), granularities in bytes, intensities in flop/B.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.accelerometer import bottlenecks
+from models.calibrate import PlatformEntry, load_platform_entries
+from models.logca import g1, g1_closed_form, g_half, g_half_closed_form, speedup, time_accelerated, time_unaccelerated
+from models.roofline import MachineBalance, RooflinePlatform, Table6Row
+from models.roofline import load_platforms as load_roofline_platforms
+from simulator.config.errors import InputError
+from simulator.config.files import write_atomic
+from simulator.outputs import check_path_name
+from simulator.units import UnitError, format_bytes, format_quantity, parse_quantity
+
+ROOT = Path(__file__).resolve().parents[1]
+LOGCA_TABLE = ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
+ROOFLINE_TABLE = ROOT / "configs" / "presets" / "platforms" / "choi_table6.yaml"
+#: default granularities: 16 B to 64 MiB in powers of 4, the range of 000's sweeps (000 section 3.2)
+DEFAULT_GRANULARITIES = tuple(float(4**k) for k in range(2, 14))
+#: default intensities: 1/8 to 64 flop/B in powers of 2, across every Table 6 platform's balance points
+DEFAULT_INTENSITIES = tuple(2.0**k for k in range(-3, 7))
+
+
+# ---- LogCA -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LogCAPoint:
+    """LogCA at one granularity: T0 and T1 in host cycles, the speedup, the bottleneck label ("oCA")."""
+
+    g_bytes: float
+    t0_cycles: float
+    t1_cycles: float
+    speedup: float
+    bottlenecks: str
+
+
+@dataclass(frozen=True)
+class LogCAReport:
+    """One table row evaluated: g1 and g_A/2 in bytes (exact roots; inf if never reached), the same
+    by 000's closed forms, and the curve."""
+
+    entry: PlatformEntry
+    g1_bytes: float
+    g_half_bytes: float
+    g1_printed_bytes: float
+    g_half_printed_bytes: float
+    points: tuple[LogCAPoint, ...]
+
+
+def logca_report(entry: PlatformEntry, granularities: Sequence[float] = DEFAULT_GRANULARITIES) -> LogCAReport:
+    """Evaluate LogCA for ``entry`` at ``granularities`` (bytes, each > 0)."""
+    p = entry.params
+    points = []
+    for g in granularities:
+        label = "".join(name for name in ("L", "o", "C", "A") if name in bottlenecks(p, g))
+        points.append(LogCAPoint(g, float(time_unaccelerated(p, g)), float(time_accelerated(p, g)),
+                                 float(speedup(p, g)), label))
+    return LogCAReport(entry, g1(p), g_half(p), g1_closed_form(p), g_half_closed_form(p), tuple(points))
+
+
+def _size(value: float) -> str:
+    """A granularity in bytes for the text report, to 3 digits with binary prefixes ("2.47 KiB"); inf reads
+    "never", a negative closed form "none (negative)"."""
+    if math.isinf(value):
+        return "never"
+    if value < 0:
+        return "none (negative)"
+    for size, prefix in ((2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki")):
+        if value >= size:
+            return f"{value / size:.3g} {prefix}B"
+    return f"{value:.3g} B"
+
+
+def logca_lines(report: LogCAReport) -> list[str]:
+    """The text report of one row."""
+    e, p = report.entry, report.entry.params
+    f = e.host_frequency_hz
+    latency = f"{p.latency:g} cycles/B" if p.latency_per_byte else f"{p.latency:g} cycles"
+    lines = [f"{e.key}: {e.platform}, {e.kernel}  ({e.source})",
+             f"  L {latency}  o {p.overhead_cycles:g} cycles  C {p.c_cycles_per_byte_beta:g} cycles/B^beta  "
+             f"beta {p.beta:g}  A {p.acceleration:g}  host clock {format_quantity(f, 'Hz')}",
+             f"  g1 (speedup 1) {_size(report.g1_bytes)}; g_A/2 (speedup {p.acceleration / 2:g}) "
+             f"{_size(report.g_half_bytes)}; 000's closed forms: {_size(report.g1_printed_bytes)}, "
+             f"{_size(report.g_half_printed_bytes)}",
+             f"  {'g':>10}  {'T0 (cycles)':>12}  {'T1 (cycles)':>12}  {'T1':>10}  {'speedup':>8}  bottlenecks"]
+    for pt in report.points:
+        lines.append(f"  {format_bytes(pt.g_bytes):>10}  {pt.t0_cycles:>12.4g}  {pt.t1_cycles:>12.4g}  "
+                     f"{format_quantity(pt.t1_cycles / f, 's'):>10}  {pt.speedup:>8.3g}  {pt.bottlenecks or '-'}")
+    return lines
+
+
+LOGCA_COLUMNS = ("entry", "g_bytes", "t0_cycles", "t1_cycles", "t0_s", "t1_s", "speedup", "bottlenecks",
+                 "g1_bytes", "g_half_bytes")
+
+
+def logca_rows(reports: Sequence[LogCAReport]) -> list[dict[str, object]]:
+    """One CSV row per entry and granularity (``LOGCA_COLUMNS``; seconds at the row's host clock)."""
+    return [{"entry": r.entry.key, "g_bytes": pt.g_bytes, "t0_cycles": pt.t0_cycles, "t1_cycles": pt.t1_cycles,
+             "t0_s": pt.t0_cycles / r.entry.host_frequency_hz, "t1_s": pt.t1_cycles / r.entry.host_frequency_hz,
+             "speedup": pt.speedup, "bottlenecks": pt.bottlenecks, "g1_bytes": r.g1_bytes,
+             "g_half_bytes": r.g_half_bytes}
+            for r in reports for pt in r.points]
+
+
+# ---- energy roofline ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """The roofline at one intensity (flop/B): GFLOP/s, GFLOP/J, average power (W), and what bounds the
+    time: "memory", "compute" or, with a power cap, "power"."""
+
+    intensity_flop_per_byte: float
+    gflop_per_s: float
+    gflop_per_j: float
+    power_w: float
+    bound: str
+
+
+@dataclass(frozen=True)
+class RooflineReport:
+    """One platform row evaluated with the chosen precision, throughput and cap."""
+
+    key: str
+    row: Table6Row
+    platform: RooflinePlatform
+    balance: MachineBalance
+    settings: str
+    points: tuple[RooflinePoint, ...]
+
+
+def _bound(platform: RooflinePlatform, i: float) -> str:
+    if platform.delta_pi_w is not None and platform.b_tau_minus < i < platform.b_tau_plus:
+        return "power"
+    return "memory" if i < platform.b_tau else "compute"
+
+
+def roofline_report(key: str, row: Table6Row, intensities: Sequence[float] = DEFAULT_INTENSITIES,
+                    precision: str = "double", throughput: str = "vendor", power_cap: bool = False) -> RooflineReport:
+    """Evaluate the energy roofline of ``row`` at ``intensities`` (flop/B, each > 0). Raises ValueError
+    when the row has no data for ``precision``."""
+    platform = row.platform(precision, throughput, power_cap)  # type: ignore[arg-type]
+    points = tuple(RooflinePoint(i, float(platform.performance_gflop_per_s(i)),
+                                 float(platform.energy_efficiency_gflop_per_j(i)), float(platform.power_w(i)),
+                                 _bound(platform, i))
+                   for i in intensities)
+    settings = f"{precision} precision, {throughput} throughput" + (", power cap" if power_cap else "")
+    return RooflineReport(key, row, platform, platform.balance(), settings, points)
+
+
+def _cap_note(p: RooflinePlatform, b: MachineBalance) -> str:
+    """Where the power cap binds (001 eqs. 36-37), or that it never does; "" without a cap."""
+    if p.delta_pi_w is None:
+        return ""
+    cap = f"cap delta_pi {format_quantity(p.delta_pi_w, 'W')}"
+    if b.b_tau_minus == b.b_tau_plus:
+        return f"  {cap}: never reached"
+    return f"  {cap}: binds between {b.b_tau_minus:.3g} and {b.b_tau_plus:.3g} flop/B"
+
+
+def roofline_lines(report: RooflineReport) -> list[str]:
+    """The text report of one row."""
+    p, b = report.platform, report.balance
+    lines = [f"{report.key}: {report.row.label}, {report.row.processor}; {report.settings}",
+             f"  tau_flop {format_quantity(p.tau_flop_s, 's/flop')}  tau_mem {format_quantity(p.tau_mem_s_per_byte, 's/B')}"
+             f"  eps_flop {format_quantity(p.eps_flop_j, 'J/flop')}  eps_mem {format_quantity(p.eps_mem_j_per_byte, 'J/B')}"
+             f"  pi_0 {format_quantity(p.pi0_w, 'W')}",
+             f"  B_tau {b.b_tau:.3g} flop/B  B_eps {b.b_eps:.3g} flop/B  eps_hat {format_quantity(b.eps_hat_j, 'J/flop')}"
+             f"  eta {b.eta:.3g}"
+             + _cap_note(p, b),
+             f"  {'I (flop/B)':>10}  {'GFLOP/s':>9}  {'GFLOP/J':>9}  {'power':>9}  bound"]
+    for pt in report.points:
+        lines.append(f"  {pt.intensity_flop_per_byte:>10.4g}  {pt.gflop_per_s:>9.4g}  {pt.gflop_per_j:>9.4g}  "
+                     f"{format_quantity(pt.power_w, 'W'):>9}  {pt.bound}")
+    return lines
+
+
+ROOFLINE_COLUMNS = ("entry", "intensity_flop_per_byte", "gflop_per_s", "gflop_per_j", "power_w", "bound",
+                    "b_tau_flop_per_byte", "b_eps_flop_per_byte")
+
+
+def roofline_rows(reports: Sequence[RooflineReport]) -> list[dict[str, object]]:
+    """One CSV row per entry and intensity (``ROOFLINE_COLUMNS``)."""
+    return [{"entry": r.key, "intensity_flop_per_byte": pt.intensity_flop_per_byte, "gflop_per_s": pt.gflop_per_s,
+             "gflop_per_j": pt.gflop_per_j, "power_w": pt.power_w, "bound": pt.bound,
+             "b_tau_flop_per_byte": r.balance.b_tau, "b_eps_flop_per_byte": r.balance.b_eps}
+            for r in reports for pt in r.points]
+
+
+# ---- tables and output ---------------------------------------------------------------------------------
+
+def load_logca_table(path: str | Path) -> dict[str, PlatformEntry]:
+    """The rows of a LogCA table; a bad table is an InputError naming the file and the row."""
+    try:
+        return load_platform_entries(path)
+    except ValueError as exc:
+        raise InputError(f"--table: {exc}") from None
+
+
+def load_roofline_table(path: str | Path) -> dict[str, Table6Row]:
+    """The rows of a roofline platform table; a bad table is an InputError naming the file and the row."""
+    try:
+        return load_roofline_platforms(path)
+    except OSError as exc:
+        raise InputError(f"--table {path}: cannot read ({exc.strerror}); expected a readable YAML file") from None
+    except ValueError as exc:
+        raise InputError(f"--table: {exc}") from None
+
+
+def pick(rows: dict, names: Sequence[str], path: str | Path) -> list[str]:
+    """``names``, each checked to be a row of the table at ``path`` (InputError otherwise)."""
+    unknown = [n for n in names if n not in rows]
+    if unknown:
+        shown = Path(path).relative_to(ROOT) if Path(path).is_relative_to(ROOT) else path
+        raise InputError(f"{', '.join(repr(n) for n in unknown)}: not a row of {shown}; expected one of: "
+                         f"{', '.join(sorted(rows))}")
+    return list(names)
+
+
+def write_csv(path: str | Path, columns: Sequence[str], rows: list[dict[str, object]]) -> Path:
+    """Write ``rows`` to the CSV file ``path`` atomically, floats in full precision."""
+    def write(tmp: Path) -> None:
+        with tmp.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(columns))
+            writer.writeheader()
+            writer.writerows({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()} for row in rows)
+    return write_atomic(path, write)
+
+
+def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
+    """``--g`` values ("4 KiB", "1 MB") in bytes, each > 0; the defaults when none are given."""
+    if not texts:
+        return DEFAULT_GRANULARITIES
+    values = []
+    for text in texts:
+        try:
+            g = parse_quantity(text, "size")
+        except UnitError as exc:
+            raise InputError(f"--g {text!r}: {exc}") from None
+        if not g > 0:
+            raise InputError(f"--g {text!r}: expected a granularity > 0 B")
+        values.append(g)
+    return tuple(values)
+
+
+def parse_intensities(texts: Sequence[str] | None) -> tuple[float, ...]:
+    """``--intensity`` values in flop/B ("0.5", "4 flop/B"), each finite and > 0; the defaults when none."""
+    if not texts:
+        return DEFAULT_INTENSITIES
+    values = []
+    for text in texts:
+        number = text.strip().removesuffix("flop/B").strip()
+        try:
+            i = float(number)
+        except ValueError:
+            i = math.nan
+        if not (math.isfinite(i) and i > 0):
+            raise InputError(f"--intensity {text!r}: expected an arithmetic intensity > 0 in flop/B, e.g. 0.5 or "
+                             "'4 flop/B'")
+        values.append(i)
+    return tuple(values)
+
+
+def _listing(rows: dict[str, str], out: str | None) -> list[str]:
+    """The lines that list a table's rows (what the command prints without an entry)."""
+    if out is not None:
+        raise InputError(f"--out {out}: given without an ENTRY; expected one or more rows to evaluate (without "
+                         "one, the command lists the table's rows and writes nothing)")
+    width = max(map(len, rows), default=0)
+    return [f"{key:<{width}}  {what}" for key, what in rows.items()]
+
+
+def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] | None, out: str | None) -> list[str]:
+    """``offsim models logca``: the table's rows when ``entries`` is empty, else each entry's report
+    (text lines), and the CSV ``out`` if given."""
+    rows = load_logca_table(table)
+    if not entries:
+        return _listing({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()}, out)
+    reports = [logca_report(rows[name], parse_granularities(g_texts)) for name in pick(rows, entries, table)]
+    if out is not None:
+        write_csv(check_csv_path(out), LOGCA_COLUMNS, logca_rows(reports))
+    return [line for r in reports for line in logca_lines(r) + [""]][:-1]
+
+
+def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Sequence[str] | None,
+                 precision: str, throughput: str, power_cap: bool, out: str | None) -> list[str]:
+    """``offsim models roofline``: the table's rows when ``entries`` is empty, else each entry's report
+    (text lines), and the CSV ``out`` if given."""
+    rows = load_roofline_table(table)
+    if not entries:
+        return _listing({k: f"{r.label} ({r.processor})" for k, r in rows.items()}, out)
+    intensities = parse_intensities(intensity_texts)
+    reports = []
+    for name in pick(rows, entries, table):
+        try:
+            reports.append(roofline_report(name, rows[name], intensities, precision, throughput, power_cap))
+        except ValueError as exc:
+            raise InputError(f"{name}: {exc}; expected a platform with {precision}-precision data, or "
+                             f"--precision {'single' if precision == 'double' else 'double'}") from None
+    if out is not None:
+        write_csv(check_csv_path(out), ROOFLINE_COLUMNS, roofline_rows(reports))
+    return [line for r in reports for line in roofline_lines(r) + [""]][:-1]
+
+
+def check_csv_path(out: str) -> Path:
+    """``--out`` as a path to write a CSV file to (its directories are created): nameable, not a directory."""
+    path = check_path_name(out, "--out")
+    if path.is_dir():
+        raise InputError(f"--out {out}: is a directory; expected a CSV file path, e.g. {Path(out) / 'model.csv'}")
+    return path

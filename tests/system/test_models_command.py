@@ -1,0 +1,152 @@
+"""``offsim models``: LogCA and the energy roofline evaluated on their own, for rows of a table."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+from models.logca import g1, speedup
+from simulator.cli import main
+from simulator.model_eval import (
+    DEFAULT_GRANULARITIES,
+    LOGCA_TABLE,
+    ROOFLINE_TABLE,
+    load_logca_table,
+    load_roofline_table,
+    logca_report,
+    roofline_report,
+)
+from tests.conftest import refused
+
+# o = 100 cycles, L = 0, C = 1 cycle/B, beta = 1, A = 4: T0 = g, T1 = 100 + g/4, so the speedup is 1 at
+# g = 100 + g/4 (g1 = 400/3 B) and A/2 = 2 at g = 200 + g/2 (g_A/2 = 400 B, where T1 = 200 cycles).
+HAND_TABLE = """\
+description: a hand-computable LogCA row
+platforms:
+  toy:
+    platform: Toy
+    kernel: copy
+    host_frequency_hz: 1.0e+9
+    latency: 0.0
+    latency_per_byte: false
+    overhead_cycles: 100.0
+    c_cycles_per_byte_beta: 1.0
+    acceleration: 4.0
+    beta: 1.0
+    source: "hand-computed"
+"""
+
+
+@pytest.fixture
+def hand_table(tmp_path: Path) -> Path:
+    path = tmp_path / "toy.yaml"
+    path.write_text(HAND_TABLE)
+    return path
+
+
+def test_logca_report_of_a_hand_computable_row(hand_table: Path) -> None:
+    report = logca_report(load_logca_table(hand_table)["toy"], [400.0, 4096.0])
+    assert report.g1_bytes == pytest.approx(400 / 3, rel=1e-9)
+    assert report.g_half_bytes == pytest.approx(400.0, rel=1e-9)
+    assert report.g1_printed_bytes == pytest.approx(400 / 3, rel=1e-12)  # exact for a fixed latency
+    at_400 = report.points[0]
+    assert (at_400.t0_cycles, at_400.t1_cycles, at_400.speedup) == pytest.approx((400.0, 200.0, 2.0))
+    # at 4 KiB, T1 = 100 + 1024 cycles: A tenfold makes it 202.4 (a gain of 5.6), o tenfold 1034 (1.09)
+    assert report.points[1].bottlenecks == "A"
+
+
+def test_logca_report_of_table_4_3_follows_the_model_functions() -> None:
+    entry = load_logca_table(LOGCA_TABLE)["sparc_t4_engine_aes"]
+    report = logca_report(entry)
+    assert [pt.g_bytes for pt in report.points] == list(DEFAULT_GRANULARITIES)
+    assert report.g1_bytes == g1(entry.params)
+    assert [pt.speedup for pt in report.points] == [speedup(entry.params, g) for g in DEFAULT_GRANULARITIES]
+    # small offloads pay o and L, large ones are limited by A alone (000 Fig. 6.4)
+    assert "o" in report.points[0].bottlenecks and report.points[-1].bottlenecks == "A"
+
+
+def test_roofline_report_of_nehalem_matches_table_6_by_hand() -> None:
+    row = load_roofline_table(ROOFLINE_TABLE)["nehalem_cpu"]
+    report = roofline_report("nehalem_cpu", row, [0.25, 64.0])
+    # 001 Table 6: 53.3 GFLOP/s double, 25.6 GB/s, 670 pJ/flop, 795 pJ/B, pi_0 = 122 W
+    assert report.balance.b_tau == pytest.approx(53.3 / 25.6)
+    low, high = report.points
+    assert low.bound == "memory" and low.gflop_per_s == pytest.approx(0.25 * 25.6)
+    e_per_flop = 670e-12 + 795e-12 / 0.25 + 122 / (0.25 * 25.6e9)
+    assert low.gflop_per_j == pytest.approx(1e-9 / e_per_flop)
+    assert high.bound == "compute" and high.gflop_per_s == pytest.approx(53.3)
+    capped = roofline_report("nehalem_cpu", row, [3.0], power_cap=True)
+    # the cap (pi_0 + 44.2 W) binds between B_tau- and B_tau+ around B_tau = 2.08 flop/B
+    assert capped.points[0].bound == "power" and capped.points[0].power_w == pytest.approx(122 + 44.2)
+
+
+def test_models_logca_prints_the_report_and_writes_the_csv(hand_table: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "sub" / "toy.csv"
+    assert main(["models", "logca", "toy", "--table", str(hand_table), "--g", "400 B", "--g", "1 KiB",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "g1 (speedup 1) 133 B; g_A/2 (speedup 2) 400 B" in text
+    with out.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["g_bytes"]) for r in rows] == [400.0, 1024.0]
+    assert float(rows[0]["t1_cycles"]) == 200.0 and float(rows[0]["t1_s"]) == pytest.approx(200e-9)
+    assert float(rows[1]["speedup"]) == pytest.approx(1024 / (100 + 256))
+
+
+def test_models_without_entries_list_the_rows(capsys: pytest.CaptureFixture) -> None:
+    assert main(["models", "logca"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == len(load_logca_table(LOGCA_TABLE))
+    assert main(["models", "roofline"]) == 0
+    assert "nehalem_cpu" in capsys.readouterr().out
+
+
+def test_models_roofline_prints_every_intensity(capsys: pytest.CaptureFixture) -> None:
+    assert main(["models", "roofline", "gtx680_kepler", "--intensity", "0.5", "--intensity", "8 flop/B",
+                 "--power-cap"]) == 0
+    text = capsys.readouterr().out
+    assert "never reached" in text  # 001 Table 6: pi_flop + pi_mem = 122.6 W < delta_pi = 145 W
+    assert len([line for line in text.splitlines() if line.strip().startswith(("0.5 ", "8 "))]) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["models", "logca", "nope"], "'nope': not a row of configs/presets/platforms/logca_table_4_3.yaml"),
+    (["models", "logca", "sparc_t3_aes", "--g", "0 B"], "--g '0 B': expected a granularity > 0 B"),
+    (["models", "logca", "sparc_t3_aes", "--g", "3"], "(no unit)"),
+    (["models", "logca", "sparc_t3_aes", "--g", "3 GHz"], "'GHz' is a frequency unit"),
+    (["models", "roofline", "nehalem_cpu", "--intensity", "-1"], "expected an arithmetic intensity > 0"),
+    (["models", "roofline", "nehalem_cpu", "--intensity", "nan"], "expected an arithmetic intensity > 0"),
+    (["models", "roofline", "hd4000_nuc_gpu"], "no double-precision data"),
+    (["models", "logca", "--table", "missing.yaml"], "missing.yaml: cannot read"),
+    (["models", "roofline", "--table", "missing.yaml"], "missing.yaml: cannot read"),
+    (["models", "roofline"], "given without an ENTRY"),
+])
+def test_bad_models_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "m.csv"
+    errors = refused(argv + ["--out", str(out)], capsys, out)
+    assert len(errors) == 1 and message in errors[0]
+
+
+def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    table = tmp_path / "bad.yaml"
+    table.write_text(HAND_TABLE.replace("acceleration: 4.0", "acceleration: fast"))
+    errors = refused(["models", "logca", "--table", str(table)], capsys, tmp_path / "none")
+    assert len(errors) == 1 and "platforms.toy.acceleration: expected float" in errors[0]
+
+
+def test_out_naming_a_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["models", "logca", "sparc_t3_aes", "--out", str(tmp_path)]) == 2
+    assert "is a directory; expected a CSV file path" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_never_reached_granularities_read_never(tmp_path: Path) -> None:
+    table = tmp_path / "slow.yaml"
+    table.write_text(HAND_TABLE.replace("acceleration: 4.0", "acceleration: 1.0"))  # A = 1: never faster
+    report = logca_report(load_logca_table(table)["toy"], [64.0])
+    assert math.isinf(report.g1_bytes) and report.points[0].speedup < 1
