@@ -5,9 +5,9 @@ offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-
 offsim validate FILE [FILE ...]
 offsim keys [PREFIX]
 offsim reproduce TARGET [--out DIR] [--quick]
-offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--out FILE.csv]
+offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--out FILE.csv] [--plot FILE.png]
 offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precision P] [--throughput T]
-                       [--power-cap] [--out FILE.csv]
+                       [--power-cap] [--out FILE.csv] [--plot FILE.png]
 
 Bad input of any kind prints one message per problem (file, key, what was
 expected) to stderr and exits with code 2, leaving no output behind.
@@ -204,14 +204,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from simulator import model_eval
 
+    outputs = model_eval.Outputs(args.out, args.plot)
     if args.model == "logca":
-        lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, args.out)
+        lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs)
     else:
         lines = model_eval.run_roofline(args.entries, args.table or model_eval.ROOFLINE_TABLE, args.intensity,
-                                        args.precision, args.throughput, args.power_cap, args.out)
+                                        args.precision, args.throughput, args.power_cap, outputs)
     print("\n".join(lines))
-    if args.out is not None and args.entries:
-        print(f"written   {args.out}")
     return 0
 
 
@@ -252,6 +251,7 @@ def _model_parser(models: argparse._SubParsersAction, name: str, what: str, tabl
     m.add_argument("entries", nargs="*", metavar="ENTRY", help="rows of the table (none: list them)")
     m.add_argument("--table", metavar="FILE", help=table)
     m.add_argument("--out", metavar="FILE.csv", help="also write the curves to this CSV file")
+    m.add_argument("--plot", metavar="FILE.png", help="also draw the curves in this PNG file")
     m.set_defaults(func=cmd_models)
     return m
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +99,7 @@ def logca_lines(report: LogCAReport) -> list[str]:
     lines = [f"{e.key}: {e.platform}, {e.kernel}  ({e.source})",
              f"  L {latency}  o {p.overhead_cycles:g} cycles  C {p.c_cycles_per_byte_beta:g} cycles/B^beta  "
              f"beta {p.beta:g}  A {p.acceleration:g}  host clock {format_quantity(f, 'Hz')}",
+             *([f"  note: {e.note}"] if e.note else []),
              f"  g1 (speedup 1) {_size(report.g1_bytes)}; g_A/2 (speedup {p.acceleration / 2:g}) "
              f"{_size(report.g_half_bytes)}; 000's closed forms: {_size(report.g1_printed_bytes)}, "
              f"{_size(report.g_half_printed_bytes)}",
@@ -246,6 +247,32 @@ def write_csv(path: str | Path, columns: Sequence[str], rows: list[dict[str, obj
     return write_atomic(path, write)
 
 
+def logca_figure(reports: Sequence[LogCAReport], path: str | Path) -> Path:
+    """Draw the speedup against the granularity, one line per entry (log-log, as 000 Fig. 4.2), as a PNG."""
+    from simulator.plots import Panel, Series, line_panels
+
+    series = tuple(Series(r.entry.key, tuple(pt.g_bytes for pt in r.points), tuple(pt.speedup for pt in r.points))
+                   for r in reports)
+    return line_panels([Panel("", series)], path, xlabel="granularity g", ylabel="speedup T0 / T1", x_unit="B", y_unit="1",
+                       title="LogCA (000 eqs. 4.1-4.2)", logx=True, logy=None)
+
+
+def roofline_figure(reports: Sequence[RooflineReport], path: str | Path) -> Path:
+    """Draw, per entry, the speed relative to the peak flop rate (W tau_flop / T, the roofline) and the energy
+    efficiency relative to its best (W eps_hat / E, the arch line), against intensity (001 Fig. 2), as a PNG."""
+    from simulator.plots import Panel, Series, line_panels
+
+    panels = []
+    for r in reports:
+        x = tuple(pt.intensity_flop_per_byte for pt in r.points)
+        speed = tuple(pt.gflop_per_s * 1e9 * r.platform.tau_flop_s for pt in r.points)
+        efficiency = tuple(pt.gflop_per_j * 1e9 * r.balance.eps_hat_j for pt in r.points)
+        panels.append(Panel(r.key, (Series("speed, W tau_flop / T", x, speed),
+                                    Series("energy efficiency, W eps_hat / E", x, efficiency))))
+    return line_panels(panels, path, xlabel="intensity (flop/B)", ylabel="relative to the peak", x_unit="1", y_unit="1",
+                       title=f"Energy roofline (001 eqs. 3-6), {reports[0].settings}", logx=True, logy=True)
+
+
 def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
     """``--g`` values ("4 KiB", "1 MB") in bytes, each > 0; the defaults when none are given."""
     if not texts:
@@ -280,34 +307,66 @@ def parse_intensities(texts: Sequence[str] | None) -> tuple[float, ...]:
     return tuple(values)
 
 
-def _listing(rows: dict[str, str], out: str | None) -> list[str]:
+@dataclass(frozen=True)
+class Outputs:
+    """The files ``offsim models`` writes beside its text report: ``csv`` (--out) and ``png`` (--plot), or None."""
+
+    csv: str | None = None
+    png: str | None = None
+
+    def check(self, listing: bool) -> None:
+        """Refuse, before any work, a path that names a directory, or any file when the command only lists
+        the table's rows (``listing``)."""
+        for option, path, kind in (("--out", self.csv, "CSV"), ("--plot", self.png, "PNG")):
+            if path is None:
+                continue
+            if listing:
+                raise InputError(f"{option} {path}: given without an ENTRY; expected one or more rows to evaluate "
+                                 "(without one, the command lists the table's rows and writes nothing)")
+            check_file_path(path, option, kind, f"model.{kind.lower()}")
+
+    def write(self, columns: Sequence[str], rows: list[dict[str, object]], draw: Callable[[Path], Path]) -> list[str]:
+        """Write the CSV and draw the figure where asked; return "written" lines naming them."""
+        written = []
+        if self.csv is not None:
+            written.append(str(write_csv(self.csv, columns, rows)))
+        if self.png is not None:
+            written.append(str(draw(Path(self.png))))
+        return [f"written   {path}" for path in written]
+
+
+def _listing(rows: dict[str, str]) -> list[str]:
     """The lines that list a table's rows (what the command prints without an entry)."""
-    if out is not None:
-        raise InputError(f"--out {out}: given without an ENTRY; expected one or more rows to evaluate (without "
-                         "one, the command lists the table's rows and writes nothing)")
     width = max(map(len, rows), default=0)
     return [f"{key:<{width}}  {what}" for key, what in rows.items()]
 
 
-def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] | None, out: str | None) -> list[str]:
+def _joined(reports: list[list[str]]) -> list[str]:
+    """Text reports one after another, a blank line between them."""
+    return [line for i, lines in enumerate(reports) for line in ([""] if i else []) + lines]
+
+
+def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] | None,
+              outputs: Outputs = Outputs()) -> list[str]:
     """``offsim models logca``: the table's rows when ``entries`` is empty, else each entry's report
-    (text lines), and the CSV ``out`` if given."""
+    (text lines), then the files of ``outputs``."""
+    outputs.check(listing=not entries)
     rows = load_logca_table(table)
     if not entries:
-        return _listing({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()}, out)
+        return _listing({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()})
     reports = [logca_report(rows[name], parse_granularities(g_texts)) for name in pick(rows, entries, table)]
-    if out is not None:
-        write_csv(check_csv_path(out), LOGCA_COLUMNS, logca_rows(reports))
-    return [line for r in reports for line in logca_lines(r) + [""]][:-1]
+    written = outputs.write(LOGCA_COLUMNS, logca_rows(reports), lambda png: logca_figure(reports, png))
+    return _joined([logca_lines(r) for r in reports]) + written
 
 
 def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Sequence[str] | None,
-                 precision: str, throughput: str, power_cap: bool, out: str | None) -> list[str]:
+                 precision: str, throughput: str, power_cap: bool, outputs: Outputs = Outputs()) -> list[str]:
     """``offsim models roofline``: the table's rows when ``entries`` is empty, else each entry's report
-    (text lines), and the CSV ``out`` if given."""
+    (text lines), then the files of ``outputs``."""
+    outputs.check(listing=not entries)
     rows = load_roofline_table(table)
     if not entries:
-        return _listing({k: f"{r.label} ({r.processor})" for k, r in rows.items()}, out)
+        return _listing({k: f"{r.label} ({r.processor})" for k, r in rows.items()})
     intensities = parse_intensities(intensity_texts)
     reports = []
     for name in pick(rows, entries, table):
@@ -316,14 +375,13 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
         except ValueError as exc:
             raise InputError(f"{name}: {exc}; expected a platform with {precision}-precision data, or "
                              f"--precision {'single' if precision == 'double' else 'double'}") from None
-    if out is not None:
-        write_csv(check_csv_path(out), ROOFLINE_COLUMNS, roofline_rows(reports))
-    return [line for r in reports for line in roofline_lines(r) + [""]][:-1]
+    written = outputs.write(ROOFLINE_COLUMNS, roofline_rows(reports), lambda png: roofline_figure(reports, png))
+    return _joined([roofline_lines(r) for r in reports]) + written
 
 
-def check_csv_path(out: str) -> Path:
-    """``--out`` as a path to write a CSV file to (its directories are created): nameable, not a directory."""
-    path = check_path_name(out, "--out")
+def check_file_path(out: str, option: str = "--out", kind: str = "CSV", example: str = "model.csv") -> Path:
+    """``out`` as a path to write a file to (its directories are created): nameable, not a directory."""
+    path = check_path_name(out, option)
     if path.is_dir():
-        raise InputError(f"--out {out}: is a directory; expected a CSV file path, e.g. {Path(out) / 'model.csv'}")
+        raise InputError(f"{option} {out}: is a directory; expected a {kind} file path, e.g. {Path(out) / example}")
     return path

@@ -85,6 +85,8 @@ def format_value(value: Any, unit: str) -> str:
 def _formatter(unit: str) -> Formatter:
     if unit == "ratio":  # a relative error or share: -0.21 reads -21 %
         return PercentFormatter(xmax=1.0, decimals=None, symbol=" %")
+    if unit == "1":  # a plain number (a speedup, a fraction of a peak): 0.001 reads 0.001, not 1m
+        return FuncFormatter(lambda v, _pos: f"{v:g}")
     if unit == "B":
         return FuncFormatter(lambda v, _pos: format_value(int(v) if float(v).is_integer() else v, "B"))
     if unit in SI_UNITS:
@@ -141,6 +143,8 @@ def line_panels(panels: list[Panel], path: str | Path, *, xlabel: str, ylabel: s
             if x_unit == "B" or len(set(xs)) <= 8:
                 ax.set_xticks(sorted(set(xs)))
                 ax.minorticks_off()
+                if len(set(xs)) > 8:  # more size labels than fit side by side
+                    ax.tick_params(axis="x", labelrotation=45)
         if not numeric:
             ax.set_xticks(range(len(categories)))
             ax.set_xticklabels([format_value(c, x_unit) for c in categories])

@@ -121,8 +121,8 @@ def test_models_roofline_prints_every_intensity(capsys: pytest.CaptureFixture) -
     (["models", "roofline", "nehalem_cpu", "--intensity", "-1"], "expected an arithmetic intensity > 0"),
     (["models", "roofline", "nehalem_cpu", "--intensity", "nan"], "expected an arithmetic intensity > 0"),
     (["models", "roofline", "hd4000_nuc_gpu"], "no double-precision data"),
-    (["models", "logca", "--table", "missing.yaml"], "missing.yaml: cannot read"),
-    (["models", "roofline", "--table", "missing.yaml"], "missing.yaml: cannot read"),
+    (["models", "logca", "toy", "--table", "missing.yaml"], "missing.yaml: cannot read"),
+    (["models", "roofline", "toy", "--table", "missing.yaml"], "missing.yaml: cannot read"),
     (["models", "roofline"], "given without an ENTRY"),
 ])
 def test_bad_models_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,
@@ -139,10 +139,20 @@ def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert len(errors) == 1 and "platforms.toy.acceleration: expected float" in errors[0]
 
 
-def test_out_naming_a_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(["models", "logca", "sparc_t3_aes", "--out", str(tmp_path)]) == 2
-    assert "is a directory; expected a CSV file path" in capsys.readouterr().err
+@pytest.mark.parametrize("option, kind", [("--out", "CSV"), ("--plot", "PNG")])
+def test_an_output_naming_a_directory_is_refused(option: str, kind: str, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    assert main(["models", "logca", "sparc_t3_aes", option, str(tmp_path)]) == 2
+    assert f"is a directory; expected a {kind} file path" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_plots_are_drawn_for_both_models(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    for argv, name in ((["logca", "sparc_t4_engine_aes", "apu_aes"], "l.png"),
+                       (["roofline", "nehalem_cpu", "gtx680_kepler"], "r.png")):
+        assert main(["models", *argv, "--plot", str(tmp_path / name)]) == 0
+        assert capsys.readouterr().out.splitlines()[-1] == f"written   {tmp_path / name}"
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
 
 
 def test_never_reached_granularities_read_never(tmp_path: Path) -> None:
