@@ -8,6 +8,7 @@ offsim reproduce TARGET [--out DIR] [--quick]
 offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--out FILE.csv] [--plot FILE.png]
 offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precision P] [--throughput T]
                        [--power-cap] [--out FILE.csv] [--plot FILE.png]
+offsim bench [NAME ...]
 
 Bad input of any kind prints one message per problem (file, key, what was
 expected) to stderr and exits with code 2, leaving no output behind.
@@ -214,6 +215,15 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from simulator import benchmarks
+
+    if not args.names:
+        print("\n".join(benchmarks.listing()))
+        return 0
+    return benchmarks.run(args.names)
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     from simulator.config.fields import describe_spec
     from simulator.config.schema import SystemSpec
@@ -310,6 +320,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="peak throughputs as the vendor claims them or as measured (default vendor, as 001 "
                    "instantiates its model)")
     m.add_argument("--power-cap", action="store_true", help="cap the power at pi_0 + delta_pi (001 eqs. 32-38)")
+    p = sub.add_parser("bench", help="list the benchmarks (speed and memory against their targets), or run the "
+                       "named ones, each in a fresh process; needs a source checkout")
+    p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. fmm (none: list them)")
+    p.set_defaults(func=cmd_bench)
     p = sub.add_parser("validate", help="check configs, workloads and traces without running")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_validate)
