@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.accelerometer import bottlenecks
+from models.accelerometer import PARAMETERS, bottlenecks
 from models.calibrate import PlatformEntry, load_platform_entries
 from models.logca import g1, g1_closed_form, g_half, g_half_closed_form, speedup, time_accelerated, time_unaccelerated
 from models.roofline import MachineBalance, RooflinePlatform, Table6Row
@@ -72,7 +72,7 @@ def logca_report(entry: PlatformEntry, granularities: Sequence[float] = DEFAULT_
     p = entry.params
     points = []
     for g in granularities:
-        label = "".join(name for name in ("L", "o", "C", "A") if name in bottlenecks(p, g))
+        label = "".join(name for name in PARAMETERS if name in bottlenecks(p, g))  # 000 Fig. 6.4's order
         points.append(LogCAPoint(g, float(time_unaccelerated(p, g)), float(time_accelerated(p, g)),
                                  float(speedup(p, g)), label))
     return LogCAReport(entry, g1(p), g_half(p), g1_closed_form(p), g_half_closed_form(p), tuple(points))
