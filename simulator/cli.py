@@ -7,7 +7,7 @@ offsim keys [PREFIX]
 offsim reproduce TARGET [--out DIR] [--quick]
 offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--out FILE.csv] [--plot FILE.png]
 offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precision P] [--throughput T]
-                       [--power-cap] [--out FILE.csv] [--plot FILE.png]
+                       [--power-cap] [--system SYSTEM.yaml ...] [--out FILE.csv] [--plot FILE.png]
 offsim bench [NAME ...]
 
 Bad input of any kind prints one message per problem (file, key, what was
@@ -210,7 +210,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs)
     else:
         lines = model_eval.run_roofline(args.entries, args.table or model_eval.ROOFLINE_TABLE, args.intensity,
-                                        args.precision, args.throughput, args.power_cap, outputs)
+                                        args.precision, args.throughput, args.power_cap, outputs, args.system or ())
     print("\n".join(lines))
     return 0
 
@@ -320,6 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="peak throughputs as the vendor claims them or as measured (default vendor, as 001 "
                    "instantiates its model)")
     m.add_argument("--power-cap", action="store_true", help="cap the power at pi_0 + delta_pi (001 eqs. 32-38)")
+    m.add_argument("--system", action="append", metavar="SYSTEM.yaml", help="also a simulated system, its costs "
+                   "measured by two micro runs (repeatable; --precision, --throughput and --power-cap apply to table "
+                   "rows only)")
     p = sub.add_parser("bench", help="list the benchmarks (speed and memory against their targets), or run the "
                        "named ones, each in a fresh process; needs a source checkout")
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. fmm (none: list them)")

@@ -139,13 +139,15 @@ class RooflinePoint:
 
 @dataclass(frozen=True)
 class RooflineReport:
-    """One platform row evaluated with the chosen precision, throughput and cap."""
+    """One platform evaluated: its key, what it is, its costs and balances, the settings they were taken
+    with (in full, and as a short tag for figure titles), and the curve."""
 
     key: str
-    row: Table6Row
+    description: str
     platform: RooflinePlatform
     balance: MachineBalance
     settings: str
+    tag: str
     points: tuple[RooflinePoint, ...]
 
 
@@ -155,17 +157,41 @@ def _bound(platform: RooflinePlatform, i: float) -> str:
     return "memory" if i < platform.b_tau else "compute"
 
 
-def roofline_report(key: str, row: Table6Row, intensities: Sequence[float] = DEFAULT_INTENSITIES,
-                    precision: str = "double", throughput: str = "vendor", power_cap: bool = False) -> RooflineReport:
-    """Evaluate the energy roofline of ``row`` at ``intensities`` (flop/B, each > 0). Raises ValueError
-    when the row has no data for ``precision``."""
-    platform = row.platform(precision, throughput, power_cap)  # type: ignore[arg-type]
+def evaluate_roofline(key: str, description: str, platform: RooflinePlatform, intensities: Sequence[float],
+                      settings: str, tag: str) -> RooflineReport:
+    """The energy roofline of ``platform`` at ``intensities`` (flop/B, each > 0)."""
     points = tuple(RooflinePoint(i, float(platform.performance_gflop_per_s(i)),
                                  float(platform.energy_efficiency_gflop_per_j(i)), float(platform.power_w(i)),
                                  _bound(platform, i))
                    for i in intensities)
-    settings = f"{precision} precision, {throughput} throughput" + (", power cap" if power_cap else "")
-    return RooflineReport(key, row, platform, platform.balance(), settings, points)
+    return RooflineReport(key, description, platform, platform.balance(), settings, tag, points)
+
+
+def roofline_report(key: str, row: Table6Row, intensities: Sequence[float] = DEFAULT_INTENSITIES,
+                    precision: str = "double", throughput: str = "vendor", power_cap: bool = False) -> RooflineReport:
+    """Evaluate the energy roofline of the table row ``row`` at ``intensities`` (flop/B). Raises ValueError
+    when the row has no data for ``precision``."""
+    platform = row.platform(precision, throughput, power_cap)  # type: ignore[arg-type]
+    cap = ", power cap" if power_cap else ""
+    return evaluate_roofline(key, f"{row.label}, {row.processor}", platform, intensities,
+                             f"{precision} precision, {throughput} throughput{cap}", f"{precision}, {throughput}{cap}")
+
+
+def system_roofline_report(system: str | Path, intensities: Sequence[float] = DEFAULT_INTENSITIES) -> RooflineReport:
+    """Evaluate the energy roofline of a simulated system, its costs measured by the two micro runs of
+    :func:`simulator.roofline_check.measure_machine` (never read from its config). InputError when the
+    config is bad or its DRAM cannot hold the read stream."""
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+    from simulator.roofline_check import calibration_problem, measure_machine
+
+    loaded = load_spec(system, SystemSpec)
+    problem = calibration_problem(loaded)
+    if problem:
+        raise InputError(f"--system {system}: {problem}")
+    platform = measure_machine(loaded).platform(loaded.spec.name)
+    return evaluate_roofline(Path(system).stem, f"{loaded.spec.name} (simulated)", platform, intensities,
+                             "costs measured on the simulated system by micro runs", "simulated")
 
 
 def _cap_note(p: RooflinePlatform, b: MachineBalance) -> str:
@@ -181,7 +207,7 @@ def _cap_note(p: RooflinePlatform, b: MachineBalance) -> str:
 def roofline_lines(report: RooflineReport) -> list[str]:
     """The text report of one row."""
     p, b = report.platform, report.balance
-    lines = [f"{report.key}: {report.row.label}, {report.row.processor}; {report.settings}",
+    lines = [f"{report.key}: {report.description}; {report.settings}",
              f"  tau_flop {format_quantity(p.tau_flop_s, 's/flop')}  tau_mem {format_quantity(p.tau_mem_s_per_byte, 's/B')}"
              f"  eps_flop {format_quantity(p.eps_flop_j, 'J/flop')}  eps_mem {format_quantity(p.eps_mem_j_per_byte, 'J/B')}"
              f"  pi_0 {format_quantity(p.pi0_w, 'W')}",
@@ -267,10 +293,10 @@ def roofline_figure(reports: Sequence[RooflineReport], path: str | Path) -> Path
         x = tuple(pt.intensity_flop_per_byte for pt in r.points)
         speed = tuple(pt.gflop_per_s * 1e9 * r.platform.tau_flop_s for pt in r.points)
         efficiency = tuple(pt.gflop_per_j * 1e9 * r.balance.eps_hat_j for pt in r.points)
-        panels.append(Panel(r.key, (Series("speed, W tau_flop / T", x, speed),
+        panels.append(Panel(f"{r.key} ({r.tag})", (Series("speed, W tau_flop / T", x, speed),
                                     Series("energy efficiency, W eps_hat / E", x, efficiency))))
     return line_panels(panels, path, xlabel="intensity (flop/B)", ylabel="relative to the peak", x_unit="1", y_unit="1",
-                       title=f"Energy roofline (001 eqs. 3-6), {reports[0].settings}", logx=True, logy=True)
+                       title="Energy roofline (001 eqs. 3-6)", logx=True, logy=True)
 
 
 def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
@@ -360,12 +386,14 @@ def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] 
 
 
 def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Sequence[str] | None,
-                 precision: str, throughput: str, power_cap: bool, outputs: Outputs = Outputs()) -> list[str]:
-    """``offsim models roofline``: the table's rows when ``entries`` is empty, else each entry's report
-    (text lines), then the files of ``outputs``."""
-    outputs.check(listing=not entries)
+                 precision: str, throughput: str, power_cap: bool, outputs: Outputs = Outputs(),
+                 systems: Sequence[str] = ()) -> list[str]:
+    """``offsim models roofline``: the table's rows when neither ``entries`` nor ``systems`` are given,
+    else the report of each entry (its precision, throughput and cap) and of each simulated system
+    (its costs measured), as text lines, then the files of ``outputs``."""
+    outputs.check(listing=not entries and not systems)
     rows = load_roofline_table(table)
-    if not entries:
+    if not entries and not systems:
         return _listing({k: f"{r.label} ({r.processor})" for k, r in rows.items()})
     intensities = parse_intensities(intensity_texts)
     reports = []
@@ -375,6 +403,7 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
         except ValueError as exc:
             raise InputError(f"{name}: {exc}; expected a platform with {precision}-precision data, or "
                              f"--precision {'single' if precision == 'double' else 'double'}") from None
+    reports += [system_roofline_report(system, intensities) for system in systems]
     written = outputs.write(ROOFLINE_COLUMNS, roofline_rows(reports), lambda png: roofline_figure(reports, png))
     return _joined([roofline_lines(r) for r in reports]) + written
 

@@ -18,6 +18,7 @@ from simulator.model_eval import (
     load_roofline_table,
     logca_report,
     roofline_report,
+    system_roofline_report,
 )
 from tests.conftest import refused
 
@@ -160,3 +161,31 @@ def test_never_reached_granularities_read_never(tmp_path: Path) -> None:
     table.write_text(HAND_TABLE.replace("acceleration: 4.0", "acceleration: 1.0"))  # A = 1: never faster
     report = logca_report(load_logca_table(table)["toy"], [64.0])
     assert math.isinf(report.g1_bytes) and report.points[0].speedup < 1
+
+
+def test_a_simulated_system_gets_the_roofline_measured_on_it(capsys: pytest.CaptureFixture) -> None:
+    from simulator.roofline_check import measure_machine
+    from tests.conftest import DEFAULT_SYSTEM
+
+    assert main(["models", "roofline", "nehalem_cpu", "--system", str(DEFAULT_SYSTEM), "--intensity", "64"]) == 0
+    text = capsys.readouterr().out
+    assert f"{DEFAULT_SYSTEM.stem}: i7-920 + DDR3-1600 (simulated)" in text and "nehalem_cpu: Desktop CPU" in text
+    report = system_roofline_report(DEFAULT_SYSTEM, [64.0])
+    measured = measure_machine(DEFAULT_SYSTEM)
+    assert report.balance.b_tau == measured.tau_mem_s_per_byte / measured.tau_flop_s
+    # far above the balance, the simulated host runs at its measured flop rate (8 GFLOP/s: 4 flop/cycle at 2 GHz)
+    assert report.points[0].bound == "compute"
+    assert report.points[0].gflop_per_s == pytest.approx(1e-9 / measured.tau_flop_s)
+    assert report.points[0].gflop_per_s == pytest.approx(8.0, rel=0.01)
+
+
+def test_a_system_whose_dram_cannot_hold_the_read_stream_is_refused(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    from tests.conftest import DEFAULT_SYSTEM
+
+    small = tmp_path / "small.yaml"
+    small.write_text(DEFAULT_SYSTEM.read_text().replace("dram: {preset: dram/ddr3_1600_mt41j256m4}",
+                                                        "dram: {preset: dram/ddr3_1600_mt41j256m4, geometry: {rows: 64}}"))
+    errors = refused(["models", "roofline", "--system", str(small), "--out", str(tmp_path / "r.csv")], capsys,
+                     tmp_path / "r.csv")
+    assert len(errors) == 1 and "read stream, more than" in errors[0] and str(small) in errors[0]
