@@ -8,6 +8,8 @@ offsim reproduce TARGET [--out DIR] [--quick]
 offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--out FILE.csv] [--plot FILE.png]
 offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precision P] [--throughput T]
                        [--power-cap] [--system SYSTEM.yaml ...] [--out FILE.csv] [--plot FILE.png]
+offsim models ulist [--machine FILE] [--q Q ...] [--placement P ...] [--variant V ...] [--n-points N]
+                    [--density D] [--llc SIZE] [--blocks B] [--out FILE.csv]
 offsim bench [NAME ...]
 
 Bad input of any kind prints one message per problem (file, key, what was
@@ -205,8 +207,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from simulator import model_eval
 
-    outputs = model_eval.Outputs(args.out, args.plot)
-    if args.model == "logca":
+    outputs = model_eval.Outputs(args.out, getattr(args, "plot", None))
+    if args.model == "ulist":
+        from simulator import ulist_eval
+
+        lines = ulist_eval.run_ulist(args.machine or ulist_eval.DEFAULT_MACHINE, args.q, args.placement, args.variant,
+                                     args.n_points, args.density, args.llc, args.blocks, outputs)
+    elif args.model == "logca":
         lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs)
     else:
         lines = model_eval.run_roofline(args.entries, args.table or model_eval.ROOFLINE_TABLE, args.intensity,
@@ -323,6 +330,24 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--system", action="append", metavar="SYSTEM.yaml", help="also a simulated system, its costs "
                    "measured by two micro runs (repeatable; --precision, --throughput and --power-cap apply to table "
                    "rows only)")
+    m = models.add_parser("ulist", help="the FMM U-list model (003 eqs. 2-12, printed and extended) priced with the "
+                          "inputs an FMM study measured (its machine.json), for any q, N and placement, without "
+                          "simulating")
+    m.add_argument("--machine", metavar="FILE", help="a study's machine.json (default results/fmm/machine.json, the "
+                   "default study's)")
+    m.add_argument("--q", type=int, action="append", help="expansion order (repeatable; default the file's: 4 6 8 "
+                   "10 14)")
+    m.add_argument("--placement", action="append", help="cpu or a measured LAP placement, e.g. lap-llc "
+                   "(repeatable; default all)")
+    m.add_argument("--variant", action="append", help="software variant, e.g. pipelining (repeatable; default "
+                   "orig, blocking, pipelining; CPU-only points run orig)")
+    m.add_argument("--n-points", type=int, default=240_000, help="points N (default 240000, 003 Table 2)")
+    m.add_argument("--density", default="table2", help="point density (default table2, the tree of 003 Table 2)")
+    m.add_argument("--llc", default="8 MiB", metavar="SIZE", help="LLC capacity that sizes the blocks (default "
+                   "8 MiB, 003 Table 4)")
+    m.add_argument("--blocks", type=int, help="b for blocked and pipelined variants (default: the study's rules)")
+    m.add_argument("--out", metavar="FILE.csv", help="also write the predictions to this CSV file")
+    m.set_defaults(func=cmd_models)
     p = sub.add_parser("bench", help="list the benchmarks (speed and memory against their targets), or run the "
                        "named ones, each in a fresh process; needs a source checkout")
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. fmm (none: list them)")

@@ -253,12 +253,16 @@ def load_roofline_table(path: str | Path) -> dict[str, Table6Row]:
         raise InputError(f"--table: {exc}") from None
 
 
+def shown(path: str | Path) -> str:
+    """``path`` as a report names it: relative to the project root when inside it."""
+    return str(Path(path).relative_to(ROOT) if Path(path).is_relative_to(ROOT) else path)
+
+
 def pick(rows: dict, names: Sequence[str], path: str | Path) -> list[str]:
     """``names``, each checked to be a row of the table at ``path`` (InputError otherwise)."""
     unknown = [n for n in names if n not in rows]
     if unknown:
-        shown = Path(path).relative_to(ROOT) if Path(path).is_relative_to(ROOT) else path
-        raise InputError(f"{', '.join(repr(n) for n in unknown)}: not a row of {shown}; expected one of: "
+        raise InputError(f"{', '.join(repr(n) for n in unknown)}: not a row of {shown(path)}; expected one of: "
                          f"{', '.join(sorted(rows))}")
     return list(names)
 

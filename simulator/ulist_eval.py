@@ -1,0 +1,179 @@
+"""The U-list model priced on its own, without a simulation: what ``offsim models ulist`` prints.
+
+The model (003 eqs. 2-12 as printed, and the extended model of :mod:`simulator.fmm_crosscheck`)
+needs inputs measured on a simulated system: bandwidths, flop rates, energies per flop and per
+byte, static power, LLC residency curves, the contention of pipelined GEMMs. An FMM placement
+study measures them once and keeps them in its ``machine.json`` (``results/fmm/machine.json`` for
+the default study). This module reads such a file and prices any point (order q, placement,
+variant, N, density, LLC) with the study's own rules: b for blocked variants by 003's LLC rule
+(``fmm_ulist.variant_blocks``), and for pipelined ones the b the extended model predicts
+fastest (``fmm_crosscheck.pipelined_blocks``), unless b is given. Only the U-list's dimensions are
+built (the octree, 0.1 to 0.5 s per q); nothing is simulated. So it answers "what does the model
+predict at q = 12, or for 10^6 points?" in seconds, with the measured inputs of the study's
+systems; whether the model holds there is for a simulation to say (``offsim run --crosscheck``).
+
+Times are host cycles at the model's 2 GHz clock (003 Table 4) and seconds; energies in joules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from simulator.config.errors import InputError
+from simulator.fmm_crosscheck import CLOCK_HZ, PointModel, class_counts, pipelined_blocks, point_model
+from simulator.model_eval import ROOT, Outputs, shown
+from simulator.units import UnitError, format_bytes, format_quantity, parse_quantity
+from workloads import fmm_ulist
+
+DEFAULT_MACHINE = ROOT / "results" / "fmm" / "machine.json"
+#: the variants priced by default: 003 Table 5's three (Orig, Blocking, Pipelining)
+DEFAULT_VARIANTS = ("orig", "blocking", "pipelining")
+#: the host figures every point reads (a file without them was not written by an FMM study)
+REQUIRED_KEYS = ("w_c_bytes_per_s", "w_c_irregular_bytes_per_s", "f_c_flops_per_s", "access_rate_per_s",
+                 "static_power_w", "eps_byte_dram_j", "eps_flop_cpu_j", "llc_residency", "dims")
+ULIST_COLUMNS = ("q", "placement", "variant", "n_points", "density", "llc_bytes", "n_q", "n_oct", "n_u", "blocks",
+                 "printed_cycles", "printed_s", "printed_energy_j", "extended_cycles", "extended_s",
+                 "extended_energy_j")
+
+
+def load_machine(path: str | Path) -> dict[str, Any]:
+    """The measured inputs of an FMM study (its ``machine.json``); InputError naming the file when it
+    cannot be read or lacks what every point reads."""
+    try:
+        machine = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise InputError(f"--machine {path}: cannot read ({exc.strerror}); expected the machine.json an FMM "
+                         "placement study writes (offsim study configs/studies/fmm_placement.yaml)") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--machine {path}: not JSON ({exc.msg} at line {exc.lineno}); expected the machine.json "
+                         "an FMM placement study writes") from None
+    missing = [k for k in REQUIRED_KEYS if not isinstance(machine, dict) or k not in machine]
+    if missing:
+        raise InputError(f"--machine {path}: {', '.join(missing)} missing; expected the machine.json an FMM "
+                         "placement study writes")
+    if not lap_placements(machine):
+        raise InputError(f"--machine {path}: no LAP placement measured (no '<placement>.f_l_flops_per_s'); "
+                         "expected the machine.json of a study with at least one LAP placement")
+    return machine
+
+
+def lap_placements(machine: dict[str, Any]) -> list[str]:
+    """The LAP placements ("lap-<coupling>") whose figures ``machine`` holds, in file order."""
+    return [k.split(".")[0] for k in machine if k.endswith(".f_l_flops_per_s")]
+
+
+@dataclass(frozen=True)
+class UListPrediction:
+    """Both models of one point: what was asked, the U-list's dimensions, b, and the prices."""
+
+    q: int
+    placement: str
+    variant: str
+    n_points: int
+    density: str
+    llc_bytes: int
+    n_q: int
+    n_oct: int
+    n_u: int
+    blocks: int
+    model: PointModel
+
+
+def predict(machine: dict[str, Any], q: int, placement: str, variant: str, n_points: int, density: str,
+            llc_bytes: int, blocks: int | None = None) -> UListPrediction:
+    """Price one point with ``machine``'s inputs (module docstring). ``placement`` is "cpu" or one of
+    :func:`lap_placements`; a CPU-only point runs variant "orig" only."""
+    problem = fmm_ulist.build_problem(q, n_points, density)
+    share = fmm_ulist.DEFAULT_LLC_SHARE
+    if placement == "cpu":
+        b, lap, gemm = 1, lap_placements(machine)[0], "cpu"  # the host's LLC costs: every study system has them
+    else:
+        lap, gemm = placement, "lap"
+        if blocks is None and variant == "pipelining":
+            b = pipelined_blocks(machine, placement, problem, llc_bytes, share)
+        else:
+            b = len(fmm_ulist.variant_blocks(problem, variant, blocks, llc_bytes, share))
+    d = problem.dims()
+    model = point_model(machine, lap, d, class_counts(problem), gemm=gemm, variant=variant, placement=placement,
+                        blocks=b, llc_bytes=float(llc_bytes), block_order="class")
+    return UListPrediction(q, placement, variant, n_points, density, llc_bytes, d.n_q, d.n_oct, d.n_u, b, model)
+
+
+def points(machine: dict[str, Any], qs: Sequence[int], placements: Sequence[str], variants: Sequence[str]
+           ) -> list[tuple[int, str, str]]:
+    """The (q, placement, variant) grid asked for, CPU-only points with "orig" only; InputError for a
+    placement the machine has not measured or a variant the generator lacks."""
+    known = ["cpu", *lap_placements(machine)]
+    bad = [p for p in placements if p not in known]
+    if bad:
+        raise InputError(f"--placement {', '.join(bad)}: not measured in this machine file; expected one of: "
+                         f"{', '.join(known)}")
+    bad = [v for v in variants if v not in fmm_ulist.VARIANTS]
+    if bad:
+        raise InputError(f"--variant {', '.join(bad)}: unknown; expected one of: {', '.join(fmm_ulist.VARIANTS)}")
+    bad_q = [q for q in qs if q < 1]
+    if bad_q:
+        raise InputError(f"--q {bad_q[0]}: expected an expansion order >= 1")
+    return [(q, p, v) for q in qs for p in placements for v in (("orig",) if p == "cpu" else variants)]
+
+
+def ulist_lines(machine_path: str | Path, predictions: Sequence[UListPrediction]) -> list[str]:
+    """The text report: what the inputs are, then one line per point."""
+    first = predictions[0]
+    lines = [f"U-list model, printed (003 eqs. 2-12) and extended, inputs measured on the study's systems "
+             f"({shown(machine_path)}); nothing simulated",
+             f"N = {first.n_points} points ({first.density} density), LLC {format_bytes(first.llc_bytes)}, host clock "
+             f"{format_quantity(CLOCK_HZ, 'Hz')}",
+             f"{'q':>3}  {'placement':<16} {'variant':<11} {'N_q':>4} {'N_oct':>7} {'N_U':>9} {'b':>4}  "
+             f"{'printed':>20}  {'extended':>20}"]
+    for p in predictions:
+        m = p.model
+        lines.append(f"{p.q:>3}  {p.placement:<16} {p.variant:<11} {p.n_q:>4} {p.n_oct:>7} {p.n_u:>9} {p.blocks:>4}  "
+                     f"{_priced(m.cycles, m.energy_j):>20}  {_priced(m.ext_cycles, m.ext_energy_j):>20}")
+    return lines
+
+
+def _priced(cycles: float, energy_j: float) -> str:
+    return f"{cycles / 1e6:.1f} Mcyc {format_quantity(energy_j, 'J', 3)}"
+
+
+def ulist_rows(predictions: Sequence[UListPrediction]) -> list[dict[str, object]]:
+    """One CSV row per point (``ULIST_COLUMNS``)."""
+    return [{"q": p.q, "placement": p.placement, "variant": p.variant, "n_points": p.n_points, "density": p.density,
+             "llc_bytes": p.llc_bytes, "n_q": p.n_q, "n_oct": p.n_oct, "n_u": p.n_u, "blocks": p.blocks,
+             "printed_cycles": p.model.cycles, "printed_s": p.model.cycles / CLOCK_HZ,
+             "printed_energy_j": p.model.energy_j, "extended_cycles": p.model.ext_cycles,
+             "extended_s": p.model.ext_cycles / CLOCK_HZ, "extended_energy_j": p.model.ext_energy_j}
+            for p in predictions]
+
+
+def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Sequence[str] | None,
+              variants: Sequence[str] | None, n_points: int, density: str, llc_text: str, blocks: int | None,
+              outputs: Outputs = Outputs()) -> list[str]:
+    """``offsim models ulist``: price the grid asked for (defaults: the machine file's q, every placement
+    it measured, 003 Table 5's variants) and report it, then write the CSV of ``outputs``."""
+    outputs.check(listing=False)
+    for option, value in (("--n-points", n_points), ("--blocks", blocks)):
+        if value is not None and value < 1:
+            raise InputError(f"{option} {value}: expected an integer >= 1")
+    if density not in fmm_ulist.DENSITIES:
+        raise InputError(f"--density {density}: unknown; expected one of: {', '.join(fmm_ulist.DENSITIES)}")
+    try:
+        llc_bytes = parse_quantity(llc_text, "size")
+    except UnitError as exc:
+        raise InputError(f"--llc {llc_text!r}: {exc}") from None
+    if not (llc_bytes >= 1 and llc_bytes.is_integer()):
+        raise InputError(f"--llc {llc_text!r}: expected a whole number of bytes >= 1 B")
+    machine = load_machine(machine_path)
+    grid = points(machine, qs or sorted(int(q) for q in machine["dims"]),
+                  placements or ["cpu", *lap_placements(machine)], variants or DEFAULT_VARIANTS)
+    try:
+        predictions = [predict(machine, q, p, v, n_points, density, int(llc_bytes), blocks) for q, p, v in grid]
+    except ValueError as exc:  # the U-list cannot be built or blocked as asked (e.g. leaves larger than N)
+        raise InputError(f"models ulist: {exc}") from None
+    written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions), lambda png: png)
+    return ulist_lines(machine_path, predictions) + written

@@ -1,0 +1,79 @@
+"""``offsim models ulist``: the U-list model priced from a study's measured inputs, without simulating."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simulator.cli import main
+from simulator.ulist_eval import DEFAULT_MACHINE, load_machine, predict
+from tests.conftest import ROOT, refused
+from workloads import fmm_ulist
+
+
+@pytest.fixture(scope="module")
+def machine() -> dict:
+    return load_machine(DEFAULT_MACHINE)
+
+
+@pytest.mark.parametrize("q", [4, 8])
+def test_the_study_points_are_priced_as_the_study_priced_them(machine: dict, q: int) -> None:
+    """Same inputs, same rules (b by the LLC rule, pipelined b the model's fastest): the committed study's
+    model columns to the last digit, for every placement and variant."""
+    cross = pd.read_csv(ROOT / "results" / "fmm" / "crosscheck.csv")
+    rows = cross[cross.q == q]
+    assert len(rows) == 16
+    for r in rows.itertuples():
+        p = predict(machine, q, r.placement, r.variant, 240_000, "table2", 8 * 2**20)
+        assert p.blocks == r.blocks
+        assert (p.model.cycles / 1e6, p.model.ext_cycles / 1e6) == (r.model_mcycles, r.ext_mcycles)
+        assert (p.model.energy_j, p.model.ext_energy_j) == (r.model_energy_j, r.ext_energy_j)
+
+
+def test_a_point_the_study_did_not_run_gets_the_rules_b(machine: dict) -> None:
+    p = predict(machine, 12, "lap-llc", "blocking", 240_000, "table2", 8 * 2**20)
+    problem = fmm_ulist.build_problem(12, 240_000, "table2")
+    assert p.n_q == 455 and p.blocks == len(fmm_ulist.variant_blocks(problem, "blocking", None, 8 * 2**20))
+    assert p.model.ext_cycles > 0 and p.model.energy_j > 0
+    given = predict(machine, 12, "lap-llc", "blocking", 240_000, "table2", 8 * 2**20, blocks=4)
+    assert given.blocks == 4
+
+
+def test_models_ulist_prints_and_writes_the_grid(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "u.csv"
+    assert main(["models", "ulist", "--q", "6", "--placement", "cpu", "--placement", "lap-llc", "--variant",
+                 "pipelining", "--out", str(out)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert "results/fmm/machine.json" in text[0] and text[-1] == f"written   {out}"
+    with out.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["placement"], r["variant"]) for r in rows] == [("cpu", "orig"), ("lap-llc", "pipelining")]
+    assert float(rows[1]["extended_s"]) == pytest.approx(float(rows[1]["extended_cycles"]) / 2e9)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--placement", "lap-pcie"], "--placement lap-pcie: not measured in this machine file"),
+    (["--variant", "fast"], "--variant fast: unknown"),
+    (["--density", "dense"], "--density dense: unknown"),
+    (["--llc", "8"], "--llc '8': expected a size with a unit"),
+    (["--n-points", "0"], "--n-points 0: expected an integer >= 1"),
+    (["--q", "0"], "--q 0: expected an expansion order >= 1"),
+    (["--machine", "missing.json"], "--machine missing.json: cannot read"),
+])
+def test_bad_ulist_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "u.csv"
+    errors = refused(["models", "ulist", *argv, "--out", str(out)], capsys, out)
+    assert len(errors) == 1 and message in errors[0]
+
+
+def test_a_file_that_is_not_a_study_machine_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    for text, message in (("{", "not JSON"), (json.dumps({"dims": {}}), "w_c_bytes_per_s, ")):
+        bad = tmp_path / "machine.json"
+        bad.write_text(text)
+        errors = refused(["models", "ulist", "--machine", str(bad)], capsys, tmp_path / "none")
+        assert len(errors) == 1 and message in errors[0] and str(bad) in errors[0]
