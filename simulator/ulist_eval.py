@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from simulator.config.errors import InputError
-from simulator.fmm_crosscheck import CLOCK_HZ, PointModel, class_counts, pipelined_blocks, point_model
+from simulator.fmm_crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
+                                      point_model)
 from simulator.model_eval import ROOT, Outputs, shown
 from simulator.units import UnitError, format_bytes, format_quantity, parse_quantity
 from workloads import fmm_ulist
@@ -121,8 +122,8 @@ def points(machine: dict[str, Any], qs: Sequence[int], placements: Sequence[str]
     return [(q, p, v) for q in qs for p in placements for v in (("orig",) if p == "cpu" else variants)]
 
 
-def ulist_lines(machine_path: str | Path, predictions: Sequence[UListPrediction]) -> list[str]:
-    """The text report: what the inputs are, then one line per point."""
+def ulist_lines(machine_path: str | Path, machine: dict[str, Any], predictions: Sequence[UListPrediction]) -> list[str]:
+    """The text report: what the inputs are, one line per point, and where the inputs were extrapolated."""
     first = predictions[0]
     lines = [f"U-list model, printed (003 eqs. 2-12) and extended, inputs measured on the study's systems "
              f"({shown(machine_path)}); nothing simulated",
@@ -134,7 +135,23 @@ def ulist_lines(machine_path: str | Path, predictions: Sequence[UListPrediction]
         m = p.model
         lines.append(f"{p.q:>3}  {p.placement:<16} {p.variant:<11} {p.n_q:>4} {p.n_oct:>7} {p.n_u:>9} {p.blocks:>4}  "
                      f"{_priced(m.cycles, m.energy_j):>20}  {_priced(m.ext_cycles, m.ext_energy_j):>20}")
-    return lines
+    return lines + extrapolation_notes(machine, predictions)
+
+
+def extrapolation_notes(machine: dict[str, Any], predictions: Sequence[UListPrediction]) -> list[str]:
+    """A note for each pipelined LAP placement priced at a GEMM height N_q outside the heights its
+    contention was measured at: the extended model holds the nearest measured factors there
+    (``models.ulist.pipelined_contention_at``), an extrapolation no simulation has checked."""
+    notes = []
+    for lap in dict.fromkeys(p.placement for p in predictions if p.placement != "cpu" and p.variant == "pipelining"):
+        heights = [h for h, _, _ in extended_params(machine, lap).pipelined_contention]
+        outside = sorted({p.n_q for p in predictions if p.placement == lap and p.variant == "pipelining"
+                          and heights and not heights[0] <= p.n_q <= heights[-1]})
+        if outside:
+            notes.append(f"note: {lap} pipelining at N_q = {', '.join(map(str, outside))}: the contention of the host "
+                         f"with the concurrent GEMMs was measured at N_q = {heights[0]:g}..{heights[-1]:g}; the "
+                         "extended model holds the nearest measured value there")
+    return notes
 
 
 def _priced(cycles: float, energy_j: float) -> str:
@@ -176,4 +193,4 @@ def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Se
     except ValueError as exc:  # the U-list cannot be built or blocked as asked (e.g. leaves larger than N)
         raise InputError(f"models ulist: {exc}") from None
     written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions), lambda png: png)
-    return ulist_lines(machine_path, predictions) + written
+    return ulist_lines(machine_path, machine, predictions) + written

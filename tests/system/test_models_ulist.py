@@ -77,3 +77,13 @@ def test_a_file_that_is_not_a_study_machine_is_refused(tmp_path: Path, capsys: p
         bad.write_text(text)
         errors = refused(["models", "ulist", "--machine", str(bad)], capsys, tmp_path / "none")
         assert len(errors) == 1 and message in errors[0] and str(bad) in errors[0]
+
+
+def test_pipelined_points_beyond_the_measured_gemm_heights_are_flagged(capsys: pytest.CaptureFixture) -> None:
+    machine = load_machine(DEFAULT_MACHINE)
+    heights = [h for h, _, _ in machine["lap-llc.pipelined_contention"]]
+    assert main(["models", "ulist", "--q", "8", "--q", "20", "--placement", "lap-llc", "--variant", "pipelining"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: lap-llc pipelining at N_q = 1771: the contention of the host with the concurrent GEMMs "
+                     f"was measured at N_q = {heights[0]:g}..{heights[-1]:g}; the extended model holds the nearest "
+                     "measured value there"]
