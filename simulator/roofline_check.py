@@ -71,7 +71,8 @@ def crosscheck_problem(loaded: LoadedConfig, command_rows: int, workload: str) -
     alone), or the system cannot be measured (``calibration_problem``)."""
     if command_rows:
         return (f"{workload} has {command_rows} accelerator command rows (offload, wait); expected a host-only "
-                "workload, as the energy roofline describes the host and its memory alone")
+                "workload, as the energy roofline describes the host and its memory alone (an fmm_ulist "
+                "workload gets the U-list model; an offload's LogCA curve, without simulating: offsim models logca)")
     return calibration_problem(loaded)
 
 
