@@ -5,7 +5,8 @@ offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-
 offsim validate FILE [FILE ...]
 offsim keys [PREFIX]
 offsim reproduce TARGET [--out DIR] [--quick]
-offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--out FILE.csv] [--plot FILE.png]
+offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--improve P=F ...] [--out FILE.csv]
+                    [--plot FILE.png]
 offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precision P] [--throughput T]
                        [--power-cap] [--system SYSTEM.yaml ...] [--out FILE.csv] [--plot FILE.png]
 offsim models ulist [--machine FILE] [--q Q ...] [--placement P ...] [--variant V ...] [--n-points N]
@@ -214,7 +215,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         lines = ulist_eval.run_ulist(args.machine or ulist_eval.DEFAULT_MACHINE, args.q, args.placement, args.variant,
                                      args.n_points, args.density, args.llc, args.blocks, outputs)
     elif args.model == "logca":
-        lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs)
+        lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs, args.improve)
     else:
         lines = model_eval.run_roofline(args.entries, args.table or model_eval.ROOFLINE_TABLE, args.intensity,
                                         args.precision, args.throughput, args.power_cap, outputs, args.system or ())
@@ -316,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "that file, 000 Table 4.3)")
     m.add_argument("--g", action="append", metavar="SIZE", help="a granularity, e.g. '4 KiB' (repeatable; default "
                    "16 B to 64 MiB in powers of 4)")
+    m.add_argument("--improve", action="append", metavar="PARAM=FACTOR", help="also the speedup with one parameter "
+                   "improved, Accelerometer's what-if (000 section 6.2): L or o divided, C or A multiplied, e.g. "
+                   "o=10 or A=inf (repeatable)")
     m = _model_parser(models, "roofline", "energy roofline (001 ch. 3-4): balances; performance, energy efficiency "
                       "and power by intensity", "a platform table in the form of "
                       "configs/presets/platforms/choi_table6.yaml (default: that file, 001 Table 6)")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.accelerometer import PARAMETERS, bottlenecks
+from models.accelerometer import PARAMETERS, bottlenecks, improved_speedup
 from models.calibrate import PlatformEntry, load_platform_entries
 from models.logca import g1, g1_closed_form, g_half, g_half_closed_form, speedup, time_accelerated, time_unaccelerated
 from models.roofline import MachineBalance, RooflinePlatform, Table6Row
@@ -52,6 +52,28 @@ class LogCAPoint:
     t1_cycles: float
     speedup: float
     bottlenecks: str
+    improved: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Improvement:
+    """One LogCA parameter improved ``factor`` times (000 section 6.2.2: L and o divided, C and A multiplied;
+    an infinite factor is the limit of 000's totem plots)."""
+
+    parameter: str
+    factor: float
+
+    @property
+    def label(self) -> str:
+        """"o/10", "A x10", "L -> 0", "C -> inf"."""
+        if math.isinf(self.factor):
+            return f"{self.parameter} -> {'0' if self.parameter in 'Lo' else 'inf'}"
+        return f"{self.parameter}/{self.factor:g}" if self.parameter in "Lo" else f"{self.parameter} x{self.factor:g}"
+
+    @property
+    def column(self) -> str:
+        """The CSV column of the improved speedup: "speedup_o_10x", "speedup_A_infx"."""
+        return f"speedup_{self.parameter}_{self.factor:g}x"
 
 
 @dataclass(frozen=True)
@@ -65,17 +87,22 @@ class LogCAReport:
     g1_printed_bytes: float
     g_half_printed_bytes: float
     points: tuple[LogCAPoint, ...]
+    improvements: tuple[Improvement, ...] = ()
 
 
-def logca_report(entry: PlatformEntry, granularities: Sequence[float] = DEFAULT_GRANULARITIES) -> LogCAReport:
-    """Evaluate LogCA for ``entry`` at ``granularities`` (bytes, each > 0)."""
+def logca_report(entry: PlatformEntry, granularities: Sequence[float] = DEFAULT_GRANULARITIES,
+                 improvements: Sequence[Improvement] = ()) -> LogCAReport:
+    """Evaluate LogCA for ``entry`` at ``granularities`` (bytes, each > 0), with the speedup after each of
+    ``improvements`` (Accelerometer's what-if, 000 section 6.2)."""
     p = entry.params
     points = []
     for g in granularities:
         label = "".join(name for name in PARAMETERS if name in bottlenecks(p, g))  # 000 Fig. 6.4's order
+        better = tuple(float(improved_speedup(p, g, i.parameter, i.factor)) for i in improvements)
         points.append(LogCAPoint(g, float(time_unaccelerated(p, g)), float(time_accelerated(p, g)),
-                                 float(speedup(p, g)), label))
-    return LogCAReport(entry, g1(p), g_half(p), g1_closed_form(p), g_half_closed_form(p), tuple(points))
+                                 float(speedup(p, g)), label, better))
+    return LogCAReport(entry, g1(p), g_half(p), g1_closed_form(p), g_half_closed_form(p), tuple(points),
+                       tuple(improvements))
 
 
 def _size(value: float) -> str:
@@ -103,10 +130,12 @@ def logca_lines(report: LogCAReport) -> list[str]:
              f"  g1 (speedup 1) {_size(report.g1_bytes)}; g_A/2 (speedup {p.acceleration / 2:g}) "
              f"{_size(report.g_half_bytes)}; 000's closed forms: {_size(report.g1_printed_bytes)}, "
              f"{_size(report.g_half_printed_bytes)}",
-             f"  {'g':>10}  {'T0 (cycles)':>12}  {'T1 (cycles)':>12}  {'T1':>10}  {'speedup':>8}  bottlenecks"]
+             f"  {'g':>10}  {'T0 (cycles)':>12}  {'T1 (cycles)':>12}  {'T1':>10}  {'speedup':>8}  "
+             + "".join(f"{i.label:>9}  " for i in report.improvements) + "bottlenecks"]
     for pt in report.points:
         lines.append(f"  {format_bytes(pt.g_bytes):>10}  {pt.t0_cycles:>12.4g}  {pt.t1_cycles:>12.4g}  "
-                     f"{format_quantity(pt.t1_cycles / f, 's'):>10}  {pt.speedup:>8.3g}  {pt.bottlenecks or '-'}")
+                     f"{format_quantity(pt.t1_cycles / f, 's'):>10}  {pt.speedup:>8.3g}  "
+                     + "".join(f"{x:>9.3g}  " for x in pt.improved) + (pt.bottlenecks or "-"))
     return lines
 
 
@@ -114,12 +143,17 @@ LOGCA_COLUMNS = ("entry", "g_bytes", "t0_cycles", "t1_cycles", "t0_s", "t1_s", "
                  "g1_bytes", "g_half_bytes")
 
 
+def logca_columns(improvements: Sequence[Improvement]) -> tuple[str, ...]:
+    """``LOGCA_COLUMNS`` and a column per improvement."""
+    return LOGCA_COLUMNS + tuple(i.column for i in improvements)
+
+
 def logca_rows(reports: Sequence[LogCAReport]) -> list[dict[str, object]]:
-    """One CSV row per entry and granularity (``LOGCA_COLUMNS``; seconds at the row's host clock)."""
+    """One CSV row per entry and granularity (:func:`logca_columns`; seconds at the row's host clock)."""
     return [{"entry": r.entry.key, "g_bytes": pt.g_bytes, "t0_cycles": pt.t0_cycles, "t1_cycles": pt.t1_cycles,
              "t0_s": pt.t0_cycles / r.entry.host_frequency_hz, "t1_s": pt.t1_cycles / r.entry.host_frequency_hz,
              "speedup": pt.speedup, "bottlenecks": pt.bottlenecks, "g1_bytes": r.g1_bytes,
-             "g_half_bytes": r.g_half_bytes}
+             "g_half_bytes": r.g_half_bytes, **{i.column: x for i, x in zip(r.improvements, pt.improved)}}
             for r in reports for pt in r.points]
 
 
@@ -281,8 +315,9 @@ def logca_figure(reports: Sequence[LogCAReport], path: str | Path) -> Path:
     """Draw the speedup against the granularity, one line per entry (log-log, as 000 Fig. 4.2), as a PNG."""
     from simulator.plots import Panel, Series, line_panels
 
-    series = tuple(Series(r.entry.key, tuple(pt.g_bytes for pt in r.points), tuple(pt.speedup for pt in r.points))
-                   for r in reports)
+    series = tuple(Series(f"{r.entry.key}{', ' + label if label else ''}", tuple(pt.g_bytes for pt in r.points),
+                          tuple(pt.speedup if k < 0 else pt.improved[k] for pt in r.points))
+                   for r in reports for k, label in [(-1, "")] + [(k, i.label) for k, i in enumerate(r.improvements)])
     return line_panels([Panel("", series)], path, xlabel="granularity g", ylabel="speedup T0 / T1", x_unit="B", y_unit="1",
                        title="LogCA (000 eqs. 4.1-4.2)", logx=True, logy=None)
 
@@ -376,16 +411,34 @@ def _joined(reports: list[list[str]]) -> list[str]:
     return [line for i, lines in enumerate(reports) for line in ([""] if i else []) + lines]
 
 
+def parse_improvements(texts: Sequence[str] | None) -> tuple[Improvement, ...]:
+    """``--improve`` values ("o=10", "A=inf"): a LogCA parameter and a factor >= 1 (inf: the limit)."""
+    out = []
+    for text in texts or ():
+        name, _, factor_text = text.partition("=")
+        try:
+            factor = float(factor_text)
+        except ValueError:
+            factor = math.nan
+        if name.strip() not in PARAMETERS or not factor >= 1:
+            raise InputError(f"--improve {text!r}: expected PARAMETER=FACTOR with a parameter of "
+                             f"{', '.join(PARAMETERS)} and a factor >= 1 or inf, e.g. o=10")
+        out.append(Improvement(name.strip(), factor))
+    return tuple(out)
+
+
 def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] | None,
-              outputs: Outputs = Outputs()) -> list[str]:
+              outputs: Outputs = Outputs(), improve_texts: Sequence[str] | None = None) -> list[str]:
     """``offsim models logca``: the table's rows when ``entries`` is empty, else each entry's report
     (text lines), then the files of ``outputs``."""
     outputs.check(listing=not entries)
     rows = load_logca_table(table)
     if not entries:
         return _listing({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()})
-    reports = [logca_report(rows[name], parse_granularities(g_texts)) for name in pick(rows, entries, table)]
-    written = outputs.write(LOGCA_COLUMNS, logca_rows(reports), lambda png: logca_figure(reports, png))
+    improvements = parse_improvements(improve_texts)
+    reports = [logca_report(rows[name], parse_granularities(g_texts), improvements)
+               for name in pick(rows, entries, table)]
+    written = outputs.write(logca_columns(improvements), logca_rows(reports), lambda png: logca_figure(reports, png))
     return _joined([logca_lines(r) for r in reports]) + written
 
 

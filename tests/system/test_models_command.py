@@ -119,6 +119,8 @@ def test_models_roofline_prints_every_intensity(capsys: pytest.CaptureFixture) -
     (["models", "logca", "sparc_t3_aes", "--g", "0 B"], "--g '0 B': expected a granularity > 0 B"),
     (["models", "logca", "sparc_t3_aes", "--g", "3"], "(no unit)"),
     (["models", "logca", "sparc_t3_aes", "--g", "3 GHz"], "'GHz' is a frequency unit"),
+    (["models", "logca", "sparc_t3_aes", "--improve", "o=0.5"], "--improve 'o=0.5': expected PARAMETER=FACTOR"),
+    (["models", "logca", "sparc_t3_aes", "--improve", "beta=2"], "--improve 'beta=2': expected PARAMETER=FACTOR"),
     (["models", "roofline", "nehalem_cpu", "--intensity", "-1"], "expected an arithmetic intensity > 0"),
     (["models", "roofline", "nehalem_cpu", "--intensity", "nan"], "expected an arithmetic intensity > 0"),
     (["models", "roofline", "hd4000_nuc_gpu"], "no double-precision data"),
@@ -189,3 +191,18 @@ def test_a_system_whose_dram_cannot_hold_the_read_stream_is_refused(tmp_path: Pa
     errors = refused(["models", "roofline", "--system", str(small), "--out", str(tmp_path / "r.csv")], capsys,
                      tmp_path / "r.csv")
     assert len(errors) == 1 and "read stream, more than" in errors[0] and str(small) in errors[0]
+
+
+def test_improvements_price_accelerometer_s_what_if(hand_table: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    # at g = 400 B: T0 = 400; o/10 gives T1 = 10 + 100 = 110 cycles; A -> inf leaves T1 = o = 100 cycles
+    out = tmp_path / "i.csv"
+    assert main(["models", "logca", "toy", "--table", str(hand_table), "--g", "400 B", "--improve", "o=10",
+                 "--improve", "A=inf", "--out", str(out), "--plot", str(tmp_path / "i.png")]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("g "))
+    assert "o/10" in header and "A -> inf" in header
+    with out.open() as fh:
+        row = next(csv.DictReader(fh))
+    assert float(row["speedup_o_10x"]) == pytest.approx(400 / 110)
+    assert float(row["speedup_A_infx"]) == pytest.approx(4.0)
+    assert (tmp_path / "i.png").read_bytes().startswith(b"\x89PNG")
