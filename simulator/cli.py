@@ -11,6 +11,7 @@ offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precisi
                        [--power-cap] [--system SYSTEM.yaml ...] [--out FILE.csv] [--plot FILE.png]
 offsim models ulist [--machine FILE] [--q Q ...] [--placement P ...] [--variant V ...] [--n-points N]
                     [--density D] [--llc SIZE] [--blocks B] [--out FILE.csv]
+offsim models chain [--dims P0,P1,...] [--m-elems M] [--elem-bytes B] [--out FILE.csv]
 offsim bench [NAME ...]
 
 Bad input of any kind prints one message per problem (file, key, what was
@@ -214,6 +215,10 @@ def cmd_models(args: argparse.Namespace) -> int:
 
         lines = ulist_eval.run_ulist(args.machine or ulist_eval.DEFAULT_MACHINE, args.q, args.placement, args.variant,
                                      args.n_points, args.density, args.llc, args.blocks, outputs)
+    elif args.model == "chain":
+        from simulator import chain_eval
+
+        lines = chain_eval.run_chain(args.dims, args.m_elems, args.elem_bytes, outputs)
     elif args.model == "logca":
         lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs, args.improve)
     else:
@@ -351,6 +356,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "8 MiB, 003 Table 4)")
     m.add_argument("--blocks", type=int, help="b for blocked and pipelined variants (default: the study's rules)")
     m.add_argument("--out", metavar="FILE.csv", help="also write the predictions to this CSV file")
+    m.set_defaults(func=cmd_models)
+    m = models.add_parser("chain", help="off-chip data movement of a matrix chain (004 app. D): minimum-op-count "
+                          "order, every product written off chip, and the optimum with Two-MM fusion")
+    m.add_argument("--dims", metavar="P0,P1,...", help="the chain's dimensions, A_i is P_{i-1} x P_i (default 004's "
+                   "worked example: 936,1008,552,368,1016,616,544)")
+    m.add_argument("--m-elems", type=int, help="fast-memory capacity M in elements (default 65536 = 256^2, the "
+                   "worked example's)")
+    m.add_argument("--elem-bytes", type=int, default=8, help="bytes per element, for the volumes in bytes "
+                   "(default 8)")
+    m.add_argument("--out", metavar="FILE.csv", help="also write the figures to this CSV file")
     m.set_defaults(func=cmd_models)
     p = sub.add_parser("bench", help="list the benchmarks (speed and memory against their targets), or run the "
                        "named ones, each in a fresh process; needs a source checkout")
