@@ -40,7 +40,7 @@ def parse_dims(text: str | None) -> tuple[int, ...]:
 
 def run_chain(dims_text: str | None, m_elems: int | None, elem_bytes: int, outputs: Outputs = Outputs()) -> list[str]:
     """``offsim models chain``: the report (text lines), then the CSV of ``outputs``."""
-    outputs.check(listing=False)
+    outputs.check(listing=False, draws=False)
     dims = parse_dims(dims_text)
     m = EXAMPLE_M_ELEMS if m_elems is None else m_elems
     for option, value in (("--m-elems", m), ("--elem-bytes", elem_bytes)):
@@ -67,5 +67,5 @@ def run_chain(dims_text: str | None, m_elems: int | None, elem_bytes: int, outpu
     row = {"dims": " ".join(map(str, dims)), "m_elems": m, "elem_bytes": elem_bytes, "op_count": order.op_count,
            "tree": order.tree(), "unfused_words": unfused, "fused_words": plan.total_words,
            "unfused_bytes": unfused * elem_bytes, "fused_bytes": plan.total_words * elem_bytes, "saving": saving}
-    return lines + outputs.write(CHAIN_COLUMNS, [row], lambda png: png)
+    return lines + outputs.write(CHAIN_COLUMNS, [row])
 

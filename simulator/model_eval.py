@@ -379,9 +379,11 @@ class Outputs:
     csv: str | None = None
     png: str | None = None
 
-    def check(self, listing: bool) -> None:
-        """Refuse, before any work, a path that names a directory, or any file when the command only lists
-        the table's rows (``listing``)."""
+    def check(self, listing: bool, draws: bool = True) -> None:
+        """Refuse, before any work, a path that names a directory, any file when the command only lists
+        the table's rows (``listing``), and a figure from a command that draws none (not ``draws``)."""
+        if self.png is not None and not draws:
+            raise InputError(f"--plot {self.png}: this model draws no figure; expected --out FILE.csv for its numbers")
         for option, path, kind in (("--out", self.csv, "CSV"), ("--plot", self.png, "PNG")):
             if path is None:
                 continue
@@ -390,12 +392,14 @@ class Outputs:
                                  "(without one, the command lists the table's rows and writes nothing)")
             check_file_path(path, option, kind, f"model.{kind.lower()}")
 
-    def write(self, columns: Sequence[str], rows: list[dict[str, object]], draw: Callable[[Path], Path]) -> list[str]:
-        """Write the CSV and draw the figure where asked; return "written" lines naming them."""
+    def write(self, columns: Sequence[str], rows: list[dict[str, object]],
+              draw: Callable[[Path], Path] | None = None) -> list[str]:
+        """Write the CSV and draw the figure where asked (``draw``: None for a model without one, whose
+        :meth:`check` refused a figure); return "written" lines naming them."""
         written = []
         if self.csv is not None:
             written.append(str(write_csv(self.csv, columns, rows)))
-        if self.png is not None:
+        if self.png is not None and draw is not None:
             written.append(str(draw(Path(self.png))))
         return [f"written   {path}" for path in written]
 

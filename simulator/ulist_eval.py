@@ -173,7 +173,7 @@ def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Se
               outputs: Outputs = Outputs()) -> list[str]:
     """``offsim models ulist``: price the grid asked for (defaults: the machine file's q, every placement
     it measured, 003 Table 5's variants) and report it, then write the CSV of ``outputs``."""
-    outputs.check(listing=False)
+    outputs.check(listing=False, draws=False)
     for option, value in (("--n-points", n_points), ("--blocks", blocks)):
         if value is not None and value < 1:
             raise InputError(f"{option} {value}: expected an integer >= 1")
@@ -192,5 +192,5 @@ def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Se
         predictions = [predict(machine, q, p, v, n_points, density, int(llc_bytes), blocks) for q, p, v in grid]
     except ValueError as exc:  # the U-list cannot be built or blocked as asked (e.g. leaves larger than N)
         raise InputError(f"models ulist: {exc}") from None
-    written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions), lambda png: png)
+    written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions))
     return ulist_lines(machine_path, machine, predictions) + written
