@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from simulator.config.errors import InputError
+from simulator.config.loader import PROJECT_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH_DIR = ROOT / "tests" / "bench"
+BENCH_DIR = PROJECT_ROOT / "tests" / "bench"
 PREFIX = "bench_"
 
 

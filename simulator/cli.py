@@ -209,7 +209,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from simulator import model_eval
 
-    outputs = model_eval.Outputs(args.out, getattr(args, "plot", None))
+    outputs = model_eval.Outputs(args.out, args.plot)
     if args.model == "ulist":
         from simulator import ulist_eval
 
@@ -356,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "8 MiB, 003 Table 4)")
     m.add_argument("--blocks", type=int, help="b for blocked and pipelined variants (default: the study's rules)")
     m.add_argument("--out", metavar="FILE.csv", help="also write the predictions to this CSV file")
-    m.set_defaults(func=cmd_models)
+    m.set_defaults(func=cmd_models, plot=None)  # the U-list model draws no figure
     m = models.add_parser("chain", help="off-chip data movement of a matrix chain (004 app. D): minimum-op-count "
                           "order, every product written off chip, and the optimum with Two-MM fusion")
     m.add_argument("--dims", metavar="P0,P1,...", help="the chain's dimensions, A_i is P_{i-1} x P_i (default 004's "
@@ -366,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--elem-bytes", type=int, default=8, help="bytes per element, for the volumes in bytes "
                    "(default 8)")
     m.add_argument("--out", metavar="FILE.csv", help="also write the figures to this CSV file")
-    m.set_defaults(func=cmd_models)
+    m.set_defaults(func=cmd_models, plot=None)  # the chain model draws no figure
     p = sub.add_parser("bench", help="list the benchmarks (speed and memory against their targets), or run the "
                        "named ones, each in a fresh process; needs a source checkout")
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. fmm (none: list them)")

@@ -4,7 +4,8 @@
   ``configs/presets/platforms/logca_table_4_3.yaml``): T0, T1 and the speedup at each granularity,
   the break-even granularity g1 and g_A/2 (exact roots, and the closed forms as 000 prints them),
   and Accelerometer's bottlenecks at each granularity (000 section 6.2.2: the parameters whose
-  tenfold improvement raises the speedup by at least 20 %).
+  tenfold improvement raises the speedup by at least 20 %); on request the speedup with one
+  parameter improved by a given factor (``Improvement``).
 * **Energy roofline** (001 ch. 3-4) for a row of a platform table (the form of
   ``configs/presets/platforms/choi_table6.yaml``): the balances and, at each intensity, performance,
   energy efficiency, average power and what bounds the time.
@@ -29,12 +30,12 @@ from models.roofline import MachineBalance, RooflinePlatform, Table6Row
 from models.roofline import load_platforms as load_roofline_platforms
 from simulator.config.errors import InputError
 from simulator.config.files import write_atomic
+from simulator.config.loader import PROJECT_ROOT
 from simulator.outputs import check_path_name
-from simulator.units import UnitError, format_bytes, format_quantity, parse_quantity
+from simulator.units import BINARY_PREFIXES, UnitError, format_bytes, format_quantity, parse_quantity
 
-ROOT = Path(__file__).resolve().parents[1]
-LOGCA_TABLE = ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
-ROOFLINE_TABLE = ROOT / "configs" / "presets" / "platforms" / "choi_table6.yaml"
+LOGCA_TABLE = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
+ROOFLINE_TABLE = PROJECT_ROOT / "configs" / "presets" / "platforms" / "choi_table6.yaml"
 #: default granularities: 16 B to 64 MiB in powers of 4, the range of 000's sweeps (000 section 3.2)
 DEFAULT_GRANULARITIES = tuple(float(4**k) for k in range(2, 14))
 #: default intensities: 1/8 to 64 flop/B in powers of 2, across every Table 6 platform's balance points
@@ -112,7 +113,7 @@ def _size(value: float) -> str:
         return "never"
     if value < 0:
         return "none (negative)"
-    for size, prefix in ((2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki")):
+    for size, prefix in BINARY_PREFIXES:
         if value >= size:
             return f"{value / size:.3g} {prefix}B"
     return f"{value:.3g} B"
@@ -289,7 +290,7 @@ def load_roofline_table(path: str | Path) -> dict[str, Table6Row]:
 
 def shown(path: str | Path) -> str:
     """``path`` as a report names it: relative to the project root when inside it."""
-    return str(Path(path).relative_to(ROOT) if Path(path).is_relative_to(ROOT) else path)
+    return str(Path(path).relative_to(PROJECT_ROOT) if Path(path).is_relative_to(PROJECT_ROOT) else path)
 
 
 def pick(rows: dict, names: Sequence[str], path: str | Path) -> list[str]:

@@ -26,11 +26,12 @@ from typing import Any
 from simulator.config.errors import InputError
 from simulator.fmm_crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
                                       point_model)
-from simulator.model_eval import ROOT, Outputs, shown
+from simulator.config.loader import PROJECT_ROOT
+from simulator.model_eval import Outputs, shown
 from simulator.units import UnitError, format_bytes, format_quantity, parse_quantity
 from workloads import fmm_ulist
 
-DEFAULT_MACHINE = ROOT / "results" / "fmm" / "machine.json"
+DEFAULT_MACHINE = PROJECT_ROOT / "results" / "fmm" / "machine.json"
 #: the variants priced by default: 003 Table 5's three (Orig, Blocking, Pipelining)
 DEFAULT_VARIANTS = ("orig", "blocking", "pipelining")
 #: the host figures every point reads (a file without them was not written by an FMM study)

@@ -141,7 +141,8 @@ def is_power_of_two(n: float) -> bool:
     return n_int == n and n_int > 0 and n_int & (n_int - 1) == 0
 
 
-_BINARY_PREFIXES = ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki"))
+#: binary size prefixes, largest first, for sizes in bytes
+BINARY_PREFIXES = ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki"))
 _SI_PREFIXES = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f")]
 
 
@@ -159,7 +160,7 @@ def format_bytes(value: float) -> str:
     """A size in bytes for people: whole binary sizes as "16 KiB", other whole sizes as "1000 B",
     fractional ones with engineering prefixes ("1.5 kB")."""
     if value and float(value).is_integer():
-        for size, prefix in _BINARY_PREFIXES:
+        for size, prefix in BINARY_PREFIXES:
             if abs(value) >= size and value % size == 0:
                 return f"{int(value // size)} {prefix}B"
         return f"{int(value)} B"
