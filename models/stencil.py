@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Sequence
 
@@ -257,6 +258,14 @@ def wavefront_widths(shape: TileShape, space: Sequence[int], steps: int) -> list
     return [counts[d] for d in sorted(counts)]
 
 
+def wavefront_width_counts(shape: TileShape, space: Sequence[int], steps: int) -> dict[int, int]:
+    """Kernel calls by width: {tiles per call: calls}, the histogram of :func:`wavefront_widths`."""
+    _check_problem(shape, space, steps)
+    if shape.hexagonal:  # one width for every call: no need to list the calls
+        return {-(-space[0] // shape.pitch): n_wavefronts(shape, steps)}
+    return dict(Counter(wavefront_widths(shape, space, steps)))
+
+
 def n_tiles(shape: TileShape, space: Sequence[int], steps: int) -> float:
     """Number of tiles (sub-tiles for hhc) over the whole iteration space.
 
@@ -352,8 +361,10 @@ def predict_time_s(shape: TileShape, space: Sequence[int], steps: int, gpu: GpuP
     m = tile_transfer_time_s(shape, gpu)
     c = tile_compute_time_s(shape, gpu, c_iter_s, n_threads)
     n_sub = sub_tiles_per_unit(shape, space, steps) if shape.kind in ("hhc_2d", "hhc_3d") else 1
-    return sum(wavefront_time_s(shape, w, n_sub, gpu, m, c, k) + gpu.t_sync_s
-               for w in wavefront_widths(shape, space, steps))
+    # Kernel calls of one width take one time: price each width once (hexagonal tilings have a single
+    # width over thousands of calls, which a tile-size search would otherwise price call by call).
+    calls = wavefront_width_counts(shape, space, steps)
+    return sum(n * (wavefront_time_s(shape, w, n_sub, gpu, m, c, k) + gpu.t_sync_s) for w, n in sorted(calls.items()))
 
 
 # ---- energy model (004 app. B) -------------------------------------------------------------

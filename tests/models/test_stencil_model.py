@@ -22,7 +22,10 @@ from models.stencil import (
     search_tile_sizes,
     tile_compute_time_s,
     tile_time_s,
+    sub_tiles_per_unit,
+    tile_transfer_time_s,
     wavefront_time_s,
+    wavefront_width_counts,
     wavefront_widths,
 )
 
@@ -88,6 +91,25 @@ def test_time_skew_tiles_cover_the_domain():
         tiles = {((i + t) // ts, (t - 1) // tt) for i in range(1, s + 1) for t in range(1, steps + 1)}
         assert sum(widths) == len(tiles) == n_tiles(sh, (s,), steps)
         assert len(widths) == max(a + b for a, b in tiles) - min(a + b for a, b in tiles) + 1
+
+
+@pytest.mark.parametrize("shape, space, steps", [
+    (TileShape("hex_1d", 4, (6,)), (1000,), 77),
+    (TileShape("time_skew_1d", 5, (7,)), (300,), 41),
+    (TileShape("hhc_2d", 8, (16, 64)), (7680, 2048), 515),
+    (TileShape("hhc_3d", 2, (4, 8, 32)), (200, 150, 130), 33),
+])
+def test_calls_of_one_width_are_priced_once(shape, space, steps):
+    """T_alg sums the calls by width (``wavefront_width_counts``); call by call gives the same time."""
+    counts = wavefront_width_counts(shape, space, steps)
+    widths = wavefront_widths(shape, space, steps)
+    assert sum(counts.values()) == len(widths) and all(counts[w] == widths.count(w) for w in set(widths))
+    c_iter, threads = C_ITER_GTX980_S["heat_2d"], 64
+    k = max_blocks_per_sm(shape, GTX980, threads)
+    m, c = tile_transfer_time_s(shape, GTX980), tile_compute_time_s(shape, GTX980, c_iter, threads)
+    n_sub = sub_tiles_per_unit(shape, space, steps) if shape.kind.startswith("hhc") else 1
+    call_by_call = sum(wavefront_time_s(shape, w, n_sub, GTX980, m, c, k) + GTX980.t_sync_s for w in widths)
+    assert predict_time_s(shape, space, steps, GTX980, c_iter, threads) == pytest.approx(call_by_call, rel=1e-12)
 
 
 def test_time_monotone_in_problem_size_and_sync_cost():
