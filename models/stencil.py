@@ -402,12 +402,14 @@ class TilePoint:
 
 @dataclass(frozen=True)
 class TileSearchResult:
-    """Optimum and every feasible point within ``tolerance`` of it (sorted by objective)."""
+    """Optimum and every feasible point within ``tolerance`` of it (sorted by objective); ``points``
+    holds every feasible point, sorted the same way (``near_best`` is its head)."""
 
     best: TilePoint
     near_best: tuple[TilePoint, ...]
     n_feasible: int
     tolerance: float = field(default=0.10)
+    points: tuple[TilePoint, ...] = ()
 
 
 def search_tile_sizes(
@@ -462,7 +464,7 @@ def search_tile_sizes(
     points.sort(key=lambda p: p.objective)
     best = points[0]
     near = tuple(p for p in points if p.objective <= best.objective * (1 + tolerance))
-    return TileSearchResult(best, near, len(points), tolerance)
+    return TileSearchResult(best, near, len(points), tolerance, tuple(points))
 
 
 # ---- DRAM traffic counts ---------------------------------------------------------------------

@@ -12,6 +12,9 @@ offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precisi
 offsim models ulist [--machine FILE] [--q Q ...] [--placement P ...] [--variant V ...] [--n-points N]
                     [--density D] [--llc SIZE] [--blocks B] [--out FILE.csv]
 offsim models chain [--dims P0,P1,...] [--m-elems M] [--elem-bytes B] [--out FILE.csv]
+offsim models stencil [STENCIL ...] [--space S1,S2,...] [--steps T] [--kind K] [--c-iter TIME]
+                      [--tile TT,TS1,... ... | --t-t RANGE --t-s RANGE ...] [--threads RANGE]
+                      [--objective time|energy] [--out FILE.csv] [--plot FILE.png]
 offsim bench [NAME ...]
 
 Bad input of any kind prints one message per problem (file, key, what was
@@ -219,6 +222,11 @@ def cmd_models(args: argparse.Namespace) -> int:
         from simulator import chain_eval
 
         lines = chain_eval.run_chain(args.dims, args.m_elems, args.elem_bytes, outputs)
+    elif args.model == "stencil":
+        from simulator import stencil_eval
+
+        lines = stencil_eval.run_stencil(args.entries, args.kind, args.space, args.steps, args.c_iter, args.tile,
+                                         args.t_t, args.t_s, args.threads, args.objective, outputs)
     elif args.model == "logca":
         lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs, args.improve)
     else:
@@ -367,6 +375,28 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 8)")
     m.add_argument("--out", metavar="FILE.csv", help="also write the figures to this CSV file")
     m.set_defaults(func=cmd_models, plot=None)  # the chain model draws no figure
+    m = models.add_parser("stencil", help="tiled stencils on a GPU (004 apps. A, B): T_alg, energy and traffic of "
+                          "the feasible tiles, the best and those within 10 %% of it, or of given tiles")
+    m.add_argument("entries", nargs="*", metavar="STENCIL", help="stencils, e.g. heat_2d (none: list them)")
+    m.add_argument("--space", metavar="S1,S2,...", help="grid points per dimension (default 8192,8192 for 2D, 004 "
+                   "Figure A.6's; 65536 for 1D, 512,512,512 for 3D)")
+    m.add_argument("--steps", type=int, help="time steps T (default 8192; 512 for 3D)")
+    m.add_argument("--kind", choices=("time_skew_1d", "hex_1d", "hhc_2d", "hhc_3d"), help="tiling (default "
+                   "hex_1d, hhc_2d or hhc_3d by the stencil's dimensions)")
+    m.add_argument("--c-iter", metavar="TIME", help="time of one point update per vector unit, e.g. '36.8 ns' "
+                   "(default 004 Table A.4's GTX 980 value)")
+    m.add_argument("--tile", action="append", metavar="TT,TS1,...", help="evaluate this tile, tT then one size "
+                   "per space dimension, at its best thread count (repeatable; default: search)")
+    m.add_argument("--t-t", metavar="RANGE", help="tile heights to search, N, A:B or A:B:STEP (default 2:32:2 "
+                   "for hhc_2d)")
+    m.add_argument("--t-s", action="append", metavar="RANGE", help="tile sizes to search, once per space "
+                   "dimension, S1 first (default 2:64:2 and 32:256:32 for hhc_2d)")
+    m.add_argument("--threads", metavar="RANGE", help="threads per block (default 32:1024:32)")
+    m.add_argument("--objective", choices=("time", "energy"), default="time", help="rank by time (default) or "
+                   "energy")
+    m.add_argument("--out", metavar="FILE.csv", help="also write every ranked point to this CSV file")
+    m.add_argument("--plot", metavar="FILE.png", help="also draw the best T_alg at each tile height")
+    m.set_defaults(func=cmd_models)
     p = sub.add_parser("bench", help="list the benchmarks (speed and memory against their targets), or run the "
                        "named ones, each in a fresh process; needs a source checkout")
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. fmm (none: list them)")

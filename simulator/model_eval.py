@@ -405,13 +405,13 @@ class Outputs:
         return [f"written   {path}" for path in written]
 
 
-def _listing(rows: dict[str, str]) -> list[str]:
+def listing_lines(rows: dict[str, str]) -> list[str]:
     """The lines that list a table's rows (what the command prints without an entry)."""
     width = max(map(len, rows), default=0)
     return [f"{key:<{width}}  {what}" for key, what in rows.items()]
 
 
-def _joined(reports: list[list[str]]) -> list[str]:
+def joined(reports: list[list[str]]) -> list[str]:
     """Text reports one after another, a blank line between them."""
     return [line for i, lines in enumerate(reports) for line in ([""] if i else []) + lines]
 
@@ -439,12 +439,12 @@ def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] 
     outputs.check(listing=not entries)
     rows = load_logca_table(table)
     if not entries:
-        return _listing({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()})
+        return listing_lines({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()})
     improvements = parse_improvements(improve_texts)
     reports = [logca_report(rows[name], parse_granularities(g_texts), improvements)
                for name in pick(rows, entries, table)]
     written = outputs.write(logca_columns(improvements), logca_rows(reports), lambda png: logca_figure(reports, png))
-    return _joined([logca_lines(r) for r in reports]) + written
+    return joined([logca_lines(r) for r in reports]) + written
 
 
 def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Sequence[str] | None,
@@ -456,7 +456,7 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
     outputs.check(listing=not entries and not systems)
     rows = load_roofline_table(table)
     if not entries and not systems:
-        return _listing({k: f"{r.label} ({r.processor})" for k, r in rows.items()})
+        return listing_lines({k: f"{r.label} ({r.processor})" for k, r in rows.items()})
     intensities = parse_intensities(intensity_texts)
     reports = []
     for name in pick(rows, entries, table):
@@ -467,7 +467,7 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
                              f"--precision {'single' if precision == 'double' else 'double'}") from None
     reports += [system_roofline_report(system, intensities) for system in systems]
     written = outputs.write(ROOFLINE_COLUMNS, roofline_rows(reports), lambda png: roofline_figure(reports, png))
-    return _joined([roofline_lines(r) for r in reports]) + written
+    return joined([roofline_lines(r) for r in reports]) + written
 
 
 def check_file_path(out: str, option: str = "--out", kind: str = "CSV", example: str = "model.csv") -> Path:
