@@ -21,11 +21,12 @@ from workloads.trace import TraceError, element_lines, gather_lines, validate_tr
 class _Columns:
     """The trace's columns as numpy arrays and lists, read once."""
 
-    def __init__(self, table: pa.Table):
+    def __init__(self, table: pa.Table, command_params: dict[int, dict] | None = None):
         def col(name):
             return table.column(name).combine_chunks()
 
         self.n = table.num_rows
+        self._command_params = dict(command_params or {})  # row -> decoded params (validate_trace's)
         self.unit = col("unit").to_pylist()
         self.stage = col("stage").to_pylist()
         self.op = col("op").to_pylist()
@@ -43,6 +44,11 @@ class _Columns:
         self.addrs_valid = addrs.is_valid().to_numpy(zero_copy_only=False) if len(addrs) else np.zeros(0, bool)
         self.addrs_offsets = addrs.offsets.to_numpy() if len(addrs) else np.zeros(1, np.int32)
         self.addrs_values = addrs.values.to_numpy() if len(addrs) else np.zeros(0, np.int64)
+
+    def command_params(self, i: int) -> dict:
+        """The decoded ``params`` of offload/wait row ``i``: validation's, handed over once, else decoded here."""
+        params = self._command_params.pop(i, None)
+        return json.loads(self.params[i]) if params is None else params
 
     def lines(self, i: int, line_bytes: int) -> np.ndarray:
         """Line numbers touched by row ``i``, in access order."""
@@ -71,10 +77,10 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray, source: str =
         elif op in ("flush", "evict_llc", "invalidate"):
             yield from core.run_maintenance_row(env, stage, cols.lines(i, line_bytes), op)
         elif op == "offload":
-            params = json.loads(cols.params[i])
+            params = cols.command_params(i)
             yield from command_unit(system, params, True, int(i), source).offload(core, params, stage)
         elif op == "wait":
-            yield from command_unit(system, json.loads(cols.params[i]), False, int(i), source).wait(core, stage)
+            yield from command_unit(system, cols.command_params(i), False, int(i), source).wait(core, stage)
 
 
 def command_unit(system: System, params: dict, offload: bool, row: int, source: str):
@@ -96,8 +102,7 @@ def command_unit(system: System, params: dict, offload: bool, row: int, source: 
 
 def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
     """Validate ``table`` against the system's units, replay it, return the end time in ps."""
-    validate_trace(table, source, units=system.unit_names())
-    cols = _Columns(table)
+    cols = _Columns(table, validate_trace(table, source, units=system.unit_names()))
     units = np.array(cols.unit, dtype=object)
     host_rows = np.flatnonzero(units == "host")
     proc = system.env.process(host_process(system, cols, host_rows, source))

@@ -410,12 +410,13 @@ def _check_schema(table: pa.Table, source: str) -> None:
 
 
 def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
-                   units: Collection[str] | None = None, row_offset: int = 0) -> None:
+                   units: Collection[str] | None = None, row_offset: int = 0) -> dict[int, dict[str, Any]]:
     """Check ``table`` against :data:`TRACE_SCHEMA` and the row rules; raise :class:`TraceError`.
 
     ``units``: when given, every row's unit and every offload/wait target must
     be one of them. ``row_offset`` is added to reported row numbers (for
-    validating a batch of a longer trace).
+    validating a batch of a longer trace). Returns the decoded ``params`` of the
+    offload/wait rows by row index in ``table``, for a replay not to decode them again.
     """
     source = str(source)
     if not isinstance(table, pa.Table):
@@ -512,6 +513,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             i = int(np.flatnonzero(~ok)[0])
             fail(~ok, "unit", f"unit {unit_col[i].as_py()!r} is not in the system "
                  f"(it has: {', '.join(sorted(units_set))})")
+    decoded: dict[int, dict[str, Any]] = {}
     for i in np.flatnonzero(is_cmd):
         row = int(i) + row_offset
         text = params[int(i)].as_py()
@@ -528,6 +530,8 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         if units_set is not None and target not in units_set:
             raise TraceError(source, f"target unit {target!r} is not in the system "
                              f"(it has: {', '.join(sorted(units_set))})", row=row, column="params")
+        decoded[int(i)] = obj
+    return decoded
 
 
 # --------------------------------------------------------------------------- Parquet I/O
