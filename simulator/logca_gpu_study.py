@@ -48,7 +48,7 @@ from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, t
                           time_unaccelerated)
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
-from simulator.config.loader import load_spec
+from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
 from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
 from simulator.replay import replay
@@ -58,10 +58,9 @@ from simulator.plots import save_figure
 from simulator.study_spec import list_problems
 from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
 
-ROOT = Path(__file__).resolve().parents[1]
 GPU_PLATFORMS = ("discrete", "apu", "hsa")
 TABLE_ROW = {"discrete": "discrete_gpu", "apu": "apu", "hsa": "apu"}  # HSA: the APU's C (no Table 4.3 row)
-CALIBRATED = ROOT / "configs" / "presets" / "platforms" / "gpu_host_cost_calibrated.yaml"
+CALIBRATED = PROJECT_ROOT / "configs" / "presets" / "platforms" / "gpu_host_cost_calibrated.yaml"
 O_KEY = "accelerators.gpu.interface.offload_overhead_cycles"
 PS_PER_S = 1e12
 
@@ -86,7 +85,7 @@ def system_path(name: str) -> Path:
     """The system file of GPU platform ``name`` (one of GPU_PLATFORMS)."""
     if name not in GPU_PLATFORMS:
         raise ValueError(f"platform must be one of {GPU_PLATFORMS}, got {name!r}")
-    return ROOT / "configs" / "systems" / f"logca_gpu_{name}.yaml"
+    return PROJECT_ROOT / "configs" / "systems" / f"logca_gpu_{name}.yaml"
 
 
 def _kernel_cycles(path: Path, trace, overrides: tuple[str, ...] = ()) -> tuple[float, object]:
@@ -436,7 +435,7 @@ def plot_stage_gain(kernel: str, by_g: dict[int, list[Point]], out_path: Path) -
     return save_figure(fig, out_path)
 
 
-GPU_STUDY = ROOT / "configs" / "studies" / "logca_gpu.yaml"
+GPU_STUDY = PROJECT_ROOT / "configs" / "studies" / "logca_gpu.yaml"
 
 
 @dataclass(frozen=True)
@@ -552,7 +551,7 @@ def write_figures_csv(res: dict, path: Path) -> Path:
     return path
 
 
-def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca") -> dict:
+def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / "results" / "logca") -> dict:
     """Run the GPU grid of ``study`` (default: configs/studies/logca_gpu.yaml), fit, draw the figures
     (``out_dir``/gpu_*.png) and write ``gpu_figures.csv``; return fits, sweeps, breakdowns and pipelined points."""
     study = study or load_gpu_study()
@@ -604,7 +603,7 @@ def main(argv: list[str] | None = None, prog: str = "logca_gpu_study") -> int:
 
     ap = argparse.ArgumentParser(prog=prog, description="LogCA GPU study: discrete -> APU -> HSA, pipelined offload (000 ch. 4, 6)")
     ap.add_argument("--study", default=str(GPU_STUDY), help="study file (default: configs/studies/logca_gpu.yaml)")
-    ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures and CSV")
+    ap.add_argument("--out", default=str(PROJECT_ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
     with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
         try:

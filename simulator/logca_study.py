@@ -37,7 +37,7 @@ from models.logca import LogCAParams, g1, g_half, speedup, time_accelerated
 from simulator.config.algorithms import SHA256_BLOCK_BYTES, SHA256_DIGEST_BYTES, aes_blocks, sha256_padded_bytes
 from simulator.config.errors import ConfigError
 from simulator.config.fields import param
-from simulator.config.loader import LoadedConfig, load_spec
+from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.replay import replay
 from simulator.system import build_system
@@ -46,8 +46,7 @@ from simulator.study_spec import list_problems
 from simulator.units import format_quantity
 from workloads.aes import crypto_host, crypto_offload
 
-ROOT = Path(__file__).resolve().parents[1]
-TABLE_4_3 = ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
+TABLE_4_3 = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
 CRYPTO_PLATFORMS = ("ultrasparc_t2", "sparc_t3", "sparc_t4_engine", "sparc_t4_instructions", "sandy_bridge_aesni")
 PCIE_CARD = "hifn_7955"  # the off-chip crypto card (000:L454); not a row of 000 Table 4.3
 # 000 Fig. 6.11 (000:L1461-1480): PCIe card -> T2 -> T3 -> T4 engine -> T4 instructions
@@ -116,13 +115,13 @@ def load_platform(name: str, kernel: str) -> Platform:
     if name == PCIE_CARD:
         if kernel != "aes":
             raise ValueError(f"platform {PCIE_CARD!r} runs kernel 'aes' only (no SHA-256 engine), got {kernel!r}")
-        path = ROOT / "configs" / "systems" / f"logca_{name}.yaml"
+        path = PROJECT_ROOT / "configs" / "systems" / f"logca_{name}.yaml"
         return Platform(name, kernel, path, card_logca(path), _loaded(str(path)).spec.host.frequency_hz)
     entries = load_platform_entries(TABLE_4_3)
     key = f"{name}_{kernel}"
     if key not in entries:
         raise ValueError(f"platform/kernel must be a row of {TABLE_4_3.name}, got {key!r}")
-    path = ROOT / "configs" / "systems" / f"logca_{name}.yaml"
+    path = PROJECT_ROOT / "configs" / "systems" / f"logca_{name}.yaml"
     if not path.exists():
         raise ValueError(f"platform {name!r} has no system config {path.name}")
     entry = entries[key]
@@ -356,7 +355,7 @@ def plot_evolution(curves: dict[str, list[Point]], out_path: Path, title: str) -
     return save_figure(fig, out_path)
 
 
-CRYPTO_STUDY = ROOT / "configs" / "studies" / "logca_crypto.yaml"
+CRYPTO_STUDY = PROJECT_ROOT / "configs" / "studies" / "logca_crypto.yaml"
 
 
 def _crypto_platform(name: str) -> str | None:
@@ -453,7 +452,7 @@ class CryptoStudyResult:
     overheads: dict[str, OverheadCheck] = field(default_factory=dict)
 
 
-def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = ROOT / "results" / "logca",
+def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_ROOT / "results" / "logca",
                  reference: dict[int, float] | None = None) -> CryptoStudyResult:
     """Run the crypto grid of ``study`` (default: configs/studies/logca_crypto.yaml), fit, and draw the
     figures (the interface-evolution plots in the order of 000 Fig. 6.11). ``reference``: measured
@@ -495,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
                                              "report against 000's tables")
     ap.add_argument("--study", default=str(CRYPTO_STUDY), help="study file (default: configs/studies/logca_crypto.yaml)")
-    ap.add_argument("--out", default=str(ROOT / "results" / "logca"), help="directory of the figures "
+    ap.add_argument("--out", default=str(PROJECT_ROOT / "results" / "logca"), help="directory of the figures "
                                                                            "(default: results/logca)")
     args = ap.parse_args(argv)
     with removed_if_failed(args.out):  # a run that fails leaves no new directory behind

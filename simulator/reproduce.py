@@ -34,13 +34,12 @@ from pathlib import Path
 from typing import Callable
 
 from simulator.config.errors import InputError
-from simulator.config.loader import load_spec
+from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.plots import save_figure
 from simulator.references import ReferenceRow, index_rows, load_reference
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT_DIR = Path("results") / "reproduce"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MARKER = ".offsim-reproduce"  # in an output directory: the name of the target whose output it holds
@@ -154,7 +153,7 @@ def check_figures(figures: tuple[Path, ...]) -> None:
 
 CHAIN_DIMS = (936, 1008, 552, 368, 1016, 616, 544)  # 004 §D.7 (004:L5302)
 CHAIN_SQRT_M = 256  # sqrt(M) in elements, 004 §D.7 (004:L5351)
-STENCIL_TILING = ROOT / "configs" / "studies" / "stencil_tiling.yaml"
+STENCIL_TILING = PROJECT_ROOT / "configs" / "studies" / "stencil_tiling.yaml"
 # quick: half the steps (t_T 4), a 256^2 engine grid with two tile shapes; host grid stays 1024^2 (> LLC)
 STENCIL_QUICK_STEPS = 4
 STENCIL_QUICK_ENGINE = {"engine_grid": (256, 256), "engine_steps": 8, "engine_tiles": ((4, (8, 32)), (8, (32, 32)))}
@@ -218,7 +217,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
 
 # --------------------------------------------------------------------------- choi-roofline
 
-ROOFLINE_STUDY = ROOT / "configs" / "studies" / "roofline.yaml"
+ROOFLINE_STUDY = PROJECT_ROOT / "configs" / "studies" / "roofline.yaml"
 ROOFLINE_QUICK_INTENSITIES = (0.125, 0.5, 1.0, 2.0, 4.0, 16.0)
 ROOFLINE_QUICK_BYTES = 4 * 2**20
 
@@ -254,7 +253,7 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     ref = index_rows(load_reference("choi_roofline"))
     t6 = {k[2]: r for k, r in ref.items() if k[0] == "001 Table 6 Nehalem"}
     cfg = load_study(ROOFLINE_STUDY)
-    system = ROOT / cfg.system  # the Nehalem host with 001 Table 6 energies
+    system = PROJECT_ROOT / cfg.system  # the Nehalem host with 001 Table 6 energies
     if quick:
         machine = measure_machine(system, flops=10**6, stream_bytes=ROOFLINE_QUICK_BYTES)
         intensities, total = ROOFLINE_QUICK_INTENSITIES, ROOFLINE_QUICK_BYTES
@@ -455,8 +454,8 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
 FMM_FIGURES = ("fig8_dram_accesses.png", "fig9_cycles_by_stage.png", "fig10_dram_energy.png",
                "fig11_total_energy.png")
 FMM_PAPER_N = 240_000  # 003 section 4.1 (003:L127)
-MARSSX86_STUDY = ROOT / "configs" / "studies" / "fmm_placement_marssx86.yaml"
-MARSSX86_CPU = ROOT / "configs" / "systems" / "marssx86" / "cpu.yaml"
+MARSSX86_STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement_marssx86.yaml"
+MARSSX86_CPU = PROJECT_ROOT / "configs" / "systems" / "marssx86" / "cpu.yaml"
 # the points of 003 Table 5 and of the §8 pipelining and energy findings
 MARSSX86_PAIRS = ("lap-dram/orig", "lap-dram/pipelining", "lap-llc/orig", "lap-llc/blocking", "lap-llc/pipelining")
 
