@@ -10,7 +10,7 @@ offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--improve P=F ...
 offsim models roofline [ENTRY ...] [--table FILE] [--intensity I ...] [--precision P] [--throughput T]
                        [--power-cap] [--system SYSTEM.yaml ...] [--out FILE.csv] [--plot FILE.png]
 offsim models ulist [--machine FILE] [--q Q ...] [--placement P ...] [--variant V ...] [--n-points N]
-                    [--density D] [--llc SIZE] [--blocks B] [--out FILE.csv]
+                    [--density D] [--llc SIZE] [--blocks B] [--out FILE.csv] [--plot FILE.png]
 offsim models chain [--dims P0,P1,...] [--m-elems M] [--elem-bytes B] [--out FILE.csv]
 offsim models stencil [STENCIL ...] [--space S1,S2,...] [--steps T] [--kind K] [--c-iter TIME]
                       [--tile TT,TS1,... ... | --t-t RANGE --t-s RANGE ...] [--threads RANGE]
@@ -364,7 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "8 MiB, 003 Table 4)")
     m.add_argument("--blocks", type=int, help="b for blocked and pipelined variants (default: the study's rules)")
     m.add_argument("--out", metavar="FILE.csv", help="also write the predictions to this CSV file")
-    m.set_defaults(func=cmd_models, plot=None)  # the U-list model draws no figure
+    m.add_argument("--plot", metavar="FILE.png", help="also draw each model's time against q, a panel per placement")
+    m.set_defaults(func=cmd_models)
     m = models.add_parser("chain", help="off-chip data movement of a matrix chain (004 app. D): minimum-op-count "
                           "order, every product written off chip, and the optimum with Two-MM fusion")
     m.add_argument("--dims", metavar="P0,P1,...", help="the chain's dimensions, A_i is P_{i-1} x P_i (default 004's "

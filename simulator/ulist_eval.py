@@ -169,12 +169,33 @@ def ulist_rows(predictions: Sequence[UListPrediction]) -> list[dict[str, object]
             for p in predictions]
 
 
+def ulist_figure(predictions: Sequence[UListPrediction], path: str | Path) -> Path:
+    """Draw each model's time against q, a panel per placement and a line per variant and model (003 Fig. 7's
+    projections, with the measured inputs), as a PNG."""
+    from simulator.plots import Panel, Series, line_panels
+
+    panels = []
+    for placement in dict.fromkeys(p.placement for p in predictions):
+        mine = [p for p in predictions if p.placement == placement]
+        series = []
+        for variant in dict.fromkeys(p.variant for p in mine):
+            pts = sorted((p for p in mine if p.variant == variant), key=lambda p: p.q)
+            q = tuple(p.q for p in pts)
+            series += [Series(f"{variant}, printed", q, tuple(p.model.cycles / CLOCK_HZ for p in pts)),
+                       Series(f"{variant}, extended", q, tuple(p.model.ext_cycles / CLOCK_HZ for p in pts))]
+        panels.append(Panel(placement, tuple(series)))
+    first = predictions[0]
+    return line_panels(panels, path, xlabel="expansion order q", ylabel="U-list time", x_unit="1", y_unit="s",
+                       title=f"U-list model, N = {first.n_points}, LLC {format_bytes(first.llc_bytes)} (003 eqs. 2-12 "
+                       "and extended)", logx=False, logy=None)
+
+
 def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Sequence[str] | None,
               variants: Sequence[str] | None, n_points: int, density: str, llc_text: str, blocks: int | None,
               outputs: Outputs = Outputs()) -> list[str]:
     """``offsim models ulist``: price the grid asked for (defaults: the machine file's q, every placement
-    it measured, 003 Table 5's variants) and report it, then write the CSV of ``outputs``."""
-    outputs.check(listing=False, draws=False)
+    it measured, 003 Table 5's variants) and report it, then write the CSV and figure of ``outputs``."""
+    outputs.check(listing=False)
     for option, value in (("--n-points", n_points), ("--blocks", blocks)):
         if value is not None and value < 1:
             raise InputError(f"{option} {value}: expected an integer >= 1")
@@ -193,5 +214,5 @@ def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Se
         predictions = [predict(machine, q, p, v, n_points, density, int(llc_bytes), blocks) for q, p, v in grid]
     except ValueError as exc:  # the U-list cannot be built or blocked as asked (e.g. leaves larger than N)
         raise InputError(f"models ulist: {exc}") from None
-    written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions))
+    written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions), lambda png: ulist_figure(predictions, png))
     return ulist_lines(machine_path, machine, predictions) + written

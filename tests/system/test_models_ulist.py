@@ -55,6 +55,32 @@ def test_models_ulist_prints_and_writes_the_grid(tmp_path: Path, capsys: pytest.
     assert float(rows[1]["extended_s"]) == pytest.approx(float(rows[1]["extended_cycles"]) / 2e9)
 
 
+def test_the_figure_draws_both_models_against_q(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import simulator.plots as plots
+    from simulator import ulist_eval
+
+    drawn, real = {}, plots.line_panels
+
+    def spy(panels, path, **kw):  # note what is drawn, then draw it
+        drawn.update({p.title: {s.label: (s.x, s.y) for s in p.series} for p in panels})
+        return real(panels, path, **kw)
+
+    monkeypatch.setattr(plots, "line_panels", spy)
+    png = tmp_path / "u.png"
+    assert main(["models", "ulist", "--q", "4", "--q", "6", "--placement", "cpu", "--placement", "lap-dram",
+                 "--variant", "orig", "--variant", "pipelining", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert capsys.readouterr().out.splitlines()[-1] == f"written   {png}"
+    assert set(drawn) == {"cpu", "lap-dram"} and set(drawn["cpu"]) == {"orig, printed", "orig, extended"}
+    machine = load_machine(DEFAULT_MACHINE)
+    for q in (4, 6):
+        p = ulist_eval.predict(machine, q, "lap-dram", "pipelining", 240_000, "table2", 8 * 2**20)
+        i = drawn["lap-dram"]["pipelining, extended"][0].index(q)
+        assert drawn["lap-dram"]["pipelining, extended"][1][i] == p.model.ext_cycles / 2e9
+        assert drawn["lap-dram"]["pipelining, printed"][1][i] == p.model.cycles / 2e9
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--placement", "lap-pcie"], "--placement lap-pcie: not measured in this machine file"),
     (["--variant", "fast"], "--variant fast: unknown"),
