@@ -339,20 +339,23 @@ def roofline_figure(reports: Sequence[RooflineReport], path: str | Path) -> Path
                        title="Energy roofline (001 eqs. 3-6)", logx=True, logy=True)
 
 
+def positive_quantity(text: str, dimension: str, option: str, expected: str) -> float:
+    """``text``, an option's value with its unit ("4 KiB", "36.8 ns"), in the base unit of ``dimension``;
+    InputError naming ``option`` and, when the value is not > 0, what was ``expected``."""
+    try:
+        value = parse_quantity(text, dimension)
+    except UnitError as exc:
+        raise InputError(f"{option} {text!r}: {exc}") from None
+    if not value > 0:
+        raise InputError(f"{option} {text!r}: expected {expected}")
+    return value
+
+
 def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
     """``--g`` values ("4 KiB", "1 MB") in bytes, each > 0; the defaults when none are given."""
     if not texts:
         return DEFAULT_GRANULARITIES
-    values = []
-    for text in texts:
-        try:
-            g = parse_quantity(text, "size")
-        except UnitError as exc:
-            raise InputError(f"--g {text!r}: {exc}") from None
-        if not g > 0:
-            raise InputError(f"--g {text!r}: expected a granularity > 0 B")
-        values.append(g)
-    return tuple(values)
+    return tuple(positive_quantity(text, "size", "--g", "a granularity > 0 B") for text in texts)
 
 
 def parse_intensities(texts: Sequence[str] | None) -> tuple[float, ...]:

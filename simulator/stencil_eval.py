@@ -26,8 +26,8 @@ from models.stencil import (C_ITER_GTX980_S, GTX980, K20C, TilePoint, TileSearch
                             predict_energy_j, search_tile_sizes)
 from simulator.config.errors import InputError
 from simulator.config.stencils import STENCILS, Stencil
-from simulator.model_eval import Outputs, joined, listing_lines
-from simulator.units import UnitError, format_quantity, parse_quantity
+from simulator.model_eval import Outputs, joined, listing_lines, positive_quantity
+from simulator.units import format_quantity
 
 WORD_BYTES = 4  # 004 Table A.3 prices L per GB of 4-byte words
 KIND_BY_DIMS = {1: "hex_1d", 2: "hhc_2d", 3: "hhc_3d"}
@@ -115,12 +115,7 @@ def parse_sizes(text: str, option: str, what: str) -> tuple[int, ...]:
 def c_iter_of(stencil: Stencil, c_iter_text: str | None) -> tuple[float, str]:
     """C_iter in seconds and where it comes from: ``--c-iter``, else 004 Table A.4 (GTX 980)."""
     if c_iter_text is not None:
-        try:
-            value = parse_quantity(c_iter_text, "time")
-        except UnitError as exc:
-            raise InputError(f"--c-iter {c_iter_text!r}: {exc}") from None
-        if not value > 0:
-            raise InputError(f"--c-iter {c_iter_text!r}: expected a time per point update > 0 s, e.g. '36.8 ns'")
+        value = positive_quantity(c_iter_text, "time", "--c-iter", "a time per point update > 0 s, e.g. '36.8 ns'")
         return value, "--c-iter"
     if stencil.name not in C_ITER_GTX980_S:
         raise InputError(f"{stencil.name}: 004 Table A.4 has no C_iter for it; expected --c-iter TIME (one point "
