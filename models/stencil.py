@@ -37,7 +37,10 @@ import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Literal, Sequence
+
+import numpy as np
 
 from simulator.config.stencils import STENCILS, Stencil  # noqa: F401 (re-exported: the stencil table)
 
@@ -249,13 +252,16 @@ def wavefront_widths(shape: TileShape, space: Sequence[int], steps: int) -> list
     if shape.hexagonal:
         return [-(-space[0] // shape.pitch)] * n_wavefronts(shape, steps)
     ts, tt, s = shape.t_s[0], shape.t_t, space[0]
-    counts: dict[int, int] = {}
-    for b in range(-(-steps // tt)):
-        t_lo, t_hi = b * tt + 1, min((b + 1) * tt, steps)
-        a_lo, a_hi = (1 + t_lo) // ts, (s + t_hi) // ts
-        for a in range(a_lo, a_hi + 1):
-            counts[a + b] = counts.get(a + b, 0) + 1
-    return [counts[d] for d in sorted(counts)]
+    # band b of time steps holds tiles a_lo..a_hi, on diagonals d = a + b: count them with a difference array
+    b = np.arange(-(-steps // tt), dtype=np.int64)
+    t_lo, t_hi = b * tt + 1, np.minimum((b + 1) * tt, steps)
+    d_lo, d_hi = (1 + t_lo) // ts + b, (s + t_hi) // ts + b
+    first = int(d_lo.min())
+    diff = np.zeros(int(d_hi.max()) - first + 2, dtype=np.int64)
+    np.add.at(diff, d_lo - first, 1)
+    np.add.at(diff, d_hi - first + 1, -1)
+    counts = np.cumsum(diff[:-1])
+    return [int(c) for c in counts[counts > 0]]
 
 
 def wavefront_width_counts(shape: TileShape, space: Sequence[int], steps: int) -> dict[int, int]:
@@ -263,7 +269,13 @@ def wavefront_width_counts(shape: TileShape, space: Sequence[int], steps: int) -
     _check_problem(shape, space, steps)
     if shape.hexagonal:  # one width for every call: no need to list the calls
         return {-(-space[0] // shape.pitch): n_wavefronts(shape, steps)}
-    return dict(Counter(wavefront_widths(shape, space, steps)))
+    return dict(_time_skew_width_counts(shape, tuple(space), steps))
+
+
+@lru_cache(maxsize=256)
+def _time_skew_width_counts(shape: TileShape, space: tuple[int, ...], steps: int) -> tuple[tuple[int, int], ...]:
+    """The histogram of a time-skewed tiling's call widths, kept for a search's thread counts of one shape."""
+    return tuple(Counter(wavefront_widths(shape, space, steps)).items())
 
 
 def n_tiles(shape: TileShape, space: Sequence[int], steps: int) -> float:

@@ -79,6 +79,18 @@ def test_a_given_tile_is_priced_at_its_best_thread_count_with_its_traffic_and_en
     assert "the given tiles, ranked, at their best thread counts:" in capsys.readouterr().out
 
 
+def test_a_1d_stencil_takes_its_c_iter_from_the_command_line_and_may_be_time_skewed(tmp_path: Path) -> None:
+    out = tmp_path / "j.csv"
+    assert main(["models", "stencil", "jacobi_1d", "--kind", "time_skew_1d", "--c-iter", "20 ns", "--space", "5000",
+                 "--steps", "300", "--tile", "7,40", "--tile", "12,64", "--threads", "64", "--out", str(out)]) == 0
+    rows = _rows(out)
+    for r in rows:
+        shape = TileShape("time_skew_1d", int(r["t_t"]), (int(r["t_s"]),))  # odd tT: time skewing allows it
+        assert float(r["time_s"]) == predict_time_s(shape, (5000,), 300, GTX980, 20e-9, 64)
+        assert float(r["c_iter_s"]) == 20e-9
+    assert sorted((int(r["t_t"]), int(r["t_s"])) for r in rows) == [(7, 40), (12, 64)]
+
+
 def test_ranked_by_energy_the_best_point_uses_the_least_energy(tmp_path: Path) -> None:
     out = tmp_path / "e.csv"
     assert main(["models", "stencil", "heat_2d", *SMALL, *RANGES, "--objective", "energy", "--out", str(out)]) == 0
