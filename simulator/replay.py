@@ -26,7 +26,7 @@ class _Columns:
             return table.column(name).combine_chunks()
 
         self.n = table.num_rows
-        self._command_params = dict(command_params or {})  # row -> decoded params (validate_trace's)
+        self._command_params = command_params or {}  # row -> decoded params (validate_trace's, taken once)
         self.unit = col("unit").to_pylist()
         self.stage = col("stage").to_pylist()
         self.op = col("op").to_pylist()
