@@ -464,9 +464,9 @@ def search_tile_sizes(
                 continue
             shape = TileShape(kind, t_t, tuple(t_s))
             for n_thr in threads:
-                if max_blocks_per_sm(shape, gpu, n_thr) < 1:
-                    continue
                 k = max_blocks_per_sm(shape, gpu, n_thr)
+                if k < 1:
+                    continue
                 t = predict_time_s(shape, space, steps, gpu, c_iter_s, n_thr, k)
                 e = (predict_energy_j(shape, space, steps, stencil, energy, t)
                      if stencil is not None and energy is not None else None)

@@ -322,8 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="fewer / smaller points: seconds for most targets; asri-fmm "
                    "still takes about 70 s on 2 cores, for the micro runs that measure its model inputs")
     p.set_defaults(func=cmd_reproduce)
-    p = sub.add_parser("models", help="evaluate an analytical model on its own, without simulating: LogCA or the "
-                       "energy roofline, for rows of a published parameter table or of your own")
+    p = sub.add_parser("models", help="evaluate an analytical model on its own, without simulating: LogCA, the "
+                       "energy roofline, the FMM U-list model, a matrix chain's data movement or tiled stencils")
     models = p.add_subparsers(dest="model", required=True)
     m = _model_parser(models, "logca", "LogCA (000 ch. 4): T0, T1, speedup and bottlenecks by granularity; g1 and "
                       "g_A/2", "a LogCA table in the form of configs/presets/platforms/logca_table_4_3.yaml (default: "

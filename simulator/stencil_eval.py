@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from models.stencil import (C_ITER_GTX980_S, GTX980, K20C, TilePoint, TileSearchResult, TileShape, n_tiles,
-                            predict_energy_j, search_tile_sizes)
+                            search_tile_sizes)
 from simulator.config.errors import InputError
 from simulator.config.stencils import STENCILS, Stencil
 from simulator.model_eval import Outputs, joined, listing_lines, positive_quantity
@@ -149,6 +149,8 @@ def problem_of(name: str, kind: str | None, space_text: str | None, steps: int |
 
 def _search(problem: Problem, t_t: Sequence[int], t_s: Sequence[Sequence[int]], threads: Sequence[int],
             objective: str, warp_multiple: int) -> TileSearchResult:
+    """The model's search over the given sizes; with the stencil and the K20c's costs given, every point
+    carries its energy (E = P_stat T + N_tiles E_tile, 004 eqs. B.2-B.6, joules)."""
     return search_tile_sizes(problem.kind, problem.space, problem.steps,  # type: ignore[arg-type]
                              GTX980, problem.c_iter_s, t_t, t_s, threads, problem.stencil, K20C,
                              objective, TOLERANCE, warp_multiple)  # type: ignore[arg-type]
@@ -207,13 +209,6 @@ def global_bytes(problem: Problem, point: TilePoint) -> float:
     return n_tiles(point.shape, problem.space, problem.steps) * point.shape.m_io_words * WORD_BYTES
 
 
-def energy_j(problem: Problem, point: TilePoint) -> float:
-    """E = P_stat T + N_tiles E_tile with the K20c's costs (004 Table B.2), joules."""
-    if point.energy_j is not None:
-        return point.energy_j
-    return predict_energy_j(point.shape, problem.space, problem.steps, problem.stencil, K20C, point.time_s)
-
-
 def bandwidth_note(problem: Problem, point: TilePoint) -> str:
     """A warning when the point moves global memory faster than the GTX 980 can (the model has no
     device-wide bandwidth limit: each SM pays L per word on its own, 004 eq. A.9); else ''."""
@@ -238,7 +233,7 @@ def _point_line(problem: Problem, point: TilePoint) -> str:
     return (f"{_tile(point)}, {point.n_threads} threads, {point.k} blocks/SM: T_alg "
             f"{format_quantity(point.time_s, 's')}, {problem.flops / point.time_s / 1e9:.1f} GFLOP/s, global memory "
             f"{format_quantity(global_bytes(problem, point), 'B')}, "
-            f"energy {format_quantity(energy_j(problem, point), 'J')}")
+            f"energy {format_quantity(point.energy_j, 'J')}")  # type: ignore[arg-type]
 
 
 def stencil_lines(report: StencilReport, objective: str) -> list[str]:
@@ -284,7 +279,7 @@ def stencil_rows(reports: Sequence[StencilReport]) -> list[dict[str, object]]:
                          "within_tolerance": pt.objective <= best.objective * (1 + TOLERANCE),
                          "t_t": pt.shape.t_t, "t_s": " ".join(map(str, pt.shape.t_s)), "n_threads": pt.n_threads,
                          "blocks_per_sm": pt.k, "time_s": pt.time_s, "gflop_per_s": p.flops / pt.time_s / 1e9,
-                         "global_bytes": global_bytes(p, pt), "energy_j": energy_j(p, pt),
+                         "global_bytes": global_bytes(p, pt), "energy_j": pt.energy_j,
                          "static_energy_j": K20C.p_stat_w * pt.time_s})
     return rows
 
