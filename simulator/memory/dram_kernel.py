@@ -125,11 +125,15 @@ CMD_WR = 3
 CMD_REF = 4
 
 NEG_INF = -(1 << 60)
+PEND_OVERFLOW = "DRAM kernel: open-interval buffer overflow"
 
 
 @njit(cache=True, inline='always')
 def _log(log, log_n, t_ps, cmd, rank, bank, row):
-    """Append one command to the log if it has room (log rows: time, cmd, rank, bank, row)."""
+    """Append one command to the log if it has room (log rows: time, cmd, rank, bank, row).
+
+    Callers test ``log_n[0] < log.shape[0]`` first: in the per-request loop even a call that
+    logs nothing costs, in reference counting of the arrays it takes."""
     n = log_n[0]
     if n < log.shape[0]:
         log[n, 0] = t_ps
@@ -198,20 +202,31 @@ def _advance_open(rk, rank, banks, pend, watermark):
 
 
 @njit(cache=True, inline='always')
-def _close_bank(bk, rk, rank, bank_row, pend, t_pre, p, ctr, log, log_n, bank_idx):
-    """Precharge one open bank at t_pre: record its open interval and update its readiness."""
+def _precharge(bk, rk, pend, rank, bank_row, t_pre, t_rp):
+    """Precharge one open bank at t_pre: record its open interval, update its readiness.
+
+    Kept to three arrays and no raise: in the per-request loop of ``serve`` each array an
+    inlined helper takes costs reference counting, and a raise inside it more still (a
+    precharge through ``_close_bank`` made a row conflict about three times as slow)."""
     n = rk[rank, R_PEND]
-    if n >= pend.shape[1]:
-        raise RuntimeError("DRAM kernel: open-interval buffer overflow")
     pend[rank, n, 0] = bk[bank_row, B_OPEN_SINCE]
     pend[rank, n, 1] = t_pre
     rk[rank, R_PEND] = n + 1
-    _log(log, log_n, t_pre, CMD_PRE, rank, bank_idx, bk[bank_row, B_OPEN_ROW])
     bk[bank_row, B_OPEN_ROW] = -1
-    done = t_pre + p[P_RP]
+    done = t_pre + t_rp
     bk[bank_row, B_PRE_DONE] = done
     if done > bk[bank_row, B_ACT_READY]:
         bk[bank_row, B_ACT_READY] = done
+
+
+@njit(cache=True)
+def _close_bank(bk, rk, rank, bank_row, pend, t_pre, p, ctr, log, log_n, bank_idx):
+    """Precharge one open bank at t_pre, counted and logged (``serve`` spells this out)."""
+    if rk[rank, R_PEND] >= pend.shape[1]:
+        raise RuntimeError(PEND_OVERFLOW)
+    if log_n[0] < log.shape[0]:
+        _log(log, log_n, t_pre, CMD_PRE, rank, bank_idx, bk[bank_row, B_OPEN_ROW])
+    _precharge(bk, rk, pend, rank, bank_row, t_pre, p[P_RP])
     ctr[K_PRES] += 1
 
 
@@ -311,7 +326,8 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
             if bk[base + b, B_PRE_DONE] > t_start:
                 t_start = bk[base + b, B_PRE_DONE]
         t_end = t_start + p[P_RFC]
-        _log(log, log_n, t_start, CMD_REF, rank, -1, -1)
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_start, CMD_REF, rank, -1, -1)
         for b in range(n_banks):
             if bk[base + b, B_ACT_READY] < t_end:
                 bk[base + b, B_ACT_READY] = t_end
@@ -332,6 +348,9 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
     n_banks = decode[2, 1] + 1
     n_ranks_per_ch = decode[1, 1] + 1
     qdepth = ring.shape[1]
+    pend_room = pend.shape[1]
+    t_rp = p[P_RP]
+    closed_page = p[P_CLOSED_PAGE] != 0
     last_done = NEG_INF
     for i in range(lines.shape[0]):
         line = lines[i]
@@ -357,9 +376,14 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
             if rk[rank, R_NEXT_REF] < wm:
                 wm = rk[rank, R_NEXT_REF]
             _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
-        # a rank with nothing pending until this request was powered down; it wakes for it
-        _power_down_until(bk, rk, rank, n_banks, frontier, p)
-        ready = _power_up(rk, rank, frontier, p)
+        # a rank with nothing pending until this request was powered down; it wakes for it (the
+        # tests skip the calls where they would change nothing: a call costs, as for _log)
+        if rk[rank, R_IDLE_FROM] < frontier:
+            _power_down_until(bk, rk, rank, n_banks, frontier, p)
+        if rk[rank, R_PD_ENTRY] >= 0 or rk[rank, R_WAKE] > frontier:
+            ready = _power_up(rk, rank, frontier, p)
+        else:
+            ready = frontier
 
         open_row = bk[g, B_OPEN_ROW]
         if open_row == row:
@@ -369,7 +393,13 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
             if open_row >= 0:
                 ctr[K_CONFLICTS] += 1
                 t_pre = max(ready, bk[g, B_PRE_READY])
-                _close_bank(bk, rk, rank, g, pend, t_pre, p, ctr, log, log_n, b)
+                # _close_bank, spelled out (see _precharge)
+                if rk[rank, R_PEND] >= pend_room:
+                    raise RuntimeError(PEND_OVERFLOW)
+                if log_n[0] < log.shape[0]:
+                    _log(log, log_n, t_pre, CMD_PRE, rank, b, open_row)
+                _precharge(bk, rk, pend, rank, g, t_pre, t_rp)
+                ctr[K_PRES] += 1
             else:
                 ctr[K_MISSES] += 1
             t_act = max(ready, bk[g, B_ACT_READY])
@@ -386,7 +416,8 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
             bk[g, B_PRE_READY] = t_act + p[P_RAS]
             bk[g, B_COL_READY] = t_act + p[P_RCD]
             ctr[K_ACTS] += 1
-            _log(log, log_n, t_act, CMD_ACT, rank, b, row)
+            if log_n[0] < log.shape[0]:
+                _log(log, log_n, t_act, CMD_ACT, rank, b, row)
             col_earliest = t_act + p[P_RCD]
 
         # column command: bank, channel order, rank tCCD / tWTR, data bus
@@ -415,15 +446,22 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, o
             rk[rank, R_LAST_WR_END] = t_done
             bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
             ctr[K_WRITES] += 1
-            _log(log, log_n, t_col, CMD_WR, rank, b, row)
+            if log_n[0] < log.shape[0]:
+                _log(log, log_n, t_col, CMD_WR, rank, b, row)
         else:
             bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
             ctr[K_READS] += 1
-            _log(log, log_n, t_col, CMD_RD, rank, b, row)
+            if log_n[0] < log.shape[0]:
+                _log(log, log_n, t_col, CMD_RD, rank, b, row)
 
-        if p[P_CLOSED_PAGE] != 0:
-            _close_bank(bk, rk, rank, g, pend, bk[g, B_PRE_READY], p, ctr, log, log_n, b)
-        busy = max(t_done, bk[g, B_PRE_DONE]) if p[P_CLOSED_PAGE] != 0 else t_done
+        if closed_page:  # auto-precharge: _close_bank, spelled out (see _precharge)
+            if rk[rank, R_PEND] >= pend_room:
+                raise RuntimeError(PEND_OVERFLOW)
+            if log_n[0] < log.shape[0]:
+                _log(log, log_n, bk[g, B_PRE_READY], CMD_PRE, rank, b, row)
+            _precharge(bk, rk, pend, rank, g, bk[g, B_PRE_READY], t_rp)
+            ctr[K_PRES] += 1
+        busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done
         if busy > rk[rank, R_IDLE_FROM]:
             rk[rank, R_IDLE_FROM] = busy
 
@@ -478,6 +516,8 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
     rnd = np.empty(window, np.int64)
     key = np.empty(window, np.int64)
     next_round = np.zeros(n_bank_ids, np.int64)  # per bank: the round its next non-hit row gets
+    last_in_bank = np.full(n_bank_ids, -1, np.int64)  # per bank: its latest request in the window
+    same_bank = np.empty(window, np.int64)  # per request: the bank's request before it, or -1
     for s in range(0, n, window):
         m = min(n, s + window) - s
         for a in range(m):
@@ -488,11 +528,19 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
             g[a] = c * n_banks + r * (decode[2, 1] + 1) + b
             row[a] = (line >> decode[3, 0]) & decode[3, 1]
             wr[a] = 1 if is_write[s + a] != 0 else 0
-            leader[a] = a  # the first request of its (kind, bank, row) in the window
-            for o in range(a):
-                if leader[o] == o and g[o] == g[a] and wr[o] == wr[a] and row[o] == row[a]:
+            # the first request of its (kind, bank, row) in the window: a (kind, bank, row) has
+            # one leader, so the walk back over the bank's earlier requests finds it
+            leader[a] = a
+            o = last_in_bank[g[a]]
+            while o >= 0:
+                if leader[o] == o and wr[o] == wr[a] and row[o] == row[a]:
                     leader[a] = o
                     break
+                o = same_bank[o]
+            same_bank[a] = last_in_bank[g[a]]
+            last_in_bank[g[a]] = a
+        for a in range(m):
+            last_in_bank[g[a]] = -1
         for kind in range(2):  # reads, then writes, each against the rows the previous left open
             for a in range(m):  # a bank whose open row is hit serves that row in round 0, the others after
                 if wr[a] == kind and leader[a] == a and row[a] == open_row[g[a]]:
@@ -513,7 +561,15 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
         for a in range(m):
             ra = rnd[leader[a]]
             key[a] = ((wr[a] * window + ra) * n_bank_ids + g[a]) * window + a
-        idx = np.argsort(key[:m])
+        # the keys are distinct (the last term is a), so any sort gives one order; insertion
+        # sort in place, as the window is short, instead of an argsort that allocates each time
+        for a in range(1, m):
+            x = key[a]
+            o = a - 1
+            while o >= 0 and key[o] > x:
+                key[o + 1] = key[o]
+                o -= 1
+            key[o + 1] = x
         for a in range(m):
-            order[s + a] = s + idx[a]
+            order[s + a] = s + key[a] % window
     return order
