@@ -287,6 +287,28 @@ def open_time_from_log(log, n_ranks, end_ps):
     ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
     ("open", "frfcfs", True), ("closed", "in_order", True), ("open_adaptive", "in_order", False),
     ("open_adaptive", "frfcfs", True)])
+def test_command_log_observes_and_never_steers(policy, scheduler, power_down):
+    # the serve loop skips its log calls once the log is full (or off): timing, counters and
+    # energy must not depend on the log, and a short log is the start of a long one
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    runs = []
+    for capacity in (0, 50, 200_000):
+        d = make(g, page_policy=policy, command_log_capacity=capacity, scheduler=scheduler, power_down=power_down)
+        done = [d.service_lines(lines, wr, arrival) for arrival, lines, wr in random_chunks(7)]
+        end = d.last_completion_ps + 10**7
+        runs.append((np.concatenate(done), d.counters(), d.energy_j(end), d.command_log()))
+    for done, counters, energy, _ in runs[1:]:
+        assert np.array_equal(done, runs[0][0])
+        assert counters == runs[0][1] and energy == runs[0][2]
+    short, full = runs[1][3], runs[2][3]
+    assert len(runs[0][3]) == 0 and len(short) == 50 and len(full) > 50
+    assert np.array_equal(short, full[:50])
+
+
+@pytest.mark.parametrize("policy,scheduler,power_down", [
+    ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
+    ("open", "frfcfs", True), ("closed", "in_order", True), ("open_adaptive", "in_order", False),
+    ("open_adaptive", "frfcfs", True)])
 def test_command_log_obeys_ddr3_timing(policy, scheduler, power_down):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
     d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down)
