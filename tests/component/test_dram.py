@@ -283,10 +283,14 @@ def open_time_from_log(log, n_ranks, end_ps):
     return total
 
 
-@pytest.mark.parametrize("policy,scheduler,power_down", [
+# page policy, scheduler, power-down: the controller settings the command-log tests run under
+CONTROLLER_SETTINGS = [
     ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
     ("open", "frfcfs", True), ("closed", "in_order", True), ("open_adaptive", "in_order", False),
-    ("open_adaptive", "frfcfs", True)])
+    ("open_adaptive", "frfcfs", True)]
+
+
+@pytest.mark.parametrize("policy,scheduler,power_down", CONTROLLER_SETTINGS)
 def test_command_log_observes_and_never_steers(policy, scheduler, power_down):
     # the serve loop skips its log calls once the log is full (or off): timing, counters and
     # energy must not depend on the log, and a short log is the start of a long one
@@ -305,10 +309,7 @@ def test_command_log_observes_and_never_steers(policy, scheduler, power_down):
     assert np.array_equal(short, full[:50])
 
 
-@pytest.mark.parametrize("policy,scheduler,power_down", [
-    ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
-    ("open", "frfcfs", True), ("closed", "in_order", True), ("open_adaptive", "in_order", False),
-    ("open_adaptive", "frfcfs", True)])
+@pytest.mark.parametrize("policy,scheduler,power_down", CONTROLLER_SETTINGS)
 def test_command_log_obeys_ddr3_timing(policy, scheduler, power_down):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
     d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down)
