@@ -356,7 +356,7 @@ def energy_j(
 #
 # Eqs. 8-12 treat the blocked exchange of B and C through the LLC as free and the
 # blocked GEMM as compute-bound. Measured per stage on the simulated LAP-LLC system
-# (DRAM lines and busy cycles per stage, ``simulator.fmm_study``), four costs are
+# (DRAM lines and busy cycles per stage, ``simulator.studies.fmm.placement``), four costs are
 # real but missing from the printed equations; the functions below add them, beside
 # the printed ones, and are compared with both in ``crosscheck.csv``:
 #
@@ -481,7 +481,7 @@ class ExtendedParams:
 #   MARSSx86's use-bit replacement (the MARSSx86-like systems).
 # * pipelined points (``sets`` = 2) with measured pipelined curves: B and C get separate shares,
 #   h_B and h_C, read at the same W / LLC from curves measured on a double-buffered exchange
-#   (``simulator.fmm_crosscheck.measure_pipelined_residency``). Rule: every B term (the host's B
+#   (``simulator.studies.fmm.crosscheck.measure_pipelined_residency``). Rule: every B term (the host's B
 #   writes in T1 and their traffic, the LAP's B reads) uses h_B, every C term (the host's C reads
 #   in T3 and their traffic, the LAP's C read and write) uses h_C; the leaf gathers keep h.
 #   Reason: with two sets the reuse distances of B and C differ. B(i + 1) is written by in(i + 1)
@@ -496,7 +496,7 @@ class ExtendedParams:
 #   gemm(i) and competes for the DRAM (and, LLC-coupled, the LLC); their time is multiplied by
 #   the measured contention factors (``pipelined_contention``, input and output: host stage
 #   time beside the GEMMs / alone, on a double-buffered exchange whose B and C miss the LLC;
-#   ``simulator.fmm_crosscheck.measure_pipelined_contention``). The leaf gathers keep w_irr.
+#   ``simulator.studies.fmm.crosscheck.measure_pipelined_contention``). The leaf gathers keep w_irr.
 #   The factors are measured per GEMM height and read at the point's N_q: a thin GEMM moves
 #   more bytes per flop, so it presses the DRAM harder (default LAP-DRAM system, input factor
 #   2.25 at N_q = 35 and 1.27 at N_q = 286).
@@ -556,7 +556,7 @@ def llc_residency(working_set_bytes: float, llc_bytes: float,
     its first residency below its first ratio and its last beyond its last (a measured curve
     starts where everything stays, 1, and ends where nothing does, 0); without a curve, the
     all-or-nothing premise (1 for x <= 1, else 0). The curve is measured, not derived in
-    closed form (``simulator.fmm_crosscheck.measure_llc_residency``): the simulated LLC is
+    closed form (``simulator.studies.fmm.crosscheck.measure_llc_residency``): the simulated LLC is
     set-associative with exact LRU, non-inclusive, and the LAP reads B and C in panel order
     while the host writes B and reads C in row order, so the reuse distances of B and C lines
     spread between about W / 2 and W instead of all being W (a cyclic sweep, where one line

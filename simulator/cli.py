@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simulator.config.errors import EXIT_BAD_INPUT, InputError
-from simulator.units import format_quantity
+from simulator.config.units import format_quantity
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
-    from simulator.roofline_check import CrosscheckRow
+    from simulator.studies.roofline import CrosscheckRow
 
 DEFAULT_RESULTS_DIR = Path("results") / "runs"
 
@@ -67,8 +67,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
     if args.crosscheck:
-        from simulator import ulist_run_check
-        from simulator.roofline_check import crosscheck_problem
+        from simulator.studies.fmm import run_check as ulist_run_check
+        from simulator.studies.roofline import crosscheck_problem
         from workloads.trace import command_rows
 
         label = workload.trace_path or args.workload
@@ -79,13 +79,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
     extra = {}
     if args.crosscheck:
-        from simulator.roofline_check import crosscheck_csv, measure_machine, roofline_crosscheck
+        from simulator.studies.roofline import crosscheck_csv, measure_machine, roofline_crosscheck
 
         checks = (ulist_run_check.ulist_crosscheck(results, loaded, workload) if ulist_run_check.applies(workload)
                   else roofline_crosscheck(results, measure_machine(loaded)))
         extra["crosscheck.csv"] = crosscheck_csv(checks)
     if args.plot:
-        from simulator.run_figure import run_figure_png
+        from simulator.studies.run_figure import run_figure_png
 
         extra["run.png"] = run_figure_png(results, f"{workload.name} on {loaded.spec.name}")
     out = Path(args.out) if args.out is not None else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"
@@ -121,7 +121,7 @@ def _yaml_kind(raw: object) -> str | None:
 
 def _validate_study(path: str, raw: dict, kind: str) -> str:
     """Validate a study file as its runner would before running; return what it is."""
-    from simulator.study import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points
+    from simulator.studies.sweep import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points
 
     if kind == "paper study" and isinstance(raw["study"], str) and raw["study"] in SPECIALISED_STUDY_RUNNERS:
         SPECIALISED_STUDY_RUNNERS[raw["study"]].load(path)
@@ -186,7 +186,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from simulator.study import run_specialised, run_study, specialised_kind
+    from simulator.studies.sweep import run_specialised, run_study, specialised_kind
 
     kind = specialised_kind(args.study)
     if kind is not None:  # a paper's own study file: its runner writes its outputs
@@ -201,7 +201,7 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from simulator.reproduce import reproduce, summary_line
+    from simulator.studies.reproduce import reproduce, summary_line
 
     path = reproduce(args.target, args.out, quick=args.quick)
     print(f"reproduce {args.target}: {summary_line(path)}")
@@ -210,20 +210,20 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from simulator import model_eval
+    from simulator.studies import model_eval
 
     outputs = model_eval.Outputs(args.out, args.plot)
     if args.model == "ulist":
-        from simulator import ulist_eval
+        from simulator.studies.fmm import model_eval as ulist_eval
 
         lines = ulist_eval.run_ulist(args.machine or ulist_eval.DEFAULT_MACHINE, args.q, args.placement, args.variant,
                                      args.n_points, args.density, args.llc, args.blocks, outputs)
     elif args.model == "chain":
-        from simulator import chain_eval
+        from simulator.studies import chain_eval
 
         lines = chain_eval.run_chain(args.dims, args.m_elems, args.elem_bytes, outputs)
     elif args.model == "stencil":
-        from simulator import stencil_eval
+        from simulator.studies.stencil import model_eval as stencil_eval
 
         lines = stencil_eval.run_stencil(args.entries, args.kind, args.space, args.steps, args.c_iter, args.tile,
                                          args.t_t, args.t_s, args.threads, args.objective, outputs)
@@ -237,7 +237,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from simulator import benchmarks
+    from simulator.studies import benchmarks
 
     if not args.names:
         print("\n".join(benchmarks.listing()))

@@ -8,7 +8,7 @@ energies (Accelergy's split of counting from pricing). All values in joules.
 from __future__ import annotations
 
 from simulator.system import System
-from simulator.units import PS_PER_S
+from simulator.config.units import PS_PER_S
 
 
 def energy_breakdown_j(system: System, end_ps: int) -> dict[str, dict[str, float]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import simpy
 
-from simulator.units import PS_PER_S
+from simulator.config.units import PS_PER_S
 
 
 @dataclass(frozen=True)

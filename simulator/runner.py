@@ -27,11 +27,11 @@ from simulator.energy import energy_breakdown_j
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
-from simulator.outputs import check_output_dir, check_path_name
+from simulator.config.outputs import check_output_dir, check_path_name
 from simulator.replay import replay
 from simulator.results import Results
 from simulator.system import System, build_system
-from simulator.units import PS_PER_S, format_quantity
+from simulator.config.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
 
 

@@ -21,7 +21,7 @@ from simulator.memory.cache import CacheGeometry, CacheHierarchy, PrefetcherSpec
 from simulator.memory.dram import DramSystem
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
-from simulator.units import seconds_to_ps
+from simulator.config.units import seconds_to_ps
 
 
 def build_dram(spec: SystemSpec) -> DramSystem:

@@ -83,10 +83,10 @@ loading its first panels unoverlapped, so b is also kept <= :func:`reread_cap` (
 order: 1 + 2 N_U / N_q, where the extra Â_j reads would exceed the B and C traffic
 blocking saves; with an 8 MiB LLC it binds only on pipelined points at q = 14 with
 share 1/2, whose range then starts at 26 instead of 45).  Studies
-choose the share with the study-file key ``block_llc_share`` (:mod:`simulator.fmm_study`).
+choose the share with the study-file key ``block_llc_share`` (:mod:`simulator.studies.fmm.placement`).
 For a pipeline the bound trades differently (more blocks hide more of the permutations), so
 :func:`block_range` returns both ends and a study may pick b in between
-(:mod:`simulator.fmm_study` lets the U-list model choose).
+(:mod:`simulator.studies.fmm.placement` lets the U-list model choose).
 """
 
 from __future__ import annotations

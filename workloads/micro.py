@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from simulator.units import INT64_MAX
+from simulator.config.units import INT64_MAX
 from workloads.trace import (MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
                              check_trace_limit, rows_why)
 

@@ -67,7 +67,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
-from simulator.units import is_power_of_two
+from simulator.config.units import is_power_of_two
 from workloads.line_kernel import lines_of_elements
 
 OPS: tuple[str, ...] = (

@@ -23,7 +23,7 @@ import simpy
 
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import Interface
-from simulator.units import PS_PER_S, seconds_to_ps
+from simulator.config.units import PS_PER_S, seconds_to_ps
 
 
 class CommandError(ValueError):

@@ -34,7 +34,7 @@ from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_kernel import KernelSpec
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import region_lines
-from simulator.units import PS_PER_S, seconds_to_ps
+from simulator.config.units import PS_PER_S, seconds_to_ps
 
 OPS = ("gemm", "fft", "radix_sort", "binary_search")
 MAX_CHUNKS = 64  # bounds the events per request on large buffers

@@ -16,7 +16,7 @@ import re
 import typing
 from typing import Any, Callable
 
-from simulator.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
+from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
                              parse_quantity)
 
 MISSING = dataclasses.MISSING
@@ -39,7 +39,7 @@ def param(
 ) -> Any:
     """Declare a spec field.
 
-    unit: a dimension name of ``simulator.units.DIMENSIONS`` ("time", "size", ...):
+    unit: a dimension name of ``simulator.config.units.DIMENSIONS`` ("time", "size", ...):
     the YAML value must be a string with a unit and is stored in SI (sizes as int
     bytes). None: a plain number, bool or string as typed.
     """

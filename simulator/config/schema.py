@@ -2,7 +2,7 @@
 
 Values are stored in SI units (Hz, s, B, B/s, J, J/B, J/bit, W, A, V); sizes
 are integer bytes; cycle counts are plain integers. YAML gives every
-dimensioned value as a string with its unit (see ``simulator.units``).
+dimensioned value as a string with its unit (see ``simulator.config.units``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Callable
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.fields import param
 from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming, check_line_is_one_burst
-from simulator.units import is_power_of_two, seconds_to_ps
+from simulator.config.units import is_power_of_two, seconds_to_ps
 
 
 #: what names a component in results (energy_j.<component>...) and a unit in traces and --set keys

@@ -27,7 +27,7 @@ from simulator.config.errors import ConfigError
 from simulator.config.fields import did_you_mean
 from simulator.config.loader import parse_override
 from simulator.config.yamlio import load_yaml
-from simulator.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, parse_quantity
+from simulator.config.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, parse_quantity
 
 SUFFIX_DIMENSIONS = (("_bytes_per_s", "bandwidth"), ("_bytes", "size"), ("_hz", "frequency"), ("_s", "time"))
 WORKLOAD_KEYS = ("name", "generator", "params", "trace", "source", "notes")

@@ -24,7 +24,7 @@ from simulator.config.accelerators import InterfaceSpec
 from simulator.interconnect.link import Link
 from simulator.memory.cache import CacheHierarchy
 from simulator.memory.dram import DramSystem
-from simulator.units import seconds_to_ps
+from simulator.config.units import seconds_to_ps
 from workloads.trace import element_lines
 
 NON_COHERENT = ("dram", "near_memory", "pcie")

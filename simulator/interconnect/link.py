@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simulator.units import PS_PER_S
+from simulator.config.units import PS_PER_S
 
 
 @dataclass

@@ -55,7 +55,7 @@ import numpy as np
 
 from simulator.memory import cache_kernel as ck
 from simulator.memory.array_kernel import value_range
-from simulator.units import is_power_of_two
+from simulator.config.units import is_power_of_two
 
 COUNTER_NAMES: tuple[str, ...] = (
     "loads", "stores", "hits", "misses", "writebacks_out", "writebacks_in", "prefetches",

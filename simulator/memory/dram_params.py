@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from simulator.units import is_power_of_two
+from simulator.config.units import is_power_of_two
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
 #: Longest timing the DRAM model takes, ps: 2**62, so sums of a few timings stay within int64.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from simulator.logca_study import calibrate, granularities, load_platform, sweep
+from simulator.studies.logca.crypto import calibrate, granularities, load_platform, sweep
 
 TARGET_S = 20.0
 

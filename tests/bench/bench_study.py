@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from simulator.study import run_study
+from simulator.studies.sweep import run_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM = ROOT / "configs" / "systems" / "i7_920_ddr3.yaml"

@@ -22,7 +22,7 @@ from models.stencil import (STENCILS, GpuParams, TileShape, max_blocks_per_sm, p
                             tile_compute_time_s, tile_transfer_time_s, wavefront_widths)
 from simulator.accel.stencil import cycles_per_point
 from simulator.config.errors import ConfigError
-from simulator.stencil_study import model_params
+from simulator.studies.stencil.study import model_params
 from simulator.runner import load_system, simulate_trace
 from tests.conftest import CONFIGS
 from workloads import stencil as ws

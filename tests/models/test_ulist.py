@@ -26,7 +26,7 @@ from models.ulist import (
     t3_cycles,
     total_cycles,
 )
-from simulator.references import reference_table
+from simulator.studies.references import reference_table
 
 # Published figures, from the cited reference table (results/reference/asri_fmm.csv)
 # 003 Table 2: q -> (N_q, N_oct, N_U)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator import benchmarks
+from simulator.studies import benchmarks
 from simulator.cli import main
 from simulator.config.errors import InputError
 

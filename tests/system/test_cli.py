@@ -374,7 +374,7 @@ def _crosscheck(path: Path) -> dict[str, dict[str, str]]:
 
 
 def test_crosscheck_writes_the_roofline_beside_the_run(tmp_path, capsys):
-    from simulator.roofline_check import CROSSCHECK_COLUMNS
+    from simulator.studies.roofline import CROSSCHECK_COLUMNS
 
     stream = _write(tmp_path / "triad.yaml", "name: triad\ngenerator: stream\n" + SMALL_STREAM)
     out = tmp_path / "r"
@@ -485,7 +485,7 @@ def test_crosscheck_refuses_an_fmm_run_on_a_coupling_the_u_list_model_lacks(tmp_
 
 
 def test_plot_draws_the_run_and_a_rerun_replaces_it(tmp_path):
-    from simulator.run_figure import energy_by_category_j, stage_times_s
+    from simulator.studies.run_figure import energy_by_category_j, stage_times_s
     from simulator.runner import run
 
     workload = CONFIGS / "workloads" / "fmm_ulist_q4.yaml"

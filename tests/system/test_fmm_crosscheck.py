@@ -1,4 +1,4 @@
-"""Tests of the FMM cross-check (simulator.fmm_crosscheck) on small synthetic tables: no study is run."""
+"""Tests of the FMM cross-check (simulator.studies.fmm.crosscheck) on small synthetic tables: no study is run."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from models.ulist import UListDims
-from simulator.fmm_crosscheck import (crosscheck_summary, measure_dirty_flush, measure_llc_exchange,
+from simulator.studies.fmm.crosscheck import (crosscheck_summary, measure_dirty_flush, measure_llc_exchange,
                                       measure_llc_residency, measure_pipelined_contention,
                                       measure_pipelined_residency, model_rows)
 
@@ -85,7 +85,7 @@ def test_exchange_micro_runs_store_b_and_c_in_the_studys_layout() -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from simulator.fmm_crosscheck import _pipelined_exchange_trace
+    from simulator.studies.fmm.crosscheck import _pipelined_exchange_trace
     for layout, gathers, m in (("rows", True, 35), ("interactions", False, 16)):
         t = _pipelined_exchange_trace(35, 16, 3, layout)
         host = t.filter(pc.is_in(t["op"], value_set=pa.array(["read", "write"])))
@@ -181,7 +181,7 @@ def test_crosscheck_summary_is_the_mean_absolute_deviation() -> None:
 def test_recompute_rejects_a_directory_that_is_not_a_study(tmp_path, capsys) -> None:
     from pathlib import Path
 
-    from simulator.fmm_crosscheck import TABLE_COLUMNS, main
+    from simulator.studies.fmm.crosscheck import TABLE_COLUMNS, main
 
     assert main([str(tmp_path)]) == 2
     assert f"{tmp_path / 'table.csv'}: missing" in capsys.readouterr().err
@@ -200,7 +200,7 @@ def test_machine_parts_split_the_micro_runs_and_assemble_in_measure_machines_ord
     averages each residency curve over the heights in height order."""
     import pickle
 
-    from simulator.fmm_crosscheck import (PIPELINED_RATIOS, RESIDENCY_HEIGHTS, RESIDENCY_RATIOS, assemble_machine,
+    from simulator.studies.fmm.crosscheck import (PIPELINED_RATIOS, RESIDENCY_HEIGHTS, RESIDENCY_RATIOS, assemble_machine,
                                           machine_parts)
 
     laps = {p: f"configs/systems/{p.replace('-', '_')}.yaml" for p in ("lap-dram", "lap-llc", "lap-near-memory")}

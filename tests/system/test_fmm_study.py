@@ -65,7 +65,7 @@ def test_a_study_file_whose_points_cannot_run_is_refused_at_load(tmp_path, capsy
 
 
 def test_the_shipped_files_still_load():
-    from simulator.fmm_study import load_study
+    from simulator.studies.fmm.placement import load_study
 
     for name in ("fmm_placement.yaml", "fmm_placement_marssx86.yaml"):
         assert set(load_study(ROOT / "configs" / "studies" / name).placements) >= {"cpu"}

@@ -290,8 +290,8 @@ def test_block_count_bounded_by_a_rereads():
 
 
 def test_study_lets_the_model_choose_the_pipelined_blocks():
-    from simulator.fmm_crosscheck import pipelined_blocks
-    from simulator.fmm_study import grid, load_study, needs_model_blocks
+    from simulator.studies.fmm.crosscheck import pipelined_blocks
+    from simulator.studies.fmm.placement import grid, load_study, needs_model_blocks
 
     study = load_study("configs/studies/fmm_placement.yaml")
     assert study.pipelined_blocks == "model"  # the default
@@ -335,7 +335,7 @@ def test_llc_blocking_halves_dram_accesses(problem):
 
 
 def test_shipped_study_file_validates():
-    from simulator.fmm_study import STUDY, load_study
+    from simulator.studies.fmm.placement import STUDY, load_study
 
     study = load_study(STUDY)
     assert study.llc_bytes == 8 * 2**20 and study.qs == (4, 6, 8, 10, 14)
@@ -344,7 +344,7 @@ def test_shipped_study_file_validates():
 
 
 def test_marssx86_study_uses_003s_block_rule():
-    from simulator.fmm_study import grid, load_study
+    from simulator.studies.fmm.placement import grid, load_study
 
     study = load_study("configs/studies/fmm_placement_marssx86.yaml")
     assert study.block_llc_share == 1.0  # 003 §6.1, 003:L253
@@ -353,7 +353,7 @@ def test_marssx86_study_uses_003s_block_rule():
 
 def test_study_rejects_an_unknown_pipelined_block_rule(tmp_path):
     from simulator.config.errors import ConfigError
-    from simulator.fmm_study import STUDY, load_study
+    from simulator.studies.fmm.placement import STUDY, load_study
 
     bad = tmp_path / "rule.yaml"
     bad.write_text(STUDY.read_text().replace("pipelined_blocks: model", "pipelined_blocks: fastest"))
@@ -366,7 +366,7 @@ def test_study_rejects_an_unknown_pipelined_block_rule(tmp_path):
 @pytest.mark.parametrize("value, expected", [("0", "expected a positive value"), ("1.5", "expected a value <= 1")])
 def test_study_rejects_a_block_llc_share_outside_0_1(tmp_path, value, expected):
     from simulator.config.errors import ConfigError
-    from simulator.fmm_study import STUDY, load_study
+    from simulator.studies.fmm.placement import STUDY, load_study
 
     bad = tmp_path / "share.yaml"
     bad.write_text(STUDY.read_text() + f"block_llc_share: {value}\n")
@@ -378,7 +378,7 @@ def test_study_block_order_reaches_the_trace_and_the_model(tmp_path):
     from dataclasses import replace
 
     from simulator.config.errors import ConfigError
-    from simulator.fmm_study import STUDY, grid, load_study, run_point
+    from simulator.studies.fmm.placement import STUDY, grid, load_study, run_point
 
     f = tmp_path / "order.yaml"
     f.write_text(STUDY.read_text().replace("block_order: class", "block_order: target"))
@@ -394,7 +394,7 @@ def test_study_block_order_reaches_the_trace_and_the_model(tmp_path):
     # the extended model reads each row's order (class order: fewer GEMM calls, fewer A_j reads)
     import pandas as pd
 
-    from simulator.fmm_crosscheck import model_rows
+    from simulator.studies.fmm.crosscheck import model_rows
 
     machine = json.loads(Path("results/fmm/machine.json").read_text())
     problem = build_problem(p.q, p.n_points, p.density)
@@ -409,7 +409,7 @@ def test_study_bc_layout_reaches_the_points_and_the_trace(tmp_path):
     from dataclasses import replace
 
     from simulator.config.errors import ConfigError
-    from simulator.fmm_study import STUDY, grid, load_study, run_point
+    from simulator.studies.fmm.placement import STUDY, grid, load_study, run_point
 
     f = tmp_path / "layout.yaml"
     f.write_text(STUDY.read_text() + "bc_layout: interactions\n")
@@ -427,7 +427,7 @@ def test_study_bc_layout_reaches_the_points_and_the_trace(tmp_path):
 
 
 def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
-    from simulator.fmm_study import main
+    from simulator.studies.fmm.placement import main
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("study: fmm_placement\nn_points: 1000\ndensity: table2\nllc_bytes: 8388608\nqs: [4]\n"
@@ -441,7 +441,7 @@ def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
 
 
 def test_only_restricts_the_grid_and_rejects_unknown_pairs(tmp_path, capsys):
-    from simulator.fmm_study import STUDY, grid, load_study, main, parse_only
+    from simulator.studies.fmm.placement import STUDY, grid, load_study, main, parse_only
 
     study = load_study(STUDY)
     only = parse_only("lap-dram/orig, lap-llc/pipelining", study)
@@ -454,7 +454,7 @@ def test_only_restricts_the_grid_and_rejects_unknown_pairs(tmp_path, capsys):
 def test_findings_on_a_hand_made_table():
     import pandas as pd
 
-    from simulator.fmm_study import findings
+    from simulator.studies.fmm.placement import findings
 
     def row(pl, v, cycles, dram, e_host, e_dram, e_lap, bg, ref, total, gemm=40):
         return {"q": 10, "placement": pl, "gemm": "lap", "variant": v, "cycles": cycles, "dram_accesses": dram,

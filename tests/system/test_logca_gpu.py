@@ -10,7 +10,7 @@ import yaml
 from models.logca import g1, speedup
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.logca_gpu_study import (PIPELINE_TABLES, calibrate, granularities, latency_bottleneck_granularities,
+from simulator.studies.logca.gpu import (PIPELINE_TABLES, calibrate, granularities, latency_bottleneck_granularities,
                                        latency_region_bandwidth, load_gpu_platform, main, offload_breakdown,
                                        simulate_point, simulated_latency_gain, sweep, table_4_3_params)
 from simulator.replay import replay
@@ -137,8 +137,8 @@ def test_pipelined_discrete_gpu_pays_o_once_and_gains_like_tables_4_5_and_4_6():
 
 def test_calibrated_host_cost_file_matches_a_fresh_fit():
     from models.calibrate import load_platform_entries
-    from simulator.logca_gpu_calibration import KERNELS, calibrated_yaml, fit_discrete
-    from simulator.logca_gpu_study import CALIBRATED, system_path
+    from simulator.studies.logca.gpu_calibration import KERNELS, calibrated_yaml, fit_discrete
+    from simulator.studies.logca.gpu import CALIBRATED, system_path
 
     # The shipped file is what the calibration writes: the same header, keys and text, and the same
     # numbers to 1e-6 (a least-squares fit's last digits depend on the numpy / BLAS build).
@@ -192,7 +192,7 @@ def test_interface_evolution_gemm_discrete_apu_hsa():
 
 def test_gpu_study_file_validates_and_bad_keys_are_named(tmp_path):
     from simulator.config.errors import ConfigError
-    from simulator.logca_gpu_study import load_gpu_study
+    from simulator.studies.logca.gpu import load_gpu_study
 
     study = load_gpu_study()
     assert study.platforms == ("discrete", "apu", "hsa") and study.stages == (1, 2, 4, 8)
@@ -236,7 +236,7 @@ def test_a_faster_link_gains_most_on_the_discrete_gpu():
 
 def test_table_4_3_parameters_do_not_reproduce_tables_4_5_to_4_7():
     # the printed parameters miss the published radix-sort speedups by > 100x at 64 MiB
-    from simulator.logca_gpu_study import PIPELINE_TABLES, table_4_3_pipelined_speedup
+    from simulator.studies.logca.gpu import PIPELINE_TABLES, table_4_3_pipelined_speedup
 
     assert table_4_3_pipelined_speedup("radix_sort", 2**26, 1) < PIPELINE_TABLES["radix_sort"][2**26][0] / 100
     assert table_4_3_pipelined_speedup("gemm", 2**20, 1) == pytest.approx(
@@ -246,7 +246,7 @@ def test_table_4_3_parameters_do_not_reproduce_tables_4_5_to_4_7():
 
 
 def test_pipelined_table_rows_cover_every_table_granularity():
-    from simulator.logca_gpu_study import PIPELINE_TABLES, pipelined_table_rows
+    from simulator.studies.logca.gpu import PIPELINE_TABLES, pipelined_table_rows
 
     rows = pipelined_table_rows("radix_sort", stages=(1, 4), max_g_bytes=2**16)
     assert [(g, n) for g, n, _, _ in rows] == [(g, n) for g in PIPELINE_TABLES["radix_sort"] if g <= 2**16

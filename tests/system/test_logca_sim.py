@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.logca_study import check_overhead, load_platform, simulate_point
+from simulator.studies.logca.crypto import check_overhead, load_platform, simulate_point
 from models.logca import g1
 
 # 000 Table 4.4 (000:L1032-1048): measured AES speedup on the UltraSPARC T2 with n crypto units
@@ -50,7 +50,7 @@ def test_t2_model_break_even_matches_simulation(t2_speedups):
 
 # --- calibration round trip and interface evolution (AES, n = 1, 1 KiB .. 4 MiB) --------------------
 
-from simulator.logca_study import (  # noqa: E402
+from simulator.studies.logca.crypto import (  # noqa: E402
     CRYPTO_PLATFORMS, EVOLUTION_PLATFORMS, PCIE_CARD, calibrate, calibrate_overhead, granularities,
     overhead_cutoff_bytes, sweep)
 from models.logca import speedup  # noqa: E402
@@ -196,7 +196,7 @@ def test_pcie_card_fit_recovers_its_system(crypto_fits):
 def test_crypto_study_file_drives_the_study(tmp_path):
     from dataclasses import replace
 
-    from simulator.logca_study import crypto_study, load_crypto_study
+    from simulator.studies.logca.crypto import crypto_study, load_crypto_study
 
     study = load_crypto_study()
     assert study.platforms[0] == "hifn_7955" and study.multi_unit_engines == (2, 4, 8)
@@ -214,7 +214,7 @@ def test_crypto_study_file_drives_the_study(tmp_path):
 
 def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
     from simulator.config.errors import ConfigError
-    from simulator.logca_study import load_crypto_study
+    from simulator.studies.logca.crypto import load_crypto_study
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("study: logca_crypto\nplatforms: [ultrasparc_t2, sparc_t9]\nkernel: aes\n"
@@ -229,7 +229,8 @@ def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
 
 
 def test_command_line_help_runs_nothing_and_a_bad_study_file_exits_2(tmp_path, capsys):
-    from simulator import logca_gpu_calibration, logca_study
+    from simulator.studies.logca import gpu_calibration as logca_gpu_calibration
+    from simulator.studies.logca import crypto as logca_study
 
     for module in (logca_study, logca_gpu_calibration):
         with pytest.raises(SystemExit) as exc:

@@ -14,7 +14,7 @@ import pytest
 import simulator
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.fmm_crosscheck import measure_access_rate
+from simulator.studies.fmm.crosscheck import measure_access_rate
 from simulator.replay import replay
 from simulator.system import build_system
 from workloads.trace import TraceBuilder

@@ -10,7 +10,7 @@ import pytest
 
 from models.logca import g1, speedup
 from simulator.cli import main
-from simulator.model_eval import (
+from simulator.studies.model_eval import (
     DEFAULT_GRANULARITIES,
     LOGCA_TABLE,
     ROOFLINE_TABLE,
@@ -166,7 +166,7 @@ def test_never_reached_granularities_read_never(tmp_path: Path) -> None:
 
 
 def test_a_simulated_system_gets_the_roofline_measured_on_it(capsys: pytest.CaptureFixture) -> None:
-    from simulator.roofline_check import measure_machine
+    from simulator.studies.roofline import measure_machine
     from tests.conftest import DEFAULT_SYSTEM
 
     assert main(["models", "roofline", "nehalem_cpu", "--system", str(DEFAULT_SYSTEM), "--intensity", "64"]) == 0

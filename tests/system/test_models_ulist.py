@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from simulator.cli import main
-from simulator.ulist_eval import DEFAULT_MACHINE, load_machine, predict
+from simulator.studies.fmm.model_eval import DEFAULT_MACHINE, load_machine, predict
 from tests.conftest import ROOT, refused
 from workloads import fmm_ulist
 
@@ -57,8 +57,8 @@ def test_models_ulist_prints_and_writes_the_grid(tmp_path: Path, capsys: pytest.
 
 def test_the_figure_draws_both_models_against_q(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import simulator.plots as plots
-    from simulator import ulist_eval
+    import simulator.studies.plots as plots
+    from simulator.studies.fmm import model_eval as ulist_eval
 
     drawn, real = {}, plots.line_panels
 

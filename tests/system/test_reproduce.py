@@ -12,8 +12,8 @@ import yaml
 
 from simulator.cli import main
 from simulator.config.errors import InputError
-from simulator.references import REFERENCE_COLUMNS, REFERENCE_DIR, ReferenceRow, load_reference
-from simulator.reproduce import MARKER, PNG_MAGIC, TARGETS, Comparison, check_out_dir
+from simulator.studies.references import REFERENCE_COLUMNS, REFERENCE_DIR, ReferenceRow, load_reference
+from simulator.studies.reproduce import MARKER, PNG_MAGIC, TARGETS, Comparison, check_out_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT.parent / "shared" / "seeds"
@@ -207,7 +207,7 @@ def test_unknown_target_exits_2_naming_targets(tmp_path, capsys):
 def test_unavailable_target_exits_2(tmp_path, monkeypatch, capsys):
     import simulator
 
-    monkeypatch.setitem(__import__("sys").modules, "simulator.logca_gpu_study", None)
+    monkeypatch.setitem(__import__("sys").modules, "simulator.studies.logca.gpu", None)
     monkeypatch.delattr(simulator, "logca_gpu_study", raising=False)
     assert main(["reproduce", "logca-gpu", "--quick", "--out", str(tmp_path)]) == 2
     assert "not available yet" in capsys.readouterr().err

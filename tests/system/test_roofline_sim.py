@@ -11,7 +11,7 @@ import pytest
 
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.stencil_study import intensity_sweep, measure_machine
+from simulator.studies.stencil.study import intensity_sweep, measure_machine
 from tests.conftest import CONFIGS
 
 SYSTEM = load_spec(CONFIGS / "systems" / "nehalem_choi.yaml", SystemSpec)
@@ -52,7 +52,7 @@ def test_doubling_the_flop_rate_moves_the_ridge():
 
 def test_shipped_study_files_validate():
     from simulator.config.loader import PROJECT_ROOT
-    from simulator.stencil_study import load_study
+    from simulator.studies.stencil.study import load_study
 
     roof = load_study(PROJECT_ROOT / "configs" / "studies" / "roofline.yaml")
     assert roof.total_bytes == 16 * 2**20 and len(roof.intensities) == 14
@@ -61,7 +61,7 @@ def test_shipped_study_files_validate():
 
 
 def test_bad_study_file_exits_2_naming_file_and_keys(tmp_path, capsys):
-    from simulator.stencil_study import main
+    from simulator.studies.stencil.study import main
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("study: roofline\nsystem: configs/systems/nehalem_choi.yaml\ntotal_bytes: 16777216\n"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-import simulator.fmm_study as fmm_study
-import simulator.logca_gpu_study as logca_gpu_study
-import simulator.logca_study as logca_study
+import simulator.studies.fmm.placement as fmm_study
+import simulator.studies.logca.gpu as logca_gpu_study
+import simulator.studies.logca.crypto as logca_study
 
 
 def _fail_after_writing(name):

@@ -77,7 +77,7 @@ def test_a_study_file_the_runner_cannot_run_is_refused_at_load(tmp_path, capsys,
 
 
 def test_the_shipped_files_still_load():
-    from simulator.stencil_study import load_study
+    from simulator.studies.stencil.study import load_study
 
     assert len(load_study(STUDIES / "roofline.yaml").intensities) == 14
     assert len(load_study(STUDIES / "stencil_tiling.yaml").engine_tiles) == 5
@@ -86,7 +86,7 @@ def test_the_shipped_files_still_load():
 def test_a_run_that_fails_leaves_no_directory_it_made(tmp_path, monkeypatch, capsys):
     """Past the load-time checks, a study that stops (here: an injected error) removes the directory it
     created; nothing that was there before is touched."""
-    import simulator.stencil_study as stencil_study
+    import simulator.studies.stencil.study as stencil_study
 
     def fail(cfg, out):
         (out / "roofline_sweep.png").write_bytes(b"")

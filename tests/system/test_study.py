@@ -19,7 +19,7 @@ import yaml
 from simulator.cli import main
 from simulator.config.errors import ConfigError, InputError
 from simulator.runner import run
-from simulator.study import (LOCK_NAME, SPECIALISED_STUDY_RUNNERS, check_study_dir, load_study, prepare_points,
+from simulator.studies.sweep import (LOCK_NAME, SPECIALISED_STUDY_RUNNERS, check_study_dir, load_study, prepare_points,
                              run_study)
 from tests.conftest import DEFAULT_SYSTEM, ROOT
 
@@ -345,20 +345,20 @@ def test_a_specialised_study_file_is_refused_by_the_sweep_runner_with_the_comman
 def test_offsim_study_hands_a_specialised_file_to_its_runner(tmp_path, monkeypatch):
     """``offsim study`` passes the file, the output directory and the parallel options on to the
     runner's own ``main``, and returns its status."""
-    import simulator.fmm_study as fmm_study
-    import simulator.stencil_study as stencil_study
+    import simulator.studies.fmm.placement as fmm_study
+    import simulator.studies.stencil.study as stencil_study
 
     calls = []
     for module in (fmm_study, stencil_study):
         monkeypatch.setattr(module, "main", lambda argv, prog, m=module.__name__: calls.append((m, argv, prog)) or 7)
     fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
     assert main(["study", str(fmm), "--out", str(tmp_path / "a"), "--dask-local", "3"]) == 7
-    assert calls[-1] == ("simulator.fmm_study", ["--study", str(fmm), "--out", str(tmp_path / "a"),
+    assert calls[-1] == ("simulator.studies.fmm.placement", ["--study", str(fmm), "--out", str(tmp_path / "a"),
                                                  "--dask-local", "3"], "offsim")
     roof = ROOT / "configs" / "studies" / "roofline.yaml"
     monkeypatch.chdir(tmp_path)
     assert main(["study", str(roof)]) == 7
-    assert calls[-1] == ("simulator.stencil_study", [str(roof), "--out", str(Path("results/studies/roofline"))],
+    assert calls[-1] == ("simulator.studies.stencil.study", [str(roof), "--out", str(Path("results/studies/roofline"))],
                          "offsim")
     assert len(calls) == 2
 
@@ -381,7 +381,7 @@ def test_offsim_study_refuses_what_a_specialised_runner_cannot_do(tmp_path, caps
 def test_figures_are_checked_against_the_quantities_runs_emit(tmp_path):
     """Every quantity of the shipped example and of the default figures passes; an accelerator's
     quantities are known only after a run, so only its name is checked before."""
-    from simulator.study_report import DEFAULT_Y, SUMMARY_Y
+    from simulator.studies.report import DEFAULT_Y, SUMMARY_Y
 
     prepare_points(load_study(ROOT / "configs" / "studies" / "micro_sweep.yaml"))
     ys = [*DEFAULT_Y, *(y for _, y in SUMMARY_Y), "energy/dram/refresh", "host/bytes_served_by_DRAM",
@@ -436,9 +436,9 @@ def test_parallel_options_are_one_way_of_running(tmp_path, capsys):
 
 def test_an_unreachable_scheduler_leaves_no_output(tmp_path, capsys, monkeypatch):
     pytest.importorskip("dask.distributed")
-    import simulator.executors
+    import simulator.studies.executors
 
-    monkeypatch.setattr(simulator.executors, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(simulator.studies.executors, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
     study = _study(tmp_path, SMALL)
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -539,8 +539,10 @@ def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path
     """The stencil and LogCA runners, like the FMM one, take a new path, an empty directory or a
     previous output (the committed results/logca passes both LogCA runners); a directory holding
     anything else is refused in one line before the study runs, and left as it was."""
-    from simulator import logca_gpu_study, logca_study, stencil_study
-    from simulator.outputs import LOGCA_OUTPUT_PATTERNS, check_owned_output
+    from simulator.studies.logca import gpu as logca_gpu_study
+    from simulator.studies.logca import crypto as logca_study
+    from simulator.studies.stencil import study as stencil_study
+    from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, check_owned_output
 
     logca = ROOT / "results" / "logca"
     assert check_owned_output(logca, LOGCA_OUTPUT_PATTERNS, "the LogCA studies") == logca
@@ -602,7 +604,8 @@ LOGCA_BAD = {
 def test_a_logca_study_file_the_runner_cannot_run_is_refused_at_load(tmp_path, capsys, case):
     """Empty or repeated lists, platforms that cannot run the kernel and buffers the platforms' DRAM cannot
     hold are refused by offsim validate and by the runner, before it writes anything."""
-    from simulator import logca_gpu_study, logca_study
+    from simulator.studies.logca import gpu as logca_gpu_study
+    from simulator.studies.logca import crypto as logca_study
 
     kind, changes, message = LOGCA_BAD[case]
     raw = yaml.safe_load((ROOT / "configs" / "studies" / f"{kind}.yaml").read_text())

@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from simulator import roofline_check
+from simulator.studies import roofline as roofline_check
 from simulator.config.errors import ConfigError
-from simulator.roofline_check import measure_machine, roofline_prediction
-from simulator.study import prepare_points, load_study, run_study
+from simulator.studies.roofline import measure_machine, roofline_prediction
+from simulator.studies.sweep import prepare_points, load_study, run_study
 from tests.conftest import CONFIGS, DEFAULT_SYSTEM, refused
 
 SWEEP = ("sweep:\n  product:\n    set.host.max_outstanding_misses: [10, 4]\n"
@@ -117,7 +117,7 @@ def _fmm_study(tmp_path: Path, workload: str = "fmm_ulist_q4.yaml") -> Path:
 
 
 def test_each_fmm_point_gets_the_u_list_model_measured_on_its_own_system(tmp_path, monkeypatch, capsys):
-    from simulator import ulist_run_check
+    from simulator.studies.fmm import run_check as ulist_run_check
     from simulator.cli import main
 
     study = _fmm_study(tmp_path)

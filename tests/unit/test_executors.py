@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import simulator.executors
+import simulator.studies.executors
 from simulator.config.errors import InputError
-from simulator.executors import check_parallel_options, point_executor
-from simulator.fmm_study import OUTPUT_FILES, check_out_dir, main as fmm_main
+from simulator.studies.executors import check_parallel_options, point_executor
+from simulator.studies.fmm.placement import OUTPUT_FILES, check_out_dir, main as fmm_main
 from tests.conftest import ROOT
 
 
@@ -61,7 +61,7 @@ def test_a_missing_dask_is_refused_before_the_fmm_study_writes_anything(tmp_path
 @pytest.mark.parametrize("address", ["notanaddress", "tcp://127.0.0.1:1"])
 def test_an_unreachable_scheduler_is_one_clear_message(address, monkeypatch):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr(simulator.executors, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(simulator.studies.executors, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
     start = time.monotonic()
     with pytest.raises(InputError) as exc:
         with point_executor(scheduler=address):
@@ -74,7 +74,7 @@ def test_an_unreachable_scheduler_is_one_clear_message(address, monkeypatch):
 
 def test_the_fmm_study_refuses_bad_parallel_options_and_scheduler_before_writing(tmp_path, monkeypatch, capsys):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr(simulator.executors, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(simulator.studies.executors, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
     out = tmp_path / "out"
     for options, expected in ((["--workers", "2", "--dask-local", "2"], "--workers: cannot be combined with"),
                               (["--scheduler", "notanaddress"], "--scheduler notanaddress: cannot connect"),

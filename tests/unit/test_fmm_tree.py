@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from simulator.references import reference_table
+from simulator.studies.references import reference_table
 from workloads.fmm_tree import (
     CLASS_KEYS,
     KINDS,

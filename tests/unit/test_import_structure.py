@@ -72,7 +72,7 @@ def test_relative_imports_resolve_against_the_package(tmp_path):
 def test_the_graph_sees_the_imports():
     graph = import_graph()
     assert graph.has_edge("simulator.memory.dram", "simulator.memory.power")
-    assert graph.has_edge("simulator.reproduce", "simulator.fmm_study")  # an import inside a function
+    assert graph.has_edge("simulator.studies.reproduce", "simulator.studies.fmm.placement")  # an import inside a function
     assert graph.has_edge("simulator.accel.kinds", "simulator.accel.lap")  # ``from package import module``
 
 

@@ -36,9 +36,9 @@ from typing import Callable
 from simulator.config.errors import InputError
 from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.config.schema import SystemSpec
-from simulator.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
-from simulator.plots import save_figure
-from simulator.references import ReferenceRow, index_rows, load_reference
+from simulator.config.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
+from simulator.studies.plots import save_figure
+from simulator.studies.references import ReferenceRow, index_rows, load_reference
 
 DEFAULT_OUT_DIR = Path("results") / "reproduce"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -163,7 +163,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     from dataclasses import replace
 
     from models.data_movement import fused_data_movement, min_op_count, unfused_data_movement
-    from simulator.stencil_study import TileSpec, load_study, run_stencil_tiling_study
+    from simulator.studies.stencil.study import TileSpec, load_study, run_stencil_tiling_study
 
     ref = index_rows(load_reference("prajapati_stencil"))
     m_elems = CHAIN_SQRT_M ** 2
@@ -248,7 +248,7 @@ def _plot_roofline_vs_table6(published, measured, path: Path) -> Path:
 
 def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     from models.roofline import RooflinePlatform
-    from simulator.stencil_study import intensity_sweep, load_study, measure_machine, plot_roofline
+    from simulator.studies.stencil.study import intensity_sweep, load_study, measure_machine, plot_roofline
 
     ref = index_rows(load_reference("choi_roofline"))
     t6 = {k[2]: r for k, r in ref.items() if k[0] == "001 Table 6 Nehalem"}
@@ -323,7 +323,7 @@ def _accel_start_bytes(params, g_min_bytes: float, g_max_bytes: float) -> float:
 def _logca_crypto(out: Path, quick: bool) -> Reproduction:
     from dataclasses import replace
 
-    from simulator import logca_study as ls
+    from simulator.studies.logca import crypto as ls
 
     ref = index_rows(load_reference("logca_crypto"))
     t44 = {int(k[1][2:]): {} for k in ref if k[0] == "000 Table 4.4"}
@@ -401,13 +401,13 @@ GPU_QUICK_MAX_BYTES = 2**20
 
 def _logca_gpu(out: Path, quick: bool) -> Reproduction:
     try:
-        from simulator import logca_gpu_study as gs
+        from simulator.studies.logca import gpu as gs
         needed = (gs.load_gpu_platform, gs.simulate_point, gs.plot_pipelined)
     except (ImportError, AttributeError) as exc:
-        raise TargetUnavailable(f"target logca-gpu not available yet: simulator.logca_gpu_study with "
+        raise TargetUnavailable(f"target logca-gpu not available yet: simulator.studies.logca.gpu with "
                                 f"load_gpu_platform/simulate_point/plot_pipelined is missing ({exc})") from None
     del needed
-    from simulator.logca_study import Point
+    from simulator.studies.logca.crypto import Point
 
     ref = load_reference("logca_gpu")
     tables: dict[str, dict[int, dict[int, ReferenceRow]]] = {}
@@ -467,9 +467,9 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
 
     try:
         from models import ulist
-        from simulator import fmm_study
+        from simulator.studies.fmm import placement as fmm_study
     except ImportError as exc:
-        raise TargetUnavailable(f"target asri-fmm not available yet: simulator.fmm_study is missing ({exc})") from None
+        raise TargetUnavailable(f"target asri-fmm not available yet: simulator.studies.fmm.placement is missing ({exc})") from None
 
     # always fresh runs: the report describes what this checkout simulates. The default host (the real
     # i7-920's 6.4 GB/s) for 003 Table 3 and the figures; the MARSSx86-like host (3 GB/s, 003:L301) for the
@@ -480,7 +480,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                  ["--study", str(MARSSX86_STUDY), "--out", str(marss_dir), "--only", ",".join(MARSSX86_PAIRS)]):
         if fmm_study.main(flags + args) != 0:
             raise TargetUnavailable(f"the FMM study {' '.join(args)} failed")
-    origin = "fresh runs of simulator.fmm_study" + (" --quick" if quick else "")
+    origin = "fresh runs of simulator.studies.fmm.placement" + (" --quick" if quick else "")
     table = pd.read_csv(study_dir / "table.csv")
     cross = pd.read_csv(marss_dir / "crosscheck.csv")
     machine = json.loads((study_dir / "machine.json").read_text())

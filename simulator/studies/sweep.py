@@ -11,7 +11,7 @@ A study file (YAML) names a system config, a workload and a sweep::
         param.array_bytes: ["4 MiB", "16 MiB"]            # a workload parameter
       zip:                                   # axes advanced together (equal lengths)
         ...
-    figures:                                 # optional; see simulator.study_report
+    figures:                                 # optional; see simulator.studies.report
       - {x: set.host.max_outstanding_misses, y: dram/bandwidth_bytes_per_s, group: param.array_bytes}
 
 With both ``product`` and ``zip``, the points are the product grid times the
@@ -79,12 +79,12 @@ from simulator.config.loader import LoadedConfig, apply_overrides, content_hash,
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.config.workload import WorkloadSpec, build_workload, name_error
 from simulator.config.yamlio import load_yaml
-from simulator.executors import check_parallel_options, point_executor
+from simulator.studies.executors import check_parallel_options, point_executor
 from simulator.config.files import write_atomic
-from simulator.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
+from simulator.config.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
-from simulator.study_crosscheck import CROSSCHECK_MODELS, CROSSCHECK_QUANTITIES, MACHINE_FILES
-from simulator.study_spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
+from simulator.studies.crosschecks import CROSSCHECK_MODELS, CROSSCHECK_QUANTITIES, MACHINE_FILES
+from simulator.studies.spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "source", "notes")
 
@@ -120,14 +120,14 @@ class SpecialisedRunner:
 
 
 SPECIALISED_STUDY_RUNNERS = {
-    "fmm_placement": SpecialisedRunner("simulator.fmm_study", parallel=True, loader="simulator.fmm_study:load_study"),
+    "fmm_placement": SpecialisedRunner("simulator.studies.fmm.placement", parallel=True, loader="simulator.studies.fmm.placement:load_study"),
     "logca_crypto": SpecialisedRunner(None, command="offsim reproduce logca-crypto",
-                                      loader="simulator.logca_study:load_crypto_study"),
-    "logca_gpu": SpecialisedRunner("simulator.logca_gpu_study", loader="simulator.logca_gpu_study:load_gpu_study"),
-    "roofline": SpecialisedRunner("simulator.stencil_study", study_flag=None,
-                                  loader="simulator.stencil_study:load_study"),
-    "stencil_tiling": SpecialisedRunner("simulator.stencil_study", study_flag=None,
-                                        loader="simulator.stencil_study:load_study"),
+                                      loader="simulator.studies.logca.crypto:load_crypto_study"),
+    "logca_gpu": SpecialisedRunner("simulator.studies.logca.gpu", loader="simulator.studies.logca.gpu:load_gpu_study"),
+    "roofline": SpecialisedRunner("simulator.studies.stencil.study", study_flag=None,
+                                  loader="simulator.studies.stencil.study:load_study"),
+    "stencil_tiling": SpecialisedRunner("simulator.studies.stencil.study", study_flag=None,
+                                        loader="simulator.studies.stencil.study:load_study"),
 }
 
 
@@ -502,8 +502,8 @@ def prepare_points(study: StudySpec) -> list[Point]:
 
     Raises ConfigError naming the study file and the axis key (or the point) on any problem.
     """
-    from simulator import ulist_run_check
-    from simulator.roofline_check import crosscheck_problem
+    from simulator.studies.fmm import run_check as ulist_run_check
+    from simulator.studies.roofline import crosscheck_problem
     from simulator.runner import memory_reach_problem
 
     builder = _Builder(study)
@@ -586,7 +586,7 @@ def run_quantities(loaded: LoadedConfig) -> tuple[set[tuple[str, str]], set[str]
 def check_figure_quantities(study: StudySpec, points: list[Point]) -> None:
     """Raise ConfigError naming ``figures[i].y`` for each figure whose quantity no point's run emits
     (see the module docstring for what can be checked before running)."""
-    from simulator.study_report import ENERGY_TOTAL
+    from simulator.studies.report import ENERGY_TOTAL
 
     if not study.figures:
         return
@@ -883,7 +883,7 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     Bad input (study file, options, output directory, an unreachable scheduler) raises InputError
     before anything runs or is written.
     """
-    from simulator.study_report import write_outputs
+    from simulator.studies.report import write_outputs
 
     t0 = time.perf_counter()
     spec = study if isinstance(study, StudySpec) else load_study(study)

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, MaxNLocator
 
 from simulator.results import Results
-from simulator.units import format_quantity
+from simulator.config.units import format_quantity
 
 
 def stage_times_s(results: Results) -> list[tuple[str, float, float]]:

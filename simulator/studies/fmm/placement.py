@@ -1,7 +1,7 @@
 """FMM U-list placement study (003 §7-8): CPU only vs LAP on DRAM / LLC / near-memory, five variants.
 
 Runs the grid of ``configs/studies/fmm_placement.yaml`` with a process pool of
-two (or on a dask.distributed cluster, ``simulator.executors``), writes to the
+two (or on a dask.distributed cluster, ``simulator.studies.executors``), writes to the
 output directory (default ``results/fmm``):
 
 * ``table.csv``: per point host cycles per stage (input_perm, gemm,
@@ -47,7 +47,7 @@ is refused (exit 2) before any point runs. The points' executor is started (a sc
 before the directory is created, so a bad ``--scheduler`` leaves nothing behind.
 
 Entry points: ``offsim study configs/studies/fmm_placement.yaml [--out DIR]``, or
-``python -m simulator.fmm_study [--quick] [--study FILE] [--out DIR] [--only PAIRS]
+``python -m simulator.studies.fmm.placement [--quick] [--study FILE] [--out DIR] [--only PAIRS]
 [--workers N | --scheduler ADDRESS | --dask-local N]``.
 """
 
@@ -69,14 +69,14 @@ from simulator.config.accel_lap import LapSpec
 from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
-from simulator.references import reference_table
-from simulator.fmm_crosscheck import (CLOCK_HZ, assemble_machine, class_counts, crosscheck_summary, machine_parts,
+from simulator.studies.references import reference_table
+from simulator.studies.fmm.crosscheck import (CLOCK_HZ, assemble_machine, class_counts, crosscheck_summary, machine_parts,
                                       model_rows, pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace
-from simulator.executors import check_parallel_options, point_executor
-from simulator.outputs import check_owned_output, make_output_dir, removed_if_failed
-from simulator.plots import save_figure
-from simulator.study_spec import list_problems, load_referenced_system
+from simulator.studies.executors import check_parallel_options, point_executor
+from simulator.config.outputs import check_owned_output, make_output_dir, removed_if_failed
+from simulator.studies.plots import save_figure
+from simulator.studies.spec import list_problems, load_referenced_system
 from models.ulist import BLOCK_ORDERS
 from workloads import fmm_ulist
 

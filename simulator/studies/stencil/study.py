@@ -1,14 +1,14 @@
 """Studies of issue 4 on the simulator: intensity sweep vs the energy roofline, stencil tiling.
 
 Roofline (001 ch. 3-4): the machine's costs are *measured on the simulated
-system* with micro runs, never read from its config (``simulator.roofline_check.measure_machine``).
+system* with micro runs, never read from its config (``simulator.studies.roofline.measure_machine``).
 The sweep then runs ``workloads.micro.intensity`` at each I and compares the simulated
 time and energy with T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_mem + pi_0 T.
 
 Stencils (004 apps. A, B): host sweeps (naive, blocked, time-tiled) against
 ``models.stencil.dram_traffic_words`` and the stencil engine against the tiled time model.
 
-Entry point: ``python -m simulator.stencil_study configs/studies/<study>.yaml --out DIR``; DIR must be
+Entry point: ``python -m simulator.studies.stencil.study configs/studies/<study>.yaml --out DIR``; DIR must be
 new, empty or a previous output of these studies (``OUTPUT_PATTERNS``). The study file is checked whole
 before DIR is made (``load_study``: systems, lists, grid and tile dimensions, tile sizes against the fast
 memory that holds them), and a run that fails removes DIR again if it made it.
@@ -31,11 +31,11 @@ from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, proje
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
-from simulator.outputs import load_with_output_dir, removed_if_failed
-from simulator.roofline_check import MeasuredMachine, measure_machine
+from simulator.config.outputs import load_with_output_dir, removed_if_failed
+from simulator.studies.roofline import MeasuredMachine, measure_machine
 from simulator.runner import energy_split_j, load_system, simulate_trace
-from simulator.plots import save_figure
-from simulator.study_spec import list_problems, load_referenced_system
+from simulator.studies.plots import save_figure
+from simulator.studies.spec import list_problems, load_referenced_system
 from workloads import micro
 
 # ---- study files ----------------------------------------------------------------------------

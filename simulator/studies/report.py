@@ -9,7 +9,7 @@ run's long form (component, quantity, value, unit).
 
 A figure's ``y`` is ``component/quantity`` (split at the last ``/``), or
 ``energy/total``: the sum of every ``energy/*`` row of a point. The checks before
-any point runs (``simulator.study.check_figure_quantities``) refuse a quantity no run
+any point runs (``simulator.studies.sweep.check_figure_quantities``) refuse a quantity no run
 can have; one that only a run can tell (a stage's, an accelerator's) and that
 no stored point has is left out of the report with a note.
 """
@@ -25,9 +25,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
-from simulator.plots import Panel, Series, format_value, line_panels, unit_of_key
-from simulator.study_crosscheck import REPORT_ERRORS, crosscheck_table
-from simulator.study_spec import FigureSpec, Point, StudyOutcome, StudySpec
+from simulator.studies.plots import Panel, Series, format_value, line_panels, unit_of_key
+from simulator.studies.crosschecks import REPORT_ERRORS, crosscheck_table
+from simulator.studies.spec import FigureSpec, Point, StudyOutcome, StudySpec
 
 ENERGY_TOTAL = "energy/total"
 DEFAULT_Y = ("system/simulated_time_s", ENERGY_TOTAL, "dram/bandwidth_bytes_per_s")

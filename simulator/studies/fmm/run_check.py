@@ -1,4 +1,4 @@
-"""The U-list model (003 eqs. 2-12, and the extended model of :mod:`simulator.fmm_crosscheck`) beside
+"""The U-list model (003 eqs. 2-12, and the extended model of :mod:`simulator.studies.fmm.crosscheck`) beside
 one run of an ``fmm_ulist`` workload: what ``offsim run --crosscheck`` writes for the FMM.
 
 The model's inputs are measured on the run's own system, ``--set`` overrides included, by the micro
@@ -32,8 +32,8 @@ from simulator.config.accel_lap import LapSpec
 from simulator.config.loader import LoadedConfig
 from simulator.config.schema import dram_geometry
 from simulator.config.workload import WorkloadSpec, generator_params
-from simulator.executors import point_executor
-from simulator.fmm_crosscheck import (
+from simulator.studies.executors import point_executor
+from simulator.studies.fmm.crosscheck import (
     CLOCK_HZ,
     IRREGULAR_FOOTPRINT_BYTES,
     STREAM_BYTES,
@@ -47,9 +47,9 @@ from simulator.fmm_crosscheck import (
     point_model,
 )
 from simulator.results import Results
-from simulator.roofline_check import CrosscheckRow
+from simulator.studies.roofline import CrosscheckRow
 from simulator.runner import energy_split_j
-from simulator.units import format_quantity
+from simulator.config.units import format_quantity
 from workloads import fmm_ulist
 
 GENERATOR = "fmm_ulist"
@@ -58,7 +58,7 @@ COUPLINGS = {"dram": "lap-dram", "llc": "lap-llc", "near_memory": "lap-near-memo
 #: the largest micro run's footprint, B: the system's DRAM must hold it
 MICRO_FOOTPRINT_BYTES = max(STREAM_BYTES, IRREGULAR_FOOTPRINT_BYTES)
 PRINTED = "U-list model, printed (003 eqs. 2-12), inputs measured on this system"
-EXTENDED = "U-list model, extended (simulator/fmm_crosscheck.py), inputs measured on this system"
+EXTENDED = "U-list model, extended (simulator/studies/fmm/crosscheck.py), inputs measured on this system"
 
 
 def applies(workload: WorkloadSpec) -> bool:

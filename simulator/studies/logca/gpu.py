@@ -3,7 +3,7 @@
 Platforms (``GPU_PLATFORMS``): systems ``configs/systems/logca_gpu_<name>.yaml``
 and beta of 000 Table 4.2. Host cost C and offload overhead o: GEMM and FFT
 take the values calibrated to 000 Tables 4.5-4.6 (``CALIBRATED``, made by
-``simulator.logca_gpu_calibration``, whose docstring says why Table 4.3's
+``simulator.studies.logca.gpu_calibration``, whose docstring says why Table 4.3's
 GPU C and o cannot be used with a physical link); every platform runs the
 same host software, so the APU and the HSA GPU take the discrete GPU's C; the
 APU's o keeps Table 4.3's APU / discrete ratio, the HSA GPU's o is its
@@ -49,13 +49,13 @@ from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, t
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
-from simulator.logca_study import TABLE_4_3, Platform, Point, granularities, plot_regions
-from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
+from simulator.studies.logca.crypto import TABLE_4_3, Platform, Point, granularities, plot_regions
+from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
 from simulator.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
-from simulator.plots import save_figure
-from simulator.study_spec import list_problems
+from simulator.studies.plots import save_figure
+from simulator.studies.spec import list_problems
 from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
 
 GPU_PLATFORMS = ("discrete", "apu", "hsa")

@@ -4,7 +4,7 @@
 The parameters are measured the way 003 measured its simulator (003 §7): micro runs on the
 same simulated systems (``measure_machine``), never fitted to the FMM points themselves.
 ``recompute`` rebuilds the cross-check of a study directory, ``crosscheck_summary`` gives the
-mean absolute deviation per 003 Table 5 column; ``python -m simulator.fmm_crosscheck [DIR]``.
+mean absolute deviation per 003 Table 5 column; ``python -m simulator.studies.fmm.crosscheck [DIR]``.
 
 Extended model (``ulist.extended_stages``, ``ulist.cpu_extended_stages``): the printed equations
 plus these costs, measured on the same systems and never fitted to the FMM points (figures:
@@ -658,12 +658,12 @@ def recompute(study_dir: str | Path, machine: dict[str, Any] | None = None,
     d = Path(study_dir)
     for name in ("table.csv",) + (() if machine is not None else ("machine.json",)):
         if not (d / name).is_file():
-            raise InputError(f"{d / name}: missing; expected a study directory written by simulator.fmm_study")
+            raise InputError(f"{d / name}: missing; expected a study directory written by simulator.studies.fmm.placement")
     table = pd.read_csv(d / "table.csv")
     missing = [c for c in TABLE_COLUMNS if c not in table.columns]
     if missing:
         raise InputError(f"{d / 'table.csv'}: columns {', '.join(missing)} missing; expected a table.csv "
-                         "written by simulator.fmm_study")
+                         "written by simulator.studies.fmm.placement")
     m = machine if machine is not None else json.loads((d / "machine.json").read_text())
     dims = {int(q): ulist.UListDims(**v) for q, v in m["dims"].items()}
     counts = ({int(q): tuple(v) for q, v in m["class_counts"].items()} if "class_counts" in m else None)

@@ -26,8 +26,8 @@ from models.stencil import (C_ITER_GTX980_S, GTX980, K20C, TilePoint, TileSearch
                             search_tile_sizes)
 from simulator.config.errors import InputError
 from simulator.config.stencils import STENCILS, Stencil
-from simulator.model_eval import Outputs, joined, listing_lines, positive_quantity
-from simulator.units import format_quantity
+from simulator.studies.model_eval import Outputs, joined, listing_lines, positive_quantity
+from simulator.config.units import format_quantity
 
 WORD_BYTES = 4  # 004 Table A.3 prices L per GB of 4-byte words
 KIND_BY_DIMS = {1: "hex_1d", 2: "hhc_2d", 3: "hhc_3d"}
@@ -287,7 +287,7 @@ def stencil_rows(reports: Sequence[StencilReport]) -> list[dict[str, object]]:
 def stencil_figure(reports: Sequence[StencilReport], path: str | Path) -> Path:
     """Draw, per problem, the best T_alg at each tT (over the tile sizes and thread counts), as a PNG:
     how much the time depends on the tile height, 004 Figure A.5's point."""
-    from simulator.plots import Panel, Series, line_panels
+    from simulator.studies.plots import Panel, Series, line_panels
 
     series = []
     for r in reports:

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from simulator.config.files import write_atomic
-from simulator.study_spec import Point, StudySpec
+from simulator.studies.spec import Point, StudySpec
 
 #: the rows a study's ``crosscheck:`` adds per point, under component ``crosscheck/<model>``, by model:
 #: (quantity, unit); an error is simulated / model - 1. The U-list model's ``ext_`` rows are its extended form.
@@ -85,7 +85,7 @@ def _keep(path: Path, machines: dict[str, Any], stored: dict[str, Any]) -> None:
 def _roofline_rows(points: list[Point], values: pd.Series, energy: pd.Series, path: Path) -> list[dict]:
     """The roofline's quantities of each point (``crosscheck_table``), its costs measured once per system
     and kept in ``path``."""
-    from simulator.roofline_check import MeasuredMachine, compared, measure_machine
+    from simulator.studies.roofline import MeasuredMachine, compared, measure_machine
 
     stored = _stored(path, lambda costs: MeasuredMachine(**{k: float(v) for k, v in costs.items()}))
     machines = dict(stored)
@@ -108,7 +108,7 @@ def _ulist_rows(points: list[Point], values: pd.Series, energy: pd.Series, path:
     """The U-list model's quantities of each point (``crosscheck_table``), its inputs measured once per
     system, placement and layout, all the measurements' micro runs spread over the cores together, and
     kept in ``path``."""
-    from simulator import ulist_run_check as urc
+    from simulator.studies.fmm import run_check as urc
 
     stored = _stored(path, lambda entry: urc.Measured(dict(entry["machine"]), str(entry["lap"])))
     machines = dict(stored)
@@ -141,7 +141,7 @@ def _ulist_rows(points: list[Point], values: pd.Series, energy: pd.Series, path:
 def _serves(point: Any, measured: Any) -> bool:
     """Whether ``measured`` (None: nothing stored) prices the U-list ``point``: a stored measurement may
     not read back whole."""
-    from simulator.ulist_run_check import priced
+    from simulator.studies.fmm.run_check import priced
 
     if measured is None:
         return False

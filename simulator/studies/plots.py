@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
-from simulator.units import format_bytes, format_quantity
+from simulator.config.units import format_bytes, format_quantity
 
 UNIT_SUFFIXES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "flop/s"), ("_bytes", "B"), ("_hz", "Hz"),
                  ("_j", "J"), ("_w", "W"), ("_s", "s"))

@@ -1,7 +1,7 @@
 """A study's values: its axes, figures and points, and what a run of it did.
 
-Built and validated by ``simulator.study`` (``load_study``, ``prepare_points``);
-read by ``simulator.study_report`` to write the table, figures and report.
+Built and validated by ``simulator.studies.sweep`` (``load_study``, ``prepare_points``);
+read by ``simulator.studies.report`` to write the table, figures and report.
 Also the load-time checks the paper studies' loaders share (``list_problems``,
 ``load_referenced_system``), so that a paper study file is refused whole before
 its runner writes anything.
@@ -49,7 +49,7 @@ class Axis:
 class FigureSpec:
     """One standard figure: ``y`` ("component/quantity") against axis ``x``, one line per ``group`` value.
 
-    logx/logy: True, False or None (automatic: log when the values span a wide range, see simulator.plots).
+    logx/logy: True, False or None (automatic: log when the values span a wide range, see simulator.studies.plots).
     """
 
     x: str

@@ -41,9 +41,9 @@ from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.replay import replay
 from simulator.system import build_system
-from simulator.plots import save_figure
-from simulator.study_spec import list_problems
-from simulator.units import format_quantity
+from simulator.studies.plots import save_figure
+from simulator.studies.spec import list_problems
+from simulator.config.units import format_quantity
 from workloads.aes import crypto_host, crypto_offload
 
 TABLE_4_3 = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
@@ -488,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from simulator.config.errors import InputError
-    from simulator.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
+    from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
 
     ap = argparse.ArgumentParser(description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "

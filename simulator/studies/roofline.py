@@ -28,7 +28,7 @@ from simulator.config.loader import LoadedConfig
 from simulator.config.schema import dram_geometry
 from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
-from simulator.units import format_quantity
+from simulator.config.units import format_quantity
 from workloads import micro
 
 #: the read stream that measures tau_mem and eps_mem, B; the system's DRAM must hold it

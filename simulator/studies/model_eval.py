@@ -31,8 +31,8 @@ from models.roofline import load_platforms as load_roofline_platforms
 from simulator.config.errors import InputError
 from simulator.config.files import write_atomic
 from simulator.config.loader import PROJECT_ROOT
-from simulator.outputs import check_path_name
-from simulator.units import BINARY_PREFIXES, UnitError, format_bytes, format_quantity, parse_quantity
+from simulator.config.outputs import check_path_name
+from simulator.config.units import BINARY_PREFIXES, UnitError, format_bytes, format_quantity, parse_quantity
 
 LOGCA_TABLE = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
 ROOFLINE_TABLE = PROJECT_ROOT / "configs" / "presets" / "platforms" / "choi_table6.yaml"
@@ -214,11 +214,11 @@ def roofline_report(key: str, row: Table6Row, intensities: Sequence[float] = DEF
 
 def system_roofline_report(system: str | Path, intensities: Sequence[float] = DEFAULT_INTENSITIES) -> RooflineReport:
     """Evaluate the energy roofline of a simulated system, its costs measured by the two micro runs of
-    :func:`simulator.roofline_check.measure_machine` (never read from its config). InputError when the
+    :func:`simulator.studies.roofline.measure_machine` (never read from its config). InputError when the
     config is bad or its DRAM cannot hold the read stream."""
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
-    from simulator.roofline_check import calibration_problem, measure_machine
+    from simulator.studies.roofline import calibration_problem, measure_machine
 
     loaded = load_spec(system, SystemSpec)
     problem = calibration_problem(loaded)
@@ -314,7 +314,7 @@ def write_csv(path: str | Path, columns: Sequence[str], rows: list[dict[str, obj
 
 def logca_figure(reports: Sequence[LogCAReport], path: str | Path) -> Path:
     """Draw the speedup against the granularity, one line per entry (log-log, as 000 Fig. 4.2), as a PNG."""
-    from simulator.plots import Panel, Series, line_panels
+    from simulator.studies.plots import Panel, Series, line_panels
 
     series = tuple(Series(f"{r.entry.key}{', ' + label if label else ''}", tuple(pt.g_bytes for pt in r.points),
                           tuple(pt.speedup if k < 0 else pt.improved[k] for pt in r.points))
@@ -326,7 +326,7 @@ def logca_figure(reports: Sequence[LogCAReport], path: str | Path) -> Path:
 def roofline_figure(reports: Sequence[RooflineReport], path: str | Path) -> Path:
     """Draw, per entry, the speed relative to the peak flop rate (W tau_flop / T, the roofline) and the energy
     efficiency relative to its best (W eps_hat / E, the arch line), against intensity (001 Fig. 2), as a PNG."""
-    from simulator.plots import Panel, Series, line_panels
+    from simulator.studies.plots import Panel, Series, line_panels
 
     panels = []
     for r in reports:

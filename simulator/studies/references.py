@@ -2,7 +2,7 @@
 
 Each row is one printed value with its table, row and column labels, its unit and a citation
 of the seed line it comes from (``003 Table 5 (003:L373)``); the reproduction targets
-(``simulator.reproduce``) and the FMM study compare against them.
+(``simulator.studies.reproduce``) and the FMM study compare against them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "results" / "reference"
+from simulator.config.loader import PROJECT_ROOT
+
+REFERENCE_DIR = PROJECT_ROOT / "results" / "reference"
 REFERENCE_COLUMNS = ("table", "row", "column", "value", "unit", "source")
 SOURCE_PATTERN = re.compile(r"^00[0-4] .+\(00[0-4]:L\d+\)$")
 

@@ -1,6 +1,6 @@
 """The U-list model priced on its own, without a simulation: what ``offsim models ulist`` prints.
 
-The model (003 eqs. 2-12 as printed, and the extended model of :mod:`simulator.fmm_crosscheck`)
+The model (003 eqs. 2-12 as printed, and the extended model of :mod:`simulator.studies.fmm.crosscheck`)
 needs inputs measured on a simulated system: bandwidths, flop rates, energies per flop and per
 byte, static power, LLC residency curves, the contention of pipelined GEMMs. An FMM placement
 study measures them once and keeps them in its ``machine.json`` (``results/fmm/machine.json`` for
@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from simulator.config.errors import InputError
-from simulator.fmm_crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
+from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
                                       point_model)
 from simulator.config.loader import PROJECT_ROOT
-from simulator.model_eval import Outputs, shown
-from simulator.units import UnitError, format_bytes, format_quantity, parse_quantity
+from simulator.studies.model_eval import Outputs, shown
+from simulator.config.units import UnitError, format_bytes, format_quantity, parse_quantity
 from workloads import fmm_ulist
 
 DEFAULT_MACHINE = PROJECT_ROOT / "results" / "fmm" / "machine.json"
@@ -172,7 +172,7 @@ def ulist_rows(predictions: Sequence[UListPrediction]) -> list[dict[str, object]
 def ulist_figure(predictions: Sequence[UListPrediction], path: str | Path) -> Path:
     """Draw each model's time against q, a panel per placement and a line per variant and model (003 Fig. 7's
     projections, with the measured inputs), as a PNG."""
-    from simulator.plots import Panel, Series, line_panels
+    from simulator.studies.plots import Panel, Series, line_panels
 
     panels = []
     for placement in dict.fromkeys(p.placement for p in predictions):
