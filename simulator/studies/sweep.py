@@ -93,16 +93,15 @@ STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "s
 class SpecialisedRunner:
     """A paper's own study runner, for study files with a top-level ``study:`` key.
 
-    module: the module whose ``main(argv)`` runs the file (None: no file-driven runner;
-    ``command`` says what runs it). study_flag: the option naming the file (None: positional).
-    parallel: the runner takes ``--workers``/``--scheduler``/``--dask-local``.
+    module: the module whose ``main(argv, prog)`` runs the file. study_flag: the option naming the
+    file (None: positional). parallel: the runner takes ``--workers``/``--scheduler``/``--dask-local``.
+    loader: ``"module:function"`` reading and validating the file (``offsim validate``).
     """
 
-    module: str | None
+    module: str
+    loader: str
     study_flag: str | None = "--study"
     parallel: bool = False
-    command: str = ""
-    loader: str = ""  # "module:function" reading and validating the file (offsim validate)
 
     def load(self, path: str | Path) -> Any:
         """The file's validated spec, as its runner reads it (ConfigError naming file and key)."""
@@ -113,21 +112,19 @@ class SpecialisedRunner:
 
     def how(self, file: str) -> str:
         """The command line that runs ``file``."""
-        if self.module is None:
-            return self.command
-        direct = " ".join(filter(None, ("python -m", self.module, self.study_flag, file)))
-        return f"offsim study {file} (or: {direct})"
+        return f"offsim study {file}"
 
 
 SPECIALISED_STUDY_RUNNERS = {
-    "fmm_placement": SpecialisedRunner("simulator.studies.fmm.placement", parallel=True, loader="simulator.studies.fmm.placement:load_study"),
-    "logca_crypto": SpecialisedRunner(None, command="offsim reproduce logca-crypto",
-                                      loader="simulator.studies.logca.crypto:load_crypto_study"),
-    "logca_gpu": SpecialisedRunner("simulator.studies.logca.gpu", loader="simulator.studies.logca.gpu:load_gpu_study"),
-    "roofline": SpecialisedRunner("simulator.studies.stencil.study", study_flag=None,
-                                  loader="simulator.studies.stencil.study:load_study"),
-    "stencil_tiling": SpecialisedRunner("simulator.studies.stencil.study", study_flag=None,
-                                        loader="simulator.studies.stencil.study:load_study"),
+    "fmm_placement": SpecialisedRunner("simulator.studies.fmm.placement", "simulator.studies.fmm.placement:load_study",
+                                       parallel=True),
+    "logca_crypto": SpecialisedRunner("simulator.studies.logca.crypto",
+                                      "simulator.studies.logca.crypto:load_crypto_study"),
+    "logca_gpu": SpecialisedRunner("simulator.studies.logca.gpu", "simulator.studies.logca.gpu:load_gpu_study"),
+    "roofline": SpecialisedRunner("simulator.studies.stencil.study", "simulator.studies.stencil.study:load_study",
+                                  study_flag=None),
+    "stencil_tiling": SpecialisedRunner("simulator.studies.stencil.study",
+                                        "simulator.studies.stencil.study:load_study", study_flag=None),
 }
 
 
@@ -145,16 +142,13 @@ def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = No
                     scheduler: str | None = None, dask_local: int | None = None) -> int:
     """Hand a specialised study file of ``kind`` (``specialised_kind``) to its own runner; return its exit status.
 
-    out_dir: default ``results/studies/<file stem>``. Raises InputError if the kind has no
-    file-driven runner, or if parallel options go to a runner that runs in one process.
+    out_dir: default ``results/studies/<file stem>``. Raises InputError if parallel options go
+    to a runner that runs in one process.
     """
     import importlib
 
     source = str(path)
     runner = SPECIALISED_STUDY_RUNNERS[kind]
-    if runner.module is None:
-        raise InputError(f"{source}: study: {kind!r} has no file-driven runner; expected it run with: "
-                         f"{runner.command}")
     check_parallel_options(workers, scheduler, dask_local)
     options = [(flag, str(v)) for flag, v in (("--workers", workers), ("--scheduler", scheduler),
                                               ("--dask-local", dask_local)) if v is not None]

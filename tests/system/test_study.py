@@ -365,7 +365,8 @@ def test_offsim_study_hands_a_specialised_file_to_its_runner(tmp_path, monkeypat
 
 def test_offsim_study_refuses_what_a_specialised_runner_cannot_do(tmp_path, capsys):
     studies = ROOT / "configs" / "studies"
-    cases = [(["study", str(studies / "logca_crypto.yaml")], "expected it run with: offsim reproduce logca-crypto"),
+    cases = [(["study", str(studies / "logca_crypto.yaml"), "--dask-local", "2"],
+              "--dask-local: the 'logca_crypto' study runs in one process"),
              (["study", str(studies / "roofline.yaml"), "--workers", "2"],
               "--workers: the 'roofline' study runs in one process"),
              (["study", str(studies / "fmm_placement.yaml"), "--scheduler", "tcp://x:1", "--dask-local", "2"],

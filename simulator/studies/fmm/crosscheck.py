@@ -4,7 +4,7 @@
 The parameters are measured the way 003 measured its simulator (003 §7): micro runs on the
 same simulated systems (``measure_machine``), never fitted to the FMM points themselves.
 ``recompute`` rebuilds the cross-check of a study directory, ``crosscheck_summary`` gives the
-mean absolute deviation per 003 Table 5 column; ``python -m simulator.studies.fmm.crosscheck [DIR]``.
+mean absolute deviation per 003 Table 5 column; ``main([DIR])`` prints both for a study directory.
 
 Extended model (``ulist.extended_stages``, ``ulist.cpu_extended_stages``): the printed equations
 plus these costs, measured on the same systems and never fitted to the FMM points (figures:
@@ -683,7 +683,3 @@ def main(argv: list[str] | None = None) -> int:
         print(crosscheck_summary(cross).round(4).to_string(index=False))
         print(crosscheck_summary(cross, qs=(14,)).round(4).to_string(index=False))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -46,9 +46,9 @@ holding only the files above, ``OUTPUT_FILES``, like the committed ``results/fmm
 is refused (exit 2) before any point runs. The points' executor is started (a scheduler connected)
 before the directory is created, so a bad ``--scheduler`` leaves nothing behind.
 
-Entry points: ``offsim study configs/studies/fmm_placement.yaml [--out DIR]``, or
-``python -m simulator.studies.fmm.placement [--quick] [--study FILE] [--out DIR] [--only PAIRS]
-[--workers N | --scheduler ADDRESS | --dask-local N]``.
+Entry point: ``offsim study configs/studies/fmm_placement.yaml [--out DIR] [--workers N | --scheduler
+ADDRESS | --dask-local N]``; ``offsim reproduce asri-fmm`` runs it with ``main``'s ``--quick`` and
+``--only PAIRS`` options.
 """
 
 from __future__ import annotations
@@ -530,7 +530,3 @@ def _run(args: argparse.Namespace, prog: str) -> int:
           f"one q=4 point: {table[table.q == table.q.min()].simulate_s.median():.1f} s simulate "
           f"+ {table[table.q == table.q.min()].generate_s.median():.1f} s generate (median)")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -483,14 +483,15 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_R
     return CryptoStudyResult(fits, curves, multi_unit, tuple(figures), overheads)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: run the crypto study, write its figures and print the fits."""
+def main(argv: list[str] | None = None, prog: str = "logca_study") -> int:
+    """Command line: run the crypto study, write its figures and print the fits; ``prog`` names the program in
+    messages."""
     import argparse
 
     from simulator.config.errors import InputError
     from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
 
-    ap = argparse.ArgumentParser(description="LogCA crypto study: platform x granularity x units, LogCA fit and "
+    ap = argparse.ArgumentParser(prog=prog, description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
                                              "report against 000's tables")
     ap.add_argument("--study", default=str(CRYPTO_STUDY), help="study file (default: configs/studies/logca_crypto.yaml)")
@@ -502,14 +503,10 @@ def main(argv: list[str] | None = None) -> int:
             spec, out = load_with_output_dir(load_crypto_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
                                                "the LogCA studies")
         except InputError as exc:
-            return exc.report("logca_study")
+            return exc.report(prog)
         result = crypto_study(spec, out)
     for key, fit in result.fits.items():
         print(key, fit.params)
     for check in result.overheads.values():
         print(check.explanation())
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -633,7 +633,3 @@ def main(argv: list[str] | None = None, prog: str = "logca_gpu_study") -> int:
     for g, pts in res["stage_gain"].items():
         print("stages", g, " ".join(f"{pt.speedup:.4g}" for pt in pts))
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -8,7 +8,7 @@ time and energy with T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_m
 Stencils (004 apps. A, B): host sweeps (naive, blocked, time-tiled) against
 ``models.stencil.dram_traffic_words`` and the stencil engine against the tiled time model.
 
-Entry point: ``python -m simulator.studies.stencil.study configs/studies/<study>.yaml --out DIR``; DIR must be
+Entry point: ``offsim study configs/studies/<study>.yaml --out DIR``; DIR must be
 new, empty or a previous output of these studies (``OUTPUT_PATTERNS``). The study file is checked whole
 before DIR is made (``load_study``: systems, lists, grid and tile dimensions, tile sizes against the fast
 memory that holds them), and a run that fails removes DIR again if it made it.
@@ -365,7 +365,3 @@ def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_ove
                      spec.units * spec.word_bytes / bandwidth_bytes_per_s, spec.sync_cycles / spec.frequency_hz,
                      call_overhead_s, "stencil engine")
 
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
