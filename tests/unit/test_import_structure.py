@@ -81,3 +81,45 @@ def test_no_import_cycles_but_the_registrations():
     unexpected = [sorted(c) for c in cycles if c not in REGISTRATION_CYCLES]
     assert not unexpected, f"import cycles: {unexpected}"
     assert len(cycles) == len(REGISTRATION_CYCLES)
+
+
+def _floor(module: str) -> str:
+    """The floor of the layering a module stands on: engine, studies or the command line."""
+    if module == "simulator.cli" or module.startswith("simulator.cli."):
+        return "command line"
+    if module.startswith("simulator.studies"):
+        return "studies"
+    if module.startswith("simulator"):
+        return "engine"
+    return module.split(".")[0]  # models, workloads
+
+
+# who may import whom: the engine below, the studies above it, the command line on top; the models
+# and the workload generators stand beside the engine and see only its configuration floor
+ALLOWED = {
+    "engine": {"engine", "workloads"},
+    "studies": {"engine", "studies", "models", "workloads"},
+    "command line": {"engine", "studies", "models", "workloads", "command line"},
+    "models": {"models", "config"},
+    "workloads": {"workloads", "models", "config"},
+}
+
+
+def test_the_engine_never_imports_a_study_a_model_or_the_command_line():
+    """Checked over every module the packages hold, so a new kind, generator or study needs no edit here."""
+    wrong = []
+    for a, b in import_graph().edges:
+        floor_a, floor_b = _floor(a), _floor(b)
+        if floor_b == "engine" and b.startswith("simulator.config"):
+            floor_b = "config" if floor_a in ("models", "workloads") else "engine"
+        if floor_b not in ALLOWED[floor_a]:
+            wrong.append(f"{a} -> {b}")
+    assert not wrong, "imports against the layering: " + "; ".join(sorted(wrong))
+
+
+def test_the_layering_check_sees_a_wrong_import(tmp_path):
+    module = tmp_path / "bad.py"
+    module.write_text("from simulator.studies import sweep\n")
+    known = {"simulator.studies.sweep"}
+    edges = [("simulator.memory.bad", b) for b in imported_modules("simulator.memory.bad", module, known)]
+    assert [(a, b) for a, b in edges if _floor(b) not in ALLOWED[_floor(a)]] == edges != []
