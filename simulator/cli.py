@@ -67,22 +67,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload, args.param)
     trace = generate_trace(workload, args.workload)
     if args.crosscheck:
-        from simulator.studies.fmm import run_check as ulist_run_check
-        from simulator.studies.roofline import crosscheck_problem
-        from workloads.trace import command_rows
+        from simulator.studies.crosschecks import crosscheck_for
 
-        label = workload.trace_path or args.workload
-        problem = (ulist_run_check.crosscheck_problem(loaded, workload, label) if ulist_run_check.applies(workload)
-                   else crosscheck_problem(loaded, command_rows(trace), label))
+        check = crosscheck_for(workload)
+        problem = check.run_problem(loaded, workload, trace, workload.trace_path or args.workload)
         if problem:
             raise InputError(f"--crosscheck: {problem}")
     results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
     extra = {}
     if args.crosscheck:
-        from simulator.studies.roofline import crosscheck_csv, measure_machine, roofline_crosscheck
+        from simulator.studies.roofline import crosscheck_csv
 
-        checks = (ulist_run_check.ulist_crosscheck(results, loaded, workload) if ulist_run_check.applies(workload)
-                  else roofline_crosscheck(results, measure_machine(loaded)))
+        checks = check.run_rows(results, loaded, workload)
         extra["crosscheck.csv"] = crosscheck_csv(checks)
     if args.plot:
         from simulator.studies.run_figure import run_figure_png
@@ -249,6 +245,10 @@ def cmd_keys(args: argparse.Namespace) -> int:
     from simulator.config.fields import describe_spec
     from simulator.config.schema import SystemSpec
 
+    if args.set and not args.system:
+        raise InputError("keys: --set: applies to a system's values; expected --system FILE with it")
+    if args.system:
+        return _print_effective_keys(args)
     rows = describe_spec(SystemSpec)
     if args.prefix:
         chosen = [r for r in rows if r.key == args.prefix or r.key.startswith(args.prefix.rstrip(".") + ".")]
@@ -263,6 +263,70 @@ def cmd_keys(args: argparse.Namespace) -> int:
     widths = [min(max(len(row[i]) for row in table), cap) for i, cap in enumerate((80, 8, 12, 28))]
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    return 0
+
+
+def _print_effective_keys(args: argparse.Namespace) -> int:
+    """``offsim keys --system FILE``: the system's effective value of every key and where it came from."""
+    from simulator.config.effective import effective_values
+
+    rows = effective_values(args.system, args.set)
+    if args.prefix:
+        rows = [r for r in rows if r.key == args.prefix or r.key.startswith(args.prefix.rstrip(".") + ".")]
+        if not rows:
+            raise InputError(f"keys: no key of {args.system} is or starts with {args.prefix!r}; expected a dotted "
+                             "key or section, e.g. dram.timing")
+    table = [("key", "value", "from")] + [(r.key, r.value_text(), r.origin) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(2)]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+    from simulator.system import routes, system_graph
+
+    loaded = load_spec(args.system, SystemSpec, args.set)
+    graph = system_graph(loaded.spec)
+    print(f"system  {loaded.spec.name}  ({args.system})")
+    print("components")
+    for node, kind in graph.nodes(data="kind"):
+        print(f"  {node:<28} {kind}")
+    print("links (latency, bandwidth, energy per byte; - where the configuration gives none)")
+    for a, b, data in graph.edges(data=True):
+        cells = [format_quantity(data[k], unit) if data[k] is not None else "-"
+                 for k, unit in (("latency_s", "s"), ("bandwidth_bytes_per_s", "B/s"), ("energy_j_per_byte", "J/B"))]
+        print(f"  {a + ' -> ' + b:<44} " + "  ".join(f"{c:>12}" for c in cells))
+    print("routes to memory")
+    for requester, route in routes(graph).items():
+        print(f"  {requester}: {' -> '.join(route)}")
+    if args.png:
+        from simulator.studies.system_figure import system_figure_png
+
+        print(f"written   {system_figure_png(graph, loaded.spec.name, args.png)}")
+    return 0
+
+
+def cmd_generators(args: argparse.Namespace) -> int:
+    from simulator.config.fields import did_you_mean
+    from simulator.config.workload import describe_generator
+    from workloads.registry import GENERATORS
+
+    names = args.names or sorted(GENERATORS)
+    unknown = [n for n in names if n not in GENERATORS]
+    if unknown:
+        raise InputError(f"generators: {unknown[0]!r} is not a workload generator{did_you_mean(unknown[0], GENERATORS)}; "
+                         f"expected one of: {', '.join(sorted(GENERATORS))}")
+    for i, name in enumerate(names):
+        doc, params = describe_generator(name)
+        print(("\n" if i else "") + f"{name}: {doc}")
+        table = [("parameter", "unit", "default", "accepts")] + [(p.name, p.unit, p.default, p.accepts)
+                                                                 for p in params]
+        widths = [max(len(row[i]) for row in table) for i in range(3)]
+        for row in table:
+            print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     return 0
 
 
@@ -408,7 +472,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("keys", help="list the system config keys: unit, default, accepted values, description "
                        "(the keys --set takes)")
     p.add_argument("prefix", nargs="?", help="only the keys of this section or key, e.g. dram.timing")
+    p.add_argument("--system", metavar="FILE", help="print this system's effective values instead, each with "
+                   "where it came from (file, preset, --set, default)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --system: override a "
+                   "system parameter, as offsim run takes it")
     p.set_defaults(func=cmd_keys)
+    p = sub.add_parser("show", help="print a system's components, links (latency, bandwidth, energy) and each "
+                       "requester's route to memory; --png draws the graph")
+    p.add_argument("system", metavar="SYSTEM.yaml")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a system parameter")
+    p.add_argument("--png", metavar="FILE.png", help="also draw the graph to this PNG file")
+    p.set_defaults(func=cmd_show)
+    p = sub.add_parser("generators", help="list the workload generators (shipped and installed) and their "
+                       "parameters: unit, default, accepted values (the keys a workload's params and --param take)")
+    p.add_argument("names", nargs="*", metavar="NAME", help="only these generators, e.g. stream")
+    p.set_defaults(func=cmd_generators)
     return parser
 
 

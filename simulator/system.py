@@ -1,9 +1,12 @@
 """Composition root: builds the components of a system from a validated SystemSpec and wires them.
 
-The wiring is kept as a networkx graph (components as nodes, links as edges)
-so that a run can report and check its topology: every requester must reach
-DRAM. Components never import each other; this module is the only place that
-knows how they connect.
+The wiring is a networkx graph built from the spec (``system_graph``): components as nodes (the host
+core, each cache level, the memory controller, each DRAM channel, each accelerator and its
+interface's link), links as edges carrying the hop's latency (s), bandwidth (B/s) and energy (J/B)
+where the spec gives them. A requester's route to memory is a path on it (``routes``); the build
+checks that every requester reaches the memory controller and that no component lies on no route
+(``check_wiring``). Components never import each other; this module is the only place that knows
+how they connect.
 """
 
 from __future__ import annotations
@@ -67,8 +70,82 @@ class System:
         return ["host", *self.units]
 
 
+#: where each coupling's link joins the host's side: the node its accesses enter (LAST_LEVEL: the LLC)
+LAST_LEVEL = "<last level>"
+COUPLING_ENTRY = {"dram": "memory controller", "near_memory": "memory controller", "pcie": "memory controller",
+                  "llc": LAST_LEVEL, "on_die_dma": LAST_LEVEL, "shared_memory": LAST_LEVEL,
+                  "in_pipeline": "<first level>"}
+MEMORY = "memory controller"
+
+
+def system_graph(spec: SystemSpec) -> nx.DiGraph:
+    """The system's components and links (module docstring). Node attribute ``kind``: core, cache,
+    memory_controller, channel, accelerator or link; edge attributes ``latency_s``, ``bandwidth_bytes_per_s``
+    and ``energy_j_per_byte`` (None where the spec has no such figure for the hop)."""
+    graph = nx.DiGraph()
+    f = spec.host.frequency_hz
+    levels = spec.caches.levels
+    graph.add_node("host", kind="core")
+    previous = "host"
+    for lv in levels:
+        graph.add_node(lv.name, kind="cache", size_bytes=lv.size_bytes)
+        graph.add_edge(previous, lv.name, latency_s=lv.latency_cycles / f, bandwidth_bytes_per_s=None,
+                       energy_j_per_byte=lv.energy_j_per_byte)
+        previous = lv.name
+    graph.add_node(MEMORY, kind="memory_controller")
+    graph.add_edge(previous, MEMORY, latency_s=spec.host.memory_path_latency_s, bandwidth_bytes_per_s=None,
+                   energy_j_per_byte=spec.host.memory_path_energy_j_per_byte)
+    geometry, t = spec.dram.geometry, spec.dram.timing
+    for channel in range(geometry.channels):
+        name = f"DRAM channel {channel}"
+        graph.add_node(name, kind="channel")
+        graph.add_edge(MEMORY, name, latency_s=dram_unloaded_latency_ps(spec) * 1e-12,
+                       bandwidth_bytes_per_s=geometry.bus_width_bits / 8 * 2 / t.tck_s, energy_j_per_byte=None)
+    entry = {LAST_LEVEL: levels[-1].name, "<first level>": levels[0].name}
+    for name, acc in spec.accelerators.items():
+        link = f"{name} link ({acc.interface.coupling})"
+        graph.add_node(name, kind="accelerator", accelerator_kind=acc.kind)
+        graph.add_node(link, kind="link")
+        graph.add_edge(name, link, latency_s=acc.interface.latency_s,
+                       bandwidth_bytes_per_s=acc.interface.bandwidth_bytes_per_s,
+                       energy_j_per_byte=acc.interface.energy_j_per_bit * 8)
+        target = COUPLING_ENTRY[acc.interface.coupling]
+        graph.add_edge(link, entry.get(target, target), latency_s=None, bandwidth_bytes_per_s=None,
+                       energy_j_per_byte=None)
+    return graph
+
+
+def requesters(graph: nx.DiGraph) -> list[str]:
+    """The nodes that issue memory requests: the cores and the accelerators, in graph order."""
+    return [n for n, kind in graph.nodes(data="kind") if kind in ("core", "accelerator")]
+
+
+def routes(graph: nx.DiGraph) -> dict[str, list[str]]:
+    """Each requester's route to the memory controller (the shortest path), or [] if it has none."""
+    return {r: (nx.shortest_path(graph, r, MEMORY) if nx.has_path(graph, r, MEMORY) else [])
+            for r in requesters(graph)}
+
+
+def check_wiring(graph: nx.DiGraph) -> None:
+    """Every requester reaches the memory controller, every channel hangs off it, and every other
+    component lies on some requester's route (no dangling link); ValueError naming the node otherwise."""
+    found = routes(graph)
+    for requester, route in found.items():
+        if not route:
+            raise ValueError(f"system wiring: {requester!r} has no route to the {MEMORY}")
+    on_route = {node for route in found.values() for node in route}
+    for node, kind in graph.nodes(data="kind"):
+        if kind == "channel":
+            if not graph.has_edge(MEMORY, node):
+                raise ValueError(f"system wiring: {node!r} is not attached to the {MEMORY}")
+        elif node not in on_route:
+            raise ValueError(f"system wiring: {node!r} ({kind}) lies on no requester's route to memory")
+
+
 def build_system(spec: SystemSpec) -> System:
-    """Build every component of ``spec`` and wire host -> caches -> DRAM."""
+    """Build every component of ``spec`` and wire host -> caches -> DRAM, and each accelerator through its interface."""
+    graph = system_graph(spec)
+    check_wiring(graph)
     env = new_environment()
     clock = ClockDomain("host", spec.host.frequency_hz)
     caches = build_caches(spec)
@@ -84,25 +161,8 @@ def build_system(spec: SystemSpec) -> System:
         name="host", clock=clock, port=port, timing=timing, flops_per_cycle=spec.host.flops_per_cycle,
         loads_per_cycle=spec.host.loads_per_cycle, max_outstanding_misses=spec.host.max_outstanding_misses,
     )
-    graph = nx.DiGraph()
-    chain = ["host", *(lv.name for lv in spec.caches.levels), "DRAM"]
-    graph.add_nodes_from(chain)
-    for a, b in zip(chain, chain[1:]):
-        graph.add_edge(a, b, kind="cache" if b != "DRAM" else "memory_bus")
     system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=host, graph=graph)
     for name, acc in spec.accelerators.items():
         interface = Interface(name, acc.interface, caches, dram, spec.caches.line_bytes)
         system.units[name] = BUILDERS[acc.kind](name, acc, BuildContext(env, interface, spec.host.frequency_hz))
-        attach = {"dram": "DRAM", "near_memory": "DRAM", "pcie": "DRAM", "in_pipeline": "host"}.get(
-            acc.interface.coupling, spec.caches.levels[-1].name)
-        graph.add_node(name)
-        graph.add_edge(name, attach, kind=acc.interface.coupling)
-    check_wiring(system)
     return system
-
-
-def check_wiring(system: System) -> None:
-    """Every unit must reach DRAM through the graph."""
-    for unit in system.unit_names():
-        if unit not in system.graph or not nx.has_path(system.graph, unit, "DRAM"):
-            raise ValueError(f"system wiring: unit {unit!r} has no path to DRAM")

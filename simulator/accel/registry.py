@@ -12,6 +12,7 @@ from typing import Callable
 
 import simpy
 
+from simulator.config.plugins import PluginError
 from simulator.interconnect.interface import Interface
 
 
@@ -30,6 +31,9 @@ BUILDERS: dict[str, Callable] = {}
 def register_builder(kind: str):
     """Decorator: register ``fn(name, spec, context)`` as the builder of ``kind`` units."""
     def deco(fn: Callable) -> Callable:
+        if BUILDERS.get(kind, fn) is not fn:
+            raise PluginError(f"accelerator kind {kind!r} has a builder already (in {BUILDERS[kind].__module__}); "
+                              "expected a new kind name")
         BUILDERS[kind] = fn
         return fn
     return deco

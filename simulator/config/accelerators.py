@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simulator.config.fields import param
+from simulator.config.plugins import PluginError, load_entry_points
 
+ENTRY_POINT_GROUP = "offsim.accelerators"
 COUPLINGS = ("dram", "near_memory", "llc", "pcie", "on_die_dma", "in_pipeline", "shared_memory")
 
 
@@ -59,13 +61,26 @@ class AcceleratorSpec:
 
     KINDS: ClassVar[dict[str, type]] = {}
 
-    kind: str = param(doc="accelerator kind (lap, crypto, stencil, kernel)")
+    kind: str = param(doc="accelerator kind (lap, crypto, stencil, kernel, or one an installed package adds)")
     interface: InterfaceSpec = param(doc="coupling to host and memory")
+
+    @classmethod
+    def load_kinds(cls) -> dict[str, type]:
+        """The registered kinds: the shipped ones, then the modules installed packages name in the
+        entry-point group ``offsim.accelerators``, imported at the first call. Each such module registers
+        its kind's spec (``register_kind``) and builder (``simulator.accel.registry.register_builder``) on
+        import, as the shipped kinds do; loading them here, once every shipped module is imported, keeps
+        their imports of offsim free of cycles."""
+        load_entry_points(ENTRY_POINT_GROUP)
+        return cls.KINDS
 
 
 def register_kind(kind: str):
-    """Class decorator: register an AcceleratorSpec subclass for ``kind``."""
+    """Class decorator: register an AcceleratorSpec subclass for ``kind`` (a kind registers once)."""
     def deco(cls: type) -> type:
+        if AcceleratorSpec.KINDS.get(kind, cls) is not cls:
+            raise PluginError(f"accelerator kind {kind!r} is registered already (by "
+                              f"{AcceleratorSpec.KINDS[kind].__module__}); expected a new kind name")
         AcceleratorSpec.KINDS[kind] = cls
         return cls
     return deco

@@ -175,7 +175,7 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
     origin = typing.get_origin(tp)
     if _is_spec(tp) and getattr(tp, "KINDS", None) is not None:
         # a polymorphic spec: the mapping's ``kind`` selects the registered subclass
-        kinds = tp.KINDS
+        kinds = registered_kinds(tp)
         kind = value.get("kind") if isinstance(value, dict) else None
         if not isinstance(kind, str) or kind not in kinds:
             errors.append(f"{source}: {key}.kind: {kind!r}; expected one of: {', '.join(sorted(kinds))}")
@@ -280,10 +280,19 @@ def describe_spec(cls: type, prefix: str = "") -> list[KeyDoc]:
     return rows
 
 
+def registered_kinds(tp: type) -> dict[str, type]:
+    """Kind -> spec class of a polymorphic spec (one with ``KINDS``), with the kinds of installed packages
+    loaded first where the spec has them (``load_kinds``); {} for any other type."""
+    load = getattr(tp, "load_kinds", None)
+    if load is not None:
+        load()
+    return getattr(tp, "KINDS", None) or {}
+
+
 def _describe_kinds(tp: type, prefix: str) -> list[KeyDoc]:
     """A section's keys; for a polymorphic section, its common keys then each kind's own."""
     rows = describe_spec(tp, prefix)
-    kinds = getattr(tp, "KINDS", None) or {}
+    kinds = registered_kinds(tp)
     if kinds:  # the registry, not a choices list, says which kinds exist
         rows = [dataclasses.replace(r, accepts="one of " + ", ".join(repr(k) for k in sorted(kinds)))
                 if r.key == f"{prefix}kind" else r for r in rows]

@@ -14,6 +14,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import typing
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 import yaml
 
 from simulator.config.errors import ConfigError
-from simulator.config.fields import META_KEYS, build_spec, did_you_mean, spec_to_dict
+from simulator.config.fields import META_KEYS, build_spec, did_you_mean, registered_kinds, spec_to_dict
 from simulator.config.yamlio import load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -36,29 +37,66 @@ def project_file(path: str) -> str | None:
     return f"no file {path!r}; expected a path relative to the project root"
 
 
-def preset_path(name: str, source: str, key: str) -> Path:
-    """Locate preset ``name`` (e.g. "dram/ddr3_1600_mt41j256m4")."""
-    if not isinstance(name, str) or not name or ".." in Path(name).parts or Path(name).is_absolute():
-        raise ConfigError(f"{source}: {key}.preset: {name!r}; expected a preset name like 'dram/ddr3_1600_mt41j256m4'")
-    path = PRESETS_DIR / f"{name}.yaml"
-    if not path.is_file():
-        known = sorted(str(p.relative_to(PRESETS_DIR).with_suffix("")) for p in PRESETS_DIR.rglob("*.yaml"))
-        raise ConfigError(f"{source}: {key}.preset: no preset {name!r}; expected one of: {', '.join(known)}")
-    return path
+#: directories searched for presets named without a path, before the shipped ones (separated like PATH)
+PRESET_PATH_VARIABLE = "OFFSIM_PRESET_PATH"
 
 
-def resolve_presets(raw: Any, source: str, key: str = "", depth: int = 0) -> Any:
-    """Replace every mapping's ``preset`` by the preset's contents, overridden by the mapping's own keys."""
+def preset_dirs() -> list[Path]:
+    """Where a preset named without a path is looked for: the directories of ``$OFFSIM_PRESET_PATH``
+    in order, then the shipped ``configs/presets``."""
+    extra = [Path(d) for d in os.environ.get(PRESET_PATH_VARIABLE, "").split(os.pathsep) if d]
+    return [*extra, PRESETS_DIR]
+
+
+def display_path(path: Path) -> str:
+    """A config file as messages name it: relative to the project root when inside it."""
+    try:
+        return str(path.resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def preset_path(name: str, source: str, key: str, base_dir: Path | None = None) -> Path:
+    """Locate preset ``name``: a file path ending in ``.yaml`` (relative to ``base_dir``, the directory
+    of the file that names it, or absolute), or a name such as "dram/ddr3_1600_mt41j256m4" looked up in
+    ``preset_dirs()``."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{source}: {key}.preset: {name!r}; expected a preset name like "
+                          "'dram/ddr3_1600_mt41j256m4' or a path to a preset file ending in .yaml")
+    if name.endswith((".yaml", ".yml")):
+        path = Path(name) if Path(name).is_absolute() else (base_dir or Path(".")) / name
+        if not path.is_file():
+            raise ConfigError(f"{source}: {key}.preset: no file {str(path)!r}; expected a preset file (a path "
+                              "relative to the file that names it, or absolute)")
+        return path
+    if ".." in Path(name).parts or Path(name).is_absolute():
+        raise ConfigError(f"{source}: {key}.preset: {name!r}; expected a preset name like 'dram/ddr3_1600_mt41j256m4' "
+                          "or a path to a preset file ending in .yaml")
+    dirs = preset_dirs()
+    for directory in dirs:
+        if (directory / f"{name}.yaml").is_file():
+            return directory / f"{name}.yaml"
+    known = sorted({str(p.relative_to(d).with_suffix("")) for d in dirs if d.is_dir() for p in d.rglob("*.yaml")})
+    searched = "" if len(dirs) == 1 else f" (searched ${PRESET_PATH_VARIABLE} and the shipped presets)"
+    raise ConfigError(f"{source}: {key}.preset: no preset {name!r}{searched}; expected one of: {', '.join(known)}")
+
+
+def resolve_presets(raw: Any, source: str, key: str = "", depth: int = 0, base_dir: Path | None = None) -> Any:
+    """Replace every mapping's ``preset`` by the preset's contents, overridden by the mapping's own keys.
+
+    ``source`` names the file ``raw`` was read from; a preset given as a path is relative to
+    ``base_dir`` (default: that file's directory)."""
     if depth > 8:
         raise ConfigError(f"{source}: {key}: presets nest too deeply; expected no cycles")
+    base_dir = Path(source).parent if base_dir is None else base_dir
     if isinstance(raw, list):
-        return [resolve_presets(v, source, f"{key}[{i}]", depth) for i, v in enumerate(raw)]
+        return [resolve_presets(v, source, f"{key}[{i}]", depth, base_dir) for i, v in enumerate(raw)]
     if not isinstance(raw, dict):
         return raw
     merged: dict[str, Any] = {}
     if "preset" in raw:
-        path = preset_path(raw["preset"], source, key)
-        base = resolve_presets(load_yaml(path), str(path.relative_to(PROJECT_ROOT)), "", depth + 1)
+        path = preset_path(raw["preset"], source, key, base_dir)
+        base = resolve_presets(load_yaml(path), display_path(path), "", depth + 1, path.parent)
         if not isinstance(base, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
         merged.update(base)
@@ -67,7 +105,7 @@ def resolve_presets(raw: Any, source: str, key: str = "", depth: int = 0) -> Any
         if k == "preset":
             continue
         sub = f"{key}.{k}" if key else str(k)
-        v = resolve_presets(v, source, sub, depth)
+        v = resolve_presets(v, source, sub, depth, base_dir)
         if isinstance(v, dict) and isinstance(merged.get(k), dict):
             merged[k] = _deep_merge(merged[k], v)
         else:
@@ -165,7 +203,7 @@ def _check_path(cls: Any, parts: list[str], raw: Any = None) -> str | None:
         if not dataclasses.is_dataclass(tp):
             return f"{'.'.join(parts[:i])} is a value, it has no key {part!r}"
         hints = _field_types(tp)
-        kinds = getattr(tp, "KINDS", None) or {}
+        kinds = registered_kinds(tp)
         kind = node.get("kind") if isinstance(node, dict) else None
         # a polymorphic spec: the keys of its entry's kind, or any registered kind's if unknown
         for kind_cls in ([kinds[kind]] if kind in kinds else kinds.values()):

@@ -302,3 +302,32 @@ def _generator_error(spec: WorkloadSpec, source: str, text: str) -> str:
         return f"{prefix}: params.{key}: {text}"
     shown = repr(spec.given[key]) if key in spec.given else rule.group(2)
     return f"{prefix}: params.{key}: {shown}; expected {rule.group(1)}"
+
+
+@dataclass(frozen=True)
+class GeneratorParameter:
+    """One parameter of a workload generator as ``offsim generators`` lists it: its name, unit (by
+    its name's suffix; "" for a plain number or other value), default as text ("required" if none),
+    the types it accepts and its generator's one-line description."""
+
+    name: str
+    unit: str
+    default: str
+    accepts: str
+
+
+def describe_generator(gen: str) -> tuple[str, list[GeneratorParameter]]:
+    """Generator ``gen``'s one-line description and its parameters, from its signature and docstring."""
+    from workloads.registry import GENERATORS
+
+    doc = (inspect.getdoc(GENERATORS[gen]) or "").split("\n\n")[0].replace("\n", " ")
+    rows = []
+    for p in _accepted(gen).values():
+        dim = _dimension(p)
+        unit = "B" if dim == "size" else DIMENSIONS[dim].si_unit if dim else ""
+        default = "required" if p.default is p.empty else repr(p.default)
+        kinds = _plain_kinds(p)
+        accepts = (" or ".join(_PLAIN_TYPES[k] for k in kinds) if kinds
+                   else "" if p.annotation is p.empty else str(p.annotation))
+        rows.append(GeneratorParameter(p.name, unit, default, accepts))
+    return doc, rows

@@ -1,20 +1,26 @@
-"""A sweep file's ``crosscheck:``: an analytical model beside every stored point of a study.
+"""Cross-checks: an analytical model beside simulated runs of the workloads it describes, in one registry.
 
-``crosscheck_table`` gives the ``crosscheck/<model>`` rows of ``study.parquet`` for the study's model:
+A ``Crosscheck`` says which workloads its model describes (by generator name; none: any host-only
+workload, the fallback) and how it prices one run (``offsim run --crosscheck``) and every stored
+point of a sweep (a sweep file's ``crosscheck:``). ``crosscheck_for(workload)`` picks the one of a
+run; ``CROSSCHECKS`` holds the shipped ones:
 
 - ``roofline``: the energy roofline's time and energy from the point's host flops and DRAM bytes, its
-  costs measured once per distinct system (``roofline_check.measure_machine``);
+  costs measured once per distinct system (``simulator.studies.roofline.measure_machine``);
 - ``ulist``: the U-list model's, printed and extended, its inputs measured once per distinct system,
-  placement and layout (``ulist_run_check.measure_all``);
+  placement and layout (``simulator.studies.fmm.run_check.measure_all``);
 
-and the errors of the simulated values. What was measured is kept in the study directory
-(``MACHINE_FILES``), so that the study's next run measures it no more.
+and any that an installed package adds through the entry-point group ``offsim.crosschecks`` (each
+entry point a ``Crosscheck``). A sweep's rows carry the errors of the simulated values. What was
+measured is kept in the study directory (``Crosscheck.machine_file``), so that the study's next run
+measures it no more.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,29 +28,81 @@ from typing import Any
 import pandas as pd
 
 from simulator.config.files import write_atomic
+from simulator.config.plugins import PluginError, load_entry_points
 from simulator.studies.spec import Point, StudySpec
 
-#: the rows a study's ``crosscheck:`` adds per point, under component ``crosscheck/<model>``, by model:
-#: (quantity, unit); an error is simulated / model - 1. The U-list model's ``ext_`` rows are its extended form.
+#: the rows a study's ``crosscheck:`` adds per point, under component ``crosscheck/<model>``: (quantity, unit);
+#: an error is simulated / model - 1. The U-list model's ``ext_`` rows are its extended form.
 _MODEL_ROWS = (("model_time_s", "s"), ("model_energy_j", "J"), ("time_error", "ratio"), ("energy_error", "ratio"))
-CROSSCHECK_QUANTITIES = {"roofline": _MODEL_ROWS,
-                         "ulist": _MODEL_ROWS + tuple((f"ext_{q}", unit) for q, unit in _MODEL_ROWS)}
-#: the models a sweep file's ``crosscheck:`` may name
-CROSSCHECK_MODELS = tuple(CROSSCHECK_QUANTITIES)
-#: the report's error columns by model: (column title, quantity)
-REPORT_ERRORS = {"roofline": (("roofline time error", "time_error"), ("roofline energy error", "energy_error")),
-                 "ulist": (("U-list time error", "time_error"), ("U-list energy error", "energy_error"),
-                           ("extended time error", "ext_time_error"),
-                           ("extended energy error", "ext_energy_error"))}
-#: where a study directory keeps what each model's cross-check measured, for its next run: the roofline's
-#: costs by system content hash, the U-list model's inputs by ``UListPoint.machine_key``
-MACHINE_FILES = {"roofline": "roofline_machines.json", "ulist": "ulist_machines.json"}
+ENTRY_POINT_GROUP = "offsim.crosschecks"
+
+
+@dataclass(frozen=True)
+class Crosscheck:
+    """An analytical model set beside simulated runs.
+
+    name: what a sweep file's ``crosscheck:`` names. generators: the workload generators whose runs
+    ``offsim run --crosscheck`` sets it beside (empty: every workload no other cross-check claims).
+    quantities: the (quantity, unit) rows a sweep point gets. report_errors: the report's error columns,
+    (title, quantity). machine_file: where a study directory keeps what the model's inputs measured.
+    run_problem(loaded, workload, trace, label): why it cannot price a run (None: it can).
+    run_rows(results, loaded, workload): the run's rows (``CrosscheckRow``) for crosscheck.csv.
+    study_problem(loaded, workload, offload_rows, label): why it cannot price a sweep's point.
+    study_rows(points, values, energy, machine_path): each point's quantities (dicts).
+    """
+
+    name: str
+    generators: tuple[str, ...]
+    quantities: tuple[tuple[str, str], ...]
+    report_errors: tuple[tuple[str, str], ...]
+    machine_file: str
+    run_problem: Callable[..., str | None]
+    run_rows: Callable[..., list]
+    study_problem: Callable[..., str | None]
+    study_rows: Callable[..., list[dict]]
+
+
+def _roofline_run_problem(loaded: Any, workload: Any, trace: Any, label: str) -> str | None:
+    from simulator.studies.roofline import crosscheck_problem
+    from workloads.trace import command_rows
+
+    return crosscheck_problem(loaded, command_rows(trace), label)
+
+
+def _roofline_run_rows(results: Any, loaded: Any, workload: Any) -> list:
+    from simulator.studies.roofline import measure_machine, roofline_crosscheck
+
+    return roofline_crosscheck(results, measure_machine(loaded))
+
+
+def _roofline_study_problem(loaded: Any, workload: Any, offload_rows: int, label: str) -> str | None:
+    from simulator.studies.roofline import crosscheck_problem
+
+    return crosscheck_problem(loaded, offload_rows, label)
+
+
+def _ulist_run_problem(loaded: Any, workload: Any, trace: Any, label: str) -> str | None:
+    from simulator.studies.fmm.run_check import crosscheck_problem
+
+    return crosscheck_problem(loaded, workload, label)
+
+
+def _ulist_run_rows(results: Any, loaded: Any, workload: Any) -> list:
+    from simulator.studies.fmm.run_check import ulist_crosscheck
+
+    return ulist_crosscheck(results, loaded, workload)
+
+
+def _ulist_study_problem(loaded: Any, workload: Any, offload_rows: int, label: str) -> str | None:
+    from simulator.studies.fmm.run_check import study_problem
+
+    return study_problem(loaded, workload, label)
 
 
 def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], table: pd.DataFrame,
                      out_dir: Path) -> pd.DataFrame:
     """The ``crosscheck/<model>`` rows of every stored point of ``table`` (its axis columns, run_hash,
-    component, quantity, value, unit; ``CROSSCHECK_QUANTITIES``) for ``study.crosscheck`` (module
+    component, quantity, value, unit; ``Crosscheck.quantities``) for ``study.crosscheck`` (module
     docstring); none without one."""
     if study.crosscheck is None or table.empty:
         return table.iloc[0:0]
@@ -52,11 +110,11 @@ def crosscheck_table(study: StudySpec, points: list[Point] | tuple[Point, ...], 
     values = table.groupby(["run_hash", "component", "quantity"], sort=False)["value"].sum()
     energy = table[table["component"].str.startswith("energy/")].groupby("run_hash", sort=False)["value"].sum()
     distinct = [p for p in {p.run_hash: p for p in points}.values() if p.run_hash in energy.index]  # not failed
-    rows_of = _ulist_rows if study.crosscheck == "ulist" else _roofline_rows
-    measured = rows_of(distinct, values, energy, out_dir / MACHINE_FILES[study.crosscheck])
+    check = CROSSCHECKS[study.crosscheck]
+    measured = check.study_rows(distinct, values, energy, out_dir / check.machine_file)
     rows = [{**dict(p.coords), "run_hash": p.run_hash, "component": f"crosscheck/{study.crosscheck}",
              "quantity": quantity, "value": found[quantity], "unit": unit}
-            for p, found in zip(distinct, measured) for quantity, unit in CROSSCHECK_QUANTITIES[study.crosscheck]]
+            for p, found in zip(distinct, measured) for quantity, unit in check.quantities]
     extra = pd.DataFrame(rows, columns=[*keys, "run_hash", "component", "quantity", "value", "unit"])
     return extra.astype(table.dtypes.to_dict())
 
@@ -150,3 +208,45 @@ def _serves(point: Any, measured: Any) -> bool:
     except (KeyError, TypeError, ValueError):
         return False
     return True
+
+
+def _shipped() -> dict[str, Crosscheck]:
+    roofline = Crosscheck("roofline", (), _MODEL_ROWS,
+                          (("roofline time error", "time_error"), ("roofline energy error", "energy_error")),
+                          "roofline_machines.json", _roofline_run_problem, _roofline_run_rows,
+                          _roofline_study_problem, _roofline_rows)
+    ulist = Crosscheck("ulist", ("fmm_ulist",), _MODEL_ROWS + tuple((f"ext_{q}", unit) for q, unit in _MODEL_ROWS),
+                       (("U-list time error", "time_error"), ("U-list energy error", "energy_error"),
+                        ("extended time error", "ext_time_error"), ("extended energy error", "ext_energy_error")),
+                       "ulist_machines.json", _ulist_run_problem, _ulist_run_rows, _ulist_study_problem, _ulist_rows)
+    return {c.name: c for c in (roofline, ulist)}
+
+
+def _registry() -> dict[str, Crosscheck]:
+    """The shipped cross-checks, then those of installed packages (a name already taken is refused)."""
+    found = _shipped()
+    for name, check in load_entry_points(ENTRY_POINT_GROUP, Crosscheck).items():
+        if check.name in found:
+            raise PluginError(f"entry point {name!r} of group {ENTRY_POINT_GROUP}: cross-check {check.name!r} "
+                              "exists already; expected a new name")
+        found[check.name] = check
+    return found
+
+
+CROSSCHECKS: dict[str, Crosscheck] = _registry()
+#: the models a sweep file's ``crosscheck:`` may name
+CROSSCHECK_MODELS = tuple(CROSSCHECKS)
+#: where a study directory keeps what each model's cross-check measured, by model
+MACHINE_FILES = {name: check.machine_file for name, check in CROSSCHECKS.items()}
+
+
+def crosscheck_for(workload: Any) -> Crosscheck:
+    """The cross-check of a run of ``workload``: the one that names its generator, else the fallback."""
+    fallback = None
+    for check in CROSSCHECKS.values():
+        if workload.generator is not None and workload.generator in check.generators:
+            return check
+        if not check.generators and fallback is None:
+            fallback = check
+    assert fallback is not None  # the roofline is shipped
+    return fallback

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
 from simulator.studies.plots import Panel, Series, format_value, line_panels, unit_of_key
-from simulator.studies.crosschecks import REPORT_ERRORS, crosscheck_table
+from simulator.studies.crosschecks import CROSSCHECKS, crosscheck_table
 from simulator.studies.spec import FigureSpec, Point, StudyOutcome, StudySpec
 
 ENERGY_TOTAL = "energy/total"
@@ -104,7 +104,7 @@ def default_figures(study: StudySpec, table: pd.DataFrame) -> list[FigureSpec]:
     x = numeric[0] if numeric else keys[0]
     others = [k for k in keys if k != x]
     group = others[0] if others else None
-    errors = REPORT_ERRORS.get(study.crosscheck or "", ())
+    errors = (CROSSCHECKS[study.crosscheck].report_errors if study.crosscheck else ())
     ys = list(DEFAULT_Y) + [f"crosscheck/{study.crosscheck}/{q}" for _, q in errors if q.endswith("time_error")]
     return [FigureSpec(x=x, y=y, group=group, logx=None) for y in ys]
 
@@ -156,7 +156,7 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
     out = Path(path)
     keys = list(study.axis_keys)
     columns = list(SUMMARY_Y) + [(title, f"crosscheck/{study.crosscheck}/{q}")
-                                 for title, q in REPORT_ERRORS.get(study.crosscheck or "", ())]
+                                 for title, q in (CROSSCHECKS[study.crosscheck].report_errors if study.crosscheck else ())]
     system_name = outcome.points[0].loaded.spec.name if outcome.points else ""
     workload_name = outcome.points[0].workload.name if outcome.points else ""
     stored = set(table["run_hash"]) if "run_hash" in table else set()

@@ -72,7 +72,7 @@ class StudySpec:
     workload_path: Path
     axes: tuple[Axis, ...]
     figures: tuple[FigureSpec, ...] = ()
-    crosscheck: str | None = None  # an analytical model to set beside every point (CROSSCHECK_MODELS)
+    crosscheck: str | None = None  # an analytical model to set beside every point (simulator.studies.crosschecks.CROSSCHECKS)
 
     @property
     def axis_keys(self) -> tuple[str, ...]:

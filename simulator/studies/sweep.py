@@ -83,7 +83,7 @@ from simulator.studies.executors import check_parallel_options, point_executor
 from simulator.config.files import write_atomic
 from simulator.config.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
-from simulator.studies.crosschecks import CROSSCHECK_MODELS, CROSSCHECK_QUANTITIES, MACHINE_FILES
+from simulator.studies.crosschecks import CROSSCHECK_MODELS, CROSSCHECKS, MACHINE_FILES
 from simulator.studies.spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "source", "notes")
@@ -496,8 +496,6 @@ def prepare_points(study: StudySpec) -> list[Point]:
 
     Raises ConfigError naming the study file and the axis key (or the point) on any problem.
     """
-    from simulator.studies.fmm import run_check as ulist_run_check
-    from simulator.studies.roofline import crosscheck_problem
     from simulator.runner import memory_reach_problem
 
     builder = _Builder(study)
@@ -525,11 +523,8 @@ def prepare_points(study: StudySpec) -> list[Point]:
         if reach:
             errors.append(f"{study.source}: sweep: point ({label}): {reach}")
             continue
-        problem = None
-        if study.crosscheck == "roofline":
-            problem = crosscheck_problem(loaded, builder.trace_offload_rows(params), f"the workload ({label})")
-        elif study.crosscheck == "ulist":
-            problem = ulist_run_check.study_problem(loaded, workload, f"the workload ({label})")
+        problem = study.crosscheck and CROSSCHECKS[study.crosscheck].study_problem(
+            loaded, workload, builder.trace_offload_rows(params), f"the workload ({label})")
         if problem:
             errors.append(f"{study.source}: crosscheck: {problem}")
             continue
@@ -591,7 +586,7 @@ def check_figure_quantities(study: StudySpec, points: list[Point]) -> None:
         known |= rows
         accelerators |= accel
     if study.crosscheck:
-        known |= {(f"crosscheck/{study.crosscheck}", q) for q, _unit in CROSSCHECK_QUANTITIES[study.crosscheck]}
+        known |= {(f"crosscheck/{study.crosscheck}", q) for q, _unit in CROSSCHECKS[study.crosscheck].quantities}
     components = {c for c, _ in known} | accelerators
     errors = []
     for i, fig in enumerate(study.figures):

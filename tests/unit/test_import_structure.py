@@ -3,7 +3,8 @@
 Every import statement counts, at module level or inside a function: a lazy import that
 closes a cycle still ties the two modules together. The accelerator builders and the
 accelerator spec kinds register themselves through a module that imports them all, which is
-a cycle by design; any other cycle, or one of those growing, fails here.
+a cycle by design; a cycle is allowed only inside one of those (``REGISTRATION_PACKAGES``), so
+adding a kind needs no edit here.
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("simulator", "models", "workloads")
-REGISTRATION_CYCLES = (
-    {"simulator.accel.registry", "simulator.accel.kinds", "simulator.accel.lap", "simulator.accel.crypto",
-     "simulator.accel.stencil", "simulator.accel.kernel"},
-    {"simulator.config.accelerators", "simulator.config.accel_specs", "simulator.config.accel_lap",
-     "simulator.config.accel_crypto", "simulator.config.accel_stencil", "simulator.config.accel_kernel"},
-)
+#: (the registry module, the prefix every module of its cycle shares)
+REGISTRATION_PACKAGES = (("simulator.accel.registry", "simulator.accel."),
+                         ("simulator.config.accelerators", "simulator.config.accel"))
 
 
 def module_files() -> dict[str, Path]:
@@ -76,11 +74,22 @@ def test_the_graph_sees_the_imports():
     assert graph.has_edge("simulator.accel.kinds", "simulator.accel.lap")  # ``from package import module``
 
 
+def _registration_cycle(cycle: set[str]) -> bool:
+    return any(registry in cycle and all(m.startswith(prefix) for m in cycle)
+               for registry, prefix in REGISTRATION_PACKAGES)
+
+
 def test_no_import_cycles_but_the_registrations():
     cycles = [set(c) for c in nx.strongly_connected_components(import_graph()) if len(c) > 1]
-    unexpected = [sorted(c) for c in cycles if c not in REGISTRATION_CYCLES]
+    unexpected = [sorted(c) for c in cycles if not _registration_cycle(c)]
     assert not unexpected, f"import cycles: {unexpected}"
-    assert len(cycles) == len(REGISTRATION_CYCLES)
+    assert len(cycles) == len(REGISTRATION_PACKAGES)
+
+
+def test_a_cycle_outside_the_registrations_is_refused():
+    assert _registration_cycle({"simulator.accel.registry", "simulator.accel.kinds", "simulator.accel.lap"})
+    assert not _registration_cycle({"simulator.accel.registry", "simulator.system"})
+    assert not _registration_cycle({"simulator.config.accel_lap", "simulator.config.accel_specs"})
 
 
 def _floor(module: str) -> str:

@@ -61,11 +61,6 @@ PRINTED = "U-list model, printed (003 eqs. 2-12), inputs measured on this system
 EXTENDED = "U-list model, extended (simulator/studies/fmm/crosscheck.py), inputs measured on this system"
 
 
-def applies(workload: WorkloadSpec) -> bool:
-    """Whether ``--crosscheck`` sets the U-list model (not the roofline) beside a run of ``workload``."""
-    return workload.generator == GENERATOR
-
-
 def placement_name(loaded: LoadedConfig, params: dict[str, Any]) -> str | None:
     """"cpu", or "lap-<coupling>" of the system's LAP for a LAP workload; None where the system has
     no LAP named "lap" or couples it some other way."""
@@ -101,7 +96,7 @@ def crosscheck_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str)
 def study_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str) -> str | None:
     """:func:`crosscheck_problem` for a sweep file's ``crosscheck: ulist``, which also needs an
     ``fmm_ulist`` workload (the same at every point, so said of the workload, not of ``label``)."""
-    if not applies(workload):
+    if workload.generator != GENERATOR:
         what = f"the generator {workload.generator!r}" if workload.generator else "a stored trace"
         return (f"ulist: the workload runs {what}; expected the {GENERATOR!r} generator, whose U-list the model "
                 "describes")

@@ -1,0 +1,104 @@
+"""A system's effective configuration, key by key, with where each value came from.
+
+``offsim keys --system FILE [--set ...]`` prints it: every leaf key as ``--set`` addresses it
+(``caches.levels.L2.size_bytes``, ``accelerators.lap.interface.coupling``), its value after presets,
+overrides and defaults (in SI units, printed with their unit), and its origin:
+
+- ``file``: written in the system file itself;
+- ``preset <name>``: supplied by the preset a mapping of the file names (the outermost one, where
+  presets name presets);
+- ``--set``: given by an override;
+- ``default``: the schema's default (``offsim keys`` lists the defaults).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from simulator.config.fields import describe_spec, spec_to_dict
+from simulator.config.loader import load_spec, parse_override, resolve_presets
+from simulator.config.schema import SystemSpec
+from simulator.config.units import format_quantity
+from simulator.config.yamlio import load_yaml
+
+META = ("preset", "source", "notes")
+
+
+@dataclass(frozen=True)
+class EffectiveValue:
+    """One key of a loaded system: its value (SI), the value's unit ("" for none) and origin."""
+
+    key: str
+    value: Any
+    unit: str
+    origin: str
+
+    def value_text(self) -> str:
+        number = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
+        return format_quantity(self.value, self.unit) if number and self.unit else str(self.value)
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Leaf key -> value; list items of mappings are keyed by their ``name`` as ``--set`` addresses them."""
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            if k in META:
+                continue
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    if isinstance(node, list) and node and all(isinstance(v, dict) and "name" in v for v in node):
+        out = {}
+        for item in node:
+            out.update(_flatten(item, f"{prefix}{item['name']}."))
+        return out
+    return {prefix[:-1]: node}
+
+
+def _preset_origins(raw: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """(key prefix, preset name) of every mapping of ``raw`` that names a preset, outermost first."""
+    found = []
+    if isinstance(raw, dict):
+        if isinstance(raw.get("preset"), str):
+            found.append((prefix, raw["preset"]))
+        for k, v in raw.items():
+            if k not in META:
+                found += _preset_origins(v, f"{prefix}{k}.")
+    elif isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and "name" in item:
+                found += _preset_origins(item, f"{prefix}{item['name']}.")
+    return found
+
+
+def _unit_of(patterns: list[tuple[re.Pattern, str]], key: str) -> str:
+    return next((unit for pattern, unit in patterns if pattern.fullmatch(key)), "")
+
+
+def effective_values(path: str | Path, overrides: Iterable[str] = ()) -> list[EffectiveValue]:
+    """Every leaf key of the system at ``path`` with ``overrides`` applied, in the file's order
+    (ConfigError as ``offsim validate`` reports it)."""
+    overrides = list(overrides)
+    loaded = load_spec(path, SystemSpec, overrides)
+    raw = load_yaml(path)
+    written = set(_flatten(raw))
+    with_presets = set(_flatten(resolve_presets(raw, str(path))))
+    presets = _preset_origins(raw)
+    overridden = {".".join(parse_override(text)[0]) for text in overrides}
+    patterns = [(re.compile(re.escape(row.key).replace(re.escape("<name>"), r"[^.]+")), row.unit)
+                for row in describe_spec(SystemSpec)]
+    rows = []
+    for key, value in _flatten(spec_to_dict(loaded.spec)).items():
+        if key in overridden:
+            origin = "--set"
+        elif key in written:
+            origin = "file"
+        elif key in with_presets:
+            origin = next((f"preset {name}" for prefix, name in presets if key.startswith(prefix)), "preset")
+        else:
+            origin = "default"
+        rows.append(EffectiveValue(key, value, _unit_of(patterns, key), origin))
+    return rows

@@ -1,0 +1,53 @@
+"""``offsim keys --system`` (a system's effective values and their origin) and ``offsim generators``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+LAP_LLC = ROOT / "configs" / "systems" / "lap_llc.yaml"
+
+
+def _rows(text: str) -> dict[str, tuple[str, str]]:
+    """key -> (value, origin) of a printed ``keys --system`` table (columns split on two spaces)."""
+    out = {}
+    for line in text.splitlines()[1:]:
+        cells = [c for c in line.split("  ") if c.strip()]
+        out[cells[0].strip()] = (cells[1].strip(), cells[-1].strip())
+    return out
+
+
+def test_keys_of_a_system_name_each_values_origin(capsys):
+    assert main(["keys", "--system", str(LAP_LLC), "--set", "host.frequency_hz=3 GHz"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows["host.frequency_hz"] == ("3 GHz", "--set")
+    assert rows["host.max_outstanding_misses"] == ("10", "preset cpu/i7_920")
+    assert rows["accelerators.lap.interface.coupling"] == ("llc", "file")
+    assert rows["accelerators.lap.interface.latency_s"] == ("0 s", "default")
+    assert rows["caches.levels.L2.size_bytes"][1] == "preset caches/i7_920"
+    assert rows["dram.timing.tck_s"] == ("1.25 ns", "preset dram/ddr3_1600_mt41j256m4")
+
+
+def test_keys_refuses_set_without_a_system_and_a_prefix_the_system_lacks(capsys):
+    assert main(["keys", "--set", "host.frequency_hz=3 GHz"]) == 2
+    assert "expected --system FILE" in capsys.readouterr().err
+    assert main(["keys", "nothing.here", "--system", str(LAP_LLC)]) == 2
+    assert "no key of" in capsys.readouterr().err
+
+
+def test_generators_lists_each_parameter_with_its_unit_and_default(capsys):
+    assert main(["generators", "stream"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("stream: ")
+    cells = {line.split()[0]: line.split() for line in lines[2:]}
+    assert cells["array_bytes"][1:3] == ["B", "required"]
+    assert cells["block_bytes"][1:3] == ["B", "65536"]
+    assert cells["repeats"][1] == "1"
+
+
+def test_generators_refuses_an_unknown_name_with_a_suggestion(capsys):
+    assert main(["generators", "strem"]) == 2
+    err = capsys.readouterr().err
+    assert "'strem' is not a workload generator (did you mean stream?)" in err and "Traceback" not in err

@@ -1,0 +1,65 @@
+"""The system as a graph: components and links from the config, routes to memory, the wiring check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.config.accelerators import COUPLINGS
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.system import COUPLING_ENTRY, MEMORY, check_wiring, routes, system_graph
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "configs" / "systems"
+
+
+def _spec(name: str, *overrides: str) -> SystemSpec:
+    return load_spec(SYSTEMS / name, SystemSpec, list(overrides)).spec
+
+
+def test_every_coupling_enters_the_host_side_somewhere():
+    assert set(COUPLING_ENTRY) == set(COUPLINGS)
+
+
+@pytest.mark.parametrize("coupling, via", [("llc", "LLC"), ("dram", MEMORY), ("near_memory", MEMORY),
+                                           ("in_pipeline", "L1D")])
+def test_each_requesters_route_follows_its_coupling(coupling, via):
+    graph = system_graph(_spec("lap_llc.yaml", f"accelerators.lap.interface.coupling={coupling}"))
+    found = routes(graph)
+    assert found["host"] == ["host", "L1D", "L2", "LLC", MEMORY]
+    assert found["lap"][:3] == ["lap", f"lap link ({coupling})", via] and found["lap"][-1] == MEMORY
+
+
+def test_hops_carry_the_configured_figures():
+    spec = _spec("lap_llc.yaml")
+    graph = system_graph(spec)
+    assert graph.edges["lap", "lap link (llc)"]["bandwidth_bytes_per_s"] == 12.8e9
+    assert graph.edges["LLC", MEMORY]["latency_s"] == spec.host.memory_path_latency_s
+    # DDR3-1600: 64-bit bus, two transfers per 1.25 ns clock
+    assert graph.edges[MEMORY, "DRAM channel 0"]["bandwidth_bytes_per_s"] == pytest.approx(12.8e9)
+    assert graph.edges["host", "L1D"]["energy_j_per_byte"] == spec.caches.levels[0].energy_j_per_byte
+
+
+def test_the_wiring_check_refuses_an_unreachable_or_dangling_component():
+    graph = system_graph(_spec("lap_llc.yaml"))
+    check_wiring(graph)
+    cut = graph.copy()
+    cut.remove_edge("lap link (llc)", "LLC")
+    with pytest.raises(ValueError, match="'lap' has no route"):
+        check_wiring(cut)
+    dangling = graph.copy()
+    dangling.add_node("orphan link", kind="link")
+    with pytest.raises(ValueError, match="'orphan link' \\(link\\) lies on no requester's route"):
+        check_wiring(dangling)
+
+
+def test_offsim_show_prints_the_routes_and_draws_the_graph(tmp_path, capsys):
+    from simulator.cli import main
+
+    png = tmp_path / "g.png"
+    assert main(["show", str(SYSTEMS / "lap_llc.yaml"), "--png", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "  lap: lap -> lap link (llc) -> LLC -> memory controller" in out
+    assert "memory controller -> DRAM channel 0" in out and "12.8 GB/s" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
