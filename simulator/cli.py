@@ -309,6 +309,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from simulator.studies.compare import comparison_png, comparison_table, read_run
+
+    runs = [read_run(path) for path in args.runs]
+    table = comparison_table(runs)
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    if args.png:
+        print(f"written   {comparison_png(runs, args.png)}")
+    return 0
+
+
 def cmd_generators(args: argparse.Namespace) -> int:
     from simulator.config.fields import did_you_mean
     from simulator.config.workload import describe_generator
@@ -483,6 +496,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a system parameter")
     p.add_argument("--png", metavar="FILE.png", help="also draw the graph to this PNG file")
     p.set_defaults(func=cmd_show)
+    p = sub.add_parser("compare", help="compare run directories: time, energy and energy by component, "
+                       "as a table and (--png) as bars")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--png", metavar="FILE.png", help="also draw the comparison to this PNG file")
+    p.set_defaults(func=cmd_compare)
     p = sub.add_parser("generators", help="list the workload generators (shipped and installed) and their "
                        "parameters: unit, default, accepted values (the keys a workload's params and --param take)")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these generators, e.g. stream")

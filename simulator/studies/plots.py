@@ -110,7 +110,9 @@ def line_panels(panels: list[Panel], path: str | Path, *, xlabel: str, ylabel: s
     """Draw ``panels`` side by side (shared y) and save a PNG at ``path``; return the path.
 
     Numeric x values are placed on a linear or log axis (``logx`` None: automatic,
-    base 2 for sizes in bytes); other x values become evenly spaced categories.
+    base 2 for sizes in bytes) and drawn as lines; other x values become evenly spaced
+    categories, drawn as grouped bars (one bar per series in each category) on a y axis
+    that starts at zero.
     """
     if not panels or not any(s.x for p in panels for s in p.series):
         raise ValueError(f"line_panels: nothing to draw for {path}; expected at least one panel with points")
@@ -134,10 +136,15 @@ def line_panels(panels: list[Panel], path: str | Path, *, xlabel: str, ylabel: s
             ax.set_visible(False)
             continue
         panel = panels[i]
-        for s in panel.series:
-            x = list(s.x) if numeric else [categories.index(v) for v in s.x]
-            ax.plot(x, list(s.y), markersize=5, linewidth=1.5, alpha=0.85, label=s.label or None,
-                    **styles[s.label])
+        width = 0.8 / max(1, len(panel.series))
+        for k, s in enumerate(panel.series):
+            if numeric:
+                ax.plot(list(s.x), list(s.y), markersize=5, linewidth=1.5, alpha=0.85, label=s.label or None,
+                        **styles[s.label])
+            else:  # categories (a coupling, a variant): grouped bars from zero, so a 3 % gap looks like one
+                offset = (k - (len(panel.series) - 1) / 2) * width
+                ax.bar([categories.index(v) + offset for v in s.x], [0.0 if v is None else v for v in s.y],
+                       width=width, color=styles[s.label]["color"], alpha=0.85, label=s.label or None)
         if use_logx:
             ax.set_xscale("log", base=2 if x_unit == "B" else 10)
             if x_unit == "B" or len(set(xs)) <= 8:
@@ -146,6 +153,8 @@ def line_panels(panels: list[Panel], path: str | Path, *, xlabel: str, ylabel: s
                 if len(set(xs)) > 8:  # more size labels than fit side by side
                     ax.tick_params(axis="x", labelrotation=45)
         if not numeric:
+            if not use_logy:
+                ax.set_ylim(bottom=0)
             ax.set_xticks(range(len(categories)))
             ax.set_xticklabels([format_value(c, x_unit) for c in categories])
         elif not use_logx and len(set(xs)) <= 8:

@@ -1,0 +1,74 @@
+"""Study figures: categorical axes as grouped bars from zero; comparing run directories."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from simulator.config.errors import InputError
+from simulator.studies.compare import comparison_table, read_run
+from simulator.studies.plots import Panel, Series, line_panels
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures line_panels saves, kept for inspection."""
+    figures = []
+    original = Figure.savefig
+
+    def keep(self, *args, **kwargs):
+        figures.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    return figures
+
+
+def test_a_categorical_axis_is_drawn_as_grouped_bars_from_zero(tmp_path, drawn):
+    series = (Series("orig", ("cpu", "lap-dram", "lap-llc"), (100.0, 97.0, 98.0)),
+              Series("blocking", ("cpu", "lap-dram", "lap-llc"), (100.0, 96.0, 99.0)))
+    line_panels([Panel("", series)], tmp_path / "f.png", xlabel="placement", ylabel="cycles")
+    ax = drawn[0].axes[0]
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(bars) == 6 and not ax.lines
+    assert ax.get_ylim()[0] == 0.0
+    lefts = sorted(round(b.get_x() + b.get_width() / 2, 6) for b in bars)
+    assert lefts == [-0.2, 0.2, 0.8, 1.2, 1.8, 2.2]  # two bars side by side in each category
+
+
+def test_a_numeric_axis_stays_a_line(tmp_path, drawn):
+    line_panels([Panel("", (Series("a", (1, 2, 4), (3.0, 2.0, 1.0)),))], tmp_path / "f.png", xlabel="x", ylabel="y")
+    ax = drawn[0].axes[0]
+    assert len(ax.lines) == 1 and not ax.patches
+
+
+def _run_dir(path, name, time_s, energy):
+    path.mkdir()
+    (path / "summary.json").write_text(json.dumps({
+        "system_name": name, "workload_name": "w", "simulated_time_s": time_s,
+        "energy_total_j": sum(energy.values()), "energy_by_component_j": energy}))
+    return path
+
+
+def test_compare_lists_runs_in_order_with_every_component(tmp_path, capsys):
+    a = _run_dir(tmp_path / "a", "sys-a", 1e-3, {"host": 2e-3, "dram": 1e-3})
+    b = _run_dir(tmp_path / "b", "sys-b", 2e-3, {"host": 1e-3, "lap": 5e-4})
+    table = comparison_table([read_run(a), read_run(b)])
+    assert table[0] == ("run", "system", "workload", "time", "energy", "host", "dram", "lap")
+    assert table[1][:5] == ("a", "sys-a", "w", "1 ms", "3 mJ") and table[1][-1] == "0 J"
+    assert table[2][3] == "2 ms"
+    from simulator.cli import main
+
+    assert main(["compare", str(a), str(b), "--png", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
+    with pytest.raises(InputError, match="no summary.json; expected a run directory"):
+        read_run(tmp_path)
+    (tmp_path / "summary.json").write_text("{}")
+    with pytest.raises(InputError, match="summary.json: unreadable"):
+        read_run(tmp_path)
