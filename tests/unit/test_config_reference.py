@@ -1,10 +1,12 @@
-"""The config reference (``offsim keys``) against the validator it describes.
+"""The config reference (``offsim keys`` and the key reference of configs/README.md) against the validator it
+describes.
 
 Each listed key is set through ``--set`` on a shipped system with that kind of entry: a value of
 the wrong dimension must be refused naming the key, and a value just outside the listed bounds
 must be refused too. A key the reference invents, a wrong unit or a bound it misstates fails here.
 Values inside the listed bounds, at their edges, must either build a system or be refused as bad
 input (a cross-key check), never fail inside the simulator.
+The guide's key reference must be the schema's rendering, character for character.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from simulator.cli import main
 from simulator.config.errors import ConfigError
 from simulator.config.fields import describe_spec
 from simulator.config.loader import load_spec
+from simulator.config.reference import committed_reference, reference_markdown, update_guide
 from simulator.config.schema import SystemSpec
 from simulator.system import build_system
 
 ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "configs" / "README.md"
 ROWS = describe_spec(SystemSpec)
 # a shipped system for each accelerator kind, and the unit name it gives the accelerator
 KIND_SYSTEMS = {"lap": ("configs/systems/lap_dram.yaml", "lap"),
@@ -136,3 +140,39 @@ def test_keys_piped_into_a_reader_that_stops_early_is_not_an_error():
                           capture_output=True, text=True, cwd=ROOT, executable="/bin/bash",
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert (proc.returncode, proc.stderr) == (0, "")
+
+
+def test_the_guide_key_reference_is_the_schema_rendering():
+    committed = committed_reference(GUIDE.read_text(), str(GUIDE))
+    assert committed == reference_markdown(), (
+        "configs/README.md: the key reference differs from the schema; regenerate it with python -c "
+        "\"from simulator.config.reference import update_guide; update_guide('configs/README.md')\"")
+
+
+def test_the_rendering_has_one_table_row_per_key():
+    lines = reference_markdown().splitlines()
+    rows = [line for line in lines if line.startswith("| `")]
+    assert len(rows) == len(ROWS)
+    for line, row in zip(rows, ROWS):
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        assert cells[:4] == [f"`{row.key}`", row.unit, row.default, row.accepts]
+        assert row.doc.endswith(cells[4])
+    kinds = {line[len("#### accelerators, kind "):].strip("`") for line in lines if ", kind " in line}
+    assert kinds == set(KIND_SYSTEMS)
+
+
+def test_a_stale_guide_is_detected_and_rewritten(tmp_path):
+    from simulator.config.reference import BEGIN, END
+
+    guide = tmp_path / "README.md"
+    stale = reference_markdown().replace("`dram.timing.t_rfc`", "`dram.timing.t_rfc_old`")
+    guide.write_text(f"# Configs\n\n{BEGIN}\n\n{stale}\n\n{END}\n\nAfter.\n")
+    assert committed_reference(guide.read_text(), str(guide)) != reference_markdown()
+    assert update_guide(guide) is True
+    text = guide.read_text()
+    assert committed_reference(text, str(guide)) == reference_markdown()
+    assert text.startswith("# Configs\n\n") and text.endswith(f"{END}\n\nAfter.\n")
+    assert update_guide(guide) is False
+    guide.write_text("# Configs without markers\n")
+    with pytest.raises(ValueError, match="expected one key reference"):
+        committed_reference(guide.read_text(), str(guide))
