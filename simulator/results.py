@@ -50,7 +50,7 @@ class Results:
         return pd.DataFrame(self.rows, columns=list(COLUMNS))
 
     def summary(self) -> dict[str, Any]:
-        """Nested view for summary.json; every key carries its unit (suffix or the README's table)."""
+        """Nested view for summary.json; every key carries its unit (suffix or the summary.json table of simulator/README.md)."""
         out: dict[str, Any] = {k: v for k, v in self.meta.items()}
         energy: dict[str, dict[str, float]] = {}
         caches: dict[str, dict[str, float]] = {}

@@ -1,7 +1,7 @@
 """The benchmark scripts of ``tests/bench``, listed and run from the command line: ``offsim bench``.
 
 Each script ``bench_<name>.py`` measures one speed or memory target and prints its figures and
-ratios against a reference measured in the same run (README, "Benchmarks"). They are scripts, not
+ratios against a reference measured in the same run (simulator/README.md, "Benchmarks"). They are scripts, not
 tests: timings depend on the machine, so nothing here passes or fails on a figure. ``offsim bench``
 lists them with the first line of each docstring, or runs the named ones one after another, each
 in a fresh Python process from the project root, its output streamed as it comes.

@@ -563,7 +563,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
              f"outstanding misses for 003:L301's 3 GB/s, and {marss.loads_per_cycle:g} loads or stores issued per "
              "cycle for Table 5's LAP-LLC pipelined entry at q = 4, the one entry fitted); Table 3 and the "
              "figures: the default host.",
-             "Why the largest deviations remain, with the measurements and experiments behind each: README, "
+             "Why the largest deviations remain, with the measurements and experiments behind each: results/fmm/README.md, "
              "\"Where the FMM study still departs from 003\"."]
     if n_points != FMM_PAPER_N:
         notes.append(f"N = {n_points} is not the paper's N = {FMM_PAPER_N}: cycle counts scale roughly with N, "

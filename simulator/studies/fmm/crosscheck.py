@@ -8,7 +8,7 @@ mean absolute deviation per 003 Table 5 column; ``main([DIR])`` prints both for 
 
 Extended model (``ulist.extended_stages``, ``ulist.cpu_extended_stages``): the printed equations
 plus these costs, measured on the same systems and never fitted to the FMM points (figures:
-``crosscheck_summary.csv`` of each study, and the README):
+``crosscheck_summary.csv`` of each study, and results/fmm/README.md):
 
 - LLC residency (:func:`measure_llc_residency`): the share of a block's B and C still in the LLC
   when it is read again, as a function of how much of the LLC the block fills. 003's printed eqs.
