@@ -16,10 +16,12 @@ import re
 import typing
 from typing import Any, Callable
 
+from simulator.config.bounds import Range
 from simulator.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
                              parse_quantity)
 
 MISSING = dataclasses.MISSING
+min_, max_ = min, max  # ``param`` names its bounds min and max
 # Keys any mapping may carry as documentation; they are kept in the resolved config
 # but are not parameters.
 META_KEYS = ("source", "notes", "preset")
@@ -36,15 +38,22 @@ def param(
     power_of_two: bool = False,
     choices: tuple[str, ...] | None = None,
     check: Callable[[Any], str | None] | None = None,
+    within: Range | None = None,
 ) -> Any:
     """Declare a spec field.
 
     unit: a dimension name of ``simulator.units.DIMENSIONS`` ("time", "size", ...):
     the YAML value must be a string with a unit and is stored in SI (sizes as int
-    bytes). None: a plain number, bool or string as typed.
+    bytes). None: a plain number, bool or string as typed. within: a named range of
+    ``simulator.config.bounds`` (its bounds, tightened by ``min``/``max`` if given; its
+    reason added to ``doc``).
     """
     if unit is not None and unit not in DIMENSIONS:
         raise ValueError(f"unknown dimension {unit!r}")
+    if within is not None:
+        min = within.low if min is None else max_(min, within.low)
+        max = within.high if max is None else min_(max, within.high)
+        doc = f"{doc} (bounds {within.why})"
     meta = dict(unit=unit, doc=doc, min=min, max=max, positive=positive,
                 power_of_two=power_of_two, choices=choices, check=check)
     if isinstance(default, (list, dict)):
