@@ -152,7 +152,7 @@ def validate_file(path: str) -> str:
     from workloads.trace import TraceError, read_trace
 
     p = Path(path)
-    if p.suffix == ".parquet":
+    if p.suffix.lower() in (".parquet", ".csv"):
         try:
             table = read_trace(p)
         except TraceError as exc:
@@ -170,7 +170,7 @@ def validate_file(path: str) -> str:
         loaded = load_spec(p, SystemSpec)
         return f"system {loaded.spec.name!r} (config {loaded.content_hash})"
     raise ConfigError(f"{path}: expected a system config (with host/caches/dram), a workload (with generator or "
-                      "trace), a study (with sweep, or a paper's study: kind) or a Parquet trace")
+                      "trace), a study (with sweep, or a paper's study: kind) or a Parquet or CSV trace")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
