@@ -30,6 +30,7 @@ from simulator.config.files import umask
 from simulator.outputs import check_output_dir, check_path_name
 from simulator.replay import replay
 from simulator.results import Results
+from simulator.run_limits import SimulatedTimeLimit, host_time_problem, start_watchdog, watchdog_message
 from simulator.system import System, build_system
 from simulator.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
@@ -113,11 +114,15 @@ def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, 
     """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
     system = build_system(loaded.spec)
     capacity = system.dram.capacity_bytes
-    problem = memory_reach_problem(_reach_bytes(trace, capacity), capacity, source, loaded.source)
+    problem = (memory_reach_problem(_reach_bytes(trace, capacity), capacity, source, loaded.source)
+               or host_time_problem(loaded.spec, trace, source, loaded.source))
     if problem:
         raise ConfigError(problem)
+    start_watchdog(system.env, loaded.spec)
     try:
         end_ps = replay(system, trace, source)
+    except SimulatedTimeLimit as exc:
+        raise ConfigError(watchdog_message(exc.args[0], source, loaded.source)) from None
     except TraceError as exc:
         raise ConfigError(str(exc)) from None
     except AddressOutOfRange as exc:  # an accelerator's or device memory's accesses
