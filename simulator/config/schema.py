@@ -181,13 +181,16 @@ class DramCurrentsSpec:
 class DramGeometrySpec:
     """Channels, ranks, banks and the address mapping."""
 
-    channels: int = param(min=1, power_of_two=True, doc="independent channels")
-    ranks_per_channel: int = param(min=1, power_of_two=True, doc="ranks on each channel")
-    banks: int = param(min=1, power_of_two=True, doc="banks per device")
-    rows: int = param(min=1, power_of_two=True, doc="rows per bank")
-    columns: int = param(min=1, power_of_two=True, doc="columns per row (device)")
-    device_width_bits: int = param(min=1, power_of_two=True, doc="data pins per device (x4, x8, x16)")
-    bus_width_bits: int = param(min=8, power_of_two=True, doc="channel data bus width")
+    # Bounds: twice or more the largest real parts (HBM3: 32 pseudo-channels a stack, 64 banks; DDR5: 2**17
+    # rows; LRDIMMs: 8 ranks, two to a channel); the model keeps state per bank and per rank, and performs
+    # every refresh of every rank (simulator.run_limits bounds a run's refreshes).
+    channels: int = param(min=1, max=256, power_of_two=True, doc="independent channels")
+    ranks_per_channel: int = param(min=1, max=16, power_of_two=True, doc="ranks on each channel")
+    banks: int = param(min=1, max=256, power_of_two=True, doc="banks per device")
+    rows: int = param(min=1, max=2**24, power_of_two=True, doc="rows per bank")
+    columns: int = param(min=1, max=2**16, power_of_two=True, doc="columns per row (device)")
+    device_width_bits: int = param(min=1, max=1024, power_of_two=True, doc="data pins per device (x4, x8, x16)")
+    bus_width_bits: int = param(min=8, max=4096, power_of_two=True, doc="channel data bus width")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
     page_policy: str = param("open", choices=("open", "open_adaptive", "closed"),
                              doc="row-buffer policy: open (rows stay open until a conflict or refresh), "
