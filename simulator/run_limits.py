@@ -14,7 +14,11 @@ that time (some 90 s of wall time). It is checked
   (``start_watchdog``): memory stalls, accelerators and latencies are not in
   the bound above, and this catches what they add.
 
-Either refusal is bad input (the workload is too large for one run), named by the
+The caches and the DRAM take some 1.2 million lines a second, so a trace may also
+touch at most ``MAX_TRACE_LINES`` cache lines (counted from above, before the
+run: ``trace_lines_problem``), some four minutes of wall time.
+
+Each refusal is bad input (the workload is too large for one run), named by the
 workload and the system's keys.
 """
 
@@ -28,12 +32,16 @@ import pyarrow.compute as pc
 
 from simulator.config.schema import SystemSpec
 from simulator.units import PS_PER_S, format_quantity
+from workloads.trace import MEMORY_OPS
 
 #: Longest simulated time of one run, s: a quarter of an hour of the machine, some thousand times the
 #: shipped workloads' longest; the picosecond time base itself would hold 107 days.
 MAX_SIMULATED_S = 1000.0
 #: Most DRAM refreshes one run may perform (all ranks): some 90 s of wall time at 5.6 million a second.
 MAX_REFRESHES = 5e8
+#: Most cache lines the memory rows of one trace may touch (an upper bound, each row counted alone): a
+#: 16 GiB stream of 64 B lines, some four minutes of wall time at 1.2 million lines a second.
+MAX_TRACE_LINES = 2**28
 
 
 class SimulatedTimeLimit(Exception):
@@ -75,6 +83,33 @@ def host_time_problem(spec: SystemSpec, trace: pa.Table, source: str, system_sou
             f"host.frequency_hz = {format_quantity(h.frequency_hz, 'Hz')}, host.flops_per_cycle = "
             f"{h.flops_per_cycle:g} and host.loads_per_cycle = {h.loads_per_cycle:g}; expected a workload that "
             f"ends within {_why(limit)}")
+
+
+def _column(trace: pa.Table, name: str) -> np.ndarray:
+    return trace.column(name).to_numpy().astype(np.float64)
+
+
+def trace_lines_problem(spec: SystemSpec, trace: pa.Table, source: str, system_source: str) -> str | None:
+    """Why ``trace`` (of workload ``source``) touches too many cache lines of ``spec`` (of ``system_source``)
+    for one run: more than MAX_TRACE_LINES, counted from above; or None."""
+    line = spec.caches.line_bytes
+    try:
+        memory = np.asarray(pc.is_in(trace.column("op"), value_set=pa.array(MEMORY_OPS)).to_numpy(
+            zero_copy_only=False), dtype=bool)
+        count, elem = _column(trace, "count")[memory], _column(trace, "elem_bytes")[memory]
+        stride = np.abs(_column(trace, "stride_bytes")[memory])
+        runs = pc.fill_null(pc.list_value_length(trace.column("addrs")), 0).to_numpy().astype(np.float64)[memory]
+    except (KeyError, pa.ArrowException, TypeError, ValueError):
+        return None  # not a trace: the replay's validation names what is wrong
+    per_element = count * (elem // line + 2)  # each element's lines, apart
+    span = (stride * np.maximum(count - 1, 0) + elem) // line + 2  # the range of a strided row's elements
+    per_run = runs * ((count / np.maximum(runs, 1) * elem) // line + 2)  # each listed address starts a run
+    lines = float(np.sum(np.minimum(per_element, np.where(runs > 0, per_run, span))))
+    if lines <= MAX_TRACE_LINES:
+        return None
+    return (f"{source}: the trace's memory rows touch up to {lines:,.0f} lines of {line} B "
+            f"({system_source}: caches.line_bytes); expected at most {MAX_TRACE_LINES:,} "
+            "(simulator.run_limits.MAX_TRACE_LINES: some four minutes of simulation)")
 
 
 def start_watchdog(env, spec: SystemSpec) -> None:

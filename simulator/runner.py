@@ -30,7 +30,8 @@ from simulator.config.files import umask
 from simulator.outputs import check_output_dir, check_path_name
 from simulator.replay import replay
 from simulator.results import Results
-from simulator.run_limits import SimulatedTimeLimit, host_time_problem, start_watchdog, watchdog_message
+from simulator.run_limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
+                                  watchdog_message)
 from simulator.system import System, build_system
 from simulator.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
@@ -115,7 +116,8 @@ def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, 
     system = build_system(loaded.spec)
     capacity = system.dram.capacity_bytes
     problem = (memory_reach_problem(_reach_bytes(trace, capacity), capacity, source, loaded.source)
-               or host_time_problem(loaded.spec, trace, source, loaded.source))
+               or host_time_problem(loaded.spec, trace, source, loaded.source)
+               or trace_lines_problem(loaded.spec, trace, source, loaded.source))
     if problem:
         raise ConfigError(problem)
     start_watchdog(system.env, loaded.spec)

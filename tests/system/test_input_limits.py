@@ -207,3 +207,10 @@ def test_max_points_option_sets_the_study_size_limit(tmp_path, capsys):
     _refused(["study", str(study), "--max-points", "3"], capsys, tmp_path,
              f"{study}: sweep: 4 points; expected at most 3")
     assert main(["study", str(study), "--max-points", "4", "--workers", "1", "--out", str(tmp_path / "o")]) == 0
+
+
+def test_a_trace_touching_more_lines_than_a_run_takes_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(run_limits, "MAX_TRACE_LINES", 1_000_000)  # the 64 MiB stream touches 1,048,576 lines
+    _refused(["run", str(DEFAULT_SYSTEM), str(STREAM)], capsys, tmp_path,
+             f"{STREAM}: the trace's memory rows touch up to 1,050,624 lines of 64 B ({DEFAULT_SYSTEM}: "
+             "caches.line_bytes); expected at most 1,000,000 (simulator.run_limits.MAX_TRACE_LINES")
