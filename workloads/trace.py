@@ -640,7 +640,8 @@ def _read_csv(path: Path) -> pa.Table:
     try:
         table = pcsv.read_csv(path, convert_options=convert)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
-        raise TraceError(source, f"a readable CSV trace with a header line ({_one_line(exc)})") from None
+        raise TraceError(source, "a readable CSV trace with a header line (a file not named *.parquet is read as "
+                         f"CSV): {_one_line(exc)}") from None
     _check_rows(len(table), source)
     if "addrs" in table.column_names and pa.types.is_string(table.schema.field("addrs").type):
         table = table.set_column(table.schema.get_field_index("addrs"), "addrs", _csv_addrs(table, source))

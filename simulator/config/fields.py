@@ -245,7 +245,7 @@ def _accepts(meta: dict, tp: Any) -> str:
         return _describe(meta, tp)
     parts = [] if meta.get("unit") else [{int: "integer", float: "number", bool: "true/false", str: "string"}
                                           .get(tp, getattr(tp, "__name__", str(tp)))]
-    if meta.get("positive"):
+    if meta.get("positive") and not (meta.get("min") or 0) > 0:  # a positive minimum says it already
         parts.append("> 0")
     for bound, sign in (("min", ">="), ("max", "<=")):
         if meta.get(bound) is not None:
