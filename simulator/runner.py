@@ -111,13 +111,20 @@ def _reach_bytes(trace: Any, capacity_bytes: int) -> float:
         return 0.0
 
 
+def trace_size_problem(loaded: LoadedConfig, trace: pa.Table, source: str, capacity_bytes: int) -> str | None:
+    """Why ``trace`` (of workload ``source``) is too large to run on ``loaded`` (whose DRAM holds
+    ``capacity_bytes``), found without running it: beyond the memory, the simulated-time limit or the
+    lines a run takes (``simulator.run_limits``); or None. For ``offsim run`` and for a check of a
+    system and a workload together."""
+    return (memory_reach_problem(_reach_bytes(trace, capacity_bytes), capacity_bytes, source, loaded.source)
+            or host_time_problem(loaded.spec, trace, source, loaded.source)
+            or trace_lines_problem(loaded.spec, trace, source, loaded.source))
+
+
 def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
     """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
     system = build_system(loaded.spec)
-    capacity = system.dram.capacity_bytes
-    problem = (memory_reach_problem(_reach_bytes(trace, capacity), capacity, source, loaded.source)
-               or host_time_problem(loaded.spec, trace, source, loaded.source)
-               or trace_lines_problem(loaded.spec, trace, source, loaded.source))
+    problem = trace_size_problem(loaded, trace, source, system.dram.capacity_bytes)
     if problem:
         raise ConfigError(problem)
     start_watchdog(system.env, loaded.spec)
