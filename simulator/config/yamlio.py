@@ -117,9 +117,9 @@ def _distinct_nodes(root: yaml.Node) -> int:
     return len(seen)
 
 
-def _read_config_text(path: str | Path, source: str) -> str:
+def _read_config_text(path: str | Path, source: str, what: str) -> str:
     """The text of a config file: a regular file of at most MAX_CONFIG_BYTES bytes, UTF-8."""
-    expected = "expected a readable UTF-8 YAML file"
+    expected = f"expected a readable UTF-8 {what}"
     with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as fh:  # a FIFO: no wait
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode):
@@ -132,19 +132,36 @@ def _read_config_text(path: str | Path, source: str) -> str:
     return data.decode("utf-8")
 
 
-def load_yaml(path: str | Path) -> Any:
-    """Read one YAML file strictly; raise ConfigError naming the file on any problem."""
+def config_text(path: str | Path, what: str = "YAML file") -> str:
+    """The text of an input file (a config, a table, a JSON record; ``what`` names it in messages): a
+    regular UTF-8 file of at most MAX_CONFIG_BYTES; ConfigError naming the file otherwise."""
     source = str(path)
     try:
-        text = _read_config_text(path, source)
+        return _read_config_text(path, source, what)
     except FileNotFoundError:
-        raise ConfigError(f"{source}: file not found; expected an existing YAML file") from None
+        raise ConfigError(f"{source}: file not found; expected an existing {what}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable UTF-8 YAML file") from None
+        raise ConfigError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable UTF-8 {what}") \
+            from None
     except OSError as exc:  # a directory, no permission, a path through a file, a name too long, a link loop
         reason = exc.strerror or exc.__class__.__name__
-        raise ConfigError(f"{source}: cannot read ({reason}); expected a readable UTF-8 YAML file") from None
-    return load_yaml_text(text, source)
+        raise ConfigError(f"{source}: cannot read ({reason}); expected a readable UTF-8 {what}") from None
+
+
+def check_aliases(text: str, source: str) -> None:
+    """AliasError if YAML ``text`` has a recursive alias or aliases that add more than
+    MAX_ALIAS_EXPANSION_NODES nodes; syntax errors are left to the reader that loads it."""
+    try:
+        _check_aliases(yaml.compose(text, Loader=yaml.SafeLoader))
+    except _AliasProblem as exc:
+        raise AliasError(f"{source}: invalid YAML: {exc}") from None
+    except (yaml.YAMLError, RecursionError):
+        pass
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Read one YAML file strictly; raise ConfigError naming the file on any problem."""
+    return load_yaml_text(config_text(path), str(path))
 
 
 def load_yaml_text(text: str, source: str) -> Any:

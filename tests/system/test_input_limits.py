@@ -31,12 +31,12 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _refused(argv: list[str], capsys, tmp_path: Path, *says: str, expected: str = "expected") -> str:
-    """Run ``offsim argv`` with ``--out`` in ``tmp_path``: exit 2, one message holding each of ``says`` and
+    """Run ``offsim argv`` (``run`` and ``study`` with ``--out`` in ``tmp_path``): exit 2, one message holding each of ``says`` and
     ``expected`` (trace errors state the expectation after the row and column, without the word), no
     traceback, no output and no hidden leftovers. Returns the message."""
     out = tmp_path / "out"
     entries = sorted(p.name for p in tmp_path.iterdir())
-    assert main(argv + (["--out", str(out)] if argv[0] != "validate" else [])) == 2
+    assert main(argv + (["--out", str(out)] if argv[0] in ("run", "study") else [])) == 2
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert len(lines) == 1, lines
@@ -214,3 +214,11 @@ def test_a_trace_touching_more_lines_than_a_run_takes_is_refused_before_the_run(
     _refused(["run", str(DEFAULT_SYSTEM), str(STREAM)], capsys, tmp_path,
              f"{STREAM}: the trace's memory rows touch up to 1,050,624 lines of 64 B ({DEFAULT_SYSTEM}: "
              "caches.line_bytes); expected at most 1,000,000 (simulator.run_limits.MAX_TRACE_LINES")
+
+
+@pytest.mark.parametrize("model, option", [("logca", "--table"), ("roofline", "--table"), ("ulist", "--machine")])
+def test_model_inputs_are_refused_like_configs(tmp_path, capsys, model, option):
+    bomb = _write(tmp_path / "bomb.yaml", ALIAS_BOMB)
+    _refused(["models", model, option, "/dev/zero"], capsys, tmp_path, "/dev/zero: not a regular file")
+    if option == "--table":
+        _refused(["models", model, option, str(bomb)], capsys, tmp_path, f"{bomb}: invalid YAML: aliases expand")
