@@ -9,6 +9,7 @@ naming the file, the dotted key, the value and what was expected.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import difflib
 import math
@@ -21,7 +22,6 @@ from simulator.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, 
                              parse_quantity)
 
 MISSING = dataclasses.MISSING
-min_, max_ = min, max  # ``param`` names its bounds min and max
 # Keys any mapping may carry as documentation; they are kept in the resolved config
 # but are not parameters.
 META_KEYS = ("source", "notes", "preset")
@@ -51,8 +51,8 @@ def param(
     if unit is not None and unit not in DIMENSIONS:
         raise ValueError(f"unknown dimension {unit!r}")
     if within is not None:
-        min = within.low if min is None else max_(min, within.low)
-        max = within.high if max is None else min_(max, within.high)
+        min = within.low if min is None else builtins.max(min, within.low)  # param's arguments shadow the builtins
+        max = within.high if max is None else builtins.min(max, within.high)
         doc = f"{doc} (bounds {within.why})"
     meta = dict(unit=unit, doc=doc, min=min, max=max, positive=positive,
                 power_of_two=power_of_two, choices=choices, check=check)
