@@ -44,6 +44,8 @@ import yaml
 from numpy.typing import ArrayLike
 
 from models.logca import LogCAParams, time_accelerated, time_unaccelerated
+from simulator.config.errors import ConfigError
+from simulator.config.yamlio import check_aliases, config_text
 
 __all__ = [
     "ComplexityFit",
@@ -396,9 +398,10 @@ def load_platform_entries(path: str | Path) -> dict[str, PlatformEntry]:
     """
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable YAML file") from None
+        text = config_text(path)  # a regular file under the size cap
+        check_aliases(text, source)
+    except ConfigError as exc:
+        raise ValueError("; ".join(exc.messages)) from None
     try:
         problems = _check_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), source)
         data = yaml.safe_load(text)

@@ -31,6 +31,9 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
+from simulator.config.errors import ConfigError
+from simulator.config.yamlio import check_aliases, config_text
+
 ArrayLike = float | np.ndarray
 
 _PICO = 1e-12
@@ -372,15 +375,19 @@ def load_platforms(path: str | Path) -> dict[str, Table6Row]:
     collected before raising.
     """
     path = Path(path)
-    with path.open() as fh:
-        try:
-            doc = yaml.load(fh, Loader=_UniqueKeyLoader)  # noqa: S506 (safe loader subclass)
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from exc
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            raise ValueError(f"{path}: invalid YAML{where} ({exc.__class__.__name__}); expected a YAML mapping") from None
+    try:
+        text = config_text(path)  # a regular file under the size cap
+        check_aliases(text, str(path))
+    except ConfigError as exc:
+        raise ValueError("; ".join(exc.messages)) from None
+    try:
+        doc = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (safe loader subclass)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ValueError(f"{path}: invalid YAML{where} ({exc.__class__.__name__}); expected a YAML mapping") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: expected a mapping at top level, got {type(doc).__name__}")
     errors: list[str] = []

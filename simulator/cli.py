@@ -148,7 +148,7 @@ def validate_file(path: str) -> str:
     from workloads.trace import TraceError, read_trace
 
     p = Path(path)
-    if p.suffix == ".parquet":
+    if p.suffix.lower() in (".parquet", ".csv"):
         try:
             table = read_trace(p)
         except TraceError as exc:
@@ -166,7 +166,7 @@ def validate_file(path: str) -> str:
         loaded = load_spec(p, SystemSpec)
         return f"system {loaded.spec.name!r} (config {loaded.content_hash})"
     raise ConfigError(f"{path}: expected a system config (with host/caches/dram), a workload (with generator or "
-                      "trace), a study (with sweep, or a paper's study: kind) or a Parquet trace")
+                      "trace), a study (with sweep, or a paper's study: kind) or a Parquet or CSV trace")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -188,8 +188,9 @@ def cmd_study(args: argparse.Namespace) -> int:
     if kind is not None:  # a paper's own study file: its runner writes its outputs
         return run_specialised(args.study, kind, args.out, workers=args.workers, scheduler=args.scheduler,
                                dask_local=args.dask_local)
+    limit = {} if args.max_points is None else {"max_points": args.max_points}
     outcome = run_study(args.study, args.out, workers=args.workers, scheduler=args.scheduler,
-                        dask_local=args.dask_local)
+                        dask_local=args.dask_local, **limit)
     print(f"study     {outcome.study.name}: {len(outcome.points)} points, {len(outcome.simulated)} simulated, "
           f"{len(outcome.reused)} reused, {len(outcome.failed)} failed")
     print(f"written   {outcome.report_path}")
@@ -390,6 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
+    p.add_argument("--max-points", type=int, metavar="N", help="refuse a sweep of more than N points (default: "
+                   "simulator.studies.sweep.DEFAULT_MAX_POINTS, which keeps the checks before the run within seconds)")
     p.add_argument("--out", help="study directory (default results/studies/<name>, or <file stem> for a paper's "
                    "study file)")
     p.set_defaults(func=cmd_study)

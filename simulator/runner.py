@@ -30,6 +30,8 @@ from simulator.config.files import umask
 from simulator.config.outputs import check_output_dir, check_path_name
 from simulator.replay import replay
 from simulator.results import Results
+from simulator.run_limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
+                                  watchdog_message)
 from simulator.system import System, build_system
 from simulator.config.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
@@ -109,15 +111,27 @@ def _reach_bytes(trace: Any, capacity_bytes: int) -> float:
         return 0.0
 
 
+def trace_size_problem(loaded: LoadedConfig, trace: pa.Table, source: str, capacity_bytes: int) -> str | None:
+    """Why ``trace`` (of workload ``source``) is too large to run on ``loaded`` (whose DRAM holds
+    ``capacity_bytes``), found without running it: beyond the memory, the simulated-time limit or the
+    lines a run takes (``simulator.run_limits``); or None. For ``offsim run`` and for a check of a
+    system and a workload together."""
+    return (memory_reach_problem(_reach_bytes(trace, capacity_bytes), capacity_bytes, source, loaded.source)
+            or host_time_problem(loaded.spec, trace, source, loaded.source)
+            or trace_lines_problem(loaded.spec, trace, source, loaded.source))
+
+
 def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
     """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
     system = build_system(loaded.spec)
-    capacity = system.dram.capacity_bytes
-    problem = memory_reach_problem(_reach_bytes(trace, capacity), capacity, source, loaded.source)
+    problem = trace_size_problem(loaded, trace, source, system.dram.capacity_bytes)
     if problem:
         raise ConfigError(problem)
+    start_watchdog(system.env, loaded.spec)
     try:
         end_ps = replay(system, trace, source)
+    except SimulatedTimeLimit as exc:
+        raise ConfigError(watchdog_message(exc.args[0], source, loaded.source)) from None
     except TraceError as exc:
         raise ConfigError(str(exc)) from None
     except AddressOutOfRange as exc:  # an accelerator's or device memory's accesses

@@ -20,8 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from simulator.config.units import INT64_MAX
-from workloads.trace import (MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
+from workloads.trace import (MAX_ROW_FLOPS, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
                              check_trace_limit, rows_why)
 
 #: Bytes of memory work per stream row (a chunk the simulator times as one event).
@@ -41,7 +40,7 @@ STREAM_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     "triad": (("b", "c"), ("a",), 2),   # a[i] = b[i] + s * c[i]: one multiply, one add
 }
 _RANDOM_OPS = ("read", "write", "update")
-_FLOPS_WHY = "a row's flops must fit the trace's int64 flops column"
+_FLOPS_WHY = "a row holds at most 2**53 flops (workloads.trace.MAX_ROW_FLOPS)"
 
 
 def _positive_int(name: str, value: int, minimum: int = 1) -> int:
@@ -98,7 +97,7 @@ def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
     check_trace_limit("repeats", repeats, MAX_TRACE_ROWS // per_repeat, rows_why(per_repeat, "repeat"))
     fpe = default_flops if flops_per_elem is None else _positive_int(
         "flops_per_elem", flops_per_elem, minimum=0)
-    check_trace_limit("flops_per_elem", fpe, INT64_MAX // (block_bytes // elem_bytes), _FLOPS_WHY)
+    check_trace_limit("flops_per_elem", fpe, MAX_ROW_FLOPS // (block_bytes // elem_bytes), _FLOPS_WHY)
     sp = _space(space)
     base = {name: sp.alloc(f"{stage}.{name}", array_bytes) for name in ("a", "b", "c")
             if name in sources or name in dests}
@@ -201,7 +200,7 @@ def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, *,
     _check_array(total_bytes, elem_bytes, block_bytes, "total_bytes")
     check_trace_limit("total_bytes", total_bytes, MAX_TRACE_ROWS * block_bytes,
                       rows_why(1, f"block of block_bytes = {block_bytes} B"))
-    check_trace_limit("flops_per_byte", flops_per_byte, INT64_MAX // total_bytes, _FLOPS_WHY)
+    check_trace_limit("flops_per_byte", flops_per_byte, MAX_ROW_FLOPS // block_bytes, _FLOPS_WHY)
     total_flops = round(flops_per_byte * total_bytes)
     addr = _space(space).alloc(f"{stage}.data", total_bytes)
     b = TraceBuilder()
@@ -226,8 +225,8 @@ def compute_only(flops: int, rows: int = 1, *, unit: str = "host",
                  stage: str = "compute") -> pa.Table:
     """``flops`` floating-point operations and no memory traffic, split evenly over ``rows`` rows."""
     flops = _positive_int("flops", flops, minimum=0)
-    check_trace_limit("flops", flops, INT64_MAX, _FLOPS_WHY)
     rows = _positive_int("rows", rows)
+    check_trace_limit("flops", flops, MAX_ROW_FLOPS * rows, f"{_FLOPS_WHY}, over rows = {rows:,}")
     check_trace_limit("rows", rows, MAX_TRACE_ROWS, f"a trace holds at most {MAX_TRACE_ROWS:,} rows")
     b = TraceBuilder()
     for k in range(rows):

@@ -1,11 +1,11 @@
-"""Operation traces: the Arrow schema, a builder, validation and Parquet I/O.
+"""Operation traces: the Arrow schema, a builder, validation and Parquet and CSV I/O.
 
 A workload generator emits an *operation trace*: a ``pyarrow.Table`` with one
 row per operation. The simulator replays the rows of each unit in row order.
 
 Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
 
-``unit`` (string; a dictionary of strings is also accepted)
+``unit`` (string)
     Who executes the row: ``"host"`` or an accelerator name (``"lap"``,
     ``"crypto"``, ``"stencil"``, ...). For ``offload``/``wait`` it is the issuer.
 ``stage`` (string, non-empty)
@@ -47,6 +47,21 @@ Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
     For ``offload``/``wait`` a JSON object with at least ``"unit"`` (the target
     unit); ``""`` for every other op.
 
+A trace file may be written by any Arrow or pandas writer: :func:`read_trace`
+takes Parquet (``.parquet``) or CSV (any other name; a header line with the
+column names above, ``addrs`` as integers separated by spaces, empty for
+null) and converts each column to the type above: the text columns from any
+Arrow string type (string, large_string, or a dictionary of either), the
+integer columns from any integer type whose values fit int64, ``cycles`` from
+any integer or floating type, ``addrs`` from a list or large list of integers.
+``workloads/examples/gemm_offload.py`` writes such a trace by hand: the host
+produces two matrices and offloads their product to a LAP.
+
+Size limits, checked before a trace is built or read (a file's row count from
+its metadata): :data:`MAX_TRACE_ROWS` rows, :data:`MAX_TRACE_ADDRESSES`
+explicit addresses, and per row :data:`MAX_ROW_FLOPS` flops and
+:data:`MAX_ROW_CYCLES` cycles.
+
 Every error is a :class:`TraceError` (a ``ValueError``) whose message names the
 file (or ``"<memory>"``), the row, the column and what was expected.
 """
@@ -64,6 +79,7 @@ from typing import Any, NoReturn
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from simulator.config.files import write_atomic
@@ -104,13 +120,23 @@ TRACE_SCHEMA: pa.Schema = pa.schema(
 MEMORY_SOURCE = "<memory>"
 #: Largest byte address we accept (2**62): keeps address arithmetic inside int64.
 MAX_ADDR = 1 << 62
-#: Most rows a generator may build. A :class:`TraceBuilder` holds some 400 B per row, so this many
-#: take about 4 GB and 20 s to build; generators refuse larger traces before building them, naming
-#: the parameter, and the builder stops at this count whatever the generator.
-MAX_TRACE_ROWS = 10_000_000
-#: Most explicit addresses (gather elements, pointer-chase lines) a generator may draw: 2 GiB of
-#: int64 (the format itself allows 2**31 - 2, the int32 offsets of the ``addrs`` lists).
-MAX_TRACE_ADDRESSES = 2**28
+#: Most rows in a trace. A :class:`TraceBuilder` holds some 450 B per row and builds about 130,000
+#: rows a second, so this many take about 1 GB and 15 s to build, and some as long to replay;
+#: generators refuse larger traces before building them, naming the parameter, the builder stops
+#: at this count whatever the generator, and a trace file with more rows is refused before it is read.
+MAX_TRACE_ROWS = 2_000_000
+#: Most explicit addresses (gather elements, pointer-chase lines) in a trace: 128 MiB of int64;
+#: drawing them peaks at some 0.8 GB and takes some 6 s (the format itself allows 2**31 - 2, the
+#: int32 offsets of the ``addrs`` lists).
+MAX_TRACE_ADDRESSES = 2**24
+#: Most flops on one row: 2**53 (9.0e15), the integers that the float64 arithmetic timing them holds
+#: exactly; at a host's 10 GFLOP/s that is already ten days of work.
+MAX_ROW_FLOPS = 2**53
+#: Most other cycles on one row, for the same reason.
+MAX_ROW_CYCLES = float(2**53)
+#: Largest CSV trace file read, bytes: MAX_TRACE_ROWS rows of some 100 characters, with room for the
+#: addresses of the ``addrs`` column.
+MAX_CSV_TRACE_BYTES = 1 << 30
 #: Most entries (parts, requests) of one offload command: its JSON text stays below some 100 MB.
 MAX_COMMAND_ITEMS = 1_000_000
 
@@ -187,10 +213,10 @@ class TraceBuilder:
             _bad(row, "stage", f"a non-empty stage label, got {stage!r}")
         if op not in OPS:
             _bad(row, "op", f"one of {', '.join(OPS)}, got {op!r}")
-        if not (int(flops) == flops and flops >= 0):
-            _bad(row, "flops", f"an integer flop count >= 0, got {flops!r}")
-        if not (math.isfinite(cycles) and cycles >= 0):
-            _bad(row, "cycles", f"a finite cycle count >= 0, got {cycles!r}")
+        if not (int(flops) == flops and 0 <= flops <= MAX_ROW_FLOPS):
+            _bad(row, "flops", f"an integer flop count in [0, 2**53] (workloads.trace.MAX_ROW_FLOPS), got {flops!r}")
+        if not (math.isfinite(cycles) and 0 <= cycles <= MAX_ROW_CYCLES):
+            _bad(row, "cycles", f"a cycle count in [0, 2**53] (workloads.trace.MAX_ROW_CYCLES), got {cycles!r}")
         cols = self._cols
         cols["unit"].append(unit)
         cols["stage"].append(stage)
@@ -391,7 +417,8 @@ def _type_ok(name: str, actual: pa.DataType) -> bool:
     return actual == expected
 
 
-def _check_schema(table: pa.Table, source: str) -> None:
+def _check_names(table: pa.Table, source: str) -> None:
+    """Each column of :data:`TRACE_SCHEMA` exactly once, and no other."""
     names = table.schema.names
     for name in names:
         if names.count(name) > 1:
@@ -404,6 +431,11 @@ def _check_schema(table: pa.Table, source: str) -> None:
         if field.name not in names:
             raise TraceError(source, f"a column of type {field.type}, but it is missing",
                              column=field.name)
+
+
+def _check_schema(table: pa.Table, source: str) -> None:
+    _check_names(table, source)
+    for field in TRACE_SCHEMA:
         actual = table.schema.field(field.name).type
         if not _type_ok(field.name, actual):
             raise TraceError(source, f"type {field.type}, got {actual}", column=field.name)
@@ -466,8 +498,9 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
 
     fail(is_mem & (elem < 1), "elem_bytes", "elem_bytes >= 1 for a memory op")
     fail(count < 0, "count", "count >= 0")
-    fail(flops < 0, "flops", "flops >= 0")
-    fail(~np.isfinite(cycles) | (cycles < 0), "cycles", "a finite cycle count >= 0")
+    fail((flops < 0) | (flops > MAX_ROW_FLOPS), "flops", "flops in [0, 2**53] (workloads.trace.MAX_ROW_FLOPS)")
+    fail(~np.isfinite(cycles) | (cycles < 0) | (cycles > MAX_ROW_CYCLES), "cycles",
+         "a cycle count in [0, 2**53] (workloads.trace.MAX_ROW_CYCLES)")
 
     strided = is_mem & ~has_list
     fail(strided & ((addr < 0) | (addr >= MAX_ADDR)), "addr",
@@ -552,45 +585,150 @@ def _one_line(exc: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _open(path: Path) -> pq.ParquetFile:
+def _checked_path(path: Path) -> Path:
+    """``path`` if it is an existing regular file; else TraceError naming it (a device or a pipe
+    would be read without end)."""
     try:
         exists = path.exists()
     except OSError as exc:  # a name too long for the file system, say
-        raise TraceError(str(path), f"a Parquet trace file's path ({exc.strerror})") from None
+        raise TraceError(str(path), f"a trace file's path ({exc.strerror})") from None
     if not exists:
-        raise TraceError(str(path), "an existing Parquet trace file, but there is no such file")
+        raise TraceError(str(path), "an existing Parquet or CSV trace file, but there is no such file")
     if path.is_dir():
-        raise TraceError(str(path), "a Parquet trace file, but it is a directory")
+        raise TraceError(str(path), "a Parquet or CSV trace file, but it is a directory")
+    if not path.is_file():
+        raise TraceError(str(path), "a Parquet or CSV trace file, but it is not a regular file (a device, pipe "
+                         "or socket)")
+    return path
+
+
+def _is_csv(path: Path) -> bool:
+    """Whether ``path`` names a CSV trace (anything not called ``*.parquet``)."""
+    return path.suffix.lower() != ".parquet"
+
+
+def _check_rows(n_rows: int, source: str) -> None:
+    if n_rows > MAX_TRACE_ROWS:
+        raise TraceError(source, f"at most {MAX_TRACE_ROWS:,} rows (workloads.trace.MAX_TRACE_ROWS), got "
+                         f"{n_rows:,}")
+
+
+def _open(path: Path) -> pq.ParquetFile:
+    pf = None
     try:
-        return pq.ParquetFile(path)
+        pf = pq.ParquetFile(_checked_path(path))
     except (pa.ArrowException, OSError) as exc:
         raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
+    _check_rows(pf.metadata.num_rows, str(path))  # before reading a single row
+    return pf
+
+
+#: The type each column of a CSV trace is read as (``addrs`` as text: integers separated by spaces).
+_CSV_TYPES = {field.name: (pa.string() if field.name == "addrs" else field.type) for field in TRACE_SCHEMA}
+
+
+def _read_csv(path: Path) -> pa.Table:
+    """A CSV trace as a table of :data:`TRACE_SCHEMA` (before validation)."""
+    source = str(_checked_path(path))
+    size = path.stat().st_size
+    if size > MAX_CSV_TRACE_BYTES:
+        raise TraceError(source, f"a CSV trace of at most {MAX_CSV_TRACE_BYTES:,} B "
+                         f"(workloads.trace.MAX_CSV_TRACE_BYTES), got {size:,} B")
+    convert = pcsv.ConvertOptions(column_types=_CSV_TYPES, strings_can_be_null=False,
+                                  quoted_strings_can_be_null=False, true_values=["true", "True", "1"],
+                                  false_values=["false", "False", "0"])
+    try:
+        table = pcsv.read_csv(path, convert_options=convert)
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+        raise TraceError(source, "a readable CSV trace with a header line (a file not named *.parquet is read as "
+                         f"CSV): {_one_line(exc)}") from None
+    _check_rows(len(table), source)
+    if "addrs" in table.column_names and pa.types.is_string(table.schema.field("addrs").type):
+        table = table.set_column(table.schema.get_field_index("addrs"), "addrs", _csv_addrs(table, source))
+    return table
+
+
+def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
+    """The ``addrs`` text of a CSV trace ("4096 8192", or empty for null) as lists of int64."""
+    text = pc.utf8_trim_whitespace(table.column("addrs"))
+    empty = pc.equal(pc.utf8_length(text), 0)
+    pieces = pc.split_pattern_regex(pc.if_else(empty, pa.scalar(None, pa.string()), text), r"\s+")
+    try:
+        return pieces.cast(pa.list_(pa.int64()))
+    except pa.ArrowException:
+        bad = next(i for i, v in enumerate(pieces.to_pylist())
+                   if v is not None and not all(p.lstrip("-").isdigit() for p in v))
+        raise TraceError(source, "integer byte addresses separated by spaces (or nothing for none), got "
+                         f"{table.column('addrs')[bad].as_py()!r}", row=bad, column="addrs") from None
+
+
+def _text_type(tp: pa.DataType) -> bool:
+    """Any Arrow string type: string, large_string, or a dictionary of either."""
+    if pa.types.is_dictionary(tp):
+        tp = tp.value_type
+    return pa.types.is_string(tp) or pa.types.is_large_string(tp)
+
+
+def _convertible(name: str, tp: pa.DataType) -> bool:
+    """Whether a column ``name`` of type ``tp`` may be converted to :data:`TRACE_SCHEMA`'s type."""
+    expected = TRACE_SCHEMA.field(name).type
+    if pa.types.is_string(expected):
+        return _text_type(tp)
+    if pa.types.is_integer(expected):
+        return pa.types.is_integer(tp)
+    if pa.types.is_floating(expected):
+        return pa.types.is_integer(tp) or pa.types.is_floating(tp)
+    if name == "addrs":
+        return pa.types.is_null(tp) or ((pa.types.is_list(tp) or pa.types.is_large_list(tp))
+                                        and pa.types.is_integer(tp.value_type))
+    return tp == expected
+
+
+def conform_trace(table: pa.Table, source: str = MEMORY_SOURCE) -> pa.Table:
+    """``table`` with every column converted to its :data:`TRACE_SCHEMA` type (module docstring says
+    which types convert); TraceError naming the column for a type that does not, or a value that
+    does not fit (an unsigned integer beyond int64)."""
+    _check_names(table, source)
+    for name in TRACE_SCHEMA.names:
+        index = table.schema.get_field_index(name)
+        actual = table.schema.field(index).type
+        field = TRACE_SCHEMA.field(name)
+        if actual == field.type:
+            continue
+        if not _convertible(name, actual):
+            raise TraceError(source, f"type {field.type} (or one that converts to it), got {actual}", column=name)
+        try:
+            column = table.column(index).cast(field.type)
+        except pa.ArrowException:
+            raise TraceError(source, f"values that fit {field.type}, got {actual} values beyond it",
+                             column=name) from None
+        table = table.set_column(index, field, column)
+    table = table.select(TRACE_SCHEMA.names)
+    if any(table.column(f.name).null_count for f in TRACE_SCHEMA if not f.nullable):
+        return table  # validate_trace names the first null
+    return table.cast(TRACE_SCHEMA)  # the schema's order, nullability, list item name and metadata
 
 
 def read_trace(path: str | os.PathLike[str], units: Collection[str] | None = None) -> pa.Table:
-    """Read and validate a Parquet trace; any problem is a :class:`TraceError` naming the file."""
+    """Read, convert (``conform_trace``) and validate a Parquet or CSV trace; any problem is a
+    :class:`TraceError` naming the file."""
     path = Path(path)
-    pf = _open(path)
-    try:
-        table = pf.read()
-    except (pa.ArrowException, OSError) as exc:
-        raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
+    if _is_csv(path):
+        table = _read_csv(path)
+    else:
+        pf = _open(path)
+        try:
+            table = pf.read()
+        except (pa.ArrowException, OSError) as exc:
+            raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
+    table = conform_trace(table, str(path))
     validate_trace(table, str(path), units)
-    return _normalise(table)
-
-
-def _normalise(table: pa.Table) -> pa.Table:
-    """Give a valid table's ``addrs`` column the exact list type of :data:`TRACE_SCHEMA`."""
-    idx = table.schema.get_field_index("addrs")
-    expected = TRACE_SCHEMA.field("addrs")
-    if table.schema.field(idx).type != expected.type:
-        table = table.set_column(idx, expected, table.column(idx).cast(expected.type))
     return table
 
 
 def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
                units: Collection[str] | None = None) -> Iterator[pa.Table]:
-    """Stream a Parquet trace as validated tables of at most ``batch_rows`` rows.
+    """Stream a Parquet trace as converted, validated tables of at most ``batch_rows`` rows.
 
     Memory use stays bounded by the batch size; reported rows count from the
     start of the file.
@@ -603,12 +741,22 @@ def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
     try:
         batches = pf.iter_batches(batch_size=batch_rows)
         for batch in batches:
-            table = pa.Table.from_batches([batch])
+            table = conform_trace(pa.Table.from_batches([batch]), str(path))
             validate_trace(table, str(path), units, row_offset=offset)
             offset += len(table)
-            yield _normalise(table)
+            yield table
     except (pa.ArrowException, OSError) as exc:
         raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
+
+
+def write_trace_csv(table: pa.Table, path: str | os.PathLike[str]) -> None:
+    """Validate ``table`` and write it to ``path`` as a CSV trace (``addrs`` as integers separated by
+    spaces), atomically as ``write_trace``."""
+    path = Path(path)
+    validate_trace(table, str(path))
+    addrs = [" ".join(map(str, a)) if a is not None else "" for a in table.column("addrs").to_pylist()]
+    text = table.set_column(table.schema.get_field_index("addrs"), "addrs", pa.array(addrs, pa.string()))
+    write_atomic(path, lambda tmp: pcsv.write_csv(text, tmp))
 
 
 # --------------------------------------------------------------------------- line expansion

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
+from simulator.config.bounds import CLOCK_HZ, COUNT, CYCLES
 from simulator.config.fields import param
 
 
@@ -27,18 +28,24 @@ from simulator.config.fields import param
 class CryptoSpec(AcceleratorSpec):
     """One crypto unit: clock, engines, per-block cost, split cost and power."""
 
-    frequency_hz: float = param(unit="frequency", positive=True, doc="clock of the engines")
-    aes_cycles_per_block: float = param(positive=True, doc="engine cycles per 16 B AES-128 block (throughput)")
-    sha_cycles_per_block: float = param(0.0, min=0.0, doc="engine cycles per 64 B SHA-256 block (throughput); 0 = no SHA engine")
-    engines: int = param(1, min=1, doc="identical engines that can share one request's buffer")
-    pipeline_latency_cycles: float = param(0.0, min=0.0, doc="engine cycles from a job's first block in to its first block out")
+    frequency_hz: float = param(unit="frequency", positive=True, within=CLOCK_HZ, doc="clock of the engines")
+    aes_cycles_per_block: float = param(positive=True, within=CYCLES,
+                                        doc="engine cycles per 16 B AES-128 block (throughput)")
+    sha_cycles_per_block: float = param(0.0, min=0.0, within=CYCLES,
+                                        doc="engine cycles per 64 B SHA-256 block (throughput); 0 = no SHA engine")
+    engines: int = param(1, min=1, within=COUNT, doc="identical engines that can share one request's buffer")
+    pipeline_latency_cycles: float = param(0.0, min=0.0, within=CYCLES,
+                                           doc="engine cycles from a job's first block in to its first block out")
     chunk_bytes: int = param(4096, unit="size", min=64, doc="bytes an engine reads, processes and writes at a time")
     split_overhead_cycles: float = param(
-        0.0, min=0.0, doc="host cycles per request that uses more than one engine (dispatch to and join of the engines)")
+        0.0, min=0.0, within=CYCLES,
+        doc="host cycles per request that uses more than one engine (dispatch to and join of the engines)")
     aes_setup_cycles: float = param(
-        0.0, min=0.0, doc="host cycles per AES-128 request on top of the interface's offload overhead (kernel set-up)")
+        0.0, min=0.0, within=CYCLES,
+        doc="host cycles per AES-128 request on top of the interface's offload overhead (kernel set-up)")
     sha_setup_cycles: float = param(
-        0.0, min=0.0, doc="host cycles per SHA-256 request on top of the interface's offload overhead (kernel set-up)")
+        0.0, min=0.0, within=CYCLES,
+        doc="host cycles per SHA-256 request on top of the interface's offload overhead (kernel set-up)")
     energy_j_per_block: float = param(0.0, unit="energy", min=0.0, doc="dynamic energy per block processed")
     static_power_w: float = param(0.0, unit="power", min=0.0, doc="power while busy (static part)")
     idle_power_w: float = param(0.0, unit="power", min=0.0, doc="power while idle")

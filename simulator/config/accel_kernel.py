@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
+from simulator.config.bounds import LATENCY_S, SPEEDUP
 from simulator.config.fields import param
 
 
@@ -22,8 +23,10 @@ from simulator.config.fields import param
 class KernelSpec(AcceleratorSpec):
     """One kernel accelerator: rate relative to the host, launch cost, chunking and power."""
 
-    acceleration: float = param(positive=True, doc="throughput relative to the host running the same kernel (LogCA A)")
-    launch_latency_s: float = param(0.0, unit="time", min=0.0, doc="device time per request before its work starts")
+    acceleration: float = param(positive=True, within=SPEEDUP,
+                                doc="throughput relative to the host running the same kernel (LogCA A)")
+    launch_latency_s: float = param(0.0, unit="time", min=0.0, within=LATENCY_S,
+                                    doc="device time per request before its work starts")
     chunk_bytes: int = param(1024 * 1024, unit="size", min=64, doc="bytes the unit streams in, works on and writes at a time")
     active_power_w: float = param(0.0, unit="power", min=0.0, doc="dynamic power while computing")
     static_power_w: float = param(0.0, unit="power", min=0.0, doc="power while busy (static part)")

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
+from simulator.config.bounds import CLOCK_HZ, COUNT, UTILISATION
 from simulator.config.fields import param
 
 #: Floating-point operations of one multiply-accumulate.
@@ -50,7 +51,7 @@ def k_slice(k: int, m_c: int, n_c: int, local_memory_bytes: int, elem_bytes: int
 class LapSpec(AcceleratorSpec):
     """A LAP: PE array, clock, utilisation, local memory, energy and power."""
 
-    frequency_hz: float = param(unit="frequency", positive=True, doc="LAP clock")
+    frequency_hz: float = param(unit="frequency", positive=True, within=CLOCK_HZ, doc="LAP clock")
     local_memory_bytes: int = param(unit="size", positive=True,
                                     doc="local (scratchpad) memory shared by the cores")
     energy_per_flop_j: float = param(unit="energy_per_flop", min=0.0,
@@ -59,12 +60,12 @@ class LapSpec(AcceleratorSpec):
                                                   doc="energy per byte written into or read out of local memory")
     static_power_w: float = param(unit="power", min=0.0, doc="power while busy beyond the dynamic energy")
     idle_power_w: float = param(unit="power", min=0.0, doc="power while idle (leakage)")
-    pe_rows: int = param(4, min=1, doc="rows of processing elements per core")
-    pe_cols: int = param(4, min=1, doc="columns of processing elements per core")
-    cores: int = param(1, min=1, doc="LAP cores (each a PE array) working on different sub-blocks")
-    utilisation: float = param(0.9, positive=True, max=1.0,
+    pe_rows: int = param(4, min=1, within=COUNT, doc="rows of processing elements per core")
+    pe_cols: int = param(4, min=1, within=COUNT, doc="columns of processing elements per core")
+    cores: int = param(1, min=1, within=COUNT, doc="LAP cores (each a PE array) working on different sub-blocks")
+    utilisation: float = param(0.9, positive=True, within=UTILISATION,
                                doc="fraction of peak MAC throughput sustained on GEMM sub-blocks")
-    elem_bytes: int = param(8, min=1, doc="bytes per matrix element (8: double precision)")
+    elem_bytes: int = param(8, min=1, max=64, doc="bytes per matrix element (8: double precision)")
 
     def __post_init__(self) -> None:
         k_slice(1, BLOCK_MAX, BLOCK_MAX, self.local_memory_bytes, self.elem_bytes)  # the largest blocks fit

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, CYCLES, LATENCY_S
 from simulator.config.fields import param
 from simulator.config.plugins import PluginError, load_entry_points
 
@@ -38,15 +39,18 @@ class InterfaceSpec:
     """
 
     coupling: str = param(choices=COUPLINGS, doc="coupling of the accelerator to host and memory")
-    bandwidth_bytes_per_s: float = param(unit="bandwidth", positive=True,
+    bandwidth_bytes_per_s: float = param(unit="bandwidth", positive=True, within=BANDWIDTH_BYTES_PER_S,
                                          doc="bandwidth of the accelerator's data path (link or port)")
-    latency_s: float = param(0.0, unit="time", min=0.0, doc="one-way latency of the link per transfer/request")
+    latency_s: float = param(0.0, unit="time", min=0.0, within=LATENCY_S,
+                             doc="one-way latency of the link per transfer/request")
     energy_j_per_bit: float = param(0.0, unit="energy_per_bit", min=0.0, doc="link energy per bit moved")
-    offload_overhead_cycles: float = param(0.0, min=0.0, doc="host cycles per offload (driver call, set-up: LogCA o)")
-    completion_latency_s: float = param(0.0, unit="time", min=0.0,
+    offload_overhead_cycles: float = param(0.0, min=0.0, within=CYCLES,
+                                           doc="host cycles per offload (driver call, set-up: LogCA o)")
+    completion_latency_s: float = param(0.0, unit="time", min=0.0, within=LATENCY_S,
                                         doc="from the accelerator's last write to the host seeing completion")
     device_memory_bandwidth_bytes_per_s: float = param(
-        0.0, unit="bandwidth", min=0.0, doc="pcie only: bandwidth of the device's own memory (0 = not limiting)")
+        0.0, unit="bandwidth", min=0.0, max=BANDWIDTH_BYTES_PER_S.high,
+        doc="pcie only: bandwidth of the device's own memory (0 = not limiting)")
     full_duplex: bool = param(False, doc="pcie only: copies in and out run on separate directions of the link "
                                          "(each at bandwidth_bytes_per_s) instead of taking turns")
 

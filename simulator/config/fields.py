@@ -9,6 +9,7 @@ naming the file, the dotted key, the value and what was expected.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import difflib
 import math
@@ -16,6 +17,7 @@ import re
 import typing
 from typing import Any, Callable
 
+from simulator.config.bounds import Range
 from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
                              parse_quantity)
 
@@ -36,15 +38,22 @@ def param(
     power_of_two: bool = False,
     choices: tuple[str, ...] | None = None,
     check: Callable[[Any], str | None] | None = None,
+    within: Range | None = None,
 ) -> Any:
     """Declare a spec field.
 
     unit: a dimension name of ``simulator.config.units.DIMENSIONS`` ("time", "size", ...):
     the YAML value must be a string with a unit and is stored in SI (sizes as int
-    bytes). None: a plain number, bool or string as typed.
+    bytes). None: a plain number, bool or string as typed. within: a named range of
+    ``simulator.config.bounds`` (its bounds, tightened by ``min``/``max`` if given; its
+    reason added to ``doc``).
     """
     if unit is not None and unit not in DIMENSIONS:
         raise ValueError(f"unknown dimension {unit!r}")
+    if within is not None:
+        min = within.low if min is None else builtins.max(min, within.low)  # param's arguments shadow the builtins
+        max = within.high if max is None else builtins.min(max, within.high)
+        doc = f"{doc} (bounds {within.why})"
     meta = dict(unit=unit, doc=doc, min=min, max=max, positive=positive,
                 power_of_two=power_of_two, choices=choices, check=check)
     if isinstance(default, (list, dict)):
@@ -236,7 +245,7 @@ def _accepts(meta: dict, tp: Any) -> str:
         return _describe(meta, tp)
     parts = [] if meta.get("unit") else [{int: "integer", float: "number", bool: "true/false", str: "string"}
                                           .get(tp, getattr(tp, "__name__", str(tp)))]
-    if meta.get("positive"):
+    if meta.get("positive") and not (meta.get("min") or 0) > 0:  # a positive minimum says it already
         parts.append("> 0")
     for bound, sign in (("min", ">="), ("max", "<=")):
         if meta.get(bound) is not None:

@@ -20,11 +20,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from simulator.config.errors import ConfigError
 from simulator.config.fields import META_KEYS, build_spec, did_you_mean, registered_kinds, spec_to_dict
-from simulator.config.yamlio import load_yaml
+from simulator.config.yamlio import AliasError, load_yaml, load_yaml_text
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PRESETS_DIR = PROJECT_ROOT / "configs" / "presets"
@@ -132,8 +130,10 @@ def parse_override(text: str, option: str = "--set") -> tuple[list[str], Any]:
         raise ConfigError(f"{option} {text}: expected a dotted key like dram.geometry.channels" if option == "--set"
                           else f"{option} {text}: expected a parameter name, e.g. {option} {example}")
     try:
-        parsed = yaml.safe_load(value) if value.strip() else ""
-    except yaml.YAMLError:
+        parsed = load_yaml_text(value, f"{option} {text}") if value.strip() else ""
+    except AliasError:
+        raise
+    except ConfigError:  # not YAML: the text as it is (the schema says what it expected)
         parsed = value
     return parts, parsed
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from typing import Callable
 
 from simulator.config.accelerators import AcceleratorSpec
+from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DRAM_TCK_S, DRAM_TREFI_S,
+                                      LATENCY_S, PER_CYCLE_RATE)
 from simulator.config.fields import param
 from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming, check_line_is_one_burst
 from simulator.config.units import is_power_of_two, seconds_to_ps
@@ -27,12 +29,15 @@ RESERVED_COMPONENTS = ("host", "dram", "dram_interface", "memory_path")
 class HostSpec:
     """The trace-driven host core."""
 
-    frequency_hz: float = param(unit="frequency", positive=True, doc="core clock")
-    flops_per_cycle: float = param(positive=True, doc="peak floating-point operations per cycle (DP)")
-    loads_per_cycle: float = param(positive=True, doc="memory instructions (elements) issued per cycle at most")
-    max_outstanding_misses: int = param(min=1, doc="L1D miss buffers: misses to L2 and beyond in flight at once")
+    frequency_hz: float = param(unit="frequency", positive=True, within=CLOCK_HZ, doc="core clock")
+    flops_per_cycle: float = param(positive=True, within=PER_CYCLE_RATE,
+                                   doc="peak floating-point operations per cycle (DP)")
+    loads_per_cycle: float = param(positive=True, within=PER_CYCLE_RATE,
+                                   doc="memory instructions (elements) issued per cycle at most")
+    max_outstanding_misses: int = param(min=1, within=COUNT,
+                                        doc="L1D miss buffers: misses to L2 and beyond in flight at once")
     memory_path_latency_s: float = param(
-        unit="time", min=0.0, doc="load-to-use latency of a DRAM access outside the DRAM device: "
+        unit="time", min=0.0, within=LATENCY_S, doc="load-to-use latency of a DRAM access outside the DRAM device: "
         "cache lookups on the way, on-chip network, memory controller queue and return"
     )
     energy_per_flop_j: float = param(unit="energy_per_flop", min=0.0, doc="dynamic energy per DP flop")
@@ -49,8 +54,8 @@ class CacheLevelSpec:
     name: str = param(doc="level name, e.g. L1D")
     # the simulator keeps 16 B of state per line (a stamp and use bits): 1 GiB at the largest size
     size_bytes: int = param(unit="size", positive=True, max=2**32, doc="capacity")
-    ways: int = param(min=1, doc="associativity")
-    latency_cycles: int = param(min=0, doc="load-to-use latency of a hit at this level, host cycles")
+    ways: int = param(min=1, within=COUNT, doc="associativity")
+    latency_cycles: int = param(min=0, within=CYCLES, doc="load-to-use latency of a hit at this level, host cycles")
     energy_j_per_byte: float = param(unit="energy_per_byte", min=0.0, doc="energy per byte served by this level")
 
 
@@ -113,25 +118,25 @@ class CachesSpec:
 class DramTimingSpec:
     """DDR timing parameters; cycle counts are in tCK."""
 
-    tck_s: float = param(unit="time", positive=True, doc="clock period tCK")
-    cl: int = param(min=1, doc="CAS latency, tCK")
-    t_rcd: int = param(min=1, doc="ACT to column command, tCK")
-    t_rp: int = param(min=1, doc="precharge period, tCK")
-    t_ras: int = param(min=1, doc="ACT to PRE minimum, tCK")
-    t_rc: int = param(min=1, doc="ACT to ACT same bank, tCK")
-    t_rrd: int = param(min=1, doc="ACT to ACT different banks, tCK")
-    t_ccd: int = param(min=1, doc="column command to column command, tCK")
-    t_wr: int = param(min=1, doc="write recovery, tCK")
-    t_wtr: int = param(min=1, doc="write to read turnaround, tCK")
-    t_rtp: int = param(min=1, doc="read to precharge, tCK")
-    t_rfc: int = param(min=1, doc="refresh cycle time, tCK")
-    t_faw: int = param(min=1, doc="four-activate window, tCK")
-    burst_length: int = param(min=1, power_of_two=True, doc="burst length BL, beats")
-    t_refi_s: float = param(unit="time", positive=True, doc="average refresh interval tREFI")
-    t_xp: int = param(min=1, doc="power-down exit to the next command, tCK")
-    t_cke: int = param(min=1, doc="shortest power-down (CKE low), tCK")
-    cwl: int = param(min=1, doc="CAS write latency, write command to first data beat, tCK")
-    t_rtrs: int = param(min=0, doc="data-bus turnaround between ranks, tCK")
+    tck_s: float = param(unit="time", positive=True, within=DRAM_TCK_S, doc="clock period tCK")
+    cl: int = param(min=1, within=DRAM_TCK_COUNT, doc="CAS latency, tCK")
+    t_rcd: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to column command, tCK")
+    t_rp: int = param(min=1, within=DRAM_TCK_COUNT, doc="precharge period, tCK")
+    t_ras: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to PRE minimum, tCK")
+    t_rc: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to ACT same bank, tCK")
+    t_rrd: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to ACT different banks, tCK")
+    t_ccd: int = param(min=1, within=DRAM_TCK_COUNT, doc="column command to column command, tCK")
+    t_wr: int = param(min=1, within=DRAM_TCK_COUNT, doc="write recovery, tCK")
+    t_wtr: int = param(min=1, within=DRAM_TCK_COUNT, doc="write to read turnaround, tCK")
+    t_rtp: int = param(min=1, within=DRAM_TCK_COUNT, doc="read to precharge, tCK")
+    t_rfc: int = param(min=1, within=DRAM_TCK_COUNT, doc="refresh cycle time, tCK")
+    t_faw: int = param(min=1, within=DRAM_TCK_COUNT, doc="four-activate window, tCK")
+    burst_length: int = param(min=1, max=1024, power_of_two=True, doc="burst length BL, beats")
+    t_refi_s: float = param(unit="time", positive=True, within=DRAM_TREFI_S, doc="average refresh interval tREFI")
+    t_xp: int = param(min=1, within=DRAM_TCK_COUNT, doc="power-down exit to the next command, tCK")
+    t_cke: int = param(min=1, within=DRAM_TCK_COUNT, doc="shortest power-down (CKE low), tCK")
+    cwl: int = param(min=1, within=DRAM_TCK_COUNT, doc="CAS write latency, write command to first data beat, tCK")
+    t_rtrs: int = param(min=0, within=DRAM_TCK_COUNT, doc="data-bus turnaround between ranks, tCK")
 
     def __post_init__(self) -> None:
         _model_check(self.model)  # the DRAM model's orderings (t_ras >= t_rcd, cwl <= cl, ...), at load time
@@ -176,13 +181,16 @@ class DramCurrentsSpec:
 class DramGeometrySpec:
     """Channels, ranks, banks and the address mapping."""
 
-    channels: int = param(min=1, power_of_two=True, doc="independent channels")
-    ranks_per_channel: int = param(min=1, power_of_two=True, doc="ranks on each channel")
-    banks: int = param(min=1, power_of_two=True, doc="banks per device")
-    rows: int = param(min=1, power_of_two=True, doc="rows per bank")
-    columns: int = param(min=1, power_of_two=True, doc="columns per row (device)")
-    device_width_bits: int = param(min=1, power_of_two=True, doc="data pins per device (x4, x8, x16)")
-    bus_width_bits: int = param(min=8, power_of_two=True, doc="channel data bus width")
+    # Bounds: twice or more the largest real parts (HBM3: 32 pseudo-channels a stack, 64 banks; DDR5: 2**17
+    # rows; LRDIMMs: 8 ranks, two to a channel); the model keeps state per bank and per rank, and performs
+    # every refresh of every rank (simulator.run_limits bounds a run's refreshes).
+    channels: int = param(min=1, max=256, power_of_two=True, doc="independent channels")
+    ranks_per_channel: int = param(min=1, max=16, power_of_two=True, doc="ranks on each channel")
+    banks: int = param(min=1, max=256, power_of_two=True, doc="banks per device")
+    rows: int = param(min=1, max=2**24, power_of_two=True, doc="rows per bank")
+    columns: int = param(min=1, max=2**16, power_of_two=True, doc="columns per row (device)")
+    device_width_bits: int = param(min=1, max=1024, power_of_two=True, doc="data pins per device (x4, x8, x16)")
+    bus_width_bits: int = param(min=8, max=4096, power_of_two=True, doc="channel data bus width")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
     page_policy: str = param("open", choices=("open", "open_adaptive", "closed"),
                              doc="row-buffer policy: open (rows stay open until a conflict or refresh), "
@@ -191,7 +199,7 @@ class DramGeometrySpec:
     scheduler: str = param("in_order", choices=("in_order", "frfcfs"),
                            doc="controller: column commands in arrival order, or first-ready (reads before "
                                "writes, row hits together, banks round-robin) within the transaction queue")
-    queue_depth: int = param(32, min=1, doc="controller transaction queue, requests per channel")
+    queue_depth: int = param(32, min=1, within=COUNT, doc="controller transaction queue, requests per channel")
     power_down: bool = param(False, doc="a rank with no pending request powers down (IDD2P / IDD3P) and "
                                         "pays tXP to wake, as DRAMSim2's USE_LOW_POWER")
 

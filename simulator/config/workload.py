@@ -3,7 +3,8 @@
 A workload YAML is either
   ``{name, generator, params}``: ``generator`` names an entry of
   ``workloads.registry.GENERATORS`` and ``params`` its keyword arguments, or
-  ``{name, trace}``: a Parquet operation trace (path relative to the YAML file).
+  ``{name, trace}``: a Parquet or CSV operation trace (path relative to the YAML file;
+  ``workloads.trace.read_trace`` says which column types it takes).
 A parameter whose name ends in a unit suffix is given with its unit and
 converted: ``*_bytes`` sizes ("64 MiB"), ``*_hz`` frequencies, ``*_s`` times,
 ``*_bytes_per_s`` bandwidths, unless the generator declares it as something
@@ -93,8 +94,8 @@ def _shape_errors(raw: dict, source: str) -> list[str]:
                       f"expected one of: {', '.join(sorted(GENERATORS))}")
     trace = raw.get("trace")
     if "trace" in raw and (not isinstance(trace, str) or not trace.strip() or "\0" in trace):
-        errors.append(f"{source}: trace: {trace!r}; expected the path of a Parquet trace file (a string, "
-                      "relative to the workload file)")
+        errors.append(f"{source}: trace: {trace!r}; expected the path of a Parquet or CSV trace file (a "
+                      "string, relative to the workload file)")
     return errors
 
 

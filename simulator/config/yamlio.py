@@ -1,7 +1,12 @@
-"""Strict YAML reading: duplicate keys are errors, not silent overwrites.
+"""Strict YAML reading: duplicate keys are errors, not silent overwrites; input stays small.
 
 PyYAML's safe loader keeps the last of two equal keys; offsim refuses the file
-and names both lines.
+and names both lines. A config input must be a regular file of at most
+``MAX_CONFIG_BYTES`` (a device such as ``/dev/zero`` or a FIFO would be read
+forever), and its aliases may not expand it beyond ``MAX_ALIAS_EXPANSION_NODES``
+extra nodes nor refer to themselves: a "billion laughs" file of a few hundred
+bytes expands to 9^9 nodes that every later walk over the config would visit,
+and a self-referential alias makes a structure without end.
 """
 
 from __future__ import annotations
@@ -10,9 +15,28 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
+import os
+import stat
+
 import yaml
 
 from simulator.config.errors import ConfigError
+
+#: Largest config file read, bytes. Shipped configs are at most some 10 KB; a config ten times
+#: the largest study file is still well below this, and reading it stays within milliseconds.
+MAX_CONFIG_BYTES = 1024 * 1024
+#: Most nodes that aliases may add to a document when expanded (each ``*name`` counts the nodes
+#: of what it names). Configs need few or no aliases; this many keep every walk over the
+#: expanded config (presets, overrides, validation, hashing) within a fraction of a second.
+MAX_ALIAS_EXPANSION_NODES = 10_000
+
+
+class _AliasProblem(Exception):
+    """A document whose aliases refer to themselves or expand beyond the budget."""
+
+
+class AliasError(ConfigError):
+    """A YAML document refused for its aliases (recursive, or expanding beyond the budget)."""
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -39,22 +63,117 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_yaml(path: str | Path) -> Any:
-    """Read one YAML file strictly; raise ConfigError naming the file on any problem."""
+def _expanded_nodes(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """Nodes of ``node`` with every alias expanded (``sizes`` memoises shared nodes); _AliasProblem
+    if a node contains itself (``open_nodes``: the nodes being counted)."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        raise _AliasProblem(f"recursive alias: the anchor at line {node.start_mark.line + 1} is used inside its "
+                            "own value; expected each alias to name a value that does not contain it")
+    if isinstance(node, yaml.ScalarNode):
+        return 1
+    open_nodes.add(key)
+    children = (node.value if isinstance(node, yaml.SequenceNode)
+                else [item for pair in node.value for item in pair])
+    size = 1
+    for child in children:
+        size += _expanded_nodes(child, sizes, open_nodes)
+        if size > 2**62:  # stop adding up a bomb long before Python integers grow large
+            break
+    open_nodes.discard(key)
+    sizes[key] = size
+    return size
+
+
+def _check_aliases(root: yaml.Node | None) -> None:
+    """Refuse a document whose aliases refer to themselves or add more than MAX_ALIAS_EXPANSION_NODES nodes."""
+    if root is None:
+        return
+    sizes: dict[int, int] = {}
+    expanded = _expanded_nodes(root, sizes, set())
+    distinct = _distinct_nodes(root)
+    extra = expanded - distinct
+    if extra > MAX_ALIAS_EXPANSION_NODES:
+        shown = f"{expanded:,}" if expanded <= 2**62 else "more than 2**62"
+        raise _AliasProblem(f"aliases expand {distinct:,} nodes to {shown}; expected at most "
+                            f"{MAX_ALIAS_EXPANSION_NODES:,} nodes added by aliases")
+
+
+def _distinct_nodes(root: yaml.Node) -> int:
+    """Nodes of the document as written (an aliased node once)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(item for pair in node.value for item in pair)
+    return len(seen)
+
+
+def _read_config_text(path: str | Path, source: str, what: str) -> str:
+    """The text of a config file: a regular file of at most MAX_CONFIG_BYTES bytes, UTF-8."""
+    expected = f"expected a readable UTF-8 {what}"
+    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as fh:  # a FIFO: no wait
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{source}: not a regular file (a device, pipe or socket); {expected} of at most "
+                              f"{MAX_CONFIG_BYTES:,} B")
+        data = fh.read(MAX_CONFIG_BYTES + 1)  # a file growing while read stops here too
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source}: {max(info.st_size, len(data)):,} B or more; expected a config file of at "
+                          f"most {MAX_CONFIG_BYTES:,} B")
+    return data.decode("utf-8")
+
+
+def config_text(path: str | Path, what: str = "YAML file") -> str:
+    """The text of an input file (a config, a table, a JSON record; ``what`` names it in messages): a
+    regular UTF-8 file of at most MAX_CONFIG_BYTES; ConfigError naming the file otherwise."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return _read_config_text(path, source, what)
     except FileNotFoundError:
-        raise ConfigError(f"{source}: file not found; expected an existing YAML file") from None
+        raise ConfigError(f"{source}: file not found; expected an existing {what}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable UTF-8 YAML file") from None
+        raise ConfigError(f"{source}: cannot read ({exc.__class__.__name__}); expected a readable UTF-8 {what}") \
+            from None
     except OSError as exc:  # a directory, no permission, a path through a file, a name too long, a link loop
         reason = exc.strerror or exc.__class__.__name__
-        raise ConfigError(f"{source}: cannot read ({reason}); expected a readable UTF-8 YAML file") from None
+        raise ConfigError(f"{source}: cannot read ({reason}); expected a readable UTF-8 {what}") from None
+
+
+def check_aliases(text: str, source: str) -> None:
+    """AliasError if YAML ``text`` has a recursive alias or aliases that add more than
+    MAX_ALIAS_EXPANSION_NODES nodes; syntax errors are left to the reader that loads it."""
+    try:
+        _check_aliases(yaml.compose(text, Loader=yaml.SafeLoader))
+    except _AliasProblem as exc:
+        raise AliasError(f"{source}: invalid YAML: {exc}") from None
+    except (yaml.YAMLError, RecursionError):
+        pass
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Read one YAML file strictly; raise ConfigError naming the file on any problem."""
+    return load_yaml_text(config_text(path), str(path))
+
+
+def load_yaml_text(text: str, source: str) -> Any:
+    """Read YAML ``text`` strictly (as ``load_yaml``); messages start with ``source``."""
     loader = None
     try:
         loader = _StrictLoader(text, source)  # the reader rejects non-printable characters here
-        data = loader.get_single_data()
+        root = loader.get_single_node()
+        _check_aliases(root)
+        data = None if root is None else loader.construct_document(root)
+    except _AliasProblem as exc:
+        raise AliasError(f"{source}: invalid YAML: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""

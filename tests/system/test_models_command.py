@@ -124,8 +124,8 @@ def test_models_roofline_prints_every_intensity(capsys: pytest.CaptureFixture) -
     (["models", "roofline", "nehalem_cpu", "--intensity", "-1"], "expected an arithmetic intensity > 0"),
     (["models", "roofline", "nehalem_cpu", "--intensity", "nan"], "expected an arithmetic intensity > 0"),
     (["models", "roofline", "hd4000_nuc_gpu"], "no double-precision data"),
-    (["models", "logca", "toy", "--table", "missing.yaml"], "missing.yaml: cannot read"),
-    (["models", "roofline", "toy", "--table", "missing.yaml"], "missing.yaml: cannot read"),
+    (["models", "logca", "toy", "--table", "missing.yaml"], "missing.yaml: file not found"),
+    (["models", "roofline", "toy", "--table", "missing.yaml"], "missing.yaml: file not found"),
     (["models", "roofline"], "given without an ENTRY"),
 ])
 def test_bad_models_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,

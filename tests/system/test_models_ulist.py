@@ -88,7 +88,8 @@ def test_the_figure_draws_both_models_against_q(tmp_path: Path, capsys: pytest.C
     (["--llc", "8"], "--llc '8': expected a size with a unit"),
     (["--n-points", "0"], "--n-points 0: expected an integer >= 1"),
     (["--q", "0"], "--q 0: expected an expansion order >= 1"),
-    (["--machine", "missing.json"], "--machine missing.json: cannot read"),
+    (["--machine", "missing.json"], "--machine missing.json: file not found; expected an existing machine.json"),
+    (["--machine", "/dev/zero"], "--machine /dev/zero: not a regular file"),
 ])
 def test_bad_ulist_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:

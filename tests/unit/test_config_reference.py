@@ -88,7 +88,7 @@ def test_keys_command_prints_a_section(capsys):
     assert all(line.startswith("dram.timing.") for line in lines[1:])
     assert len(lines) - 1 == sum(r.key.startswith("dram.timing.") for r in ROWS)
     tck = next(line for line in lines if line.startswith("dram.timing.tck_s "))
-    assert tck.split()[1:4] == ["s", "required", ">"]
+    assert tck.split()[1:6] == ["s", "required", ">=", "1e-11,", "<="]  # its bounds (simulator.config.bounds)
 
 
 def test_keys_command_refuses_an_unknown_section(capsys):

@@ -24,6 +24,7 @@ from workloads.trace import (
     trace_summary,
     validate_trace,
     write_trace,
+    write_trace_csv,
 )
 
 
@@ -135,9 +136,11 @@ ROW_CASES = [
     ("count", 2, -1, "count >= 0"),
     ("count", 4, 2, "whole multiple (>= 1) of len(addrs) = 3"),
     ("count", 4, 7, "whole multiple (>= 1) of len(addrs) = 3"),
-    ("flops", 1, -5, "flops >= 0"),
-    ("cycles", 3, float("nan"), "finite cycle count >= 0"),
-    ("cycles", 0, -1.0, "finite cycle count >= 0"),
+    ("flops", 1, -5, "flops in [0, 2**53]"),
+    ("flops", 1, 2**62, "flops in [0, 2**53]"),  # beyond what the float64 timing holds exactly
+    ("cycles", 3, float("nan"), "a cycle count in [0, 2**53]"),
+    ("cycles", 0, -1.0, "a cycle count in [0, 2**53]"),
+    ("cycles", 0, 1e308, "a cycle count in [0, 2**53]"),
     ("addr", 1, -64, "byte address in [0, 2**62)"),
     ("stride_bytes", 2, -2000, "walks below 0"),
     ("count", 0, 3, "0 for a non-memory op"),
@@ -189,7 +192,7 @@ def test_offload_target_must_be_in_the_system() -> None:
 
 def test_error_counts_further_bad_rows() -> None:
     table = replace(replace(sample_table(), "flops", 1, -1), "flops", 10, -2)
-    with pytest.raises(TraceError, match=r"row 1, column 'flops': flops >= 0 \(1 more rows"):
+    with pytest.raises(TraceError, match=r"row 1, column 'flops': flops in \[0, 2\*\*53\] \(workloads.trace.MAX_ROW_FLOPS\) \(1 more rows"):
         validate_trace(table)
 
 
@@ -197,9 +200,12 @@ def test_error_counts_further_bad_rows() -> None:
     (lambda t: t.drop_columns(["flops"]), "flops", "missing"),
     (lambda t: t.append_column("extra", pa.array([0] * len(t))), "extra", "no such column"),
     (lambda t: t.set_column(t.schema.get_field_index("flops"), "flops",
-                            t.column("flops").cast(pa.float64())), "flops", "type int64, got double"),
+                            t.column("flops").cast(pa.float64())), "flops", "type int64 (or one that converts to "
+                                                                        "it), got double"),
     (lambda t: t.set_column(t.schema.get_field_index("addrs"), "addrs",
-                            t.column("addrs").cast(pa.list_(pa.int32()))), "addrs", "type list"),
+                            t.column("addrs").cast(pa.list_(pa.float64()))), "addrs", "type list"),
+    (lambda t: t.set_column(t.schema.get_field_index("addr"), "addr",
+                            pa.array([2**63] * len(t), pa.uint64())), "addr", "values that fit int64, got uint64"),
 ])
 def test_schema_errors_name_file_and_column(tmp_path, change, column, expected) -> None:
     path = tmp_path / "trace.parquet"
@@ -220,7 +226,7 @@ def test_not_a_table_is_rejected() -> None:
 
 
 def test_missing_file_and_directory(tmp_path) -> None:
-    with pytest.raises(TraceError, match=r"nope\.parquet: an existing Parquet trace file"):
+    with pytest.raises(TraceError, match=r"nope\.parquet: an existing Parquet or CSV trace file"):
         read_trace(tmp_path / "nope.parquet")
     with pytest.raises(TraceError, match="it is a directory"):
         read_trace(tmp_path)
@@ -444,3 +450,105 @@ def test_descending_elements_across_a_line_boundary_touch_the_lower_line_first()
     # element 0 covers bytes 12..16 (lines 0 then 1), element 1 bytes 7..11 (line 0)
     assert element_lines(12, 5, -5, 2, 16).tolist() == [0, 1, 0]
     assert element_lines(64 * 8, 8, -8, 16, 64).tolist() == [8, 7, 6]
+
+
+# --------------------------------------------------------------------------- column types and CSV
+
+
+def _retyped(table: pa.Table, types: dict[str, object]) -> pa.Table:
+    """``table`` with the columns named in ``types`` converted (a type, or "dictionary")."""
+    for name, tp in types.items():
+        column = table.column(name)
+        column = column.dictionary_encode() if tp == "dictionary" else column.cast(tp)
+        table = table.set_column(table.schema.get_field_index(name), name, column)
+    return table
+
+
+@pytest.mark.parametrize("types", [
+    {"unit": pa.large_string(), "stage": pa.large_string(), "op": pa.large_string(), "params": pa.large_string()},
+    {"unit": "dictionary", "stage": "dictionary", "op": "dictionary", "params": "dictionary"},
+    {"addr": pa.uint32(), "elem_bytes": pa.uint8(), "stride_bytes": pa.int16(), "count": pa.int32(),
+     "flops": pa.uint64(), "cycles": pa.float32(), "addrs": pa.large_list(pa.uint16())},
+    {"cycles": pa.int64(), "addrs": pa.list_(pa.int32())},
+])
+def test_any_string_type_and_any_fitting_integer_width_reads_as_the_schema(tmp_path, types) -> None:
+    table = sample_table()
+    cycles = [0.25, 0, 0, 7.5, 0, 0, 0, 0, 0, 0, 0] if types.get("cycles") == pa.float32() else \
+        [0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0]  # values float32 or an integer column holds exactly
+    table = table.set_column(table.schema.get_field_index("cycles"), TRACE_SCHEMA.field("cycles"),
+                             pa.array(cycles, pa.float64()))
+    written = _retyped(table, {"unit": pa.large_string()}) if types.get("unit") == "dictionary" else table
+    path = tmp_path / "trace.parquet"  # (a dictionary of large strings too)
+    pq.write_table(_retyped(written, types), path)
+    back = read_trace(path)
+    assert back.schema.equals(TRACE_SCHEMA, check_metadata=True)
+    assert back.equals(table)
+    assert pa.concat_tables(iter_trace(path, batch_rows=4)).equals(table)
+
+
+def test_a_trace_written_by_pandas_reads_as_written(tmp_path) -> None:
+    path = tmp_path / "trace.parquet"
+    sample_table().to_pandas().to_parquet(path)
+    assert read_trace(path).equals(sample_table())
+
+
+def test_csv_trace_round_trip_is_identical(tmp_path) -> None:
+    path = tmp_path / "trace.csv"
+    write_trace_csv(sample_table(), path)
+    back = read_trace(path)
+    assert back.schema.equals(TRACE_SCHEMA, check_metadata=True)
+    assert back.equals(sample_table())
+
+
+HEADER = "unit,stage,op,addr,elem_bytes,stride_bytes,count,addrs,flops,cycles,dependent,params\n"
+
+
+def test_hand_written_csv_trace_reads(tmp_path) -> None:
+    path = _text(tmp_path / "t.csv", HEADER + 'host,s,read,0,8,8,4,,0,0,false,\n'
+                                      'host,s,read,0,8,0,2, 64  128 ,0,0,true,\n'
+                                      'host,s,compute,0,0,0,0,,100,2.5,false,\n')
+    table = read_trace(path)
+    assert table.column("addrs").to_pylist() == [None, [64, 128], None]
+    assert table.column("dependent").to_pylist() == [False, True, False]
+
+
+def _text(path, text: str):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("body, says", [
+    ('host,s,read,0,8,0,2,64 x,0,0,false,\n', "row 0, column 'addrs': integer byte addresses separated by spaces"),
+    ('host,s,read,zero,8,8,4,,0,0,false,\n', "a readable CSV trace with a header line"),
+    ('host,s,compute,0,0,0,0,,,0,false,\n', "row 0, column 'flops': a value, got null"),
+    ('host,s,compute,0,0,0,0,,100,1e308,false,\n', "row 0, column 'cycles': a cycle count in [0, 2**53]"),
+])
+def test_bad_csv_trace_names_file_row_and_column(tmp_path, body, says) -> None:
+    path = _text(tmp_path / "t.csv", HEADER + body)
+    with pytest.raises(TraceError) as info:
+        read_trace(path)
+    assert str(info.value).startswith(f"{path}: ") and says in str(info.value)
+
+
+def test_csv_trace_with_a_missing_column_is_refused(tmp_path) -> None:
+    path = _text(tmp_path / "t.csv", HEADER.replace(",params", "") + "host,s,compute,0,0,0,0,,1,0,false\n")
+    with pytest.raises(TraceError, match=r"t\.csv: column 'params': a column of type string, but it is missing"):
+        read_trace(path)
+
+
+def test_trace_files_beyond_the_row_limit_are_refused_before_reading(tmp_path, monkeypatch) -> None:
+    import workloads.trace as trace
+
+    parquet, csv = tmp_path / "t.parquet", tmp_path / "t.csv"
+    write_trace(sample_table(), parquet)
+    write_trace_csv(sample_table(), csv)
+    monkeypatch.setattr(trace, "MAX_TRACE_ROWS", 10)
+    for path in (parquet, csv):
+        with pytest.raises(TraceError, match=r"at most 10 rows \(workloads.trace.MAX_TRACE_ROWS\), got 11"):
+            read_trace(path)
+
+
+def test_a_device_as_a_trace_is_refused_at_once() -> None:
+    for path in ("/dev/zero", "/dev/null"):
+        with pytest.raises(TraceError, match="not a regular file"):
+            read_trace(path)

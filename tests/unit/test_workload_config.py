@@ -59,8 +59,8 @@ def test_generator_must_be_a_generator_name(generator):
 
 @pytest.mark.parametrize("value", [5, None, ["a.parquet"], "", "a\0b"])
 def test_trace_must_be_a_path_string(value):
-    assert _one({"trace": value}) == (f"w.yaml: trace: {value!r}; expected the path of a Parquet trace file (a "
-                                      "string, relative to the workload file)")
+    assert _one({"trace": value}) == (f"w.yaml: trace: {value!r}; expected the path of a Parquet or CSV trace "
+                                      "file (a string, relative to the workload file)")
 
 
 @pytest.mark.parametrize("extra", [{"params": {"kind": "read"}}, {"params": {}}])
@@ -117,7 +117,8 @@ def test_integer_beyond_int64_is_refused_naming_the_parameter_and_bound(tmp_path
     message = _one(raw, params=(f"flops={big}",), tmp_path=tmp_path)
     assert message.startswith(f"--param flops={big} (over {tmp_path / 'w.yaml'}): params.flops: {big}; expected "
                               "at most 9,223,372,036,854,775,807")
-    with pytest.raises(ValueError, match="^flops must be at most 9,223,372,036,854,775,807"):
+    with pytest.raises(ValueError, match=r"^flops must be at most 9,007,199,254,740,992 \(a row holds at most "
+                                         r"2\*\*53 flops"):
         micro.compute_only(big)
 
 
@@ -141,19 +142,19 @@ def test_overflow_the_checks_did_not_foresee_is_still_one_message(monkeypatch):
 
 @pytest.mark.parametrize("generator, params, key, expected", [
     ("stream", {"kind": "read", "array_bytes": "64 KiB", "repeats": 10**12}, "repeats",
-     "1000000000000; expected at most 10,000,000 (a trace holds at most 10,000,000 rows, 1 per repeat)"),
+     "1000000000000; expected at most 2,000,000 (a trace holds at most 2,000,000 rows, 1 per repeat)"),
     ("stream", {"kind": "triad", "array_bytes": "1 TiB"}, "array_bytes",
-     "'1 TiB'; expected at most 218,453,311,488 B (a trace holds at most 10,000,000 rows, 3 per block of "
+     "'1 TiB'; expected at most 43,690,622,976 B (a trace holds at most 2,000,000 rows, 3 per block of "
      "block_bytes = 65536 B)"),
     ("random_access", {"n_accesses": 10**12, "footprint_bytes": "1 MiB"}, "n_accesses",
-     "1000000000000; expected at most 268,435,456 (a trace draws at most 268,435,456 explicit addresses"),
+     "1000000000000; expected at most 16,777,216 (a trace draws at most 16,777,216 explicit addresses"),
     ("pointer_chase", {"n_hops": 10**12, "footprint_bytes": "1 MiB"}, "n_hops", "1000000000000; expected at most"),
     ("pointer_chase", {"n_hops": 1, "footprint_bytes": "1 TiB"}, "footprint_bytes",
-     "'1 TiB'; expected at most 17,179,869,184 B"),
+     "'1 TiB'; expected at most 1,073,741,824 B"),
     ("intensity", {"flops_per_byte": 1, "total_bytes": "1 TiB"}, "total_bytes", "'1 TiB'; expected at most"),
-    ("compute_only", {"flops": 1, "rows": 10**9}, "rows", "1000000000; expected at most 10,000,000"),
+    ("compute_only", {"flops": 1, "rows": 10**9}, "rows", "1000000000; expected at most 2,000,000"),
     ("stencil", {"stencil": "jacobi_2d", "grid": [64, 64], "steps": 10**9}, "steps",
-     "1000000000; expected at most 39,062 (a trace holds at most 10,000,000 rows, 258 for one step"),
+     "1000000000; expected at most 7,812 (a trace holds at most 2,000,000 rows, 258 for one step"),
     ("stencil", {"stencil": "jacobi_2d", "grid": [10**8, 2], "steps": 1}, "grid",
      "[100000000, 2]; expected smaller: one time step takes 400,000,002 trace rows with scheme naive"),
     ("kernel_host", {"kernel": "fft", "g_bytes": "4 TiB", "c_cycles_per_byte_beta": 1.0}, "g_bytes",
@@ -179,7 +180,7 @@ def test_repeats_option_exits_2_at_once(tmp_path, capsys):
     argv = ["run", str(DEFAULT_SYSTEM), str(w), "--param", "repeats=100000000000", "--out", str(tmp_path / "r")]
     assert refused(argv, capsys, tmp_path / "r") == [
         f"offsim: error: --param repeats=100000000000 (over {w}): params.repeats: 100000000000; "
-        "expected at most 10,000,000 (a trace holds at most 10,000,000 rows, 1 per repeat)"]
+        "expected at most 2,000,000 (a trace holds at most 2,000,000 rows, 1 per repeat)"]
 
 
 def test_trace_builder_stops_at_max_trace_rows(monkeypatch):
@@ -235,8 +236,8 @@ def test_suffixed_numbers_still_take_units():
                                                   "got '1.5 B'")
     # a number parameter given as a huge integer is bounded by the generator (its flops), not by int64
     float_param = {"generator": "intensity", "params": {"flops_per_byte": 10**30, "total_bytes": "1 MiB"}}
-    assert _one(float_param) == (f"w.yaml: params.flops_per_byte: {10**30}; expected at most 8,796,093,022,207 "
-                                 "(a row's flops must fit the trace's int64 flops column)")
+    assert _one(float_param) == (f"w.yaml: params.flops_per_byte: {10**30}; expected at most 137,438,953,472 "
+                                 "(a row holds at most 2**53 flops (workloads.trace.MAX_ROW_FLOPS))")
 
 
 @pytest.mark.parametrize("grid", [64, [6.5, 8], ["a", "b"], [[1], [2]], [64], [64, 64, 64], [0, 8], [True, 8]])

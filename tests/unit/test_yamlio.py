@@ -35,3 +35,49 @@ def test_paths_the_system_refuses_are_one_message_naming_the_path(tmp_path):
             load_yaml(path)
         (message,) = err.value.messages
         assert message.startswith(f"{path}: cannot read (") and reason in message and "expected" in message
+
+
+def test_aliases_within_the_budget_load_as_written(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text("base: &b {x: 1, y: [1, 2, 3]}\nfirst: *b\nsecond: *b\n")
+    assert load_yaml(path) == {"base": {"x": 1, "y": [1, 2, 3]}, "first": {"x": 1, "y": [1, 2, 3]},
+                               "second": {"x": 1, "y": [1, 2, 3]}}
+
+
+def test_alias_expansion_budget_counts_the_added_nodes(tmp_path, monkeypatch):
+    import simulator.config.yamlio as yamlio
+
+    path = tmp_path / "f.yaml"
+    path.write_text("a: &a [1, 2, 3]\nb: [*a, *a]\n")  # each alias adds the list and its 3 items
+    monkeypatch.setattr(yamlio, "MAX_ALIAS_EXPANSION_NODES", 8)
+    assert load_yaml(path) == {"a": [1, 2, 3], "b": [[1, 2, 3], [1, 2, 3]]}
+    monkeypatch.setattr(yamlio, "MAX_ALIAS_EXPANSION_NODES", 7)
+    with pytest.raises(ConfigError, match=r"aliases expand 8 nodes to 16; expected at most 7 nodes added"):
+        load_yaml(path)
+
+
+@pytest.mark.parametrize("text", ["a: &a [*a]\n", "a: &a {b: [1, {c: *a}]}\n"])
+def test_recursive_alias_is_one_message(tmp_path, text):
+    path = tmp_path / "f.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_yaml(path)
+    (message,) = err.value.messages
+    assert message.startswith(f"{path}: invalid YAML: recursive alias: the anchor at line 1") and "expected" in message
+
+
+def test_a_config_must_be_a_regular_file_within_the_size_cap(tmp_path):
+    import os
+
+    from simulator.config.yamlio import MAX_CONFIG_BYTES
+
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * MAX_CONFIG_BYTES + "\n")
+    for path, says in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"),
+                       (big, f"{MAX_CONFIG_BYTES + 4:,} B or more; expected a config file of at most")):
+        with pytest.raises(ConfigError) as err:
+            load_yaml(path)
+        (message,) = err.value.messages
+        assert message.startswith(f"{path}: ") and says in message

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import InputError
+from simulator.config.errors import ConfigError, InputError
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
                                       point_model)
 from simulator.config.loader import PROJECT_ROOT
+from simulator.config.yamlio import config_text
 from simulator.studies.model_eval import Outputs, shown
 from simulator.config.units import UnitError, format_bytes, format_quantity, parse_quantity
 from workloads import fmm_ulist
@@ -46,10 +47,9 @@ def load_machine(path: str | Path) -> dict[str, Any]:
     """The measured inputs of an FMM study (its ``machine.json``); InputError naming the file when it
     cannot be read or lacks what every point reads."""
     try:
-        machine = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise InputError(f"--machine {path}: cannot read ({exc.strerror}); expected the machine.json an FMM "
-                         "placement study writes (offsim study configs/studies/fmm_placement.yaml)") from None
+        machine = json.loads(config_text(path, "machine.json an FMM placement study writes"))  # a regular file
+    except ConfigError as exc:
+        raise InputError(f"--machine {exc.messages[0]}") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"--machine {path}: not JSON ({exc.msg} at line {exc.lineno}); expected the machine.json "
                          "an FMM placement study writes") from None

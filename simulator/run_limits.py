@@ -1,0 +1,128 @@
+"""Limits that keep one run's wall time reasonable: a cap on simulated time, checked twice.
+
+The DRAM model performs every refresh of every rank one by one (some 5.6 million a
+second on a 2 GHz core), so a run's wall time grows with its simulated time
+times ``channels x ranks / tREFI``, whatever the workload does meanwhile. A run
+may simulate at most ``simulated_limit_s`` of its system: ``MAX_SIMULATED_S``,
+or less where the DRAM would perform more than ``MAX_REFRESHES`` refreshes in
+that time (some 90 s of wall time). It is checked
+
+* before the run, against a lower bound of the host's time: its rows' flops at
+  ``host.flops_per_cycle``, their other cycles, and their elements at
+  ``host.loads_per_cycle``, at ``host.frequency_hz`` (``host_time_problem``);
+* during the run, by a process that stops the simulation at the limit
+  (``start_watchdog``): memory stalls, accelerators and latencies are not in
+  the bound above, and this catches what they add.
+
+The caches and the DRAM take some 1.2 million lines a second, so a trace may also
+touch at most ``MAX_TRACE_LINES`` cache lines (counted from above, before the
+run: ``trace_lines_problem``), some four minutes of wall time.
+
+Each refusal is bad input (the workload is too large for one run), named by the
+workload and the system's keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from simulator.config.schema import SystemSpec
+from simulator.config.units import PS_PER_S, format_quantity
+from workloads.trace import MEMORY_OPS
+
+#: Longest simulated time of one run, s: a quarter of an hour of the machine, some thousand times the
+#: shipped workloads' longest; the picosecond time base itself would hold 107 days.
+MAX_SIMULATED_S = 1000.0
+#: Most DRAM refreshes one run may perform (all ranks): some 90 s of wall time at 5.6 million a second.
+MAX_REFRESHES = 5e8
+#: Most cache lines the memory rows of one trace may touch (an upper bound, each row counted alone): a
+#: 16 GiB stream of 64 B lines, some four minutes of wall time at 1.2 million lines a second.
+MAX_TRACE_LINES = 2**28
+
+
+class SimulatedTimeLimit(Exception):
+    """The simulation reached its limit of simulated time (``args[0]``: the limit, s)."""
+
+
+def simulated_limit_s(spec: SystemSpec) -> float:
+    """The simulated time a run of ``spec`` may reach, s (module docstring)."""
+    g = spec.dram.geometry
+    refreshes_per_s = g.channels * g.ranks_per_channel / spec.dram.timing.t_refi_s
+    return min(MAX_SIMULATED_S, MAX_REFRESHES / refreshes_per_s)
+
+
+def _why(limit_s: float) -> str:
+    return (f"{format_quantity(limit_s, 's')} of simulated time (simulator.run_limits: at most "
+            f"{format_quantity(MAX_SIMULATED_S, 's')}, and at most {MAX_REFRESHES:.0e} DRAM refreshes of "
+            "dram.geometry's channels x ranks every dram.timing.t_refi_s)")
+
+
+def host_time_problem(spec: SystemSpec, trace: pa.Table, source: str, system_source: str) -> str | None:
+    """Why ``trace`` (of workload ``source``) cannot run within the limit on ``spec`` (of ``system_source``):
+    the host's rows alone take longer than ``simulated_limit_s``; or None."""
+    limit = simulated_limit_s(spec)
+    try:
+        units = trace.column("unit")
+        host = np.asarray(pc.equal(units.cast(pa.string()) if pa.types.is_dictionary(units.type) else units,
+                                   "host").to_numpy(zero_copy_only=False), dtype=bool)
+        flops = trace.column("flops").to_numpy().astype(np.float64)[host]
+        cycles = trace.column("cycles").to_numpy().astype(np.float64)[host]
+        elements = trace.column("count").to_numpy().astype(np.float64)[host]
+    except (KeyError, pa.ArrowException, TypeError, ValueError):
+        return None  # not a trace: the replay's validation names what is wrong
+    h = spec.host
+    work_cycles = float(np.sum(np.maximum(flops / h.flops_per_cycle + cycles, elements / h.loads_per_cycle)))
+    seconds = work_cycles / h.frequency_hz
+    if seconds <= limit:
+        return None
+    return (f"{source}: the host's rows take at least {format_quantity(seconds, 's')} at {system_source}'s "
+            f"host.frequency_hz = {format_quantity(h.frequency_hz, 'Hz')}, host.flops_per_cycle = "
+            f"{h.flops_per_cycle:g} and host.loads_per_cycle = {h.loads_per_cycle:g}; expected a workload that "
+            f"ends within {_why(limit)}")
+
+
+def _column(trace: pa.Table, name: str) -> np.ndarray:
+    return trace.column(name).to_numpy().astype(np.float64)
+
+
+def trace_lines_problem(spec: SystemSpec, trace: pa.Table, source: str, system_source: str) -> str | None:
+    """Why ``trace`` (of workload ``source``) touches too many cache lines of ``spec`` (of ``system_source``)
+    for one run: more than MAX_TRACE_LINES, counted from above; or None."""
+    line = spec.caches.line_bytes
+    try:
+        memory = np.asarray(pc.is_in(trace.column("op"), value_set=pa.array(MEMORY_OPS)).to_numpy(
+            zero_copy_only=False), dtype=bool)
+        count, elem = _column(trace, "count")[memory], _column(trace, "elem_bytes")[memory]
+        stride = np.abs(_column(trace, "stride_bytes")[memory])
+        runs = pc.fill_null(pc.list_value_length(trace.column("addrs")), 0).to_numpy().astype(np.float64)[memory]
+    except (KeyError, pa.ArrowException, TypeError, ValueError):
+        return None  # not a trace: the replay's validation names what is wrong
+    per_element = count * (elem // line + 2)  # each element's lines, apart
+    span = (stride * np.maximum(count - 1, 0) + elem) // line + 2  # the range of a strided row's elements
+    per_run = runs * ((count / np.maximum(runs, 1) * elem) // line + 2)  # each listed address starts a run
+    lines = float(np.sum(np.minimum(per_element, np.where(runs > 0, per_run, span))))
+    if lines <= MAX_TRACE_LINES:
+        return None
+    return (f"{source}: the trace's memory rows touch up to {lines:,.0f} lines of {line} B "
+            f"({system_source}: caches.line_bytes); expected at most {MAX_TRACE_LINES:,} "
+            "(simulator.run_limits.MAX_TRACE_LINES: some four minutes of simulation)")
+
+
+def start_watchdog(env, spec: SystemSpec) -> None:
+    """Have ``env`` raise SimulatedTimeLimit when its clock reaches the run's limit (``simulated_limit_s``)."""
+    env.process(_watch(env, simulated_limit_s(spec)))
+
+
+def _watch(env, limit_s: float) -> Generator:
+    yield env.timeout(int(limit_s * PS_PER_S))
+    raise SimulatedTimeLimit(limit_s)
+
+
+def watchdog_message(limit_s: float, source: str, system_source: str) -> str:
+    """The refusal of a run that the watchdog stopped."""
+    return (f"{source}: the run on {system_source} reaches {format_quantity(limit_s, 's')} of simulated time and "
+            f"is stopped there; expected a workload that ends within {_why(limit_s)}")
