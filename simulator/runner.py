@@ -28,9 +28,9 @@ from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
 from simulator.config.outputs import check_output_dir, check_path_name
-from simulator.replay import replay
+from simulator.engine.replay import replay
 from simulator.results import Results
-from simulator.run_limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
+from simulator.engine.limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
                                   watchdog_message)
 from simulator.system import System, build_system
 from simulator.config.units import PS_PER_S, format_quantity
@@ -114,7 +114,7 @@ def _reach_bytes(trace: Any, capacity_bytes: int) -> float:
 def trace_size_problem(loaded: LoadedConfig, trace: pa.Table, source: str, capacity_bytes: int) -> str | None:
     """Why ``trace`` (of workload ``source``) is too large to run on ``loaded`` (whose DRAM holds
     ``capacity_bytes``), found without running it: beyond the memory, the simulated-time limit or the
-    lines a run takes (``simulator.run_limits``); or None. For ``offsim run`` and for a check of a
+    lines a run takes (``simulator.engine.limits``); or None. For ``offsim run`` and for a check of a
     system and a workload together."""
     return (memory_reach_problem(_reach_bytes(trace, capacity_bytes), capacity_bytes, source, loaded.source)
             or host_time_problem(loaded.spec, trace, source, loaded.source)

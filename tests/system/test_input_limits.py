@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from simulator import run_limits
+from simulator.engine import limits as run_limits
 from simulator.cli import main
 from tests.conftest import CONFIGS, DEFAULT_SYSTEM
 from workloads.trace import TRACE_SCHEMA, TraceBuilder
@@ -213,7 +213,7 @@ def test_a_trace_touching_more_lines_than_a_run_takes_is_refused_before_the_run(
     monkeypatch.setattr(run_limits, "MAX_TRACE_LINES", 1_000_000)  # the 64 MiB stream touches 1,048,576 lines
     _refused(["run", str(DEFAULT_SYSTEM), str(STREAM)], capsys, tmp_path,
              f"{STREAM}: the trace's memory rows touch up to 1,050,624 lines of 64 B ({DEFAULT_SYSTEM}: "
-             "caches.line_bytes); expected at most 1,000,000 (simulator.run_limits.MAX_TRACE_LINES")
+             "caches.line_bytes); expected at most 1,000,000 (simulator.engine.limits.MAX_TRACE_LINES")
 
 
 @pytest.mark.parametrize("model, option", [("logca", "--table"), ("roofline", "--table"), ("ulist", "--machine")])

@@ -13,7 +13,7 @@ from simulator.config.schema import SystemSpec
 from simulator.studies.logca.gpu import (PIPELINE_TABLES, calibrate, granularities, latency_bottleneck_granularities,
                                        latency_region_bandwidth, load_gpu_platform, main, offload_breakdown,
                                        simulate_point, simulated_latency_gain, sweep, table_4_3_params)
-from simulator.replay import replay
+from simulator.engine.replay import replay
 from simulator.system import build_system
 from workloads.kernels import host_cycles, kernel_host, kernel_offload, output_bytes
 

@@ -61,7 +61,7 @@ from simulator.config.errors import InputError
 from simulator.config.loader import LoadedConfig
 from simulator.config.workload import build_workload, generate_trace
 from simulator.interconnect.interface import NON_COHERENT
-from simulator.replay import replay
+from simulator.engine.replay import replay
 from simulator.runner import CONSTANT_CATEGORIES, load_system, simulate_trace
 from simulator.system import build_system
 from workloads import fmm_ulist

@@ -39,7 +39,7 @@ from simulator.config.errors import ConfigError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec, dram_geometry
-from simulator.replay import replay
+from simulator.engine.replay import replay
 from simulator.system import build_system
 from simulator.studies.plots import save_figure
 from simulator.studies.spec import list_problems

@@ -51,7 +51,7 @@ from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.studies.logca.crypto import TABLE_4_3, Platform, Point, granularities, plot_regions
 from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
-from simulator.replay import replay
+from simulator.engine.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
 from simulator.studies.plots import save_figure

@@ -1,5 +1,8 @@
 """The discrete-event engine: a SimPy environment on integer picoseconds, and clock domains.
 
+Beside them in this package: ``replay`` runs a trace's rows on a built system as SimPy processes,
+and ``limits`` keeps a run finite (simulated time and trace size, checked before and during it).
+
 All simulated time is an integer number of picoseconds (``env.now``). A clock
 domain converts a component's cycles to picoseconds and back; conversions
 round to the nearest picosecond, once per duration, so that a run is exact

@@ -56,7 +56,7 @@ def simulated_limit_s(spec: SystemSpec) -> float:
 
 
 def _why(limit_s: float) -> str:
-    return (f"{format_quantity(limit_s, 's')} of simulated time (simulator.run_limits: at most "
+    return (f"{format_quantity(limit_s, 's')} of simulated time (simulator.engine.limits: at most "
             f"{format_quantity(MAX_SIMULATED_S, 's')}, and at most {MAX_REFRESHES:.0e} DRAM refreshes of "
             "dram.geometry's channels x ranks every dram.timing.t_refi_s)")
 
@@ -109,7 +109,7 @@ def trace_lines_problem(spec: SystemSpec, trace: pa.Table, source: str, system_s
         return None
     return (f"{source}: the trace's memory rows touch up to {lines:,.0f} lines of {line} B "
             f"({system_source}: caches.line_bytes); expected at most {MAX_TRACE_LINES:,} "
-            "(simulator.run_limits.MAX_TRACE_LINES: some four minutes of simulation)")
+            "(simulator.engine.limits.MAX_TRACE_LINES: some four minutes of simulation)")
 
 
 def start_watchdog(env, spec: SystemSpec) -> None:
