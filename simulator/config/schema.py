@@ -14,6 +14,8 @@ from typing import Callable
 
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.fields import param
+from simulator.memory.dram_params import PAGE_POLICIES as DRAM_PAGE_POLICIES
+from simulator.memory.dram_params import SCHEDULERS as DRAM_SCHEDULERS
 from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
 from simulator.memory.dram_params import (DramCurrents, DramGeometry, DramParam, DramTiming, check_current_orders,
                                           check_geometry_standard, check_line_is_one_burst, check_standard,
@@ -181,13 +183,16 @@ class DramGeometrySpec:
                              doc="bank groups per device (ddr4, hbm2: 2 or more; ddr3: 1); bank b is in group "
                                  "b mod bank_groups")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
-    page_policy: str = param("open", choices=("open", "open_adaptive", "closed"),
+    page_policy: str = param("open", choices=DRAM_PAGE_POLICIES,
                              doc="row-buffer policy: open (rows stay open until a conflict or refresh), "
                                  "open_adaptive (a bank with no queued request to its row precharges, as "
                                  "DRAMSim2's open page), closed (auto-precharge)")
-    scheduler: str = param("in_order", choices=("in_order", "frfcfs"),
-                           doc="controller: column commands in arrival order, or first-ready (reads before "
-                               "writes, row hits together, banks round-robin) within the transaction queue")
+    scheduler: str = param("in_order", choices=DRAM_SCHEDULERS,
+                           doc="controller: in_order (column commands in arrival order), frfcfs (first-ready "
+                               "within blocks of the transaction queue: reads before writes, row hits together, "
+                               "banks round-robin) or ready_first (the request whose column command can issue "
+                               "earliest, from the whole read queue; writes drained from their own buffer when "
+                               "it is full or no read waits)")
     queue_depth: int = param(32, min=1, doc="controller transaction queue, requests per channel")
     power_down: bool = param(False, doc="a rank with no pending request powers down (IDD2P / IDD3P) and "
                                         "pays tXP to wake, as DRAMSim2's USE_LOW_POWER")

@@ -19,13 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.memory import dram_kernel as k
+from simulator.memory import dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
-from simulator.memory.dram_params import (DramCurrents, DramGeometry, DramTiming, check_geometry_standard,
-                                          check_line_is_one_burst, pack_timing_ps)
+from simulator.memory.dram_params import (PAGE_POLICIES, SCHEDULERS, DramCurrents, DramGeometry, DramTiming,
+                                          check_geometry_standard, check_line_is_one_burst, pack_timing_ps)
 
-PAGE_POLICIES = ("open", "open_adaptive", "closed")
-SCHEDULERS = ("in_order", "frfcfs")
 
 
 class AddressOutOfRange(ValueError):
@@ -55,7 +54,8 @@ class DramSystem:
     commands in arrival order) or ``"frfcfs"`` (each chunk is first put in the order a
     first-ready controller with a queue_depth-entry transaction queue would serve it:
     reads before writes, row hits together, banks round-robin; see
-    ``dram_kernel.frfcfs_order``). power_down: a rank with no pending request powers down
+    ``dram_kernel.frfcfs_order``) or ``"ready_first"`` (each request chosen as the state evolves,
+    from a read queue and a write buffer of queue_depth each; see ``dram_ready_first``). power_down: a rank with no pending request powers down
     (active power-down, IDD3P, while a bank holds a row; precharge power-down, IDD2P,
     otherwise) and pays tXP to wake, as DRAMSim2 does with ``USE_LOW_POWER``; needs
     ``currents.idd3p_ma``. command_log_capacity: if > 0,
@@ -168,7 +168,11 @@ class DramSystem:
                 p[k.P_BURST] = max(1, p[k.P_BURST] // bus_speedup)
                 p[k.P_CCD_S] = max(1, p[k.P_CCD_S] // bus_speedup)
                 p[k.P_CCD_L] = max(1, p[k.P_CCD_L] // bus_speedup)
-            if self.scheduler == "frfcfs" and lines.size > 1:
+            if self.scheduler == "ready_first" and lines.size > 1:
+                dram_ready_first.serve_ready_first(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk,
+                                                   self._grp, self._ch, self._ring, self._pend, self._ctr, out,
+                                                   self._log, self._log_n)
+            elif self.scheduler == "frfcfs" and lines.size > 1:
                 open_row = self._bk[:, k.B_OPEN_ROW].copy()
                 if self.page_policy == "closed":
                     open_row[:] = -1

@@ -359,6 +359,20 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
         ctr[K_REFRESHES] += 1
 
 
+@njit(cache=True, inline='always')
+def bus_ready(ch, c, rank, wr, lat, p):
+    """Earliest column command of channel c whose data (lat after it) follows the last burst on
+    the bus, with the rank-switch or read-to-write bubble between them."""
+    gap = 0
+    last_rank = ch[c, C_LAST_RANK]
+    if last_rank >= 0:
+        if last_rank != rank:
+            gap = p[P_RTRS]
+        if wr and ch[c, C_LAST_WRITE] == 0 and p[P_RTW] > gap:
+            gap = p[P_RTW]
+    return ch[c, C_BUS_FREE] + gap - lat
+
+
 @njit(cache=True)
 def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n):
     """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
@@ -453,14 +467,7 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
         if not wr:
             t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
             t_col = max(t_col, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
-        gap = 0
-        last_rank = ch[c, C_LAST_RANK]
-        if last_rank >= 0:
-            if last_rank != rank:
-                gap = p[P_RTRS]
-            if wr and ch[c, C_LAST_WRITE] == 0 and p[P_RTW] > gap:
-                gap = p[P_RTW]
-        t_col = max(t_col, ch[c, C_BUS_FREE] + gap - lat)
+        t_col = max(t_col, bus_ready(ch, c, rank, wr, lat, p))
         t_data = t_col + lat
         t_done = t_data + p[P_BURST]
 

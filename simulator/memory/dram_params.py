@@ -28,6 +28,10 @@ import numpy as np
 from simulator.config.units import is_power_of_two
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
+PAGE_POLICIES = ("open", "open_adaptive", "closed")
+#: Controllers (``simulator.memory.dram.DramSystem``): in arrival order, first-ready within blocks of
+#: the queue (``dram_kernel.frfcfs_order``), or ready-first over the whole queue (``dram_ready_first``).
+SCHEDULERS = ("in_order", "frfcfs", "ready_first")
 #: Longest timing the DRAM model takes, ps: 2**62, so sums of a few timings stay within int64.
 MAX_TIMING_PS = 2**62
 

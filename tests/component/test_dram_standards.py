@@ -94,7 +94,7 @@ def test_a_stream_in_one_bank_group_runs_at_burst_over_tccd_l_of_peak(ddr4):
     assert end == first + (n - 1) * 8 * timing.tck_ps
 
 
-@pytest.mark.parametrize("scheduler,power_down", [("in_order", False), ("frfcfs", True)])
+@pytest.mark.parametrize("scheduler,power_down", [("in_order", False), ("frfcfs", True), ("ready_first", True)])
 def test_ddr4_command_log_obeys_the_rank_and_bank_group_rules(ddr4, scheduler, power_down):
     timing, currents, geometry = ddr4
     g = dataclasses.replace(geometry, ranks_per_channel=2)
