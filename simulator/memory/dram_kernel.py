@@ -373,6 +373,129 @@ def bus_ready(ch, c, rank, wr, lat, p):
     return ch[c, C_BUS_FREE] + gap - lat
 
 
+@njit(cache=True, inline='always')
+def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n):
+    """Serve request i of `lines`, arriving at arrival_ps, next on its channel; return its
+    data-burst completion time (ps). The per-request step of :func:`serve`."""
+    bg_mask = p[P_BG_MASK]
+    n_banks = decode[2, 1] + 1
+    n_ranks_per_ch = decode[1, 1] + 1
+    qdepth = ring.shape[1]
+    pend_room = pend.shape[1]
+    t_rp = p[P_RP]
+    closed_page = p[P_CLOSED_PAGE] != 0
+    line = lines[i]
+    c = (line >> decode[0, 0]) & decode[0, 1]
+    r_local = (line >> decode[1, 0]) & decode[1, 1]
+    b = (line >> decode[2, 0]) & decode[2, 1]
+    row = (line >> decode[3, 0]) & decode[3, 1]
+    rank = c * n_ranks_per_ch + r_local
+    g = rank * n_banks + b
+    gi = rank * (bg_mask + 1) + (b & bg_mask)
+    wr = is_write[i] != 0
+
+    qpos = ch[c, C_QPOS]
+    frontier = arrival_ps
+    if ring[c, qpos] > frontier:
+        frontier = ring[c, qpos]
+
+    if p[P_IDLE_CLOSE] != 0:
+        _close_idle_banks(bk, rk, rank, n_banks, pend, frontier, p, ctr, log, log_n)
+    if rk[rank, R_NEXT_REF] <= frontier:  # (test here: the call is not inlined)
+        _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
+    if rk[rank, R_PEND] + 2 > pend_room // 2:
+        wm = frontier
+        if rk[rank, R_NEXT_REF] < wm:
+            wm = rk[rank, R_NEXT_REF]
+        _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
+        if rk[rank, R_PEND] + 2 > pend_room:  # room for this request's two precharges at most
+            raise RuntimeError(PEND_OVERFLOW)
+    # a rank with nothing pending until this request was powered down; it wakes for it (the
+    # tests skip the calls where they would change nothing: a call costs, as for _log)
+    if rk[rank, R_IDLE_FROM] < frontier:
+        _power_down_until(bk, rk, rank, n_banks, frontier, p)
+    if rk[rank, R_PD_ENTRY] >= 0 or rk[rank, R_WAKE] > frontier:
+        ready = _power_up(rk, rank, frontier, p)
+    else:
+        ready = frontier
+
+    open_row = bk[g, B_OPEN_ROW]
+    if open_row == row:
+        ctr[K_HITS] += 1
+        col_earliest = max(ready, bk[g, B_COL_READY])
+    else:
+        if open_row >= 0:
+            ctr[K_CONFLICTS] += 1
+            t_pre = max(ready, bk[g, B_PRE_READY])
+            if log_n[0] < log.shape[0]:
+                _log(log, log_n, t_pre, CMD_PRE, rank, b, open_row)
+            _precharge(bk, rk, pend, ctr, rank, g, t_pre, t_rp)
+        else:
+            ctr[K_MISSES] += 1
+        t_act = max(ready, bk[g, B_ACT_READY])
+        t_act = max(t_act, rk[rank, R_READY])
+        t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD_S])
+        t_act = max(t_act, grp[gi, G_LAST_ACT] + p[P_RRD_L])
+        fpos = rk[rank, R_FAW_POS]
+        t_act = max(t_act, rk[rank, R_FAW0 + fpos] + p[P_FAW])
+        rk[rank, R_FAW0 + fpos] = t_act
+        rk[rank, R_FAW_POS] = (fpos + 1) & 3
+        rk[rank, R_LAST_ACT] = t_act
+        grp[gi, G_LAST_ACT] = t_act
+        bk[g, B_OPEN_ROW] = row
+        bk[g, B_OPEN_SINCE] = t_act
+        bk[g, B_ACT_READY] = t_act + p[P_RC]
+        bk[g, B_PRE_READY] = t_act + p[P_RAS]
+        bk[g, B_COL_READY] = t_act + p[P_RCD]
+        ctr[K_ACTS] += 1
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_act, CMD_ACT, rank, b, row)
+        col_earliest = t_act + p[P_RCD]
+
+    # column command: bank, channel order, tCCD / tWTR of the rank (_S) and bank group (_L), data bus
+    t_col = max(col_earliest, ch[c, C_LAST_COL])
+    t_col = max(t_col, rk[rank, R_LAST_COL] + p[P_CCD_S])
+    t_col = max(t_col, grp[gi, G_LAST_COL] + p[P_CCD_L])
+    lat = p[P_CWL] if wr else p[P_CL]
+    if not wr:
+        t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
+        t_col = max(t_col, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
+    t_col = max(t_col, bus_ready(ch, c, rank, wr, lat, p))
+    t_data = t_col + lat
+    t_done = t_data + p[P_BURST]
+
+    ch[c, C_BUS_FREE] = t_done
+    ch[c, C_LAST_WRITE] = 1 if wr else 0
+    ch[c, C_LAST_RANK] = rank
+    ch[c, C_LAST_COL] = t_col
+    rk[rank, R_LAST_COL] = t_col
+    grp[gi, G_LAST_COL] = t_col
+    if wr:
+        rk[rank, R_LAST_WR_END] = t_done
+        grp[gi, G_LAST_WR_END] = t_done
+        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
+        ctr[K_WRITES] += 1
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_col, CMD_WR, rank, b, row)
+    else:
+        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
+        ctr[K_READS] += 1
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_col, CMD_RD, rank, b, row)
+
+    if closed_page:  # auto-precharge
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, bk[g, B_PRE_READY], CMD_PRE, rank, b, row)
+        _precharge(bk, rk, pend, ctr, rank, g, bk[g, B_PRE_READY], t_rp)
+    busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done
+    if busy > rk[rank, R_IDLE_FROM]:
+        rk[rank, R_IDLE_FROM] = busy
+
+    ring[c, qpos] = t_col
+    ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
+    return t_done
+
+
 @njit(cache=True)
 def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n):
     """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
@@ -382,124 +505,10 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
     """
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
-    bg_mask = p[P_BG_MASK]
-    n_banks = decode[2, 1] + 1
-    n_ranks_per_ch = decode[1, 1] + 1
-    qdepth = ring.shape[1]
-    pend_room = pend.shape[1]
-    t_rp = p[P_RP]
-    closed_page = p[P_CLOSED_PAGE] != 0
     last_done = NEG_INF
     for i in range(lines.shape[0]):
-        line = lines[i]
-        c = (line >> decode[0, 0]) & decode[0, 1]
-        r_local = (line >> decode[1, 0]) & decode[1, 1]
-        b = (line >> decode[2, 0]) & decode[2, 1]
-        row = (line >> decode[3, 0]) & decode[3, 1]
-        rank = c * n_ranks_per_ch + r_local
-        g = rank * n_banks + b
-        gi = rank * (bg_mask + 1) + (b & bg_mask)
-        wr = is_write[i] != 0
-
-        qpos = ch[c, C_QPOS]
-        frontier = arrival_ps
-        if ring[c, qpos] > frontier:
-            frontier = ring[c, qpos]
-
-        if p[P_IDLE_CLOSE] != 0:
-            _close_idle_banks(bk, rk, rank, n_banks, pend, frontier, p, ctr, log, log_n)
-        if rk[rank, R_NEXT_REF] <= frontier:  # (test here: the call is not inlined)
-            _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
-        if rk[rank, R_PEND] + 2 > pend_room // 2:
-            wm = frontier
-            if rk[rank, R_NEXT_REF] < wm:
-                wm = rk[rank, R_NEXT_REF]
-            _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
-            if rk[rank, R_PEND] + 2 > pend_room:  # room for this request's two precharges at most
-                raise RuntimeError(PEND_OVERFLOW)
-        # a rank with nothing pending until this request was powered down; it wakes for it (the
-        # tests skip the calls where they would change nothing: a call costs, as for _log)
-        if rk[rank, R_IDLE_FROM] < frontier:
-            _power_down_until(bk, rk, rank, n_banks, frontier, p)
-        if rk[rank, R_PD_ENTRY] >= 0 or rk[rank, R_WAKE] > frontier:
-            ready = _power_up(rk, rank, frontier, p)
-        else:
-            ready = frontier
-
-        open_row = bk[g, B_OPEN_ROW]
-        if open_row == row:
-            ctr[K_HITS] += 1
-            col_earliest = max(ready, bk[g, B_COL_READY])
-        else:
-            if open_row >= 0:
-                ctr[K_CONFLICTS] += 1
-                t_pre = max(ready, bk[g, B_PRE_READY])
-                if log_n[0] < log.shape[0]:
-                    _log(log, log_n, t_pre, CMD_PRE, rank, b, open_row)
-                _precharge(bk, rk, pend, ctr, rank, g, t_pre, t_rp)
-            else:
-                ctr[K_MISSES] += 1
-            t_act = max(ready, bk[g, B_ACT_READY])
-            t_act = max(t_act, rk[rank, R_READY])
-            t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD_S])
-            t_act = max(t_act, grp[gi, G_LAST_ACT] + p[P_RRD_L])
-            fpos = rk[rank, R_FAW_POS]
-            t_act = max(t_act, rk[rank, R_FAW0 + fpos] + p[P_FAW])
-            rk[rank, R_FAW0 + fpos] = t_act
-            rk[rank, R_FAW_POS] = (fpos + 1) & 3
-            rk[rank, R_LAST_ACT] = t_act
-            grp[gi, G_LAST_ACT] = t_act
-            bk[g, B_OPEN_ROW] = row
-            bk[g, B_OPEN_SINCE] = t_act
-            bk[g, B_ACT_READY] = t_act + p[P_RC]
-            bk[g, B_PRE_READY] = t_act + p[P_RAS]
-            bk[g, B_COL_READY] = t_act + p[P_RCD]
-            ctr[K_ACTS] += 1
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, t_act, CMD_ACT, rank, b, row)
-            col_earliest = t_act + p[P_RCD]
-
-        # column command: bank, channel order, tCCD / tWTR of the rank (_S) and bank group (_L), data bus
-        t_col = max(col_earliest, ch[c, C_LAST_COL])
-        t_col = max(t_col, rk[rank, R_LAST_COL] + p[P_CCD_S])
-        t_col = max(t_col, grp[gi, G_LAST_COL] + p[P_CCD_L])
-        lat = p[P_CWL] if wr else p[P_CL]
-        if not wr:
-            t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
-            t_col = max(t_col, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
-        t_col = max(t_col, bus_ready(ch, c, rank, wr, lat, p))
-        t_data = t_col + lat
-        t_done = t_data + p[P_BURST]
-
-        ch[c, C_BUS_FREE] = t_done
-        ch[c, C_LAST_WRITE] = 1 if wr else 0
-        ch[c, C_LAST_RANK] = rank
-        ch[c, C_LAST_COL] = t_col
-        rk[rank, R_LAST_COL] = t_col
-        grp[gi, G_LAST_COL] = t_col
-        if wr:
-            rk[rank, R_LAST_WR_END] = t_done
-            grp[gi, G_LAST_WR_END] = t_done
-            bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
-            ctr[K_WRITES] += 1
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, t_col, CMD_WR, rank, b, row)
-        else:
-            bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
-            ctr[K_READS] += 1
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, t_col, CMD_RD, rank, b, row)
-
-        if closed_page:  # auto-precharge
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, bk[g, B_PRE_READY], CMD_PRE, rank, b, row)
-            _precharge(bk, rk, pend, ctr, rank, g, bk[g, B_PRE_READY], t_rp)
-        busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done
-        if busy > rk[rank, R_IDLE_FROM]:
-            rk[rank, R_IDLE_FROM] = busy
-
-        ring[c, qpos] = t_col
-        ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
+        t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log,
+                               log_n)
         out[i] = t_done
         if t_done > last_done:
             last_done = t_done

@@ -8,7 +8,7 @@ data bus as they are now (row hits first, as their column needs no ACT; ties go 
 so one request waiting on its bank does not hold back the others. Reads are served unless the
 write buffer is full or no read is waiting; then the writes buffered at that moment are drained
 (the write policy of DRAMSim3's ``Controller::ScheduleTransaction``: drain at a full buffer, down
-to empty). The chosen request is then issued by ``dram_kernel.serve`` with every rule of that
+to empty). The chosen request is then issued by ``dram_kernel.serve_request`` with every rule of that
 kernel (queue lookahead, refresh, power-down, page policy); the choice itself leaves refresh and
 power-down aside. Times are integer picoseconds.
 """
@@ -18,11 +18,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_QPOS,
-                                          G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, P_BG_MASK, P_CCD_L, P_CCD_S, P_CL,
-                                          P_CWL, P_FAW, P_RCD, P_RP, P_RRD_L, P_RRD_S, P_WTR_L, P_WTR_S, R_FAW0,
-                                          R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END, R_READY, bus_ready,
-                                          serve)
+from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_BUS_FREE, C_LAST_COL,
+                                          C_QPOS,
+                                          G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
+                                          P_CCD_L, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
+                                          P_WTR_L, P_WTR_S, R_FAW0, R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END,
+                                          R_READY, STALE_LAYOUT, bus_ready, serve_request)
 
 
 @njit(cache=True, inline='always')
@@ -57,6 +58,8 @@ def column_estimate(line, wr, frontier, decode, p, bk, rk, grp, ch):
 def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n):
     """Serve one chunk (all arriving at arrival_ps) in ready-first order; write each request's
     data-burst completion time (ps) to ``out`` (in the order of ``lines``) and return the latest."""
+    if p[P_LAYOUT] != LAYOUT_ID:
+        raise RuntimeError(STALE_LAYOUT)
     n = lines.shape[0]
     qdepth = ring.shape[1]
     by_kind = np.empty((2, n), np.int64)  # per kind (0 read, 1 write): the channel's requests in arrival order
@@ -84,19 +87,28 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
                 draining = queued[1]
             kind = 1 if draining > 0 else 0
             frontier = max(arrival_ps, ring[c, ch[c, C_QPOS]])
+            # no request of this kind can issue its column before `floor`: the scan, oldest first,
+            # stops at the first request that can
+            floor = max(frontier, ch[c, C_LAST_COL], ch[c, C_BUS_FREE] - (p[P_CWL] if kind == 1 else p[P_CL]))
             best = -1  # slot in the queue
             best_t = 0
             for slot in range(queued[kind]):
                 i = by_kind[kind, queue[kind, slot]]
-                t = column_estimate(lines[i], is_write[i] != 0, frontier, decode, p, bk, rk, grp, ch)
-                if best < 0 or t < best_t or (t == best_t and queue[kind, slot] < queue[kind, best]):
+                t = column_estimate(lines[i], kind == 1, frontier, decode, p, bk, rk, grp, ch)
+                if best < 0 or t < best_t:
                     best, best_t = slot, t
+                    if t <= floor:
+                        break
             i = by_kind[kind, queue[kind, best]]
-            t_done = serve(lines[i:i + 1], is_write[i:i + 1], arrival_ps, decode, p, bk, rk, grp, ch,
-                           ring, pend, ctr, out[i:i + 1], log, log_n)
+            t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr,
+                                   log, log_n)
+            out[i] = t_done
             last_done = max(last_done, t_done)
             queued[kind] -= 1
-            queue[kind, best] = queue[kind, queued[kind]]  # the last queued takes its slot (ties go by age)
+            for slot in range(best, queued[kind]):  # the queue stays in arrival order
+                queue[kind, slot] = queue[kind, slot + 1]
             if kind == 1:
                 draining -= 1
+    if last_done > ctr[K_LAST_DONE]:
+        ctr[K_LAST_DONE] = last_done
     return last_done
