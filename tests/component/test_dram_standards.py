@@ -222,3 +222,16 @@ def test_kernel_layout_is_the_declared_one_and_a_stale_layout_is_refused(ddr4):
     d._p[k.P_LAYOUT] += 1
     with pytest.raises(RuntimeError, match="stale"):
         d.service(np.array([1]), False, 0)
+
+
+def test_the_table_is_consistent():
+    params = dram_params.PARAMETERS
+    assert all(set(p.standards) <= set(dram_params.STANDARDS) for p in params)
+    assert len({p.key for p in params}) == len({p.model_name for p in params}) == len(params)
+    # a standard has either the single or the _S/_L form of each bank-group timing, by its feature
+    for name, standard in dram_params.STANDARDS.items():
+        for single in ("t_ccd", "t_rrd", "t_wtr"):
+            pair = (dram_params.PARAMETER_BY_KEY[f"{single}_s"], dram_params.PARAMETER_BY_KEY[f"{single}_l"])
+            assert (name in dram_params.PARAMETER_BY_KEY[single].standards) != standard.bank_groups
+            assert all((name in p.standards) == standard.bank_groups for p in pair)
+        assert all((name in p.standards) == standard.vpp for p in params if p.key.startswith(("vpp", "ipp")))
