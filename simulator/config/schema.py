@@ -214,7 +214,7 @@ class DramSpec:
                           doc="DRAM standard; it decides which timing and current keys the memory has "
                               + "; ".join(f"{s.name}: {s.source}" for s in DRAM_STANDARDS.values()))
     timing: DramTimingSpec = param(doc="timing parameters")
-    currents: DramCurrentsSpec = param(doc="IDD currents and VDD")
+    currents: DramCurrentsSpec = param(doc="IDD (and IPP) currents and supply voltages")
     geometry: DramGeometrySpec = param(doc="organisation and mapping")
     interface_energy_j_per_bit: float = param(
         unit="energy_per_bit", min=0.0, doc="off-chip interface (I/O, termination) energy per bit moved"
