@@ -90,7 +90,10 @@ class DramParam:
 
     def describe(self) -> str:
         """Its description with the standards that have it, for the config reference."""
-        where = ", ".join(f"{s}{'' if req else ' (optional)'}" for s, req in self.standards.items())
+        required = [s for s, req in self.standards.items() if req]
+        optional = [s for s, req in self.standards.items() if not req]
+        where = "; ".join(part for part in (required and "required by " + ", ".join(required),
+                                              optional and "optional in " + ", ".join(optional)) if part)
         return f"{self.doc} [{where}]"
 
 
