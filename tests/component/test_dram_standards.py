@@ -236,3 +236,20 @@ def test_the_table_is_consistent():
             assert (name in dram_params.PARAMETER_BY_KEY[single].standards) != standard.bank_groups
             assert all((name in p.standards) == standard.bank_groups for p in pair)
         assert all((name in p.standards) == standard.vpp for p in params if p.key.startswith(("vpp", "ipp")))
+
+
+def test_ready_first_interleaves_bank_groups_that_in_order_serves_back_to_back(ddr4):
+    timing, currents, geometry = ddr4
+    tck = timing.tck_ps
+    a = 1_000_000
+    chunk = [line(0, 0, 1), line(0, 4, 1), line(0, 1, 1)]  # row hits: bank 0, bank 4 (group 0), bank 1 (group 1)
+    done = {}
+    for scheduler in ("in_order", "ready_first"):
+        d = DramSystem(timing, currents, geometry, scheduler=scheduler)
+        served(d, [line(0, 0), line(0, 4), line(0, 1)], [False] * 3, 0)  # open the three rows
+        done[scheduler] = served(d, chunk, [False] * 3, a).tolist()
+    first = a + (22 + 4) * tck  # CL + BL/2
+    # in order: bank 4 waits tCCD_L (8) after bank 0, bank 1 tCCD_S (4) after bank 4
+    assert done["in_order"] == [first, first + 8 * tck, first + 12 * tck]
+    # ready first: bank 1 (other group, tCCD_S) before bank 4, which still waits tCCD_L after bank 0
+    assert done["ready_first"] == [first, first + 8 * tck, first + 4 * tck]
