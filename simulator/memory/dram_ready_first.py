@@ -64,6 +64,12 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     qdepth = ring.shape[1]
     by_kind = np.empty((2, n), np.int64)  # per kind (0 read, 1 write): the channel's requests in arrival order
     queue = np.empty((2, qdepth), np.int64)  # per kind: positions in by_kind of the queued requests
+    # requests to one bank that are all hits, or all not, have one estimate: only the oldest is estimated
+    bank_of = ((lines >> decode[0, 0]) & decode[0, 1]) * (decode[1, 1] + 1) + ((lines >> decode[1, 0]) & decode[1, 1])
+    bank_of = bank_of * (decode[2, 1] + 1) + ((lines >> decode[2, 0]) & decode[2, 1])
+    row_of = (lines >> decode[3, 0]) & decode[3, 1]
+    seen = np.full(2 * bk.shape[0], -1, np.int64)  # per (bank, hit): the step it was last estimated in
+    step = 0
     last_done = -(1 << 62)
     for c in range(decode[0, 1] + 1):
         count = np.zeros(2, np.int64)
@@ -92,8 +98,14 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
             floor = max(frontier, ch[c, C_LAST_COL], ch[c, C_BUS_FREE] - (p[P_CWL] if kind == 1 else p[P_CL]))
             best = -1  # slot in the queue
             best_t = 0
+            step += 1
             for slot in range(queued[kind]):
                 i = by_kind[kind, queue[kind, slot]]
+                g = bank_of[i]
+                key = 2 * g + (1 if bk[g, B_OPEN_ROW] == row_of[i] else 0)
+                if seen[key] == step:  # an older request of the same bank and kind was estimated
+                    continue
+                seen[key] = step
                 t = column_estimate(lines[i], kind == 1, frontier, decode, p, bk, rk, grp, ch)
                 if best < 0 or t < best_t:
                     best, best_t = slot, t
