@@ -211,8 +211,8 @@ class DramSpec:
     """Main memory: its standard, timing, currents, organisation and the off-chip interface."""
 
     standard: str = param(choices=tuple(DRAM_STANDARDS),
-                          doc="DRAM standard; it decides which timing and current keys the memory has "
-                              + "; ".join(f"{s.name}: {s.source}" for s in DRAM_STANDARDS.values()))
+                          doc="DRAM standard, which decides the timing and current keys the memory has ("
+                              + "; ".join(f"{s.name}: {s.source}" for s in DRAM_STANDARDS.values()) + ")")
     timing: DramTimingSpec = param(doc="timing parameters")
     currents: DramCurrentsSpec = param(doc="IDD (and IPP) currents and supply voltages")
     geometry: DramGeometrySpec = param(doc="organisation and mapping")

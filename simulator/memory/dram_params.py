@@ -94,7 +94,8 @@ class DramParam:
         optional = [s for s, req in self.standards.items() if not req]
         where = "; ".join(part for part in (required and "required by " + ", ".join(required),
                                               optional and "optional in " + ", ".join(optional)) if part)
-        return f"{self.doc} [{where}]"
+        unit = ", tCK" if self.unit == "tck" else ""  # a count of clock cycles has no SI unit to show
+        return f"{self.doc}{unit} [{where}]"
 
 
 _ALL = {"ddr3": True, "ddr4": True, "hbm2": True}
