@@ -8,14 +8,20 @@ dimensioned value as a string with its unit (see ``simulator.config.units``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, make_dataclass
+from types import SimpleNamespace
 from typing import Callable
 
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DRAM_TCK_S, DRAM_TREFI_S,
                                       LATENCY_S, PER_CYCLE_RATE)
 from simulator.config.fields import param
-from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming, check_line_is_one_burst
+from simulator.memory.dram_params import PAGE_POLICIES as DRAM_PAGE_POLICIES
+from simulator.memory.dram_params import SCHEDULERS as DRAM_SCHEDULERS
+from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
+from simulator.memory.dram_params import (DramCurrents, DramGeometry, DramParam, DramTiming, check_current_orders,
+                                          check_geometry_standard, check_line_is_one_burst, check_standard,
+                                          check_timing_orders, section_parameters)
 from simulator.config.units import is_power_of_two, seconds_to_ps
 
 
@@ -114,67 +120,63 @@ class CachesSpec:
             raise ValueError(f"prefetcher.level: {self.prefetcher.level!r} is not a level; expected one of {names}")
 
 
-@dataclass(frozen=True)
-class DramTimingSpec:
-    """DDR timing parameters; cycle counts are in tCK."""
-
-    tck_s: float = param(unit="time", positive=True, within=DRAM_TCK_S, doc="clock period tCK")
-    cl: int = param(min=1, within=DRAM_TCK_COUNT, doc="CAS latency, tCK")
-    t_rcd: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to column command, tCK")
-    t_rp: int = param(min=1, within=DRAM_TCK_COUNT, doc="precharge period, tCK")
-    t_ras: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to PRE minimum, tCK")
-    t_rc: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to ACT same bank, tCK")
-    t_rrd: int = param(min=1, within=DRAM_TCK_COUNT, doc="ACT to ACT different banks, tCK")
-    t_ccd: int = param(min=1, within=DRAM_TCK_COUNT, doc="column command to column command, tCK")
-    t_wr: int = param(min=1, within=DRAM_TCK_COUNT, doc="write recovery, tCK")
-    t_wtr: int = param(min=1, within=DRAM_TCK_COUNT, doc="write to read turnaround, tCK")
-    t_rtp: int = param(min=1, within=DRAM_TCK_COUNT, doc="read to precharge, tCK")
-    t_rfc: int = param(min=1, within=DRAM_TCK_COUNT, doc="refresh cycle time, tCK")
-    t_faw: int = param(min=1, within=DRAM_TCK_COUNT, doc="four-activate window, tCK")
-    burst_length: int = param(min=1, max=1024, power_of_two=True, doc="burst length BL, beats")
-    t_refi_s: float = param(unit="time", positive=True, within=DRAM_TREFI_S, doc="average refresh interval tREFI")
-    t_xp: int = param(min=1, within=DRAM_TCK_COUNT, doc="power-down exit to the next command, tCK")
-    t_cke: int = param(min=1, within=DRAM_TCK_COUNT, doc="shortest power-down (CKE low), tCK")
-    cwl: int = param(min=1, within=DRAM_TCK_COUNT, doc="CAS write latency, write command to first data beat, tCK")
-    t_rtrs: int = param(min=0, within=DRAM_TCK_COUNT, doc="data-bus turnaround between ranks, tCK")
-
-    def __post_init__(self) -> None:
-        _model_check(self.model)  # the DRAM model's orderings (t_ras >= t_rcd, cwl <= cl, ...), at load time
-
-    def model(self) -> DramTiming:
-        """The DRAM model's timing: counts in tCK, tCK and tREFI in ps; ValueError if it refuses them."""
-        return DramTiming(
-            tck_ps=seconds_to_ps(self.tck_s), cl=self.cl, t_rcd=self.t_rcd, t_rp=self.t_rp, t_ras=self.t_ras,
-            t_rc=self.t_rc, t_rrd=self.t_rrd, t_ccd=self.t_ccd, t_wr=self.t_wr, t_wtr=self.t_wtr, t_rtp=self.t_rtp,
-            t_rfc=self.t_rfc, t_faw=self.t_faw, burst_length=self.burst_length,
-            t_refi_ps=seconds_to_ps(self.t_refi_s), t_xp=self.t_xp, t_cke=self.t_cke, cwl=self.cwl,
-            t_rtrs=self.t_rtrs,
-        )
+_DIMENSION_OF_UNIT = {"tck": None, "beats": None, "time": "time", "current": "current", "voltage": "voltage"}
+_TYPE_OF_UNIT = {"tck": int, "beats": int, "time": float, "current": float, "voltage": float}
 
 
-@dataclass(frozen=True)
-class DramCurrentsSpec:
-    """Datasheet IDD currents (per device) and supply voltage."""
+def _dram_param_field(p: DramParam) -> tuple[str, type, object]:
+    """The config field of one declared DRAM parameter: required when every standard requires it,
+    else absent (None) unless given; the standard's own needs are checked by ``DramSpec``."""
+    bounds: dict[str, object] = {"positive": True} if _DIMENSION_OF_UNIT[p.unit] else {"min": p.minimum}
+    # ranges that keep a run finite (simulator.config.bounds): timings in tCK, tCK and tREFI themselves
+    within = {"tck": DRAM_TCK_COUNT, "tck_s": DRAM_TCK_S, "t_refi_s": DRAM_TREFI_S}
+    if within.get(p.key, within.get(p.unit)) is not None:
+        bounds["within"] = within.get(p.key, within.get(p.unit))
+    if p.unit == "beats":
+        bounds["max"] = 1024
+    default = MISSING if all(p.standards.get(s) for s in DRAM_STANDARDS) else None
+    return p.key, _TYPE_OF_UNIT[p.unit], param(default, unit=_DIMENSION_OF_UNIT[p.unit], doc=p.describe(),
+                                               power_of_two=p.key == "burst_length", **bounds)
 
-    idd0_a: float = param(unit="current", positive=True, doc="one-bank ACT-PRE current")
-    idd1_a: float = param(unit="current", positive=True, doc="one-bank ACT-READ-PRE current")
-    idd2p_a: float = param(unit="current", positive=True, doc="precharge power-down current")
-    idd2q_a: float = param(unit="current", positive=True, doc="precharge quiet standby current")
-    idd2n_a: float = param(unit="current", positive=True, doc="precharge standby current")
-    idd3n_a: float = param(unit="current", positive=True, doc="active standby current")
-    idd3p_a: float = param(unit="current", positive=True, doc="active power-down current")
-    idd4r_a: float = param(unit="current", positive=True, doc="burst read current")
-    idd4w_a: float = param(unit="current", positive=True, doc="burst write current")
-    idd5_a: float = param(unit="current", positive=True, doc="burst refresh current")
-    vdd_v: float = param(unit="voltage", positive=True, doc="supply voltage")
 
-    def __post_init__(self) -> None:
-        _model_check(self.model)  # the DRAM model's orderings (IDD0, IDD4R/W, IDD5 >= IDD3N), at load time
+def _model_values(section_spec: object, section: str) -> dict[str, object]:
+    """A config section's parameters in the model's names and units (tCK counts, ps, mA, V)."""
+    out: dict[str, object] = {}
+    for p in section_parameters(section):
+        value = getattr(section_spec, p.key)
+        if value is not None and p.unit == "time":
+            value = seconds_to_ps(value)
+        elif value is not None and p.unit == "current":
+            value = value * 1e3
+        out[p.model_name] = value
+    return out
 
-    def model(self) -> DramCurrents:
-        """The DRAM model's currents, in mA; ValueError if it refuses them."""
-        return DramCurrents(**{f"{f.name[:-2]}_ma": getattr(self, f.name) * 1e3 for f in fields(self)
-                               if f.name.endswith("_a")}, vdd_v=self.vdd_v)
+
+def _timing_post_init(self: object) -> None:
+    # the DRAM model's orderings (t_ras >= t_rcd, cwl <= cl, t_ccd_l >= t_ccd_s, ...), at load time
+    _model_check(lambda: check_timing_orders(SimpleNamespace(**_model_values(self, "timing"))))
+
+
+def _currents_post_init(self: object) -> None:
+    # the DRAM model's orderings (IDD0, IDD4R/W, IDD5 >= IDD3N; IPP0, IPP5 >= IPP3N), at load time
+    _model_check(lambda: check_current_orders(SimpleNamespace(**_model_values(self, "currents"))))
+
+
+def _given(section_spec: object, section: str) -> set[str]:
+    return {p.key for p in section_parameters(section) if getattr(section_spec, p.key) is not None}
+
+
+#: ``dram.timing``: one field per timing of ``simulator.memory.dram_params.PARAMETERS``; cycle counts in tCK.
+DramTimingSpec = make_dataclass(
+    "DramTimingSpec", [_dram_param_field(p) for p in section_parameters("timing")], frozen=True, kw_only=True,
+    namespace={"__post_init__": _timing_post_init, "__module__": __name__,
+               "__doc__": "DDR timing parameters of the memory's standard; cycle counts are in tCK."})
+
+#: ``dram.currents``: one field per current and voltage of ``simulator.memory.dram_params.PARAMETERS``.
+DramCurrentsSpec = make_dataclass(
+    "DramCurrentsSpec", [_dram_param_field(p) for p in section_parameters("currents")], frozen=True,
+    kw_only=True, namespace={"__post_init__": _currents_post_init, "__module__": __name__,
+                             "__doc__": "Datasheet IDD (and IPP) currents per device and supply voltages."})
 
 
 @dataclass(frozen=True)
@@ -191,14 +193,20 @@ class DramGeometrySpec:
     columns: int = param(min=1, max=2**16, power_of_two=True, doc="columns per row (device)")
     device_width_bits: int = param(min=1, max=1024, power_of_two=True, doc="data pins per device (x4, x8, x16)")
     bus_width_bits: int = param(min=8, max=4096, power_of_two=True, doc="channel data bus width")
+    bank_groups: int = param(1, min=1, max=256, power_of_two=True,
+                             doc="bank groups per device (ddr4, hbm2: 2 or more; ddr3: 1); bank b is in group "
+                                 "b mod bank_groups")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
-    page_policy: str = param("open", choices=("open", "open_adaptive", "closed"),
+    page_policy: str = param("open", choices=DRAM_PAGE_POLICIES,
                              doc="row-buffer policy: open (rows stay open until a conflict or refresh), "
                                  "open_adaptive (a bank with no queued request to its row precharges, as "
                                  "DRAMSim2's open page), closed (auto-precharge)")
-    scheduler: str = param("in_order", choices=("in_order", "frfcfs"),
-                           doc="controller: column commands in arrival order, or first-ready (reads before "
-                               "writes, row hits together, banks round-robin) within the transaction queue")
+    scheduler: str = param("in_order", choices=DRAM_SCHEDULERS,
+                           doc="controller: in_order (column commands in arrival order), frfcfs (first-ready "
+                               "within blocks of the transaction queue: reads before writes, row hits together, "
+                               "banks round-robin) or ready_first (the request whose column command can issue "
+                               "earliest, from the whole read queue; writes drained from their own buffer when "
+                               "it is full or no read waits)")
     queue_depth: int = param(32, min=1, within=COUNT, doc="controller transaction queue, requests per channel")
     power_down: bool = param(False, doc="a rank with no pending request powers down (IDD2P / IDD3P) and "
                                         "pays tXP to wake, as DRAMSim2's USE_LOW_POWER")
@@ -214,14 +222,27 @@ class DramGeometrySpec:
 
 @dataclass(frozen=True)
 class DramSpec:
-    """Main memory: timing, currents, organisation and the off-chip interface."""
+    """Main memory: its standard, timing, currents, organisation and the off-chip interface."""
 
+    standard: str = param(choices=tuple(DRAM_STANDARDS),
+                          doc="DRAM standard, which decides the timing and current keys the memory has ("
+                              + "; ".join(f"{s.name}: {s.source}" for s in DRAM_STANDARDS.values()) + ")")
     timing: DramTimingSpec = param(doc="timing parameters")
-    currents: DramCurrentsSpec = param(doc="IDD currents and VDD")
+    currents: DramCurrentsSpec = param(doc="IDD (and IPP) currents and supply voltages")
     geometry: DramGeometrySpec = param(doc="organisation and mapping")
     interface_energy_j_per_bit: float = param(
         unit="energy_per_bit", min=0.0, doc="off-chip interface (I/O, termination) energy per bit moved"
     )
+
+    def __post_init__(self) -> None:
+        for section in ("timing", "currents"):  # the standard's keys, all of them and no others
+            check_standard(self.standard, section, _given(getattr(self, section), section), section)
+        try:
+            check_geometry_standard(self.standard, self.geometry.bank_groups, self.geometry.ranks_per_channel)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("DramGeometry.", "geometry.", 1)) from None
+        if self.geometry.power_down and self.currents.idd3p_a is None:
+            raise ValueError("currents.idd3p_a: missing; geometry.power_down needs the active power-down current")
 
 
 @dataclass(frozen=True)
@@ -246,7 +267,7 @@ class SystemSpec:
                 taken = "the core's unit name" if name == "host" else "the name of another component's results"
                 raise ValueError(f"accelerators.{name}: {name!r} is {taken}; expected another name (taken: "
                                  f"{', '.join(RESERVED_COMPONENTS + tuple(levels))})")
-        _model_check(lambda: check_line_is_one_burst(self.dram.timing.model(), dram_geometry(self)))
+        _model_check(lambda: check_line_is_one_burst(dram_timing(self.dram), dram_geometry(self)))
 
 
 _DRAM_KEY_OF = {"bus_width_bits": "dram.geometry.bus_width_bits", "burst_length": "dram.timing.burst_length"}
@@ -275,10 +296,16 @@ def dram_geometry(spec: SystemSpec) -> DramGeometry:
     return DramGeometry(
         channels=g.channels, ranks_per_channel=g.ranks_per_channel, banks=g.banks, rows=g.rows,
         columns=g.columns, device_width_bits=g.device_width_bits, bus_width_bits=g.bus_width_bits,
-        line_bytes=spec.caches.line_bytes, mapping=g.mapping,
+        line_bytes=spec.caches.line_bytes, mapping=g.mapping, bank_groups=g.bank_groups,
     )
+
+
+def dram_timing(spec: DramSpec) -> DramTiming:
+    """The DRAM model's timing of ``spec``: counts in tCK, tCK and tREFI in ps."""
+    return DramTiming(standard=spec.standard, **_model_values(spec.timing, "timing"))
 
 
 def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
     """The DRAM model's parameters of ``spec`` (timing in tCK and ps, currents in mA)."""
-    return spec.dram.timing.model(), spec.dram.currents.model(), dram_geometry(spec)
+    currents = DramCurrents(standard=spec.dram.standard, **_model_values(spec.dram.currents, "currents"))
+    return dram_timing(spec.dram), currents, dram_geometry(spec)

@@ -1,4 +1,4 @@
-"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3 class).
+"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, HBM2).
 
 ``DramSystem`` serves chunks of 64 B line requests in arrival order (within a chunk, in
 the order its controller chooses: as given, or first-ready) and returns when the last data
@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.memory import dram_kernel as k
+from simulator.memory import dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
-from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming, check_line_is_one_burst
+from simulator.memory.dram_params import (PAGE_POLICIES, SCHEDULERS, DramCurrents, DramGeometry, DramTiming,
+                                          check_geometry_standard, check_line_is_one_burst, pack_timing_ps)
 
-PAGE_POLICIES = ("open", "open_adaptive", "closed")
-SCHEDULERS = ("in_order", "frfcfs")
 
 
 class AddressOutOfRange(ValueError):
@@ -54,7 +54,8 @@ class DramSystem:
     commands in arrival order) or ``"frfcfs"`` (each chunk is first put in the order a
     first-ready controller with a queue_depth-entry transaction queue would serve it:
     reads before writes, row hits together, banks round-robin; see
-    ``dram_kernel.frfcfs_order``). power_down: a rank with no pending request powers down
+    ``dram_kernel.frfcfs_order``) or ``"ready_first"`` (each request chosen as the state evolves,
+    from a read queue and a write buffer of queue_depth each; see ``dram_ready_first``). power_down: a rank with no pending request powers down
     (active power-down, IDD3P, while a bank holds a row; precharge power-down, IDD2P,
     otherwise) and pays tXP to wake, as DRAMSim2 does with ``USE_LOW_POWER``; needs
     ``currents.idd3p_ma``. command_log_capacity: if > 0,
@@ -78,6 +79,9 @@ class DramSystem:
         if power_down and currents.idd3p_ma is None:
             raise ValueError("power_down = True: expected currents.idd3p_ma (active power-down current)")
         check_line_is_one_burst(timing, geometry)
+        check_geometry_standard(timing.standard, geometry.bank_groups, geometry.ranks_per_channel)
+        if currents.standard != timing.standard:
+            raise ValueError(f"currents.standard = {currents.standard!r}: expected timing's ({timing.standard!r})")
         self.timing = timing
         self.currents = currents
         self.geometry = geometry
@@ -85,32 +89,11 @@ class DramSystem:
         self.scheduler = scheduler
         self.queue_depth = queue_depth
         self.power_down = power_down
-        tck = timing.tck_ps
-        p = np.zeros(k.N_PARAMS, dtype=np.int64)
-        p[k.P_TCK] = tck
-        p[k.P_CL] = timing.cl * tck
-        p[k.P_CWL] = timing.cwl * tck
-        p[k.P_RCD] = timing.t_rcd * tck
-        p[k.P_RP] = timing.t_rp * tck
-        p[k.P_RAS] = timing.t_ras * tck
-        p[k.P_RC] = timing.t_rc * tck
-        p[k.P_RRD] = timing.t_rrd * tck
-        p[k.P_CCD] = timing.t_ccd * tck
-        p[k.P_WR] = timing.t_wr * tck
-        p[k.P_WTR] = timing.t_wtr * tck
-        p[k.P_RTP] = timing.t_rtp * tck
-        p[k.P_RFC] = timing.t_rfc * tck
-        p[k.P_FAW] = timing.t_faw * tck
-        p[k.P_BURST] = timing.burst_ps
-        p[k.P_REFI] = timing.t_refi_ps
-        p[k.P_RTRS] = timing.t_rtrs * tck
-        # JEDEC tRTW = RL + tCCD + 2 tCK - WL: two idle bus cycles between read and write data
-        p[k.P_RTW] = 2 * tck
+        p = pack_timing_ps(timing)
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
         p[k.P_POWER_DOWN] = 1 if power_down else 0
         p[k.P_IDLE_CLOSE] = 1 if page_policy == "open_adaptive" else 0
-        p[k.P_XP] = timing.t_xp * tck
-        p[k.P_CKE] = timing.t_cke * tck
+        p[k.P_BG_MASK] = geometry.bank_groups - 1
         self._p = p
         self._decode = _decode_table(geometry)
         n_ranks = geometry.channels * geometry.ranks_per_channel
@@ -125,6 +108,7 @@ class DramSystem:
         self._rk[:, k.R_NEXT_REF] = timing.t_refi_ps
         self._rk[:, k.R_PD_ENTRY] = -1
         self._rk[:, k.R_WAKE] = k.NEG_INF
+        self._grp = np.full((n_ranks * geometry.bank_groups, k.N_GROUP), k.NEG_INF, dtype=np.int64)
         self._ch = np.zeros((geometry.channels, k.N_CHANNEL), dtype=np.int64)
         self._ch[:, k.C_LAST_RANK] = -1
         self._ring = np.zeros((geometry.channels, queue_depth), dtype=np.int64)
@@ -154,7 +138,7 @@ class DramSystem:
 
         bus_speedup: for a requester inside the memory (near-memory accelerator) that reaches
         the banks over an internal path ``bus_speedup`` times wider than the channel: the
-        burst occupancy and tCCD of this chunk are divided by it (bank timing unchanged)."""
+        burst occupancy and tCCD (_S and _L) of this chunk are divided by it (bank timing unchanged)."""
         if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, np.integer)) or bus_speedup < 1:
             raise ValueError(f"bus_speedup = {bus_speedup!r}: expected an integer >= 1")
         lines = np.ascontiguousarray(lines, dtype=np.int64)
@@ -182,8 +166,13 @@ class DramSystem:
             if bus_speedup > 1:
                 p = p.copy()
                 p[k.P_BURST] = max(1, p[k.P_BURST] // bus_speedup)
-                p[k.P_CCD] = max(1, p[k.P_CCD] // bus_speedup)
-            if self.scheduler == "frfcfs" and lines.size > 1:
+                p[k.P_CCD_S] = max(1, p[k.P_CCD_S] // bus_speedup)
+                p[k.P_CCD_L] = max(1, p[k.P_CCD_L] // bus_speedup)
+            if self.scheduler == "ready_first" and lines.size > 1:
+                dram_ready_first.serve_ready_first(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk,
+                                                   self._grp, self._ch, self._ring, self._pend, self._ctr, out,
+                                                   self._log, self._log_n)
+            elif self.scheduler == "frfcfs" and lines.size > 1:
                 open_row = self._bk[:, k.B_OPEN_ROW].copy()
                 if self.page_policy == "closed":
                     open_row[:] = -1
@@ -191,12 +180,12 @@ class DramSystem:
                     open_row[self._bk[:, k.B_PRE_READY] < arrival_ps] = -1
                 order = k.frfcfs_order(lines, writes, self._decode, self.queue_depth, open_row)
                 served = np.empty_like(out)
-                k.serve(lines[order], writes[order], arrival_ps, self._decode, p, self._bk, self._rk, self._ch,
-                        self._ring, self._pend, self._ctr, served, self._log, self._log_n)
+                k.serve(lines[order], writes[order], arrival_ps, self._decode, p, self._bk, self._rk, self._grp,
+                        self._ch, self._ring, self._pend, self._ctr, served, self._log, self._log_n)
                 out[order] = served
             else:
-                k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._ch, self._ring,
-                        self._pend, self._ctr, out, self._log, self._log_n)
+                k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
+                        self._ring, self._pend, self._ctr, out, self._log, self._log_n)
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,

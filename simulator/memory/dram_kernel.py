@@ -1,6 +1,7 @@
 """Compiled per-line DRAM scheduling kernel (numba) over plain numpy state arrays.
 
-The kernel serves line requests in order on a bank/row-buffer model of DDR3 channels. All
+The kernel serves line requests in order on a bank/row-buffer model of DDR channels (with
+bank groups where the standard has them). All
 times are integer picoseconds. State lives in a handful of int64 arrays owned by
 ``simulator.memory.dram.DramSystem``; the column layouts are the module constants below.
 
@@ -11,10 +12,11 @@ chunk in its service order with :func:`frfcfs_order`):
   column time of the request queue_depth places earlier on the same channel)`` (a finite
   transaction queue: requests look ahead at most ``queue_depth`` places);
 * refreshes of the request's rank that are due at or before ``F`` are performed first;
-* row hit: column command as soon as the bank (tRCD), the rank (tCCD, tWTR) and the data
-  bus (burst occupancy, read-to-write bubble, rank switch) allow;
-* bank closed: ACT (tRC, tRP of the bank; tRRD, tFAW and refresh of the rank), column
-  command tRCD later;
+* row hit: column command as soon as the bank (tRCD), the rank (tCCD_S, tWTR_S), the bank
+  group (tCCD_L, tWTR_L) and the data bus (burst occupancy, read-to-write bubble, rank
+  switch) allow;
+* bank closed: ACT (tRC, tRP of the bank; tRRD_S, tFAW and refresh of the rank; tRRD_L of
+  the bank group), column command tRCD later;
 * other row open: PRE (tRAS after ACT, tRTP after a read, tWR after write data), tRP,
   then as for a closed bank;
 * column commands, and hence data bursts, of one channel issue in that order;
@@ -44,31 +46,42 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# Timing parameter vector (int64, picoseconds except where noted).
-P_TCK = 0
-P_CL = 1
-P_CWL = 2
-P_RCD = 3
-P_RP = 4
-P_RAS = 5
-P_RC = 6
-P_RRD = 7
-P_CCD = 8
-P_WR = 9
-P_WTR = 10
-P_RTP = 11
-P_RFC = 12
-P_FAW = 13
-P_BURST = 14  # data-bus occupancy of one burst, BL/2 tCK
-P_REFI = 15
-P_RTRS = 16  # rank-to-rank data-bus switch
-P_RTW = 17  # read-to-write data-bus bubble
-P_CLOSED_PAGE = 18  # 1 for closed-page policy (a flag, not a time)
-P_POWER_DOWN = 19  # 1: a rank with no pending request powers down (a flag, not a time)
-P_XP = 20  # power-down exit to the next command (tXP)
-P_CKE = 21  # shortest power-down (tCKE)
-P_IDLE_CLOSE = 22  # 1: adaptive open page, a bank with no queued request to its row precharges (a flag)
-N_PARAMS = 23
+from simulator.memory.dram_params import KERNEL_SLOTS, LAYOUT_ID, SLOT_INDEX
+
+# Parameter vector (int64, picoseconds except the flags): its layout is declared with the DRAM
+# parameters (simulator.memory.dram_params.KERNEL_SLOTS); a slot _S applies between banks of
+# different bank groups, _L within one group (equal on a standard without bank groups).
+P_TCK = SLOT_INDEX["tck"]
+P_CL = SLOT_INDEX["cl"]
+P_CWL = SLOT_INDEX["cwl"]
+P_RCD = SLOT_INDEX["rcd"]
+P_RP = SLOT_INDEX["rp"]
+P_RAS = SLOT_INDEX["ras"]
+P_RC = SLOT_INDEX["rc"]
+P_RRD_S = SLOT_INDEX["rrd_s"]
+P_RRD_L = SLOT_INDEX["rrd_l"]
+P_CCD_S = SLOT_INDEX["ccd_s"]
+P_CCD_L = SLOT_INDEX["ccd_l"]
+P_WR = SLOT_INDEX["wr"]
+P_WTR_S = SLOT_INDEX["wtr_s"]
+P_WTR_L = SLOT_INDEX["wtr_l"]
+P_RTP = SLOT_INDEX["rtp"]
+P_RFC = SLOT_INDEX["rfc"]
+P_FAW = SLOT_INDEX["faw"]
+P_BURST = SLOT_INDEX["burst"]  # data-bus occupancy of one burst, BL/2 tCK
+P_REFI = SLOT_INDEX["refi"]
+P_RTRS = SLOT_INDEX["rtrs"]  # rank-to-rank data-bus switch
+P_RTW = SLOT_INDEX["rtw"]  # read-to-write data-bus bubble
+P_CLOSED_PAGE = SLOT_INDEX["closed_page"]  # 1 for closed-page policy (a flag, not a time)
+P_POWER_DOWN = SLOT_INDEX["power_down"]  # 1: a rank with no pending request powers down (a flag)
+P_XP = SLOT_INDEX["xp"]  # power-down exit to the next command (tXP)
+P_CKE = SLOT_INDEX["cke"]  # shortest power-down (tCKE)
+P_IDLE_CLOSE = SLOT_INDEX["idle_close"]  # 1: adaptive open page, a bank with no queued request to its row precharges
+P_BG_MASK = SLOT_INDEX["bank_group_mask"]  # bank groups - 1: a bank's group is its index & this
+P_LAYOUT = SLOT_INDEX["layout"]
+N_PARAMS = len(KERNEL_SLOTS)
+STALE_LAYOUT = ("DRAM kernel: parameter layout differs from the compiled one (a stale numba cache); "
+                "delete simulator/memory/__pycache__")
 
 # Per-bank state columns.
 B_OPEN_ROW = 0  # -1 when precharged
@@ -96,6 +109,12 @@ R_ACC_PD_CLOSED = 15  # power-down time accumulated with all banks precharged
 R_PD_ENTRY = 16  # entry time of the current power-down, -1 when powered up
 R_WAKE = 17  # earliest command after the last power-down exit (tXP)
 N_RANK = 18
+
+# Per-bank-group state columns (a rank's groups are rows rank * groups .. rank * groups + groups - 1).
+G_LAST_ACT = 0
+G_LAST_COL = 1
+G_LAST_WR_END = 2  # end of the group's last write data burst (tWTR_L)
+N_GROUP = 3
 
 # Per-channel state columns.
 C_BUS_FREE = 0
@@ -340,130 +359,156 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
         ctr[K_REFRESHES] += 1
 
 
-@njit(cache=True)
-def serve(lines, is_write, arrival_ps, decode, p, bk, rk, ch, ring, pend, ctr, out, log, log_n):
-    """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
-    request's data-burst completion time (ps) to `out` and return the latest one.
+@njit(cache=True, inline='always')
+def bus_ready(ch, c, rank, wr, lat, p):
+    """Earliest column command of channel c whose data (lat after it) follows the last burst on
+    the bus, with the rank-switch or read-to-write bubble between them."""
+    gap = 0
+    last_rank = ch[c, C_LAST_RANK]
+    if last_rank >= 0:
+        if last_rank != rank:
+            gap = p[P_RTRS]
+        if wr and ch[c, C_LAST_WRITE] == 0 and p[P_RTW] > gap:
+            gap = p[P_RTW]
+    return ch[c, C_BUS_FREE] + gap - lat
 
-    decode: int64[4, 2] (shift, mask) for channel, rank, bank, row of a line index.
-    """
+
+@njit(cache=True, inline='always')
+def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n):
+    """Serve request i of `lines`, arriving at arrival_ps, next on its channel; return its
+    data-burst completion time (ps). The per-request step of :func:`serve`."""
+    bg_mask = p[P_BG_MASK]
     n_banks = decode[2, 1] + 1
     n_ranks_per_ch = decode[1, 1] + 1
     qdepth = ring.shape[1]
     pend_room = pend.shape[1]
     t_rp = p[P_RP]
     closed_page = p[P_CLOSED_PAGE] != 0
+    line = lines[i]
+    c = (line >> decode[0, 0]) & decode[0, 1]
+    r_local = (line >> decode[1, 0]) & decode[1, 1]
+    b = (line >> decode[2, 0]) & decode[2, 1]
+    row = (line >> decode[3, 0]) & decode[3, 1]
+    rank = c * n_ranks_per_ch + r_local
+    g = rank * n_banks + b
+    gi = rank * (bg_mask + 1) + (b & bg_mask)
+    wr = is_write[i] != 0
+
+    qpos = ch[c, C_QPOS]
+    frontier = arrival_ps
+    if ring[c, qpos] > frontier:
+        frontier = ring[c, qpos]
+
+    if p[P_IDLE_CLOSE] != 0:
+        _close_idle_banks(bk, rk, rank, n_banks, pend, frontier, p, ctr, log, log_n)
+    if rk[rank, R_NEXT_REF] <= frontier:  # (test here: the call is not inlined)
+        _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
+    if rk[rank, R_PEND] + 2 > pend_room // 2:
+        wm = frontier
+        if rk[rank, R_NEXT_REF] < wm:
+            wm = rk[rank, R_NEXT_REF]
+        _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
+        if rk[rank, R_PEND] + 2 > pend_room:  # room for this request's two precharges at most
+            raise RuntimeError(PEND_OVERFLOW)
+    # a rank with nothing pending until this request was powered down; it wakes for it (the
+    # tests skip the calls where they would change nothing: a call costs, as for _log)
+    if rk[rank, R_IDLE_FROM] < frontier:
+        _power_down_until(bk, rk, rank, n_banks, frontier, p)
+    if rk[rank, R_PD_ENTRY] >= 0 or rk[rank, R_WAKE] > frontier:
+        ready = _power_up(rk, rank, frontier, p)
+    else:
+        ready = frontier
+
+    open_row = bk[g, B_OPEN_ROW]
+    if open_row == row:
+        ctr[K_HITS] += 1
+        col_earliest = max(ready, bk[g, B_COL_READY])
+    else:
+        if open_row >= 0:
+            ctr[K_CONFLICTS] += 1
+            t_pre = max(ready, bk[g, B_PRE_READY])
+            if log_n[0] < log.shape[0]:
+                _log(log, log_n, t_pre, CMD_PRE, rank, b, open_row)
+            _precharge(bk, rk, pend, ctr, rank, g, t_pre, t_rp)
+        else:
+            ctr[K_MISSES] += 1
+        t_act = max(ready, bk[g, B_ACT_READY])
+        t_act = max(t_act, rk[rank, R_READY])
+        t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD_S])
+        t_act = max(t_act, grp[gi, G_LAST_ACT] + p[P_RRD_L])
+        fpos = rk[rank, R_FAW_POS]
+        t_act = max(t_act, rk[rank, R_FAW0 + fpos] + p[P_FAW])
+        rk[rank, R_FAW0 + fpos] = t_act
+        rk[rank, R_FAW_POS] = (fpos + 1) & 3
+        rk[rank, R_LAST_ACT] = t_act
+        grp[gi, G_LAST_ACT] = t_act
+        bk[g, B_OPEN_ROW] = row
+        bk[g, B_OPEN_SINCE] = t_act
+        bk[g, B_ACT_READY] = t_act + p[P_RC]
+        bk[g, B_PRE_READY] = t_act + p[P_RAS]
+        bk[g, B_COL_READY] = t_act + p[P_RCD]
+        ctr[K_ACTS] += 1
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_act, CMD_ACT, rank, b, row)
+        col_earliest = t_act + p[P_RCD]
+
+    # column command: bank, channel order, tCCD / tWTR of the rank (_S) and bank group (_L), data bus
+    t_col = max(col_earliest, ch[c, C_LAST_COL])
+    t_col = max(t_col, rk[rank, R_LAST_COL] + p[P_CCD_S])
+    t_col = max(t_col, grp[gi, G_LAST_COL] + p[P_CCD_L])
+    lat = p[P_CWL] if wr else p[P_CL]
+    if not wr:
+        t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
+        t_col = max(t_col, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
+    t_col = max(t_col, bus_ready(ch, c, rank, wr, lat, p))
+    t_data = t_col + lat
+    t_done = t_data + p[P_BURST]
+
+    ch[c, C_BUS_FREE] = t_done
+    ch[c, C_LAST_WRITE] = 1 if wr else 0
+    ch[c, C_LAST_RANK] = rank
+    ch[c, C_LAST_COL] = t_col
+    rk[rank, R_LAST_COL] = t_col
+    grp[gi, G_LAST_COL] = t_col
+    if wr:
+        rk[rank, R_LAST_WR_END] = t_done
+        grp[gi, G_LAST_WR_END] = t_done
+        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
+        ctr[K_WRITES] += 1
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_col, CMD_WR, rank, b, row)
+    else:
+        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
+        ctr[K_READS] += 1
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_col, CMD_RD, rank, b, row)
+
+    if closed_page:  # auto-precharge
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, bk[g, B_PRE_READY], CMD_PRE, rank, b, row)
+        _precharge(bk, rk, pend, ctr, rank, g, bk[g, B_PRE_READY], t_rp)
+    busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done
+    if busy > rk[rank, R_IDLE_FROM]:
+        rk[rank, R_IDLE_FROM] = busy
+
+    ring[c, qpos] = t_col
+    ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
+    return t_done
+
+
+@njit(cache=True)
+def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n):
+    """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
+    request's data-burst completion time (ps) to `out` and return the latest one.
+
+    decode: int64[4, 2] (shift, mask) for channel, rank, bank, row of a line index.
+    """
+    if p[P_LAYOUT] != LAYOUT_ID:
+        raise RuntimeError(STALE_LAYOUT)
     last_done = NEG_INF
     for i in range(lines.shape[0]):
-        line = lines[i]
-        c = (line >> decode[0, 0]) & decode[0, 1]
-        r_local = (line >> decode[1, 0]) & decode[1, 1]
-        b = (line >> decode[2, 0]) & decode[2, 1]
-        row = (line >> decode[3, 0]) & decode[3, 1]
-        rank = c * n_ranks_per_ch + r_local
-        g = rank * n_banks + b
-        wr = is_write[i] != 0
-
-        qpos = ch[c, C_QPOS]
-        frontier = arrival_ps
-        if ring[c, qpos] > frontier:
-            frontier = ring[c, qpos]
-
-        if p[P_IDLE_CLOSE] != 0:
-            _close_idle_banks(bk, rk, rank, n_banks, pend, frontier, p, ctr, log, log_n)
-        if rk[rank, R_NEXT_REF] <= frontier:  # (test here: the call is not inlined)
-            _refresh_until(bk, rk, rank, n_banks, pend, frontier, True, p, ctr, log, log_n)
-        if rk[rank, R_PEND] + 2 > pend_room // 2:
-            wm = frontier
-            if rk[rank, R_NEXT_REF] < wm:
-                wm = rk[rank, R_NEXT_REF]
-            _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
-            if rk[rank, R_PEND] + 2 > pend_room:  # room for this request's two precharges at most
-                raise RuntimeError(PEND_OVERFLOW)
-        # a rank with nothing pending until this request was powered down; it wakes for it (the
-        # tests skip the calls where they would change nothing: a call costs, as for _log)
-        if rk[rank, R_IDLE_FROM] < frontier:
-            _power_down_until(bk, rk, rank, n_banks, frontier, p)
-        if rk[rank, R_PD_ENTRY] >= 0 or rk[rank, R_WAKE] > frontier:
-            ready = _power_up(rk, rank, frontier, p)
-        else:
-            ready = frontier
-
-        open_row = bk[g, B_OPEN_ROW]
-        if open_row == row:
-            ctr[K_HITS] += 1
-            col_earliest = max(ready, bk[g, B_COL_READY])
-        else:
-            if open_row >= 0:
-                ctr[K_CONFLICTS] += 1
-                t_pre = max(ready, bk[g, B_PRE_READY])
-                if log_n[0] < log.shape[0]:
-                    _log(log, log_n, t_pre, CMD_PRE, rank, b, open_row)
-                _precharge(bk, rk, pend, ctr, rank, g, t_pre, t_rp)
-            else:
-                ctr[K_MISSES] += 1
-            t_act = max(ready, bk[g, B_ACT_READY])
-            t_act = max(t_act, rk[rank, R_READY])
-            t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD])
-            fpos = rk[rank, R_FAW_POS]
-            t_act = max(t_act, rk[rank, R_FAW0 + fpos] + p[P_FAW])
-            rk[rank, R_FAW0 + fpos] = t_act
-            rk[rank, R_FAW_POS] = (fpos + 1) & 3
-            rk[rank, R_LAST_ACT] = t_act
-            bk[g, B_OPEN_ROW] = row
-            bk[g, B_OPEN_SINCE] = t_act
-            bk[g, B_ACT_READY] = t_act + p[P_RC]
-            bk[g, B_PRE_READY] = t_act + p[P_RAS]
-            bk[g, B_COL_READY] = t_act + p[P_RCD]
-            ctr[K_ACTS] += 1
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, t_act, CMD_ACT, rank, b, row)
-            col_earliest = t_act + p[P_RCD]
-
-        # column command: bank, channel order, rank tCCD / tWTR, data bus
-        t_col = max(col_earliest, ch[c, C_LAST_COL])
-        t_col = max(t_col, rk[rank, R_LAST_COL] + p[P_CCD])
-        lat = p[P_CWL] if wr else p[P_CL]
-        if not wr:
-            t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR])
-        gap = 0
-        last_rank = ch[c, C_LAST_RANK]
-        if last_rank >= 0:
-            if last_rank != rank:
-                gap = p[P_RTRS]
-            if wr and ch[c, C_LAST_WRITE] == 0 and p[P_RTW] > gap:
-                gap = p[P_RTW]
-        t_col = max(t_col, ch[c, C_BUS_FREE] + gap - lat)
-        t_data = t_col + lat
-        t_done = t_data + p[P_BURST]
-
-        ch[c, C_BUS_FREE] = t_done
-        ch[c, C_LAST_WRITE] = 1 if wr else 0
-        ch[c, C_LAST_RANK] = rank
-        ch[c, C_LAST_COL] = t_col
-        rk[rank, R_LAST_COL] = t_col
-        if wr:
-            rk[rank, R_LAST_WR_END] = t_done
-            bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
-            ctr[K_WRITES] += 1
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, t_col, CMD_WR, rank, b, row)
-        else:
-            bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
-            ctr[K_READS] += 1
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, t_col, CMD_RD, rank, b, row)
-
-        if closed_page:  # auto-precharge
-            if log_n[0] < log.shape[0]:
-                _log(log, log_n, bk[g, B_PRE_READY], CMD_PRE, rank, b, row)
-            _precharge(bk, rk, pend, ctr, rank, g, bk[g, B_PRE_READY], t_rp)
-        busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done
-        if busy > rk[rank, R_IDLE_FROM]:
-            rk[rank, R_IDLE_FROM] = busy
-
-        ring[c, qpos] = t_col
-        ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
+        t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log,
+                               log_n)
         out[i] = t_done
         if t_done > last_done:
             last_done = t_done
@@ -477,6 +522,8 @@ def idle_until(t_ps, n_banks, p, bk, rk, pend, ctr, log, log_n):
     """Perform every refresh due before t_ps on every rank and accumulate open time up to
     t_ps (and power-down time, under that policy). Callers guarantee no command will later be
     issued before t_ps."""
+    if p[P_LAYOUT] != LAYOUT_ID:
+        raise RuntimeError(STALE_LAYOUT)
     for rank in range(rk.shape[0]):
         if p[P_IDLE_CLOSE] != 0:
             _close_idle_banks(bk, rk, rank, n_banks, pend, t_ps, p, ctr, log, log_n)

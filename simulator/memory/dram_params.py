@@ -1,119 +1,323 @@
-"""DRAM parameters: timing (tCK and ps), IDD currents (mA) and geometry of a DDR-class memory.
+"""DRAM parameters declared once: every timing and current of every standard, in one table.
 
-Plain validated values, shared by the DRAM model (``simulator.memory.dram``) and its energy
-accounting (``simulator.memory.power``); the composition root builds them from the
-configuration (``simulator.system.dram_parameters``).
+``STANDARDS`` declares the DRAM standards (their JEDEC document and which features they have);
+``PARAMETERS`` declares each device parameter once: its config key, unit, lower bound, the
+standards that have it (and whether each requires it), its description and the source of its
+meaning. That table drives
+
+* the config schema (``simulator.config.schema`` builds the ``dram.timing`` and
+  ``dram.currents`` sections from it, so ``offsim keys dram`` lists it),
+* validation (:func:`check_standard`, and the cross-key rules of ``DramTiming`` and
+  ``DramCurrents``),
+* the model's values (``DramTiming``: counts in tCK, tCK and tREFI in ps; ``DramCurrents``: mA and V),
+* the compiled kernel's parameter vector: its layout (``KERNEL_SLOTS``, whose index constants
+  ``simulator.memory.dram_kernel`` takes from here) and its packing (:func:`pack_timing_ps`).
+
+No parameter has a default: a preset gives every parameter its standard requires (the shipped
+presets cite their datasheets).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import zlib
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import Any
 
 import numpy as np
 
 from simulator.config.units import is_power_of_two
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
+PAGE_POLICIES = ("open", "open_adaptive", "closed")
+#: Controllers (``simulator.memory.dram.DramSystem``): in arrival order, first-ready within blocks of
+#: the queue (``dram_kernel.frfcfs_order``), or ready-first over the whole queue (``dram_ready_first``).
+SCHEDULERS = ("in_order", "frfcfs", "ready_first")
 #: Longest timing the DRAM model takes, ps: 2**62, so sums of a few timings stay within int64.
 MAX_TIMING_PS = 2**62
 
 
-def _require_int(obj: object, name: str, minimum: int) -> None:
-    value = getattr(obj, name)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{type(obj).__name__}.{name} = {value!r}: expected an integer >= {minimum}")
+@dataclass(frozen=True)
+class DramStandard:
+    """One DRAM standard: its name in configs, its JEDEC document, and the features the model
+    honours for it. bank_groups: banks form groups, column-to-column, ACT-to-ACT and
+    write-to-read spacings come in a short (_S, other group) and a long (_L, same group) form.
+    vpp: a second supply (VPP, wordline boost) whose IPP currents add to the energy.
+    ranks: a channel may hold several ranks (an HBM channel is one die stack, one rank)."""
+
+    name: str
+    source: str
+    bank_groups: bool
+    vpp: bool
+    ranks: bool
+
+
+STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
+    DramStandard("ddr3", "JEDEC JESD79-3F DDR3 SDRAM", bank_groups=False, vpp=False, ranks=True),
+    DramStandard("ddr4", "JEDEC JESD79-4B DDR4 SDRAM", bank_groups=True, vpp=True, ranks=True),
+    DramStandard("hbm2", "JEDEC JESD235A High Bandwidth Memory (HBM2), legacy (128-bit channel) mode",
+                 bank_groups=True, vpp=False, ranks=False),
+)}
 
 
 @dataclass(frozen=True)
-class DramTiming:
-    """DDR timing parameters; counts in clock cycles (tCK) unless the name ends in _ps.
+class DramParam:
+    """One device parameter as a preset writes it under ``dram.<section>.<key>``.
 
-    ``cwl`` (CAS write latency, tCK), ``t_rtrs`` (rank-to-rank data-bus switch, tCK),
-    ``t_xp`` (power-down exit to the next command, tCK) and ``t_cke`` (shortest power-down,
-    tCK) default to DDR3-1600 values (CWL 8 per the MT41J256M4 speed-bin table; one-cycle rank
-    switch, tXP 5 and tCKE 4 as in DRAMSim2's DDR3_micron_32M_8B_x4_sg125 ini).
+    unit: ``tck`` (a whole number of clock cycles), ``beats`` (data beats), ``time`` (written
+    with a time unit, kept in s by the config and in ps by the model), ``current`` (written with
+    a current unit, kept in A by the config and in mA by the model) or ``voltage`` (V).
+    standards: standard name -> True if that standard requires the parameter, False if it is
+    optional there; standards not named do not have it (a config giving it is refused).
+    slots: the kernel parameter-vector slots its value (in ps) fills.
     """
 
-    tck_ps: int
-    cl: int
-    t_rcd: int
-    t_rp: int
-    t_ras: int
-    t_rc: int
-    t_rrd: int
-    t_ccd: int
-    t_wr: int
-    t_wtr: int
-    t_rtp: int
-    t_rfc: int
-    t_faw: int
-    burst_length: int
-    t_refi_ps: int
-    cwl: int = 8
-    t_rtrs: int = 1
-    t_xp: int = 5
-    t_cke: int = 4
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            _require_int(self, f.name, 0 if f.name == "t_rtrs" else 1)
-        if self.burst_length % 2:
-            raise ValueError(f"DramTiming.burst_length = {self.burst_length!r}: expected an even number of beats")
-        if self.t_ras < self.t_rcd:
-            raise ValueError(f"DramTiming.t_ras = {self.t_ras!r}: expected >= t_rcd ({self.t_rcd})")
-        if self.t_rc < self.t_ras + self.t_rp:
-            raise ValueError(
-                f"DramTiming.t_rc = {self.t_rc!r}: expected >= t_ras + t_rp ({self.t_ras + self.t_rp})")
-        if self.t_faw < self.t_rrd:
-            raise ValueError(f"DramTiming.t_faw = {self.t_faw!r}: expected >= t_rrd ({self.t_rrd})")
-        if self.cwl > self.cl:
-            raise ValueError(f"DramTiming.cwl = {self.cwl!r}: expected <= cl ({self.cl})")
-        if self.t_refi_ps <= self.t_rfc * self.tck_ps:
-            raise ValueError(
-                f"DramTiming.t_refi_ps = {self.t_refi_ps!r}: expected > t_rfc * tck_ps ({self.t_rfc * self.tck_ps})")
-        for f in fields(self):  # the DRAM kernel keeps every timing in int64 picoseconds
-            in_ps = f.name.endswith("_ps")
-            ps = getattr(self, f.name) * (1 if in_ps else self.tck_ps)
-            if ps > MAX_TIMING_PS:
-                raise ValueError(f"DramTiming.{f.name} = {getattr(self, f.name)!r}{'' if in_ps else f' ({ps} ps)'}: "
-                                 f"expected at most {MAX_TIMING_PS} ps, the picosecond clock's range")
+    key: str
+    section: str
+    unit: str
+    standards: dict[str, bool]
+    doc: str
+    minimum: int = 1
+    slots: tuple[str, ...] = ()
 
     @property
-    def burst_ps(self) -> int:
-        """Data-bus occupancy of one burst, BL/2 tCK, in ps."""
-        return self.burst_length // 2 * self.tck_ps
+    def model_name(self) -> str:
+        """Its field name in the model: ``tck_s`` -> ``tck_ps``, ``idd0_a`` -> ``idd0_ma``."""
+        if self.unit == "time":
+            return self.key[:-2] + "_ps"
+        if self.unit == "current":
+            return self.key[:-2] + "_ma"
+        return self.key
+
+    def describe(self) -> str:
+        """Its description with the standards that have it, for the config reference."""
+        required = [s for s, req in self.standards.items() if req]
+        optional = [s for s, req in self.standards.items() if not req]
+        where = "; ".join(part for part in (required and "required by " + ", ".join(required),
+                                              optional and "optional in " + ", ".join(optional)) if part)
+        unit = ", tCK" if self.unit == "tck" else ""  # a count of clock cycles has no SI unit to show
+        return f"{self.doc}{unit} [{where}]"
 
 
-@dataclass(frozen=True)
-class DramCurrents:
-    """Datasheet supply currents of one device in mA, and its supply voltage in V.
+_ALL = {"ddr3": True, "ddr4": True, "hbm2": True}
+_NO_GROUPS = {"ddr3": True}
+_GROUPS = {"ddr4": True, "hbm2": True}
+_RANKED = {"ddr3": True, "ddr4": True}
+_VPP = {"ddr4": True}
 
-    ``idd3p_ma`` (active power-down) is needed only by a DramSystem with power-down; None
-    otherwise."""
+# Meanings after JESD79-3F / JESD79-4B (timing tables) and Micron TN-41-01 (currents).
+PARAMETERS: tuple[DramParam, ...] = (
+    DramParam("tck_s", "timing", "time", _ALL, "clock period tCK", slots=("tck",)),
+    DramParam("cl", "timing", "tck", _ALL, "CAS (read) latency, read command to first data beat", slots=("cl",)),
+    DramParam("cwl", "timing", "tck", _ALL, "CAS write latency, write command to first data beat", slots=("cwl",)),
+    DramParam("t_rcd", "timing", "tck", _ALL, "ACT to column command, same bank", slots=("rcd",)),
+    DramParam("t_rp", "timing", "tck", _ALL, "precharge period, PRE to ACT same bank", slots=("rp",)),
+    DramParam("t_ras", "timing", "tck", _ALL, "ACT to PRE minimum, same bank", slots=("ras",)),
+    DramParam("t_rc", "timing", "tck", _ALL, "ACT to ACT, same bank", slots=("rc",)),
+    DramParam("t_rrd", "timing", "tck", _NO_GROUPS, "ACT to ACT, different banks of a rank",
+              slots=("rrd_s", "rrd_l")),
+    DramParam("t_rrd_s", "timing", "tck", _GROUPS, "ACT to ACT, banks of different bank groups", slots=("rrd_s",)),
+    DramParam("t_rrd_l", "timing", "tck", _GROUPS, "ACT to ACT, different banks of the same bank group",
+              slots=("rrd_l",)),
+    DramParam("t_ccd", "timing", "tck", _NO_GROUPS, "column command to column command, same rank",
+              slots=("ccd_s", "ccd_l")),
+    DramParam("t_ccd_s", "timing", "tck", _GROUPS, "column to column command, different bank groups",
+              slots=("ccd_s",)),
+    DramParam("t_ccd_l", "timing", "tck", _GROUPS, "column to column command, same bank group", slots=("ccd_l",)),
+    DramParam("t_wr", "timing", "tck", _ALL, "write recovery, end of write data to PRE", slots=("wr",)),
+    DramParam("t_wtr", "timing", "tck", _NO_GROUPS, "end of write data to read command, same rank",
+              slots=("wtr_s", "wtr_l")),
+    DramParam("t_wtr_s", "timing", "tck", _GROUPS, "end of write data to read command, different bank groups",
+              slots=("wtr_s",)),
+    DramParam("t_wtr_l", "timing", "tck", _GROUPS, "end of write data to read command, same bank group",
+              slots=("wtr_l",)),
+    DramParam("t_rtp", "timing", "tck", _ALL, "read to PRE, same bank", slots=("rtp",)),
+    DramParam("t_rfc", "timing", "tck", _ALL, "refresh cycle time (REF to the next ACT)", slots=("rfc",)),
+    DramParam("t_faw", "timing", "tck", _ALL, "four-activate window of a rank", slots=("faw",)),
+    DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two), beats"),
+    DramParam("t_refi_s", "timing", "time", _ALL, "average refresh interval tREFI", slots=("refi",)),
+    DramParam("t_xp", "timing", "tck", _ALL, "power-down exit to the next command", slots=("xp",)),
+    DramParam("t_cke", "timing", "tck", _ALL, "shortest power-down (CKE low)", slots=("cke",)),
+    DramParam("t_rtrs", "timing", "tck", _RANKED, "data-bus turnaround between ranks", minimum=0,
+              slots=("rtrs",)),
+    DramParam("idd0_a", "currents", "current", _ALL, "one-bank ACT-PRE current (IDD0)"),
+    DramParam("idd2p_a", "currents", "current", _ALL, "precharge power-down current (IDD2P)"),
+    DramParam("idd2n_a", "currents", "current", _ALL, "precharge standby current (IDD2N)"),
+    DramParam("idd3n_a", "currents", "current", _ALL, "active standby current (IDD3N)"),
+    DramParam("idd3p_a", "currents", "current", {"ddr3": False, "ddr4": False, "hbm2": False},
+              "active power-down current (IDD3P); needed with geometry.power_down"),
+    DramParam("idd4r_a", "currents", "current", _ALL, "burst read current (IDD4R)"),
+    DramParam("idd4w_a", "currents", "current", _ALL, "burst write current (IDD4W)"),
+    DramParam("idd5_a", "currents", "current", _ALL, "burst refresh current (IDD5, IDD5B on DDR4)"),
+    DramParam("vdd_v", "currents", "voltage", _ALL, "core supply voltage VDD"),
+    DramParam("vpp_v", "currents", "voltage", _VPP, "wordline-boost supply voltage VPP"),
+    DramParam("ipp0_a", "currents", "current", _VPP, "one-bank ACT-PRE current on VPP (IPP0)"),
+    DramParam("ipp3n_a", "currents", "current", _VPP,
+              "standby current on VPP (IPP3N; JEDEC DDR4 applies it to every standby, power-down and "
+              "burst condition)"),
+    DramParam("ipp5_a", "currents", "current", _VPP, "burst refresh current on VPP (IPP5B)"),
+)
+PARAMETER_BY_KEY: dict[str, DramParam] = {p.key: p for p in PARAMETERS}
 
-    idd0_ma: float
-    idd1_ma: float
-    idd2p_ma: float
-    idd2q_ma: float
-    idd2n_ma: float
-    idd3n_ma: float
-    idd4r_ma: float
-    idd4w_ma: float
-    idd5_ma: float
-    vdd_v: float
-    idd3p_ma: float | None = None
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "idd3p_ma" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"DramCurrents.{f.name} = {value!r}: expected a positive number")
-        for name in ("idd0_ma", "idd4r_ma", "idd4w_ma", "idd5_ma"):
-            if getattr(self, name) < self.idd3n_ma:
-                raise ValueError(
-                    f"DramCurrents.{name} = {getattr(self, name)!r}: expected >= idd3n_ma ({self.idd3n_ma})")
+def section_parameters(section: str) -> tuple[DramParam, ...]:
+    """The parameters of ``"timing"`` or ``"currents"``, in table order."""
+    return tuple(p for p in PARAMETERS if p.section == section)
+
+
+# -- the kernel's parameter vector -----------------------------------------------------------------
+#: Slots the controller derives: data-bus occupancy of a burst (BL/2 tCK), the read-to-write bus
+#: bubble, the three controller flags (1/0), the bank-group mask of a bank index and the layout id.
+DERIVED_SLOTS = ("burst", "rtw", "closed_page", "power_down", "idle_close", "bank_group_mask", "layout")
+#: Slots a standard may leave unfilled, with the value they take: a standard without ranks has no
+#: rank-to-rank switch.
+ABSENT_SLOT_PS = {"rtrs": 0}
+KERNEL_SLOTS: tuple[str, ...] = tuple(dict.fromkeys(s for p in PARAMETERS for s in p.slots)) + DERIVED_SLOTS
+SLOT_INDEX: dict[str, int] = {name: i for i, name in enumerate(KERNEL_SLOTS)}
+#: Identifies the layout; the compiled kernel checks it (numba freezes the index constants into its
+#: cached machine code, which a change of this table alone would not invalidate).
+LAYOUT_ID = zlib.crc32(":".join(KERNEL_SLOTS).encode())
+
+
+def _require_int(owner: str, name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{owner}.{name} = {value!r}: expected an integer >= {minimum}")
+
+
+def check_standard(standard: str, section: str, given: set[str], owner: str) -> None:
+    """Raise ValueError unless ``given`` (config keys of ``section``) holds every parameter
+    ``standard`` requires and none it does not have; messages name ``owner.key``."""
+    if standard not in STANDARDS:
+        raise ValueError(f"standard = {standard!r}: expected one of {', '.join(STANDARDS)}")
+    for p in section_parameters(section):
+        present = p.key in given
+        if present and standard not in p.standards:
+            raise ValueError(f"{owner}.{p.key}: {standard} has no {p.key} ({p.doc}, a parameter of "
+                             f"{', '.join(p.standards)}); expected it left out")
+        if not present and p.standards.get(standard):
+            raise ValueError(f"{owner}.{p.key}: missing; {standard} requires it ({p.doc})")
+
+
+def _model_fields(section: str) -> list[tuple[str, Any, Any]]:
+    kind = {"tck": int, "beats": int, "time": int, "current": float, "voltage": float}
+    return [(p.model_name, kind[p.unit] | None, field(default=None)) for p in section_parameters(section)]
+
+
+def _given_keys(obj: object, section: str) -> set[str]:
+    return {p.key for p in section_parameters(section) if getattr(obj, p.model_name) is not None}
+
+
+def check_timing_orders(t: Any, owner: str = "DramTiming") -> None:
+    """Raise ValueError if timings ``t`` (model names: counts in tCK, ``tck_ps``, ``t_refi_ps``;
+    None where absent) break an ordering the model relies on. Orderings between absent
+    parameters are not checked (a missing parameter is reported by :func:`check_standard`)."""
+    def has(*names: str) -> bool:
+        return all(getattr(t, n) is not None for n in names)
+
+    if has("burst_length") and t.burst_length % 2:
+        raise ValueError(f"{owner}.burst_length = {t.burst_length!r}: expected an even number of beats")
+    if has("t_ras", "t_rcd") and t.t_ras < t.t_rcd:
+        raise ValueError(f"{owner}.t_ras = {t.t_ras!r}: expected >= t_rcd ({t.t_rcd})")
+    if has("t_rc", "t_ras", "t_rp") and t.t_rc < t.t_ras + t.t_rp:
+        raise ValueError(f"{owner}.t_rc = {t.t_rc!r}: expected >= t_ras + t_rp ({t.t_ras + t.t_rp})")
+    for short, long in (("t_ccd_s", "t_ccd_l"), ("t_rrd_s", "t_rrd_l"), ("t_wtr_s", "t_wtr_l")):
+        if has(short, long) and getattr(t, long) < getattr(t, short):
+            raise ValueError(f"{owner}.{long} = {getattr(t, long)!r}: expected >= {short} ({getattr(t, short)}): "
+                             "the same bank group waits at least as long as different groups")
+    rrd = t.t_rrd if t.t_rrd is not None else t.t_rrd_s
+    if has("t_faw") and rrd is not None and t.t_faw < rrd:
+        raise ValueError(f"{owner}.t_faw = {t.t_faw!r}: expected >= the ACT-to-ACT spacing ({rrd})")
+    if has("cwl", "cl") and t.cwl > t.cl:
+        raise ValueError(f"{owner}.cwl = {t.cwl!r}: expected <= cl ({t.cl})")
+    if has("t_refi_ps", "t_rfc", "tck_ps") and t.t_refi_ps <= t.t_rfc * t.tck_ps:
+        raise ValueError(
+            f"{owner}.t_refi_ps = {t.t_refi_ps!r}: expected > t_rfc * tck_ps ({t.t_rfc * t.tck_ps})")
+    for p in section_parameters("timing"):  # the DRAM kernel keeps every timing in int64 picoseconds
+        value = getattr(t, p.model_name)
+        if value is None or not has("tck_ps"):
+            continue
+        in_ps = p.unit == "time"
+        ps = value * (1 if in_ps else t.tck_ps)
+        if ps > MAX_TIMING_PS:
+            raise ValueError(f"{owner}.{p.model_name} = {value!r}{'' if in_ps else f' ({ps} ps)'}: "
+                             f"expected at most {MAX_TIMING_PS} ps, the picosecond clock's range")
+
+
+def check_current_orders(c: Any, owner: str = "DramCurrents") -> None:
+    """Raise ValueError if currents ``c`` (model names, mA; None where absent) break the TN-41-01
+    orderings the energy model relies on: every command current at least its standby current."""
+    for name, base in (("idd0_ma", "idd3n_ma"), ("idd4r_ma", "idd3n_ma"), ("idd4w_ma", "idd3n_ma"),
+                       ("idd5_ma", "idd3n_ma"), ("ipp0_ma", "ipp3n_ma"), ("ipp5_ma", "ipp3n_ma")):
+        value, floor = getattr(c, name), getattr(c, base)
+        if value is not None and floor is not None and value < floor:
+            raise ValueError(f"{owner}.{name} = {value!r}: expected >= {base} ({floor})")
+
+
+def _timing_post_init(self: Any) -> None:
+    check_standard(self.standard, "timing", _given_keys(self, "timing"), "DramTiming")
+    for p in section_parameters("timing"):
+        if getattr(self, p.model_name) is not None:
+            _require_int("DramTiming", p.model_name, getattr(self, p.model_name), p.minimum)
+    check_timing_orders(self)
+
+
+def _burst_ps(self: Any) -> int:
+    """Data-bus occupancy of one burst, BL/2 tCK, in ps."""
+    return self.burst_length // 2 * self.tck_ps
+
+
+def _currents_post_init(self: Any) -> None:
+    check_standard(self.standard, "currents", _given_keys(self, "currents"), "DramCurrents")
+    for p in section_parameters("currents"):
+        value = getattr(self, p.model_name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+            raise ValueError(f"DramCurrents.{p.model_name} = {value!r}: expected a positive number")
+    check_current_orders(self)
+
+
+#: DDR timing of one standard: counts in clock cycles (tCK) unless the name ends in _ps; a
+#: parameter the standard does not have is None. Fields: ``standard`` then ``PARAMETERS``.
+DramTiming = make_dataclass(
+    "DramTiming", [("standard", str), *_model_fields("timing")], frozen=True,
+    namespace={"__post_init__": _timing_post_init, "burst_ps": property(_burst_ps),
+               "__doc__": "DDR timing of one standard (simulator.memory.dram_params.PARAMETERS): counts in "
+                          "tCK unless the name ends in _ps; None where the standard has no such parameter."})
+DramTiming.__module__ = __name__
+
+#: Datasheet supply currents of one device in mA, and its supply voltages in V.
+DramCurrents = make_dataclass(
+    "DramCurrents", [("standard", str), *_model_fields("currents")], frozen=True,
+    namespace={"__post_init__": _currents_post_init,
+               "__doc__": "Datasheet supply currents of one device in mA and its supply voltages in V "
+                          "(simulator.memory.dram_params.PARAMETERS); None where the standard has no such "
+                          "parameter or an optional one is not given."})
+DramCurrents.__module__ = __name__
+
+
+def pack_timing_ps(timing: Any) -> np.ndarray:
+    """The kernel's parameter vector (int64[len(KERNEL_SLOTS)], ps) with every timing slot filled
+    and the device-derived slots (burst, rtw, layout); the controller flags are left 0."""
+    tck = timing.tck_ps
+    p = np.zeros(len(KERNEL_SLOTS), dtype=np.int64)
+    filled = set()
+    for param in section_parameters("timing"):
+        value = getattr(timing, param.model_name)
+        if value is None or not param.slots:
+            continue
+        for slot in param.slots:
+            p[SLOT_INDEX[slot]] = value if param.unit == "time" else value * tck
+            filled.add(slot)
+    for slot, value in ABSENT_SLOT_PS.items():
+        if slot not in filled:
+            p[SLOT_INDEX[slot]] = value
+            filled.add(slot)
+    missing = [s for s in KERNEL_SLOTS if s not in filled and s not in DERIVED_SLOTS]
+    if missing:  # the table gives every standard's timing slots; this guards its edits
+        raise ValueError(f"DramTiming ({timing.standard}): no value for kernel slots {missing}")
+    p[SLOT_INDEX["burst"]] = timing.burst_ps
+    # JEDEC tRTW = RL + tCCD + 2 tCK - WL: two idle bus cycles between read and write data
+    p[SLOT_INDEX["rtw"]] = 2 * tck
+    p[SLOT_INDEX["layout"]] = LAYOUT_ID
+    return p
 
 
 @dataclass(frozen=True)
@@ -122,6 +326,9 @@ class DramGeometry:
 
     ``mapping`` orders the line-address fields from most to least significant, e.g.
     ``"row:rank:bank:channel:column"``; ``column`` there counts lines within a rank row.
+    ``bank_groups`` divides the banks of a device into groups; the low bits of a bank's index
+    select its group (bank b is in group b mod bank_groups), so consecutive banks of the
+    mapping lie in different groups.
     """
 
     channels: int
@@ -133,14 +340,18 @@ class DramGeometry:
     bus_width_bits: int
     line_bytes: int
     mapping: str = "row:rank:bank:channel:column"
+    bank_groups: int = 1
 
     def __post_init__(self) -> None:
         for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "device_width_bits",
-                     "bus_width_bits", "line_bytes"):
-            _require_int(self, name, 1)
-        for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "line_bytes"):
+                     "bus_width_bits", "line_bytes", "bank_groups"):
+            _require_int("DramGeometry", name, getattr(self, name), 1)
+        for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "line_bytes", "bank_groups"):
             if not is_power_of_two(getattr(self, name)):
                 raise ValueError(f"DramGeometry.{name} = {getattr(self, name)!r}: expected a power of two")
+        if self.banks % self.bank_groups:
+            raise ValueError(f"DramGeometry.bank_groups = {self.bank_groups!r}: expected to divide banks "
+                             f"({self.banks})")
         if self.bus_width_bits % self.device_width_bits:
             raise ValueError(f"DramGeometry.bus_width_bits = {self.bus_width_bits!r}: expected a multiple of "
                              f"device_width_bits ({self.device_width_bits})")
@@ -186,10 +397,24 @@ class DramGeometry:
                 "channel": self.channels, "column": self.lines_per_row}
 
 
-def check_line_is_one_burst(timing: DramTiming, geometry: DramGeometry) -> None:
+def check_line_is_one_burst(timing: Any, geometry: DramGeometry) -> None:
     """Raise ValueError unless a cache line is exactly one burst: bus width x burst length bytes."""
     burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
     if burst_bytes != geometry.line_bytes:
         raise ValueError(f"DramGeometry.line_bytes = {geometry.line_bytes!r}: expected one burst "
                          f"(bus_width_bits {geometry.bus_width_bits} / 8 x burst_length "
                          f"{timing.burst_length} = {burst_bytes} B)")
+
+
+def check_geometry_standard(standard: str, bank_groups: int, ranks_per_channel: int) -> None:
+    """Raise ValueError if an organisation uses a feature ``standard`` does not have (or lacks
+    one it has); messages name ``DramGeometry.<field>``."""
+    s = STANDARDS[standard]
+    if bank_groups > 1 and not s.bank_groups:
+        raise ValueError(f"DramGeometry.bank_groups = {bank_groups!r}: {standard} has no bank groups; expected 1")
+    if s.bank_groups and bank_groups < 2:
+        raise ValueError(f"DramGeometry.bank_groups = {bank_groups!r}: {standard} has bank groups; "
+                         "expected 2 or more")
+    if ranks_per_channel > 1 and not s.ranks:
+        raise ValueError(f"DramGeometry.ranks_per_channel = {ranks_per_channel!r}: a {standard} channel is one "
+                         "rank; expected 1")

@@ -19,6 +19,12 @@ TN-41-01 formulas used (currents in A, times in s):
   its extra current being in ``E_ref``); while the rank is powered down, ``VDD*IDD3P``
   (active power-down, a row open) or ``VDD*IDD2P`` (precharge power-down) instead, as
   DRAMSim2 charges them (``MemoryController::update``, ``USE_LOW_POWER``).
+
+Standards with a second supply VPP (DDR4) add its currents the same way, as DRAMPower does
+for DDR4: ``VPP * (IPP0 - IPP3N) * tRC`` per ACT, ``VPP * (IPP5 - IPP3N) * tRFC`` per REF,
+and ``VPP * IPP3N`` of background in every state (Micron's DDR4 data sheets, e.g. MT40A1G8,
+apply the IPP3N limit to all standby, power-down and burst conditions, so reads and writes
+draw nothing above it on VPP).
 """
 
 from __future__ import annotations
@@ -66,6 +72,10 @@ def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: Dra
     e_wr = vdd * (currents.idd4w_ma * _MA_TO_A - idd3n) * burst_s
     # TN-41-01: E_ref = VDD * (IDD5 - IDD3N) * tRFC
     e_ref = vdd * (currents.idd5_ma * _MA_TO_A - idd3n) * timing.t_rfc * tck_s
+    if currents.vpp_v is not None:  # the VPP supply, above its standby current IPP3N
+        ipp3n = currents.ipp3n_ma * _MA_TO_A
+        e_act += currents.vpp_v * (currents.ipp0_ma * _MA_TO_A - ipp3n) * t_rc_s
+        e_ref += currents.vpp_v * (currents.ipp5_ma * _MA_TO_A - ipp3n) * timing.t_rfc * tck_s
     return {
         "activate_precharge": e_act * n_dev,
         "read": e_rd * n_dev,
@@ -77,7 +87,7 @@ def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: Dra
 def background_power_w(currents: DramCurrents, geometry: DramGeometry) -> dict[str, float]:
     """Background power in W of one rank: ``active`` (a bank open, IDD3N), ``precharge``
     (all banks precharged, IDD2N), ``precharge_power_down`` (IDD2P) and, when the currents
-    give IDD3P, ``active_power_down``."""
+    give IDD3P, ``active_power_down``; each with VPP x IPP3N added where the standard has VPP."""
     n_dev = devices_per_rank(geometry)
     out = {
         "active": currents.vdd_v * currents.idd3n_ma * _MA_TO_A * n_dev,
@@ -86,6 +96,9 @@ def background_power_w(currents: DramCurrents, geometry: DramGeometry) -> dict[s
     }
     if currents.idd3p_ma is not None:
         out["active_power_down"] = currents.vdd_v * currents.idd3p_ma * _MA_TO_A * n_dev
+    if currents.vpp_v is not None:  # IPP3N in every state
+        vpp_w = currents.vpp_v * currents.ipp3n_ma * _MA_TO_A * n_dev
+        out = {state: w + vpp_w for state, w in out.items()}
     return out
 
 

@@ -287,7 +287,8 @@ def open_time_from_log(log, n_ranks, end_ps):
 CONTROLLER_SETTINGS = [
     ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
     ("open", "frfcfs", True), ("closed", "in_order", True), ("open_adaptive", "in_order", False),
-    ("open_adaptive", "frfcfs", True)]
+    ("open_adaptive", "frfcfs", True), ("open", "ready_first", True), ("closed", "ready_first", False),
+    ("open_adaptive", "ready_first", False)]
 
 
 @pytest.mark.parametrize("policy,scheduler,power_down", CONTROLLER_SETTINGS)

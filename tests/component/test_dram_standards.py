@@ -1,0 +1,255 @@
+"""DRAM standards declared once: bank-group timings (_S between groups, _L within one) by hand,
+the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations,
+and the declaration table driving the schema, the reference and the kernel's layout."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from simulator.config.errors import ConfigError
+from simulator.config.fields import describe_spec
+from simulator.config.loader import load_spec
+from simulator.config.schema import DramCurrentsSpec, DramTimingSpec, SystemSpec, dram_parameters
+from simulator.memory import dram_kernel as k
+from simulator.memory import dram_params, power
+from simulator.memory.dram import DramSystem
+from tests.component.test_dram import check_protocol, random_chunks
+from tests.conftest import DEFAULT_SYSTEM, refused
+
+INTERFACE = {"ddr3_1600_mt41j256m4": "", "ddr4_3200_mt40a1g8": "", "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit"}
+
+
+def system_file(directory: Path, preset: str) -> Path:
+    """A system of the i7-920 host and caches with the DRAM preset ``preset``."""
+    path = directory / f"{preset}.yaml"
+    path.write_text(f"name: test {preset}\nhost: {{preset: cpu/i7_920}}\ncaches: {{preset: caches/i7_920}}\n"
+                    f"dram: {{preset: dram/{preset}{INTERFACE[preset]}}}\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def ddr4(tmp_path_factory):
+    """(DramTiming, DramCurrents, DramGeometry) of the DDR4-3200 preset, one rank."""
+    path = system_file(tmp_path_factory.mktemp("ddr4"), "ddr4_3200_mt40a1g8")
+    return dram_parameters(load_spec(path, SystemSpec, ["dram.geometry.ranks_per_channel=1"]).spec)
+
+
+LINES_PER_ROW = 128  # DDR4 preset: 1024 columns x 8 B x 8 devices = 8 KiB rows of 64 B lines
+
+
+def line(row, bank, col=0):
+    """Line index under the DDR4 preset's mapping row:rank:bank:channel:column, one rank and channel."""
+    return (row * 16 + bank) * LINES_PER_ROW + col
+
+
+def served(d, lines, writes, arrival):
+    return d.service_lines(np.array(lines), np.array(writes), arrival)
+
+
+# -- bank-group timings by hand (DDR4-3200: tCCD_S 4, tCCD_L 8, tRRD_S 4, tRRD_L 8, tWTR_S 4, tWTR_L 12 tCK)
+@pytest.mark.parametrize("other_bank, spacing_tck", [(4, 8), (1, 4)])  # bank 4: group 0 as bank 0; bank 1: group 1
+def test_two_row_hits_are_spaced_by_tccd_l_in_one_group_and_tccd_s_across(ddr4, other_bank, spacing_tck):
+    timing, currents, geometry = ddr4
+    d = DramSystem(timing, currents, geometry)
+    served(d, [line(0, 0), line(0, other_bank)], [False, False], 0)  # open both rows
+    a = 1_000_000
+    out = served(d, [line(0, 0, 1), line(0, other_bank, 1)], [False, False], a)
+    assert out[0] == a + (22 + 4) * timing.tck_ps  # CL + BL/2
+    assert out[1] - out[0] == spacing_tck * timing.tck_ps
+
+
+@pytest.mark.parametrize("other_bank, spacing_tck", [(4, 8), (1, 4)])
+def test_two_activates_are_spaced_by_trrd_l_in_one_group_and_trrd_s_across(ddr4, other_bank, spacing_tck):
+    timing, currents, geometry = ddr4
+    d = DramSystem(timing, currents, geometry, command_log_capacity=16)
+    served(d, [line(0, 0), line(0, other_bank)], [False, False], 0)
+    acts = d.command_log()
+    acts = acts[acts[:, 1] == k.CMD_ACT]
+    assert acts[:, 0].tolist() == [0, spacing_tck * timing.tck_ps]
+
+
+@pytest.mark.parametrize("other_bank, wtr_tck", [(4, 12), (1, 4)])
+def test_read_after_write_waits_twtr_l_in_one_group_and_twtr_s_across(ddr4, other_bank, wtr_tck):
+    timing, currents, geometry = ddr4
+    d = DramSystem(timing, currents, geometry)
+    served(d, [line(0, 0), line(0, other_bank)], [False, False], 0)
+    a = 1_000_000
+    out = served(d, [line(0, 0, 1), line(0, other_bank, 1)], [True, False], a)
+    assert out[0] == a + (16 + 4) * timing.tck_ps  # CWL + BL/2
+    # the read command waits tWTR after the write data, then CL and its burst
+    assert out[1] == out[0] + (wtr_tck + 22 + 4) * timing.tck_ps
+
+
+def test_a_stream_in_one_bank_group_runs_at_burst_over_tccd_l_of_peak(ddr4):
+    timing, currents, geometry = ddr4
+    d = DramSystem(timing, currents, geometry)
+    n = LINES_PER_ROW  # one row: every column command in one bank group, tCCD_L = 8 tCK apart
+    end = d.service(np.arange(n), False, 0)
+    first = (22 + 22 + 4) * timing.tck_ps  # tRCD + CL + BL/2
+    assert end == first + (n - 1) * 8 * timing.tck_ps
+
+
+@pytest.mark.parametrize("scheduler,power_down", [("in_order", False), ("frfcfs", True), ("ready_first", True)])
+def test_ddr4_command_log_obeys_the_rank_and_bank_group_rules(ddr4, scheduler, power_down):
+    timing, currents, geometry = ddr4
+    g = dataclasses.replace(geometry, ranks_per_channel=2)
+    d = DramSystem(timing, currents, g, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down)
+    for arrival, lines, wr in random_chunks(5):
+        d.service_lines(lines % g.capacity_lines, wr, arrival)
+    log = d.command_log()
+    # the rank-wide rules with the short (other-group) spacings
+    short = SimpleNamespace(**{**dataclasses.asdict(timing), "t_ccd": timing.t_ccd_s, "t_rrd": timing.t_rrd_s,
+                               "t_wtr": timing.t_wtr_s}, burst_ps=timing.burst_ps)
+    assert check_protocol(log, short, 2) == len(log)
+    # within each bank group, the long spacings
+    order = np.lexsort((np.arange(len(log)), log[:, 0]))
+    tck, checks = timing.tck_ps, 0
+    last: dict[tuple, dict] = {}
+    for time, cmd, rank, bank, _ in log[order].tolist():
+        if cmd == k.CMD_REF:
+            continue
+        s = last.setdefault((rank, bank % g.bank_groups), {"act": -10**15, "col": -10**15, "wr_end": -10**15})
+        if cmd == k.CMD_ACT:
+            assert time >= s["act"] + timing.t_rrd_l * tck
+            s["act"] = time
+            checks += 1
+        elif cmd in (k.CMD_RD, k.CMD_WR):
+            assert time >= s["col"] + timing.t_ccd_l * tck
+            if cmd == k.CMD_RD:
+                assert time >= s["wr_end"] + timing.t_wtr_l * tck
+            else:
+                s["wr_end"] = time + (timing.cwl + timing.burst_length // 2) * tck
+            s["col"] = time
+            checks += 1
+    assert checks > 1000
+
+
+# -- energy with VPP ------------------------------------------------------------------------------
+def test_vpp_currents_add_to_activate_refresh_and_background_energy(ddr4):
+    timing, currents, geometry = ddr4
+    n_dev, tck_s = 8, 0.625e-9
+    e = power.command_energies_j(timing, currents, geometry)
+    # VPP x (IPP0 - IPP3N) x tRC = 0 here (IPP0 = IPP3N = 3 mA): the VDD part alone
+    t_rc, t_ras = 74 * tck_s, 52 * tck_s
+    e_act = 1.2 * (0.057 * t_rc - (0.052 * t_ras + 0.037 * (t_rc - t_ras)))
+    assert e["activate_precharge"] == pytest.approx(e_act * n_dev, rel=1e-12)
+    e_ref = (1.2 * (0.250 - 0.052) + 2.5 * (0.028 - 0.003)) * 560 * tck_s
+    assert e["refresh"] == pytest.approx(e_ref * n_dev, rel=1e-12)
+    assert e["read"] == pytest.approx(1.2 * (0.168 - 0.052) * 4 * tck_s * n_dev, rel=1e-12)
+    bg = power.background_power_w(currents, geometry)
+    assert bg["active"] == pytest.approx((1.2 * 0.052 + 2.5 * 0.003) * n_dev, rel=1e-12)
+    assert bg["precharge_power_down"] == pytest.approx((1.2 * 0.025 + 2.5 * 0.003) * n_dev, rel=1e-12)
+
+
+# -- presets and refusals --------------------------------------------------------------------------
+def test_hbm2_stack_streams_near_its_peak(tmp_path):
+    spec = load_spec(system_file(tmp_path, "hbm2_8gb_x128"), SystemSpec).spec
+    timing, currents, geometry = dram_parameters(spec)
+    d = DramSystem(timing, currents, geometry)
+    assert d.peak_bandwidth_bytes_per_s == pytest.approx(256e9)  # 8 channels x 64 B per 2 tCK of 1 ns
+    n = 1 << 16
+    end = d.service(np.arange(n), False, 0)
+    assert 0.85 * d.peak_bandwidth_bytes_per_s <= n * 64 / (end * 1e-12) <= d.peak_bandwidth_bytes_per_s
+
+
+@pytest.mark.parametrize("preset, override, words", [
+    ("ddr3_1600_mt41j256m4", "dram.timing.t_ccd_l=6", ["dram: timing.t_ccd_l", "ddr3 has no t_ccd_l"]),
+    ("ddr3_1600_mt41j256m4", "dram.geometry.bank_groups=2", ["geometry.bank_groups", "ddr3 has no bank groups"]),
+    ("ddr3_1600_mt41j256m4", "dram.currents.ipp0_a=3 mA", ["currents.ipp0_a", "ddr3 has no ipp0_a"]),
+    ("ddr4_3200_mt40a1g8", "dram.timing.t_ccd_l=3", ["dram.timing", "t_ccd_l = 3: expected >= t_ccd_s (4)"]),
+    ("ddr4_3200_mt40a1g8", "dram.timing.t_wtr_l=2", ["t_wtr_l = 2: expected >= t_wtr_s (4)"]),
+    ("ddr4_3200_mt40a1g8", "dram.timing.t_ccd=4", ["timing.t_ccd", "ddr4 has no t_ccd"]),
+    ("ddr4_3200_mt40a1g8", "dram.geometry.bank_groups=1", ["geometry.bank_groups", "expected 2 or more"]),
+    ("ddr4_3200_mt40a1g8", "dram.geometry.bank_groups=32", ["bank_groups", "expected to divide banks (16)"]),
+    ("ddr4_3200_mt40a1g8", "dram.standard=ddr3", ["timing.t_rrd", "missing; ddr3 requires it"]),
+    ("hbm2_8gb_x128", "dram.geometry.ranks_per_channel=2", ["ranks_per_channel", "one rank"]),
+])
+def test_a_wrong_combination_is_refused_with_exit_2_naming_file_and_key(tmp_path, capsys, preset, override, words):
+    system = system_file(tmp_path, preset)
+    out = tmp_path / "run"
+    errors = refused(["run", str(system), "configs/workloads/stream_read.yaml", "--set", override, "--out", str(out)],
+                     capsys, out)
+    assert len(errors) == 1
+    assert str(system) in errors[0] and all(w in errors[0] for w in words), errors[0]
+
+
+def test_a_missing_timing_of_the_standard_is_refused(tmp_path):
+    path = tmp_path / "sys.yaml"
+    text = system_file(tmp_path, "ddr4_3200_mt40a1g8").read_text()
+    path.write_text(text.replace("{preset: dram/ddr4_3200_mt40a1g8}",
+                                 "{preset: dram/ddr4_3200_mt40a1g8, standard: hbm2}"))
+    with pytest.raises(ConfigError, match=r"dram: timing.t_rtrs: hbm2 has no t_rtrs"):
+        load_spec(path, SystemSpec)
+
+
+def test_unused_currents_are_not_parameters():
+    names = {p.key for p in dram_params.PARAMETERS}
+    assert not {"idd1_a", "idd2q_a"} & names
+    with pytest.raises(ConfigError, match="idd1_a: unknown key"):
+        load_spec(DEFAULT_SYSTEM, SystemSpec, ["dram.currents.idd1_a=115 mA"])
+
+
+# -- the table drives the schema, the reference and the kernel --------------------------------------
+def test_schema_sections_are_the_declared_parameters():
+    timing = [f.name for f in dataclasses.fields(DramTimingSpec)]
+    currents = [f.name for f in dataclasses.fields(DramCurrentsSpec)]
+    assert timing == [p.key for p in dram_params.section_parameters("timing")]
+    assert currents == [p.key for p in dram_params.section_parameters("currents")]
+
+
+def test_keys_reference_documents_each_standards_parameters():
+    rows = {r.key: r for r in describe_spec(SystemSpec)}
+    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2'"
+    assert rows["dram.timing.t_ccd_l"].doc.endswith("[required by ddr4, hbm2]")
+    assert rows["dram.timing.t_ccd"].doc.endswith("[required by ddr3]")
+    assert rows["dram.currents.ipp3n_a"].doc.endswith("[required by ddr4]") and rows["dram.currents.ipp3n_a"].unit == "A"
+    assert rows["dram.currents.idd3p_a"].doc.endswith("[optional in ddr3, ddr4, hbm2]")
+    assert rows["dram.timing.tck_s"].default == "required"
+
+
+def test_kernel_layout_is_the_declared_one_and_a_stale_layout_is_refused(ddr4):
+    assert k.N_PARAMS == len(dram_params.KERNEL_SLOTS)
+    assert (k.P_CCD_S, k.P_CCD_L, k.P_LAYOUT) == tuple(dram_params.SLOT_INDEX[s] for s in ("ccd_s", "ccd_l", "layout"))
+    timing, currents, geometry = ddr4
+    d = DramSystem(timing, currents, geometry)
+    p = d._p
+    assert p[k.P_CCD_L] == 8 * timing.tck_ps and p[k.P_RRD_S] == 4 * timing.tck_ps and p[k.P_BG_MASK] == 3
+    d._p = p.copy()
+    d._p[k.P_LAYOUT] += 1
+    with pytest.raises(RuntimeError, match="stale"):
+        d.service(np.array([1]), False, 0)
+
+
+def test_the_table_is_consistent():
+    params = dram_params.PARAMETERS
+    assert all(set(p.standards) <= set(dram_params.STANDARDS) for p in params)
+    assert len({p.key for p in params}) == len({p.model_name for p in params}) == len(params)
+    # a standard has either the single or the _S/_L form of each bank-group timing, by its feature
+    for name, standard in dram_params.STANDARDS.items():
+        for single in ("t_ccd", "t_rrd", "t_wtr"):
+            pair = (dram_params.PARAMETER_BY_KEY[f"{single}_s"], dram_params.PARAMETER_BY_KEY[f"{single}_l"])
+            assert (name in dram_params.PARAMETER_BY_KEY[single].standards) != standard.bank_groups
+            assert all((name in p.standards) == standard.bank_groups for p in pair)
+        assert all((name in p.standards) == standard.vpp for p in params if p.key.startswith(("vpp", "ipp")))
+
+
+def test_ready_first_interleaves_bank_groups_that_in_order_serves_back_to_back(ddr4):
+    timing, currents, geometry = ddr4
+    tck = timing.tck_ps
+    a = 1_000_000
+    chunk = [line(0, 0, 1), line(0, 4, 1), line(0, 1, 1)]  # row hits: bank 0, bank 4 (group 0), bank 1 (group 1)
+    done = {}
+    for scheduler in ("in_order", "ready_first"):
+        d = DramSystem(timing, currents, geometry, scheduler=scheduler)
+        served(d, [line(0, 0), line(0, 4), line(0, 1)], [False] * 3, 0)  # open the three rows
+        done[scheduler] = served(d, chunk, [False] * 3, a).tolist()
+    first = a + (22 + 4) * tck  # CL + BL/2
+    # in order: bank 4 waits tCCD_L (8) after bank 0, bank 1 tCCD_S (4) after bank 4
+    assert done["in_order"] == [first, first + 8 * tck, first + 12 * tck]
+    # ready first: bank 1 (other group, tCCD_S) before bank 4, which still waits tCCD_L after bank 0
+    assert done["ready_first"] == [first, first + 8 * tck, first + 4 * tck]
