@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -56,13 +57,29 @@ def exit_with_parent(parent_pid: int, interval_s: float = 0.2) -> None:
 
     A forked worker holds both ends of the pool's task pipe, so it would wait
     forever (holding a study's lock) if the driver were killed with SIGKILL.
+    It ignores Ctrl-C, which a terminal sends to the whole process group: the
+    driver alone handles it, and ends its workers.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(interval_s)
         os._exit(1)
 
     threading.Thread(target=watch, name="offsim-parent-watch", daemon=True).start()
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Cancel ``pool``'s queued tasks and kill its workers (a point they were writing is a hidden
+    temporary folder, removed by the next run)."""
+    processes = list(getattr(pool, "_processes", None) or {})  # the pool's only handle on its workers
+    pool.shutdown(wait=False, cancel_futures=True)
+    for pid in processes:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def connect_scheduler(dd: Any, scheduler: str) -> Any:
@@ -90,7 +107,11 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
     if scheduler is None and dask_local is None:
         with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=exit_with_parent,
                                  initargs=(os.getpid(),)) as pool:
-            yield pool
+            try:
+                yield pool
+            except KeyboardInterrupt:  # Ctrl-C: end the workers now rather than wait for their points
+                _terminate(pool)
+                raise
         return
     dd = import_dask()
     cluster = None
