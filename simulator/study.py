@@ -422,6 +422,23 @@ def _axis_where(study: StudySpec, axis: Axis) -> str:
     return f"{study.source}: sweep.{axis.group}.{axis.key}"
 
 
+def _check_system_file(study: StudySpec, builder: _Builder) -> None:
+    """Raise ConfigError naming the study's ``system`` key and file if that file is wrong where no ``set.``
+    axis overrides it (rather than one message per axis value, which would blame the values)."""
+    try:
+        builder.system(())
+    except ConfigError as exc:
+        targets = [a.target for a in study.axes if a.kind == "set"]
+        prefix = f"{builder.system_source}: "
+        own = []
+        for m in exc.messages:
+            key = _strip_prefix(m, prefix).split(":", 1)[0]
+            if not any(key == t or key.startswith(t + ".") or t.startswith(key + ".") for t in targets):
+                own.append(m)
+        if own:
+            raise ConfigError([f"{study.source}: system: {m}" for m in own]) from None
+
+
 def _check_axes(study: StudySpec, builder: _Builder) -> None:
     """Each axis key exists, each of its values is valid on its own, and no value (or, over the zip axes,
     no row of values) is given twice, compared after parsing: ``1 MiB`` repeats ``1048576 B``."""
@@ -512,6 +529,7 @@ def prepare_points(study: StudySpec) -> list[Point]:
     from simulator.runner import memory_reach_problem
 
     builder = _Builder(study)
+    _check_system_file(study, builder)
     _check_axes(study, builder)
     by_key = {a.key: a for a in study.axes}
     points: list[Point] = []

@@ -616,3 +616,27 @@ def test_a_logca_study_file_the_runner_cannot_run_is_refused_at_load(tmp_path, c
     assert runner.main(["--study", str(path), "--out", str(out)]) == 2
     assert f"error: {path}: {message}" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_bad_system_file_is_named_not_blamed_on_the_axis_values(tmp_path, capsys):
+    """The study's system file is wrong where no axis sets it: one message per problem, naming the study's
+    system key and the file, none per value of the axes; a key that a set. axis overrides is the axis's."""
+    system = tmp_path / "sys.yaml"
+    system.write_text(DEFAULT_SYSTEM.read_text() + "bogus_key: 3\n")
+    workload = tmp_path / "w.yaml"
+    workload.write_text("name: w\ngenerator: stream\nparams: {kind: read, array_bytes: 1 MiB}\n")
+    study = tmp_path / "s.yaml"
+    study.write_text(f"name: s\nsystem: {system}\nworkload: {workload}\nsweep:\n  product:\n"
+                     "    set.host.max_outstanding_misses: [2, 4]\n")
+    assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {study}: system: {system}: bogus_key: unknown key; expected one of: "
+                   "accelerators, caches, dram, host, name"]
+    assert not (tmp_path / "out").exists()
+    system.write_text(DEFAULT_SYSTEM.read_text().replace("{preset: cpu/i7_920}",
+                                                         "{preset: cpu/i7_920, frequency_hz: -3 GHz}"))
+    assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[0].startswith(f"offsim: error: {study}: system: {system}: "
+                                                                      "host.frequency_hz: expected a positive value")
+    study.write_text(study.read_text().replace("max_outstanding_misses: [2, 4]", "frequency_hz: [1 GHz, 2 GHz]"))
+    assert len(prepare_points(load_study(study))) == 2  # the axis sets what the file gets wrong
