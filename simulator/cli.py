@@ -189,10 +189,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from simulator.study import run_specialised, run_study, specialised_kind
+    from simulator import interruption
+    from simulator.study import DEFAULT_STUDIES_DIR, run_specialised, run_study, specialised_kind
 
     kind = specialised_kind(args.study)
     if kind is not None:  # a paper's own study file: its runner writes its outputs
+        out = Path(args.out) if args.out is not None else DEFAULT_STUDIES_DIR / Path(args.study).stem
+        interruption.keep(lambda: interruption.kept_in(out))
         return run_specialised(args.study, kind, args.out, workers=args.workers, scheduler=args.scheduler,
                                dask_local=args.dask_local)
     outcome = run_study(args.study, args.out, workers=args.workers, scheduler=args.scheduler,

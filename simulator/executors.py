@@ -21,6 +21,7 @@ from typing import Any
 
 from simulator.config.errors import InputError
 
+WORKER_CLOSE_TIMEOUT_S = 60.0  # how long a loopback Dask worker process may take to close, s
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0  # a scheduler that answers does so within a second; dask's default is 30 s
 
 
@@ -125,4 +126,18 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
     finally:
         client.close()
         if cluster is not None:
-            cluster.close()
+            close_local_cluster(cluster)
+
+
+def close_local_cluster(cluster: Any) -> None:
+    """Shut a loopback Dask cluster down quietly: each worker process is asked to close and waited for up to
+    WORKER_CLOSE_TIMEOUT_S before the scheduler closes. Dask's own close gives a worker 4 s and then kills it
+    with a warning, and a worker still alive when the scheduler has gone logs a failed heartbeat; a worker
+    that has imported offsim can take longer than that to exit on a busy machine."""
+    import asyncio
+
+    async def close_workers() -> None:
+        await asyncio.gather(*(w.close(timeout=WORKER_CLOSE_TIMEOUT_S) for w in list(cluster.workers.values())))
+
+    cluster.sync(close_workers)
+    cluster.close()

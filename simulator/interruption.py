@@ -2,7 +2,9 @@
 
 The main thread handles SIGINT as Python does: ``KeyboardInterrupt`` unwinds the command,
 whose ``finally`` blocks remove half-written files, and the CLI prints
-``offsim: interrupted; <what was kept>`` (``report``). Python runs a signal handler only
+``offsim: interrupted; <what was kept>`` (``report``) and ends the process without the
+interpreter's teardown, which after a large run takes seconds on a busy machine and has
+nothing left to save. Python runs a signal handler only
 between bytecodes, so a long call into compiled code (an LLVM pass while numba compiles
 a kernel, a large numpy sort while a trace is built) delays it by seconds. A watchdog
 thread, woken by the signal itself through ``signal.set_wakeup_fd``, therefore gives the
@@ -43,6 +45,7 @@ def keep(describe: Callable[[], str]) -> None:
 
 def kept_in(out: Path) -> str:
     """What an interrupted command that writes directory ``out`` kept: its files as they are now."""
+    out = Path(os.path.normpath(out))  # as the command took it (simulator.outputs.lexical)
     if not out.is_dir():
         return f"nothing kept ({out} not created)"
     n = sum(len(files) for _, _, files in os.walk(out))

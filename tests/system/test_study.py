@@ -640,3 +640,18 @@ def test_a_bad_system_file_is_named_not_blamed_on_the_axis_values(tmp_path, caps
                                                                       "host.frequency_hz: expected a positive value")
     study.write_text(study.read_text().replace("max_outstanding_misses: [2, 4]", "frequency_hz: [1 GHz, 2 GHz]"))
     assert len(prepare_points(load_study(study))) == 2  # the axis sets what the file gets wrong
+
+
+@pytest.mark.slow
+def test_a_loopback_dask_cluster_shuts_down_without_warnings_or_tracebacks(tmp_path):
+    """Dask's own close gives each worker process 4 s, then kills it with a warning (and a worker outliving the
+    scheduler logs a failed heartbeat with a traceback); a worker that imported offsim takes longer on a busy
+    machine. The study waits for its workers to close instead."""
+    pytest.importorskip("dask.distributed")
+    study = _study(tmp_path, SMALL)
+    done = subprocess.run([sys.executable, "-m", "simulator.cli", "study", str(study), "--out", str(tmp_path / "out"),
+                           "--dask-local", "2"], env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    noise = [line for line in done.stderr.splitlines() if re.search(r"Traceback|WARNING|ERROR|Error", line)]
+    assert noise == []
