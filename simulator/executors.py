@@ -117,16 +117,50 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
     dd = import_dask()
     cluster = None
     if scheduler is None:
-        cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None)
+        with _ctrl_c_ignored():  # by the worker processes started now: the driver alone handles it
+            cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
+                                      host="127.0.0.1", dashboard_address=None)
     client = dd.Client(cluster) if cluster is not None else connect_scheduler(dd, scheduler)
+    interrupted = False
     try:
         with client.get_executor(pure=False) as pool:
             yield pool
+    except KeyboardInterrupt:  # Ctrl-C: end the local workers now rather than have them cancel their tasks
+        interrupted = True
+        if cluster is not None:
+            cluster.sync(_kill_workers, cluster)
+        raise
     finally:
         client.close()
         if cluster is not None:
-            close_local_cluster(cluster)
+            cluster.close() if interrupted else close_local_cluster(cluster)
+
+
+@contextmanager
+def _ctrl_c_ignored() -> Iterator[None]:
+    """Ignore SIGINT in this process (from the main thread) while processes are started: a started
+    Python process keeps an ignored SIGINT ignored, so a terminal's Ctrl-C reaches the driver only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+async def _kill_workers(cluster: Any) -> None:
+    """Kill the worker processes of loopback Dask ``cluster``, their nannies told not to restart them."""
+    nannies = list(cluster.workers.values())
+    for nanny in nannies:
+        nanny.close_gracefully("interrupted")
+    for nanny in nannies:
+        if nanny.pid:
+            try:
+                os.kill(nanny.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def close_local_cluster(cluster: Any) -> None:

@@ -249,3 +249,23 @@ def test_an_out_through_a_missing_directory_and_back_is_checked_where_it_leads(t
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--out results/new/..: holds precious.txt, which is not a study's" in err[0], err
     assert sorted(p.name for p in results.iterdir()) == ["precious.txt"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_dask_local_study_ends_its_workers_quietly(tmp_path):
+    """The loopback cluster's workers ignore Ctrl-C (the driver kills them): no worker warnings about cancelled
+    tasks, no traceback. Python's resource tracker may still say it cleaned up the cluster's semaphores."""
+    pytest.importorskip("dask.distributed")
+    out = tmp_path / "out"
+    study = _study_file(tmp_path, ["1 MiB", "32 MiB", "48 MiB", "64 MiB"])
+    proc = subprocess.Popen([sys.executable, "-m", "simulator.cli", "study", str(study), "--out", str(out),
+                             "--dask-local", "2"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    points = out / "points"
+    code, err, reaction_s = _interrupt_when(
+        proc, lambda: points.is_dir() and any(not p.name.startswith(".") for p in points.iterdir()), settle_s=0.0)
+    assert code == 130, err
+    assert _interrupted_line(err).startswith("offsim: interrupted; kept ")
+    assert [line for line in err.splitlines() if "distributed." in line] == []
+    assert reaction_s < REACTION_S
+    assert _live_in_group(proc.pid) == []
