@@ -73,11 +73,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator import interruption
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import build_spec, did_you_mean
 from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, resolve_presets
 from simulator.config.schema import SystemSpec, dram_geometry
-from simulator import interruption
 from simulator.config.workload import WorkloadSpec, build_workload, name_error
 from simulator.config.yamlio import load_yaml
 from simulator.executors import check_parallel_options, point_executor
