@@ -579,12 +579,15 @@ LOGCA_BAD = {
                                            "multi_unit_max_bytes: 4.295 GB: the sweep's largest buffer, 4.295 GB"),
     "multi-unit range upside down": ("logca_crypto", {"multi_unit_max_bytes": "8 B"},
                                      "multi_unit_max_bytes: expected >= min_granularity_bytes"),
-    "no unit count": ("logca_crypto", {"multi_unit_engines": []}, "multi_unit_engines: []; expected a non-empty list"),
+    "SHA split over engines": ("logca_crypto", {"kernel": "sha", "platforms": ["ultrasparc_t2"]},
+                               "multi_unit_engines: [2, 4, 8]: kernel 'sha' cannot use more than one engine per "
+                               "request"),
     "a crypto platform twice": ("logca_crypto", {"platforms": ["ultrasparc_t2", "sparc_t3", "ultrasparc_t2"]},
                                 "platforms[2]: 'ultrasparc_t2' repeats platforms[0]; expected each value once"),
     "a unit count twice": ("logca_crypto", {"multi_unit_engines": [2, 4, 2]},
                            "multi_unit_engines[2]: 2 repeats multi_unit_engines[0]; expected each value once"),
-    "a platform without the kernel": ("logca_crypto", {"kernel": "sha", "platforms": ["hifn_7955", "ultrasparc_t2"]},
+    "a platform without the kernel": ("logca_crypto", {"kernel": "sha", "platforms": ["hifn_7955", "ultrasparc_t2"],
+                                                       "multi_unit_engines": []},
                                       "platforms[0]: platform 'hifn_7955' runs kernel 'aes' only"),
     "too few buffers to fit": ("logca_crypto", {"calibration_min_bytes": "64 MiB"},
                                "calibration_min_bytes: 67108864 B leaves 1 of the sweep's buffers (16 .. 67108864 B) "
