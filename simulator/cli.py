@@ -55,13 +55,16 @@ def _print_summary(summary: dict) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from simulator.studies import interruption
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
     from simulator.config.workload import generate_trace, load_workload
     from simulator.runner import check_run_dir_target, simulate, write_run_dir
 
     if args.out is not None:  # '' too: refused here, not taken for "no --out"
-        check_run_dir_target(args.out)  # before the run, not after it
+        target = check_run_dir_target(args.out)  # before the run, not after it
+        if target.is_dir():
+            interruption.keep(lambda: f"nothing written; {target} holds what it held before")
     _check_order(args.system, args.workload)
     loaded = load_spec(args.system, SystemSpec, args.set)
     workload = load_workload(args.workload, args.param)
@@ -182,10 +185,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from simulator.studies.sweep import run_specialised, run_study, specialised_kind
+    from simulator.studies import interruption
+    from simulator.studies.sweep import DEFAULT_STUDIES_DIR, run_specialised, run_study, specialised_kind
 
     kind = specialised_kind(args.study)
     if kind is not None:  # a paper's own study file: its runner writes its outputs
+        out = Path(args.out) if args.out is not None else DEFAULT_STUDIES_DIR / Path(args.study).stem
+        interruption.keep(lambda: interruption.kept_in(out))
         return run_specialised(args.study, kind, args.out, workers=args.workers, scheduler=args.scheduler,
                                dask_local=args.dask_local)
     limit = {} if args.max_points is None else {"max_points": args.max_points}
@@ -198,8 +204,11 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from simulator.studies.reproduce import reproduce, summary_line
+    from simulator.studies import interruption
+    from simulator.studies.reproduce import DEFAULT_OUT_DIR, reproduce, summary_line
 
+    out = Path(args.out) if args.out is not None else DEFAULT_OUT_DIR / args.target
+    interruption.keep(lambda: interruption.kept_in(out))
     path = reproduce(args.target, args.out, quick=args.quick)
     print(f"reproduce {args.target}: {summary_line(path)}")
     print(f"written   {path}")
@@ -512,12 +521,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``offsim`` console script; returns the exit code."""
+    """Entry point of the ``offsim`` console script; returns the exit code. Without ``argv`` (the
+    command line of a process of its own) Ctrl-C is also watched for while compiled code runs
+    (``simulator.studies.interruption``)."""
+    from simulator.studies import interruption
+
+    if argv is None:
+        interruption.install("offsim")
     args = build_parser().parse_args(argv)
+    interruption.keep(lambda: "nothing written")
     try:
         return args.func(args)
     except InputError as exc:
         return exc.report("offsim")
+    except KeyboardInterrupt:  # Ctrl-C: one line saying what was kept, no traceback
+        return interruption.interrupted("offsim")
     except BrokenPipeError:  # the reader closed the pipe (``offsim keys | head``): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0

@@ -4,11 +4,15 @@
 as ``simulator.run``); the CLI's ``offsim run`` calls the same functions. A
 run directory is written atomically: files go to a hidden temporary folder
 beside the target, which is renamed into place only when complete, so a
-failed run leaves nothing behind.
+failed run leaves nothing behind. A run killed outright (SIGKILL, power loss)
+can leave that folder; the next run written beside it removes it, unless a
+live run holds its lock.
 """
 
 from __future__ import annotations
 
+import fcntl
+import glob
 import os
 import shutil
 import tempfile
@@ -212,9 +216,7 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
     out = check_path_name(out_dir)  # before any call that would fail on a name too long
     if out.name in ("", ".", ".."):
         raise ConfigError(f"--out {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")
-    if out.is_symlink():
-        raise ConfigError(f"--out {out_dir}: is a symbolic link; expected a new path or a previous run directory")
-    check_output_dir(out)  # an existing file
+    check_output_dir(out)  # a symbolic link, an existing file
     _check_writable_parent(out, out_dir)
     if out.exists():
         other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES + OPTIONAL_RUN_FILES)
@@ -249,7 +251,8 @@ def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, w
     out = check_run_dir_target(out_dir)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        remove_stale_temps(out)
+        tmp, hold = new_held_temp(out, "tmp")
     except OSError as exc:
         raise ConfigError(f"--out {out_dir}: cannot be created ({exc.strerror}); expected a writable location") from None
     try:
@@ -263,13 +266,51 @@ def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, w
         for name, data in (extra or {}).items():
             (tmp / name).write_bytes(data if isinstance(data, bytes) else data.encode())
         if out.exists():
-            trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, trash / out.name)
-            os.replace(tmp, out)
+            trash, held = new_held_temp(out, "old")
+            try:
+                os.replace(out, trash / out.name)
+                os.replace(tmp, out)
+            finally:
+                os.close(held)
             shutil.rmtree(trash)
         else:
             os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        os.close(hold)
     return out
+
+
+def new_held_temp(out: Path, kind: str) -> tuple[Path, int]:
+    """A new hidden folder ``.<name>.<kind>-*`` beside ``out`` and a descriptor holding an exclusive lock
+    on it while it is written, closed by the caller (or by the OS when the process dies), so that
+    ``remove_stale_temps`` in another run leaves it alone."""
+    while True:
+        folder = Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-", dir=out.parent))
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if folder.is_dir():  # not taken for a killed run's by another run before the lock was ours
+            return folder, fd
+        os.close(fd)
+
+
+def remove_stale_temps(out: Path) -> None:
+    """Remove the hidden temporary folders of run directory ``out`` (``.<name>.tmp-*``, ``.<name>.old-*``)
+    that a killed run left beside it: those that no live process holds (``new_held_temp``)."""
+    for kind in ("tmp", "old"):
+        for folder in out.parent.glob(f".{glob.escape(out.name)}.{kind}-*"):
+            if folder.is_symlink() or not folder.is_dir():
+                continue
+            try:
+                fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(folder, ignore_errors=True)  # under the lock: a writer waiting for it sees it gone
+            except BlockingIOError:  # a run is writing it now
+                pass
+            finally:
+                os.close(fd)

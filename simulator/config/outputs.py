@@ -4,6 +4,14 @@ A command's ``--out DIR`` may name a new path, an empty directory or a previous
 output of the same command (``check_output_target``, with the command's own
 rule for recognising its outputs); anything else is refused before any work.
 Files are written atomically with ``simulator.config.files.write_atomic``.
+
+Every command writes only inside the directory its ``--out`` names. The path is
+taken lexically: a ``..`` part removes the part before it (``results/new/..`` is
+``results``, checked as such), so that no missing directory can hide where a
+``..`` leads. The directory itself may not be a symbolic link, for every command
+alike: a run directory is replaced by a rename, which would replace the link and
+not what it points to, and a link could lead a study's writes outside the path
+that was checked. Its parents may be links.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ def check_path_name(path: str | Path, option: str = "--out") -> Path:
     text = str(path)
     if not text.strip():
         raise InputError(f"{option} {text!r}: empty; expected a directory path")
-    out = Path(path)
+    out = lexical(path)
     ancestor = out.absolute()
     while not _exists(ancestor) and ancestor != ancestor.parent:
         ancestor = ancestor.parent
@@ -44,6 +52,12 @@ def check_path_name(path: str | Path, option: str = "--out") -> Path:
         raise InputError(f"{option} {text[:60]}...: {len(os.fsencode(str(out.absolute())))} bytes as an absolute "
                          f"path; expected fewer than {path_max}")
     return out
+
+
+def lexical(path: str | Path) -> Path:
+    """``path`` with its ``.`` and ``..`` parts resolved lexically (``a/new/..`` is ``a``), as every
+    output path is taken (see the module docstring)."""
+    return Path(os.path.normpath(path))
 
 
 def _exists(path: Path) -> bool:
@@ -66,6 +80,9 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
     """``path`` as a Path, creating nothing; raise InputError naming ``option`` if the system cannot
     name it (``check_path_name``) or it is an existing file."""
     out = check_path_name(path, option)
+    if out.is_symlink():
+        raise InputError(f"{option} {path}: is a symbolic link (to {os.readlink(out)}); expected a new path or a "
+                         "directory, not a link to one: give the directory it points to")
     if out.exists() and not out.is_dir():
         raise InputError(f"{option} {path}: exists and is not a directory; expected a directory path")
     return out
@@ -110,7 +127,7 @@ def listing(names: list[str], most: int = 3) -> str:
 def first_missing(path: str | Path) -> Path | None:
     """The outermost directory that creating ``path`` (with its parents) would make, or None if
     ``path`` exists: what to remove to undo the creation."""
-    out = Path(path).absolute()
+    out = lexical(Path(path).absolute())
     if _exists(out):
         return None
     while not _exists(out.parent) and out.parent != out:

@@ -110,10 +110,15 @@ class Interface:
     # --- accelerator data path ----------------------------------------------------------------
 
     def _dram(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        speedup = 1
+        """DRAM service of an accelerator's lines. A near-memory unit reaches the banks over an internal path
+        of its configured bandwidth w: its bursts and column-to-column gaps take 1/m of the channel's, m = w /
+        the channel's peak bandwidth (any real m >= 1, e.g. 1.4, to the picosecond), while row activations
+        and precharges keep their timing; below the channel's bandwidth (m < 1) the link in series is the
+        bound."""
+        speedup = 1.0
         if self.coupling == "near_memory":  # inside the memory: the configured bandwidth, not the channel's
             self.offchip_exempt_bytes += len(lines) * self.line_bytes
-            speedup = max(1, round(self.spec.bandwidth_bytes_per_s / self.dram.peak_bandwidth_bytes_per_s))
+            speedup = max(1.0, self.spec.bandwidth_bytes_per_s / self.dram.peak_bandwidth_bytes_per_s)
         return self.dram.service(lines, is_write, now_ps, bus_speedup=speedup) if len(lines) else now_ps
 
     def _through_llc(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:

@@ -16,6 +16,8 @@ rank has received ``ceil(end_ps / tREFI) - 1`` refreshes (those due strictly bef
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from simulator.memory import dram_kernel as k
@@ -130,17 +132,19 @@ class DramSystem:
         return self.geometry.channels * self.geometry.line_bytes * 1e12 / self.timing.burst_ps
 
     def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                      bus_speedup: int = 1) -> np.ndarray:
+                      bus_speedup: float = 1) -> np.ndarray:
         """Serve one chunk of line requests (line indices = byte address // line_bytes), all
         arriving at arrival_ps, in the scheduler's order; return each request's data-burst
         completion time in ps (int64 array, in the order of ``lines``). Arrival times must not
         decrease from call to call.
 
         bus_speedup: for a requester inside the memory (near-memory accelerator) that reaches
-        the banks over an internal path ``bus_speedup`` times wider than the channel: the
-        burst occupancy and tCCD (_S and _L) of this chunk are divided by it (bank timing unchanged)."""
-        if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, np.integer)) or bus_speedup < 1:
-            raise ValueError(f"bus_speedup = {bus_speedup!r}: expected an integer >= 1")
+        the banks over an internal path ``bus_speedup`` times wider than the channel (any real
+        multiple, e.g. 1.4): the burst occupancy and tCCD (_S and _L) of this chunk are divided by it,
+        to the picosecond (bank timing unchanged)."""
+        if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, float, np.integer, np.floating)) \
+                or not 1 <= bus_speedup < math.inf:
+            raise ValueError(f"bus_speedup = {bus_speedup!r}: expected a finite number >= 1")
         lines = np.ascontiguousarray(lines, dtype=np.int64)
         if lines.ndim != 1:
             raise ValueError(f"lines has shape {lines.shape}: expected a 1-D array of line indices")
@@ -165,9 +169,9 @@ class DramSystem:
             p = self._p
             if bus_speedup > 1:
                 p = p.copy()
-                p[k.P_BURST] = max(1, p[k.P_BURST] // bus_speedup)
-                p[k.P_CCD_S] = max(1, p[k.P_CCD_S] // bus_speedup)
-                p[k.P_CCD_L] = max(1, p[k.P_CCD_L] // bus_speedup)
+                p[k.P_BURST] = max(1, round(p[k.P_BURST] / bus_speedup))
+                p[k.P_CCD_S] = max(1, round(p[k.P_CCD_S] / bus_speedup))
+                p[k.P_CCD_L] = max(1, round(p[k.P_CCD_L] / bus_speedup))
             if self.scheduler == "ready_first" and lines.size > 1:
                 dram_ready_first.serve_ready_first(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk,
                                                    self._grp, self._ch, self._ring, self._pend, self._ctr, out,
@@ -189,7 +193,7 @@ class DramSystem:
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                bus_speedup: int = 1) -> int:
+                bus_speedup: float = 1) -> int:
         """Serve one chunk of line requests, in order, arriving together at arrival_ps; return
         the completion time in ps of the last data burst (arrival_ps for an empty chunk).
         Bank/row state, bus occupancy and refresh carry over between calls; ``bus_speedup``

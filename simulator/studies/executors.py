@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from typing import Any
 
 from simulator.config.errors import InputError
 
+WORKER_CLOSE_TIMEOUT_S = 60.0  # how long a loopback Dask worker process may take to close, s
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0  # a scheduler that answers does so within a second; dask's default is 30 s
 
 
@@ -56,13 +58,29 @@ def exit_with_parent(parent_pid: int, interval_s: float = 0.2) -> None:
 
     A forked worker holds both ends of the pool's task pipe, so it would wait
     forever (holding a study's lock) if the driver were killed with SIGKILL.
+    It ignores Ctrl-C, which a terminal sends to the whole process group: the
+    driver alone handles it, and ends its workers.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(interval_s)
         os._exit(1)
 
     threading.Thread(target=watch, name="offsim-parent-watch", daemon=True).start()
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Cancel ``pool``'s queued tasks and kill its workers (a point they were writing is a hidden
+    temporary folder, removed by the next run)."""
+    processes = list(getattr(pool, "_processes", None) or {})  # the pool's only handle on its workers
+    pool.shutdown(wait=False, cancel_futures=True)
+    for pid in processes:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def connect_scheduler(dd: Any, scheduler: str) -> Any:
@@ -90,18 +108,70 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
     if scheduler is None and dask_local is None:
         with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=exit_with_parent,
                                  initargs=(os.getpid(),)) as pool:
-            yield pool
+            try:
+                yield pool
+            except KeyboardInterrupt:  # Ctrl-C: end the workers now rather than wait for their points
+                _terminate(pool)
+                raise
         return
     dd = import_dask()
     cluster = None
     if scheduler is None:
-        cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None)
+        with _ctrl_c_ignored():  # by the worker processes started now: the driver alone handles it
+            cluster = dd.LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
+                                      host="127.0.0.1", dashboard_address=None)
     client = dd.Client(cluster) if cluster is not None else connect_scheduler(dd, scheduler)
+    interrupted = False
     try:
         with client.get_executor(pure=False) as pool:
             yield pool
+    except KeyboardInterrupt:  # Ctrl-C: end the local workers now rather than have them cancel their tasks
+        interrupted = True
+        if cluster is not None:
+            cluster.sync(_kill_workers, cluster)
+        raise
     finally:
         client.close()
         if cluster is not None:
-            cluster.close()
+            cluster.close() if interrupted else close_local_cluster(cluster)
+
+
+@contextmanager
+def _ctrl_c_ignored() -> Iterator[None]:
+    """Ignore SIGINT in this process (from the main thread) while processes are started: a started
+    Python process keeps an ignored SIGINT ignored, so a terminal's Ctrl-C reaches the driver only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+async def _kill_workers(cluster: Any) -> None:
+    """Kill the worker processes of loopback Dask ``cluster``, their nannies told not to restart them."""
+    nannies = list(cluster.workers.values())
+    for nanny in nannies:
+        nanny.close_gracefully("interrupted")
+    for nanny in nannies:
+        if nanny.pid:
+            try:
+                os.kill(nanny.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def close_local_cluster(cluster: Any) -> None:
+    """Shut a loopback Dask cluster down quietly: each worker process is asked to close and waited for up to
+    WORKER_CLOSE_TIMEOUT_S before the scheduler closes. Dask's own close gives a worker 4 s and then kills it
+    with a warning, and a worker still alive when the scheduler has gone logs a failed heartbeat; a worker
+    that has imported offsim can take longer than that to exit on a busy machine."""
+    import asyncio
+
+    async def close_workers() -> None:
+        await asyncio.gather(*(w.close(timeout=WORKER_CLOSE_TIMEOUT_S) for w in list(cluster.workers.values())))
+
+    cluster.sync(close_workers)
+    cluster.close()

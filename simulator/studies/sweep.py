@@ -73,6 +73,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator.studies import interruption
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import build_spec, did_you_mean
 from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, resolve_presets
@@ -155,7 +156,11 @@ def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = No
     if options and not runner.parallel:
         raise InputError(f"{', '.join(f for f, _ in options)}: the {kind!r} study runs in one process; "
                          "expected none of them")
-    out = check_path_name(out_dir) if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem
+    if out_dir is None and name_error(Path(source).stem, source) is not None:  # '...yaml': results/studies/..
+        raise InputError(f"{source}: the file's name gives no study directory (the default --out is "
+                         f"{DEFAULT_STUDIES_DIR}/<file stem>, here {Path(source).stem!r}); expected --out DIR, or "
+                         "a file name usable as a directory name (not starting with '.')")
+    out = check_path_name(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem)
     argv = ([runner.study_flag, source] if runner.study_flag else [source]) + ["--out", str(out)]
     return importlib.import_module(runner.module).main(argv + [x for option in options for x in option],
                                                        prog="offsim")
@@ -424,6 +429,23 @@ def _axis_where(study: StudySpec, axis: Axis) -> str:
     return f"{study.source}: sweep.{axis.group}.{axis.key}"
 
 
+def _check_system_file(study: StudySpec, builder: _Builder) -> None:
+    """Raise ConfigError naming the study's ``system`` key and file if that file is wrong where no ``set.``
+    axis overrides it (rather than one message per axis value, which would blame the values)."""
+    try:
+        builder.system(())
+    except ConfigError as exc:
+        targets = [a.target for a in study.axes if a.kind == "set"]
+        prefix = f"{builder.system_source}: "
+        own = []
+        for m in exc.messages:
+            key = _strip_prefix(m, prefix).split(":", 1)[0]
+            if not any(key == t or key.startswith(t + ".") or t.startswith(key + ".") for t in targets):
+                own.append(m)
+        if own:
+            raise ConfigError([f"{study.source}: system: {m}" for m in own]) from None
+
+
 def _check_axes(study: StudySpec, builder: _Builder) -> None:
     """Each axis key exists, each of its values is valid on its own, and no value (or, over the zip axes,
     no row of values) is given twice, compared after parsing: ``1 MiB`` repeats ``1048576 B``."""
@@ -517,6 +539,7 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
     from simulator.runner import memory_reach_problem
 
     builder = _Builder(study)
+    _check_system_file(study, builder)
     _check_axes(study, builder)
     by_key = {a.key: a for a in study.axes}
     points: list[Point] = []
@@ -798,7 +821,8 @@ class _Pool:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self._stack.__exit__(*exc)  # the executor sees an interrupt, to end its workers rather than wait for them
+        self.executor = None
 
 
 def _points_to_run(out: Path, unique: dict[str, Point]) -> list[tuple[Point, str]]:
@@ -902,6 +926,7 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     unique: dict[str, Point] = {}
     for p in points:
         unique.setdefault(p.run_hash, p)
+    interruption.keep(lambda: _kept_points(out, unique))
     with _Pool(workers, scheduler, dask_local) as pool:
         if any(not (out / "points" / h / "results.parquet").is_file() for h in unique):
             pool.open()  # connect before writing anything: an unreachable scheduler leaves no output
@@ -917,6 +942,12 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     return StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
                         reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s,
                         wall_s=time.perf_counter() - t0, table_path=table_path, report_path=report_path)
+
+
+def _kept_points(out: Path, unique: dict[str, Point]) -> str:
+    """What an interrupted study kept: its stored points (each renamed into place only when whole)."""
+    n = sum((out / "points" / h / "results.parquet").is_file() for h in unique)
+    return f"kept {n} of {len(unique)} points in {out / 'points'}; the same command resumes from them"
 
 
 def _execute(submit: Submit, todo: list[Point], out: Path, total: int, reused: int, name: str,

@@ -129,3 +129,20 @@ def test_host_gemm_runs_near_peak():
 def test_host_gemm_flops_are_exact_on_ragged_shapes():
     table = host_gemm(37, 101, 300, mc=16, kc=64, nc=48)
     assert int(np.sum(table.column("flops").to_numpy())) == 2 * 37 * 101 * 300
+
+
+def test_near_memory_bandwidth_is_honoured_at_a_fractional_multiple_of_the_channel():
+    """w_L = 1.4 x the 12.8 GB/s channel: bursts 1/1.4 as long, so the run lies between 1x and 2x (a multiple
+    rounded to a whole one would make 1.4x the 1x run)."""
+    def seconds(multiple: float) -> float:
+        loaded = load_spec(SYSTEMS["near_memory"], SystemSpec,
+                           [f"accelerators.lap.interface.bandwidth_bytes_per_s={12.8e9 * multiple} B/s"])
+        system = build_system(loaded.spec)
+        return replay(system, lap_gemm(64, 1024, 64)) * 1e-12
+    t1, t14, t2 = seconds(1.0), seconds(1.4), seconds(2.0)
+    assert t2 < t14 < t1
+
+    def served_ps(speedup: float) -> int:
+        system = build_system(load_spec(DEFAULT_SYSTEM, SystemSpec).spec)
+        return system.dram.service(np.arange(4096, dtype=np.int64), False, 0, bus_speedup=speedup)
+    assert served_ps(2) < served_ps(1.4) < served_ps(1)

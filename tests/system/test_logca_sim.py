@@ -243,3 +243,23 @@ def test_command_line_help_runs_nothing_and_a_bad_study_file_exits_2(tmp_path, c
     err = capsys.readouterr().err
     assert f"{bad}: foo: unknown key" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_sha_study_file_with_multi_unit_runs_is_refused_and_one_without_them_loads(tmp_path, capsys):
+    """A SHA-256 request cannot be split over engines (the crypto unit refuses it): refused when the file is
+    read, exit 2 and one message, not a traceback in the multi-unit sweep; with [] the study has none."""
+    from simulator.cli import main
+    from simulator.studies.logca.crypto import load_crypto_study
+
+    text = ("study: logca_crypto\nplatforms: [ultrasparc_t2]\nkernel: sha\nmin_granularity_bytes: 16 B\n"
+            "max_granularity_bytes: 16 KiB\ncalibration_min_bytes: 1 KiB\nmulti_unit_platform: ultrasparc_t2\n"
+            "multi_unit_engines: [2, 4]\nmulti_unit_max_bytes: 4 KiB\n")
+    sha = tmp_path / "sha.yaml"
+    sha.write_text(text)
+    assert main(["validate", str(sha)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {sha}: multi_unit_engines: [2, 4]: kernel 'sha' cannot use more than one engine "
+                   "per request (each SHA-256 block chains on the digest of the one before); expected [] (no "
+                   "multi-unit runs), or kernel aes"]
+    sha.write_text(text.replace("[2, 4]", "[]"))
+    assert load_crypto_study(sha).multi_unit_engines == ()

@@ -582,12 +582,15 @@ LOGCA_BAD = {
                                            "multi_unit_max_bytes: 4.295 GB: the sweep's largest buffer, 4.295 GB"),
     "multi-unit range upside down": ("logca_crypto", {"multi_unit_max_bytes": "8 B"},
                                      "multi_unit_max_bytes: expected >= min_granularity_bytes"),
-    "no unit count": ("logca_crypto", {"multi_unit_engines": []}, "multi_unit_engines: []; expected a non-empty list"),
+    "SHA split over engines": ("logca_crypto", {"kernel": "sha", "platforms": ["ultrasparc_t2"]},
+                               "multi_unit_engines: [2, 4, 8]: kernel 'sha' cannot use more than one engine per "
+                               "request"),
     "a crypto platform twice": ("logca_crypto", {"platforms": ["ultrasparc_t2", "sparc_t3", "ultrasparc_t2"]},
                                 "platforms[2]: 'ultrasparc_t2' repeats platforms[0]; expected each value once"),
     "a unit count twice": ("logca_crypto", {"multi_unit_engines": [2, 4, 2]},
                            "multi_unit_engines[2]: 2 repeats multi_unit_engines[0]; expected each value once"),
-    "a platform without the kernel": ("logca_crypto", {"kernel": "sha", "platforms": ["hifn_7955", "ultrasparc_t2"]},
+    "a platform without the kernel": ("logca_crypto", {"kernel": "sha", "platforms": ["hifn_7955", "ultrasparc_t2"],
+                                                       "multi_unit_engines": []},
                                       "platforms[0]: platform 'hifn_7955' runs kernel 'aes' only"),
     "too few buffers to fit": ("logca_crypto", {"calibration_min_bytes": "64 MiB"},
                                "calibration_min_bytes: 67108864 B leaves 1 of the sweep's buffers (16 .. 67108864 B) "
@@ -620,3 +623,42 @@ def test_a_logca_study_file_the_runner_cannot_run_is_refused_at_load(tmp_path, c
     assert runner.main(["--study", str(path), "--out", str(out)]) == 2
     assert f"error: {path}: {message}" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_bad_system_file_is_named_not_blamed_on_the_axis_values(tmp_path, capsys):
+    """The study's system file is wrong where no axis sets it: one message per problem, naming the study's
+    system key and the file, none per value of the axes; a key that a set. axis overrides is the axis's."""
+    system = tmp_path / "sys.yaml"
+    system.write_text(DEFAULT_SYSTEM.read_text() + "bogus_key: 3\n")
+    workload = tmp_path / "w.yaml"
+    workload.write_text("name: w\ngenerator: stream\nparams: {kind: read, array_bytes: 1 MiB}\n")
+    study = tmp_path / "s.yaml"
+    study.write_text(f"name: s\nsystem: {system}\nworkload: {workload}\nsweep:\n  product:\n"
+                     "    set.host.max_outstanding_misses: [2, 4]\n")
+    assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {study}: system: {system}: bogus_key: unknown key; expected one of: "
+                   "accelerators, caches, dram, host, name"]
+    assert not (tmp_path / "out").exists()
+    system.write_text(DEFAULT_SYSTEM.read_text().replace("{preset: cpu/i7_920}",
+                                                         "{preset: cpu/i7_920, frequency_hz: -3 GHz}"))
+    assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[0].startswith(f"offsim: error: {study}: system: {system}: "
+                                                                      "host.frequency_hz: expected a positive value")
+    study.write_text(study.read_text().replace("max_outstanding_misses: [2, 4]", "frequency_hz: [1 GHz, 2 GHz]"))
+    assert len(prepare_points(load_study(study))) == 2  # the axis sets what the file gets wrong
+
+
+@pytest.mark.slow
+def test_a_loopback_dask_cluster_shuts_down_without_warnings_or_tracebacks(tmp_path):
+    """Dask's own close gives each worker process 4 s, then kills it with a warning (and a worker outliving the
+    scheduler logs a failed heartbeat with a traceback); a worker that imported offsim takes longer on a busy
+    machine. The study waits for its workers to close instead."""
+    pytest.importorskip("dask.distributed")
+    study = _study(tmp_path, SMALL)
+    done = subprocess.run([sys.executable, "-m", "simulator.cli", "study", str(study), "--out", str(tmp_path / "out"),
+                           "--dask-local", "2"], env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    noise = [line for line in done.stderr.splitlines() if re.search(r"Traceback|WARNING|ERROR|Error", line)]
+    assert noise == []

@@ -376,7 +376,8 @@ class CryptoStudySpec:
     max_granularity_bytes: int = param(unit="size", positive=True, doc="largest buffer (powers of two between)")
     calibration_min_bytes: int = param(unit="size", positive=True, doc="smallest buffer the LogCA fit uses")
     multi_unit_platform: str = param(check=_crypto_platform, doc="platform also run with several units")
-    multi_unit_engines: tuple[int, ...] = param(min=2, doc="unit counts of the multi-unit runs")
+    multi_unit_engines: tuple[int, ...] = param(min=2, doc="unit counts of the multi-unit runs (AES only: a "
+                                                "SHA-256 request cannot be split; [] for none)")
     multi_unit_max_bytes: int = param(unit="size", positive=True, doc="largest buffer of the multi-unit runs")
 
     def __post_init__(self) -> None:
@@ -394,7 +395,8 @@ def load_crypto_study(path: str | Path = CRYPTO_STUDY) -> CryptoStudySpec:
     buffers that fit each platform's memory (``crypto_study_problems``)."""
     source = str(path)
     study = load_spec(path, CryptoStudySpec).spec
-    errors = list_problems(study, source, ("platforms", "multi_unit_engines")) + crypto_study_problems(study, source)
+    errors = list_problems(study, source, ("platforms", "multi_unit_engines"), may_be_empty=("multi_unit_engines",))
+    errors += crypto_study_problems(study, source)
     if errors:
         raise ConfigError(errors)
     return study
@@ -403,6 +405,10 @@ def load_crypto_study(path: str | Path = CRYPTO_STUDY) -> CryptoStudySpec:
 def crypto_study_problems(study: CryptoStudySpec, source: str) -> list[str]:
     """What ``crypto_study`` needs beyond the keys' own bounds (``load_crypto_study``)."""
     errors = []
+    if study.kernel != "aes" and study.multi_unit_engines:  # the crypto unit's rule (simulator.accel.crypto)
+        errors.append(f"{source}: multi_unit_engines: {list(study.multi_unit_engines)}: kernel {study.kernel!r} "
+                      "cannot use more than one engine per request (each SHA-256 block chains on the digest of the "
+                      "one before); expected [] (no multi-unit runs), or kernel aes")
     g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     fitted = [g for g in g_list if g >= study.calibration_min_bytes]
     if len(fitted) < 2:  # fit_logca takes at least two samples
