@@ -40,3 +40,14 @@ SPEEDUP = Range(1e-3, 1e6, "1e-3..1e6: a unit a thousand times slower to a milli
 UTILISATION = Range(1e-3, 1.0, "1e-3..1: a unit that sustains less than 0.1 % of its peak is not a model of one")
 #: Replicated hardware (cores, engines, PE rows, lanes, miss buffers, ways): sizes of the simulator's arrays.
 COUNT = Range(1, 65_536, "at most 65,536: beyond any real part, and the simulator sizes arrays by it")
+
+#: Energies, powers, currents and voltages: no declaration may leave them unbounded, or a huge value would
+#: price a run at an infinite energy. ``param`` applies these by dimension where a field names no range.
+ENERGY_PER_ACTION = Range(0.0, 1e-6, "at most 1 uJ per flop, byte or bit: real costs are fJ to nJ")
+ENERGY_J = Range(0.0, 1e-3, "at most 1 mJ per event: real costs of one access or command are pJ to nJ")
+POWER_W = Range(0.0, 1e6, "at most 1 MW: a component draws mW to kW")
+CURRENT_A = Range(0.0, 100.0, "at most 100 A: a memory device or stack draws mA to a few A")
+VOLTAGE_V = Range(0.0, 10.0, "at most 10 V: logic and DRAM supplies are 0.5-3.3 V")
+BY_DIMENSION = {"energy_per_flop": ENERGY_PER_ACTION, "energy_per_byte": ENERGY_PER_ACTION,
+                "energy_per_bit": ENERGY_PER_ACTION, "energy": ENERGY_J, "power": POWER_W, "current": CURRENT_A,
+                "voltage": VOLTAGE_V}

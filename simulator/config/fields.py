@@ -17,7 +17,7 @@ import re
 import typing
 from typing import Any, Callable
 
-from simulator.config.bounds import Range
+from simulator.config.bounds import BY_DIMENSION, Range
 from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
                              parse_quantity)
 
@@ -46,12 +46,16 @@ def param(
     the YAML value must be a string with a unit and is stored in SI (sizes as int
     bytes). None: a plain number, bool or string as typed. within: a named range of
     ``simulator.config.bounds`` (its bounds, tightened by ``min``/``max`` if given; its
-    reason added to ``doc``).
+    reason added to ``doc``); an energy, power, current or voltage without one gets its
+    dimension's (``bounds.BY_DIMENSION``).
     """
     if unit is not None and unit not in DIMENSIONS:
         raise ValueError(f"unknown dimension {unit!r}")
+    if within is None and max is None:  # an energy, power, current or voltage is never unbounded
+        within = BY_DIMENSION.get(unit or "")
     if within is not None:
-        min = within.low if min is None else builtins.max(min, within.low)  # param's arguments shadow the builtins
+        if not (positive and within.low <= 0):  # "> 0" already says more than ">= 0"
+            min = within.low if min is None else builtins.max(min, within.low)  # the arguments shadow the builtins
         max = within.high if max is None else builtins.min(max, within.high)
         doc = f"{doc} (bounds {within.why})"
     meta = dict(unit=unit, doc=doc, min=min, max=max, positive=positive,
