@@ -59,7 +59,7 @@ class AcceleratorSpec:
 
     KINDS: ClassVar[dict[str, type]] = {}
 
-    kind: str = param(doc="accelerator kind (lap, crypto, stencil, kernel)")
+    kind: str = param(doc="accelerator kind (lap, crypto, stencil, kernel, systolic)")
     interface: InterfaceSpec = param(doc="coupling to host and memory")
 
 

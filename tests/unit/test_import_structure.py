@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("simulator", "models", "workloads")
 REGISTRATION_CYCLES = (
     {"simulator.accel.registry", "simulator.accel.kinds", "simulator.accel.lap", "simulator.accel.crypto",
-     "simulator.accel.stencil", "simulator.accel.kernel"},
+     "simulator.accel.stencil", "simulator.accel.kernel", "simulator.accel.systolic"},
     {"simulator.config.accelerators", "simulator.config.accel_specs", "simulator.config.accel_lap",
-     "simulator.config.accel_crypto", "simulator.config.accel_stencil", "simulator.config.accel_kernel"},
+     "simulator.config.accel_crypto", "simulator.config.accel_stencil", "simulator.config.accel_kernel",
+     "simulator.config.accel_systolic"},
 )
 
 
