@@ -15,7 +15,11 @@ through the coupling while step s computes, and a step's outputs are written
 back when it finishes. DRAM reads and writes are line requests on the real
 addresses of the blocks (the leading share of a block's lines when only part
 of it is fetched), so bandwidth stalls and contention with the host come from
-the simulation; the word counters are the closed forms.
+the simulation. A step moves each line once: blocks of one step that share a
+line, and the partial sums a ``ws``/``is`` step writes to one output block
+fold after fold, are merged in its SRAMs. The word counters are the closed
+forms (SCALE-Sim's counts, which write every fold's partial sums); the byte
+counters are the whole lines the coupling moved.
 
 Counters: ``macs``, ``folds``, ``steps`` (count), ``compute_cycles`` (cycles),
 ``{input,weight}_sram_read_words``, ``output_sram_write_words``,
@@ -26,6 +30,7 @@ lines through the coupling).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,23 +100,41 @@ def blocks_lines(base: int, ld: int, rows: tuple[np.ndarray, np.ndarray], cols: 
 
 
 class _BlockLines:
-    """Line numbers of the blocks of one operand's matrix, per fold (blocks computed together, once)."""
+    """Line numbers of the blocks of one operand's matrix (blocks computed together, once)."""
 
     def __init__(self, base: int, ld: int, dims: tuple[str, str], ranges: dict, keys: np.ndarray,
                  elem_bytes: int, line_bytes: int):
-        unique, first, self._index = np.unique(keys, return_index=True, return_inverse=True)
+        _, first, self.block = np.unique(keys, return_index=True, return_inverse=True)  # per fold: its block
         (r, c) = ((ranges[d][0][first], ranges[d][1][first]) for d in dims)
-        self._lines, self._offsets = blocks_lines(base, ld, r, c, elem_bytes, line_bytes)
-        self._index = self._index.tolist()
-        self._offsets = self._offsets.tolist()
+        self._lines, offsets = blocks_lines(base, ld, r, c, elem_bytes, line_bytes)
+        self._offsets = offsets.tolist()
 
-    def lines(self, fold: int, words: int, block_words: int) -> np.ndarray:
-        """Lines of fold ``fold``'s block, or their leading share when ``words`` of its ``block_words`` move."""
-        b = self._index[fold]
-        lo, hi = self._offsets[b], self._offsets[b + 1]
-        if words < block_words:
-            hi = lo + -(-(hi - lo) * words // block_words)
-        return self._lines[lo:hi]
+    def lines(self, folds: slice, words: np.ndarray, block_words: np.ndarray) -> list[np.ndarray]:
+        """Lines the folds ``folds`` move of their blocks, each block once: all of it, or the leading share
+        of its lines that the largest of its ``words`` (per fold) is of its ``block_words``."""
+        moving = np.flatnonzero(words[folds]) + folds.start
+        blocks, where = np.unique(self.block[moving], return_inverse=True)
+        share = np.zeros(len(blocks))
+        np.maximum.at(share, where, words[moving] / block_words[moving])
+        out = []
+        for b, sh in zip(blocks.tolist(), share.tolist()):
+            lo, hi = self._offsets[b], self._offsets[b + 1]
+            out.append(self._lines[lo:lo + math.ceil((hi - lo) * sh)] if sh < 1 else self._lines[lo:hi])
+        return out
+
+
+def step_ends(filled: list[np.ndarray], halves: list[int]) -> list[int]:
+    """Last fold of each step: a step ends at the first fold by which any SRAM has filled (or, for the
+    output, drained) half of its words since the step began, ``filled[i]`` words per fold of SRAM i."""
+    cums = [np.cumsum(w) for w in filled]
+    folds = len(filled[0])
+    ends, start = [], 0
+    while start < folds:
+        before = [int(c[start - 1]) if start else 0 for c in cums]
+        end = min(min(int(np.searchsorted(c, b + h, side="left")) for c, b, h in zip(cums, before, halves)), folds - 1)
+        ends.append(end)
+        start = end + 1
+    return ends
 
 
 def gemm_steps(g: GemmArgs, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
@@ -121,33 +144,24 @@ def gemm_steps(g: GemmArgs, spec: SystolicSpec, traffic: GemmTraffic, line_bytes
     matrices = {"input": (g.a, g.lda), "weight": (g.b, g.ldb), "output": (g.c, g.ldc)}
     blocks = {op: _BlockLines(base, ld, OPERAND_DIMS[op], ranges, plan.block_keys(op), spec.word_bytes, line_bytes)
               for op, (base, ld) in matrices.items()}
-    block_words = {op: plan.words(op).tolist() for op in matrices}
-    half = {op: max(1, spec.sram_words(op) // HALVES) for op in matrices}
-    moved = {"input": traffic.input_dram.tolist(), "weight": traffic.weight_dram.tolist(),
-             "output_read": traffic.output_dram_read.tolist(), "output": traffic.output_dram_write.tolist()}
-    steps: list[SystolicStep] = []
-    reads: list[np.ndarray] = []
-    writes: list[np.ndarray] = []
-    filled = dict.fromkeys(matrices, 0)
-    folds_in_step = 0
-    for f in range(plan.folds):
-        for op, source in (("input", "input"), ("weight", "weight"), ("output", "output_read")):
-            words = moved[source][f]
-            if words:
-                reads.append(blocks[op].lines(f, words, block_words[op][f]))
-                filled[op] += words if op != "output" else 0
-        writes.append(blocks["output"].lines(f, moved["output"][f], block_words["output"][f]))
-        filled["output"] += moved["output"][f]
-        folds_in_step += 1
-        if f == plan.folds - 1 or any(filled[op] >= half[op] for op in matrices):
-            cycles = folds_in_step * plan.fold_cycles - (1 if f == plan.folds - 1 else 0)
-            steps.append(SystolicStep(_joined(reads), _joined(writes), cycles))
-            reads, writes, filled, folds_in_step = [], [], dict.fromkeys(matrices, 0), 0
+    block_words = {op: plan.words(op) for op in matrices}
+    read = {"input": traffic.input_dram, "weight": traffic.weight_dram, "output": traffic.output_dram_read}
+    ends = step_ends([traffic.input_dram, traffic.weight_dram, traffic.output_dram_write],
+                     [max(1, spec.sram_words(op) // HALVES) for op in matrices])
+    steps, start = [], 0
+    for end in ends:
+        folds = slice(start, end + 1)
+        reads = [part for op in matrices for part in blocks[op].lines(folds, read[op], block_words[op])]
+        writes = blocks["output"].lines(folds, traffic.output_dram_write, block_words["output"])
+        cycles = (end + 1 - start) * plan.fold_cycles - (1 if end == plan.folds - 1 else 0)
+        steps.append(SystolicStep(_distinct(reads), _distinct(writes), cycles))
+        start = end + 1
     return steps
 
 
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+def _distinct(parts: list[np.ndarray]) -> np.ndarray:
+    """The distinct lines of ``parts``, sorted (a line several blocks of a step share moves once)."""
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
 @dataclass
