@@ -2,11 +2,11 @@
 
 The array is ``rows`` x ``cols`` processing elements clocked at ``frequency_hz``,
 each doing one multiply-accumulate per cycle on words of ``word_bytes``. Its
-``dataflow`` keeps one operand in the PEs (SCALE-Sim's three, Samajdar et al.,
-arXiv:1811.02883, section II): ``os`` output stationary, ``ws`` weight
-stationary, ``is`` input stationary. Three double-buffered SRAMs hold the input
-(A), weight (B) and output (C) words; ``simulator.accel.systolic_dataflow`` has
-the fold arithmetic. Energies: per MAC, per SRAM word read or written by the
+``dataflow`` keeps one operand in the PEs (SCALE-Sim's three: A. Samajdar et al.,
+"SCALE-Sim: Systolic CNN Accelerator Simulator", arXiv:1811.02883): ``os``
+output stationary, ``ws`` weight stationary, ``is`` input stationary. Three
+double-buffered SRAMs hold the input (A), weight (B) and output (C) words;
+``simulator.accel.systolic_dataflow`` has the fold arithmetic. Energies: per MAC, per SRAM word read or written by the
 array, and per word moved between DRAM and the SRAMs on the array's side (the
 DRAM device's own energy is the DRAM model's); ``static_power_w`` is drawn while
 busy, ``idle_power_w`` while idle.
