@@ -30,7 +30,6 @@ lines through the coupling).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,21 +105,19 @@ class _BlockLines:
                  elem_bytes: int, line_bytes: int):
         _, first, self.block = np.unique(keys, return_index=True, return_inverse=True)  # per fold: its block
         (r, c) = ((ranges[d][0][first], ranges[d][1][first]) for d in dims)
-        self._lines, offsets = blocks_lines(base, ld, r, c, elem_bytes, line_bytes)
-        self._offsets = offsets.tolist()
+        self._lines, self._offsets = blocks_lines(base, ld, r, c, elem_bytes, line_bytes)
 
-    def lines(self, folds: slice, words: np.ndarray, block_words: np.ndarray) -> list[np.ndarray]:
+    def lines(self, folds: slice, words: np.ndarray, block_words: np.ndarray) -> np.ndarray:
         """Lines the folds ``folds`` move of their blocks, each block once: all of it, or the leading share
         of its lines that the largest of its ``words`` (per fold) is of its ``block_words``."""
         moving = np.flatnonzero(words[folds]) + folds.start
         blocks, where = np.unique(self.block[moving], return_inverse=True)
         share = np.zeros(len(blocks))
         np.maximum.at(share, where, words[moving] / block_words[moving])
-        out = []
-        for b, sh in zip(blocks.tolist(), share.tolist()):
-            lo, hi = self._offsets[b], self._offsets[b + 1]
-            out.append(self._lines[lo:lo + math.ceil((hi - lo) * sh)] if sh < 1 else self._lines[lo:hi])
-        return out
+        lo = self._offsets[blocks]
+        count = np.ceil((self._offsets[blocks + 1] - lo) * share).astype(np.int64)
+        first = np.cumsum(count) - count
+        return self._lines[np.repeat(lo - first, count) + np.arange(int(count.sum()), dtype=np.int64)]
 
 
 def step_ends(filled: list[np.ndarray], halves: list[int]) -> list[int]:
@@ -151,8 +148,8 @@ def gemm_steps(g: GemmArgs, spec: SystolicSpec, traffic: GemmTraffic, line_bytes
     steps, start = [], 0
     for end in ends:
         folds = slice(start, end + 1)
-        reads = [part for op in matrices for part in blocks[op].lines(folds, read[op], block_words[op])]
-        writes = blocks["output"].lines(folds, traffic.output_dram_write, block_words["output"])
+        reads = [blocks[op].lines(folds, read[op], block_words[op]) for op in matrices]
+        writes = [blocks["output"].lines(folds, traffic.output_dram_write, block_words["output"])]
         cycles = (end + 1 - start) * plan.fold_cycles - (1 if end == plan.folds - 1 else 0)
         steps.append(SystolicStep(_distinct(reads), _distinct(writes), cycles))
         start = end + 1
