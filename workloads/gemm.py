@@ -42,9 +42,9 @@ def _positive(name: str, value: int) -> int:
     return int(value)
 
 
-def _check_matrices(m: int, n: int, k: int) -> None:
-    """Refuse matrices that do not fit the trace's address space (2**62 B)."""
-    total = (m * k + k * n + m * n) * ELEM_BYTES
+def _check_matrices(m: int, n: int, k: int, elem_bytes: int = ELEM_BYTES) -> None:
+    """Refuse matrices of ``elem_bytes`` elements that do not fit the trace's address space (2**62 B)."""
+    total = (m * k + k * n + m * n) * elem_bytes
     if total > MAX_ADDR:
         raise ValueError(f"m, n and k must be smaller: A, B and C take {total:,} B, above the 2**62 B of the trace's "
                          f"address space, got m = {m}, n = {n}, k = {k}")
@@ -128,29 +128,30 @@ def host_gemm(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, n
 
 def lap_gemm(m: int, n: int, k: int, *, target: str = "lap", accumulate: bool = True,
              produce_inputs: bool = False, consume_output: bool = False, stage: str = "gemm",
-             space: AddressSpace | None = None) -> pa.Table:
-    """Trace: the host offloads one C (+)= A B to ``target`` and waits; coupling-agnostic.
+             space: AddressSpace | None = None, elem_bytes: int = ELEM_BYTES) -> pa.Table:
+    """Trace: the host offloads one C (+)= A B to ``target`` (a LAP or a systolic array) and waits;
+    coupling-agnostic. ``elem_bytes``: bytes per element, the target's element or word size.
 
     ``produce_inputs``: the host first writes A, B and C (dirty lines the coupling must
     flush or evict); ``consume_output``: the host reads C afterwards.
     """
     m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
-    _check_matrices(m, n, k)
+    eb = _positive("elem_bytes", elem_bytes)
+    _check_matrices(m, n, k, eb)
     sp = AddressSpace() if space is None else space
-    sizes = {"A": m * k * ELEM_BYTES, "B": k * n * ELEM_BYTES, "C": m * n * ELEM_BYTES}
+    sizes = {"A": m * k * eb, "B": k * n * eb, "C": m * n * eb}
     addr = {name: sp.alloc(f"{stage}.{name}", nbytes) for name, nbytes in sizes.items()}
     tb = TraceBuilder()
     if produce_inputs:
         for name in ("A", "B", "C"):
-            tb.access("host", f"{stage}_produce", "write", addr[name], ELEM_BYTES, ELEM_BYTES,
-                      sizes[name] // ELEM_BYTES)
+            tb.access("host", f"{stage}_produce", "write", addr[name], eb, eb, sizes[name] // eb)
     inputs = [[addr[x], sizes[x]] for x in ("A", "B", "C")] if accumulate else \
         [[addr[x], sizes[x]] for x in ("A", "B")]
     tb.offload("host", stage, target, op="gemm", m=m, n=n, k=k, a_addr=addr["A"], b_addr=addr["B"],
                c_addr=addr["C"], accumulate=accumulate, inputs=inputs, outputs=[[addr["C"], sizes["C"]]])
     tb.wait("host", stage, target)
     if consume_output:
-        tb.access("host", f"{stage}_consume", "read", addr["C"], ELEM_BYTES, ELEM_BYTES, sizes["C"] // ELEM_BYTES)
+        tb.access("host", f"{stage}_consume", "read", addr["C"], eb, eb, sizes["C"] // eb)
     return tb.to_table()
 
 

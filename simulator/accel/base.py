@@ -17,6 +17,7 @@ operation arguments. An ``in_pipeline`` unit is synchronous: the host waits.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import simpy
@@ -171,6 +172,34 @@ class AcceleratorUnit:
     def execute(self, cmd: Command):
         """SimPy generator: carry out one command (subclasses)."""
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+
+    def run_double_buffered(self, steps: Sequence, duration_ps: Callable[[Any], int],
+                            computed: Callable[[Any], None]):
+        """SimPy generator: run ``steps`` double-buffered through the interface. A step has ``reads`` and
+        ``writes`` (line arrays); the reads of step s+1 start when step s starts computing (for
+        ``duration_ps(step)``), a step's writes start when its compute ends (``computed(step)`` is called
+        then), and the command ends when the last write has arrived. Counts ``bytes_read``/``bytes_written``."""
+        env, port = self.env, self.interface
+        ready = port.access(steps[0].reads, False, env.now)
+        self._moved(steps[0].reads, False)
+        yield env.timeout(max(0, ready - env.now))
+        written = env.now
+        for s, step in enumerate(steps):
+            nxt = steps[s + 1] if s + 1 < len(steps) else None
+            if nxt is not None:  # the other buffer fills while this step computes
+                ready = port.access(nxt.reads, False, env.now)
+                self._moved(nxt.reads, False)
+            yield env.timeout(duration_ps(step))
+            computed(step)
+            if len(step.writes):
+                written = max(written, port.access(step.writes, True, env.now))
+                self._moved(step.writes, True)
+            if nxt is not None:
+                yield env.timeout(max(0, ready - env.now))
+        yield env.timeout(max(0, written - env.now))
+
+    def _moved(self, lines, is_write: bool) -> None:
+        self.count("bytes_written" if is_write else "bytes_read", len(lines) * self.interface.line_bytes)
 
     def count(self, name: str, value: float) -> None:
         """Add ``value`` to counter ``name``."""

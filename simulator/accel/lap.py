@@ -27,27 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command, CommandError
+from simulator.accel.gemm_command import GemmArgs, gemm_args, tile_lines
 from simulator.accel.registry import BuildContext, register_builder
 from simulator.config.accel_lap import LapSpec, block_size, k_slice
 from simulator.engine import ClockDomain
-
-def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,
-               line_bytes: int) -> np.ndarray:
-    """Sorted distinct line numbers of rows [r0, r1) x columns [c0, c1) of a row-major matrix at ``base``
-    (bytes) with leading dimension ``ld`` (elements, >= 0)."""
-    if ld < 0:
-        raise ValueError(f"ld = {ld!r}: expected a leading dimension >= 0 elements")
-    if r1 <= r0 or c1 <= c0:
-        return np.zeros(0, dtype=np.int64)
-    rows = np.arange(r0, r1, dtype=np.int64)
-    first = (base + (rows * ld + c0) * elem_bytes) // line_bytes
-    last = (base + (rows * ld + c1) * elem_bytes - 1) // line_bytes
-    # Both ends grow with the row (ld >= 0), so a row's lines up to the previous row's last are
-    # already listed: start each row after them, and the union comes out sorted without a sort.
-    first[1:] = np.maximum(first[1:], last[:-1] + 1)
-    counts = np.maximum(last - first + 1, 0)
-    starts = np.cumsum(counts) - counts
-    return np.repeat(first, counts) + (np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts))
 
 
 @dataclass(frozen=True)
@@ -58,50 +41,6 @@ class GemmStep:
     writes: np.ndarray
     flops: int
     local_bytes: int
-
-
-def _int_arg(params: dict, name: str, default: int | None = None, minimum: int = 1) -> int:
-    value = params.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise CommandError(f"lap gemm command: {name} = {value!r}: expected an integer >= {minimum}")
-    return value
-
-
-@dataclass(frozen=True)
-class GemmArgs:
-    """A ``gemm`` command's arguments: C (m x n) += A (m x k) B (k x n), row-major at byte addresses
-    a, b, c with leading dimensions (elements) lda, ldb, ldc; C is read first when ``accumulate``."""
-
-    m: int
-    n: int
-    k: int
-    a: int
-    b: int
-    c: int
-    lda: int
-    ldb: int
-    ldc: int
-    accumulate: bool
-
-
-def gemm_args(params: dict, elem_bytes: int, memory_bytes: int) -> GemmArgs:
-    """The arguments of a ``gemm`` command whose matrices end within ``memory_bytes``; CommandError
-    naming the first bad one."""
-    m, n, k = (_int_arg(params, x) for x in ("m", "n", "k"))
-    a, b, c = (_int_arg(params, x, minimum=0) for x in ("a_addr", "b_addr", "c_addr"))
-    lda = _int_arg(params, "lda", k, minimum=k)
-    ldb = _int_arg(params, "ldb", n, minimum=n)
-    ldc = _int_arg(params, "ldc", n, minimum=n)
-    accumulate = params.get("accumulate", True)
-    if not isinstance(accumulate, bool):
-        raise CommandError(f"lap gemm command: accumulate = {accumulate!r}: expected true or false")
-    for name, base, rows, cols, ld in (("a_addr", a, m, k, lda), ("b_addr", b, k, n, ldb), ("c_addr", c, m, n, ldc)):
-        end = base + ((rows - 1) * ld + cols) * elem_bytes  # one past its last element
-        if end > memory_bytes:
-            raise CommandError(f"lap gemm command: {name} = {base}: the {rows} x {cols} matrix (leading dimension "
-                               f"{ld}) ends at byte {end}; expected it to end within the {memory_bytes} B of the "
-                               "system's memory")
-    return GemmArgs(m, n, k, a, b, c, lda, ldb, ldc, accumulate)
 
 
 def gemm_steps(g: GemmArgs, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
@@ -165,30 +104,14 @@ class LapUnit(AcceleratorUnit):
         """SimPy generator: run one ``gemm`` command, double-buffered (module docstring)."""
         args = gemm_args(cmd.params, self.spec.elem_bytes, self.memory_bytes)  # checked already: cannot fail
         steps, blocks = gemm_steps(args, self.spec, self.line_bytes)
-        env, port = self.env, self.interface
         self.count("sub_blocks", blocks)
         self.count("steps", len(steps))
-        ready = port.access(steps[0].reads, False, env.now)
-        self._moved(steps[0].reads, False)
-        yield env.timeout(max(0, ready - env.now))
-        written = env.now
-        for s, step in enumerate(steps):
-            nxt = steps[s + 1] if s + 1 < len(steps) else None
-            if nxt is not None:  # the other buffer fills while this step computes
-                ready = port.access(nxt.reads, False, env.now)
-                self._moved(nxt.reads, False)
-            yield env.timeout(self.compute_ps(self.cycles_for(step.flops)))
-            self.count("flops", step.flops)
-            self.count("local_memory_bytes", step.local_bytes)
-            if len(step.writes):
-                written = max(written, port.access(step.writes, True, env.now))
-                self._moved(step.writes, True)
-            if nxt is not None:
-                yield env.timeout(max(0, ready - env.now))
-        yield env.timeout(max(0, written - env.now))
+        yield from self.run_double_buffered(steps, lambda step: self.compute_ps(self.cycles_for(step.flops)),
+                                            self._computed)
 
-    def _moved(self, lines: np.ndarray, is_write: bool) -> None:
-        self.count("bytes_written" if is_write else "bytes_read", len(lines) * self.line_bytes)
+    def _computed(self, step: GemmStep) -> None:
+        self.count("flops", step.flops)
+        self.count("local_memory_bytes", step.local_bytes)
 
     def dynamic_energy_j(self) -> dict[str, float]:
         """Compute (flops x energy per flop) and local memory (bytes in/out x energy per byte), J."""

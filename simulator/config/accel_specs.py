@@ -4,3 +4,4 @@ from simulator.config import accel_lap  # noqa: F401
 from simulator.config import accel_crypto  # noqa: F401
 from simulator.config import accel_stencil  # noqa: F401
 from simulator.config import accel_kernel  # noqa: F401
+from simulator.config import accel_systolic  # noqa: F401

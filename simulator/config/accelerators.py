@@ -65,7 +65,7 @@ class AcceleratorSpec:
 
     KINDS: ClassVar[dict[str, type]] = {}
 
-    kind: str = param(doc="accelerator kind (lap, crypto, stencil, kernel, or one an installed package adds)")
+    kind: str = param(doc="accelerator kind (lap, crypto, stencil, kernel, systolic, or one an installed package adds)")
     interface: InterfaceSpec = param(doc="coupling to host and memory")
 
     @classmethod

@@ -16,6 +16,7 @@ CARD = "configs/systems/logca_hifn_7955.yaml"  # a crypto card without SHA-256
 LAP = "configs/systems/lap_llc.yaml"  # unit 'lap'
 KERNEL = "configs/systems/logca_gpu_discrete.yaml"  # unit 'gpu'
 STENCIL = "configs/systems/stencil_dram.yaml"  # unit 'stencil'
+SYSTOLIC = "configs/systems/systolic_dram.yaml"  # unit 'systolic'
 
 AES = {"op": "aes128", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]]}
 GEMM = {"op": "gemm", "m": 64, "n": 64, "k": 64, "a_addr": 0, "b_addr": 1 << 20, "c_addr": 1 << 21}
@@ -39,6 +40,9 @@ CASES = [
     (LAP, "lap", GEMM | {"lda": 8}, "lda = 8: expected an integer >= 64"),
     (LAP, "lap", GEMM | {"accumulate": "no"}, "accumulate = 'no': expected true or false"),
     (LAP, "lap", GEMM | {"c_addr": 2**40}, "c_addr = 1099511627776: the 64 x 64 matrix (leading dimension 64) ends"),
+    (SYSTOLIC, "systolic", GEMM | {"op": "conv"}, "systolic systolic: op = 'conv': expected 'gemm'"),
+    (SYSTOLIC, "systolic", GEMM | {"k": -2}, "systolic gemm command: k = -2: expected an integer >= 1"),
+    (SYSTOLIC, "systolic", GEMM | {"b_addr": 2**40}, "b_addr = 1099511627776: the 64 x 64 matrix (leading"),
     (KERNEL, "gpu", GPU | {"op": "conv"}, "op must be one of"),
     (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles must be a finite number >= 0, got -1"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": []}]},
@@ -74,7 +78,8 @@ def test_a_bad_command_is_refused_naming_row_and_argument(system, target, params
 
 
 @pytest.mark.parametrize("system, target, params", [(CRYPTO, "crypto", AES), (LAP, "lap", GEMM),
-                                                    (KERNEL, "gpu", GPU), (STENCIL, "stencil", STENCIL_CMD)])
+                                                    (KERNEL, "gpu", GPU), (STENCIL, "stencil", STENCIL_CMD),
+                                                    (SYSTOLIC, "systolic", GEMM)])
 def test_the_good_command_of_each_unit_runs(system, target, params):
     built = build_system(load_spec(system, SystemSpec).spec)
     assert replay(built, _trace(target, params)) > 0

@@ -31,7 +31,8 @@ ROWS = describe_spec(SystemSpec)
 KIND_SYSTEMS = {"lap": ("configs/systems/lap_dram.yaml", "lap"),
                 "crypto": ("configs/systems/logca_hifn_7955.yaml", "crypto"),
                 "stencil": ("configs/systems/stencil_dram.yaml", "stencil"),
-                "kernel": ("configs/systems/logca_gpu_discrete.yaml", "gpu")}
+                "kernel": ("configs/systems/logca_gpu_discrete.yaml", "gpu"),
+                "systolic": ("configs/systems/systolic_dram.yaml", "systolic")}
 
 
 def _system_and_key(row) -> tuple[str, str]:
@@ -76,7 +77,7 @@ def test_a_value_below_the_listed_bound_is_refused(row):
 def test_choices_and_kinds_listed_are_the_accepted_ones():
     by_key = {r.key: r for r in ROWS if not r.doc.startswith("[")}
     assert by_key["dram.geometry.page_policy"].accepts == "one of 'open', 'open_adaptive', 'closed'"
-    assert by_key["accelerators.<name>.kind"].accepts == "one of 'crypto', 'kernel', 'lap', 'stencil'"
+    assert by_key["accelerators.<name>.kind"].accepts == "one of 'crypto', 'kernel', 'lap', 'stencil', 'systolic'"
     message = _refusal("configs/systems/lap_dram.yaml", "dram.geometry.page_policy", "lazy")
     assert "'open_adaptive'" in message
 

@@ -1,0 +1,224 @@
+"""The systolic GEMM array unit: SCALE-Sim's folds in closed form, its DRAM traffic through the coupling.
+
+Command ``op: "gemm"`` with the LAP's arguments (``simulator.accel.gemm_command.gemm_args``):
+``m``, ``n``, ``k``, the byte addresses ``a_addr``, ``b_addr``, ``c_addr`` of
+row-major A (m x k, the input), B (k x n, the weight) and C (m x n, the output),
+optional leading dimensions and ``accumulate`` (C read once per output block
+before its first fold). Elements are ``word_bytes`` each.
+
+The folds, their cycles and their SRAM and DRAM words come from
+``simulator.accel.systolic_dataflow`` (SCALE-Sim v3's counts). The unit runs
+them in steps, double-buffered like the LAP: a step is the run of folds during
+which one half of an SRAM fills from DRAM (input or weight words fetched) or
+one half of the output SRAM fills with results; the reads of step s+1 go
+through the coupling while step s computes, and a step's outputs are written
+back when it finishes. DRAM reads and writes are line requests on the real
+addresses of the blocks (the leading share of a block's lines when only part
+of it is fetched), so bandwidth stalls and contention with the host come from
+the simulation. A step moves each line once: blocks of one step that share a
+line, and the partial sums a ``ws``/``is`` step writes to one output block
+fold after fold, are merged in its SRAMs. The word counters are the closed
+forms (SCALE-Sim's counts, which write every fold's partial sums); the byte
+counters are the whole lines the coupling moved.
+
+Counters: ``macs``, ``folds``, ``steps`` (count), ``compute_cycles`` (cycles),
+``{input,weight}_sram_read_words``, ``output_sram_write_words``,
+``{input,weight}_dram_read_words``, ``output_dram_read_words`` (accumulate),
+``output_dram_write_words`` (words), ``bytes_read``/``bytes_written`` (B, whole
+lines through the coupling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.accel.base import AcceleratorUnit, Command, CommandError
+from simulator.accel.gemm_command import GemmArgs, gemm_args
+from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
+from simulator.config.accel_systolic import SystolicSpec
+from simulator.engine import ClockDomain
+
+#: The SRAM of each operand fills or drains in halves (double buffering).
+HALVES = 2
+
+
+@dataclass(frozen=True)
+class SystolicStep:
+    """Folds run back to back between two SRAM half refills: lines to read first, lines written after, cycles."""
+
+    reads: np.ndarray
+    writes: np.ndarray
+    cycles: int
+
+
+@dataclass(frozen=True)
+class GemmTraffic:
+    """Per-fold words of one GEMM (int64 arrays in fold order) and its fold plan."""
+
+    plan: FoldPlan
+    input_dram: np.ndarray
+    weight_dram: np.ndarray
+    output_dram_read: np.ndarray
+    output_dram_write: np.ndarray
+
+
+def gemm_traffic(g: GemmArgs, spec: SystolicSpec) -> GemmTraffic:
+    """The fold plan of a ``gemm`` command and its DRAM words per fold (closed forms)."""
+    plan = FoldPlan(spec.dataflow, spec.rows, spec.cols, g.m, g.k, g.n)
+    c_reads = first_visits(plan, "output") if g.accumulate else np.zeros(plan.folds, dtype=np.int64)
+    return GemmTraffic(plan, input_dram_words(plan, "input", spec.sram_words("input")),
+                       input_dram_words(plan, "weight", spec.sram_words("weight")), c_reads, plan.words("output"))
+
+
+def blocks_lines(base: int, ld: int, rows: tuple[np.ndarray, np.ndarray], cols: tuple[np.ndarray, np.ndarray],
+                 elem_bytes: int, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Line numbers of many blocks of one row-major matrix at ``base`` (bytes, leading dimension ``ld``
+    elements): block b is rows [rows[0][b], rows[1][b]) x columns [cols[0][b], cols[1][b]). Returns all
+    lines, block after block (each block's sorted and distinct, as ``simulator.accel.gemm_command.tile_lines``),
+    and the offsets (len = blocks + 1) of each block's lines in them."""
+    r0, r1 = (np.asarray(x, dtype=np.int64) for x in rows)
+    c0, c1 = (np.asarray(x, dtype=np.int64) for x in cols)
+    heights = r1 - r0
+    block = np.repeat(np.arange(len(r0), dtype=np.int64), heights)
+    row = r0[block] + np.arange(int(heights.sum()), dtype=np.int64) - np.repeat(np.cumsum(heights) - heights, heights)
+    first = (base + (row * ld + c0[block]) * elem_bytes) // line_bytes
+    last = (base + (row * ld + c1[block]) * elem_bytes - 1) // line_bytes
+    same = np.zeros(len(row), dtype=bool)
+    same[1:] = block[1:] == block[:-1]
+    # within a block both ends grow with the row: start each row after the previous row's last line
+    first[1:] = np.where(same[1:], np.maximum(first[1:], last[:-1] + 1), first[1:])
+    counts = np.maximum(last - first + 1, 0)
+    starts = np.cumsum(counts) - counts
+    lines = np.repeat(first, counts) + (np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts))
+    offsets = np.zeros(len(r0) + 1, dtype=np.int64)
+    np.add.at(offsets, block + 1, counts)
+    return lines, np.cumsum(offsets)
+
+
+class _BlockLines:
+    """Line numbers of the blocks of one operand's matrix (blocks computed together, once)."""
+
+    def __init__(self, base: int, ld: int, dims: tuple[str, str], ranges: dict, keys: np.ndarray,
+                 elem_bytes: int, line_bytes: int):
+        _, first, self.block = np.unique(keys, return_index=True, return_inverse=True)  # per fold: its block
+        (r, c) = ((ranges[d][0][first], ranges[d][1][first]) for d in dims)
+        self._lines, self._offsets = blocks_lines(base, ld, r, c, elem_bytes, line_bytes)
+
+    def lines(self, folds: slice, words: np.ndarray, block_words: np.ndarray) -> np.ndarray:
+        """Lines the folds ``folds`` move of their blocks, each block once: all of it, or the leading share
+        of its lines that the largest of its ``words`` (per fold) is of its ``block_words``."""
+        moving = np.flatnonzero(words[folds]) + folds.start
+        blocks, where = np.unique(self.block[moving], return_inverse=True)
+        share = np.zeros(len(blocks))
+        np.maximum.at(share, where, words[moving] / block_words[moving])
+        lo = self._offsets[blocks]
+        count = np.ceil((self._offsets[blocks + 1] - lo) * share).astype(np.int64)
+        first = np.cumsum(count) - count
+        return self._lines[np.repeat(lo - first, count) + np.arange(int(count.sum()), dtype=np.int64)]
+
+
+def step_ends(filled: list[np.ndarray], halves: list[int]) -> list[int]:
+    """Last fold of each step: a step ends at the first fold by which any SRAM has filled (or, for the
+    output, drained) half of its words since the step began, ``filled[i]`` words per fold of SRAM i."""
+    cums = [np.cumsum(w) for w in filled]
+    folds = len(filled[0])
+    ends, start = [], 0
+    while start < folds:
+        before = [int(c[start - 1]) if start else 0 for c in cums]
+        end = min(min(int(np.searchsorted(c, b + h, side="left")) for c, b, h in zip(cums, before, halves)), folds - 1)
+        ends.append(end)
+        start = end + 1
+    return ends
+
+
+def gemm_steps(g: GemmArgs, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
+    """The steps of a ``gemm`` command in execution order (module docstring)."""
+    plan = traffic.plan
+    ranges = plan.ranges()
+    matrices = {"input": (g.a, g.lda), "weight": (g.b, g.ldb), "output": (g.c, g.ldc)}
+    blocks = {op: _BlockLines(base, ld, OPERAND_DIMS[op], ranges, plan.block_keys(op), spec.word_bytes, line_bytes)
+              for op, (base, ld) in matrices.items()}
+    block_words = {op: plan.words(op) for op in matrices}
+    read = {"input": traffic.input_dram, "weight": traffic.weight_dram, "output": traffic.output_dram_read}
+    ends = step_ends([traffic.input_dram, traffic.weight_dram, traffic.output_dram_write],
+                     [max(1, spec.sram_words(op) // HALVES) for op in matrices])
+    steps, start = [], 0
+    for end in ends:
+        folds = slice(start, end + 1)
+        reads = [blocks[op].lines(folds, read[op], block_words[op]) for op in matrices]
+        writes = [blocks["output"].lines(folds, traffic.output_dram_write, block_words["output"])]
+        cycles = (end + 1 - start) * plan.fold_cycles - (1 if end == plan.folds - 1 else 0)
+        steps.append(SystolicStep(_distinct(reads), _distinct(writes), cycles))
+        start = end + 1
+    return steps
+
+
+def _distinct(parts: list[np.ndarray]) -> np.ndarray:
+    """The distinct lines of ``parts``, sorted (a line several blocks of a step share moves once)."""
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class SystolicUnit(AcceleratorUnit):
+    """A systolic array: executes ``gemm`` commands (module docstring); counts MACs, cycles and words."""
+
+    spec: SystolicSpec | None = None
+    line_bytes: int = 64
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.spec, SystolicSpec):
+            raise ValueError(f"SystolicUnit {self.name}: spec = {self.spec!r}: expected a SystolicSpec")
+        super().__post_init__()
+
+    def check_command(self, params: dict) -> None:
+        """A ``gemm`` command with valid arguments (``simulator.accel.gemm_command.gemm_args``)."""
+        super().check_command(params)
+        if params.get("op") != "gemm":
+            raise CommandError(f"systolic {self.name}: op = {params.get('op')!r}: expected 'gemm'")
+        gemm_args(params, self.spec.word_bytes, self.memory_bytes, kind="systolic")
+
+    def execute(self, cmd: Command):
+        """SimPy generator: run one ``gemm`` command in double-buffered steps (module docstring)."""
+        args = gemm_args(cmd.params, self.spec.word_bytes, self.memory_bytes, kind="systolic")  # checked already
+        traffic = gemm_traffic(args, self.spec)
+        steps = gemm_steps(args, self.spec, traffic, self.line_bytes)
+        self._count_closed_forms(traffic)
+        self.count("steps", len(steps))
+        yield from self.run_double_buffered(steps, lambda step: self.compute_ps(step.cycles), self._computed)
+
+    def _computed(self, step: SystolicStep) -> None:
+        self.count("compute_cycles", step.cycles)
+
+    def _count_closed_forms(self, t: GemmTraffic) -> None:
+        plan = t.plan
+        self.count("macs", plan.macs)
+        self.count("folds", plan.folds)
+        self.count("input_sram_read_words", int(plan.words("input").sum()))
+        self.count("weight_sram_read_words", int(plan.words("weight").sum()))
+        self.count("output_sram_write_words", int(plan.words("output").sum()))
+        self.count("input_dram_read_words", int(t.input_dram.sum()))
+        self.count("weight_dram_read_words", int(t.weight_dram.sum()))
+        self.count("output_dram_read_words", int(t.output_dram_read.sum()))
+        self.count("output_dram_write_words", int(t.output_dram_write.sum()))
+
+    def dynamic_energy_j(self) -> dict[str, float]:
+        """Compute (MACs), SRAM (words the array reads and writes) and DRAM transfer (words moved), J."""
+        c, s = self.counts, self.spec
+        sram = sum(c.get(f"{name}_words", 0) for name in
+                   ("input_sram_read", "weight_sram_read", "output_sram_write"))
+        dram = sum(c.get(f"{name}_words", 0) for name in
+                   ("input_dram_read", "weight_dram_read", "output_dram_read", "output_dram_write"))
+        return {"compute": c.get("macs", 0) * s.energy_per_mac_j, "sram": sram * s.sram_energy_j_per_word,
+                "dram_transfer": dram * s.dram_energy_j_per_word}
+
+
+@register_builder("systolic")
+def build_systolic(name: str, spec: SystolicSpec, context: BuildContext) -> SystolicUnit:
+    """Build a systolic array unit clocked at ``spec.frequency_hz`` on the given interface."""
+    clock = ClockDomain(name, spec.frequency_hz)
+    return SystolicUnit(name=name, env=context.env, clock=clock, interface=context.interface,
+                        static_power_w=spec.static_power_w, idle_power_w=spec.idle_power_w, spec=spec,
+                        line_bytes=context.interface.line_bytes)
