@@ -1,0 +1,390 @@
+"""Request streams and peer configurations for checking offsim's DRAM model against DRAMSim3 and Ramulator 2.
+
+A stream is a list of 64 B line requests (line index = byte address // 64 in offsim's address
+mapping), each a read or a write, with an arrival time in ps: 0 for a saturating stream (every
+request waits in the driver until the controller's queue takes it) or a fixed interval for a
+timed one. Streams are generated from fixed seeds, so the same code gives the same requests;
+``stream_digest`` fingerprints them and the reference tables record it.
+
+``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2 [--dramsim3-configs DIR]`` writes,
+for every stream of that configuration:
+
+* ``OUT/<config>/<stream>.npz``: offsim's line-address form (``lines`` int64, ``is_write`` bool,
+  ``arrival_ps`` int64);
+* ``OUT/<config>/<stream>.dramsim3.trace``: DRAMSim3 trace lines ``0x<byte address> READ|WRITE
+  <arrival cycle>``, then a sentinel read due at cycle 2**62 that is never sent (DRAMSim3's trace
+  reader stops at the end of the file: it drops a last request the queue could not take at once,
+  and after a final newline it sends the last one twice);
+* ``OUT/<config>/<stream>.ramulator2.trace`` and ``<stream>.ramulator2.py``: a Ramulator 2
+  ``LoadStoreTrace`` (``LD|ST 0x<byte address>``, the address re-encoded so that Ramulator's
+  ``RoBaRaCoCh`` mapper finds the same rank, bank group, bank, row and column as DRAMSim3) and the
+  Python configuration that runs it and writes ``<stream>.ramulator2.stats.json``;
+
+and ``OUT/<config>/dramsim3.ini``, the DRAMSim3 configuration (``--dramsim3-configs``: the
+``configs`` folder of a DRAMSim3 checkout, for the DDR4 and HBM2 configurations, which start from
+one of its shipped files). ``tests/peers/README.md`` says how the peers run them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import hashlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+LINE_BYTES = 64
+GIB = 1 << 30
+#: Arrival cycle of the DRAMSim3 trace's closing sentinel, never reached.
+DRAMSIM3_NEVER = 1 << 62
+#: Interval of the timed random-read stream, ps.
+LOW_RATE_INTERVAL_PS = 200_000
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Line requests of one stream: line indices, read/write flags and arrival times (ps)."""
+
+    name: str
+    description: str
+    lines: np.ndarray
+    is_write: np.ndarray
+    arrival_ps: np.ndarray
+
+    @property
+    def timed(self) -> bool:
+        """True when requests arrive at set times (not all at 0, limited only by the queue)."""
+        return bool(self.arrival_ps.any())
+
+
+def _saturating(name: str, description: str, lines: np.ndarray, is_write: np.ndarray) -> Stream:
+    lines = np.asarray(lines, dtype=np.int64)
+    return Stream(name, description, lines, np.asarray(is_write, dtype=bool), np.zeros(lines.size, np.int64))
+
+
+def _triad(n_elements: int, bases: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """a[i] = b[i] + s * c[i] over line-sized elements: read b[i], read c[i], write a[i]."""
+    a, b, c = bases
+    i = np.arange(n_elements, dtype=np.int64)
+    lines = np.stack([b + i, c + i, a + i], axis=1).reshape(-1)
+    is_write = np.tile(np.array([False, False, True]), n_elements)
+    return lines, is_write
+
+
+def streams(bank_stride_lines: int) -> list[Stream]:
+    """The streams of the check, over the first GiB of memory.
+
+    bank_stride_lines: lines from one bank's first row to the next bank's (the triad puts its
+    arrays in different banks by offsetting them so many lines; a multiple of the number of
+    lines in one row of every bank puts them in one bank)."""
+    n = 1 << 20
+    rng = np.random.default_rng(40)
+    random_lines = rng.integers(0, GIB // LINE_BYTES, n)
+    triad_n = 1 << 18
+    spread = (0, triad_n + 5 * bank_stride_lines, 2 * triad_n + 10 * bank_stride_lines)
+    one_bank = (0, 4 * triad_n, 8 * triad_n)
+    n_timed = 1 << 14
+    timed_lines = np.random.default_rng(41).integers(0, GIB // LINE_BYTES, n_timed)
+    out = [
+        _saturating("seq_read", f"{n} reads of consecutive lines from 0", np.arange(n), np.zeros(n, bool)),
+        _saturating("seq_write", f"{n} writes of consecutive lines from 0", np.arange(n), np.ones(n, bool)),
+        _saturating("random_read", f"{n} reads of uniformly random lines of the first GiB (seed 40)",
+                    random_lines, np.zeros(n, bool)),
+        _saturating("triad", f"STREAM triad over {triad_n} lines per array: read b[i], read c[i], write a[i]; "
+                             f"arrays at lines {spread} (different banks)", *_triad(triad_n, spread)),
+        _saturating("triad_one_bank", f"the triad with its arrays at lines {one_bank} (one bank per i)",
+                    *_triad(triad_n, one_bank)),
+    ]
+    out.append(Stream("random_read_200ns",
+                      f"{n_timed} reads of uniformly random lines of the first GiB (seed 41), one every 200 ns",
+                      timed_lines.astype(np.int64), np.zeros(n_timed, bool),
+                      np.arange(n_timed, dtype=np.int64) * LOW_RATE_INTERVAL_PS))
+    return out
+
+
+def stream_digest(stream: Stream) -> str:
+    """First 16 hex digits of the SHA-256 of the stream's lines, flags and arrivals."""
+    h = hashlib.sha256()
+    for array in (stream.lines.astype("<i8"), stream.is_write.astype(np.uint8), stream.arrival_ps.astype("<i8")):
+        h.update(array.tobytes())
+    return h.hexdigest()[:16]
+
+
+# -- address layouts ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Layout:
+    """Bit widths of the address fields above the 64 B line offset, most significant first,
+    as DRAMSim3 decodes them (``ch``, ``ra``, ``bg``, ``ba``, ``ro``, ``co``)."""
+
+    order: tuple[str, ...]
+    bits: dict[str, int]
+
+    def decode(self, lines: np.ndarray) -> dict[str, np.ndarray]:
+        out, shift = {}, 0
+        for name in reversed(self.order):
+            out[name] = (lines >> shift) & ((1 << self.bits[name]) - 1)
+            shift += self.bits[name]
+        return out
+
+    def encode(self, fields: dict[str, np.ndarray], order: tuple[str, ...]) -> np.ndarray:
+        """Line indices whose fields, in ``order`` (most significant first), are ``fields``."""
+        lines = np.zeros_like(fields[order[0]])
+        for name in order:
+            lines = (lines << self.bits[name]) | fields[name]
+        return lines
+
+
+def _log2(value: int) -> int:
+    if value < 1 or value & (value - 1):
+        raise ValueError(f"{value}: expected a power of two")
+    return value.bit_length() - 1
+
+
+def dramsim3_layout(ini: configparser.ConfigParser) -> Layout:
+    """The address fields DRAMSim3 derives from its configuration (``Config::CalculateSize`` and
+    ``Config::SetAddressMapping``: columns doubled for HBM, column bits less log2(BL), ranks from
+    the channel size)."""
+    s, t = ini["dram_structure"], ini["system"]
+    protocol = s.get("protocol")
+    columns = int(s["columns"]) * (2 if protocol.startswith("HBM") else 1)
+    device_width, bl = int(s["device_width"]), int(s["BL"])
+    banks = int(s["bankgroups"]) * int(s["banks_per_group"])
+    devices = int(t["bus_width"]) // device_width
+    megs_per_rank = columns * device_width // 8 * (int(s["rows"]) // 1024) // 1024 * banks * devices
+    ranks = max(1, int(t["channel_size"]) // megs_per_rank)
+    if int(t["bus_width"]) // 8 * bl != LINE_BYTES:
+        raise ValueError(f"DRAMSim3 request size {int(t['bus_width']) // 8 * bl} B: expected {LINE_BYTES} B")
+    mapping = t["address_mapping"]
+    order = tuple(mapping[i:i + 2] for i in range(0, len(mapping), 2))
+    bits = {"ch": _log2(int(t["channels"])), "ra": _log2(ranks), "bg": _log2(int(s["bankgroups"])),
+            "ba": _log2(int(s["banks_per_group"])), "ro": _log2(int(s["rows"])), "co": _log2(columns) - _log2(bl)}
+    return Layout(order, bits)
+
+
+#: Ramulator 2's RoBaRaCoCh mapper, most significant first; the bank-group level sits between
+#: bank and rank (its levels, lowest first above the column: rank, bank group, bank, row).
+RAMULATOR_ORDER = ("ro", "ba", "bg", "ra", "co")
+
+
+# -- configurations -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PeerConfig:
+    """One memory configuration as both peers are set up for it.
+
+    dramsim3_base: the DRAMSim3 shipped file it starts from; dramsim3_edits: (section, key,
+    value) set on top of it."""
+
+    name: str
+    dramsim3_base: str
+    dramsim3_edits: tuple[tuple[str, str, str], ...]
+
+
+def ddr3_dramsim3_edits() -> tuple[tuple[str, str, str], ...]:
+    """DRAMSim3 keys of offsim's shipped DDR3-1600 preset (configs/presets/dram/
+    ddr3_1600_mt41j256m4.yaml) with two ranks, open page, a 32-entry queue, refresh on and
+    power-down off (DRAMSim3 has no power-down; its self-refresh stays off)."""
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+    from simulator.system import dram_parameters
+
+    root = Path(__file__).resolve().parents[2]
+    spec = load_spec(root / "configs" / "systems" / "i7_920_ddr3.yaml", SystemSpec,
+                     ["dram.geometry.ranks_per_channel=2"]).spec
+    t, c, g = dram_parameters(spec)
+    if g.mapping != "row:rank:bank:channel:column" or spec.dram.geometry.page_policy != "open":
+        raise ValueError(f"DDR3 preset: mapping {g.mapping!r}, page policy {spec.dram.geometry.page_policy!r}: "
+                         "expected row:rank:bank:channel:column and open")
+    rank_mb = g.row_bytes * g.rows * g.banks // (1 << 20)
+    tck_ns = t.tck_ps / 1000
+    s = [("dram_structure", k, str(v)) for k, v in (
+        ("protocol", "DDR3"), ("bankgroups", 1), ("banks_per_group", g.banks), ("rows", g.rows),
+        ("columns", g.columns), ("device_width", g.device_width_bits), ("BL", t.burst_length))]
+    s += [("timing", k, str(v)) for k, v in (
+        ("tCK", f"{tck_ns:g}"), ("AL", 0), ("CL", t.cl), ("CWL", t.cwl), ("tRCD", t.t_rcd), ("tRP", t.t_rp),
+        ("tRAS", t.t_ras), ("tRFC", t.t_rfc), ("tREFI", round(t.t_refi_ps / t.tck_ps)), ("tRPRE", 0),
+        ("tWPRE", 0), ("tRRD_S", t.t_rrd), ("tRRD_L", t.t_rrd), ("tWTR_S", t.t_wtr), ("tWTR_L", t.t_wtr),
+        ("tFAW", t.t_faw), ("tWR", t.t_wr), ("tRTP", t.t_rtp), ("tCCD_S", t.t_ccd), ("tCCD_L", t.t_ccd),
+        ("tCKE", t.t_cke), ("tXP", t.t_xp), ("tRTRS", t.t_rtrs))]
+    s += [("power", k, f"{v:g}") for k, v in (
+        ("VDD", c.vdd_v), ("IDD0", c.idd0_ma), ("IDD2P", c.idd2p_ma), ("IDD2N", c.idd2n_ma),
+        ("IDD3P", c.idd3p_ma), ("IDD3N", c.idd3n_ma), ("IDD4W", c.idd4w_ma), ("IDD4R", c.idd4r_ma),
+        ("IDD5AB", c.idd5_ma))]
+    s += [("system", k, str(v)) for k, v in (
+        ("channel_size", rank_mb * g.ranks_per_channel), ("channels", g.channels), ("bus_width", g.bus_width_bits),
+        ("address_mapping", "rorabgbachco"), ("queue_structure", "PER_BANK"),
+        ("refresh_policy", "RANK_LEVEL_STAGGERED"), ("row_buf_policy", "OPEN_PAGE"), ("cmd_queue_size", 8),
+        ("trans_queue_size", spec.dram.geometry.queue_depth),
+        ("enable_self_refresh", "false"))]
+    return tuple(s)
+
+
+#: Output settings of every DRAMSim3 run: one summary at the end, no epoch files.
+DRAMSIM3_OUTPUT = (("other", "epoch_period", "2000000000"), ("other", "output_level", "1"))
+
+CONFIGS = {
+    "ddr4": PeerConfig(
+        "ddr4", "DDR4_8Gb_x8_3200.ini",
+        (("timing", "tCK", "0.625"),  # shipped 0.63: DDR4-3200's clock is 1600 MHz
+         ("system", "enable_self_refresh", "false"))),
+    "hbm2": PeerConfig(
+        "hbm2", "HBM2_8Gb_x128.ini",
+        (("system", "channels", "1"), ("system", "channel_size", "1024"),  # one 128-bit channel of the stack
+         ("timing", "tRTP", "4"),  # the file spells tRTP_S/tRTP_L, which DRAMSim3 does not read
+         ("system", "enable_self_refresh", "false"))),
+}
+
+
+def dramsim3_ini(config: str, dramsim3_configs: Path | None) -> configparser.ConfigParser:
+    """The DRAMSim3 configuration of ``config``: offsim's preset for ddr3, else the shipped file
+    with the recorded edits."""
+    ini = configparser.ConfigParser()
+    ini.optionxform = str  # DRAMSim3 keys are case-sensitive
+    if config == "ddr3":
+        edits = ddr3_dramsim3_edits()
+    else:
+        peer = CONFIGS[config]
+        if dramsim3_configs is None:
+            raise ValueError(f"--config {config}: expected --dramsim3-configs, the configs folder of DRAMSim3")
+        ini.read(dramsim3_configs / peer.dramsim3_base)
+        edits = peer.dramsim3_edits
+    for section, key, value in edits + DRAMSIM3_OUTPUT:
+        if not ini.has_section(section):
+            ini.add_section(section)
+        ini[section][key] = value
+    return ini
+
+
+def tck_ps(ini: configparser.ConfigParser) -> int:
+    """DRAMSim3's clock period in ps (its tCK is in ns)."""
+    return round(float(ini["timing"]["tCK"]) * 1000)
+
+
+def bank_stride_lines(layout: Layout) -> int:
+    """Lines between consecutive banks in the layout (the weight of the lowest bank field's unit)."""
+    shift = 0
+    for name in reversed(layout.order):
+        if name in ("ba", "bg") and layout.bits[name]:
+            return 1 << shift
+        shift += layout.bits[name]
+    raise ValueError("layout has no bank field")
+
+
+# -- writers ---------------------------------------------------------------------------------------------
+def write_dramsim3_trace(path: Path, stream: Stream, tck: int) -> None:
+    cycles = stream.arrival_ps // tck
+    if (cycles * tck != stream.arrival_ps).any():
+        raise ValueError(f"{stream.name}: arrivals are not whole cycles of {tck} ps")
+    ops = np.where(stream.is_write, "WRITE", "READ")
+    text = "".join(f"{a:#x} {o} {c}\n" for a, o, c in zip((stream.lines * LINE_BYTES).tolist(), ops, cycles.tolist()))
+    path.write_text(text + f"0x0 READ {DRAMSIM3_NEVER}")  # see the module docstring
+
+
+def ramulator_addresses(stream: Stream, layout: Layout) -> np.ndarray:
+    """Byte addresses that Ramulator 2's RoBaRaCoCh mapper decodes to the fields DRAMSim3 gives."""
+    if layout.bits["ch"]:
+        raise ValueError("one channel expected")
+    return layout.encode(layout.decode(stream.lines), RAMULATOR_ORDER) * LINE_BYTES
+
+
+def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[str, object]) -> str:
+    """A Ramulator 2 Python configuration that replays the stream's trace and writes its stats.
+
+    Timed streams need a fixed interval: the frontend then ticks once per ``interval`` memory
+    cycles and sends one request per tick."""
+    if stream.timed:
+        gaps = np.diff(stream.arrival_ps)
+        if stream.arrival_ps[0] != 0 or (gaps != gaps[0]).any() or gaps[0] % tck:
+            raise ValueError(f"{stream.name}: timed streams need arrivals every fixed whole number of cycles from 0")
+        memory_ratio = int(gaps[0] // tck)
+    else:
+        memory_ratio = 1
+    kwargs = ", ".join(f"{k}={v!r}" for k, v in dram_kwargs.items())
+    return f'''"""Ramulator 2 run of stream {stream.name} (written by dram_streams.py)."""
+import json
+import pathlib
+import ramulator
+
+here = pathlib.Path(__file__).resolve().parent
+frontend = ramulator.frontend.LoadStoreTrace(clock_ratio=1, path=str(here / "{stream.name}.ramulator2.trace"))
+dram = ramulator.dram.{standard}({kwargs})
+ctrl = ramulator.controller.GenericDDR(
+    dram=dram,
+    scheduler=ramulator.scheduler.FRFCFS(),
+    refresh_manager=ramulator.refresh_manager.AllBank(),
+    row_policy=ramulator.row_policy.Open(),
+    addr_mapper=ramulator.addr_mapper.RoBaRaCoCh(),
+)
+mem = ramulator.memory_system.GenericDRAM(clock_ratio={memory_ratio}, controllers=[ctrl],
+                                          channel_mapper=ramulator.channel_mapper.CacheLineInterleave())
+sim = ramulator.Simulation(frontend, mem)
+sim.run()
+stats = sim.stats
+if stats:
+    (here / "{stream.name}.ramulator2.stats.json").write_text(json.dumps(stats, indent=1))
+'''
+
+
+#: Ramulator 2 presets each configuration starts from; ``ramulator_dram_kwargs`` sets every timing
+#: to the DRAMSim3 configuration's value on top.
+RAMULATOR_PRESETS = {"ddr3": ("DDR3", "DDR3_1Gb_x4", "DDR3_1600K"), "ddr4": ("DDR4", "DDR4_8Gb_x8", "DDR4_3200AA")}
+
+
+def ramulator_dram_kwargs(config: str, ini: configparser.ConfigParser, layout: Layout) -> dict[str, object]:
+    """Ramulator 2 DRAM object arguments: its presets, with the rank count and every timing it
+    takes set to the DRAMSim3 configuration's (tRC = tRAS + tRP, as DRAMSim3 derives it)."""
+    standard, org, timing = RAMULATOR_PRESETS[config]
+    t = lambda key: int(ini["timing"][key])  # noqa: E731
+    out: dict[str, object] = {"org_preset": org, "timing_preset": timing, "rank": 1 << layout.bits["ra"],
+                              "nCL": t("CL"), "nRCD": t("tRCD"), "nRP": t("tRP"), "nRAS": t("tRAS"),
+                              "nRC": t("tRAS") + t("tRP"), "nWR": t("tWR"), "nRTP": t("tRTP"), "nCWL": t("CWL"),
+                              "nFAW": t("tFAW"), "nRFC": t("tRFC"), "nREFI": t("tREFI"), "nCS": t("tRTRS")}
+    if standard == "DDR3":
+        out.update(nCCD=t("tCCD_S"), nRRD=t("tRRD_S"), nWTR=t("tWTR_S"))
+    else:
+        out.update(nCCDS=t("tCCD_S"), nCCDL=t("tCCD_L"), nRRDS=t("tRRD_S"), nRRDL=t("tRRD_L"),
+                   nWTRS=t("tWTR_S"), nWTRL=t("tWTR_L"))
+    return out
+
+
+def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
+    ini = dramsim3_ini(config, dramsim3_configs)
+    layout = dramsim3_layout(ini)
+    tck = tck_ps(ini)
+    folder = out / config
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "dramsim3.ini", "w") as f:
+        ini.write(f)
+    dram_kwargs = ramulator_dram_kwargs(config, ini, layout) if config in RAMULATOR_PRESETS else None
+    for stream in streams(bank_stride_lines(layout)):
+        np.savez(folder / f"{stream.name}.npz", lines=stream.lines, is_write=stream.is_write,
+                 arrival_ps=stream.arrival_ps)
+        write_dramsim3_trace(folder / f"{stream.name}.dramsim3.trace", stream, tck)
+        if dram_kwargs is not None:
+            addresses = ramulator_addresses(stream, layout)
+            ops = np.where(stream.is_write, "ST", "LD")
+            (folder / f"{stream.name}.ramulator2.trace").write_text(
+                "".join(f"{o} {a:#x}\n" for o, a in zip(ops, addresses.tolist())))
+            (folder / f"{stream.name}.ramulator2.py").write_text(
+                ramulator_script(stream, tck, RAMULATOR_PRESETS[config][0], dram_kwargs))
+        print(f"{config}/{stream.name}: {stream.lines.size} requests, digest {stream_digest(stream)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="folder to write the streams and configurations into")
+    parser.add_argument("--config", choices=("ddr3", *CONFIGS), default="ddr3")
+    parser.add_argument("--dramsim3-configs", type=Path, help="DRAMSim3's configs folder (ddr4, hbm2)")
+    args = parser.parse_args(argv)
+    try:
+        write_all(args.out, args.config, args.dramsim3_configs)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"dram_streams: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
