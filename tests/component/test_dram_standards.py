@@ -205,10 +205,10 @@ def test_schema_sections_are_the_declared_parameters():
 def test_keys_reference_documents_each_standards_parameters():
     rows = {r.key: r for r in describe_spec(SystemSpec)}
     assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2'"
-    assert rows["dram.timing.t_ccd_l"].doc.endswith("[required by ddr4, hbm2]")
-    assert rows["dram.timing.t_ccd"].doc.endswith("[required by ddr3]")
-    assert rows["dram.currents.ipp3n_a"].doc.endswith("[required by ddr4]") and rows["dram.currents.ipp3n_a"].unit == "A"
-    assert rows["dram.currents.idd3p_a"].doc.endswith("[optional in ddr3, ddr4, hbm2]")
+    assert "[required by ddr4, hbm2]" in rows["dram.timing.t_ccd_l"].doc
+    assert "[required by ddr3]" in rows["dram.timing.t_ccd"].doc
+    assert "[required by ddr4]" in rows["dram.currents.ipp3n_a"].doc and rows["dram.currents.ipp3n_a"].unit == "A"
+    assert "[optional in ddr3, ddr4, hbm2]" in rows["dram.currents.idd3p_a"].doc
     assert rows["dram.timing.tck_s"].default == "required"
 
 
