@@ -28,7 +28,7 @@ from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
 from simulator.outputs import check_output_dir, check_path_name
-from simulator.replay import replay
+from simulator.replay import check_trace, replay
 from simulator.results import Results
 from simulator.system import System, build_system
 from simulator.units import PS_PER_S, format_quantity
@@ -109,13 +109,19 @@ def _reach_bytes(trace: Any, capacity_bytes: int) -> float:
         return 0.0
 
 
-def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
-    """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
+def _system_for(loaded: LoadedConfig, trace: pa.Table, source: str) -> System:
+    """A fresh system of ``loaded`` whose memory holds what ``trace`` reaches (else a ConfigError naming ``source``)."""
     system = build_system(loaded.spec)
     capacity = system.dram.capacity_bytes
     problem = memory_reach_problem(_reach_bytes(trace, capacity), capacity, source, loaded.source)
     if problem:
         raise ConfigError(problem)
+    return system
+
+
+def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
+    """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
+    system = _system_for(loaded, trace, source)
     try:
         end_ps = replay(system, trace, source)
     except TraceError as exc:
@@ -123,6 +129,16 @@ def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, 
     except AddressOutOfRange as exc:  # an accelerator's or device memory's accesses
         raise ConfigError(f"{source}: the workload's accesses exceed a memory of {loaded.source}: {exc}") from None
     return collect(system, end_ps, meta)
+
+
+def check_trace_on_system(loaded: LoadedConfig, trace: pa.Table, source: str) -> None:
+    """What a run checks before replaying ``trace`` on ``loaded``'s system, without replaying it: the
+    memory it reaches, its units, rows and commands (``replay.check_trace``); ConfigError naming ``source``."""
+    system = _system_for(loaded, trace, source)
+    try:
+        check_trace(system, trace, source)
+    except TraceError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, source: str) -> Results:

@@ -1,11 +1,12 @@
 """The LAP GEMM accelerator unit: internal blocking, double-buffered transfers, flop-rate compute.
 
-Command ``op: "gemm"`` (JSON params): ``m``, ``n``, ``k`` and the byte addresses
-``a_addr``, ``b_addr``, ``c_addr`` of row-major matrices A (m x k), B (k x n)
-and C (m x n), optional leading dimensions ``lda``/``ldb``/``ldc`` (elements;
-default k, n, n) and ``accumulate`` (default true: C += A B, so C is read as
-well as written, as in 003 eq. 7). ``inputs``/``outputs`` regions tell the
-coupling what to flush, copy or invalidate.
+Command ``op: "gemm"`` (``GemmCommand``; ``offsim commands lap``): C (m x n)
+(+)= A (m x k) B (k x n), row-major matrices at byte addresses ``a_addr``,
+``b_addr``, ``c_addr`` with leading dimensions ``lda``/``ldb``/``ldc``
+(elements; default k, n, n). ``accumulate`` (default true: C += A B, so C is
+read as well as written, as in 003 eq. 7). The ``inputs``/``outputs`` regions
+(what the coupling flushes, copies or invalidates) default to the operands: A,
+B and (accumulating) C in, C out.
 
 Blocking (003 eq. 6-7, 003:L232-L240): C is cut into m_c x n_c sub-blocks with
 m_c = min(max(m, 64), 256) and n_c = min(max(n, 64), 256), r = ceil(m/m_c)
@@ -27,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command, CommandError
-from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.command_schema import Regions, command_field, parse_command
+from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_lap import LapSpec, block_size, k_slice
 from simulator.engine import ClockDomain
 
@@ -60,54 +62,52 @@ class GemmStep:
     local_bytes: int
 
 
-def _int_arg(params: dict, name: str, default: int | None = None, minimum: int = 1) -> int:
-    value = params.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise CommandError(f"lap gemm command: {name} = {value!r}: expected an integer >= {minimum}")
-    return value
-
-
+@register_command("lap")
 @dataclass(frozen=True)
-class GemmArgs:
-    """A ``gemm`` command's arguments: C (m x n) += A (m x k) B (k x n), row-major at byte addresses
-    a, b, c with leading dimensions (elements) lda, ldb, ldc; C is read first when ``accumulate``."""
+class GemmCommand:
+    """A LAP command: C (m x n) (+)= A (m x k) B (k x n), row-major at byte addresses a_addr, b_addr,
+    c_addr with leading dimensions (elements) lda, ldb, ldc; C is read first when ``accumulate``."""
 
-    m: int
-    n: int
-    k: int
-    a: int
-    b: int
-    c: int
-    lda: int
-    ldb: int
-    ldc: int
-    accumulate: bool
+    op: str = command_field(choices=("gemm",), doc="the operation: C (+)= A B")
+    m: int = command_field(unit="elements", min=1, doc="rows of A and C")
+    n: int = command_field(unit="elements", min=1, doc="columns of B and C")
+    k: int = command_field(unit="elements", min=1, doc="columns of A, rows of B")
+    a_addr: int = command_field(unit="B", min=0, doc="byte address of A's first element")
+    b_addr: int = command_field(unit="B", min=0, doc="byte address of B's first element")
+    c_addr: int = command_field(unit="B", min=0, doc="byte address of C's first element")
+    lda: int = command_field(None, unit="elements", min=1, default_text="k", doc="leading dimension of A (>= k)")
+    ldb: int = command_field(None, unit="elements", min=1, default_text="n", doc="leading dimension of B (>= n)")
+    ldc: int = command_field(None, unit="elements", min=1, default_text="n", doc="leading dimension of C (>= n)")
+    accumulate: bool = command_field(True, doc="C += A B (C is read, then written); false: C = A B")
+    inputs: Regions = command_field(None, default_text="A, B (and C if accumulate)",
+                                    doc="regions the coupling makes visible to the LAP before it starts")
+    outputs: Regions = command_field(None, default_text="C", doc="regions the host sees fresh after its wait")
+
+    def __post_init__(self) -> None:
+        for name, cols in (("lda", self.k), ("ldb", self.n), ("ldc", self.n)):
+            value = getattr(self, name)
+            if value is None:
+                object.__setattr__(self, name, cols)
+            elif value < cols:
+                raise ValueError(f"{name} = {value!r}: expected a leading dimension >= {cols} "
+                                 f"(the matrix's columns)")
+
+    def matrices(self, elem_bytes: int) -> list[tuple[str, int, int]]:
+        """(address key, byte address, bytes from it to one past the last element) of A, B and C."""
+        return [(name, base, ((rows - 1) * ld + cols) * elem_bytes) for name, base, rows, cols, ld in
+                (("a_addr", self.a_addr, self.m, self.k, self.lda), ("b_addr", self.b_addr, self.k, self.n, self.ldb),
+                 ("c_addr", self.c_addr, self.m, self.n, self.ldc))]
+
+    def operand_regions(self, elem_bytes: int) -> tuple[Regions, Regions]:
+        """The GEMM's operands as regions: inputs A, B (and C if accumulating), output C."""
+        (_, a, a_bytes), (_, b, b_bytes), (_, c, c_bytes) = self.matrices(elem_bytes)
+        inputs = ((a, a_bytes), (b, b_bytes)) + (((c, c_bytes),) if self.accumulate else ())
+        return inputs, ((c, c_bytes),)
 
 
-def gemm_args(params: dict, elem_bytes: int, memory_bytes: int) -> GemmArgs:
-    """The arguments of a ``gemm`` command whose matrices end within ``memory_bytes``; CommandError
-    naming the first bad one."""
-    m, n, k = (_int_arg(params, x) for x in ("m", "n", "k"))
-    a, b, c = (_int_arg(params, x, minimum=0) for x in ("a_addr", "b_addr", "c_addr"))
-    lda = _int_arg(params, "lda", k, minimum=k)
-    ldb = _int_arg(params, "ldb", n, minimum=n)
-    ldc = _int_arg(params, "ldc", n, minimum=n)
-    accumulate = params.get("accumulate", True)
-    if not isinstance(accumulate, bool):
-        raise CommandError(f"lap gemm command: accumulate = {accumulate!r}: expected true or false")
-    for name, base, rows, cols, ld in (("a_addr", a, m, k, lda), ("b_addr", b, k, n, ldb), ("c_addr", c, m, n, ldc)):
-        end = base + ((rows - 1) * ld + cols) * elem_bytes  # one past its last element
-        if end > memory_bytes:
-            raise CommandError(f"lap gemm command: {name} = {base}: the {rows} x {cols} matrix (leading dimension "
-                               f"{ld}) ends at byte {end}; expected it to end within the {memory_bytes} B of the "
-                               "system's memory")
-    return GemmArgs(m, n, k, a, b, c, lda, ldb, ldc, accumulate)
-
-
-def gemm_steps(g: GemmArgs, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
-    """The steps of a ``gemm`` command (its arguments ``g``) in execution order, and the number of
-    sub-blocks r."""
-    m, n, k, a, b, c = g.m, g.n, g.k, g.a, g.b, g.c
+def gemm_steps(g: GemmCommand, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
+    """The steps of a ``gemm`` command ``g`` in execution order, and the number of sub-blocks r."""
+    m, n, k, a, b, c = g.m, g.n, g.k, g.a_addr, g.b_addr, g.c_addr
     lda, ldb, ldc, accumulate = g.lda, g.ldb, g.ldc, g.accumulate
     eb = spec.elem_bytes
     m_c, n_c = block_size(m), block_size(n)
@@ -142,6 +142,7 @@ def gemm_steps(g: GemmArgs, spec: LapSpec, line_bytes: int) -> tuple[list[GemmSt
 class LapUnit(AcceleratorUnit):
     """A LAP: executes ``gemm`` commands (see module docstring); counts flops, bytes and local-memory traffic."""
 
+    COMMAND = GemmCommand
     spec: LapSpec | None = None
     line_bytes: int = 64
 
@@ -154,16 +155,20 @@ class LapUnit(AcceleratorUnit):
         """LAP cycles to compute ``flops`` at the sustained rate (peak x utilisation)."""
         return flops / (self.spec.flops_per_cycle * self.spec.utilisation)
 
-    def check_command(self, params: dict) -> None:
-        """A ``gemm`` command with valid arguments (``gemm_args``)."""
-        super().check_command(params)
-        if params.get("op") != "gemm":
-            raise CommandError(f"lap {self.name}: op = {params.get('op')!r}: expected 'gemm'")
-        gemm_args(params, self.spec.elem_bytes, self.memory_bytes)
+    def check_args(self, cmd: GemmCommand) -> None:
+        """Every matrix ends within the system's memory."""
+        for name, base, nbytes in cmd.matrices(self.spec.elem_bytes):
+            if base + nbytes > self.memory_bytes:
+                raise CommandError(f"{name} = {base}: the matrix ends at byte {base + nbytes}; expected it to end "
+                                   f"within the {self.memory_bytes} B of the system's memory")
+
+    def operand_regions(self, cmd: GemmCommand) -> tuple[Regions, Regions]:
+        """A, B (and C if accumulating) in, C out, with this LAP's element size."""
+        return cmd.operand_regions(self.spec.elem_bytes)
 
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command, double-buffered (module docstring)."""
-        args = gemm_args(cmd.params, self.spec.elem_bytes, self.memory_bytes)  # checked already: cannot fail
+        args = parse_command(GemmCommand, cmd.params)  # checked already: cannot fail
         steps, blocks = gemm_steps(args, self.spec, self.line_bytes)
         env, port = self.env, self.interface
         self.count("sub_blocks", blocks)

@@ -1,0 +1,210 @@
+"""Declaring an accelerator kind's command once, and checking a command's JSON params against it.
+
+A kind declares its command as a frozen dataclass whose fields are declared with
+``command_field(...)``: type (the annotation), unit (bytes ``B``, ``elements``,
+``host cycles``, ...), bounds, default and description, with the bounds of a
+config parameter (``simulator.config.fields.param``). Commands are JSON, so a
+number is written plain, in the unit its field names (``"m": 512``, not
+``"512 elements"``). Field types: ``int``, ``float``, ``bool``, ``str``,
+``Regions`` (a list of ``[byte address, bytes]`` pairs), ``tuple[int, ...]``
+(a list of integers) and ``tuple[Item, ...]`` for a list of objects declared the
+same way (a stencil command's tiles).
+
+``parse_command`` builds the dataclass from a command's params: an unknown key is
+refused with a "did you mean", a missing required key, a value of the wrong type
+or out of bounds with what was expected; cross-field rules go in the dataclass's
+``__post_init__`` (a ValueError). What depends on the unit that runs the command
+(its memory, its engines) the unit checks itself (``AcceleratorUnit.check_args``).
+
+A command's ``inputs`` and ``outputs`` say what the coupling flushes, copies or
+invalidates. A kind whose command names its operands (a GEMM's A, B, C) lets
+them default to those operands (``operand_regions``), so that no offload skips
+its coherence work for want of a list. ``describe_command`` lists the fields for
+``offsim commands``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any, Callable
+
+from simulator.config.fields import (MISSING, _accepts, _convert_scalar, _default_text, _describe, did_you_mean,
+                                     param, spec_fields)
+
+#: A list of ``[byte address, bytes]`` memory regions, as a command's ``inputs``/``outputs`` give them.
+Regions = tuple[tuple[int, int], ...]
+
+#: The key every command carries besides its fields: the accelerator it is sent to.
+TARGET_KEY = "unit"
+
+#: Most items (regions, parts, tiles, row counts) in one list of a command: keeps its expansion bounded.
+MAX_COMMAND_ITEMS = 1_000_000
+
+
+class CommandError(ValueError):
+    """An offload command's params are not what its unit expects (checked before the unit runs it)."""
+
+
+def command_field(default: Any = MISSING, *, doc: str, unit: str = "", default_text: str | None = None,
+                  min: float | None = None, max: float | None = None, positive: bool = False,
+                  choices: tuple[str, ...] | None = None, check: Callable[[Any], str | None] | None = None) -> Any:
+    """Declare a command field: ``unit`` names the unit its plain JSON number is in (``"B"``, ``"elements"``;
+    "" for a flag, name or count), ``default_text`` says what a default of None stands for (e.g. "k");
+    the bounds are those of ``simulator.config.fields.param``. ``check`` also applies to Regions and lists."""
+    base = param(default, doc=doc, min=min, max=max, positive=positive, choices=choices, check=check)
+    return dataclasses.field(default=base.default,
+                             metadata={**base.metadata, "command_unit": unit, "default_text": default_text})
+
+
+def _regions(value: Any, key: str) -> Regions:
+    """A Regions value: a list of [byte address, bytes] pairs of integers >= 0."""
+    if not isinstance(value, list):
+        raise CommandError(f"{key} = {value!r}: expected a list of [byte address, bytes] regions")
+    if len(value) > MAX_COMMAND_ITEMS:
+        raise CommandError(f"{key}: {len(value):,} regions; expected at most {MAX_COMMAND_ITEMS:,}")
+    for i, region in enumerate(value):
+        ok = (isinstance(region, list) and len(region) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in region))
+        if not ok:
+            raise CommandError(f"{key}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0")
+    return tuple((int(a), int(n)) for a, n in value)
+
+
+def _value(tp: Any, value: Any, meta: dict, key: str) -> Any:
+    """Convert one field's JSON value to ``tp``; CommandError naming ``key`` and what was expected."""
+    if tp == Regions:
+        out = _regions(value, key)
+    elif typing.get_origin(tp) is tuple:
+        item_tp = typing.get_args(tp)[0]
+        if not isinstance(value, list):
+            raise CommandError(f"{key} = {value!r}: expected {_describe(meta, tp)}")
+        if len(value) > MAX_COMMAND_ITEMS:
+            raise CommandError(f"{key}: {len(value):,} items; expected at most {MAX_COMMAND_ITEMS:,}")
+        if dataclasses.is_dataclass(item_tp):
+            out = tuple(parse_command(item_tp, v, f"{key}[{i}].", item=True) for i, v in enumerate(value))
+        else:
+            item_meta = {k: v for k, v in meta.items() if k != "check"}  # the check is the whole list's
+            out = tuple(_value(item_tp, v, item_meta, f"{key}[{i}]") for i, v in enumerate(value))
+    else:
+        try:
+            return _convert_scalar(value, tp, meta)
+        except ValueError as exc:
+            raise CommandError(f"{key}: {exc}") from None
+    problem = meta.get("check") and meta["check"](out)
+    if problem:
+        raise CommandError(f"{key}: {problem}")
+    return out
+
+
+def parse_command(cls: type, params: Any, where: str = "", item: bool = False) -> Any:
+    """The command ``cls`` built from JSON ``params`` (a mapping); CommandError on the first problem, its
+    message starting with ``where`` and naming the key: unknown (with a "did you mean"), missing, or
+    not what its field accepts. A command's target key (``unit``) is not a field; an ``item`` (an
+    object of one of its lists) has none."""
+    if not isinstance(params, dict):
+        raise CommandError(f"{where.rstrip('. ')}: {params!r}: expected an object of {', '.join(field_names(cls))}")
+    known = field_names(cls)
+    for key in params:
+        if key not in known and not (key == TARGET_KEY and not item):
+            raise CommandError(f"{where}{key}: unknown key{did_you_mean(key, known)}; expected one of: "
+                               f"{', '.join(known)}")
+    values = {}
+    for f, tp in spec_fields(cls):
+        if f.name in params:
+            values[f.name] = _value(tp, params[f.name], f.metadata, f"{where}{f.name}")
+        elif f.default is MISSING:
+            raise CommandError(f"{where}{f.name}: missing; expected {_expected(f, tp)}")
+    try:
+        return cls(**values)
+    except ValueError as exc:  # cross-field rules of the dataclass
+        raise CommandError(f"{where}{exc}") from None
+
+
+def _expected(f: dataclasses.Field, tp: Any) -> str:
+    if tp == Regions:
+        return "a list of [byte address, bytes] regions"
+    unit = f.metadata.get("command_unit")
+    return _describe(f.metadata, tp) + (f" ({unit})" if unit else "")
+
+
+def field_names(cls: type) -> list[str]:
+    """The keys a command of schema ``cls`` takes (its fields), sorted."""
+    return sorted(f.name for f in dataclasses.fields(cls))
+
+
+def command_params(command: Any, params: dict) -> dict:
+    """``params`` completed with the defaults of the parsed ``command`` (given values kept as written),
+    for the unit to execute: a key it leaves out is one the command does not use."""
+    out = {}
+    for f in dataclasses.fields(command):
+        value = getattr(command, f.name)
+        if value is not None:
+            out[f.name] = _plain(value)
+    return {**out, **params}
+
+
+def _plain(value: Any) -> Any:
+    """A parsed value as JSON would give it: tuples as lists, items as objects."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if getattr(value, f.name) is not None}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def union_regions(items: Any, key: str) -> Regions:
+    """The ``key`` regions (inputs or outputs) of every item (a command's parts or tiles), in order."""
+    return tuple(r for item in items for r in getattr(item, key))
+
+
+# --------------------------------------------------------------------------- reference
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandKeyDoc:
+    """One key of a command (``offsim commands``): dotted key (``tiles[].points`` for an item's), type,
+    unit of its JSON number, default ("required" if none), accepted values, description."""
+
+    key: str
+    type: str
+    unit: str
+    default: str
+    accepts: str
+    doc: str
+
+
+_TYPE_NAMES = {int: "integer", float: "number", bool: "true/false", str: "string"}
+
+
+def _type_name(tp: Any) -> str:
+    if tp == Regions:
+        return "list of [address, bytes]"
+    if typing.get_origin(tp) is tuple:
+        item_tp = typing.get_args(tp)[0]
+        return "list of objects" if dataclasses.is_dataclass(item_tp) else f"list of {_TYPE_NAMES[item_tp]}s"
+    return _TYPE_NAMES.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _bounds(meta: dict, tp: Any) -> str:
+    """A field's bounds in words (">= 1", "one of 'gemm'"), without its type (a column of its own)."""
+    if tp == tuple[int, int] or dataclasses.is_dataclass(tp):  # a region, an item: their own keys say it
+        return ""
+    text = _accepts(meta, tp)
+    return text if meta.get("choices") else ", ".join(text.split(", ")[1:])
+
+
+def describe_command(cls: type, prefix: str = "") -> list[CommandKeyDoc]:
+    """Every key of command schema ``cls``, an item list's keys after it (``tiles[].inputs``)."""
+    rows = []
+    for f, tp in spec_fields(cls):
+        meta = f.metadata
+        unit = "B" if tp == Regions else meta.get("command_unit", "")
+        default = meta.get("default_text") or ("required" if f.default is MISSING else _default_text(f, ""))
+        item_tp = typing.get_args(tp)[0] if typing.get_origin(tp) is tuple else tp
+        rows.append(CommandKeyDoc(f"{prefix}{f.name}", _type_name(tp), unit, default, _bounds(meta, item_tp),
+                                  meta.get("doc", "")))
+        if tp != Regions and dataclasses.is_dataclass(item_tp):
+            rows += describe_command(item_tp, f"{prefix}{f.name}[].")
+    return rows
