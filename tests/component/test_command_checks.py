@@ -9,7 +9,8 @@ from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.replay import replay
 from simulator.system import build_system
-from workloads.trace import TraceBuilder, TraceError
+from tests.conftest import offload_trace
+from workloads.trace import TraceError
 
 CRYPTO = "configs/systems/logca_ultrasparc_t2.yaml"  # unit 'crypto', 8 engines, with SHA-256
 CARD = "configs/systems/logca_hifn_7955.yaml"  # a crypto card without SHA-256
@@ -55,19 +56,11 @@ CASES = [
 ]
 
 
-def _trace(target: str, params: dict):
-    tb = TraceBuilder()
-    tb.compute("host", "init", cycles=10)
-    tb.offload("host", "k", target, **params)
-    tb.wait("host", "k", target)
-    return tb.to_table()
-
-
 @pytest.mark.parametrize("system, target, params, says", CASES, ids=[c[3][:40] for c in CASES])
 def test_a_bad_command_is_refused_naming_row_and_argument(system, target, params, says):
     built = build_system(load_spec(system, SystemSpec).spec)
     with pytest.raises(TraceError) as err:
-        replay(built, _trace(target, params), "t.parquet")
+        replay(built, offload_trace(target, params), "t.parquet")
     assert str(err.value).startswith("t.parquet: row 1, column 'params': ")
     assert says in str(err.value)
     assert built.units[target].commands_done == 0
@@ -77,7 +70,7 @@ def test_a_bad_command_is_refused_naming_row_and_argument(system, target, params
                                                     (KERNEL, "gpu", GPU), (STENCIL, "stencil", STENCIL_CMD)])
 def test_the_good_command_of_each_unit_runs(system, target, params):
     built = build_system(load_spec(system, SystemSpec).spec)
-    assert replay(built, _trace(target, params)) > 0
+    assert replay(built, offload_trace(target, params)) > 0
     assert built.units[target].commands_done == 1
 
 
@@ -85,7 +78,7 @@ def test_the_host_is_not_a_command_target():
     built = build_system(load_spec(LAP, SystemSpec).spec)
     with pytest.raises(TraceError, match=r"row 1, column 'params': target unit 'host' is not an accelerator of the "
                                          r"system \(it has: lap\)"):
-        replay(built, _trace("host", GEMM))
+        replay(built, offload_trace("host", GEMM))
 
 
 def test_a_matrix_that_ends_at_the_last_byte_of_memory_runs():
@@ -94,6 +87,6 @@ def test_a_matrix_that_ends_at_the_last_byte_of_memory_runs():
     eb = built.units["lap"].spec.elem_bytes
     # C is the top-left 64 x 64 of a 64 x 128 matrix: its last row ends 64 elements before the matrix does
     c_addr = top - (63 * 128 + 64) * eb
-    assert replay(built, _trace("lap", GEMM | {"c_addr": c_addr, "ldc": 128})) > 0
+    assert replay(built, offload_trace("lap", GEMM | {"c_addr": c_addr, "ldc": 128})) > 0
     with pytest.raises(TraceError, match="c_addr"):
-        replay(build_system(load_spec(LAP, SystemSpec).spec), _trace("lap", GEMM | {"c_addr": c_addr + eb, "ldc": 128}))
+        replay(build_system(load_spec(LAP, SystemSpec).spec), offload_trace("lap", GEMM | {"c_addr": c_addr + eb, "ldc": 128}))
