@@ -29,6 +29,8 @@ import dataclasses
 import typing
 from typing import Any, Callable
 
+import numpy as np
+
 from simulator.config.fields import (MISSING, _accepts, _convert_scalar, _default_text, _describe, did_you_mean,
                                      param, spec_fields)
 
@@ -78,7 +80,7 @@ def _value(tp: Any, value: Any, meta: dict, key: str) -> Any:
     elif typing.get_origin(tp) is tuple:
         item_tp = typing.get_args(tp)[0]
         if not isinstance(value, list):
-            raise CommandError(f"{key} = {value!r}: expected {_describe(meta, tp)}")
+            raise CommandError(f"{key} = {value!r}: expected a list")
         if len(value) > MAX_COMMAND_ITEMS:
             raise CommandError(f"{key}: {len(value):,} items; expected at most {MAX_COMMAND_ITEMS:,}")
         if dataclasses.is_dataclass(item_tp):
@@ -122,8 +124,12 @@ def parse_command(cls: type, params: Any, where: str = "", item: bool = False) -
 
 
 def _expected(f: dataclasses.Field, tp: Any) -> str:
+    """What a field takes, in words, for the message of a missing one."""
     if tp == Regions:
         return "a list of [byte address, bytes] regions"
+    item_tp = typing.get_args(tp)[0] if typing.get_origin(tp) is tuple else None
+    if dataclasses.is_dataclass(item_tp):
+        return f"a list of objects of {', '.join(field_names(item_tp))}"
     unit = f.metadata.get("command_unit")
     return _describe(f.metadata, tp) + (f" ({unit})" if unit else "")
 
@@ -157,6 +163,29 @@ def _plain(value: Any) -> Any:
 def union_regions(items: Any, key: str) -> Regions:
     """The ``key`` regions (inputs or outputs) of every item (a command's parts or tiles), in order."""
     return tuple(r for item in items for r in getattr(item, key))
+
+
+def first_uncovered_byte(regions: Regions, base: int, rows: int, row_bytes: int, pitch_bytes: int) -> int | None:
+    """The first byte of ``rows`` rows of ``row_bytes`` bytes, ``pitch_bytes`` apart from byte ``base`` (a
+    matrix operand), that no region of ``regions`` covers; None if they cover it all."""
+    merged: list[list[int]] = []
+    for addr, nbytes in sorted(r for r in regions if r[1] > 0):
+        if merged and addr <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], addr + nbytes)
+        else:
+            merged.append([addr, addr + nbytes])
+    if not merged:
+        return base
+    starts = np.array([m[0] for m in merged], dtype=np.int64)
+    ends = np.array([m[1] for m in merged], dtype=np.int64)
+    row_starts = base + pitch_bytes * np.arange(rows, dtype=np.int64)
+    covering = np.searchsorted(starts, row_starts, side="right") - 1  # the merged region starting at or before
+    reach = np.where(covering >= 0, ends[np.maximum(covering, 0)], -1)
+    short = np.flatnonzero(reach < row_starts + row_bytes)
+    if not short.size:
+        return None
+    r = int(short[0])
+    return int(max(row_starts[r], reach[r]))
 
 
 # --------------------------------------------------------------------------- reference

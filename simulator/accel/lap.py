@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command, CommandError
-from simulator.accel.command_schema import Regions, command_field, parse_command
+from simulator.accel.command_schema import Regions, command_field, first_uncovered_byte, parse_command
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_lap import LapSpec, block_size, k_slice
 from simulator.engine import ClockDomain
@@ -92,6 +92,12 @@ class GemmCommand:
                 raise ValueError(f"{name} = {value!r}: expected a leading dimension >= {cols} "
                                  f"(the matrix's columns)")
 
+    def operands(self, elem_bytes: int) -> dict[str, tuple[int, int, int, int]]:
+        """Name -> (byte address, rows, bytes per row, bytes between rows) of A, B and C."""
+        return {"A": (self.a_addr, self.m, self.k * elem_bytes, self.lda * elem_bytes),
+                "B": (self.b_addr, self.k, self.n * elem_bytes, self.ldb * elem_bytes),
+                "C": (self.c_addr, self.m, self.n * elem_bytes, self.ldc * elem_bytes)}
+
     def matrices(self, elem_bytes: int) -> list[tuple[str, int, int]]:
         """(address key, byte address, bytes from it to one past the last element) of A, B and C."""
         return [(name, base, ((rows - 1) * ld + cols) * elem_bytes) for name, base, rows, cols, ld in
@@ -138,6 +144,11 @@ def gemm_steps(g: GemmCommand, spec: LapSpec, line_bytes: int) -> tuple[list[Gem
     return steps, blocks
 
 
+def _listed(names: str) -> str:
+    """'A', 'A and B', 'A, B and C'."""
+    return names if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 @dataclass
 class LapUnit(AcceleratorUnit):
     """A LAP: executes ``gemm`` commands (see module docstring); counts flops, bytes and local-memory traffic."""
@@ -156,11 +167,20 @@ class LapUnit(AcceleratorUnit):
         return flops / (self.spec.flops_per_cycle * self.spec.utilisation)
 
     def check_args(self, cmd: GemmCommand) -> None:
-        """Every matrix ends within the system's memory."""
+        """Every matrix ends within the system's memory, and regions given cover the operands: inputs A, B
+        (and C if accumulating), outputs C (so that the coupling's flushes and invalidations reach them all)."""
         for name, base, nbytes in cmd.matrices(self.spec.elem_bytes):
             if base + nbytes > self.memory_bytes:
                 raise CommandError(f"{name} = {base}: the matrix ends at byte {base + nbytes}; expected it to end "
                                    f"within the {self.memory_bytes} B of the system's memory")
+        operands = cmd.operands(self.spec.elem_bytes)
+        for key, regions, names in (("inputs", cmd.inputs, "AB" + ("C" if cmd.accumulate else "")),
+                                    ("outputs", cmd.outputs, "C")):
+            for name in names if regions is not None else ():
+                byte = first_uncovered_byte(regions, *operands[name])
+                if byte is not None:
+                    raise CommandError(f"{key}: byte {byte} of {name} is in no region; expected regions covering "
+                                       f"{_listed(names)} (or no {key}: they default to them)")
 
     def operand_regions(self, cmd: GemmCommand) -> tuple[Regions, Regions]:
         """A, B (and C if accumulating) in, C out, with this LAP's element size."""
