@@ -278,3 +278,14 @@ def test_a_declared_schema_refuses_what_it_does_not_declare(params, says):
 def test_a_declared_schema_fills_its_defaults():
     cmd = parse_command(_Toy, {"unit": "toy", "op": "run", "rows": [{"length": 3}], "widths": [2]})
     assert (cmd.size, cmd.rows, cmd.widths, cmd.inputs) == (4, (_Row(3),), (2,), None)
+
+
+def test_the_readme_excerpt_of_offsim_commands_is_what_it_prints(capsys):
+    from tests.conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    excerpt = text.split("`offsim commands lap` prints it:\n\n```\n", 1)[1].split("```", 1)[0].splitlines()
+    assert main(["commands", "lap"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    shown = [line for line in excerpt if line.strip() != "..."]
+    assert len(shown) >= 5 and all(line in printed for line in shown), set(shown) - set(printed)
