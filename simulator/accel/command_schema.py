@@ -26,6 +26,7 @@ its coherence work for want of a list. ``describe_command`` lists the fields for
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from typing import Any, Callable
 
@@ -42,6 +43,8 @@ TARGET_KEY = "unit"
 
 #: Most items (regions, parts, tiles, row counts) in one list of a command: keeps its expansion bounded.
 MAX_COMMAND_ITEMS = 1_000_000
+#: A region's address and size stay below 2**62 bytes, the trace's address space (``workloads.trace.MAX_ADDR``).
+MAX_REGION_BYTES = 1 << 62
 
 
 class CommandError(ValueError):
@@ -67,9 +70,10 @@ def _regions(value: Any, key: str) -> Regions:
         raise CommandError(f"{key}: {len(value):,} regions; expected at most {MAX_COMMAND_ITEMS:,}")
     for i, region in enumerate(value):
         ok = (isinstance(region, list) and len(region) == 2
-              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in region))
+              and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_REGION_BYTES for v in region))
         if not ok:
-            raise CommandError(f"{key}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0")
+            raise CommandError(f"{key}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0 and "
+                               "below 2**62")
     return tuple((int(a), int(n)) for a, n in value)
 
 
@@ -106,13 +110,13 @@ def parse_command(cls: type, params: Any, where: str = "", item: bool = False) -
     object of one of its lists) has none."""
     if not isinstance(params, dict):
         raise CommandError(f"{where.rstrip('. ')}: {params!r}: expected an object of {', '.join(field_names(cls))}")
-    known = field_names(cls)
+    known = _names(cls)
     for key in params:
         if key not in known and not (key == TARGET_KEY and not item):
             raise CommandError(f"{where}{key}: unknown key{did_you_mean(key, known)}; expected one of: "
                                f"{', '.join(known)}")
     values = {}
-    for f, tp in spec_fields(cls):
+    for f, tp in _fields(cls):
         if f.name in params:
             values[f.name] = _value(tp, params[f.name], f.metadata, f"{where}{f.name}")
         elif f.default is MISSING:
@@ -137,6 +141,11 @@ def _expected(f: dataclasses.Field, tp: Any) -> str:
 def field_names(cls: type) -> list[str]:
     """The keys a command of schema ``cls`` takes (its fields), sorted."""
     return sorted(f.name for f in dataclasses.fields(cls))
+
+
+# a schema's fields, resolved once: a command of many tiles parses one item per tile
+_fields = functools.cache(spec_fields)
+_names = functools.cache(field_names)
 
 
 def command_params(command: Any, params: dict) -> dict:

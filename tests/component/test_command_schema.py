@@ -267,6 +267,7 @@ class _Toy:
     ({"op": "run", "rows": [{"length": 1, "unit": "x"}]}, "rows[0].unit: unknown key"),
     ({"op": "run", "rows": [], "widths": [1, -1]}, "widths[1]: expected a value >= 0, got -1"),
     ({"op": "run", "rows": [], "inputs": [[0, 8, 1]]}, "inputs[0] = [0, 8, 1]: expected [byte address, bytes]"),
+    ({"op": "run", "rows": [], "inputs": [[2**64, 8]]}, "two integers >= 0 and below 2**62"),
     ("run", "'run': expected an object of inputs, op, rows, size, widths"),
 ])
 def test_a_declared_schema_refuses_what_it_does_not_declare(params, says):
