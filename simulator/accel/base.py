@@ -105,8 +105,9 @@ class AcceleratorUnit:
         except CommandError as exc:
             raise CommandError(f"offload to {self.name}: {exc}") from None
         out = command_params(cmd, params)
-        out.setdefault("inputs", [list(r) for r in inputs])
-        out.setdefault("outputs", [list(r) for r in outputs])
+        for key, regions in (("inputs", inputs), ("outputs", outputs)):
+            if key not in out:
+                out[key] = [list(r) for r in regions]
         return out
 
     def check_args(self, cmd: Any) -> None:

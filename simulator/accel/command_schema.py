@@ -34,6 +34,7 @@ import numpy as np
 
 from simulator.config.fields import (MISSING, _accepts, _convert_scalar, _default_text, _describe, did_you_mean,
                                      param, spec_fields)
+from simulator.units import INT64_MAX
 
 #: A list of ``[byte address, bytes]`` memory regions, as a command's ``inputs``/``outputs`` give them.
 Regions = tuple[tuple[int, int], ...]
@@ -68,13 +69,14 @@ def _regions(value: Any, key: str) -> Regions:
         raise CommandError(f"{key} = {value!r}: expected a list of [byte address, bytes] regions")
     if len(value) > MAX_COMMAND_ITEMS:
         raise CommandError(f"{key}: {len(value):,} regions; expected at most {MAX_COMMAND_ITEMS:,}")
-    for i, region in enumerate(value):
-        ok = (isinstance(region, list) and len(region) == 2
-              and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_REGION_BYTES for v in region))
-        if not ok:
-            raise CommandError(f"{key}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0 and "
-                               "below 2**62")
-    return tuple((int(a), int(n)) for a, n in value)
+    top = MAX_REGION_BYTES
+    ok = [type(r) is list and len(r) == 2 and type(r[0]) is int and type(r[1]) is int  # not bool either
+          and 0 <= r[0] < top and 0 <= r[1] < top for r in value]
+    if not all(ok):
+        i = ok.index(False)
+        raise CommandError(f"{key}[{i}] = {value[i]!r}: expected [byte address, bytes], two integers >= 0 and "
+                           "below 2**62")
+    return tuple(map(tuple, value))
 
 
 def _value(tp: Any, value: Any, meta: dict, key: str) -> Any:
@@ -89,6 +91,8 @@ def _value(tp: Any, value: Any, meta: dict, key: str) -> Any:
             raise CommandError(f"{key}: {len(value):,} items; expected at most {MAX_COMMAND_ITEMS:,}")
         if dataclasses.is_dataclass(item_tp):
             out = tuple(parse_command(item_tp, v, f"{key}[{i}].", item=True) for i, v in enumerate(value))
+        elif item_tp is int and _plain_ints_within(value, meta):  # the common case, without a call per item
+            out = tuple(value)
         else:
             item_meta = {k: v for k, v in meta.items() if k != "check"}  # the check is the whole list's
             out = tuple(_value(item_tp, v, item_meta, f"{key}[{i}]") for i, v in enumerate(value))
@@ -101,6 +105,18 @@ def _value(tp: Any, value: Any, meta: dict, key: str) -> Any:
     if problem:
         raise CommandError(f"{key}: {problem}")
     return out
+
+
+def _plain_ints_within(values: list, meta: dict) -> bool:
+    """Whether every item of ``values`` is an int within the field's min and max, when those are its only
+    bounds (a list of row lengths: thousands per command); False sends the items through one by one."""
+    if any(meta.get(k) for k in ("positive", "power_of_two", "choices", "unit")):
+        return False
+    if not set(map(type, values)) <= {int}:  # bool is a type of its own here
+        return False
+    low = max(-INT64_MAX - 1, meta["min"] if meta.get("min") is not None else -INT64_MAX - 1)
+    high = min(INT64_MAX, meta["max"] if meta.get("max") is not None else INT64_MAX)
+    return not values or (min(values) >= low and max(values) <= high)
 
 
 def parse_command(cls: type, params: Any, where: str = "", item: bool = False) -> Any:
@@ -154,7 +170,7 @@ def command_params(command: Any, params: dict) -> dict:
     out = {}
     for f in dataclasses.fields(command):
         value = getattr(command, f.name)
-        if value is not None:
+        if value is not None and f.name not in params:
             out[f.name] = _plain(value)
     return {**out, **params}
 
