@@ -2,8 +2,9 @@
 
 offsim run SYSTEM.yaml WORKLOAD.yaml [--set key=value ...] [--param key=value ...] [--out DIR] [--crosscheck] [--plot]
 offsim study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS | --dask-local N]
-offsim validate FILE [FILE ...]
+offsim validate FILE [FILE ...]   (a trace or workload beside SYSTEM.yaml is checked against it)
 offsim keys [PREFIX]
+offsim commands [KIND]
 offsim reproduce TARGET [--out DIR] [--quick]
 offsim models logca [ENTRY ...] [--table FILE] [--g SIZE ...] [--improve P=F ...] [--out FILE.csv]
                     [--plot FILE.png]
@@ -141,8 +142,9 @@ def _check_order(system: str, workload: str) -> None:
                           "offsim run SYSTEM.yaml WORKLOAD.yaml")
 
 
-def validate_file(path: str) -> str:
-    """Validate one config, workload or trace file; return what it is; raise InputError if bad."""
+def validate_file(path: str) -> tuple[str, object]:
+    """Validate one config, workload or trace file; return what it is and, for a system, its loaded
+    config, for a workload or trace, its trace table (else None); raise InputError if bad."""
     from simulator.config.errors import ConfigError
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
@@ -156,29 +158,49 @@ def validate_file(path: str) -> str:
             table = read_trace(p)
         except TraceError as exc:
             raise InputError(str(exc)) from None
-        return f"trace, {table.num_rows} rows"
+        return f"trace, {table.num_rows} rows", table
     raw = load_yaml(p)
     kind = _yaml_kind(raw)
     if kind == "workload":  # as run would: the generator checks its values, a trace file is read
         spec = build_workload(raw, path, p.parent)
         trace = generate_trace(spec, path)
-        return f"workload {spec.name!r}, {trace.num_rows} trace rows"
+        return f"workload {spec.name!r}, {trace.num_rows} trace rows", trace
     if kind in ("study", "paper study"):
-        return _validate_study(path, raw, kind)
+        return _validate_study(path, raw, kind), None
     if kind == "system":
         loaded = load_spec(p, SystemSpec)
-        return f"system {loaded.spec.name!r} (config {loaded.content_hash})"
+        return f"system {loaded.spec.name!r} (config {loaded.content_hash})", loaded
     raise ConfigError(f"{path}: expected a system config (with host/caches/dram), a workload (with generator or "
                       "trace), a study (with sweep, or a paper's study: kind) or a Parquet or CSV trace")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate each file; a trace or workload given beside system configs is also checked against each
+    of them as a run would check it before replaying (its units, rows, commands and memory reach)."""
+    from simulator.config.loader import LoadedConfig
+    from simulator.runner import check_trace_on_system
+
     problems: list[str] = []
+    checked = []
     for path in args.files:
         try:
-            print(f"{path}: ok ({validate_file(path)})")
+            what, content = validate_file(path)
         except InputError as exc:
             problems.extend(exc.messages)
+            continue
+        checked.append((path, what, content))
+    systems = [(path, content) for path, _, content in checked if isinstance(content, LoadedConfig)]
+    for path, what, content in checked:
+        if systems and content is not None and not isinstance(content, LoadedConfig):
+            try:
+                for system_path, loaded in systems:
+                    check_trace_on_system(loaded, content, path)
+            except InputError as exc:
+                problems.extend(f"{m} (checked against {system_path})" if len(systems) > 1 else m
+                                for m in exc.messages)
+                continue
+            what += f"; its rows and commands fit {', '.join(p for p, _ in systems)}"
+        print(f"{path}: ok ({what})")
     if problems:
         raise InputError(problems)
     return 0
@@ -353,6 +375,12 @@ def cmd_generators(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_commands(args: argparse.Namespace) -> int:
+    from simulator.accel.command_reference import cmd_commands
+
+    return cmd_commands(args)
+
+
 def _installed_version() -> str:
     """The installed offsim distribution's version, or 'unknown' when run from a tree that is not installed."""
     from importlib.metadata import PackageNotFoundError, version
@@ -491,7 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "named ones, each in a fresh process; needs a source checkout")
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. fmm (none: list them)")
     p.set_defaults(func=cmd_bench)
-    p = sub.add_parser("validate", help="check configs, workloads and traces without running")
+    p = sub.add_parser("validate", help="check configs, workloads and traces without running; a trace or "
+                       "workload given beside system configs is checked against each of them as a run would")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("keys", help="list the system config keys: unit, default, accepted values, description "
@@ -517,6 +546,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "parameters: unit, default, accepted values (the keys a workload's params and --param take)")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these generators, e.g. stream")
     p.set_defaults(func=cmd_generators)
+
+
+    p = sub.add_parser("commands", help="list the offload command keys of each accelerator kind: type, unit, "
+                       "default, accepted values, description")
+    p.add_argument("kind", nargs="?", help="only this kind's, e.g. lap")
+    p.set_defaults(func=_cmd_commands)
     return parser
 
 

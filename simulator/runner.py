@@ -32,7 +32,7 @@ from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
 from simulator.config.outputs import check_output_dir, check_path_name
-from simulator.engine.replay import replay
+from simulator.engine.replay import check_trace, replay
 from simulator.results import Results
 from simulator.engine.limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
                                   watchdog_message)
@@ -125,12 +125,19 @@ def trace_size_problem(loaded: LoadedConfig, trace: pa.Table, source: str, capac
             or trace_lines_problem(loaded.spec, trace, source, loaded.source))
 
 
-def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
-    """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
+def _system_for(loaded: LoadedConfig, trace: pa.Table, source: str) -> System:
+    """A fresh system of ``loaded`` that can run ``trace`` (``trace_size_problem``; else a ConfigError naming
+    ``source``)."""
     system = build_system(loaded.spec)
     problem = trace_size_problem(loaded, trace, source, system.dram.capacity_bytes)
     if problem:
         raise ConfigError(problem)
+    return system
+
+
+def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
+    """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
+    system = _system_for(loaded, trace, source)
     start_watchdog(system.env, loaded.spec)
     try:
         end_ps = replay(system, trace, source)
@@ -141,6 +148,16 @@ def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, 
     except AddressOutOfRange as exc:  # an accelerator's or device memory's accesses
         raise ConfigError(f"{source}: the workload's accesses exceed a memory of {loaded.source}: {exc}") from None
     return collect(system, end_ps, meta)
+
+
+def check_trace_on_system(loaded: LoadedConfig, trace: pa.Table, source: str) -> None:
+    """What a run checks before replaying ``trace`` on ``loaded``'s system, without replaying it: the
+    memory it reaches, its units, rows and commands (``replay.check_trace``); ConfigError naming ``source``."""
+    system = _system_for(loaded, trace, source)
+    try:
+        check_trace(system, trace, source)
+    except TraceError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, source: str) -> Results:

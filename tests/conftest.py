@@ -35,3 +35,14 @@ def refused(argv: list[str], capsys: pytest.CaptureFixture, out: Path) -> list[s
     assert main(argv) == 2
     assert not Path(out).exists()
     return capsys.readouterr().err.strip().splitlines()
+
+
+def offload_trace(target: str, params: dict):
+    """A trace in which the host computes, offloads one command ``params`` to ``target`` (row 1) and waits."""
+    from workloads.trace import TraceBuilder
+
+    tb = TraceBuilder()
+    tb.compute("host", "init", cycles=10)
+    tb.offload("host", "k", target, **params)
+    tb.wait("host", "k", target)
+    return tb.to_table()

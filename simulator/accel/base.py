@@ -11,43 +11,35 @@ count what they do in ``self.counts`` (names ending in their unit, e.g.
 
 Command params (JSON object): ``unit`` (target), ``op`` (the unit's operation),
 ``inputs`` and ``outputs`` (lists of ``[byte address, bytes]`` regions), and
-operation arguments. An ``in_pipeline`` unit is synchronous: the host waits.
+operation arguments, as the kind's command schema declares them (``COMMAND``, a
+dataclass of ``command_schema.command_field``s; ``offsim commands`` lists them).
+``check_command`` parses a command against it, adds the unit's own checks
+(``check_args``) and completes it with its defaults, its regions included
+(``operand_regions``). An ``in_pipeline`` unit is synchronous: the host waits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import simpy
 
+from simulator.accel.command_schema import CommandError, Regions, command_params, parse_command
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import Interface
 from simulator.config.units import PS_PER_S, seconds_to_ps
 
 
-class CommandError(ValueError):
-    """An offload command's params are not what its unit expects (checked before the unit runs it)."""
-
-
-def check_regions(params: dict[str, Any], key: str, memory_bytes: int, where: str = "") -> list:
-    """``params[key]`` (default []): a list of ``[byte address, bytes]`` pairs of integers >= 0 that
-    end within the ``memory_bytes`` of the system's memory; return it, or raise CommandError naming
-    the key (a region beyond the memory would otherwise be expanded to lines before any check)."""
-    regions = params.get(key, [])
-    name = f"{where}{key}"
-    if not isinstance(regions, list):
-        raise CommandError(f"{name} = {regions!r}: expected a list of [byte address, bytes] regions")
-    for i, region in enumerate(regions):
-        ok = (isinstance(region, list) and len(region) == 2
-              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in region))
-        if not ok:
-            raise CommandError(f"{name}[{i}] = {region!r}: expected [byte address, bytes], two integers >= 0")
-        if region[0] + region[1] > memory_bytes:
-            raise CommandError(f"{name}[{i}] = {region!r}: ends at byte {region[0] + region[1]}; expected it to end "
+def check_within(regions: Regions, key: str, memory_bytes: int) -> None:
+    """CommandError unless every ``[byte address, bytes]`` region of ``regions`` (named ``key``) ends
+    within the ``memory_bytes`` of the system's memory (one beyond it would otherwise be expanded to
+    lines before any check)."""
+    for i, (addr, nbytes) in enumerate(regions):
+        if addr + nbytes > memory_bytes:
+            raise CommandError(f"{key}[{i}] = {[addr, nbytes]!r}: ends at byte {addr + nbytes}; expected it to end "
                                f"within the {memory_bytes} B of the system's memory")
-    return regions
 
 
 @dataclass
@@ -93,12 +85,39 @@ class AcceleratorUnit:
 
     # --- host side ------------------------------------------------------------------------------
 
-    def check_command(self, params: dict[str, Any]) -> None:
-        """Raise CommandError unless ``params`` is a command this unit can run (replay checks each
-        command with it before the unit sees it). Here: the input and output regions; subclasses
-        add their operation's arguments."""
-        check_regions(params, "inputs", self.memory_bytes)
-        check_regions(params, "outputs", self.memory_bytes)
+    #: the kind's command schema: a dataclass of ``command_field``s, with ``inputs`` and ``outputs`` Regions
+    COMMAND: ClassVar[type]
+
+    def check_command(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` completed with the command's defaults, its regions included, if this unit can run
+        it (replay checks each command before the unit sees it); else CommandError naming the key:
+        unknown, missing or bad for the schema (``COMMAND``), bad for this unit (``check_args``), or a
+        region beyond the memory."""
+        try:
+            cmd = parse_command(self.COMMAND, params)
+            self.check_args(cmd)
+            inputs, outputs = cmd.inputs, cmd.outputs
+            if inputs is None or outputs is None:
+                operand_in, operand_out = self.operand_regions(cmd)
+                inputs = operand_in if inputs is None else inputs
+                outputs = operand_out if outputs is None else outputs
+            check_within(inputs, "inputs", self.memory_bytes)
+            check_within(outputs, "outputs", self.memory_bytes)
+        except CommandError as exc:
+            raise CommandError(f"offload to {self.name}: {exc}") from None
+        out = command_params(cmd, params)
+        for key, regions in (("inputs", inputs), ("outputs", outputs)):
+            if key not in out:
+                out[key] = [list(r) for r in regions]
+        return out
+
+    def check_args(self, cmd: Any) -> None:
+        """CommandError unless this unit can run the parsed command ``cmd`` (subclasses: their spec's limits)."""
+
+    def operand_regions(self, cmd: Any) -> tuple[Regions, Regions]:
+        """The input and output regions of ``cmd``'s operands, for the regions it does not give
+        (the schema's ``operand_regions()``; a unit whose operands' extent depends on its spec overrides this)."""
+        return cmd.operand_regions()
 
     @property
     def memory_bytes(self) -> int:

@@ -1,7 +1,7 @@
 """The crypto unit: AES-128 and SHA-256 engines fed by the interface's data path.
 
-A command (``op`` ``aes128`` or ``sha256``) names one input and one output
-region. With ``engines`` = k > 1 (AES only: its blocks are independent) the
+A command (``CryptoCommand``; ``offsim commands crypto``: ``op`` ``aes128`` or
+``sha256``) names one input and one output region: its data are its operands. With ``engines`` = k > 1 (AES only: its blocks are independent) the
 buffer is split into k parts of whole blocks, one per engine; the engines run
 at once and share the interface's link, so their reads and writes queue behind
 each other there. Each engine streams its part in chunks: it asks for chunk
@@ -20,11 +20,13 @@ engines). Counters: ``blocks``, ``bytes_read``, ``bytes_written``,
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command, CommandError
-from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.command_schema import Regions, command_field
+from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_crypto import CryptoSpec
 from simulator.config.algorithms import (AES_BLOCK_BYTES, SHA256_BLOCK_BYTES, aes_blocks, sha256_padded_bytes,
                                          split_blocks)
@@ -34,8 +36,31 @@ from simulator.interconnect.interface import region_lines
 MAX_CHUNKS_PER_ENGINE = 64  # bounds the events per job on large buffers
 
 
+def _one_region(regions: tuple) -> str | None:
+    return None if len(regions) == 1 else f"expected exactly one [byte address, bytes] region, got {len(regions)}"
+
+
+@register_command("crypto")
+@dataclass(frozen=True)
+class CryptoCommand:
+    """A crypto command: encrypt (AES-128) or digest (SHA-256) one buffer into another."""
+
+    op: str = command_field(choices=("aes128", "sha256"), doc="the kernel: AES-128 encryption or SHA-256 digest")
+    inputs: Regions = command_field(check=_one_region, doc="the buffer to encrypt or digest (one region)")
+    outputs: Regions = command_field(check=_one_region, doc="where the ciphertext or digest goes (one region)")
+    engines: int = command_field(1, unit="engines", min=1,
+                                 doc="engines the buffer is split over (aes128 only; at most the unit's engines)")
+
+    def __post_init__(self) -> None:
+        if self.engines > 1 and self.op != "aes128":
+            raise ValueError(f"engines = {self.engines}: expected 1 for op {self.op!r} (only aes128 has "
+                             "independent blocks to split)")
+
+
 class CryptoUnit(AcceleratorUnit):
     """A crypto unit with ``spec.engines`` engines (see module docstring)."""
+
+    COMMAND = CryptoCommand
 
     def __init__(self, name: str, spec: CryptoSpec, context: BuildContext) -> None:
         self.spec = spec
@@ -48,7 +73,7 @@ class CryptoUnit(AcceleratorUnit):
 
     def host_setup_cycles(self, params) -> float:
         """Host cycles this request costs before the interface's offload: kernel set-up and engine split."""
-        k = self._engines_of(params)
+        k = params.get("engines", 1)
         op = params.get("op")
         setup = {"aes128": self.spec.aes_setup_cycles, "sha256": self.spec.sha_setup_cycles}.get(op, 0.0)
         return setup + (self.spec.split_overhead_cycles if k > 1 else 0.0)
@@ -65,29 +90,13 @@ class CryptoUnit(AcceleratorUnit):
             stage.add_interval(start, self.env.now)
         yield from super().offload(core, params, stage)
 
-    def check_command(self, params) -> None:
-        """A crypto command: op aes128 or sha256 (this unit having a SHA-256 engine), one input and one
-        output region, engines in 1..spec.engines (more than one for aes128 only)."""
-        super().check_command(params)
-        op = params.get("op")
-        if op not in ("aes128", "sha256"):
-            raise CommandError(f"{self.name}: op must be 'aes128' or 'sha256', got {op!r}")
-        if op == "sha256" and not self.spec.sha_cycles_per_block:
-            raise CommandError(f"{self.name}: this unit has no SHA-256 engine (sha_cycles_per_block = 0)")
-        n_in, n_out = len(params.get("inputs", [])), len(params.get("outputs", []))
-        if n_in != 1 or n_out != 1:
-            raise CommandError(f"{self.name}: a crypto command needs exactly one input and one output region, "
-                               f"got {n_in} and {n_out}")
-        self._engines_of(params)
-
-    def _engines_of(self, params) -> int:
-        k = params.get("engines", 1)
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= self.spec.engines:
-            raise CommandError(f"{self.name}: engines must be an integer in 1..{self.spec.engines}, got {k!r}")
-        if k > 1 and params.get("op") != "aes128":
-            raise CommandError(f"{self.name}: engines > 1 needs op 'aes128' (independent blocks), "
-                               f"got {params.get('op')!r}")
-        return k
+    def check_args(self, cmd: CryptoCommand) -> None:
+        """A SHA-256 engine for op sha256, at most ``spec.engines`` engines."""
+        if cmd.op == "sha256" and not self.spec.sha_cycles_per_block:
+            raise CommandError("op = 'sha256': this unit has no SHA-256 engine (sha_cycles_per_block = 0); "
+                               "expected 'aes128'")
+        if cmd.engines > self.spec.engines:
+            raise CommandError(f"engines = {cmd.engines}: expected at most the unit's {self.spec.engines}")
 
     # --- accelerator side ------------------------------------------------------------------------
 
@@ -96,7 +105,7 @@ class CryptoUnit(AcceleratorUnit):
         p = cmd.params  # checked by check_command before the run
         op = p.get("op")
         (in_addr, in_bytes), (out_addr, out_bytes) = (map(int, cmd.inputs[0]), map(int, cmd.outputs[0]))
-        k = self._engines_of(p)
+        k = p["engines"]
         self.count("requests", 1)
         if op == "sha256":
             blocks = sha256_padded_bytes(in_bytes) // SHA256_BLOCK_BYTES

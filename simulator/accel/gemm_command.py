@@ -1,11 +1,12 @@
-"""The ``gemm`` command of the GEMM units (LAP, systolic array): its arguments and the lines of a tile.
+"""The ``gemm`` command of the GEMM units (LAP, systolic array), declared once, and the lines of a tile.
 
-Command params (JSON): ``m``, ``n``, ``k`` and the byte addresses ``a_addr``,
-``b_addr``, ``c_addr`` of row-major matrices A (m x k), B (k x n) and C (m x n),
-optional leading dimensions ``lda``/``ldb``/``ldc`` (elements; default k, n, n)
-and ``accumulate`` (default true: C += A B). ``gemm_args`` checks them against
-the system's memory and returns them; ``tile_lines`` lists the cache lines
-(line numbers = byte address // line bytes) of a rectangle of a matrix.
+``GemmCommand`` (``offsim commands lap``): ``m``, ``n``, ``k`` and the byte addresses ``a_addr``,
+``b_addr``, ``c_addr`` of row-major matrices A (m x k), B (k x n) and C (m x n), optional
+leading dimensions ``lda``/``ldb``/``ldc`` (elements; default k, n, n), ``accumulate`` (default
+true: C += A B) and the ``inputs``/``outputs`` regions, which default to the operands.
+``check_gemm_command`` checks a command against the system's memory and its regions against
+the operands; ``tile_lines`` lists the cache lines (line numbers = byte address // line bytes)
+of a rectangle of a matrix.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.accel.base import CommandError
+from simulator.accel.command_schema import Regions, command_field, first_uncovered_byte
 
 
 def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,
@@ -36,45 +38,72 @@ def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_byte
     return np.repeat(first, counts) + (np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts))
 
 
-def _int_arg(params: dict, name: str, default: int | None = None, minimum: int = 1, kind: str = "lap") -> int:
-    value = params.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise CommandError(f"{kind} gemm command: {name} = {value!r}: expected an integer >= {minimum}")
-    return value
-
-
 @dataclass(frozen=True)
-class GemmArgs:
-    """A ``gemm`` command's arguments: C (m x n) += A (m x k) B (k x n), row-major at byte addresses
-    a, b, c with leading dimensions (elements) lda, ldb, ldc; C is read first when ``accumulate``."""
+class GemmCommand:
+    """A LAP command: C (m x n) (+)= A (m x k) B (k x n), row-major at byte addresses a_addr, b_addr,
+    c_addr with leading dimensions (elements) lda, ldb, ldc; C is read first when ``accumulate``."""
 
-    m: int
-    n: int
-    k: int
-    a: int
-    b: int
-    c: int
-    lda: int
-    ldb: int
-    ldc: int
-    accumulate: bool
+    op: str = command_field(choices=("gemm",), doc="the operation: C (+)= A B")
+    m: int = command_field(unit="elements", min=1, doc="rows of A and C")
+    n: int = command_field(unit="elements", min=1, doc="columns of B and C")
+    k: int = command_field(unit="elements", min=1, doc="columns of A, rows of B")
+    a_addr: int = command_field(unit="B", min=0, doc="byte address of A's first element")
+    b_addr: int = command_field(unit="B", min=0, doc="byte address of B's first element")
+    c_addr: int = command_field(unit="B", min=0, doc="byte address of C's first element")
+    lda: int = command_field(None, unit="elements", min=1, default_text="k", doc="leading dimension of A (>= k)")
+    ldb: int = command_field(None, unit="elements", min=1, default_text="n", doc="leading dimension of B (>= n)")
+    ldc: int = command_field(None, unit="elements", min=1, default_text="n", doc="leading dimension of C (>= n)")
+    accumulate: bool = command_field(True, doc="C += A B (C is read, then written); false: C = A B")
+    inputs: Regions = command_field(None, default_text="A, B (and C if accumulate)",
+                                    doc="regions the coupling makes visible to the LAP before it starts")
+    outputs: Regions = command_field(None, default_text="C", doc="regions the host sees fresh after its wait")
+
+    def __post_init__(self) -> None:
+        for name, cols in (("lda", self.k), ("ldb", self.n), ("ldc", self.n)):
+            value = getattr(self, name)
+            if value is None:
+                object.__setattr__(self, name, cols)
+            elif value < cols:
+                raise ValueError(f"{name} = {value!r}: expected a leading dimension >= {cols} "
+                                 f"(the matrix's columns)")
+
+    def operands(self, elem_bytes: int) -> dict[str, tuple[int, int, int, int]]:
+        """Name -> (byte address, rows, bytes per row, bytes between rows) of A, B and C."""
+        return {"A": (self.a_addr, self.m, self.k * elem_bytes, self.lda * elem_bytes),
+                "B": (self.b_addr, self.k, self.n * elem_bytes, self.ldb * elem_bytes),
+                "C": (self.c_addr, self.m, self.n * elem_bytes, self.ldc * elem_bytes)}
+
+    def matrices(self, elem_bytes: int) -> list[tuple[str, int, int]]:
+        """(address key, byte address, bytes from it to one past the last element) of A, B and C."""
+        return [(name, base, ((rows - 1) * ld + cols) * elem_bytes) for name, base, rows, cols, ld in
+                (("a_addr", self.a_addr, self.m, self.k, self.lda), ("b_addr", self.b_addr, self.k, self.n, self.ldb),
+                 ("c_addr", self.c_addr, self.m, self.n, self.ldc))]
+
+    def operand_regions(self, elem_bytes: int) -> tuple[Regions, Regions]:
+        """The GEMM's operands as regions: inputs A, B (and C if accumulating), output C."""
+        (_, a, a_bytes), (_, b, b_bytes), (_, c, c_bytes) = self.matrices(elem_bytes)
+        inputs = ((a, a_bytes), (b, b_bytes)) + (((c, c_bytes),) if self.accumulate else ())
+        return inputs, ((c, c_bytes),)
 
 
-def gemm_args(params: dict, elem_bytes: int, memory_bytes: int, kind: str = "lap") -> GemmArgs:
-    """The arguments of a ``gemm`` command whose matrices end within ``memory_bytes``; CommandError
-    naming the first bad one (its message names the unit ``kind``)."""
-    m, n, k = (_int_arg(params, x, kind=kind) for x in ("m", "n", "k"))
-    a, b, c = (_int_arg(params, x, minimum=0, kind=kind) for x in ("a_addr", "b_addr", "c_addr"))
-    lda = _int_arg(params, "lda", k, minimum=k, kind=kind)
-    ldb = _int_arg(params, "ldb", n, minimum=n, kind=kind)
-    ldc = _int_arg(params, "ldc", n, minimum=n, kind=kind)
-    accumulate = params.get("accumulate", True)
-    if not isinstance(accumulate, bool):
-        raise CommandError(f"{kind} gemm command: accumulate = {accumulate!r}: expected true or false")
-    for name, base, rows, cols, ld in (("a_addr", a, m, k, lda), ("b_addr", b, k, n, ldb), ("c_addr", c, m, n, ldc)):
-        end = base + ((rows - 1) * ld + cols) * elem_bytes  # one past its last element
-        if end > memory_bytes:
-            raise CommandError(f"{kind} gemm command: {name} = {base}: the {rows} x {cols} matrix (leading dimension "
-                               f"{ld}) ends at byte {end}; expected it to end within the {memory_bytes} B of the "
-                               "system's memory")
-    return GemmArgs(m, n, k, a, b, c, lda, ldb, ldc, accumulate)
+def check_gemm_command(cmd: GemmCommand, elem_bytes: int, memory_bytes: int) -> None:
+    """Every matrix of ``cmd`` ends within the system's ``memory_bytes``, and regions given cover the
+    operands: inputs A, B (and C if accumulating), outputs C, so that the coupling's flushes and
+    invalidations reach them all; CommandError naming the key otherwise."""
+    for name, base, nbytes in cmd.matrices(elem_bytes):
+        if base + nbytes > memory_bytes:
+            raise CommandError(f"{name} = {base}: the matrix ends at byte {base + nbytes}; expected it to end "
+                               f"within the {memory_bytes} B of the system's memory")
+    operands = cmd.operands(elem_bytes)
+    for key, regions, names in (("inputs", cmd.inputs, "AB" + ("C" if cmd.accumulate else "")),
+                                ("outputs", cmd.outputs, "C")):
+        for name in names if regions is not None else ():
+            byte = first_uncovered_byte(regions, *operands[name])
+            if byte is not None:
+                raise CommandError(f"{key}: byte {byte} of {name} is in no region; expected regions covering "
+                                   f"{_listed(names)} (or no {key}: they default to them)")
+
+
+def _listed(names: str) -> str:
+    """'A', 'A and B', 'A, B and C'."""
+    return names if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -1,7 +1,8 @@
 """The kernel unit: a GPU-style throughput accelerator with a copy-in / compute / copy-out pipeline.
 
-A command (``op`` one of gemm, fft, radix_sort, binary_search) names its input
-and output regions and ``host_cycles``, what the host would spend on it; the
+A command (``KernelCommand``; ``offsim commands kernel``: ``op`` one of gemm,
+fft, radix_sort, binary_search) names its input and output regions (its
+operands) and ``host_cycles``, what the host would spend on it; the
 unit spends host_cycles / A host cycles on it (A = ``spec.acceleration``)
 after ``launch_latency_s``, streaming its data in chunks through the
 interface: it asks for chunk i+1 while it works on chunk i and writes chunk i
@@ -14,7 +15,8 @@ carry ``parts``, a list of ``{inputs, outputs, host_cycles}`` sub-requests
 (a pipelined offload: the host paid its overhead once for the whole
 command): the parts flow through the stages one behind the other, so the
 copy-in of part i+1, the work on part i and the copy-out of part i-1 overlap,
-and the command completes when its last part has been copied out. Without
+and the command completes when its last part has been copied out; the
+command's own regions default to the union of its parts'. Without
 ``parts`` the command is one request; separate commands pipeline the same
 way. Copies in and out take turns on the link, or run at once on its two
 directions when the interface is ``full_duplex``. Counters:
@@ -25,12 +27,14 @@ directions when the interface is ``full_duplex``. Counters:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import simpy
 
-from simulator.accel.base import AcceleratorUnit, Command, CommandError, check_regions
-from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.command_schema import Regions, command_field, union_regions
+from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_kernel import KernelSpec
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import region_lines
@@ -40,8 +44,58 @@ OPS = ("gemm", "fft", "radix_sort", "binary_search")
 MAX_CHUNKS = 64  # bounds the events per request on large buffers
 
 
+@dataclass(frozen=True)
+class KernelPart:
+    """One sub-request of a pipelined kernel command."""
+
+    host_cycles: float = command_field(unit="host cycles", min=0.0, doc="the part's work, as the host would spend it")
+    inputs: Regions = command_field((), default_text="none", doc="regions the part reads")
+    outputs: Regions = command_field((), default_text="none", doc="regions the part writes")
+
+
+def _not_empty(parts: tuple) -> str | None:
+    return None if parts else "expected a non-empty list of {inputs, outputs, host_cycles} objects"
+
+
+@register_command("kernel")
+@dataclass(frozen=True)
+class KernelCommand:
+    """A kernel command: one request, or ``parts`` that flow through the pipeline one behind the other."""
+
+    op: str = command_field(choices=OPS, doc="the kernel")
+    host_cycles: float = command_field(None, unit="host cycles", min=0.0, default_text="required without parts",
+                                       doc="the work, as the host would spend it (with parts: their sum)")
+    inputs: Regions = command_field(None, default_text="the parts' inputs; required without parts",
+                                    doc="regions the kernel reads (flushed or copied in before it starts)")
+    outputs: Regions = command_field(None, default_text="the parts' outputs; required without parts",
+                                     doc="regions the kernel writes (fresh for the host after its wait)")
+    parts: tuple[KernelPart, ...] = command_field(None, check=_not_empty, default_text="none: one request",
+                                                  doc="pipelined sub-requests (the host pays its overhead once)")
+
+    def __post_init__(self) -> None:
+        if self.parts is None:
+            for key in ("host_cycles", "inputs", "outputs"):
+                if getattr(self, key) is None:
+                    raise ValueError(f"{key}: missing; expected {_WITHOUT_PARTS[key]} (or parts)")
+            return
+        total = math.fsum(p.host_cycles for p in self.parts)
+        if self.host_cycles is not None and not math.isclose(self.host_cycles, total, rel_tol=1e-9):
+            raise ValueError(f"host_cycles = {self.host_cycles!r}: expected the sum of the parts' host_cycles, "
+                             f"{total:.10g}, or no host_cycles (the parts' work is what runs)")
+
+    def operand_regions(self) -> tuple[Regions, Regions]:
+        """The union of the parts' inputs and of their outputs."""
+        return union_regions(self.parts, "inputs"), union_regions(self.parts, "outputs")
+
+
+_WITHOUT_PARTS = {"host_cycles": "a number >= 0 (host cycles)", "inputs": "a list of [byte address, bytes] regions",
+                  "outputs": "a list of [byte address, bytes] regions"}
+
+
 class KernelUnit(AcceleratorUnit):
     """A kernel accelerator (see module docstring); its clock is the host's, so work is in host cycles."""
+
+    COMMAND = KernelCommand
 
     def __init__(self, name: str, spec: KernelSpec, context: BuildContext) -> None:
         self.spec = spec
@@ -65,24 +119,6 @@ class KernelUnit(AcceleratorUnit):
                 if self.interface.coupling == "pcie" and part.inputs:
                     yield self.env.timeout(max(0, self.interface.copy_in(part.inputs, self.env.now) - self.env.now))
                 yield to_compute.put((part, cmd, i == len(parts) - 1))
-
-    def check_command(self, params: dict) -> None:
-        """A kernel command: op one of OPS, and either host_cycles (a finite number >= 0) with its
-        regions, or ``parts``, a non-empty list of ``{inputs, outputs, host_cycles}`` objects."""
-        super().check_command(params)
-        if params.get("op") not in OPS:
-            raise CommandError(f"{self.name}: op must be one of {OPS}, got {params.get('op')!r}")
-        parts = params.get("parts")
-        if parts is None:
-            _check_host_cycles(self.name, params, "")
-            return
-        if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
-            raise CommandError(f"{self.name}: parts must be a non-empty list of {{inputs, outputs, host_cycles}} "
-                               f"objects, got {parts!r}")
-        for i, part in enumerate(parts):
-            for key in ("inputs", "outputs"):
-                check_regions(part, key, self.memory_bytes, f"parts[{i}].")
-            _check_host_cycles(self.name, part, f"parts[{i}].")
 
     def _parts(self, cmd: Command) -> list[Command]:
         """The sub-requests of ``cmd``: its ``parts`` (each with the command's op), or the command itself."""
@@ -156,12 +192,6 @@ class KernelUnit(AcceleratorUnit):
     def dynamic_energy_j(self) -> dict[str, float]:
         """Compute energy: time spent computing x active power, J."""
         return {"compute": self.counts.get("compute_s", 0.0) * self.spec.active_power_w}
-
-
-def _check_host_cycles(unit: str, params: dict, where: str) -> None:
-    work = params.get("host_cycles")
-    if isinstance(work, bool) or not isinstance(work, (int, float)) or not math.isfinite(work) or work < 0:
-        raise CommandError(f"{unit}: {where}host_cycles must be a finite number >= 0, got {work!r}")
 
 
 @register_builder("kernel")

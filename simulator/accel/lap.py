@@ -1,11 +1,12 @@
 """The LAP GEMM accelerator unit: internal blocking, double-buffered transfers, flop-rate compute.
 
-Command ``op: "gemm"`` (JSON params): ``m``, ``n``, ``k`` and the byte addresses
-``a_addr``, ``b_addr``, ``c_addr`` of row-major matrices A (m x k), B (k x n)
-and C (m x n), optional leading dimensions ``lda``/``ldb``/``ldc`` (elements;
-default k, n, n) and ``accumulate`` (default true: C += A B, so C is read as
-well as written, as in 003 eq. 7). ``inputs``/``outputs`` regions tell the
-coupling what to flush, copy or invalidate.
+Command ``op: "gemm"`` (``GemmCommand``; ``offsim commands lap``): C (m x n)
+(+)= A (m x k) B (k x n), row-major matrices at byte addresses ``a_addr``,
+``b_addr``, ``c_addr`` with leading dimensions ``lda``/``ldb``/``ldc``
+(elements; default k, n, n). ``accumulate`` (default true: C += A B, so C is
+read as well as written, as in 003 eq. 7). The ``inputs``/``outputs`` regions
+(what the coupling flushes, copies or invalidates) default to the operands: A,
+B and (accumulating) C in, C out.
 
 Blocking (003 eq. 6-7, 003:L232-L240): C is cut into m_c x n_c sub-blocks with
 m_c = min(max(m, 64), 256) and n_c = min(max(n, 64), 256), r = ceil(m/m_c)
@@ -26,9 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.accel.base import AcceleratorUnit, Command, CommandError
-from simulator.accel.gemm_command import GemmArgs, gemm_args, tile_lines
-from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.command_schema import Regions, parse_command
+from simulator.accel.gemm_command import GemmCommand, check_gemm_command, tile_lines
+from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_lap import LapSpec, block_size, k_slice
 from simulator.engine import ClockDomain
 
@@ -43,10 +45,12 @@ class GemmStep:
     local_bytes: int
 
 
-def gemm_steps(g: GemmArgs, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
-    """The steps of a ``gemm`` command (its arguments ``g``) in execution order, and the number of
-    sub-blocks r."""
-    m, n, k, a, b, c = g.m, g.n, g.k, g.a, g.b, g.c
+register_command("lap")(GemmCommand)
+
+
+def gemm_steps(g: GemmCommand, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
+    """The steps of a ``gemm`` command ``g`` in execution order, and the number of sub-blocks r."""
+    m, n, k, a, b, c = g.m, g.n, g.k, g.a_addr, g.b_addr, g.c_addr
     lda, ldb, ldc, accumulate = g.lda, g.ldb, g.ldc, g.accumulate
     eb = spec.elem_bytes
     m_c, n_c = block_size(m), block_size(n)
@@ -81,6 +85,7 @@ def gemm_steps(g: GemmArgs, spec: LapSpec, line_bytes: int) -> tuple[list[GemmSt
 class LapUnit(AcceleratorUnit):
     """A LAP: executes ``gemm`` commands (see module docstring); counts flops, bytes and local-memory traffic."""
 
+    COMMAND = GemmCommand
     spec: LapSpec | None = None
     line_bytes: int = 64
 
@@ -93,16 +98,17 @@ class LapUnit(AcceleratorUnit):
         """LAP cycles to compute ``flops`` at the sustained rate (peak x utilisation)."""
         return flops / (self.spec.flops_per_cycle * self.spec.utilisation)
 
-    def check_command(self, params: dict) -> None:
-        """A ``gemm`` command with valid arguments (``gemm_args``)."""
-        super().check_command(params)
-        if params.get("op") != "gemm":
-            raise CommandError(f"lap {self.name}: op = {params.get('op')!r}: expected 'gemm'")
-        gemm_args(params, self.spec.elem_bytes, self.memory_bytes)
+    def check_args(self, cmd: GemmCommand) -> None:
+        """The matrices within the system's memory, the regions covering the operands (``check_gemm_command``)."""
+        check_gemm_command(cmd, self.spec.elem_bytes, self.memory_bytes)
+
+    def operand_regions(self, cmd: GemmCommand) -> tuple[Regions, Regions]:
+        """A, B (and C if accumulating) in, C out, with this LAP's element size."""
+        return cmd.operand_regions(self.spec.elem_bytes)
 
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command, double-buffered (module docstring)."""
-        args = gemm_args(cmd.params, self.spec.elem_bytes, self.memory_bytes)  # checked already: cannot fail
+        args = parse_command(GemmCommand, cmd.params)  # checked already: cannot fail
         steps, blocks = gemm_steps(args, self.spec, self.line_bytes)
         self.count("sub_blocks", blocks)
         self.count("steps", len(steps))

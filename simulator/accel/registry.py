@@ -1,8 +1,10 @@
 """Builders of accelerator units by kind.
 
 Each accelerator module registers a builder with ``register_builder(kind)``:
-a function ``(name, spec, context) -> AcceleratorUnit``. ``BuildContext``
-carries what a unit may be connected to; only ``system.py`` calls builders.
+a function ``(name, spec, context) -> AcceleratorUnit``, and its command schema
+(``simulator.accel.command_schema``) with ``register_command(kind)``, for
+``offsim commands``. ``BuildContext`` carries what a unit may be connected to;
+only ``system.py`` calls builders.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class BuildContext:
 
 
 BUILDERS: dict[str, Callable] = {}
+#: kind -> the dataclass declaring its offload command (``command_schema``)
+COMMANDS: dict[str, type] = {}
 
 
 def register_builder(kind: str):
@@ -36,6 +40,14 @@ def register_builder(kind: str):
                               "expected a new kind name")
         BUILDERS[kind] = fn
         return fn
+    return deco
+
+
+def register_command(kind: str):
+    """Class decorator: register a command schema (a dataclass of ``command_field``s) as ``kind``'s."""
+    def deco(cls: type) -> type:
+        COMMANDS[kind] = cls
+        return cls
     return deco
 
 

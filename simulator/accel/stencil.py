@@ -1,7 +1,9 @@
 """Stencil engine unit: tiles copied into a scratchpad, computed on lanes, copied out, k in flight.
 
-A ``stencil_tiles`` command is one kernel call (one wavefront of a time-tiled
-schedule, ``workloads.stencil.engine_program``); the host waits for it before
+A ``stencil_tiles`` command (``StencilCommand``; ``offsim commands stencil``) is
+one kernel call (one wavefront of a time-tiled schedule,
+``workloads.stencil.engine_program``); its regions default to the union of its
+tiles'; the host waits for it before
 the next wavefront, so no tile runs ahead of the wavefront it depends on. Its
 blocks (a block is one tile, or for hhc the prism of sub-tiles one threadblock
 runs in sequence, 004 A.29) are dealt round-robin to the ``units``. Each unit
@@ -36,8 +38,9 @@ import numpy as np
 import simpy
 
 from simulator.config.stencils import STENCILS
-from simulator.accel.base import AcceleratorUnit, Command, CommandError, check_regions
-from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.base import AcceleratorUnit, Command, CommandError, check_within
+from simulator.accel.command_schema import Regions, command_field, union_regions
+from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.engine import ClockDomain
 
@@ -53,10 +56,43 @@ def tile_compute_cycles(spec: StencilEngineSpec, stencil: str, rows: list[int], 
             + t_t * spec.sync_cycles)
 
 
+@dataclass(frozen=True)
+class StencilTile:
+    """One tile of a ``stencil_tiles`` command."""
+
+    inputs: Regions = command_field(doc="box rows the tile reads, one burst each")
+    outputs: Regions = command_field(doc="box rows the tile writes back, one burst each")
+    points: int = command_field(unit="points", min=0, doc="grid points the tile updates")
+    rows: tuple[int, ...] = command_field(unit="points", min=0, doc="points of each row of the tile, in order")
+    block: int = command_field(None, min=0, default_text="its position among the blocks",
+                               doc="the block (threadblock) the tile belongs to: a block's tiles run in sequence")
+
+
+@register_command("stencil")
+@dataclass(frozen=True)
+class StencilCommand:
+    """A stencil engine command: one kernel call's tiles."""
+
+    op: str = command_field(choices=("stencil_tiles",), doc="one kernel call (a wavefront of tiles)")
+    stencil: str = command_field(choices=tuple(sorted(STENCILS)), doc="the stencil the tiles apply")
+    t_t: int = command_field(unit="time steps", min=1, doc="tile height tT: time steps per tile")
+    tiles: tuple[StencilTile, ...] = command_field(doc="the tiles, dealt by block round-robin to the units")
+    m_tile_words: int = command_field(1, unit="words", min=1, doc="scratchpad words one tile needs")
+    inputs: Regions = command_field(None, default_text="the tiles' inputs",
+                                    doc="regions made visible to the engine before the call")
+    outputs: Regions = command_field(None, default_text="the tiles' outputs",
+                                     doc="regions the host sees fresh after its wait")
+
+    def operand_regions(self) -> tuple[Regions, Regions]:
+        """The union of the tiles' inputs and of their outputs."""
+        return union_regions(self.tiles, "inputs"), union_regions(self.tiles, "outputs")
+
+
 @dataclass
 class StencilEngineUnit(AcceleratorUnit):
     """Executes ``stencil_tiles`` commands (module docstring); counts points, operations and words."""
 
+    COMMAND = StencilCommand
     spec: StencilEngineSpec | None = None
     line_bytes: int = 64
 
@@ -75,35 +111,14 @@ class StencilEngineUnit(AcceleratorUnit):
                              f"{self.spec.scratchpad_words}")
         return max(1, min(self.spec.max_tiles_in_flight, fit, n_tiles_on_unit))
 
-    def check_command(self, params: dict) -> None:
-        """A ``stencil_tiles`` command (``workloads.stencil``): a known stencil, t_t >= 1, m_tile_words
-        >= 1 that the scratchpad holds, and tiles with regions, points >= 0, rows of points >= 0."""
-        super().check_command(params)
-        where = f"stencil {self.name}:"
-        if params.get("op") != "stencil_tiles":
-            raise CommandError(f"{where} op = {params.get('op')!r}: expected 'stencil_tiles'")
-        if not isinstance(params.get("stencil"), str) or params["stencil"] not in STENCILS:
-            raise CommandError(f"{where} stencil = {params.get('stencil')!r}: expected one of {sorted(STENCILS)}")
-        for key, default in (("t_t", None), ("m_tile_words", 1)):
-            _check_count(where, key, params.get(key, default), 1)
-        try:
-            self.slots(params.get("m_tile_words", 1), 1)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
-        tiles = params.get("tiles")
-        if not isinstance(tiles, list) or not all(isinstance(t, dict) for t in tiles):
-            raise CommandError(f"{where} tiles = {tiles!r}: expected a list of tile objects")
-        for i, tile in enumerate(tiles):
-            for key in ("inputs", "outputs"):
-                check_regions(tile, key, self.memory_bytes, f"{where} tiles[{i}].")
-            _check_count(where, f"tiles[{i}].points", tile.get("points"), 0)
-            if "block" in tile:
-                _check_count(where, f"tiles[{i}].block", tile["block"], 0)
-            rows = tile.get("rows")
-            if not isinstance(rows, list):
-                raise CommandError(f"{where} tiles[{i}].rows = {rows!r}: expected a list of points per row")
-            for j, row in enumerate(rows):
-                _check_count(where, f"tiles[{i}].rows[{j}]", row, 0)
+    def check_args(self, cmd: StencilCommand) -> None:
+        """The scratchpad holds a tile of ``m_tile_words``; every tile's regions lie within the memory."""
+        if cmd.m_tile_words > self.spec.scratchpad_words:
+            raise CommandError(f"m_tile_words = {cmd.m_tile_words}: expected at most the {self.spec.scratchpad_words} "
+                               "words of the unit's scratchpad")
+        for i, tile in enumerate(cmd.tiles):
+            check_within(tile.inputs, f"tiles[{i}].inputs", self.memory_bytes)
+            check_within(tile.outputs, f"tiles[{i}].outputs", self.memory_bytes)
 
     def execute(self, cmd: Command):
         """SimPy generator: run every tile of one kernel call and return when all are written back."""
@@ -189,11 +204,6 @@ class StencilEngineUnit(AcceleratorUnit):
                 + c.get("fother", 0) * s.energy_fother_j,
                 "scratchpad": c.get("scratchpad_words", 0) * s.energy_scratchpad_j_per_word,
                 "global": c.get("global_words", 0) * s.energy_global_j_per_word}
-
-
-def _check_count(where: str, key: str, value: object, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise CommandError(f"{where} {key} = {value!r}: expected an integer >= {minimum}")
 
 
 @register_builder("stencil")

@@ -1,6 +1,6 @@
 """The systolic GEMM array unit: SCALE-Sim's folds in closed form, its DRAM traffic through the coupling.
 
-Command ``op: "gemm"`` with the LAP's arguments (``simulator.accel.gemm_command.gemm_args``):
+Command ``op: "gemm"``, the LAP's (``simulator.accel.gemm_command.GemmCommand``; ``offsim commands systolic``):
 ``m``, ``n``, ``k``, the byte addresses ``a_addr``, ``b_addr``, ``c_addr`` of
 row-major A (m x k, the input), B (k x n, the weight) and C (m x n, the output),
 optional leading dimensions and ``accumulate`` (C read once per output block
@@ -34,9 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.accel.base import AcceleratorUnit, Command, CommandError
-from simulator.accel.gemm_command import GemmArgs, gemm_args
-from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.command_schema import Regions, parse_command
+from simulator.accel.gemm_command import GemmCommand, check_gemm_command
+from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
 from simulator.config.accel_systolic import SystolicSpec
 from simulator.engine import ClockDomain
@@ -65,7 +66,7 @@ class GemmTraffic:
     output_dram_write: np.ndarray
 
 
-def gemm_traffic(g: GemmArgs, spec: SystolicSpec) -> GemmTraffic:
+def gemm_traffic(g: GemmCommand, spec: SystolicSpec) -> GemmTraffic:
     """The fold plan of a ``gemm`` command and its DRAM words per fold (closed forms)."""
     plan = FoldPlan(spec.dataflow, spec.rows, spec.cols, g.m, g.k, g.n)
     c_reads = first_visits(plan, "output") if g.accumulate else np.zeros(plan.folds, dtype=np.int64)
@@ -134,11 +135,11 @@ def step_ends(filled: list[np.ndarray], halves: list[int]) -> list[int]:
     return ends
 
 
-def gemm_steps(g: GemmArgs, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
+def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
     """The steps of a ``gemm`` command in execution order (module docstring)."""
     plan = traffic.plan
     ranges = plan.ranges()
-    matrices = {"input": (g.a, g.lda), "weight": (g.b, g.ldb), "output": (g.c, g.ldc)}
+    matrices = {"input": (g.a_addr, g.lda), "weight": (g.b_addr, g.ldb), "output": (g.c_addr, g.ldc)}
     blocks = {op: _BlockLines(base, ld, OPERAND_DIMS[op], ranges, plan.block_keys(op), spec.word_bytes, line_bytes)
               for op, (base, ld) in matrices.items()}
     block_words = {op: plan.words(op) for op in matrices}
@@ -165,6 +166,7 @@ def _distinct(parts: list[np.ndarray]) -> np.ndarray:
 class SystolicUnit(AcceleratorUnit):
     """A systolic array: executes ``gemm`` commands (module docstring); counts MACs, cycles and words."""
 
+    COMMAND = GemmCommand
     spec: SystolicSpec | None = None
     line_bytes: int = 64
 
@@ -173,16 +175,17 @@ class SystolicUnit(AcceleratorUnit):
             raise ValueError(f"SystolicUnit {self.name}: spec = {self.spec!r}: expected a SystolicSpec")
         super().__post_init__()
 
-    def check_command(self, params: dict) -> None:
-        """A ``gemm`` command with valid arguments (``simulator.accel.gemm_command.gemm_args``)."""
-        super().check_command(params)
-        if params.get("op") != "gemm":
-            raise CommandError(f"systolic {self.name}: op = {params.get('op')!r}: expected 'gemm'")
-        gemm_args(params, self.spec.word_bytes, self.memory_bytes, kind="systolic")
+    def check_args(self, cmd: GemmCommand) -> None:
+        """The matrices within the system's memory, the regions covering the operands (``check_gemm_command``)."""
+        check_gemm_command(cmd, self.spec.word_bytes, self.memory_bytes)
+
+    def operand_regions(self, cmd: GemmCommand) -> tuple[Regions, Regions]:
+        """A, B (and C if accumulating) in, C out, with this array's word size."""
+        return cmd.operand_regions(self.spec.word_bytes)
 
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command in double-buffered steps (module docstring)."""
-        args = gemm_args(cmd.params, self.spec.word_bytes, self.memory_bytes, kind="systolic")  # checked already
+        args = parse_command(GemmCommand, cmd.params)  # checked already: cannot fail
         traffic = gemm_traffic(args, self.spec)
         steps = gemm_steps(args, self.spec, traffic, self.line_bytes)
         self._count_closed_forms(traffic)
@@ -213,6 +216,9 @@ class SystolicUnit(AcceleratorUnit):
                    ("input_dram_read", "weight_dram_read", "output_dram_read", "output_dram_write"))
         return {"compute": c.get("macs", 0) * s.energy_per_mac_j, "sram": sram * s.sram_energy_j_per_word,
                 "dram_transfer": dram * s.dram_energy_j_per_word}
+
+
+register_command("systolic")(GemmCommand)
 
 
 @register_builder("systolic")

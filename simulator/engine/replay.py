@@ -3,7 +3,9 @@
 The host's rows run in order as one SimPy process. Memory rows are expanded
 to line addresses (``workloads.trace.element_lines``/``gather_lines``) and
 handed to the host core; ``offload``/``wait`` rows hand commands to the
-accelerator units the system has and wait for their completion.
+accelerator units the system has and wait for their completion. Every row and
+command is checked against the system before the run starts
+(``simulator.accel.command_check``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from simulator.accel.base import CommandError
+from simulator.accel.command_check import check_commands
 from simulator.system import System
-from workloads.trace import TraceError, element_lines, gather_lines, validate_trace
+from workloads.trace import element_lines, gather_lines, validate_trace
 
 
 class _Columns:
@@ -46,7 +48,7 @@ class _Columns:
         self.addrs_values = addrs.values.to_numpy() if len(addrs) else np.zeros(0, np.int64)
 
     def command_params(self, i: int) -> dict:
-        """The decoded ``params`` of offload/wait row ``i``: validation's, handed over once, else decoded here."""
+        """The ``params`` of offload/wait row ``i``: the checked ones, handed over once, else decoded here."""
         params = self._command_params.pop(i, None)
         return json.loads(self.params[i]) if params is None else params
 
@@ -60,8 +62,8 @@ class _Columns:
                              int(self.count[i]), line_bytes)
 
 
-def host_process(system: System, cols: _Columns, rows: np.ndarray, source: str = "<memory>"):
-    """SimPy process: the host replays its rows in order (``source`` names the trace in errors)."""
+def host_process(system: System, cols: _Columns, rows: np.ndarray):
+    """SimPy process: the host replays its rows in order (checked: ``check_commands``)."""
     env, core = system.env, system.host
     line_bytes = system.spec.caches.line_bytes
     for i in rows:
@@ -78,34 +80,23 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray, source: str =
             yield from core.run_maintenance_row(env, stage, cols.lines(i, line_bytes), op)
         elif op == "offload":
             params = cols.command_params(i)
-            yield from command_unit(system, params, True, int(i), source).offload(core, params, stage)
+            yield from system.units[params["unit"]].offload(core, params, stage)
         elif op == "wait":
-            yield from command_unit(system, cols.command_params(i), False, int(i), source).wait(core, stage)
+            yield from system.units[cols.command_params(i)["unit"]].wait(core, stage)
 
 
-def command_unit(system: System, params: dict, offload: bool, row: int, source: str):
-    """The accelerator unit a command of trace row ``row`` targets; TraceError (naming ``source``, the
-    row and the argument) unless the target is an accelerator of ``system`` and, for an offload, the
-    unit can run the command (``check_command``: before the unit sees it, so a bad command stops the
-    run with an input error rather than an exception inside the simulation)."""
-    unit = system.units.get(params["unit"])
-    if unit is None:
-        raise TraceError(source, f"target unit {params['unit']!r} is not an accelerator of the system (it has: "
-                         f"{', '.join(sorted(system.units)) or 'none'})", row=row, column="params")
-    if offload:
-        try:
-            unit.check_command(params)
-        except CommandError as exc:
-            raise TraceError(source, str(exc), row=row, column="params") from None
-    return unit
+def check_trace(system: System, table: pa.Table, source: str = "<memory>") -> dict[int, dict]:
+    """Validate ``table`` against ``system``: its units, rows and commands (TraceError naming ``source``);
+    return the params of its offload/wait rows as the units run them (``check_commands``)."""
+    return check_commands(system, table, source, validate_trace(table, source, units=system.unit_names()))
 
 
 def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
-    """Validate ``table`` against the system's units, replay it, return the end time in ps."""
-    cols = _Columns(table, validate_trace(table, source, units=system.unit_names()))
+    """Validate ``table`` against the system (``check_trace``), replay it, return the end time in ps."""
+    cols = _Columns(table, check_trace(system, table, source))
     units = np.array(cols.unit, dtype=object)
     host_rows = np.flatnonzero(units == "host")
-    proc = system.env.process(host_process(system, cols, host_rows, source))
+    proc = system.env.process(host_process(system, cols, host_rows))
     system.env.run(until=proc)
     for unit in system.units.values():  # accelerators finish their queued commands
         system.env.run(until=unit.idle_event())

@@ -9,7 +9,8 @@ from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.engine.replay import replay
 from simulator.system import build_system
-from workloads.trace import TraceBuilder, TraceError
+from tests.conftest import offload_trace
+from workloads.trace import TraceError
 
 CRYPTO = "configs/systems/logca_ultrasparc_t2.yaml"  # unit 'crypto', 8 engines, with SHA-256
 CARD = "configs/systems/logca_hifn_7955.yaml"  # a crypto card without SHA-256
@@ -25,53 +26,45 @@ TILE = {"inputs": [[0, 512]], "outputs": [[1 << 20, 512]], "points": 64, "rows":
 STENCIL_CMD = {"op": "stencil_tiles", "stencil": "jacobi_2d", "t_t": 2, "m_tile_words": 256, "tiles": [TILE]}
 
 CASES = [
-    (CRYPTO, "crypto", AES | {"engines": 0}, "engines must be an integer in 1..8, got 0"),
-    (CRYPTO, "crypto", AES | {"engines": "x"}, "engines must be an integer in 1..8, got 'x'"),
-    (CRYPTO, "crypto", AES | {"op": "aes"}, "op must be 'aes128' or 'sha256', got 'aes'"),
-    (CRYPTO, "crypto", {"op": "aes128", "inputs": [[0, 16]]}, "exactly one input and one output region, got 1 and 0"),
+    (CRYPTO, "crypto", AES | {"engines": 0}, "engines: expected a value >= 1, got 0"),
+    (CRYPTO, "crypto", AES | {"engines": "x"}, "engines: expected an integer, got 'x'"),
+    (CRYPTO, "crypto", AES | {"op": "aes"}, "op: expected one of 'aes128', 'sha256', got 'aes'"),
+    (CRYPTO, "crypto", {"op": "aes128", "inputs": [[0, 16]]}, "outputs: missing; expected a list of [byte address, bytes] regions"),
     (CRYPTO, "crypto", AES | {"inputs": "0-4096"}, "inputs = '0-4096': expected a list of [byte address, bytes]"),
     (CRYPTO, "crypto", AES | {"inputs": [[-64, 64]]}, "inputs[0] = [-64, 64]: expected [byte address, bytes]"),
     (CRYPTO, "crypto", AES | {"outputs": [[0, 64, 1]]}, "outputs[0] = [0, 64, 1]: expected [byte address, bytes]"),
     (CRYPTO, "crypto", AES | {"outputs": [[0, 2**50]]}, "outputs[0] = [0, 1125899906842624]: ends at byte "
                                                         "1125899906842624; expected it to end within the"),
     (CARD, "crypto", {**AES, "op": "sha256"}, "this unit has no SHA-256 engine"),
-    (LAP, "lap", GEMM | {"op": "conv"}, "op = 'conv': expected 'gemm'"),
-    (LAP, "lap", GEMM | {"m": 0}, "m = 0: expected an integer >= 1"),
-    (LAP, "lap", GEMM | {"lda": 8}, "lda = 8: expected an integer >= 64"),
-    (LAP, "lap", GEMM | {"accumulate": "no"}, "accumulate = 'no': expected true or false"),
-    (LAP, "lap", GEMM | {"c_addr": 2**40}, "c_addr = 1099511627776: the 64 x 64 matrix (leading dimension 64) ends"),
-    (SYSTOLIC, "systolic", GEMM | {"op": "conv"}, "systolic systolic: op = 'conv': expected 'gemm'"),
-    (SYSTOLIC, "systolic", GEMM | {"k": -2}, "systolic gemm command: k = -2: expected an integer >= 1"),
-    (SYSTOLIC, "systolic", GEMM | {"b_addr": 2**40}, "b_addr = 1099511627776: the 64 x 64 matrix (leading"),
-    (KERNEL, "gpu", GPU | {"op": "conv"}, "op must be one of"),
-    (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles must be a finite number >= 0, got -1"),
+    (LAP, "lap", GEMM | {"op": "conv"}, "op: expected one of 'gemm', got 'conv'"),
+    (LAP, "lap", GEMM | {"m": 0}, "offload to lap: m: expected a value >= 1, got 0"),
+    (LAP, "lap", GEMM | {"lda": 8}, "lda = 8: expected a leading dimension >= 64"),
+    (LAP, "lap", GEMM | {"accumulate": "no"}, "accumulate: expected true or false, got 'no'"),
+    (LAP, "lap", GEMM | {"c_addr": 2**40}, "c_addr = 1099511627776: the matrix ends at byte 1099511660544; expected it to end within"),
+    (SYSTOLIC, "systolic", GEMM | {"op": "conv"}, "op: expected one of 'gemm', got 'conv'"),
+    (SYSTOLIC, "systolic", GEMM | {"k": -2}, "offload to systolic: k: expected a value >= 1, got -2"),
+    (SYSTOLIC, "systolic", GEMM | {"b_addr": 2**40}, "b_addr = 1099511627776: the matrix ends at byte"),
+    (KERNEL, "gpu", GPU | {"op": "conv"}, "op: expected one of 'gemm', 'fft', 'radix_sort', 'binary_search', got 'conv'"),
+    (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles: expected a value >= 0.0, got -1"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": []}]},
-     "parts[0].host_cycles must be a finite number >= 0, got None"),
+     "parts[0].host_cycles: missing; expected a number (host cycles)"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0]], "host_cycles": 1}]}, "parts[0].inputs[0] = [0]"),
-    (KERNEL, "gpu", {"op": "fft", "parts": []}, "parts must be a non-empty list"),
-    (STENCIL, "stencil", STENCIL_CMD | {"stencil": "jacobi_9d"}, "stencil = 'jacobi_9d': expected one of"),
-    (STENCIL, "stencil", STENCIL_CMD | {"t_t": 0}, "t_t = 0: expected an integer >= 1"),
+    (KERNEL, "gpu", {"op": "fft", "parts": []}, "parts: expected a non-empty list"),
+    (STENCIL, "stencil", STENCIL_CMD | {"stencil": "jacobi_9d"}, "stencil: expected one of 'gradient_2d'"),
+    (STENCIL, "stencil", STENCIL_CMD | {"t_t": 0}, "t_t: expected a value >= 1, got 0"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"rows": 8}]}, "tiles[0].rows = 8: expected a list"),
-    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"points": -1}]}, "tiles[0].points = -1: expected an"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"points": -1}]}, "tiles[0].points: expected a value >= 0, got -1"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"outputs": [[0, -8]]}]}, "tiles[0].outputs[0] = [0, -8]"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"inputs": [[2**45, 64]]}]}, "tiles[0].inputs[0] = [35"),
-    (STENCIL, "stencil", STENCIL_CMD | {"m_tile_words": 10**9}, "a tile needs 1000000000 words; the scratchpad"),
+    (STENCIL, "stencil", STENCIL_CMD | {"m_tile_words": 10**9}, "m_tile_words = 1000000000: expected at most the 12288 words"),
 ]
-
-
-def _trace(target: str, params: dict):
-    tb = TraceBuilder()
-    tb.compute("host", "init", cycles=10)
-    tb.offload("host", "k", target, **params)
-    tb.wait("host", "k", target)
-    return tb.to_table()
 
 
 @pytest.mark.parametrize("system, target, params, says", CASES, ids=[c[3][:40] for c in CASES])
 def test_a_bad_command_is_refused_naming_row_and_argument(system, target, params, says):
     built = build_system(load_spec(system, SystemSpec).spec)
     with pytest.raises(TraceError) as err:
-        replay(built, _trace(target, params), "t.parquet")
+        replay(built, offload_trace(target, params), "t.parquet")
     assert str(err.value).startswith("t.parquet: row 1, column 'params': ")
     assert says in str(err.value)
     assert built.units[target].commands_done == 0
@@ -82,7 +75,7 @@ def test_a_bad_command_is_refused_naming_row_and_argument(system, target, params
                                                     (SYSTOLIC, "systolic", GEMM)])
 def test_the_good_command_of_each_unit_runs(system, target, params):
     built = build_system(load_spec(system, SystemSpec).spec)
-    assert replay(built, _trace(target, params)) > 0
+    assert replay(built, offload_trace(target, params)) > 0
     assert built.units[target].commands_done == 1
 
 
@@ -90,7 +83,7 @@ def test_the_host_is_not_a_command_target():
     built = build_system(load_spec(LAP, SystemSpec).spec)
     with pytest.raises(TraceError, match=r"row 1, column 'params': target unit 'host' is not an accelerator of the "
                                          r"system \(it has: lap\)"):
-        replay(built, _trace("host", GEMM))
+        replay(built, offload_trace("host", GEMM))
 
 
 def test_a_matrix_that_ends_at_the_last_byte_of_memory_runs():
@@ -99,6 +92,6 @@ def test_a_matrix_that_ends_at_the_last_byte_of_memory_runs():
     eb = built.units["lap"].spec.elem_bytes
     # C is the top-left 64 x 64 of a 64 x 128 matrix: its last row ends 64 elements before the matrix does
     c_addr = top - (63 * 128 + 64) * eb
-    assert replay(built, _trace("lap", GEMM | {"c_addr": c_addr, "ldc": 128})) > 0
+    assert replay(built, offload_trace("lap", GEMM | {"c_addr": c_addr, "ldc": 128})) > 0
     with pytest.raises(TraceError, match="c_addr"):
-        replay(build_system(load_spec(LAP, SystemSpec).spec), _trace("lap", GEMM | {"c_addr": c_addr + eb, "ldc": 128}))
+        replay(build_system(load_spec(LAP, SystemSpec).spec), offload_trace("lap", GEMM | {"c_addr": c_addr + eb, "ldc": 128}))

@@ -120,7 +120,7 @@ def test_energy_counts_flops_and_local_memory():
 def test_unknown_op_and_bad_arguments_are_rejected():
     loaded = load_spec(LLC_SYSTEM, SystemSpec)
     for params, match in (({"op": "conv", "m": 1, "n": 1, "k": 1}, "op"),
-                          ({"op": "gemm", "m": 0, "n": 1, "k": 1, "a_addr": 0, "b_addr": 0, "c_addr": 0}, "m = 0")):
+                          ({"op": "gemm", "m": 0, "n": 1, "k": 1, "a_addr": 0, "b_addr": 0, "c_addr": 0}, "m: expected a value >= 1")):
         system = build_system(loaded.spec)
         tb = TraceBuilder()
         tb.offload("host", "g", "lap", **params)

@@ -177,5 +177,6 @@ def test_more_tiles_in_flight_hide_transfers():
 
 def test_a_tile_larger_than_the_scratchpad_is_rejected():
     shape = TileShape("hhc_2d", 16, (512, 64))
-    with pytest.raises(ConfigError, match=r"row 0, column 'params': .*a tile needs 85698 words; the scratchpad"):
+    with pytest.raises(ConfigError, match=r"row 0, column 'params': offload to stencil: m_tile_words = 85698: "
+                                          r"expected at most the 12288 words of the unit's scratchpad"):
         _sim_time(shape, (1024, 128), 16)  # refused as input, before the run

@@ -187,9 +187,13 @@ def test_trace_naming_a_unit_the_system_lacks_exits_2(tmp_path, capsys):
 
 
 def test_validate_accepts_the_shipped_configs(capsys):
-    files = [str(DEFAULT_SYSTEM), *map(str, sorted((CONFIGS / "workloads").glob("*.yaml")))]
-    assert main(["validate", *files]) == 0
-    assert capsys.readouterr().out.count(": ok") == len(files)
+    """Each shipped workload beside a system that runs it: checked against that system, rows and commands."""
+    lap_workloads = [str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml")]
+    host_workloads = sorted(set(map(str, (CONFIGS / "workloads").glob("*.yaml"))) - set(lap_workloads))
+    for files in ([str(DEFAULT_SYSTEM), *host_workloads], [str(CONFIGS / "systems" / "lap_llc.yaml"), *lap_workloads]):
+        assert main(["validate", *files]) == 0
+        out = capsys.readouterr().out
+        assert out.count(": ok") == len(files) and out.count("its rows and commands fit") == len(files) - 1
 
 
 @pytest.mark.parametrize("argv", [["study", str(ROOT / "configs" / "studies" / "micro_sweep.yaml")],
