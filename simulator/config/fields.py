@@ -191,7 +191,8 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
         kinds = registered_kinds(tp)
         kind = value.get("kind") if isinstance(value, dict) else None
         if not isinstance(kind, str) or kind not in kinds:
-            errors.append(f"{source}: {key}.kind: {kind!r}; expected one of: {', '.join(sorted(kinds))}")
+            given = "missing" if kind is None else repr(kind)
+            errors.append(f"{source}: {key}.kind: {given}; expected one of: {', '.join(sorted(kinds))}")
             return None
         return build_spec(kinds[kind], value, source, key, errors)
     if _is_spec(tp):
