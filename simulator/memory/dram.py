@@ -24,6 +24,9 @@ from simulator.memory.array_kernel import value_range
 from simulator.memory.dram_params import DramCurrents, DramGeometry, DramTiming, check_line_is_one_burst
 
 PAGE_POLICIES = ("open", "open_adaptive", "closed")
+#: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
+ATTRIBUTED_COUNTERS = ("reads", "writes", "activates")
+_ATTRIBUTED = np.array([k.K_READS, k.K_WRITES, k.K_ACTS])
 SCHEDULERS = ("in_order", "frfcfs")
 
 
@@ -133,6 +136,8 @@ class DramSystem:
         self._log = np.zeros((command_log_capacity, 5), dtype=np.int64)
         self._log_n = np.zeros(1, dtype=np.int64)
         self._min_arrival_ps = 0
+        # requester -> [reads, writes, activates] caused by its chunks (refresh belongs to none)
+        self._by_requester: dict[str, np.ndarray] = {}
 
     # -- serving ---------------------------------------------------------------------------
     @property
@@ -146,7 +151,7 @@ class DramSystem:
         return self.geometry.channels * self.geometry.line_bytes * 1e12 / self.timing.burst_ps
 
     def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                      bus_speedup: int = 1) -> np.ndarray:
+                      bus_speedup: int = 1, requester: str = "host") -> np.ndarray:
         """Serve one chunk of line requests (line indices = byte address // line_bytes), all
         arriving at arrival_ps, in the scheduler's order; return each request's data-burst
         completion time in ps (int64 array, in the order of ``lines``). Arrival times must not
@@ -154,7 +159,9 @@ class DramSystem:
 
         bus_speedup: for a requester inside the memory (near-memory accelerator) that reaches
         the banks over an internal path ``bus_speedup`` times wider than the channel: the
-        burst occupancy and tCCD of this chunk are divided by it (bank timing unchanged)."""
+        burst occupancy and tCCD of this chunk are divided by it (bank timing unchanged).
+        requester: who sent the chunk; the reads, writes and activates it causes are also counted
+        for that requester (``counters_by_requester``)."""
         if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, np.integer)) or bus_speedup < 1:
             raise ValueError(f"bus_speedup = {bus_speedup!r}: expected an integer >= 1")
         lines = np.ascontiguousarray(lines, dtype=np.int64)
@@ -178,6 +185,7 @@ class DramSystem:
         self._min_arrival_ps = arrival_ps
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
+            before = self._ctr[_ATTRIBUTED].copy()
             p = self._p
             if bus_speedup > 1:
                 p = p.copy()
@@ -197,15 +205,17 @@ class DramSystem:
             else:
                 k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._ch, self._ring,
                         self._pend, self._ctr, out, self._log, self._log_n)
+            mine = self._by_requester.setdefault(requester, np.zeros(len(_ATTRIBUTED), dtype=np.int64))
+            mine += self._ctr[_ATTRIBUTED] - before
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                bus_speedup: int = 1) -> int:
+                bus_speedup: int = 1, requester: str = "host") -> int:
         """Serve one chunk of line requests, in order, arriving together at arrival_ps; return
         the completion time in ps of the last data burst (arrival_ps for an empty chunk).
         Bank/row state, bus occupancy and refresh carry over between calls; ``bus_speedup``
-        as in ``service_lines``."""
-        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup)
+        and ``requester`` as in ``service_lines``."""
+        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup, requester)
         return int(value_range(out)[1]) if out.size else int(arrival_ps)
 
     def idle_until(self, t_ps: int) -> None:
@@ -236,6 +246,11 @@ class DramSystem:
             "bytes_read": int(c[k.K_READS]) * self.geometry.line_bytes,
             "bytes_written": int(c[k.K_WRITES]) * self.geometry.line_bytes,
         }
+
+    def counters_by_requester(self) -> dict[str, dict[str, int]]:
+        """reads, writes (data bursts, lines) and activates (commands) by the requester whose chunk
+        caused them; refreshes and the precharges they force belong to no requester."""
+        return {who: dict(zip(ATTRIBUTED_COUNTERS, (int(v) for v in c))) for who, c in self._by_requester.items()}
 
     @property
     def last_completion_ps(self) -> int:
