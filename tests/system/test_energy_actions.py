@@ -17,6 +17,7 @@ from simulator.memory.cache import CacheHierarchy
 from simulator.memory.power import command_energies_j
 from simulator.config.schema import dram_parameters
 from simulator.replay import replay
+from simulator.runner import simulate_trace
 from simulator.system import build_system
 from workloads.trace import TraceBuilder
 
@@ -116,3 +117,21 @@ def test_conservation_fails_when_a_dram_command_is_not_attributed(tmp_path, monk
                         lambda self: {k: {**v, "activates": max(0, v["activates"] - 1)} for k, v in real(self).items()})
     with pytest.raises(ConservationError, match="dram.activates"):
         energy_account(system, end)
+
+
+def test_results_carry_actions_and_energy_by_requester(tmp_path):
+    path = tmp_path / "four_sets.yaml"
+    path.write_text(SYSTEM_YAML)
+    trace = TraceBuilder()
+    trace.region("host", "write", "write", 0, 512)
+    results = simulate_trace(str(path), trace.to_table())
+    summary = results.summary()
+    assert summary["energy_model"] == "actions"
+    # 8 stores: 8 write-allocate fills, the last 4 evicting the first 4 (dirty) lines
+    assert summary["actions"]["L1D"]["host"]["stores"] == 8
+    assert summary["actions"]["L1D"]["host"]["writebacks_out"] == 4
+    assert summary["energy_j"]["L1D"]["write"] == pytest.approx(8 * WRITE_J)
+    assert sum(summary["energy_total_by_requester_j"].values()) == pytest.approx(summary["energy_total_j"])
+    table = results.to_pandas()
+    rows = table[table.component == "actions/L1D/host"].set_index("quantity")
+    assert rows.loc["stores", "unit"] == "lines" and rows.loc["probes", "unit"] == "lookups"
