@@ -1,44 +1,270 @@
-"""Energy after the run: action counts x an energy table, plus static power x time.
+"""Energy after the run: action counts x an energy table, per component, category and requester.
 
-Components only count (flops, bytes served per cache level, DRAM commands and
-bank-state time); this module prices the counts with the system spec's
-energies (Accelergy's split of counting from pricing). All values in joules.
+Components only count (flops; cache reads, writes, fills, write-backs, probes;
+DRAM commands and bank-state time; link and interface bytes), each count also
+split by the requester that caused it: ``host`` (the core's own trace rows),
+an accelerator's unit name (its data path), ``<unit>.driver`` (the host-side
+coherence work and the DMA copies of its offloads) and ``background`` (DRAM
+energy that time alone causes: background and refresh). This module prices
+the counts with the system spec's energies (Accelergy's split of counting from
+pricing). Energies in J, counts in the unit ``ACTION_UNITS`` names.
+
+Two models (``energy.model`` of the system spec):
+
+- ``actions``: every action of every requester at its price. A cache level
+  charges ``read_energy_j`` per demand load reaching it (hit or miss),
+  ``write_energy_j`` per demand store, ``line_energy_j`` per fill, write-back
+  received, write-back sent and maintenance probe; evictions, invalidations
+  and allocations are counted but cost nothing of their own (the fill or probe
+  that causes them is priced).
+- ``inclusive_per_byte``: 001's roofline costs (001 eq. 10): each byte the host
+  core uses is charged once, ``energy_j_per_byte`` of the level that served it;
+  the caches' other work (fills, write-backs, probes, accelerator accesses) is
+  free. The roofline comparison with 001's published costs needs it.
+
+Both models price DRAM (IDD-based energies per command and per unit of time),
+the memory path and the off-chip interface per DRAM byte, and the accelerators
+the same way. ``check_conservation`` verifies every run's account.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
+
+from simulator.accel.base import counter_unit
+from simulator.memory.cache import COUNTER_NAMES, DRAM_NAME
+from simulator.memory.dram import ATTRIBUTED_COUNTERS
+from simulator.memory.power import command_energies_j
+from simulator.config.schema import dram_parameters
 from simulator.system import System
 from simulator.config.units import PS_PER_S
 
+#: the requester of energy no request causes (DRAM background and refresh)
+BACKGROUND = "background"
+
+#: cache energy categories under ``actions``: category -> (counter, price field of CacheLevelSpec)
+CACHE_PRICES: dict[str, tuple[str, str]] = {
+    "read": ("loads", "read_energy_j"),
+    "write": ("stores", "write_energy_j"),
+    "fill": ("fills", "line_energy_j"),
+    "writeback_in": ("writebacks_in", "line_energy_j"),
+    "writeback_out": ("writebacks_out", "line_energy_j"),
+    "probe": ("probes", "line_energy_j"),
+}
+#: cache counters reported as actions (hits and misses are outcomes of reads and writes, not actions)
+CACHE_ACTIONS = tuple(c for c in COUNTER_NAMES if c not in ("hits", "misses"))
+#: DRAM categories priced per command, and the counter each is priced on
+DRAM_COMMAND_PRICES = {"activate_precharge": "activates", "read": "reads", "write": "writes"}
+
+#: units of the actions other components than accelerators count (an accelerator's: ``counter_unit``)
+ACTION_UNITS = {**{c: "lines" for c in COUNTER_NAMES}, "probes": "lookups", "reads": "lines", "writes": "lines",
+                "activates": "commands", "refreshes": "commands", "flops": "flop", "bytes": "B", "link_bytes": "B"}
+
+
+def action_unit(action: str) -> str:
+    """The unit an action is counted in (lines, lookups, commands, flop, B, or an accelerator counter's)."""
+    return ACTION_UNITS.get(action) or counter_unit(action)
+
+#: relative tolerance of the conservation sums (float sums in a different order)
+_REL_TOL = 1e-9
+
+
+class ConservationError(RuntimeError):
+    """A run's counts or energies do not add up: an internal error of the simulator, never a user's."""
+
+
+@dataclass
+class EnergyAccount:
+    """A run's actions and energy: component -> requester -> action (count) / category (J)."""
+
+    model: str
+    actions: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    energy_j: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    #: component -> category -> J computed from the component's total counts (not summed over requesters)
+    totals_j: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def count(self, component: str, requester: str, action: str, value: float) -> None:
+        """Record ``value`` of ``action`` by ``requester`` at ``component`` (a zero is kept, for the table)."""
+        self.actions.setdefault(component, {}).setdefault(requester, {})[action] = float(value)
+
+    def charge(self, component: str, requester: str, category: str, joules: float) -> None:
+        """Add ``joules`` of ``category`` to ``component`` for ``requester``."""
+        cats = self.energy_j.setdefault(component, {}).setdefault(requester, {})
+        cats[category] = cats.get(category, 0.0) + float(joules)
+
+    def by_component(self) -> dict[str, dict[str, float]]:
+        """component -> category -> J, summed over requesters (every component and category of the totals)."""
+        out: dict[str, dict[str, float]] = {}
+        for component, cats in self.totals_j.items():
+            out[component] = {cat: 0.0 for cat in cats}
+            for per_req in self.energy_j.get(component, {}).values():
+                for cat, j in per_req.items():
+                    out[component][cat] = out[component].get(cat, 0.0) + j
+        return out
+
+    def by_requester(self) -> dict[str, float]:
+        """requester -> J over every component."""
+        out: dict[str, float] = {}
+        for per_component in self.energy_j.values():
+            for who, cats in per_component.items():
+                out[who] = out.get(who, 0.0) + sum(cats.values())
+        return out
+
+
+def _host(system: System, end_ps: int, acc: EnergyAccount) -> None:
+    spec = system.spec.host
+    flops = system.host.flops
+    acc.count("host", "host", "flops", flops)
+    acc.charge("host", "host", "dynamic", flops * spec.energy_per_flop_j)
+    acc.charge("host", "host", "static", spec.static_power_w * end_ps / PS_PER_S)
+    acc.totals_j["host"] = {"dynamic": flops * spec.energy_per_flop_j,
+                            "static": spec.static_power_w * end_ps / PS_PER_S}
+
+
+def _caches(system: System, acc: EnergyAccount) -> None:
+    levels = system.spec.caches.levels
+    totals = system.caches.counters()
+    per_requester = system.caches.counters_by_requester()
+    for i, level in enumerate(levels):
+        for who, counters in per_requester.items():
+            for action in CACHE_ACTIONS:
+                acc.count(level.name, who, action, counters[level.name][action])
+        if acc.model == "actions":
+            acc.totals_j[level.name] = {cat: totals[level.name][counter] * getattr(level, price)
+                                        for cat, (counter, price) in CACHE_PRICES.items()}
+            for who, counters in per_requester.items():
+                for cat, (counter, price) in CACHE_PRICES.items():
+                    acc.charge(level.name, who, cat, counters[level.name][counter] * getattr(level, price))
+        else:
+            served_bytes = float(system.host.bytes_by_level[i])
+            acc.count(level.name, "host", "bytes", served_bytes)
+            acc.totals_j[level.name] = {"access": served_bytes * level.energy_j_per_byte}
+            acc.charge(level.name, "host", "access", served_bytes * level.energy_j_per_byte)
+
+
+def _dram(system: System, end_ps: int, acc: EnergyAccount) -> dict[str, int]:
+    """DRAM categories and the bytes each requester moved over the DRAM bus (returned, B)."""
+    dram = system.dram
+    total = dram.energy_j(end_ps)
+    acc.totals_j["dram"] = dict(total)
+    per_command = command_energies_j(*dram_parameters(system.spec))
+    line_bytes = system.spec.caches.line_bytes
+    moved: dict[str, int] = {}
+    for who, counts in dram.counters_by_requester().items():
+        for action in ATTRIBUTED_COUNTERS:
+            acc.count("dram", who, action, counts[action])
+        for cat, counter in DRAM_COMMAND_PRICES.items():
+            acc.charge("dram", who, cat, counts[counter] * per_command[cat])
+        moved[who] = (counts["reads"] + counts["writes"]) * line_bytes
+    acc.count("dram", BACKGROUND, "refreshes", dram.background_times_ps(end_ps)["refreshes"])
+    for cat, joules in total.items():
+        if cat not in DRAM_COMMAND_PRICES:
+            acc.charge("dram", BACKGROUND, cat, joules)
+    return moved
+
+
+def _per_dram_byte(system: System, moved: dict[str, int], acc: EnergyAccount) -> None:
+    """The memory path and the off-chip interface, priced per DRAM byte of each requester."""
+    spec = system.spec
+    exempt = {name: unit.interface.offchip_exempt_bytes for name, unit in system.units.items()}
+    path_j = spec.host.memory_path_energy_j_per_byte
+    bit_j = spec.dram.interface_energy_j_per_bit
+    acc.totals_j["memory_path"] = {"access": sum(moved.values()) * path_j}
+    acc.totals_j["dram_interface"] = {"transfer": (sum(moved.values()) - sum(exempt.values())) * 8 * bit_j}
+    for who, nbytes in moved.items():
+        crossing = nbytes - exempt.get(who, 0)  # near-memory units reach DRAM without the off-chip interface
+        acc.count("memory_path", who, "bytes", nbytes)
+        acc.count("dram_interface", who, "bytes", crossing)
+        acc.charge("memory_path", who, "access", nbytes * path_j)
+        acc.charge("dram_interface", who, "transfer", crossing * 8 * bit_j)
+
+
+def _units(system: System, end_ps: int, acc: EnergyAccount) -> None:
+    for name, unit in system.units.items():
+        cats = unit.energy_j(end_ps)
+        acc.totals_j[name] = dict(cats)
+        for counter, value in sorted(unit.counts.items()):
+            acc.count(name, name, counter, value)
+        for cat, joules in cats.items():
+            if cat != "link":
+                acc.charge(name, name, cat, joules)
+        bit_j = unit.interface.spec.energy_j_per_bit
+        for who, nbytes in unit.interface.link_bytes_by_requester().items():
+            acc.count(name, who, "link_bytes", nbytes)
+            acc.charge(name, who, "link", nbytes * 8 * bit_j)
+
+
+def energy_account(system: System, end_ps: int) -> EnergyAccount:
+    """Every component's actions and energy by requester for a run that ended at ``end_ps``, checked by
+    ``check_conservation`` (raises ConservationError)."""
+    acc = EnergyAccount(model=system.spec.energy.model)
+    _host(system, end_ps, acc)
+    _caches(system, acc)
+    moved = _dram(system, end_ps, acc)
+    _per_dram_byte(system, moved, acc)
+    _units(system, end_ps, acc)
+    check_conservation(system, acc)
+    return acc
+
 
 def energy_breakdown_j(system: System, end_ps: int) -> dict[str, dict[str, float]]:
-    """Energy by component and category, J, for a run that ended at ``end_ps``.
+    """Energy by component and category, J (``energy_account(...).by_component()``)."""
+    return energy_account(system, end_ps).by_component()
 
-    host: ``dynamic`` (flops x energy_per_flop), ``static`` (static_power x time);
-    each cache level: bytes it served x its energy per byte (a byte is charged once,
-    at the level that served it, 001 eq. 10); memory_path: DRAM traffic bytes x the
-    host-side energy per byte; dram: the DRAM model's categories (background
-    active/precharge/power-down, refresh, activate/precharge, read, write); dram_interface: DRAM
-    traffic bits x the off-chip interface energy per bit.
-    """
-    spec = system.spec
-    seconds = end_ps / PS_PER_S
-    core = system.host
-    out: dict[str, dict[str, float]] = {
-        "host": {
-            "dynamic": core.flops * spec.host.energy_per_flop_j,
-            "static": spec.host.static_power_w * seconds,
-        }
-    }
-    for i, level in enumerate(spec.caches.levels):
-        out[level.name] = {"access": float(core.bytes_by_level[i]) * level.energy_j_per_byte}
-    dram_counts = system.dram.counters()
-    traffic_bytes = dram_counts["bytes_read"] + dram_counts["bytes_written"]
-    out["memory_path"] = {"access": traffic_bytes * spec.host.memory_path_energy_j_per_byte}
-    out["dram"] = dict(system.dram.energy_j(end_ps))
-    # near-memory accelerators move DRAM data without crossing the off-chip interface
-    exempt = sum(unit.interface.offchip_exempt_bytes for unit in system.units.values())
-    out["dram_interface"] = {"transfer": (traffic_bytes - exempt) * 8 * spec.dram.interface_energy_j_per_bit}
-    for name, unit in system.units.items():
-        out[name] = unit.energy_j(end_ps)
-    return out
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=1e-18)
+
+
+def _check_lines(system: System) -> list[str]:
+    """Lines in = lines out at every level, and per-requester counts that add up to the totals."""
+    problems = []
+    totals = system.caches.counters()
+    resident = system.caches.resident_lines()
+    per_requester = system.caches.counters_by_requester()
+    for level in system.spec.caches.levels:
+        c = totals[level.name]
+        held = c["allocations"] - c["evictions"] - c["invalidations"]
+        if held != resident[level.name]:
+            problems.append(f"{level.name}: {c['allocations']} lines in - {c['evictions']} evicted - "
+                            f"{c['invalidations']} invalidated = {held}, but it holds {resident[level.name]}")
+    for name in [*(lv.name for lv in system.spec.caches.levels), DRAM_NAME]:
+        for counter, value in totals[name].items():
+            split = sum(r[name][counter] for r in per_requester.values())
+            if split != value:
+                problems.append(f"{name}.{counter}: {value} in total, {split} summed over requesters")
+    dram = system.dram.counters()
+    dram_split = system.dram.counters_by_requester()
+    for counter in ATTRIBUTED_COUNTERS:
+        split = sum(r[counter] for r in dram_split.values())
+        if split != dram[counter]:
+            problems.append(f"dram.{counter}: {dram[counter]} in total, {split} summed over requesters")
+    host_cache = per_requester.get("host", {}).get(DRAM_NAME, {"dram_reads": 0, "dram_writes": 0})
+    host_dram = dram_split.get("host", {"reads": 0, "writes": 0})
+    for cache_key, dram_key in (("dram_reads", "reads"), ("dram_writes", "writes")):
+        if host_cache[cache_key] != host_dram[dram_key]:
+            problems.append(f"host: the caches sent {host_cache[cache_key]} lines to DRAM ({cache_key}), "
+                            f"DRAM served {host_dram[dram_key]} ({dram_key})")
+    return problems
+
+
+def check_conservation(system: System, acc: EnergyAccount) -> None:
+    """Raise ConservationError unless lines in = lines out at every cache level, every split by
+    requester adds up to its total, actions x energies give each component's energy, and the
+    categories and components add up to the total."""
+    problems = _check_lines(system)
+    summed = acc.by_component()
+    for component, cats in acc.totals_j.items():
+        for cat, joules in cats.items():
+            if not _close(summed[component].get(cat, 0.0), joules):
+                problems.append(f"energy {component}.{cat}: {joules!r} J from its total counts, "
+                                f"{summed[component].get(cat, 0.0)!r} J summed over requesters")
+        extra = set(summed[component]) - set(cats)
+        if extra:
+            problems.append(f"energy {component}: categories {sorted(extra)} charged but not priced")
+    total = sum(sum(c.values()) for c in acc.totals_j.values())
+    if not _close(sum(acc.by_requester().values()), total):
+        problems.append(f"energy: {total!r} J by component, {sum(acc.by_requester().values())!r} J by requester")
+    if problems:
+        raise ConservationError("conservation violated (an internal error of the simulator): " + "; ".join(problems))

@@ -2,7 +2,11 @@
 
 Components are named by kind: ``system``, ``host``, ``cache/<level>``,
 ``dram``, ``energy/<component>`` (one quantity per energy category, J),
-``stage/<unit>/<stage>`` (timeline) and ``accel/<name>`` (each accelerator's counters). ``summary()`` nests the same numbers for
+``stage/<unit>/<stage>`` (timeline), ``accel/<name>`` (each accelerator's counters),
+``actions/<component>/<requester>`` (the actions a requester caused there, in
+their units) and ``energy_by_requester/<component>/<requester>`` (one
+quantity per energy category, J; they sum to ``energy/<component>``).
+``summary()`` nests the same numbers for
 ``summary.json``; ``to_pandas()`` gives the table written as
 ``results.parquet``. Results add up (``a + b`` sums equal rows) so that points
 of a study can be combined.
@@ -57,12 +61,22 @@ class Results:
         stages: dict[str, dict[str, float]] = {}
         dram: dict[str, Any] = {}
         host: dict[str, Any] = {}
+        actions: dict[str, dict[str, dict[str, Any]]] = {}
+        by_requester: dict[str, dict[str, dict[str, float]]] = {}
+        requester_total: dict[str, float] = {}
         for c, q, v, _u in self.rows:
             val = int(v) if float(v).is_integer() and abs(v) < 2**53 and not q.endswith(("_s", "_j", "_w")) else v
             if c == "system":
                 out[q] = val
             elif c.startswith("energy/"):
                 energy.setdefault(c[len("energy/"):], {})[q] = v
+            elif c.startswith(("actions/", "energy_by_requester/")):
+                kind, component, who = c.split("/", 2)
+                if kind == "actions":
+                    actions.setdefault(component, {}).setdefault(who, {})[q] = val
+                else:
+                    by_requester.setdefault(component, {}).setdefault(who, {})[q] = v
+                    requester_total[who] = requester_total.get(who, 0.0) + v
             elif c.startswith("cache/"):
                 caches.setdefault(c[len("cache/"):], {})[q] = val
             elif c.startswith("stage/"):
@@ -77,6 +91,9 @@ class Results:
         out["energy_total_j"] = sum(by_component.values())
         out["energy_by_component_j"] = by_component
         out["energy_j"] = energy
+        out["actions"] = actions
+        out["energy_by_requester_j"] = by_requester
+        out["energy_total_by_requester_j"] = requester_total
         if "dram" in energy:
             dram["energy_j"] = energy["dram"]
         out["host"] = host

@@ -27,7 +27,7 @@ from simulator.config.errors import ConfigError
 from simulator.config.loader import LoadedConfig, content_hash, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.config.workload import WorkloadSpec, build_workload, generate_trace, load_workload
-from simulator.energy import energy_breakdown_j
+from simulator.energy import action_unit, energy_account
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
@@ -77,9 +77,19 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         res.add("dram", key, value, DRAM_COUNTER_UNITS[key])
     traffic = dram["bytes_read"] + dram["bytes_written"]
     res.add("dram", "bandwidth_bytes_per_s", traffic / seconds if seconds else 0.0, "B/s")
-    for component, cats in energy_breakdown_j(system, end_ps).items():
+    account = energy_account(system, end_ps)
+    res.meta["energy_model"] = account.model
+    for component, cats in account.by_component().items():
         for cat, joules in cats.items():
             res.add(f"energy/{component}", cat, joules, "J")
+    for component, per_requester in account.actions.items():
+        for who, actions in per_requester.items():
+            for action, value in actions.items():
+                res.add(f"actions/{component}/{who}", action, value, action_unit(action))
+    for component, per_requester in account.energy_j.items():
+        for who, cats in per_requester.items():
+            for cat, joules in cats.items():
+                res.add(f"energy_by_requester/{component}/{who}", cat, joules, "J")
     for stage_name, st in core.stages.items():
         key = f"stage/host/{stage_name}"
         res.add(key, "busy_s", st.busy_ps / PS_PER_S, "s")

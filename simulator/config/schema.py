@@ -62,7 +62,19 @@ class CacheLevelSpec:
     size_bytes: int = param(unit="size", positive=True, max=2**32, doc="capacity")
     ways: int = param(min=1, within=COUNT, doc="associativity")
     latency_cycles: int = param(min=0, within=CYCLES, doc="load-to-use latency of a hit at this level, host cycles")
-    energy_j_per_byte: float = param(unit="energy_per_byte", min=0.0, doc="energy per byte served by this level")
+    read_energy_j: float = param(unit="energy", min=0.0,
+                                 doc="energy per demand load reaching this level (its lookup, hit or miss, and the "
+                                     "line's data), J per access (energy.model: actions)")
+    write_energy_j: float = param(unit="energy", min=0.0,
+                                  doc="energy per demand store reaching this level, J per access (energy.model: "
+                                      "actions)")
+    line_energy_j: float = param(unit="energy", min=0.0,
+                                 doc="energy per line moved into or out of this level other than by a demand access: "
+                                     "a fill from below, a write-back received or sent, a flush/invalidate/evict "
+                                     "probe, J per line (energy.model: actions)")
+    energy_j_per_byte: float = param(unit="energy_per_byte", min=0.0,
+                                     doc="energy per byte the host finds at this level, the byte's whole path "
+                                         "included (001 eq. 10; energy.model: inclusive_per_byte)")
 
 
 @dataclass(frozen=True)
@@ -245,6 +257,21 @@ class DramSpec:
             raise ValueError("currents.idd3p_a: missing; geometry.power_down needs the active power-down current")
 
 
+#: how a run prices its actions (``simulator.energy``)
+ENERGY_MODELS = ("actions", "inclusive_per_byte")
+
+
+@dataclass(frozen=True)
+class EnergySpec:
+    """How the run's counted actions become energy."""
+
+    model: str = param("actions", choices=ENERGY_MODELS,
+                       doc="actions: every component's actions (cache reads, writes, fills, write-backs, probes; "
+                           "DRAM commands; link and interface bytes) x its energy per action, for every requester; "
+                           "inclusive_per_byte: 001's roofline costs, each byte the host uses charged once at the "
+                           "level that served it (energy_j_per_byte), other cache work free")
+
+
 @dataclass(frozen=True)
 class SystemSpec:
     """A whole system: host core, caches, DRAM (accelerators are added by their specs)."""
@@ -256,6 +283,7 @@ class SystemSpec:
     dram: DramSpec = param(doc="main memory")
     accelerators: dict[str, AcceleratorSpec] = field(
         default_factory=dict, metadata={"doc": "accelerators by unit name (the name traces use)"})
+    energy: EnergySpec = field(default_factory=EnergySpec, metadata={"doc": "energy model"})
 
     def __post_init__(self) -> None:
         levels = [lv.name for lv in self.caches.levels]

@@ -238,8 +238,9 @@ class HostCore:
             yield env.timeout(busy)
         stage.add_interval(start, env.now)
 
-    def run_maintenance_row(self, env, stage: StageStats, lines: np.ndarray, op: str):
-        """SimPy generator: flush / evict_llc / invalidate of ``lines``.
+    def run_maintenance_row(self, env, stage: StageStats, lines: np.ndarray, op: str, requester: str | None = None):
+        """SimPy generator: flush / evict_llc / invalidate of ``lines``, counted for ``requester``
+        (default: the core's port; an offload's coherence work names its unit's driver).
 
         Each line is looked up like a load (issue rate, LLC latency hidden by the
         outstanding-miss limit); dirty lines written to DRAM bound the time by
@@ -250,7 +251,7 @@ class HostCore:
         for lo in range(0, len(lines), CHUNK_LINES):
             chunk = lines[lo:lo + CHUNK_LINES]
             start = env.now
-            res = action(chunk, start)
+            res = action(chunk, start, requester)
             t = self.clock.cycles_to_ps(max(len(chunk) / self.loads_per_cycle,
                                             len(chunk) * llc_cycles / self.max_outstanding_misses))
             if res.dram_done_ps is not None:

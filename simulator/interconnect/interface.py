@@ -12,6 +12,10 @@ An ``Interface`` does three things for an accelerator unit:
   (``dram``/``near_memory``/``pcie``: every level; ``llc``: the levels above the
   LLC), and for ``pcie`` the copies in and out over the link.
 The same accelerator code therefore runs at any placement.
+
+Requesters: the accelerator's data path counts its cache, DRAM and link work
+for the unit's own name; the host-side coherence work and the pcie copies (the
+driver and its DMA) for ``<unit>.driver`` (``driver_name``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ from simulator.config.units import seconds_to_ps
 from workloads.trace import element_lines
 
 NON_COHERENT = ("dram", "near_memory", "pcie")
+
+
+def driver_name(unit: str) -> str:
+    """The requester name of ``unit``'s driver: its coherence work on the host and its DMA copies."""
+    return f"{unit}.driver"
 
 
 def region_lines(regions: list, line_bytes: int) -> np.ndarray:
@@ -71,6 +80,7 @@ class Interface:
         if s.coupling == "pcie" and s.device_memory_bandwidth_bytes_per_s > 0:
             self.device_memory = Link(f"{self.name}.device_memory", s.device_memory_bandwidth_bytes_per_s)
         self.llc_level = len(self.caches.levels) - 1
+        self.driver = driver_name(self.name)
 
     @property
     def coupling(self) -> str:
@@ -91,11 +101,11 @@ class Interface:
         if self.coupling in NON_COHERENT:
             lines = region_lines(inputs + outputs, self.line_bytes)
             if len(lines):
-                yield from core.run_maintenance_row(env, stage, lines, "flush")
+                yield from core.run_maintenance_row(env, stage, lines, "flush", self.driver)
         elif self.coupling == "llc":
             lines = region_lines(inputs + outputs, self.line_bytes)
             if len(lines):
-                yield from core.run_maintenance_row(env, stage, lines, "evict_llc")
+                yield from core.run_maintenance_row(env, stage, lines, "evict_llc", self.driver)
 
     def host_after(self, core, env, stage, outputs: list):
         """SimPy generator run by the host after completion: drop stale copies of the outputs."""
@@ -103,9 +113,9 @@ class Interface:
         if not len(lines):
             return
         if self.coupling in NON_COHERENT:
-            yield from core.run_maintenance_row(env, stage, lines, "invalidate")
+            yield from core.run_maintenance_row(env, stage, lines, "invalidate", self.driver)
         elif self.coupling == "llc":
-            self.caches.invalidate(lines, levels=list(range(self.llc_level)))
+            self.caches.invalidate(lines, levels=list(range(self.llc_level)), requester=self.driver)
 
     # --- accelerator data path ----------------------------------------------------------------
 
@@ -119,14 +129,16 @@ class Interface:
         if self.coupling == "near_memory":  # inside the memory: the configured bandwidth, not the channel's
             self.offchip_exempt_bytes += len(lines) * self.line_bytes
             speedup = max(1.0, self.spec.bandwidth_bytes_per_s / self.dram.peak_bandwidth_bytes_per_s)
-        return self.dram.service(lines, is_write, now_ps, bus_speedup=speedup) if len(lines) else now_ps
+        if not len(lines):
+            return now_ps
+        return self.dram.service(lines, is_write, now_ps, bus_speedup=speedup, requester=self.name)
 
-    def _through_llc(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        res = self.caches.access(lines, is_write, self.llc_level)
-        done = now_ps
+    def _through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:
+        """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's."""
+        res = self.caches.access(lines, is_write, level, requester=self.name)
         for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
             if len(arr):
-                done = max(done, self.dram.service(arr.astype(np.int64), w, now_ps))
+                done = max(done, self.dram.service(arr.astype(np.int64), w, now_ps, requester=self.name))
         return done
 
     def access(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
@@ -135,20 +147,15 @@ class Interface:
         c = self.coupling
         if c == "pcie":  # the device works on its own memory; only copy_in / copy_out cross the link
             if self.device_memory is not None:
-                return max(now_ps, self.device_memory.transfer(len(lines) * self.line_bytes, now_ps))
+                return max(now_ps, self.device_memory.transfer(len(lines) * self.line_bytes, now_ps, self.name))
             return now_ps
-        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps)
+        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps, self.name)
         if c in ("dram", "near_memory"):
             return max(link_done, self._dram(lines, is_write, now_ps))
         if c in ("llc", "on_die_dma", "shared_memory"):
-            return max(link_done, self._through_llc(lines, is_write, now_ps))
+            return max(link_done, self._through_caches(lines, is_write, now_ps, self.llc_level, now_ps))
         if c == "in_pipeline":
-            res = self.caches.access(lines, is_write, 0)
-            done = link_done
-            for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
-                if len(arr):
-                    done = max(done, self.dram.service(arr.astype(np.int64), w, now_ps))
-            return done
+            return self._through_caches(lines, is_write, now_ps, 0, link_done)
         raise ValueError(f"interface {self.name}: coupling = {c!r}: expected one of the known couplings")
 
     def copy_in(self, regions: list, now_ps: int) -> int:
@@ -156,22 +163,30 @@ class Interface:
         lines = region_lines(regions, self.line_bytes)
         if not len(lines):
             return now_ps
-        dram_done = self.dram.service(lines, False, now_ps)
-        return max(dram_done, self.link.transfer(len(lines) * self.line_bytes, now_ps))
+        dram_done = self.dram.service(lines, False, now_ps, requester=self.driver)
+        return max(dram_done, self.link.transfer(len(lines) * self.line_bytes, now_ps, self.driver))
 
     def copy_out(self, regions: list, now_ps: int) -> int:
         """pcie: DMA the output regions over the link into host DRAM; arrival, ps."""
         lines = region_lines(regions, self.line_bytes)
         if not len(lines):
             return now_ps
-        link_done = self.link_out.transfer(len(lines) * self.line_bytes, now_ps)
+        link_done = self.link_out.transfer(len(lines) * self.line_bytes, now_ps, self.driver)
         # DRAM takes requests in arrival order, so the writes are booked now and bounded by the link
-        return max(link_done, self.dram.service(lines, True, now_ps))
+        return max(link_done, self.dram.service(lines, True, now_ps, requester=self.driver))
 
     @property
     def bytes_moved(self) -> int:
         """Bytes moved over the interface's link, both directions, B."""
         return self.link.bytes_moved + (self.link_out.bytes_moved if self.link_out is not self.link else 0)
+
+    def link_bytes_by_requester(self) -> dict[str, int]:
+        """Bytes moved over the interface's link, both directions, by requester (the unit, its driver), B."""
+        out = dict(self.link.bytes_by_requester)
+        if self.link_out is not self.link:
+            for who, n in self.link_out.bytes_by_requester.items():
+                out[who] = out.get(who, 0) + n
+        return out
 
     def energy_j(self) -> dict[str, float]:
         """Energy of the interface's own link, both directions, J (DRAM's off-chip interface is charged by the

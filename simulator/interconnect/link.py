@@ -4,7 +4,8 @@ Time lives on links (SST's ``Link.connect((a, port, "1000ps"), ...)``): a
 transfer of ``n`` bytes that starts at ``t`` on an idle link ends at
 ``t + latency + n / bandwidth``; transfers queue behind each other in the
 order they are asked for (the link serialises them). The link counts bytes
-and transfers; its energy is bytes x 8 x energy per bit.
+and transfers, also by the requester that asked for each transfer; its energy is
+bytes x 8 x energy per bit.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Link:
     busy_until_ps: int = 0
     bytes_moved: int = field(default=0)
     transfers: int = field(default=0)
+    bytes_by_requester: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.bandwidth_bytes_per_s > 0:
@@ -36,12 +38,13 @@ class Link:
         """Time the link is occupied by ``nbytes``, ps."""
         return int(round(nbytes * PS_PER_S / self.bandwidth_bytes_per_s))
 
-    def transfer(self, nbytes: int, start_ps: int) -> int:
-        """Book a transfer of ``nbytes`` asked for at ``start_ps``; return its arrival time, ps."""
+    def transfer(self, nbytes: int, start_ps: int, requester: str = "host") -> int:
+        """Book a transfer of ``nbytes`` asked for at ``start_ps`` by ``requester``; return its arrival time, ps."""
         begin = max(start_ps, self.busy_until_ps)
         self.busy_until_ps = begin + self.serialisation_ps(nbytes)
         self.bytes_moved += int(nbytes)
         self.transfers += 1
+        self.bytes_by_requester[requester] = self.bytes_by_requester.get(requester, 0) + int(nbytes)
         return self.busy_until_ps + self.latency_ps
 
     def energy_j(self) -> float:

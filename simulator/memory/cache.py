@@ -43,7 +43,18 @@ Counters per level (cumulative, int64, names in ``COUNTER_NAMES``): ``loads``
 and ``stores`` (demand accesses reaching the level), ``hits``, ``misses``,
 ``writebacks_out`` (dirty lines leaving the level), ``writebacks_in`` (dirty
 lines received from the level above), ``prefetches`` (lines prefetched into the
-level); for the hierarchy ``dram_reads`` and ``dram_writes`` (lines).
+level), ``fills`` (lines installed from the level below or DRAM, demand or
+prefetch), ``evictions`` (valid lines replaced by any allocation, clean or
+dirty), ``invalidations`` (lines dropped by flush / evict_to_llc / invalidate)
+``probes`` (the lookups those maintenance operations make, one per line and
+level examined) and ``allocations`` (lines placed in the level: fills,
+write-backs received while absent, zero misses); for the hierarchy
+``dram_reads`` and ``dram_writes`` (lines). A level's allocations minus its
+evictions and invalidations equal the lines it holds (lines in = lines out).
+
+Every operation takes a ``requester`` name (the host core, an accelerator, a
+driver's coherence work); the counters of each call are also added to that
+requester's table (``counters_by_requester``), one array addition per call.
 """
 
 from __future__ import annotations
@@ -59,6 +70,7 @@ from simulator.config.units import is_power_of_two
 
 COUNTER_NAMES: tuple[str, ...] = (
     "loads", "stores", "hits", "misses", "writebacks_out", "writebacks_in", "prefetches",
+    "fills", "evictions", "invalidations", "probes", "allocations",
 )
 DRAM_NAME = "DRAM"
 MAX_LINE = 2 ** 62   # the kernels store 2 * line + dirty in an int64
@@ -248,6 +260,8 @@ class CacheHierarchy:
         self._rd = np.empty(0, dtype=np.int64)
         self._wr = np.empty(0, dtype=np.int64)
         self._no_stores = np.zeros(1, dtype=np.uint8)
+        # per requester: the level counters, and a last row holding DRAM reads and writes (lines)
+        self._by_requester: dict[str, np.ndarray] = {}
 
     @property
     def n_levels(self) -> int:
@@ -285,12 +299,19 @@ class CacheHierarchy:
                 return reads, writes
 
     def _result(self, before: np.ndarray, reads: list, writes: list,
-                served: np.ndarray) -> ChunkResult:
-        return ChunkResult(self._counts - before, _concat(reads), _concat(writes), served)
+                served: np.ndarray, requester: str) -> ChunkResult:
+        result = ChunkResult(self._counts - before, _concat(reads), _concat(writes), served)
+        mine = self._by_requester.get(requester)
+        if mine is None:
+            mine = self._by_requester[requester] = np.zeros((self.n_levels + 1, ck.N_COUNTERS), dtype=np.int64)
+        mine[:-1] += result.level_counts
+        mine[-1, 0] += len(result.dram_reads)
+        mine[-1, 1] += len(result.dram_writes)
+        return result
 
     # -- operations -------------------------------------------------------------
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False,
-               start_level: int = 0) -> ChunkResult:
+               start_level: int = 0, requester: str = "host") -> ChunkResult:
         """Demand loads/stores of ``lines`` (line numbers) entering at ``start_level``."""
         arr = as_lines(lines)
         check_start_level(start_level, self.n_levels)
@@ -309,9 +330,9 @@ class CacheHierarchy:
             st["clock"], self._counts, self._dram, self._rd, self._wr, self._pos, served,
             self._pf_cfg, self._pf_last, self._pf_stamp))
         ck.demand_counts(served, stores, mode, start_level, self._counts)
-        return self._result(before, reads, writes, served)
+        return self._result(before, reads, writes, served, requester)
 
-    def zero(self, lines, start_level: int = 0) -> ChunkResult:
+    def zero(self, lines, start_level: int = 0, requester: str = "host") -> ChunkResult:
         """Allocate ``lines`` dirty (zero-filled) at ``start_level`` without reading memory."""
         arr = as_lines(lines)
         check_start_level(start_level, self.n_levels)
@@ -321,9 +342,9 @@ class CacheHierarchy:
         reads, writes = self._run(arr.shape[0], lambda done: ck.zero_kernel(
             arr, done, start_level, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts,
             self._dram, self._wr, self._pos, served))
-        return self._result(before, reads, writes, served)
+        return self._result(before, reads, writes, served, requester)
 
-    def flush(self, lines) -> ChunkResult:
+    def flush(self, lines, requester: str = "host") -> ChunkResult:
         """clflush ``lines``: dirty data to DRAM once, line invalidated in every level."""
         arr = as_lines(lines)
         before = self._counts.copy()
@@ -331,9 +352,9 @@ class CacheHierarchy:
         reads, writes = self._run(arr.shape[0], lambda done: ck.flush_kernel(
             arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts, self._dram,
             self._wr, self._pos))
-        return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
+        return self._result(before, reads, writes, np.empty(0, dtype=np.int8), requester)
 
-    def evict_to_llc(self, lines) -> ChunkResult:
+    def evict_to_llc(self, lines, requester: str = "host") -> ChunkResult:
         """Write dirty upper-level copies of ``lines`` into the last level and drop them above."""
         arr = as_lines(lines)
         before = self._counts.copy()
@@ -341,9 +362,9 @@ class CacheHierarchy:
         reads, writes = self._run(arr.shape[0], lambda done: ck.evict_to_llc_kernel(
             arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts, self._dram,
             self._wr, self._pos))
-        return self._result(before, reads, writes, np.empty(0, dtype=np.int8))
+        return self._result(before, reads, writes, np.empty(0, dtype=np.int8), requester)
 
-    def invalidate(self, lines, levels: Sequence[int] | None = None) -> ChunkResult:
+    def invalidate(self, lines, levels: Sequence[int] | None = None, requester: str = "host") -> ChunkResult:
         """Drop ``lines`` without write-back from level indices ``levels`` (all when None)."""
         arr = as_lines(lines)
         chosen = check_levels_arg(levels, self.n_levels)
@@ -351,9 +372,10 @@ class CacheHierarchy:
         level_mask[chosen] = 1
         before = self._counts.copy()
         st = self._st
-        ck.invalidate_kernel(arr, level_mask, st["ts"], st["base"], st["mask"], st["ways"], self._mru)
+        ck.invalidate_kernel(arr, level_mask, st["ts"], st["base"], st["mask"], st["ways"], self._mru,
+                             self._counts)
         empty = np.empty(0, dtype=np.int64)
-        return self._result(before, [empty], [empty], np.empty(0, dtype=np.int8))
+        return self._result(before, [empty], [empty], np.empty(0, dtype=np.int8), requester)
 
     # -- inspection -------------------------------------------------------------
     def counters(self) -> dict[str, dict[str, int]]:
@@ -362,6 +384,23 @@ class CacheHierarchy:
                for i, g in enumerate(self.levels)}
         out[DRAM_NAME] = {"dram_reads": int(self._dram[0]), "dram_writes": int(self._dram[1])}
         return out
+
+    def counters_by_requester(self) -> dict[str, dict[str, dict[str, int]]]:
+        """The counters of ``counters()`` split by requester: requester -> level name (and ``DRAM``) -> counter."""
+        out = {}
+        for who, table in self._by_requester.items():
+            mine = {g.name: {c: int(table[i, j]) for j, c in enumerate(COUNTER_NAMES)}
+                    for i, g in enumerate(self.levels)}
+            mine[DRAM_NAME] = {"dram_reads": int(table[-1, 0]), "dram_writes": int(table[-1, 1])}
+            out[who] = mine
+        return out
+
+    def resident_lines(self) -> dict[str, int]:
+        """Valid lines each level holds now, by level name."""
+        ts = self._st["ts"]
+        base = self._st["base"]
+        ends = [*base[1:], ts.shape[0]]
+        return {g.name: int(np.count_nonzero(ts[int(b):int(e)] >= 0)) for g, b, e in zip(self.levels, base, ends)}
 
     def _way_states(self, line: int) -> list[int]:
         st = self._st

@@ -46,7 +46,12 @@ C_MISSES = 3
 C_WB_OUT = 4
 C_WB_IN = 5
 C_PREFETCHES = 6
-N_COUNTERS = 7
+C_FILLS = 7
+C_EVICTIONS = 8
+C_INVALIDATIONS = 9
+C_PROBES = 10
+C_ALLOCATIONS = 11
+N_COUNTERS = 12
 
 REPLACEMENTS = ("lru", "mru_bits")   # replacement policies of a hierarchy
 MAX_MRU_BITS_WAYS = 63   # one uint64 of use bits per set (a shift by 64 is undefined)
@@ -180,6 +185,9 @@ def _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, level, lin
             _touch(ts, mru, start, p, 2 * line + 1)
             break
         word = _insert(ts, mru, start, w, 2 * line + 1)
+        counts[level, C_ALLOCATIONS] += 1
+        if word >= 0:
+            counts[level, C_EVICTIONS] += 1
         if word < 0 or (word & 1) == 0:
             break
         counts[level, C_WB_OUT] += 1
@@ -250,8 +258,12 @@ def access_kernel(lines, stores, store_mode, start, start_level,
             for i in range(job_served - 1, job_top - 1, -1):
                 st = _set_start(base, mask, ways, i, job_line)
                 word = _insert(ts, mru, st, ways[i], 2 * job_line)
+                counts[i, C_FILLS] += 1
+                counts[i, C_ALLOCATIONS] += 1
                 if job_is_prefetch:
                     counts[i, C_PREFETCHES] += 1
+                if word >= 0:
+                    counts[i, C_EVICTIONS] += 1
                 if word >= 0 and (word & 1) != 0:
                     counts[i, C_WB_OUT] += 1
                     level = i + 1
@@ -264,6 +276,9 @@ def access_kernel(lines, stores, store_mode, start, start_level,
                             _touch(ts, mru, st, p, 2 * line + 1)
                             break
                         word = _insert(ts, mru, st, ways[level], 2 * line + 1)
+                        counts[level, C_ALLOCATIONS] += 1
+                        if word >= 0:
+                            counts[level, C_EVICTIONS] += 1
                         if word < 0 or (word & 1) == 0:
                             break
                         counts[level, C_WB_OUT] += 1
@@ -330,13 +345,16 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 
 
 @njit(cache=True)
-def _remove_from_levels(ts, base, mask, ways, mru, x, n_upto):
-    """Drop line ``x`` from levels 0..n_upto-1; return the nearest level that held it dirty, or -1."""
+def _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_upto):
+    """Drop line ``x`` from levels 0..n_upto-1 (a probe of each, an invalidation where present);
+    return the nearest level that held it dirty, or -1."""
     top = -1
     for i in range(n_upto):
+        counts[i, C_PROBES] += 1
         st = _set_start(base, mask, ways, i, x)
         p = _find(ts, st, ways[i], x)
         if p >= 0:
+            counts[i, C_INVALIDATIONS] += 1
             if (_drop(ts, mru, st, ways[i], p) & 1) != 0 and top < 0:
                 top = i
     return top
@@ -352,7 +370,7 @@ def flush_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, 
         if pos[1] + 1 > cap:
             return j
         x = lines[j]
-        top = _remove_from_levels(ts, base, mask, ways, mru, x, n_levels)
+        top = _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_levels)
         if top >= 0:
             counts[top, C_WB_OUT] += 1
             wr_buf[pos[1]] = x
@@ -372,7 +390,7 @@ def evict_to_llc_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, w
         if pos[1] + 1 > cap:
             return j
         x = lines[j]
-        top = _remove_from_levels(ts, base, mask, ways, mru, x, last)
+        top = _remove_from_levels(ts, base, mask, ways, mru, counts, x, last)
         if top >= 0:
             counts[top, C_WB_OUT] += 1
             _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, last, x)
@@ -407,6 +425,9 @@ def zero_kernel(lines, start, start_level, ts, base, mask, ways, mru, counts, dr
             continue
         counts[k, C_MISSES] += 1
         word = _insert(ts, mru, st, w, 2 * x + 1)
+        counts[k, C_ALLOCATIONS] += 1
+        if word >= 0:
+            counts[k, C_EVICTIONS] += 1
         if word >= 0 and (word & 1) != 0:
             counts[k, C_WB_OUT] += 1
             _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, k + 1, word >> 1)
@@ -414,7 +435,7 @@ def zero_kernel(lines, start, start_level, ts, base, mask, ways, mru, counts, dr
 
 
 @njit(cache=True)
-def invalidate_kernel(lines, level_mask, ts, base, mask, ways, mru):
+def invalidate_kernel(lines, level_mask, ts, base, mask, ways, mru, counts):
     """Drop ``lines`` without write-back from the levels with ``level_mask[l] != 0``."""
     n_levels = base.shape[0]
     for j in range(lines.shape[0]):
@@ -422,9 +443,11 @@ def invalidate_kernel(lines, level_mask, ts, base, mask, ways, mru):
         for i in range(n_levels):
             if level_mask[i] == 0:
                 continue
+            counts[i, C_PROBES] += 1
             st = _set_start(base, mask, ways, i, x)
             p = _find(ts, st, ways[i], x)
             if p >= 0:
+                counts[i, C_INVALIDATIONS] += 1
                 _drop(ts, mru, st, ways[i], p)
 
 

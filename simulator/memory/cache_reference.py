@@ -3,7 +3,8 @@
 Same API and semantics as ``simulator.memory.cache.CacheHierarchy`` (see that
 module's docstring); each LRU set is an ``OrderedDict`` line -> dirty flag
 ordered from least to most recently used, each MRU-bits set a list of ways and
-their use bits.  Slow (one Python step per line), exact.
+their use bits.  Slow (one Python step per line), exact.  It takes the ``requester``
+argument of every operation but keeps no split by requester.
 """
 
 from __future__ import annotations
@@ -148,16 +149,21 @@ class ReferenceHierarchy:
             lv.set_of(line)[line] = True
             lv.touch(line)
             return
-        victim = lv.insert(line, dirty=True)
+        self._allocate(level, line, True, writes)
+
+    def _allocate(self, level: int, line: int, dirty: bool, writes: list) -> None:
+        """Insert absent ``line`` at ``level``; a valid victim is an eviction, a dirty one written below."""
+        victim = self._lv[level].insert(line, dirty=dirty)
+        self._count(level, "allocations")
+        if victim is not None:
+            self._count(level, "evictions")
         if victim is not None and victim[1]:
             self._count(level, "writebacks_out")
             self._write_back(level + 1, victim[0], writes)
 
     def _fill(self, level: int, line: int, writes: list) -> None:
-        victim = self._lv[level].insert(line, dirty=False)
-        if victim is not None and victim[1]:
-            self._count(level, "writebacks_out")
-            self._write_back(level + 1, victim[0], writes)
+        self._count(level, "fills")
+        self._allocate(level, line, False, writes)
 
     def _prefetch_line(self, level: int, line: int, reads: list, writes: list) -> None:
         served = self.n_levels
@@ -210,12 +216,25 @@ class ReferenceHierarchy:
             self._stream_miss(line, reads, writes)
         return served
 
+    def _remove(self, line: int, levels) -> int | None:
+        """Drop ``line`` from ``levels`` (a probe of each, an invalidation where present); return the
+        nearest of them that held it dirty, or None."""
+        top = None
+        for i in levels:
+            self._count(i, "probes")
+            s = self._lv[i].set_of(line)
+            if line in s:
+                self._count(i, "invalidations")
+                if s.pop(line) and top is None:
+                    top = i
+        return top
+
     def _result(self, before: np.ndarray, reads: list, writes: list, served: list) -> ChunkResult:
         return ChunkResult(self._counts - before, np.array(reads, dtype=np.int64),
                            np.array(writes, dtype=np.int64), np.array(served, dtype=np.int8))
 
     # -- public API -----------------------------------------------------------
-    def access(self, lines, is_store=False, start_level: int = 0) -> ChunkResult:
+    def access(self, lines, is_store=False, start_level: int = 0, requester: str = "host") -> ChunkResult:
         """Demand loads/stores of ``lines`` entering at ``start_level``."""
         arr = as_lines(lines)
         check_start_level(start_level, self.n_levels)
@@ -233,7 +252,7 @@ class ReferenceHierarchy:
                   for x, s in zip(arr.tolist(), stores)]
         return self._result(before, reads, writes, served)
 
-    def zero(self, lines, start_level: int = 0) -> ChunkResult:
+    def zero(self, lines, start_level: int = 0, requester: str = "host") -> ChunkResult:
         """Allocate ``lines`` dirty at ``start_level`` without reading from below."""
         arr = as_lines(lines)
         check_start_level(start_level, self.n_levels)
@@ -249,53 +268,39 @@ class ReferenceHierarchy:
                 lv.touch(x)
                 continue
             self._count(k, "misses")
-            victim = lv.insert(x, dirty=True)
-            if victim is not None and victim[1]:
-                self._count(k, "writebacks_out")
-                self._write_back(k + 1, victim[0], writes)
+            self._allocate(k, x, True, writes)
         return self._result(before, [], writes, [k] * arr.shape[0])
 
-    def flush(self, lines) -> ChunkResult:
+    def flush(self, lines, requester: str = "host") -> ChunkResult:
         """clflush ``lines``."""
         before = self._counts.copy()
         writes: list = []
         for x in as_lines(lines).tolist():
-            top = None
-            for i, lv in enumerate(self._lv):
-                s = lv.set_of(x)
-                if x in s:
-                    if s.pop(x) and top is None:
-                        top = i
+            top = self._remove(x, range(self.n_levels))
             if top is not None:
                 self._count(top, "writebacks_out")
                 writes.append(x)
                 self._dram_writes += 1
         return self._result(before, [], writes, [])
 
-    def evict_to_llc(self, lines) -> ChunkResult:
+    def evict_to_llc(self, lines, requester: str = "host") -> ChunkResult:
         """Dirty upper copies into the last level; upper copies removed."""
         before = self._counts.copy()
         writes: list = []
         last = self.n_levels - 1
         for x in as_lines(lines).tolist():
-            top = None
-            for i in range(last):
-                s = self._lv[i].set_of(x)
-                if x in s:
-                    if s.pop(x) and top is None:
-                        top = i
+            top = self._remove(x, range(last))
             if top is not None:
                 self._count(top, "writebacks_out")
                 self._write_back(last, x, writes)
         return self._result(before, [], writes, [])
 
-    def invalidate(self, lines, levels: Sequence[int] | None = None) -> ChunkResult:
+    def invalidate(self, lines, levels: Sequence[int] | None = None, requester: str = "host") -> ChunkResult:
         """Drop ``lines`` from the given levels without write-back."""
         chosen = check_levels_arg(levels, self.n_levels)
         before = self._counts.copy()
         for x in as_lines(lines).tolist():
-            for i in chosen:
-                self._lv[i].set_of(x).pop(x, None)
+            self._remove(x, chosen)
         return self._result(before, [], [], [])
 
     def counters(self) -> dict[str, dict[str, int]]:

@@ -27,6 +27,9 @@ from simulator.memory.array_kernel import value_range
 from simulator.memory.dram_params import (PAGE_POLICIES, SCHEDULERS, DramCurrents, DramGeometry, DramTiming,
                                           check_geometry_standard, check_line_is_one_burst, pack_timing_ps)
 
+#: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
+ATTRIBUTED_COUNTERS = ("reads", "writes", "activates")
+_ATTRIBUTED = np.array([k.K_READS, k.K_WRITES, k.K_ACTS])
 
 
 class AddressOutOfRange(ValueError):
@@ -119,6 +122,8 @@ class DramSystem:
         self._log = np.zeros((command_log_capacity, 5), dtype=np.int64)
         self._log_n = np.zeros(1, dtype=np.int64)
         self._min_arrival_ps = 0
+        # requester -> [reads, writes, activates] caused by its chunks (refresh belongs to none)
+        self._by_requester: dict[str, np.ndarray] = {}
 
     # -- serving ---------------------------------------------------------------------------
     @property
@@ -132,7 +137,7 @@ class DramSystem:
         return self.geometry.channels * self.geometry.line_bytes * 1e12 / self.timing.burst_ps
 
     def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                      bus_speedup: float = 1) -> np.ndarray:
+                      bus_speedup: float = 1, requester: str = "host") -> np.ndarray:
         """Serve one chunk of line requests (line indices = byte address // line_bytes), all
         arriving at arrival_ps, in the scheduler's order; return each request's data-burst
         completion time in ps (int64 array, in the order of ``lines``). Arrival times must not
@@ -141,7 +146,9 @@ class DramSystem:
         bus_speedup: for a requester inside the memory (near-memory accelerator) that reaches
         the banks over an internal path ``bus_speedup`` times wider than the channel (any real
         multiple, e.g. 1.4): the burst occupancy and tCCD (_S and _L) of this chunk are divided by it,
-        to the picosecond (bank timing unchanged)."""
+        to the picosecond (bank timing unchanged).
+        requester: who sent the chunk; the reads, writes and activates it causes are also counted
+        for that requester (``counters_by_requester``)."""
         if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, float, np.integer, np.floating)) \
                 or not 1 <= bus_speedup < math.inf:
             raise ValueError(f"bus_speedup = {bus_speedup!r}: expected a finite number >= 1")
@@ -166,6 +173,7 @@ class DramSystem:
         self._min_arrival_ps = arrival_ps
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
+            before = self._ctr[_ATTRIBUTED].copy()
             p = self._p
             if bus_speedup > 1:
                 p = p.copy()
@@ -190,15 +198,17 @@ class DramSystem:
             else:
                 k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
                         self._ring, self._pend, self._ctr, out, self._log, self._log_n)
+            mine = self._by_requester.setdefault(requester, np.zeros(len(_ATTRIBUTED), dtype=np.int64))
+            mine += self._ctr[_ATTRIBUTED] - before
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                bus_speedup: float = 1) -> int:
+                bus_speedup: float = 1, requester: str = "host") -> int:
         """Serve one chunk of line requests, in order, arriving together at arrival_ps; return
         the completion time in ps of the last data burst (arrival_ps for an empty chunk).
         Bank/row state, bus occupancy and refresh carry over between calls; ``bus_speedup``
-        as in ``service_lines``."""
-        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup)
+        and ``requester`` as in ``service_lines``."""
+        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup, requester)
         return int(value_range(out)[1]) if out.size else int(arrival_ps)
 
     def idle_until(self, t_ps: int) -> None:
@@ -229,6 +239,11 @@ class DramSystem:
             "bytes_read": int(c[k.K_READS]) * self.geometry.line_bytes,
             "bytes_written": int(c[k.K_WRITES]) * self.geometry.line_bytes,
         }
+
+    def counters_by_requester(self) -> dict[str, dict[str, int]]:
+        """reads, writes (data bursts, lines) and activates (commands) by the requester whose chunk
+        caused them; refreshes and the precharges they force belong to no requester."""
+        return {who: dict(zip(ATTRIBUTED_COUNTERS, (int(v) for v in c))) for who, c in self._by_requester.items()}
 
     @property
     def last_completion_ps(self) -> int:

@@ -4,7 +4,9 @@ The host core and the accelerators reach memory through ports. A port runs a
 chunk of line addresses through the functional cache model (in one bulk call)
 and sends the resulting DRAM line stream to the shared DRAM model, which
 serves chunks from every requester in arrival order. It returns what the
-chunk did and when DRAM delivered its last line (integer picoseconds).
+chunk did and when DRAM delivered its last line (integer picoseconds). Every
+chunk is counted for a requester: the port's own name, or the one a call names
+(a driver's coherence work runs on the host core's port).
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ class CacheModel(Protocol):
 class DramModel(Protocol):
     """What a port needs of DRAM (see simulator.memory.dram)."""
 
-    def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> int: ...
-    def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int) -> np.ndarray: ...
+    def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
+                requester: str = "host") -> int: ...
+    def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
+                      requester: str = "host") -> np.ndarray: ...
 
 
 @dataclass
@@ -53,7 +57,7 @@ class MemoryPort:
         self.dram = dram
         self.start_level = start_level
 
-    def _to_dram(self, result, now_ps: int, posted_writes: bool = False) -> PortResult:
+    def _to_dram(self, result, now_ps: int, requester: str, posted_writes: bool = False) -> PortResult:
         """Send the chunk's DRAM reads, then its write-backs; ``dram_done_ps`` is the last
         completion, of the reads only when ``posted_writes`` (None if there is nothing to wait for)."""
         reads, writes = result.dram_reads, result.dram_writes
@@ -63,7 +67,7 @@ class MemoryPort:
         lines = np.concatenate([reads, writes]).astype(np.int64, copy=False)
         is_write = np.zeros(n, dtype=np.bool_)
         is_write[len(reads):] = True
-        done = self.dram.service_lines(lines, is_write, now_ps)
+        done = self.dram.service_lines(lines, is_write, now_ps, requester=requester)
         waited = done[:len(reads)] if posted_writes else done
         return PortResult(result, int(value_range(waited)[1]) if len(waited) else None, n, done[:len(reads)])
 
@@ -71,25 +75,30 @@ class MemoryPort:
         """Load (or store) ``lines`` at ``now_ps``. The write-backs of the lines the caches evict
         are posted: DRAM serves them (after the chunk's reads) but ``dram_done_ps`` does not wait
         for them; a later chunk meets them in the DRAM's queues and banks."""
-        return self._to_dram(self.caches.access(lines, is_store, self.start_level), now_ps, posted_writes=True)
+        return self._to_dram(self.caches.access(lines, is_store, self.start_level, requester=self.name), now_ps,
+                             self.name, posted_writes=True)
 
     def zero(self, lines: np.ndarray, now_ps: int) -> PortResult:
         """Full-line zeroing writes (dcbz / DC ZVA / CLZERO): allocated dirty, memory not read;
         write-backs posted as in ``access``."""
-        return self._to_dram(self.caches.zero(lines, self.start_level), now_ps, posted_writes=True)
+        return self._to_dram(self.caches.zero(lines, self.start_level, requester=self.name), now_ps, self.name,
+                             posted_writes=True)
 
-    def flush(self, lines: np.ndarray, now_ps: int) -> PortResult:
+    def flush(self, lines: np.ndarray, now_ps: int, requester: str | None = None) -> PortResult:
         """clflush: dirty lines to DRAM, invalidated everywhere."""
-        return self._to_dram(self.caches.flush(lines), now_ps)
+        who = requester or self.name
+        return self._to_dram(self.caches.flush(lines, requester=who), now_ps, who)
 
-    def evict_to_llc(self, lines: np.ndarray, now_ps: int) -> PortResult:
+    def evict_to_llc(self, lines: np.ndarray, now_ps: int, requester: str | None = None) -> PortResult:
         """Dirty upper-level lines written into the LLC and kept there."""
-        return self._to_dram(self.caches.evict_to_llc(lines), now_ps)
+        who = requester or self.name
+        return self._to_dram(self.caches.evict_to_llc(lines, requester=who), now_ps, who)
 
-    def invalidate(self, lines: np.ndarray, now_ps: int) -> PortResult:
+    def invalidate(self, lines: np.ndarray, now_ps: int, requester: str | None = None) -> PortResult:
         """Drop the lines from every level without write-back."""
-        return self._to_dram(self.caches.invalidate(lines), now_ps)
+        who = requester or self.name
+        return self._to_dram(self.caches.invalidate(lines, requester=who), now_ps, who)
 
     def direct(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         """Bypass the caches (a DMA engine on the memory bus); return the DRAM completion time, ps."""
-        return self.dram.service(np.asarray(lines, dtype=np.int64), bool(is_write), now_ps)
+        return self.dram.service(np.asarray(lines, dtype=np.int64), bool(is_write), now_ps, requester=self.name)

@@ -16,6 +16,8 @@ from workloads import micro
 from workloads.trace import write_trace
 
 SMALL_STREAM = "params:\n  kind: triad\n  array_bytes: 1 MiB\n"
+#: the energies every cache level declares (values irrelevant to the tests that use it)
+LEVEL_ENERGIES = "read_energy_j: 1 nJ, write_energy_j: 1 nJ, line_energy_j: 1 nJ, energy_j_per_byte: 1 pJ/B"
 
 
 def _write(path: Path, text: str) -> Path:
@@ -95,23 +97,23 @@ def _bad_system_cases(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
         "duplicate key": (_system_with(tmp_path, caches + "dram: {}\n"), ["dram", "duplicate key"]),
         "bad unit": (_system_with(tmp_path, caches + "  line_bytes: 64 GHz\n"), ["caches.line_bytes", "size"]),
         "negative size": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: -32 KiB, ways: 8,"
-                                       " latency_cycles: 4, energy_j_per_byte: 1 pJ/B}\n"),
+                                       " latency_cycles: 4, " + LEVEL_ENERGIES + "}\n"),
                           ["caches.levels[0].size_bytes", "positive"]),
         "zero size": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: 0 KiB, ways: 8,"
-                                   " latency_cycles: 4, energy_j_per_byte: 1 pJ/B}\n"),
+                                   " latency_cycles: 4, " + LEVEL_ENERGIES + "}\n"),
                       ["caches.levels[0].size_bytes", "positive"]),
         "non-power-of-two sets": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: 48 KiB, "
-                                               "ways: 8, latency_cycles: 4, energy_j_per_byte: 1 pJ/B}\n"),
+                                               "ways: 8, latency_cycles: 4, " + LEVEL_ENERGIES + "}\n"),
                                   ["caches", "power-of-two number of sets"]),
         "unknown replacement": (_system_with(tmp_path, caches + "  replacement: plru\n"),
                                 ["caches.replacement", "'lru', 'mru_bits'"]),
         "too many ways for use bits": (_system_with(tmp_path, caches + "  replacement: mru_bits\n  levels:\n"
                                                     "    - {name: L1D, size_bytes: 256 KiB, ways: 64, latency_cycles: 4,"
-                                                    " energy_j_per_byte: 1 pJ/B}\n"),
+                                                    " " + LEVEL_ENERGIES + "}\n"),
                                        ["caches", "64 ways; the mru_bits replacement allows at most 63"]),
         "cache beyond the simulator's bound": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: "
                                                              "1024 TiB, ways: 8, latency_cycles: 4, "
-                                                             "energy_j_per_byte: 1 pJ/B}\n"),
+                                                             LEVEL_ENERGIES + "}\n"),
                                                ["caches.levels[0].size_bytes", "<= 4.295 GB, got 1126 TB"]),
         "missing file": (tmp_path / "nope.yaml", ["nope.yaml", "file not found"]),
     }

@@ -47,9 +47,11 @@ def test_good_accelerator_names_build(tmp_path):
 
 @pytest.mark.parametrize("name", ["dram", "host", "L 2", ""])
 def test_bad_cache_level_names_are_refused(tmp_path, name):
-    levels = [{"name": "L1D", "size_bytes": "32 KiB", "ways": 8, "latency_cycles": 4, "energy_j_per_byte": "1 pJ/B"},
+    energies = {"read_energy_j": "1 nJ", "write_energy_j": "1 nJ", "line_energy_j": "1 nJ"}
+    levels = [{"name": "L1D", "size_bytes": "32 KiB", "ways": 8, "latency_cycles": 4, "energy_j_per_byte": "1 pJ/B",
+               **energies},
               {"name": name, "size_bytes": "256 KiB", "ways": 8, "latency_cycles": 10,
-               "energy_j_per_byte": "2 pJ/B"}]
+               "energy_j_per_byte": "2 pJ/B", **energies}]
     path = _system(tmp_path, levels=levels)
     with pytest.raises(ConfigError, match=r"levels\[1\]\.name: .*expected a name of letters"):
         load_spec(path, SystemSpec)

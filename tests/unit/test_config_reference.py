@@ -95,7 +95,7 @@ def test_keys_command_prints_a_section(capsys):
 def test_keys_command_refuses_an_unknown_section(capsys):
     assert main(["keys", "dram.timings"]) == 2
     err = capsys.readouterr().err
-    assert "'dram.timings'" in err and "sections: accelerators, caches, dram, host, name" in err
+    assert "'dram.timings'" in err and "sections: accelerators, caches, dram, energy, host, name" in err
 
 
 def _edge_values(row) -> list[str]:

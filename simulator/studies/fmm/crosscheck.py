@@ -121,9 +121,11 @@ def measure_dirty_flush(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
 
 def measure_llc_energy(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
     """Energy per byte of LLC traffic, J/B: a region larger than L2 and smaller than the LLC is
-    written, then read twice; the LLC's access energy over its accesses x 64 B."""
+    written, then read twice; the LLC's energy (every category of the system's energy model) over its
+    accesses x 64 B."""
     df = _region_run(system, nbytes, (("warm", "write"), ("llc_read", "read"), ("llc_read", "read")))
-    return stage_quantity(df, "energy/LLC", "access") / (stage_quantity(df, "cache/LLC", "accesses") * 64)
+    llc_j = float(df.loc[df.component == "energy/LLC", "value"].sum())
+    return llc_j / (stage_quantity(df, "cache/LLC", "accesses") * 64)
 
 
 def measure_access_rate(system: str, n_leaves: int = 64, n_q: int = 35, repeats: int = 50) -> float:

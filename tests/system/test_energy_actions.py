@@ -1,0 +1,137 @@
+"""Energy by actions: hand-computable counts x energies on a 4-set cache, requesters, and conservation.
+
+The system has one direct-mapped level of 4 sets (4 x 64 B lines), so every count below follows from
+the line numbers by hand: lines x and x + 4 share a set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.energy import ConservationError, energy_account
+from simulator.memory import dram as dram_module
+from simulator.memory.cache import CacheHierarchy
+from simulator.memory.power import command_energies_j
+from simulator.config.schema import dram_parameters
+from simulator.engine.replay import replay
+from simulator.runner import simulate_trace
+from simulator.system import build_system
+from workloads.trace import TraceBuilder
+
+READ_J, WRITE_J, LINE_J, PER_BYTE_J = 1e-9, 2e-9, 1e-10, 1e-12
+
+SYSTEM_YAML = f"""
+name: four-set test system
+host: {{preset: cpu/i7_920}}
+caches:
+  line_bytes: 64 B
+  levels:
+    - {{name: L1D, size_bytes: 256 B, ways: 1, latency_cycles: 4, read_energy_j: {READ_J * 1e9} nJ,
+       write_energy_j: {WRITE_J * 1e9} nJ, line_energy_j: {LINE_J * 1e12} pJ, energy_j_per_byte: 1 pJ/B}}
+dram: {{preset: dram/ddr3_1600_mt41j256m4}}
+"""
+
+
+def four_set_system(tmp_path, overrides=()):
+    path = tmp_path / "four_sets.yaml"
+    path.write_text(SYSTEM_YAML)
+    return build_system(load_spec(path, SystemSpec, list(overrides)).spec)
+
+
+def drive(system) -> int:
+    """Loads of lines 0..7, stores to 0..3, then a driver's flush of 0..7; return the end time, ps."""
+    port = system.host.port
+    t = port.access(np.arange(8), False, 0).dram_done_ps
+    t = max(t, port.access(np.arange(4), True, t).dram_done_ps or t)
+    res = port.flush(np.arange(8), t, requester="lap.driver")
+    return max(t, res.dram_done_ps or t, system.dram.last_completion_ps) + 1
+
+
+def test_four_set_cache_counts_and_prices_every_action(tmp_path):
+    system = four_set_system(tmp_path)
+    acc = energy_account(system, drive(system))
+    host = acc.actions["L1D"]["host"]
+    # 8 loads: all miss, fill; 0..3 are evicted by 4..7. 4 stores: miss, fill, evict clean 4..7.
+    assert {k: host[k] for k in ("loads", "stores", "fills", "evictions", "allocations", "writebacks_out")} == {
+        "loads": 8, "stores": 4, "fills": 12, "evictions": 8, "allocations": 12, "writebacks_out": 0}
+    driver = acc.actions["L1D"]["lap.driver"]
+    # the flush probes 8 lines, drops the 4 resident (dirty) ones and writes them to DRAM
+    assert {k: driver[k] for k in ("probes", "invalidations", "writebacks_out", "fills")} == {
+        "probes": 8, "invalidations": 4, "writebacks_out": 4, "fills": 0}
+    assert acc.energy_j["L1D"]["host"] == pytest.approx(
+        {"read": 8 * READ_J, "write": 4 * WRITE_J, "fill": 12 * LINE_J, "writeback_in": 0.0,
+         "writeback_out": 0.0, "probe": 0.0})
+    assert sum(acc.energy_j["L1D"]["lap.driver"].values()) == pytest.approx((8 + 4) * LINE_J)
+    assert sum(acc.by_component()["L1D"].values()) == pytest.approx(
+        8 * READ_J + 4 * WRITE_J + (12 + 4 + 8) * LINE_J)
+    # DRAM: 12 line reads by the host, 4 line writes by the driver, each priced per burst
+    dram = acc.actions["dram"]
+    assert (dram["host"]["reads"], dram["host"]["writes"]) == (12, 0)
+    assert (dram["lap.driver"]["reads"], dram["lap.driver"]["writes"]) == (0, 4)
+    per_cmd = command_energies_j(*dram_parameters(system.spec))
+    assert acc.energy_j["dram"]["lap.driver"]["write"] == pytest.approx(4 * per_cmd["write"])
+    path_j = system.spec.host.memory_path_energy_j_per_byte
+    assert acc.energy_j["memory_path"]["lap.driver"]["access"] == pytest.approx(4 * 64 * path_j)
+
+
+def test_inclusive_per_byte_charges_only_the_bytes_served_to_the_host(tmp_path):
+    system = four_set_system(tmp_path, ["energy.model=inclusive_per_byte"])
+    acc = energy_account(system, drive(system))
+    # every load and store missed: the L1 served none of the 12 lines, and the flush is free
+    assert acc.by_component()["L1D"] == {"access": 0.0}
+    system = four_set_system(tmp_path, ["energy.model=inclusive_per_byte"])
+    trace = TraceBuilder()
+    for _ in range(2):  # the second pass hits: 256 B served by the L1
+        trace.region("host", "read", "read", 0, 256)
+    acc = energy_account(system, replay(system, trace.to_table()))
+    assert acc.by_component()["L1D"]["access"] == pytest.approx(256 * PER_BYTE_J)
+
+
+def test_conservation_fails_when_a_requester_is_dropped(tmp_path, monkeypatch):
+    system = four_set_system(tmp_path)
+    end = drive(system)
+    energy_account(system, end)  # the true counts pass
+    real = CacheHierarchy.counters_by_requester
+    monkeypatch.setattr(CacheHierarchy, "counters_by_requester",
+                        lambda self: {k: v for k, v in real(self).items() if k != "lap.driver"})
+    with pytest.raises(ConservationError, match="summed over requesters"):
+        energy_account(system, end)
+
+
+def test_conservation_fails_when_an_eviction_is_not_counted(tmp_path):
+    system = four_set_system(tmp_path)
+    end = drive(system)
+    system.caches._counts[0, list(system.caches.counters()["L1D"]).index("evictions")] -= 1
+    with pytest.raises(ConservationError, match="lines in"):
+        energy_account(system, end)
+
+
+def test_conservation_fails_when_a_dram_command_is_not_attributed(tmp_path, monkeypatch):
+    system = four_set_system(tmp_path)
+    end = drive(system)
+    real = dram_module.DramSystem.counters_by_requester
+    monkeypatch.setattr(dram_module.DramSystem, "counters_by_requester",
+                        lambda self: {k: {**v, "activates": max(0, v["activates"] - 1)} for k, v in real(self).items()})
+    with pytest.raises(ConservationError, match="dram.activates"):
+        energy_account(system, end)
+
+
+def test_results_carry_actions_and_energy_by_requester(tmp_path):
+    path = tmp_path / "four_sets.yaml"
+    path.write_text(SYSTEM_YAML)
+    trace = TraceBuilder()
+    trace.region("host", "write", "write", 0, 512)
+    results = simulate_trace(str(path), trace.to_table())
+    summary = results.summary()
+    assert summary["energy_model"] == "actions"
+    # 8 stores: 8 write-allocate fills, the last 4 evicting the first 4 (dirty) lines
+    assert summary["actions"]["L1D"]["host"]["stores"] == 8
+    assert summary["actions"]["L1D"]["host"]["writebacks_out"] == 4
+    assert summary["energy_j"]["L1D"]["write"] == pytest.approx(8 * WRITE_J)
+    assert sum(summary["energy_total_by_requester_j"].values()) == pytest.approx(summary["energy_total_j"])
+    table = results.to_pandas()
+    rows = table[table.component == "actions/L1D/host"].set_index("quantity")
+    assert rows.loc["stores", "unit"] == "lines" and rows.loc["probes", "unit"] == "lookups"
