@@ -20,7 +20,7 @@ from simulator.accel.registry import BUILDERS, BuildContext
 from simulator.config.schema import SystemSpec, dram_parameters
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
-from simulator.memory.cache import CacheGeometry, CacheHierarchy, PrefetcherSpec
+from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
 from simulator.memory.dram import DramSystem
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
@@ -42,7 +42,7 @@ def build_caches(spec: SystemSpec) -> CacheHierarchy:
     prefetcher = None
     if pf.enabled:
         names = [lv.name for lv in cs.levels]
-        prefetcher = PrefetcherSpec(level=names.index(pf.level), degree=pf.degree, n_streams=pf.streams, enabled=True)
+        prefetcher = StreamPrefetcher(level=names.index(pf.level), degree=pf.degree, n_streams=pf.streams, enabled=True)
     return CacheHierarchy(levels, prefetcher, cs.replacement)
 
 

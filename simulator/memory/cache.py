@@ -117,7 +117,7 @@ class CacheGeometry:
 
 
 @dataclass(frozen=True)
-class PrefetcherSpec:
+class StreamPrefetcher:
     """Stream prefetcher attached to level ``level``: ``degree`` lines ahead, ``n_streams`` entries."""
 
     level: int = 1
@@ -127,13 +127,13 @@ class PrefetcherSpec:
 
     def __post_init__(self) -> None:
         if not _is_int(self.level) or self.level < 0:
-            raise ValueError(f"PrefetcherSpec.level: {self.level!r} is not an integer >= 0")
+            raise ValueError(f"StreamPrefetcher.level: {self.level!r} is not an integer >= 0")
         for key in ("degree", "n_streams"):
             value = getattr(self, key)
             if not _is_int(value) or value < 1:
-                raise ValueError(f"PrefetcherSpec.{key}: {value!r} is not an integer >= 1")
+                raise ValueError(f"StreamPrefetcher.{key}: {value!r} is not an integer >= 1")
         if not isinstance(self.enabled, (bool, np.bool_)):
-            raise ValueError(f"PrefetcherSpec.enabled: {self.enabled!r} is not a bool")
+            raise ValueError(f"StreamPrefetcher.enabled: {self.enabled!r} is not a bool")
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ class ChunkResult:
     served_by: np.ndarray
 
 
-def validate_hierarchy(levels: Sequence[CacheGeometry], prefetcher: PrefetcherSpec | None,
+def validate_hierarchy(levels: Sequence[CacheGeometry], prefetcher: StreamPrefetcher | None,
                        replacement: str = "lru") -> tuple[CacheGeometry, ...]:
     """Check the level list, prefetcher and replacement policy against each other; return the
     levels as a tuple."""
@@ -179,10 +179,10 @@ def validate_hierarchy(levels: Sequence[CacheGeometry], prefetcher: PrefetcherSp
             raise ValueError(f"{geom.name}.ways: {geom.ways}; the mru_bits replacement allows at most "
                              f"{ck.MAX_MRU_BITS_WAYS} ways")
     if prefetcher is not None:
-        if not isinstance(prefetcher, PrefetcherSpec):
-            raise ValueError(f"prefetcher: {prefetcher!r} is not a PrefetcherSpec or None")
+        if not isinstance(prefetcher, StreamPrefetcher):
+            raise ValueError(f"prefetcher: {prefetcher!r} is not a StreamPrefetcher or None")
         if prefetcher.level >= len(levels):
-            raise ValueError(f"PrefetcherSpec.level: {prefetcher.level} is not a level index"
+            raise ValueError(f"StreamPrefetcher.level: {prefetcher.level} is not a level index"
                              f" (expected 0..{len(levels) - 1})")
     return levels
 
@@ -238,7 +238,7 @@ class CacheHierarchy:
     """
 
     def __init__(self, levels: Sequence[CacheGeometry],
-                 prefetcher: PrefetcherSpec | None = None, replacement: str = "lru") -> None:
+                 prefetcher: StreamPrefetcher | None = None, replacement: str = "lru") -> None:
         self.levels = validate_hierarchy(levels, prefetcher, replacement)
         self.prefetcher = prefetcher
         self.replacement = replacement

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.memory.cache import (
-    COUNTER_NAMES, DRAM_NAME, CacheGeometry, ChunkResult, PrefetcherSpec, as_lines,
+    COUNTER_NAMES, DRAM_NAME, CacheGeometry, ChunkResult, StreamPrefetcher, as_lines,
     check_levels_arg, check_start_level, validate_hierarchy,
 )
 
@@ -113,7 +113,7 @@ class ReferenceHierarchy:
     """Pure-Python twin of ``CacheHierarchy``."""
 
     def __init__(self, levels: Sequence[CacheGeometry],
-                 prefetcher: PrefetcherSpec | None = None, replacement: str = "lru") -> None:
+                 prefetcher: StreamPrefetcher | None = None, replacement: str = "lru") -> None:
         self.levels = validate_hierarchy(levels, prefetcher, replacement)
         self.prefetcher = prefetcher
         self.replacement = replacement

@@ -407,7 +407,7 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
         raise TargetUnavailable(f"target logca-gpu not available yet: simulator.studies.logca.gpu with "
                                 f"load_gpu_platform/simulate_point/plot_pipelined is missing ({exc})") from None
     del needed
-    from simulator.studies.logca.crypto import Point
+    from simulator.studies.logca.crypto import SimulatedSpeedup
 
     ref = load_reference("logca_gpu")
     tables: dict[str, dict[int, dict[int, ReferenceRow]]] = {}
@@ -419,7 +419,7 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
         platform = gs.load_gpu_platform("discrete", kernel)
         g_list = [g for g in sorted(table) if not quick or g <= GPU_QUICK_MAX_BYTES]
         stages = sorted({n for row in table.values() for n in row})
-        curves: dict[int, list[Point]] = {n: [gs.simulate_point(platform, g, n) for g in g_list] for n in stages}
+        curves: dict[int, list[SimulatedSpeedup]] = {n: [gs.simulate_point(platform, g, n) for g in g_list] for n in stages}
         figures.append(gs.plot_pipelined(kernel, curves, out / f"pipelined_gpu_{kernel}.png"))
         sim = {n: {p.g_bytes: p.speedup for p in pts} for n, pts in curves.items()}
         rows = tuple(Comparison(f"g = {g} B, n = {n}", r.number, sim[n].get(g), "speedup", r.source,

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simulator.memory.cache import (
-    COUNTER_NAMES, CacheGeometry, CacheHierarchy, PrefetcherSpec,
+    COUNTER_NAMES, CacheGeometry, CacheHierarchy, StreamPrefetcher,
 )
 from simulator.memory.cache_reference import ReferenceHierarchy
 
@@ -55,14 +55,14 @@ def test_geometry_sets():
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
-    ({"level": -1}, "PrefetcherSpec.level"),
-    ({"degree": 0}, "PrefetcherSpec.degree"),
-    ({"n_streams": 0}, "PrefetcherSpec.n_streams"),
-    ({"enabled": 1}, "PrefetcherSpec.enabled"),
+    ({"level": -1}, "StreamPrefetcher.level"),
+    ({"degree": 0}, "StreamPrefetcher.degree"),
+    ({"n_streams": 0}, "StreamPrefetcher.n_streams"),
+    ({"enabled": 1}, "StreamPrefetcher.enabled"),
 ])
 def test_prefetcher_rejects(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
-        PrefetcherSpec(**kwargs)
+        StreamPrefetcher(**kwargs)
 
 
 @pytest.mark.parametrize("impl", [CacheHierarchy, ReferenceHierarchy])
@@ -74,8 +74,8 @@ def test_hierarchy_rejects(impl):
         impl([a, CacheGeometry("B", 1024, 2, 128)])
     with pytest.raises(ValueError, match="A.name"):
         impl([a, a])
-    with pytest.raises(ValueError, match="PrefetcherSpec.level: 1"):
-        impl([a], PrefetcherSpec(level=1))
+    with pytest.raises(ValueError, match="StreamPrefetcher.level: 1"):
+        impl([a], StreamPrefetcher(level=1))
     h = impl([a])
     with pytest.raises(ValueError, match="start_level: 1"):
         h.access([0], start_level=1)
@@ -119,7 +119,7 @@ def test_i7_920_matches_reference_on_mixed_trace():
     n = 30000
     lines = np.where(rng.random(n) < 0.5, np.arange(n), 100000 + rng.integers(0, 20000, n))
     stores = rng.random(n) < 0.3
-    pf = PrefetcherSpec()
+    pf = StreamPrefetcher()
     a, b = CacheHierarchy(i7_920(), pf), ReferenceHierarchy(i7_920(), pf)
     assert_same(a.access(lines, stores), b.access(lines, stores))
     assert_same(a.flush(lines[:5000]), b.flush(lines[:5000]))
@@ -199,7 +199,7 @@ def hierarchies(draw):
               for i in range(n_levels)]
     pf = None
     if draw(st.booleans()):
-        pf = PrefetcherSpec(level=draw(st.integers(0, n_levels - 1)),
+        pf = StreamPrefetcher(level=draw(st.integers(0, n_levels - 1)),
                             degree=draw(st.integers(1, 4)),
                             n_streams=draw(st.integers(1, 4)),
                             enabled=draw(st.booleans()))
@@ -282,7 +282,7 @@ def test_zero_rejects_bad_arguments():
 def test_i7_920_zero_then_store_stream_matches_reference():
     # zeroing a region larger than the LLC: every line is allocated dirty with no DRAM read,
     # and the dirty victims stream out to DRAM exactly as the reference says
-    a, b = CacheHierarchy(i7_920(), PrefetcherSpec()), ReferenceHierarchy(i7_920(), PrefetcherSpec())
+    a, b = CacheHierarchy(i7_920(), StreamPrefetcher()), ReferenceHierarchy(i7_920(), StreamPrefetcher())
     n = 3 * 8 * 1024 * 1024 // 64 // 2
     lines = np.arange(n, dtype=np.int64)
     ra, rb = a.zero(lines), b.zero(lines)
@@ -295,9 +295,9 @@ def test_i7_920_zero_then_store_stream_matches_reference():
 
 def test_prefetcher_on_long_stream_equals_reference():
     levels = [geom("A", 4, 2), geom("B", 16, 4), geom("C", 64, 4)]
-    for pf in (PrefetcherSpec(level=1, degree=4, n_streams=4),
-               PrefetcherSpec(level=0, degree=3, n_streams=2),
-               PrefetcherSpec(level=2, degree=8, n_streams=1)):
+    for pf in (StreamPrefetcher(level=1, degree=4, n_streams=4),
+               StreamPrefetcher(level=0, degree=3, n_streams=2),
+               StreamPrefetcher(level=2, degree=8, n_streams=1)):
         a, b = CacheHierarchy(levels, pf), ReferenceHierarchy(levels, pf)
         lines = np.concatenate([np.arange(2000), np.arange(5000, 5400, 2), np.arange(300)])
         stores = (np.arange(lines.size) % 5) == 0

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simulator.memory.cache import (
-    COUNTER_NAMES, CacheGeometry, CacheHierarchy, PrefetcherSpec,
+    COUNTER_NAMES, CacheGeometry, CacheHierarchy, StreamPrefetcher,
 )
 from simulator.memory.cache_reference import ReferenceHierarchy
 
@@ -199,7 +199,7 @@ def test_start_level_skips_upper_levels(impl):
 
 
 def test_stream_prefetcher(impl):
-    pf = PrefetcherSpec(level=1, degree=2, n_streams=2)
+    pf = StreamPrefetcher(level=1, degree=2, n_streams=2)
     h = impl([L1, L2, L3], pf)
     r = h.access(np.arange(7))
     # 0 allocates a stream; 1 matches: prefetch 2, 3; 4 matches: prefetch 5, 6.
@@ -212,20 +212,20 @@ def test_stream_prefetcher(impl):
 
 
 def test_prefetcher_disabled_and_stream_table_replacement(impl):
-    off = impl([L1, L2, L3], PrefetcherSpec(level=1, degree=2, enabled=False))
+    off = impl([L1, L2, L3], StreamPrefetcher(level=1, degree=2, enabled=False))
     r = off.access(np.arange(7))
     assert r.level_counts[1, col("misses")] == 7
-    one = impl([L1, L2, L3], PrefetcherSpec(level=1, degree=2, n_streams=1))
+    one = impl([L1, L2, L3], StreamPrefetcher(level=1, degree=2, n_streams=1))
     r = one.access([0, 100, 1, 101])          # each stream evicts the other
     assert r.level_counts[:, col("prefetches")].sum() == 0
-    two = impl([L1, L2, L3], PrefetcherSpec(level=1, degree=2, n_streams=2))
+    two = impl([L1, L2, L3], StreamPrefetcher(level=1, degree=2, n_streams=2))
     r = two.access([0, 100, 1, 101])
     assert r.dram_reads.tolist() == [0, 100, 1, 2, 3, 101, 102, 103]
     assert r.level_counts[1, col("prefetches")] == 4
 
 
 def test_prefetch_skips_present_lines_and_fills_only_below(impl):
-    h = impl([L1, L2, L3], PrefetcherSpec(level=1, degree=2, n_streams=1))
+    h = impl([L1, L2, L3], StreamPrefetcher(level=1, degree=2, n_streams=1))
     h.access([2], start_level=1)              # 2 already in L2 (and L3)
     h.access([0])
     r = h.access([1])                          # prefetch 3 only

@@ -120,7 +120,7 @@ def summarise(df: pd.DataFrame) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class Point:
+class PlacementPoint:
     """One grid point: order ``q``, placement name, system file (relative to the project root), variant, problem size."""
 
     q: int
@@ -212,7 +212,7 @@ def placement_problems(placement: PlacementSpec, source: str, key: str) -> list[
     return errors
 
 
-def run_point(p: Point) -> dict[str, Any]:
+def run_point(p: PlacementPoint) -> dict[str, Any]:
     """Generate and simulate one point; the row of ``table.csv``."""
     t0 = time.perf_counter()
     problem = fmm_ulist.build_problem(p.q, p.n_points, p.density)
@@ -227,18 +227,18 @@ def run_point(p: Point) -> dict[str, Any]:
     return row
 
 
-def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | None = None) -> list[Point]:
+def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | None = None) -> list[PlacementPoint]:
     """The points of a study (``quick``: its reduced q list and problem size; ``only``: just these
     (placement, variant) pairs)."""
     qs = study.quick.qs if quick else study.qs
     n = study.quick.n_points if quick else study.n_points
-    return [Point(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share,
+    return [PlacementPoint(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share,
                   block_order=study.block_order, bc_layout=study.bc_layout)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
 
 
-def needs_model_blocks(p: Point, study: FmmStudySpec) -> bool:
+def needs_model_blocks(p: PlacementPoint, study: FmmStudySpec) -> bool:
     """Whether the point's b comes from the U-list model (a pipelined LAP point under
     ``pipelined_blocks: model``)."""
     return study.pipelined_blocks == "model" and p.variant == "pipelining" and p.gemm == "lap" and not p.blocks

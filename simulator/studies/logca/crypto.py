@@ -73,7 +73,7 @@ class Platform:
 
 
 @dataclass(frozen=True)
-class Point:
+class SimulatedSpeedup:
     """One simulated granularity: T0, T1 in host cycles and their ratio."""
 
     g_bytes: int
@@ -137,7 +137,7 @@ def _kernel_cycles(platform: Platform, trace) -> float:
 
 
 def simulate_point(platform: Platform, g_bytes: int, engines: int = 1, requests: int = 1,
-                   warm: bool = WARM_BUFFERS) -> Point:
+                   warm: bool = WARM_BUFFERS) -> SimulatedSpeedup:
     """Simulate host and offloaded ``platform.kernel`` at ``g_bytes`` (engines per request, pipelined requests).
 
     ``warm``: time the second of two back-to-back executions over the same buffers (``WARM_BUFFERS``); else the
@@ -147,7 +147,7 @@ def simulate_point(platform: Platform, g_bytes: int, engines: int = 1, requests:
                                               warmup=warm))
     t1 = _kernel_cycles(platform, crypto_offload(platform.kernel, g_bytes, engines=engines, requests=requests,
                                                  warmup=warm))
-    return Point(g_bytes, engines, requests, t0, t1)
+    return SimulatedSpeedup(g_bytes, engines, requests, t0, t1)
 
 
 def granularities(g_min_bytes: int = 16, g_max_bytes: int = 64 * 2**20) -> list[int]:
@@ -158,7 +158,7 @@ def granularities(g_min_bytes: int = 16, g_max_bytes: int = 64 * 2**20) -> list[
 
 
 def sweep(platform: Platform, g_list: list[int], engines: int = 1, requests: int = 1,
-          warm: bool = WARM_BUFFERS) -> list[Point]:
+          warm: bool = WARM_BUFFERS) -> list[SimulatedSpeedup]:
     """``simulate_point`` over ``g_list``."""
     return [simulate_point(platform, g, engines, requests, warm) for g in g_list]
 
@@ -173,7 +173,7 @@ def interface_latency_cycles(platform: Platform) -> float:
     return (iface.completion_latency_s + 2 * iface.latency_s) * platform.host_frequency_hz
 
 
-def calibrate(platform: Platform, points: list[Point], g_min_bytes: int = 1024) -> LogCAFit:
+def calibrate(platform: Platform, points: list[SimulatedSpeedup], g_min_bytes: int = 1024) -> LogCAFit:
     """Fit LogCA to the simulated points with g >= g_min (L supplied from the interface)."""
     pts = [pt for pt in points if pt.g_bytes >= g_min_bytes]
     g = np.array([pt.g_bytes for pt in pts], dtype=float)
@@ -183,7 +183,7 @@ def calibrate(platform: Platform, points: list[Point], g_min_bytes: int = 1024) 
                      latency=interface_latency_cycles(platform))
 
 
-def calibrate_overhead(params: LogCAParams, points: list[Point], g_min_bytes: int = 16,
+def calibrate_overhead(params: LogCAParams, points: list[SimulatedSpeedup], g_min_bytes: int = 16,
                        g_max_bytes: int = 1024) -> float:
     """o as the g -> 0 limit of T1 (000 section 4.3), host cycles.
 
@@ -256,7 +256,7 @@ class OverheadCheck:
                 f"{self.cold_extra_cycles:.0f} more at {self.g_small_bytes} B (not timed: warm buffers, 000:L481)")
 
 
-def check_overhead(platform: Platform, points: list[Point], fit: LogCAFit, g_min_bytes: int = 1024) -> OverheadCheck:
+def check_overhead(platform: Platform, points: list[SimulatedSpeedup], fit: LogCAFit, g_min_bytes: int = 1024) -> OverheadCheck:
     """The per-request account of ``OverheadCheck`` for a warm sweep ``points`` and its ``calibrate`` fit."""
     pts = [pt for pt in points if pt.g_bytes >= g_min_bytes]
     if not pts:
@@ -268,7 +268,7 @@ def check_overhead(platform: Platform, points: list[Point], fit: LogCAFit, g_min
     t1_engine = p.overhead_cycles + l1 + np.array([engine_work_cycles(platform, pt.g_bytes) for pt in pts])
     engine_only = fit_logca(g, np.array([pt.t0_cycles for pt in pts]), t1_engine,
                             latency_per_byte=p.latency_per_byte, latency=lat)
-    def data_path(pt: Point) -> float:
+    def data_path(pt: SimulatedSpeedup) -> float:
         l1_pt = lat * pt.g_bytes if p.latency_per_byte else lat
         return pt.t1_cycles - p.overhead_cycles - l1_pt - engine_work_cycles(platform, pt.g_bytes)
 
@@ -283,7 +283,7 @@ def check_overhead(platform: Platform, points: list[Point], fit: LogCAFit, g_min
 # --------------------------------------------------------------------------- figures
 
 
-def plot_speedup(platform: Platform, points: list[Point], out_path: Path, extra: dict[int, list[Point]] | None = None,
+def plot_speedup(platform: Platform, points: list[SimulatedSpeedup], out_path: Path, extra: dict[int, list[SimulatedSpeedup]] | None = None,
                  reference: dict[int, float] | None = None) -> Path:
     """Speedup vs g: simulated points, the preset's LogCA curve, g1 and g_A/2 marked."""
     import matplotlib
@@ -338,7 +338,7 @@ def plot_regions(fits: dict[str, LogCAParams], out_path: Path, g_list: list[int]
     return save_figure(fig, out_path)
 
 
-def plot_evolution(curves: dict[str, list[Point]], out_path: Path, title: str) -> Path:
+def plot_evolution(curves: dict[str, list[SimulatedSpeedup]], out_path: Path, title: str) -> Path:
     """Simulated speedup vs g of several platforms on one plot."""
     import matplotlib
     matplotlib.use("Agg")
@@ -452,8 +452,8 @@ class CryptoStudyResult:
     platform the per-request account of its fitted o (``OverheadCheck``)."""
 
     fits: dict[str, LogCAFit]
-    curves: dict[str, list[Point]]
-    multi_unit: dict[int, list[Point]]
+    curves: dict[str, list[SimulatedSpeedup]]
+    multi_unit: dict[int, list[SimulatedSpeedup]]
     figures: tuple[Path, ...]
     overheads: dict[str, OverheadCheck] = field(default_factory=dict)
 
@@ -466,8 +466,8 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_R
     study = study or load_crypto_study()
     g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     fits: dict[str, LogCAFit] = {}
-    curves: dict[str, list[Point]] = {}
-    multi_unit: dict[int, list[Point]] = {}
+    curves: dict[str, list[SimulatedSpeedup]] = {}
+    multi_unit: dict[int, list[SimulatedSpeedup]] = {}
     overheads: dict[str, OverheadCheck] = {}
     figures = []
     for name in study.platforms:

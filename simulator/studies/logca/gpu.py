@@ -49,7 +49,7 @@ from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, t
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
-from simulator.studies.logca.crypto import TABLE_4_3, Platform, Point, granularities, plot_regions
+from simulator.studies.logca.crypto import TABLE_4_3, Platform, SimulatedSpeedup, granularities, plot_regions
 from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
 from simulator.engine.replay import replay
 from simulator.runner import load_system
@@ -146,13 +146,13 @@ def _host_cycles(path: str, kernel: str, g_bytes: int, c_cycles_per_byte_beta: f
     return _kernel_cycles(Path(path), kernel_host(kernel, g_bytes, c_cycles_per_byte_beta))[0]
 
 
-def simulate_point(platform: Platform, g_bytes: int, stages: int = 1) -> Point:
+def simulate_point(platform: Platform, g_bytes: int, stages: int = 1) -> SimulatedSpeedup:
     """Host and offloaded ``platform.kernel`` at ``g_bytes``, the offload pipelined in ``stages`` parts."""
     c = platform.logca.c_cycles_per_byte_beta
     t0 = _host_cycles(str(platform.system_path), platform.kernel, g_bytes, c)
     t1, _ = _kernel_cycles(platform.system_path, kernel_offload(platform.kernel, g_bytes, c, stages=stages),
                            _overhead(platform))
-    return Point(g_bytes, 1, stages, t0, t1)
+    return SimulatedSpeedup(g_bytes, 1, stages, t0, t1)
 
 
 @dataclass(frozen=True)
@@ -238,12 +238,12 @@ def latency_region_bandwidth(params: LogCAParams, link_bytes_per_byte: float, fr
     return 10.0 ** lo
 
 
-def sweep(platform: Platform, g_list: list[int], stages: int = 1) -> list[Point]:
+def sweep(platform: Platform, g_list: list[int], stages: int = 1) -> list[SimulatedSpeedup]:
     """``simulate_point`` over ``g_list``."""
     return [simulate_point(platform, g, stages) for g in g_list]
 
 
-def calibrate(platform: Platform, points: list[Point]) -> LogCAFit:
+def calibrate(platform: Platform, points: list[SimulatedSpeedup]) -> LogCAFit:
     """Fit C, beta, o and A to the simulated points with L supplied from the simulated link."""
     g = np.array([pt.g_bytes for pt in points], dtype=float)
     return fit_logca(g, [pt.t0_cycles for pt in points], [pt.t1_cycles for pt in points],
@@ -269,7 +269,7 @@ ROUND_TRIP_NOTES = {
 }
 
 
-def round_trip(name: str, kernel: str, g_list: list[int], points: list[Point] | None = None) -> list[RoundTripRow]:
+def round_trip(name: str, kernel: str, g_list: list[int], points: list[SimulatedSpeedup] | None = None) -> list[RoundTripRow]:
     """Calibration round trip of platform ``name``: sweep ``kernel`` over ``g_list`` (or take ``points``), fit
     LogCA with L from the link (``calibrate``), and set the fitted o, A, beta, T0 at 1 MiB and the speedups at five
     granularities beside the preset's values and the simulated speedups. Each speedup row's note gives the two
@@ -332,7 +332,7 @@ def _mark(ax, g_bytes: float, colour: str, label: str, y: float = 0.98) -> None:
         ax.text(g_bytes, y, f" {label}", color=colour, fontsize=7, va="top", transform=ax.get_xaxis_transform())
 
 
-def plot_gpu_speedup(platform: Platform, points: list[Point], fit: LogCAFit, out_path: Path) -> Path:
+def plot_gpu_speedup(platform: Platform, points: list[SimulatedSpeedup], fit: LogCAFit, out_path: Path) -> Path:
     """Speedup vs g: simulated points, the platform's LogCA curve (L from the link), the fitted curve,
     and the fitted g1 and g_A/2 marked."""
     plt = _plt()
@@ -352,7 +352,7 @@ def plot_gpu_speedup(platform: Platform, points: list[Point], fit: LogCAFit, out
     return save_figure(fig, out_path)
 
 
-def plot_case_study(curves: dict[str, list[Point]], fits: dict[str, LogCAFit], g_list: list[int],
+def plot_case_study(curves: dict[str, list[SimulatedSpeedup]], fits: dict[str, LogCAFit], g_list: list[int],
                     kernel: str, out_path: Path) -> Path:
     """GPU memory-interface evolution (000 section 6.3.2): simulated speedups and fitted curves with g1
     marked (top), Accelerometer regions of the fitted parameters (bottom)."""
@@ -400,7 +400,7 @@ def plot_breakdown(breakdowns: dict[str, list[OffloadBreakdown]], out_path: Path
     return save_figure(fig, out_path)
 
 
-def plot_pipelined(kernel: str, curves: dict[int, list[Point]], out_path: Path) -> Path:
+def plot_pipelined(kernel: str, curves: dict[int, list[SimulatedSpeedup]], out_path: Path) -> Path:
     """Simulated pipelined speedup vs g for each stage count, with 000 Tables 4.5-4.7 as crosses."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
@@ -420,7 +420,7 @@ def plot_pipelined(kernel: str, curves: dict[int, list[Point]], out_path: Path) 
     return save_figure(fig, out_path)
 
 
-def plot_stage_gain(kernel: str, by_g: dict[int, list[Point]], out_path: Path) -> Path:
+def plot_stage_gain(kernel: str, by_g: dict[int, list[SimulatedSpeedup]], out_path: Path) -> Path:
     """Speedup(n) / speedup(1) vs stage count n, one line per granularity."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
@@ -558,7 +558,7 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / 
     g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     grid = granularities(study.min_granularity_bytes, 2**26)
     fits: dict[str, LogCAFit] = {}
-    curves: dict[str, list[Point]] = {}
+    curves: dict[str, list[SimulatedSpeedup]] = {}
     breakdown: dict[str, list[OffloadBreakdown]] = {}
     latency_bw: dict[str, float] = {}
     latency_gain: dict[str, list[float]] = {}
@@ -579,7 +579,7 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / 
     plot_regions({f"{k} (fitted)": f.params for k, f in fits.items()} |
                  {f"{k} (Table 4.3 L)": table_4_3_params(k, study.kernel) for k in study.platforms},
                  out_dir / f"gpu_regions_{study.kernel}.png", grid)
-    pipelined: dict[str, dict[int, list[Point]]] = {}
+    pipelined: dict[str, dict[int, list[SimulatedSpeedup]]] = {}
     for kernel in study.pipelined_kernels:
         top = study.max_granularity_bytes if kernel in study.pipelined_capped_kernels else study.pipelined_max_bytes
         table_g = granularities(study.pipelined_min_bytes, top)
