@@ -17,6 +17,7 @@ import networkx as nx
 import simpy
 
 from simulator.accel.registry import BUILDERS, BuildContext
+from simulator.config.plugins import PluginError
 from simulator.config.schema import SystemSpec, dram_parameters
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
@@ -164,5 +165,10 @@ def build_system(spec: SystemSpec) -> System:
     system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=host, graph=graph)
     for name, acc in spec.accelerators.items():
         interface = Interface(name, acc.interface, caches, dram, spec.caches.line_bytes)
-        system.units[name] = BUILDERS[acc.kind](name, acc, BuildContext(env, interface, spec.host.frequency_hz))
+        unit = BUILDERS[acc.kind](name, acc, BuildContext(env, interface, spec.host.frequency_hz))
+        if not isinstance(getattr(type(unit), "COMMAND", None), type):  # an installed kind may lack one
+            raise PluginError(f"accelerator kind {acc.kind!r}: its unit class {type(unit).__name__} declares no "
+                              "offload command (COMMAND); expected a command schema (simulator/README.md, "
+                              "\"Accelerator commands\")")
+        system.units[name] = unit
     return system

@@ -30,7 +30,10 @@ def command_lines(kind: str) -> list[str]:
 
 
 def cmd_commands(args: argparse.Namespace) -> int:
-    """Print the command reference of ``args.kind``, or of every kind."""
+    """Print the command reference of ``args.kind``, or of every kind (installed packages' kinds included)."""
+    from simulator.config.accelerators import AcceleratorSpec
+
+    AcceleratorSpec.load_kinds()  # an installed kind registers its command as it loads
     kinds = sorted(COMMANDS)
     if args.kind is not None and args.kind not in COMMANDS:
         raise InputError(f"commands: kind {args.kind!r}{did_you_mean(args.kind, kinds)}; expected one of: "

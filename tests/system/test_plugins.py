@@ -50,6 +50,8 @@ def test_an_installed_package_adds_a_kind_and_a_generator_that_list_and_run(inst
     keys = offsim(installed, tmp_path, "keys", "accelerators")
     assert keys.returncode == 0, keys.stderr
     assert "accelerators.<name>.cycles_per_byte" in keys.stdout and "filter" in keys.stdout
+    commands = offsim(installed, tmp_path, "commands", "filter")
+    assert commands.returncode == 0 and "the regions to filter" in commands.stdout, commands.stderr
     gens = offsim(installed, tmp_path, "generators", "filter_stream")
     assert gens.returncode == 0, gens.stderr
     assert "filter_stream:" in gens.stdout and "buffer_bytes" in gens.stdout

@@ -1,8 +1,8 @@
 """Accelerator kind ``filter``: streams its input region, spends ``cycles_per_byte`` of its own clock on
 each input byte, and writes its output region. Registers its spec and its builder on import.
 
-Command params: ``op`` = ``"filter"``, ``inputs`` and ``outputs`` (``[byte address, bytes]`` regions).
-Counters: ``bytes_read``, ``bytes_written``, ``compute_cycles``.
+Command (``FilterCommand``; ``offsim commands filter``): ``op`` = ``"filter"``, ``inputs`` and ``outputs``
+(``[byte address, bytes]`` regions). Counters: ``bytes_read``, ``bytes_written``, ``compute_cycles``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.accel.base import AcceleratorUnit, Command
-from simulator.accel.registry import BuildContext, register_builder
+from simulator.accel.command_schema import Regions, command_field
+from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accelerators import AcceleratorSpec, register_kind
 from simulator.config.fields import param
 from simulator.engine import ClockDomain
@@ -28,8 +29,20 @@ class FilterSpec(AcceleratorSpec):
     idle_power_w: float = param(0.0, unit="power", min=0.0, doc="power while idle")
 
 
+@register_command("filter")
+@dataclass(frozen=True)
+class FilterCommand:
+    """A filter command: read the input regions, filter them into the output regions."""
+
+    op: str = command_field(choices=("filter",), doc="the operation")
+    inputs: Regions = command_field(doc="the regions to filter")
+    outputs: Regions = command_field(doc="where the filtered data goes")
+
+
 class FilterUnit(AcceleratorUnit):
     """Reads the inputs, works, writes the outputs: one command at a time."""
+
+    COMMAND = FilterCommand
 
     def __init__(self, name: str, spec: FilterSpec, context: BuildContext) -> None:
         self.spec = spec
