@@ -29,7 +29,8 @@ from simulator.config.errors import InputError
 
 # The files the two LogCA runners (crypto and GPU) write into their shared output directory
 # (results/logca), so that each may rewrite a directory that holds the other's figures.
-LOGCA_OUTPUT_PATTERNS = ("speedup_*.png", "crypto_*.png", "gpu_*.png", "gpu_*.csv")
+LOGCA_OUTPUT_PATTERNS = ("speedup_*.png", "crypto_*.png", "gpu_*.png", "gpu_*.csv",
+                         "README.md")  # the folder's guide (results/logca keeps one), which the studies leave alone
 
 
 def check_path_name(path: str | Path, option: str = "--out") -> Path:

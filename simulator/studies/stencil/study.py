@@ -324,7 +324,8 @@ def _plot_tiling(traffic: list[dict], engine: list[dict], path: Path) -> None:
 
 STUDIES = {"roofline": run_roofline_study, "stencil_tiling": run_stencil_tiling_study}
 # What the studies write (their figures and summaries), for the --out check.
-OUTPUT_PATTERNS = ("roofline_sweep.png", "stencil_tiling.png", "*_summary.json")
+OUTPUT_PATTERNS = ("roofline_sweep.png", "stencil_tiling.png", "*_summary.json",
+                   "README.md")  # the folder's guide (results/stencil keeps one), which the study leaves alone
 
 
 def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
