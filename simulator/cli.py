@@ -55,6 +55,16 @@ def _print_summary(summary: dict) -> None:
           f"row hits {d['row_hits']:,}  ({format_quantity(d['bandwidth_bytes_per_s'], 'B/s')})")
 
 
+def _print_columns(table: list[tuple[str, ...]], caps: tuple[int, ...] = (), indent: str = "") -> None:
+    """Print rows as columns two spaces apart, each as wide as its widest cell (at most its cap, if one
+    is given; a longer cell overflows rather than widening every row); the last column is not padded."""
+    n = len(table[0]) - 1
+    widths = [max(len(row[i]) for row in table) for i in range(n)]
+    widths = [min(w, cap) for w, cap in zip(widths, caps)] + widths[len(caps):]
+    for row in table:
+        print((indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]).rstrip())
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from simulator.studies import interruption
     from simulator.config.loader import load_spec
@@ -292,9 +302,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
     header = ("key", "unit", "default", "accepts", "description")
     table = [header] + [(r.key, r.unit, r.default, r.accepts, r.doc) for r in rows]
     # a long list of choices overflows its column rather than widening it for every row
-    widths = [min(max(len(row[i]) for row in table), cap) for i, cap in enumerate((80, 8, 12, 28))]
-    for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    _print_columns(table, caps=(80, 8, 12, 28))
     return 0
 
 
@@ -309,9 +317,7 @@ def _print_effective_keys(args: argparse.Namespace) -> int:
             raise InputError(f"keys: no key of {args.system} is or starts with {args.prefix!r}; expected a dotted "
                              "key or section, e.g. dram.timing")
     table = [("key", "value", "from")] + [(r.key, r.value_text(), r.origin) for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(2)]
-    for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    _print_columns(table)
     return 0
 
 
@@ -346,9 +352,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     runs = [read_run(path) for path in args.runs]
     table = comparison_table(runs)
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    _print_columns(table)
     if args.png:
         print(f"written   {comparison_png(runs, args.png)}")
     return 0
@@ -369,9 +373,7 @@ def cmd_generators(args: argparse.Namespace) -> int:
         print(("\n" if i else "") + f"{name}: {doc}")
         table = [("parameter", "unit", "default", "accepts")] + [(p.name, p.unit, p.default, p.accepts)
                                                                  for p in params]
-        widths = [max(len(row[i]) for row in table) for i in range(3)]
-        for row in table:
-            print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+        _print_columns(table, indent="  ")
     return 0
 
 
@@ -546,8 +548,6 @@ def build_parser() -> argparse.ArgumentParser:
                        "parameters: unit, default, accepted values (the keys a workload's params and --param take)")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these generators, e.g. stream")
     p.set_defaults(func=cmd_generators)
-
-
     p = sub.add_parser("commands", help="list the offload command keys of each accelerator kind: type, unit, "
                        "default, accepted values, description")
     p.add_argument("kind", nargs="?", help="only this kind's, e.g. lap")
