@@ -100,6 +100,14 @@ def _watch(read_fd: int, program: str) -> None:
             _end_process()
 
 
+def _quiet_interrupt(unraisable: object) -> None:
+    """``sys.unraisablehook`` of an installed process: a KeyboardInterrupt raised while a finalizer
+    (``__del__``) ran cannot unwind the command, and the watchdog ends the process within GRACE_S with
+    the one line, so it is not printed as an ignored exception; anything else is, as Python prints it."""
+    if not isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+
+
 def install(program: str) -> None:
     """Handle Ctrl-C as the module docstring says, for a process that runs one command from its main
     thread; once per process (later calls do nothing)."""
@@ -110,5 +118,6 @@ def install(program: str) -> None:
     os.set_blocking(write_fd, False)  # the C-level handler must never block on a full pipe
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _quiet_interrupt
     _watchdog = threading.Thread(target=_watch, args=(read_fd, program), name="offsim-interrupt-watch", daemon=True)
     _watchdog.start()

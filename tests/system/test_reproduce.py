@@ -207,10 +207,10 @@ def test_unknown_target_exits_2_naming_targets(tmp_path, capsys):
 
 
 def test_unavailable_target_exits_2(tmp_path, monkeypatch, capsys):
-    import simulator
+    import simulator.studies.logca
 
     monkeypatch.setitem(__import__("sys").modules, "simulator.studies.logca.gpu", None)
-    monkeypatch.delattr(simulator, "logca_gpu_study", raising=False)
+    monkeypatch.delattr(simulator.studies.logca, "gpu", raising=False)  # imported by an earlier test
     assert main(["reproduce", "logca-gpu", "--quick", "--out", str(tmp_path)]) == 2
     assert "not available yet" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # no report, no marker: the directory is as it was
