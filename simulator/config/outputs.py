@@ -27,12 +27,6 @@ from typing import Any
 from simulator.config.errors import InputError
 
 
-# The files the two LogCA runners (crypto and GPU) write into their shared output directory
-# (results/logca), so that each may rewrite a directory that holds the other's figures.
-LOGCA_OUTPUT_PATTERNS = ("speedup_*.png", "crypto_*.png", "gpu_*.png", "gpu_*.csv",
-                         "README.md")  # the folder's guide (results/logca keeps one), which the studies leave alone
-
-
 def check_path_name(path: str | Path, option: str = "--out") -> Path:
     """``path`` as a Path if the system can name it: not empty, each part within the file-name limit
     and the whole within the path limit of the filesystem it would be on (255 and 4096 bytes on

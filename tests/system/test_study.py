@@ -543,7 +543,8 @@ def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path
     from simulator.studies.logca import gpu as logca_gpu_study
     from simulator.studies.logca import crypto as logca_study
     from simulator.studies.stencil import study as stencil_study
-    from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, check_owned_output
+    from simulator.config.outputs import check_owned_output
+    from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 
     logca = ROOT / "results" / "logca"
     assert check_owned_output(logca, LOGCA_OUTPUT_PATTERNS, "the LogCA studies") == logca

@@ -495,7 +495,8 @@ def main(argv: list[str] | None = None, prog: str = "logca_study") -> int:
     import argparse
 
     from simulator.config.errors import InputError
-    from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
+    from simulator.config.outputs import load_with_output_dir, removed_if_failed
+    from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 
     ap = argparse.ArgumentParser(prog=prog, description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "

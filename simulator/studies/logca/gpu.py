@@ -50,7 +50,8 @@ from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.studies.logca.crypto import TABLE_4_3, Platform, SimulatedSpeedup, granularities, plot_regions
-from simulator.config.outputs import LOGCA_OUTPUT_PATTERNS, load_with_output_dir, removed_if_failed
+from simulator.config.outputs import load_with_output_dir, removed_if_failed
+from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 from simulator.engine.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
