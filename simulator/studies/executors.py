@@ -128,6 +128,7 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
     except KeyboardInterrupt:  # Ctrl-C: end the local workers now rather than have them cancel their tasks
         interrupted = True
         if cluster is not None:
+            _silence_dask_logs()  # the killed workers' closed connections are expected, not news
             cluster.sync(_kill_workers, cluster)
         raise
     finally:
@@ -148,6 +149,16 @@ def _ctrl_c_ignored() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _silence_dask_logs() -> None:
+    """Disable every ``distributed`` logger of this process (the driver): after Ctrl-C its scheduler reports
+    each killed worker's connection as closed, with a traceback, at INFO level."""
+    import logging
+
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).disabled = True
 
 
 async def _kill_workers(cluster: Any) -> None:
