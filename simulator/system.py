@@ -23,6 +23,7 @@ from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
 from simulator.memory.dram import DramSystem
+from simulator.interconnect.couplings import COUPLING_STRATEGIES, FIRST_LEVEL, LAST_LEVEL, MEMORY_CONTROLLER
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
 from simulator.config.units import seconds_to_ps
@@ -71,14 +72,6 @@ class System:
         return ["host", *self.units]
 
 
-#: where each coupling's link joins the host's side: the node its accesses enter (LAST_LEVEL: the LLC)
-LAST_LEVEL = "<last level>"
-COUPLING_ENTRY = {"dram": "memory controller", "near_memory": "memory controller", "pcie": "memory controller",
-                  "llc": LAST_LEVEL, "on_die_dma": LAST_LEVEL, "shared_memory": LAST_LEVEL,
-                  "in_pipeline": "<first level>"}
-MEMORY = "memory controller"
-
-
 def system_graph(spec: SystemSpec) -> nx.DiGraph:
     """The system's components and links (module docstring). Node attribute ``kind``: core, cache,
     memory_controller, channel, accelerator or link; edge attributes ``latency_s``, ``bandwidth_bytes_per_s``
@@ -93,16 +86,17 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         graph.add_edge(previous, lv.name, latency_s=lv.latency_cycles / f, bandwidth_bytes_per_s=None,
                        energy_j_per_byte=lv.energy_j_per_byte)
         previous = lv.name
-    graph.add_node(MEMORY, kind="memory_controller")
-    graph.add_edge(previous, MEMORY, latency_s=spec.host.memory_path_latency_s, bandwidth_bytes_per_s=None,
+    graph.add_node(MEMORY_CONTROLLER, kind="memory_controller")
+    graph.add_edge(previous, MEMORY_CONTROLLER, latency_s=spec.host.memory_path_latency_s,
+                   bandwidth_bytes_per_s=None,
                    energy_j_per_byte=spec.host.memory_path_energy_j_per_byte)
     geometry, t = spec.dram.geometry, spec.dram.timing
     for channel in range(geometry.channels):
         name = f"DRAM channel {channel}"
         graph.add_node(name, kind="channel")
-        graph.add_edge(MEMORY, name, latency_s=dram_unloaded_latency_ps(spec) * 1e-12,
+        graph.add_edge(MEMORY_CONTROLLER, name, latency_s=dram_unloaded_latency_ps(spec) * 1e-12,
                        bandwidth_bytes_per_s=geometry.bus_width_bits / 8 * 2 / t.tck_s, energy_j_per_byte=None)
-    entry = {LAST_LEVEL: levels[-1].name, "<first level>": levels[0].name}
+    entry = {LAST_LEVEL: levels[-1].name, FIRST_LEVEL: levels[0].name}
     for name, acc in spec.accelerators.items():
         link = f"{name} link ({acc.interface.coupling})"
         graph.add_node(name, kind="accelerator", accelerator_kind=acc.kind)
@@ -110,7 +104,7 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         graph.add_edge(name, link, latency_s=acc.interface.latency_s,
                        bandwidth_bytes_per_s=acc.interface.bandwidth_bytes_per_s,
                        energy_j_per_byte=acc.interface.energy_j_per_bit * 8)
-        target = COUPLING_ENTRY[acc.interface.coupling]
+        target = COUPLING_STRATEGIES[acc.interface.coupling].entry
         graph.add_edge(link, entry.get(target, target), latency_s=None, bandwidth_bytes_per_s=None,
                        energy_j_per_byte=None)
     return graph
@@ -123,7 +117,7 @@ def requesters(graph: nx.DiGraph) -> list[str]:
 
 def routes(graph: nx.DiGraph) -> dict[str, list[str]]:
     """Each requester's route to the memory controller (the shortest path), or [] if it has none."""
-    return {r: (nx.shortest_path(graph, r, MEMORY) if nx.has_path(graph, r, MEMORY) else [])
+    return {r: (nx.shortest_path(graph, r, MEMORY_CONTROLLER) if nx.has_path(graph, r, MEMORY_CONTROLLER) else [])
             for r in requesters(graph)}
 
 
@@ -133,12 +127,12 @@ def check_wiring(graph: nx.DiGraph) -> None:
     found = routes(graph)
     for requester, route in found.items():
         if not route:
-            raise ValueError(f"system wiring: {requester!r} has no route to the {MEMORY}")
+            raise ValueError(f"system wiring: {requester!r} has no route to the {MEMORY_CONTROLLER}")
     on_route = {node for route in found.values() for node in route}
     for node, kind in graph.nodes(data="kind"):
         if kind == "channel":
-            if not graph.has_edge(MEMORY, node):
-                raise ValueError(f"system wiring: {node!r} is not attached to the {MEMORY}")
+            if not graph.has_edge(MEMORY_CONTROLLER, node):
+                raise ValueError(f"system wiring: {node!r} is not attached to the {MEMORY_CONTROLLER}")
         elif node not in on_route:
             raise ValueError(f"system wiring: {node!r} ({kind}) lies on no requester's route to memory")
 

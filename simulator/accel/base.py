@@ -133,7 +133,7 @@ class AcceleratorUnit:
             self._idle = self.env.event()
         self._pending.append(cmd)
         yield self._queue.put(cmd)
-        if self.interface.coupling == "in_pipeline":  # an instruction: the core waits for its result
+        if self.interface.core_waits:  # an instruction: the core waits for its result
             start = self.env.now
             yield cmd.done
             stage.stall_ps += self.env.now - start
@@ -165,14 +165,14 @@ class AcceleratorUnit:
         while True:
             cmd: Command = yield self._queue.get()
             cmd.started_ps = self.env.now
-            if self.interface.coupling == "pcie" and cmd.inputs:
+            if self.interface.copies and cmd.inputs:
                 yield self.env.timeout(max(0, self.interface.copy_in(cmd.inputs, self.env.now) - self.env.now))
             yield from self.execute(cmd)
             yield from self._complete(cmd)
 
     def _complete(self, cmd: Command):
         """SimPy generator: copy the outputs out (pcie), signal completion, account busy time."""
-        if self.interface.coupling == "pcie" and cmd.outputs:
+        if self.interface.copies and cmd.outputs:
             yield self.env.timeout(max(0, self.interface.copy_out(cmd.outputs, self.env.now) - self.env.now))
         latency = seconds_to_ps(self.interface.spec.completion_latency_s)
         if latency:

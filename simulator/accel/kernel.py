@@ -116,7 +116,7 @@ class KernelUnit(AcceleratorUnit):
             cmd.started_ps = self.env.now
             parts = self._parts(cmd)
             for i, part in enumerate(parts):
-                if self.interface.coupling == "pcie" and part.inputs:
+                if self.interface.copies and part.inputs:
                     yield self.env.timeout(max(0, self.interface.copy_in(part.inputs, self.env.now) - self.env.now))
                 yield to_compute.put((part, cmd, i == len(parts) - 1))
 
@@ -140,7 +140,7 @@ class KernelUnit(AcceleratorUnit):
             if part is cmd:
                 yield from self._complete(cmd)
                 continue
-            if self.interface.coupling == "pcie" and part.outputs:
+            if self.interface.copies and part.outputs:
                 yield self.env.timeout(max(0, self.interface.copy_out(part.outputs, self.env.now) - self.env.now))
             if last:
                 yield from self._complete_copied(cmd)

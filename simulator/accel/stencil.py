@@ -155,7 +155,7 @@ class StencilEngineUnit(AcceleratorUnit):
         """
         env, lb, moved = self.env, self.line_bytes, 0
         link = self.interface.link
-        if self.interface.coupling == "pcie" and self.interface.device_memory is not None:
+        if self.interface.device_memory is not None:
             link = self.interface.device_memory
         with self._dma[unit].request() as req:
             yield req

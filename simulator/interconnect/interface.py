@@ -11,7 +11,8 @@ An ``Interface`` does three things for an accelerator unit:
 - host side, after completion: invalidating stale host copies of the outputs
   (``dram``/``near_memory``/``pcie``: every level; ``llc``: the levels above the
   LLC), and for ``pcie`` the copies in and out over the link.
-The same accelerator code therefore runs at any placement.
+What each coupling does is its strategy object (``simulator.interconnect.couplings``); the same
+accelerator code therefore runs at any placement.
 
 Requesters: the accelerator's data path counts its cache, DRAM and link work
 for the unit's own name; the host-side coherence work and the pcie copies (the
@@ -25,14 +26,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator.config.accelerators import InterfaceSpec
+from simulator.interconnect.couplings import COUPLING_STRATEGIES, Coupling
 from simulator.interconnect.link import Link
 from simulator.memory.cache import CacheHierarchy
 from simulator.memory.dram import DramSystem
 from simulator.config.units import seconds_to_ps
 from workloads.trace import element_lines
-
-NON_COHERENT = ("dram", "near_memory", "pcie")
-
 
 def driver_name(unit: str) -> str:
     """The requester name of ``unit``'s driver: its coherence work on the host and its DMA copies."""
@@ -69,6 +68,7 @@ class Interface:
     line_bytes: int
     link: Link = field(init=False)
     link_out: Link = field(init=False)  # pcie copies out: ``link`` itself unless the spec is full duplex
+    strategy: Coupling = field(init=False)
     device_memory: Link | None = field(init=False, default=None)
     offchip_exempt_bytes: int = field(init=False, default=0)  # DRAM bytes that never cross the off-chip interface
 
@@ -77,7 +77,8 @@ class Interface:
         self.link = Link(f"{self.name}.link", s.bandwidth_bytes_per_s, seconds_to_ps(s.latency_s), s.energy_j_per_bit)
         self.link_out = (Link(f"{self.name}.link_out", s.bandwidth_bytes_per_s, seconds_to_ps(s.latency_s),
                               s.energy_j_per_bit) if s.full_duplex else self.link)
-        if s.coupling == "pcie" and s.device_memory_bandwidth_bytes_per_s > 0:
+        self.strategy = COUPLING_STRATEGIES[s.coupling]
+        if self.strategy.copies and s.device_memory_bandwidth_bytes_per_s > 0:
             self.device_memory = Link(f"{self.name}.device_memory", s.device_memory_bandwidth_bytes_per_s)
         self.llc_level = len(self.caches.levels) - 1
         self.driver = driver_name(self.name)
@@ -87,10 +88,21 @@ class Interface:
         """The coupling name (InterfaceSpec.coupling)."""
         return self.spec.coupling
 
+    @property
+    def copies(self) -> bool:
+        """Whether the device works on its own memory: inputs copied in, outputs out, over the link."""
+        return self.strategy.copies
+
+    @property
+    def core_waits(self) -> bool:
+        """Whether the core waits for each command as for an instruction."""
+        return self.strategy.core_waits
+
     # --- host side --------------------------------------------------------------------------
 
     def host_before(self, core, env, stage, inputs: list, outputs: list):
-        """SimPy generator run by the host before handing a command over."""
+        """SimPy generator run by the host before handing a command over: the driver's overhead, then the
+        coupling's coherence work on the command's lines."""
         if self.spec.offload_overhead_cycles:
             start = env.now
             dt = core.clock.cycles_to_ps(self.spec.offload_overhead_cycles)
@@ -98,43 +110,28 @@ class Interface:
             stage.compute_ps += dt
             yield env.timeout(dt)
             stage.add_interval(start, env.now)
-        if self.coupling in NON_COHERENT:
+        op = self.strategy.before_offload
+        if op is not None:
             lines = region_lines(inputs + outputs, self.line_bytes)
             if len(lines):
-                yield from core.run_maintenance_row(env, stage, lines, "flush", self.driver)
-        elif self.coupling == "llc":
-            lines = region_lines(inputs + outputs, self.line_bytes)
-            if len(lines):
-                yield from core.run_maintenance_row(env, stage, lines, "evict_llc", self.driver)
+                yield from core.run_maintenance_row(env, stage, lines, op, self.driver)
 
     def host_after(self, core, env, stage, outputs: list):
         """SimPy generator run by the host after completion: drop stale copies of the outputs."""
-        lines = region_lines(outputs, self.line_bytes)
+        after = self.strategy.after_offload
+        lines = region_lines(outputs, self.line_bytes) if after != "none" else ()
         if not len(lines):
             return
-        if self.coupling in NON_COHERENT:
+        if after == "all":
             yield from core.run_maintenance_row(env, stage, lines, "invalidate", self.driver)
-        elif self.coupling == "llc":
+        else:  # above_llc: the accelerator's writes are in the LLC already
             self.caches.invalidate(lines, levels=list(range(self.llc_level)), requester=self.driver)
 
     # --- accelerator data path ----------------------------------------------------------------
 
-    def _dram(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        """DRAM service of an accelerator's lines. A near-memory unit reaches the banks over an internal path
-        of its configured bandwidth w: its bursts and column-to-column gaps take 1/m of the channel's, m = w /
-        the channel's peak bandwidth (any real m >= 1, e.g. 1.4, to the picosecond), while row activations
-        and precharges keep their timing; below the channel's bandwidth (m < 1) the link in series is the
-        bound."""
-        speedup = 1.0
-        if self.coupling == "near_memory":  # inside the memory: the configured bandwidth, not the channel's
-            self.offchip_exempt_bytes += len(lines) * self.line_bytes
-            speedup = max(1.0, self.spec.bandwidth_bytes_per_s / self.dram.peak_bandwidth_bytes_per_s)
-        if not len(lines):
-            return now_ps
-        return self.dram.service(lines, is_write, now_ps, bus_speedup=speedup, requester=self.name)
-
-    def _through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:
-        """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's."""
+    def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:
+        """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's.
+        Returns the later of ``done`` and the DRAM work's completion, ps."""
         res = self.caches.access(lines, is_write, level, requester=self.name)
         for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
             if len(arr):
@@ -143,20 +140,7 @@ class Interface:
 
     def access(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         """Move ``lines`` between the accelerator and memory starting at ``now_ps``; return arrival, ps."""
-        lines = np.asarray(lines, dtype=np.int64)
-        c = self.coupling
-        if c == "pcie":  # the device works on its own memory; only copy_in / copy_out cross the link
-            if self.device_memory is not None:
-                return max(now_ps, self.device_memory.transfer(len(lines) * self.line_bytes, now_ps, self.name))
-            return now_ps
-        link_done = self.link.transfer(len(lines) * self.line_bytes, now_ps, self.name)
-        if c in ("dram", "near_memory"):
-            return max(link_done, self._dram(lines, is_write, now_ps))
-        if c in ("llc", "on_die_dma", "shared_memory"):
-            return max(link_done, self._through_caches(lines, is_write, now_ps, self.llc_level, now_ps))
-        if c == "in_pipeline":
-            return self._through_caches(lines, is_write, now_ps, 0, link_done)
-        raise ValueError(f"interface {self.name}: coupling = {c!r}: expected one of the known couplings")
+        return self.strategy.access(self, np.asarray(lines, dtype=np.int64), is_write, now_ps)
 
     def copy_in(self, regions: list, now_ps: int) -> int:
         """pcie: DMA the input regions from host DRAM over the link into device memory; arrival, ps."""

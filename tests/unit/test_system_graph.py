@@ -9,7 +9,8 @@ import pytest
 from simulator.config.accelerators import COUPLINGS
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.system import COUPLING_ENTRY, MEMORY, check_wiring, routes, system_graph
+from simulator.interconnect.couplings import COUPLING_STRATEGIES, MEMORY_CONTROLLER as MEMORY
+from simulator.system import check_wiring, routes, system_graph
 
 SYSTEMS = Path(__file__).resolve().parents[2] / "configs" / "systems"
 
@@ -19,7 +20,7 @@ def _spec(name: str, *overrides: str) -> SystemSpec:
 
 
 def test_every_coupling_enters_the_host_side_somewhere():
-    assert set(COUPLING_ENTRY) == set(COUPLINGS)
+    assert set(COUPLING_STRATEGIES) == set(COUPLINGS)
 
 
 @pytest.mark.parametrize("coupling, via", [("llc", "LLC"), ("dram", MEMORY), ("near_memory", MEMORY),

@@ -60,7 +60,7 @@ from models import ulist
 from simulator.config.errors import InputError
 from simulator.config.loader import LoadedConfig
 from simulator.config.workload import build_workload, generate_trace
-from simulator.interconnect.interface import NON_COHERENT
+from simulator.interconnect.couplings import COUPLING_STRATEGIES
 from simulator.engine.replay import replay
 from simulator.runner import CONSTANT_CATEGORIES, load_system, simulate_trace
 from simulator.system import build_system
@@ -411,7 +411,7 @@ def machine_parts(cpu_system: str | LoadedConfig, lap_systems: dict[str, str | L
             parts += [MachinePart("pipelined_residency", _pipelined_residency_shares,
                                   (llc_coupled[0], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
     parts += [MachinePart("lap", _measure_lap_system,
-                          (name, sysf, bool(couplings[name] & set(NON_COHERENT)), bc_layout, pipelined))
+                          (name, sysf, any(COUPLING_STRATEGIES[c].before_offload == "flush" for c in couplings[name]), bc_layout, pipelined))
               for name, sysf in lap_systems.items()]
     parts.append(MachinePart("cpu", _measure_host, (cpu_system,)))
     return parts

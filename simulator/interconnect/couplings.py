@@ -1,0 +1,146 @@
+"""The couplings of an accelerator to host and memory: one strategy object each.
+
+A coupling says four things (003 section 5, Fig. 5):
+- the host's coherence work before an offload (``before_offload``: the maintenance op the driver runs on the
+  command's input and output lines: ``flush`` for the non-coherent couplings, ``evict_llc`` for ``llc``, none
+  for the coherent ones) and after completion (``after_offload``: invalidate the outputs' host copies at
+  every level, only above the LLC, or not at all);
+- whether the device works on its own memory, so that inputs are copied in and outputs out over the link
+  (``copies``: pcie);
+- whether the core waits for each command as for an instruction (``core_waits``: in_pipeline);
+- the accelerator's data path (``access``): which parts of the memory system a line crosses, and where its
+  link joins the host side (``entry``, a node of the system graph).
+
+``simulator.interconnect.interface.Interface`` runs the strategy named by ``InterfaceSpec.coupling``; the
+accelerator code never asks which coupling it has. A new coupling is one subclass here and its name in
+``simulator.config.accelerators.COUPLINGS``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from simulator.interconnect.interface import Interface
+
+#: graph nodes a coupling's link may join (``simulator.system``): the memory controller, or the host's last or
+#: first cache level (names resolved when the graph is built)
+MEMORY_CONTROLLER = "memory controller"
+LAST_LEVEL = "<last level>"
+FIRST_LEVEL = "<first level>"
+
+
+class Coupling:
+    """Base strategy: a coherent accelerator whose link joins the memory controller (subclasses set the rest)."""
+
+    name: ClassVar[str]
+    before_offload: ClassVar[str | None] = None  # maintenance op on inputs and outputs, or None
+    after_offload: ClassVar[str] = "none"  # invalidate outputs' host copies: "all" levels, "above_llc", "none"
+    copies: ClassVar[bool] = False
+    core_waits: ClassVar[bool] = False
+    entry: ClassVar[str] = MEMORY_CONTROLLER
+
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        """Move ``lines`` between the accelerator and memory from ``now_ps``; their arrival, ps."""
+        raise NotImplementedError
+
+
+class DramCoupling(Coupling):
+    """System-bus DMA from DRAM, non-coherent: a link in series with DRAM."""
+
+    name = "dram"
+    before_offload = "flush"
+    after_offload = "all"
+
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
+        if not len(lines):
+            return link_done
+        return max(link_done, iface.dram.service(lines, is_write, now_ps, bus_speedup=self.bus_speedup(iface),
+                                                 requester=iface.name))
+
+    def bus_speedup(self, iface: Interface) -> float:
+        """How much faster than the channel the unit's bursts reach the banks (1: through the channel)."""
+        return 1.0
+
+
+class NearMemoryCoupling(DramCoupling):
+    """Inside the memory: the unit reaches the banks over an internal path of its configured bandwidth w; its
+    bursts and column-to-column gaps take 1/m of the channel's, m = w / the channel's peak bandwidth (any real
+    m >= 1, to the picosecond), while activations and precharges keep their timing; below the channel's
+    bandwidth (m < 1) the link in series is the bound. Its bytes never cross the off-chip interface."""
+
+    name = "near_memory"
+
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        iface.offchip_exempt_bytes += len(lines) * iface.line_bytes
+        return super().access(iface, lines, is_write, now_ps)
+
+    def bus_speedup(self, iface: Interface) -> float:
+        return max(1.0, iface.spec.bandwidth_bytes_per_s / iface.dram.peak_bandwidth_bytes_per_s)
+
+
+class PcieCoupling(Coupling):
+    """A device with its own memory: inputs copied in and outputs out over the link by the driver's DMA; the
+    device's accesses cost only its memory's bandwidth, if configured."""
+
+    name = "pcie"
+    before_offload = "flush"
+    after_offload = "all"
+    copies = True
+
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        if iface.device_memory is None:
+            return now_ps
+        return max(now_ps, iface.device_memory.transfer(len(lines) * iface.line_bytes, now_ps, iface.name))
+
+
+class ThroughCachesCoupling(Coupling):
+    """Accesses enter the host caches at the last level, after the link (the DRAM work they cause is the
+    unit's)."""
+
+    entry = LAST_LEVEL
+
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
+        return max(link_done, iface.through_caches(lines, is_write, now_ps, iface.llc_level, now_ps))
+
+
+class LlcCoupling(ThroughCachesCoupling):
+    """On the L2-LLC bus: the host evicts dirty lines to the LLC before, and drops the levels above it after."""
+
+    name = "llc"
+    before_offload = "evict_llc"
+    after_offload = "above_llc"
+
+
+class OnDieDmaCoupling(ThroughCachesCoupling):
+    """A coprocessor reached by privileged DMA calls, reading through the LLC, coherent."""
+
+    name = "on_die_dma"
+
+
+class SharedMemoryCoupling(ThroughCachesCoupling):
+    """Coherent, HSA-like: no copies, no flushes, accesses through the LLC."""
+
+    name = "shared_memory"
+
+
+class InPipelineCoupling(Coupling):
+    """A functional unit driven by instructions: operands from L1 after the link; the core waits for it."""
+
+    name = "in_pipeline"
+    core_waits = True
+    entry = FIRST_LEVEL
+
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+        link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
+        return iface.through_caches(lines, is_write, now_ps, 0, link_done)
+
+
+#: the coupling strategies by name (``InterfaceSpec.coupling``)
+COUPLING_STRATEGIES: dict[str, Coupling] = {c.name: c() for c in (
+    DramCoupling, NearMemoryCoupling, PcieCoupling, LlcCoupling, OnDieDmaCoupling, SharedMemoryCoupling,
+    InPipelineCoupling)}
