@@ -24,7 +24,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator.config.errors import ConfigError
 from simulator.config.files import write_atomic
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
 from simulator.studies.plots import Panel, Series, format_value, line_panels, unit_of_key
 from simulator.studies.crosschecks import CROSSCHECKS, crosscheck_table
 from simulator.studies.spec import FigureSpec, Point, StudyOutcome, StudySpec
@@ -149,6 +152,15 @@ def _md_escape(text: Any) -> str:
     return str(text).replace("|", "\\|")
 
 
+def _system_name(study: StudySpec, outcome: StudyOutcome) -> str:
+    """The study's system as its file names it, before any point's overrides (a point that sets the coupling
+    runs on a system whose name still says the file's coupling)."""
+    try:
+        return load_spec(study.system_path, SystemSpec).spec.name
+    except (ConfigError, OSError):
+        return outcome.points[0].loaded.spec.name if outcome.points else ""
+
+
 def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple[FigureSpec, Path | str]],
                  path: str | Path) -> Path:
     """Write report.md: the sweep, the counts, one summary row per point, the figures, the failures."""
@@ -157,12 +169,14 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
     keys = list(study.axis_keys)
     columns = list(SUMMARY_Y) + [(title, f"crosscheck/{study.crosscheck}/{q}")
                                  for title, q in (CROSSCHECKS[study.crosscheck].report_errors if study.crosscheck else ())]
-    system_name = outcome.points[0].loaded.spec.name if outcome.points else ""
+    system_name = _system_name(study, outcome)
+    swept = [f"`{a.target}`" for a in study.axes if a.kind == "set"]
     workload_name = outcome.points[0].workload.name if outcome.points else ""
     stored = set(table["run_hash"]) if "run_hash" in table else set()
     lines = [f"# Study `{study.name}`", "",
              f"- study file: `{study.source}`",
-             f"- system: {system_name} (`{study.system_path.name}`)",
+             f"- system: {system_name} (`{study.system_path.name}`)"
+             + (f"; each point sets {', '.join(swept)} (see Sweep)" if swept else ""),
              f"- workload: {workload_name} (`{study.workload_path.name}`)",
              f"- points: {len(outcome.points)} ({len(stored)} stored: {len(outcome.simulated)} simulated by this "
              f"run, {len(outcome.reused)} reused; {len(outcome.failed)} failed)",

@@ -663,3 +663,17 @@ def test_a_loopback_dask_cluster_shuts_down_without_warnings_or_tracebacks(tmp_p
     assert done.returncode == 0, done.stderr
     noise = [line for line in done.stderr.splitlines() if re.search(r"Traceback|WARNING|ERROR|Error", line)]
     assert noise == []
+
+
+def test_the_report_names_the_system_as_its_file_does_and_the_keys_each_point_sets(tmp_path):
+    """A sweep over the coupling runs points whose systems still carry the file's name ("... (DRAM coupling)");
+    the report names the file's system once and says which of its keys each point sets."""
+    (tmp_path / "w.yaml").write_text("name: w\ngenerator: stream\nparams: {kind: read, array_bytes: 64 KiB}\n")
+    study = tmp_path / "study.yaml"
+    study.write_text(f"name: s\nsystem: {ROOT / 'configs' / 'systems' / 'lap_dram.yaml'}\nworkload: w.yaml\n"
+                     "sweep:\n  product:\n    set.accelerators.lap.interface.coupling: [dram, llc]\n")
+    out = tmp_path / "out"
+    run_study(study, out, workers=1, progress=False)
+    line = next(x for x in (out / "report.md").read_text().splitlines() if x.startswith("- system: "))
+    assert line == ("- system: i7-920 + DDR3-1600 + LAP (DRAM coupling) (`lap_dram.yaml`); "
+                    "each point sets `accelerators.lap.interface.coupling` (see Sweep)")
