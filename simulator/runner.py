@@ -36,7 +36,6 @@ from simulator.engine.replay import check_trace, replay
 from simulator.results import Results
 from simulator.engine.limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
                                   watchdog_message)
-from simulator.host.core import merged_stages
 from simulator.system import System, build_system
 from simulator.config.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
@@ -93,7 +92,7 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         for who, cats in per_requester.items():
             for cat, joules in cats.items():
                 res.add(f"energy_by_requester/{component}/{who}", cat, joules, "J")
-    for stage_name, st in merged_stages(system.cores).items():
+    for stage_name, st in system.host_stages().items():
         key = f"stage/host/{stage_name}"
         res.add(key, "busy_s", st.busy_ps / PS_PER_S, "s")
         res.add(key, "compute_s", st.compute_ps / PS_PER_S, "s")
