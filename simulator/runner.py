@@ -69,11 +69,7 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         _collect_cores(res, system, names)
     counters = system.caches.counters()
     for level in system.spec.caches.levels:
-        c = counters[level.name]
-        for key in COUNTER_NAMES:
-            res.add(f"cache/{level.name}", key, c[key], "lines")
-        res.add(f"cache/{level.name}", "accesses", c["loads"] + c["stores"], "lines")
-        res.add(f"cache/{level.name}", "writebacks", c["writebacks_out"], "lines")
+        _add_cache_counters(res, f"cache/{level.name}", counters[level.name])
     dram = system.dram.counters()
     for key, value in dram.items():
         res.add("dram", key, value, DRAM_COUNTER_UNITS[key])
@@ -108,6 +104,14 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
     return res
 
 
+def _add_cache_counters(res: Results, component: str, counters: dict[str, int]) -> None:
+    """A cache level's counters (``COUNTER_NAMES``), its demand accesses and its write-backs, in lines."""
+    for key in COUNTER_NAMES:
+        res.add(component, key, counters[key], "lines")
+    res.add(component, "accesses", counters["loads"] + counters["stores"], "lines")
+    res.add(component, "writebacks", counters["writebacks_out"], "lines")
+
+
 def _collect_cores(res: Results, system: System, names: list[str]) -> None:
     """Each core's own record of a multi-core host: its times, work, the bytes it found at each level,
     the counters of its private cache levels, and what coherence did to them (``snooped_*``: other
@@ -125,8 +129,7 @@ def _collect_cores(res: Results, system: System, names: list[str]) -> None:
             res.add(core.name, f"bytes_served_by_{name}", float(b), "B")
         snooped = system.caches.snoop_counters(k)
         for level, counters in system.caches.core_counters(k).items():
-            for key in COUNTER_NAMES:
-                res.add(f"cache/{level}/{core.name}", key, counters[key], "lines")
+            _add_cache_counters(res, f"cache/{level}/{core.name}", counters)
             for key in ("probes", "invalidations", "writebacks_out"):  # other cores' writes to its lines
                 res.add(f"cache/{level}/{core.name}", f"snooped_{key}", snooped[level][key], "lines")
 
