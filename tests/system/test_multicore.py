@@ -247,3 +247,16 @@ def test_the_graph_has_a_core_and_private_levels_per_core_over_one_llc() -> None
     assert found["core0"] == ["core0", "L1D.core0", "L2.core0", "LLC", "memory controller"]
     assert found["core1"] == ["core1", "L1D.core1", "L2.core1", "LLC", "memory controller"]
     assert "host" not in graph
+
+
+def test_a_multicore_run_prints_and_writes_its_per_core_records(tmp_path, capsys) -> None:
+    from simulator.cli import main
+    from tests.conftest import CONFIGS
+    out = tmp_path / "run"
+    assert main(["run", str(DEFAULT_SYSTEM), str(CONFIGS / "workloads" / "stream_read.yaml"), "--set", "host.cores=2",
+                 "--param", "array_bytes=1 MiB", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "L1D/core0 accesses" in printed and "L1D/core1 accesses            0" in printed
+    import json
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["core0"]["bytes_served_by_DRAM"] == summary["host"]["bytes_served_by_DRAM"] > 0
