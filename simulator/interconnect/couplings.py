@@ -18,12 +18,12 @@ accelerator code never asks which coupling it has. A new coupling is one subclas
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from simulator.interconnect.interface import Interface
+#: the interface running a strategy (``simulator.interconnect.interface.Interface``, which imports this module)
+Interface = Any
 
 #: graph nodes a coupling's link may join (``simulator.system``): the memory controller, or the host's last or
 #: first cache level (names resolved when the graph is built)
