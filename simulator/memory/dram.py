@@ -37,14 +37,16 @@ class AddressOutOfRange(ValueError):
 
 
 def _decode_table(geometry: DramGeometry) -> np.ndarray:
-    """int64[4, 2] (shift, mask) of channel, rank, bank, row within a line index."""
+    """int64[4, 2] (divisor, count) of channel, rank, bank, row within a line index: a field is
+    (line // divisor) % count, the mapping read as a mixed-radix number (most significant field first),
+    so a count need not be a power of two (three channels interleave lines modulo 3)."""
     sizes = geometry.field_sizes()
-    shifts: dict[str, int] = {}
-    shift = 0
+    divisors: dict[str, int] = {}
+    divisor = 1
     for name in reversed(geometry.mapping.split(":")):
-        shifts[name] = shift
-        shift += sizes[name].bit_length() - 1
-    return np.array([[shifts[n], sizes[n] - 1] for n in ("channel", "rank", "bank", "row")], dtype=np.int64)
+        divisors[name] = divisor
+        divisor *= sizes[name]
+    return np.array([[divisors[n], sizes[n]] for n in ("channel", "rank", "bank", "row")], dtype=np.int64)
 
 
 class DramSystem:
