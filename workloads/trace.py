@@ -18,7 +18,11 @@ Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
     ``flush``/``evict_llc``/``invalidate`` are cache maintenance of the lines
     covered, ``compute`` has no memory fields and carries flops and/or cycles,
     ``offload`` hands ``params`` to the unit named in ``params["unit"]``,
-    ``wait`` blocks the issuer until ``params["unit"]`` has finished its commands.
+    ``wait`` blocks the issuer until ``params["unit"]`` has finished its commands,
+    ``barrier`` holds its thread until every thread of the trace has reached its
+    barrier of the same number, ``join`` holds its thread until the threads named
+    in ``params["threads"]`` have run all their rows (both host rows, no memory
+    fields, no work).
 ``addr`` (int64, bytes)
     Byte address of the first element for memory ops (>= 0), else 0.
 ``elem_bytes`` (int64, bytes)
@@ -45,7 +49,17 @@ Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
     (pointer chasing).
 ``params`` (string, JSON)
     For ``offload``/``wait`` a JSON object with at least ``"unit"`` (the target
-    unit); ``""`` for every other op.
+    unit); ``"{}"`` for ``barrier``; ``{"threads": [t, ...]}`` for ``join``
+    (distinct threads that have rows, not the row's own); ``""`` for every other op.
+
+One optional column (:data:`THREAD_FIELD`), after the others:
+
+``thread`` (int64, >= 0)
+    The host thread that runs the row; thread t runs on core t. A trace without
+    the column is all thread 0. Each thread runs its rows in row order; rows of
+    different threads run concurrently. Every thread with rows reaches the same
+    number of barriers. :class:`TraceBuilder` writes the column only when some
+    row has a thread other than 0.
 
 A trace file may be written by any Arrow or pandas writer: :func:`read_trace`
 takes Parquet (``.parquet``) or CSV (any other name; a header line with the
@@ -88,12 +102,14 @@ from workloads.line_kernel import lines_of_elements
 
 OPS: tuple[str, ...] = (
     "compute", "read", "write", "update", "zero", "flush", "evict_llc", "invalidate", "offload",
-    "wait",
+    "wait", "barrier", "join",
 )
 #: Ops that carry memory fields (addr/elem_bytes/stride_bytes/count or addrs).
 MEMORY_OPS: tuple[str, ...] = ("read", "write", "update", "zero", "flush", "evict_llc", "invalidate")
 #: Ops whose ``params`` column holds a JSON command.
 COMMAND_OPS: tuple[str, ...] = ("offload", "wait")
+#: Ops that synchronise host threads (host rows, no memory fields, no work).
+SYNC_OPS: tuple[str, ...] = ("barrier", "join")
 #: Ops that move data (as opposed to cache maintenance).
 DATA_OPS: tuple[str, ...] = ("read", "write", "update", "zero")
 
@@ -116,6 +132,15 @@ TRACE_SCHEMA: pa.Schema = pa.schema(
     ],
     metadata={"offsim.trace.version": "1"},
 )
+
+#: The optional column naming each row's host thread (absent: every row is thread 0).
+THREAD_FIELD: pa.Field = pa.field("thread", pa.int64(), nullable=False)
+#: The schema of a trace with the ``thread`` column.
+THREADED_TRACE_SCHEMA: pa.Schema = TRACE_SCHEMA.append(THREAD_FIELD)
+#: Most host threads a trace may name (thread ids 0 .. MAX_THREADS - 1).
+MAX_THREADS = 1024
+#: ``params`` of a barrier row.
+BARRIER_PARAMS = "{}"
 
 MEMORY_SOURCE = "<memory>"
 #: Largest byte address we accept (2**62): keeps address arithmetic inside int64.
@@ -194,7 +219,8 @@ class TraceBuilder:
     """
 
     def __init__(self) -> None:
-        self._cols: dict[str, list[Any]] = {name: [] for name in TRACE_SCHEMA.names}
+        self._cols: dict[str, list[Any]] = {name: [] for name in THREADED_TRACE_SCHEMA.names}
+        self._threaded = False  # some row has a thread other than 0: the table gets the thread column
 
     def __len__(self) -> int:
         return len(self._cols["op"])
@@ -202,7 +228,7 @@ class TraceBuilder:
     # -- generic append
     def _append(self, unit: str, stage: str, op: str, addr: int, elem_bytes: int,
                 stride_bytes: int, count: int, addrs: np.ndarray | None, flops: int,
-                cycles: float, dependent: bool, params: str) -> None:
+                cycles: float, dependent: bool, params: str, thread: int) -> None:
         row = len(self)
         if row >= MAX_TRACE_ROWS:  # a generator that did not foresee its size: stop before the memory fills
             raise TraceError(MEMORY_SOURCE, f"at most {MAX_TRACE_ROWS:,} rows in a trace (workloads.trace."
@@ -217,7 +243,12 @@ class TraceBuilder:
             _bad(row, "flops", f"an integer flop count in [0, 2**53] (workloads.trace.MAX_ROW_FLOPS), got {flops!r}")
         if not (math.isfinite(cycles) and 0 <= cycles <= MAX_ROW_CYCLES):
             _bad(row, "cycles", f"a cycle count in [0, 2**53] (workloads.trace.MAX_ROW_CYCLES), got {cycles!r}")
+        if thread:
+            if isinstance(thread, bool) or not isinstance(thread, (int, np.integer)) or not 0 < thread < MAX_THREADS:
+                _bad(row, "thread", f"a thread id in [0, {MAX_THREADS}) (workloads.trace.MAX_THREADS), got {thread!r}")
+            self._threaded = True
         cols = self._cols
+        cols["thread"].append(int(thread))
         cols["unit"].append(unit)
         cols["stage"].append(stage)
         cols["op"].append(op)
@@ -232,13 +263,13 @@ class TraceBuilder:
         cols["params"].append(params)
 
     # -- public row kinds
-    def compute(self, unit: str, stage: str, flops: int = 0, cycles: float = 0.0) -> None:
+    def compute(self, unit: str, stage: str, flops: int = 0, cycles: float = 0.0, *, thread: int = 0) -> None:
         """Pure work: ``flops`` floating-point operations and ``cycles`` other cycles."""
-        self._append(unit, stage, "compute", 0, 0, 0, 0, None, flops, cycles, False, "")
+        self._append(unit, stage, "compute", 0, 0, 0, 0, None, flops, cycles, False, "", thread)
 
     def access(self, unit: str, stage: str, op: str, addr: int, elem_bytes: int,
                stride_bytes: int, count: int, flops: int = 0, cycles: float = 0.0,
-               dependent: bool = False) -> None:
+               dependent: bool = False, *, thread: int = 0) -> None:
         """A strided memory op: ``count`` elements of ``elem_bytes`` bytes from byte ``addr``."""
         row = len(self)
         if op not in MEMORY_OPS:
@@ -254,18 +285,19 @@ class TraceBuilder:
             _bad(row, "stride_bytes",
                  f"elements at addresses >= 0, but element {count - 1} would be at byte {low}")
         self._append(unit, stage, op, addr, elem_bytes, stride_bytes, count, None, flops, cycles,
-                     dependent, "")
+                     dependent, "", thread)
 
     def region(self, unit: str, stage: str, op: str, addr: int, nbytes: int, flops: int = 0,
-               cycles: float = 0.0) -> None:
+               cycles: float = 0.0, *, thread: int = 0) -> None:
         """A contiguous region of ``nbytes`` bytes from byte ``addr`` (one 1-byte element per byte)."""
         row = len(self)
         if nbytes < 0:
             _bad(row, "count", f"nbytes >= 0, got {nbytes}")
-        self.access(unit, stage, op, addr, 1, 1, nbytes, flops=flops, cycles=cycles)
+        self.access(unit, stage, op, addr, 1, 1, nbytes, flops=flops, cycles=cycles, thread=thread)
 
     def gather(self, unit: str, stage: str, op: str, addrs: np.ndarray, elem_bytes: int,
-               flops: int = 0, cycles: float = 0.0, dependent: bool = False, run: int = 1) -> None:
+               flops: int = 0, cycles: float = 0.0, dependent: bool = False, run: int = 1, *,
+               thread: int = 0) -> None:
         """A memory op over explicit byte addresses ``addrs`` (copied).
 
         Each address starts ``run`` consecutive elements of ``elem_bytes`` bytes
@@ -281,17 +313,30 @@ class TraceBuilder:
         arr = np.array(addrs, dtype=np.int64, copy=True).reshape(-1)
         if not (arr.size == 0 or int(arr.min()) >= 0):
             _bad(row, "addrs", "byte addresses >= 0, got a negative one")
-        self._append(unit, stage, op, 0, elem_bytes, 0, int(run) * arr.size, arr, flops, cycles, dependent, "")
+        self._append(unit, stage, op, 0, elem_bytes, 0, int(run) * arr.size, arr, flops, cycles, dependent, "",
+                     thread)
 
-    def offload(self, unit: str, stage: str, target: str, **params: Any) -> None:
+    def offload(self, unit: str, stage: str, target: str, *, thread: int = 0, **params: Any) -> None:
         """Hand a command with JSON-serialisable ``params`` to accelerator ``target``."""
-        self._command("offload", unit, stage, target, params)
+        self._command("offload", unit, stage, target, params, thread)
 
-    def wait(self, unit: str, stage: str, target: str) -> None:
+    def wait(self, unit: str, stage: str, target: str, *, thread: int = 0) -> None:
         """Block ``unit`` until ``target`` has finished all commands issued to it."""
-        self._command("wait", unit, stage, target, {})
+        self._command("wait", unit, stage, target, {}, thread)
 
-    def _command(self, op: str, unit: str, stage: str, target: str, params: dict[str, Any]) -> None:
+    def barrier(self, stage: str = "barrier", *, thread: int = 0) -> None:
+        """Hold ``thread`` until every thread of the trace has reached its barrier of this number."""
+        self._append("host", stage, "barrier", 0, 0, 0, 0, None, 0, 0.0, False, BARRIER_PARAMS, thread)
+
+    def join(self, threads: Collection[int], stage: str = "join", *, thread: int = 0) -> None:
+        """Hold ``thread`` until each of ``threads`` has run all its rows (checked by :meth:`to_table`)."""
+        named = list(threads)
+        if not named or any(isinstance(t, bool) or not isinstance(t, (int, np.integer)) for t in named):
+            _bad(len(self), "params", f"a non-empty list of thread ids to join, got {threads!r}")
+        self._append("host", stage, "join", 0, 0, 0, 0, None, 0, 0.0, False,
+                     json.dumps({"threads": [int(t) for t in named]}), thread)
+
+    def _command(self, op: str, unit: str, stage: str, target: str, params: dict[str, Any], thread: int) -> None:
         row = len(self)
         if not (isinstance(target, str) and target != ""):
             _bad(row, "params", f"a non-empty target unit name, got {target!r}")
@@ -300,18 +345,20 @@ class TraceBuilder:
         except (TypeError, ValueError) as exc:
             raise TraceError(MEMORY_SOURCE, f"JSON-serialisable parameters ({exc})",
                              row=row, column="params") from None
-        self._append(unit, stage, op, 0, 0, 0, 0, None, 0, 0.0, False, text)
+        self._append(unit, stage, op, 0, 0, 0, 0, None, 0, 0.0, False, text, thread)
 
     def to_table(self, units: Collection[str] | None = None) -> pa.Table:
-        """The rows as a validated table with :data:`TRACE_SCHEMA`."""
+        """The rows as a validated table with :data:`TRACE_SCHEMA`, or :data:`THREADED_TRACE_SCHEMA`
+        when some row has a thread other than 0."""
         cols = self._cols
+        schema = THREADED_TRACE_SCHEMA if self._threaded else TRACE_SCHEMA
         arrays = []
-        for field in TRACE_SCHEMA:
+        for field in schema:
             if field.name == "addrs":
                 arrays.append(_list_array(cols["addrs"]))
             else:
                 arrays.append(pa.array(cols[field.name], type=field.type))
-        table = pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA)
+        table = pa.Table.from_arrays(arrays, schema=schema)
         validate_trace(table, MEMORY_SOURCE, units)
         return table
 
@@ -409,7 +456,7 @@ def _np(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 
 def _type_ok(name: str, actual: pa.DataType) -> bool:
-    expected = TRACE_SCHEMA.field(name).type
+    expected = THREADED_TRACE_SCHEMA.field(name).type
     if name in ("unit", "stage") and pa.types.is_dictionary(actual):
         return actual.value_type == pa.string()
     if name == "addrs":
@@ -418,37 +465,46 @@ def _type_ok(name: str, actual: pa.DataType) -> bool:
 
 
 def _check_names(table: pa.Table, source: str) -> None:
-    """Each column of :data:`TRACE_SCHEMA` exactly once, and no other."""
+    """Each column of :data:`TRACE_SCHEMA` exactly once, the optional ``thread`` at most once, and no other."""
     names = table.schema.names
     for name in names:
         if names.count(name) > 1:
             raise TraceError(source, "each column exactly once, but it appears "
                              f"{names.count(name)} times", column=name)
-        if name not in TRACE_SCHEMA.names:
+        if name not in THREADED_TRACE_SCHEMA.names:
             raise TraceError(source, f"no such column (expected only: "
-                             f"{', '.join(TRACE_SCHEMA.names)})", column=name)
+                             f"{', '.join(THREADED_TRACE_SCHEMA.names)})", column=name)
     for field in TRACE_SCHEMA:
         if field.name not in names:
             raise TraceError(source, f"a column of type {field.type}, but it is missing",
                              column=field.name)
 
 
+def trace_schema(table: pa.Table) -> pa.Schema:
+    """The schema ``table`` is checked against: :data:`THREADED_TRACE_SCHEMA` if it has a ``thread``
+    column, else :data:`TRACE_SCHEMA`."""
+    return THREADED_TRACE_SCHEMA if THREAD_FIELD.name in table.schema.names else TRACE_SCHEMA
+
+
 def _check_schema(table: pa.Table, source: str) -> None:
     _check_names(table, source)
-    for field in TRACE_SCHEMA:
+    for field in trace_schema(table):
         actual = table.schema.field(field.name).type
         if not _type_ok(field.name, actual):
             raise TraceError(source, f"type {field.type}, got {actual}", column=field.name)
 
 
 def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
-                   units: Collection[str] | None = None, row_offset: int = 0) -> dict[int, dict[str, Any]]:
+                   units: Collection[str] | None = None, row_offset: int = 0,
+                   whole_trace: bool = True) -> dict[int, dict[str, Any]]:
     """Check ``table`` against :data:`TRACE_SCHEMA` and the row rules; raise :class:`TraceError`.
 
     ``units``: when given, every row's unit and every offload/wait target must
     be one of them. ``row_offset`` is added to reported row numbers (for
-    validating a batch of a longer trace). Returns the decoded ``params`` of the
-    offload/wait rows by row index in ``table``, for a replay not to decode them again.
+    validating a batch of a longer trace); ``whole_trace=False`` skips the rules
+    that span threads (barrier counts, join targets), which a batch cannot satisfy
+    alone. Returns the decoded ``params`` of the offload/wait rows by row index in
+    ``table``, for a replay not to decode them again.
     """
     source = str(source)
     if not isinstance(table, pa.Table):
@@ -458,7 +514,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     def fail(mask: np.ndarray, column: str, expected: str) -> None:
         _fail(source, mask, column, expected, row_offset)
 
-    for name in TRACE_SCHEMA.names:
+    for name in trace_schema(table).names:
         col = table.column(name)
         if name != "addrs" and col.null_count:
             fail(_np(pc.is_null(col)), name, "a value, got null")
@@ -538,7 +594,13 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             fail(rows, "addrs", "byte addresses in [0, 2**62)")
 
     params = table.column("params")
-    fail(~is_cmd & _np(pc.not_equal(params, "")), "params", "'' for an op that is not offload/wait")
+    is_sync = _np(pc.is_in(op_col, value_set=pa.array(SYNC_OPS)))
+    fail(~is_cmd & ~is_sync & _np(pc.not_equal(params, "")), "params",
+         "'' for an op that is not offload/wait/barrier/join")
+    if is_sync.any():
+        _check_sync_rows(table, source, is_sync, unit_col, flops, cycles, row_offset, whole_trace)
+    elif THREAD_FIELD.name in table.schema.names:
+        _check_thread_ids(table, source, row_offset)
     units_set = None if units is None else set(units)
     if units_set is not None:
         ok = _np(pc.is_in(unit_col, value_set=pa.array(sorted(units_set), pa.string())))
@@ -565,6 +627,76 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
                              f"(it has: {', '.join(sorted(units_set))})", row=row, column="params")
         decoded[int(i)] = obj
     return decoded
+
+
+def thread_ids(table: pa.Table) -> np.ndarray:
+    """Each row's host thread (int64; all 0 for a trace without the ``thread`` column)."""
+    if THREAD_FIELD.name not in table.schema.names:
+        return np.zeros(len(table), dtype=np.int64)
+    return _np(table.column(THREAD_FIELD.name)).astype(np.int64, copy=False)
+
+
+def _check_thread_ids(table: pa.Table, source: str, row_offset: int) -> np.ndarray:
+    """The ``thread`` column, each id in [0, MAX_THREADS); TraceError naming the first other."""
+    threads = thread_ids(table)
+    bad = (threads < 0) | (threads >= MAX_THREADS)
+    if bad.any():
+        _fail(source, bad, THREAD_FIELD.name, f"a thread id in [0, {MAX_THREADS}) (workloads.trace.MAX_THREADS), "
+              f"got {int(threads[np.flatnonzero(bad)[0]])}", row_offset)
+    return threads
+
+
+def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col: pa.ChunkedArray,
+                     flops: np.ndarray, cycles: np.ndarray, row_offset: int, whole_trace: bool) -> None:
+    """The rules of barrier and join rows: host rows without work, their ``params``, and (for a whole
+    trace) as many barriers on every thread with rows, and joins of other threads that have rows."""
+    def fail(mask: np.ndarray, column: str, expected: str) -> None:
+        _fail(source, mask, column, expected, row_offset)
+
+    threads = _check_thread_ids(table, source, row_offset)
+    fail(is_sync & _np(pc.not_equal(unit_col, "host")), "unit", "'host' for a barrier or join (host threads "
+         "synchronise)")
+    fail(is_sync & ((flops != 0) | (cycles != 0)), "flops" if (flops[is_sync] != 0).any() else "cycles",
+         "0 for a barrier or join (they do no work)")
+    ops = table.column("op").to_pylist()
+    params = table.column("params")
+    present = set(np.unique(threads).tolist())
+    barriers: dict[int, list[int]] = {}
+    for i in np.flatnonzero(is_sync):
+        i = int(i)
+        text = params[i].as_py()
+        if ops[i] == "barrier":
+            if text != BARRIER_PARAMS:
+                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {text!r}", row=i + row_offset,
+                                 column="params")
+            barriers.setdefault(int(threads[i]), []).append(i)
+            continue
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        named = obj.get("threads") if isinstance(obj, dict) and set(obj) == {"threads"} else None
+        if not (isinstance(named, list) and named and all(isinstance(t, int) and not isinstance(t, bool)
+                                                          for t in named) and len(set(named)) == len(named)):
+            raise TraceError(source, "a JSON object {\"threads\": [t, ...]} naming distinct thread ids to join, "
+                             f"got {text!r}", row=i + row_offset, column="params")
+        if int(threads[i]) in named:
+            raise TraceError(source, f"threads other than the row's own ({int(threads[i])}): a thread cannot "
+                             f"join itself, got {text!r}", row=i + row_offset, column="params")
+        missing = sorted(set(named) - present) if whole_trace else []
+        if missing:
+            raise TraceError(source, f"threads that have rows in the trace; thread {missing[0]} has none "
+                             f"(it has threads {', '.join(map(str, sorted(present)))})", row=i + row_offset,
+                             column="params")
+    if whole_trace:
+        counts = {t: len(barriers.get(t, [])) for t in present}
+        most = max(counts.values())
+        short = [t for t in sorted(counts) if counts[t] < most]
+        if short:
+            t_most = max(sorted(counts), key=lambda t: counts[t])
+            raise TraceError(source, f"as many barriers on every thread with rows: thread {t_most} reaches {most}, "
+                             f"thread {short[0]} only {counts[short[0]]}",
+                             row=barriers[t_most][counts[short[0]]] + row_offset, column="op")
 
 
 # --------------------------------------------------------------------------- Parquet I/O
@@ -624,7 +756,7 @@ def _open(path: Path) -> pq.ParquetFile:
 
 
 #: The type each column of a CSV trace is read as (``addrs`` as text: integers separated by spaces).
-_CSV_TYPES = {field.name: (pa.string() if field.name == "addrs" else field.type) for field in TRACE_SCHEMA}
+_CSV_TYPES = {field.name: (pa.string() if field.name == "addrs" else field.type) for field in THREADED_TRACE_SCHEMA}
 
 
 def _read_csv(path: Path) -> pa.Table:
@@ -670,8 +802,8 @@ def _text_type(tp: pa.DataType) -> bool:
 
 
 def _convertible(name: str, tp: pa.DataType) -> bool:
-    """Whether a column ``name`` of type ``tp`` may be converted to :data:`TRACE_SCHEMA`'s type."""
-    expected = TRACE_SCHEMA.field(name).type
+    """Whether a column ``name`` of type ``tp`` may be converted to :data:`THREADED_TRACE_SCHEMA`'s type."""
+    expected = THREADED_TRACE_SCHEMA.field(name).type
     if pa.types.is_string(expected):
         return _text_type(tp)
     if pa.types.is_integer(expected):
@@ -685,14 +817,15 @@ def _convertible(name: str, tp: pa.DataType) -> bool:
 
 
 def conform_trace(table: pa.Table, source: str = MEMORY_SOURCE) -> pa.Table:
-    """``table`` with every column converted to its :data:`TRACE_SCHEMA` type (module docstring says
+    """``table`` with every column converted to its :data:`TRACE_SCHEMA` (or :data:`THREADED_TRACE_SCHEMA`) type (module docstring says
     which types convert); TraceError naming the column for a type that does not, or a value that
     does not fit (an unsigned integer beyond int64)."""
     _check_names(table, source)
-    for name in TRACE_SCHEMA.names:
+    schema = trace_schema(table)
+    for name in schema.names:
         index = table.schema.get_field_index(name)
         actual = table.schema.field(index).type
-        field = TRACE_SCHEMA.field(name)
+        field = schema.field(name)
         if actual == field.type:
             continue
         if not _convertible(name, actual):
@@ -703,10 +836,10 @@ def conform_trace(table: pa.Table, source: str = MEMORY_SOURCE) -> pa.Table:
             raise TraceError(source, f"values that fit {field.type}, got {actual} values beyond it",
                              column=name) from None
         table = table.set_column(index, field, column)
-    table = table.select(TRACE_SCHEMA.names)
-    if any(table.column(f.name).null_count for f in TRACE_SCHEMA if not f.nullable):
+    table = table.select(schema.names)
+    if any(table.column(f.name).null_count for f in schema if not f.nullable):
         return table  # validate_trace names the first null
-    return table.cast(TRACE_SCHEMA)  # the schema's order, nullability, list item name and metadata
+    return table.cast(schema)  # the schema's order, nullability, list item name and metadata
 
 
 def read_trace(path: str | os.PathLike[str], units: Collection[str] | None = None) -> pa.Table:
@@ -742,7 +875,7 @@ def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
         batches = pf.iter_batches(batch_size=batch_rows)
         for batch in batches:
             table = conform_trace(pa.Table.from_batches([batch]), str(path))
-            validate_trace(table, str(path), units, row_offset=offset)
+            validate_trace(table, str(path), units, row_offset=offset, whole_trace=False)
             offset += len(table)
             yield table
     except (pa.ArrowException, OSError) as exc:

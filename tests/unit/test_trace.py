@@ -63,7 +63,7 @@ def test_schema_columns_and_ops() -> None:
     assert TRACE_SCHEMA.field("addrs").type == pa.list_(pa.field("element", pa.int64()))
     assert TRACE_SCHEMA.field("cycles").type == pa.float64()
     assert OPS == ("compute", "read", "write", "update", "zero", "flush", "evict_llc", "invalidate",
-                   "offload", "wait")
+                   "offload", "wait", "barrier", "join")
     assert sample_table().schema.equals(TRACE_SCHEMA, check_metadata=True)
 
 
