@@ -222,7 +222,7 @@ ROOFLINE_QUICK_INTENSITIES = (0.125, 0.5, 1.0, 2.0, 4.0, 16.0)
 ROOFLINE_QUICK_BYTES = 4 * 2**20
 
 
-def _plot_roofline_vs_table6(published, measured, path: Path) -> Path:
+def _plot_roofline_vs_table6(published, measured, path: Path, cores: int = 1) -> Path:
     """Time roofline and arch line of 001 Table 6's Nehalem next to the simulated machine's."""
     import matplotlib
     matplotlib.use("Agg")
@@ -242,7 +242,8 @@ def _plot_roofline_vs_table6(published, measured, path: Path) -> Path:
         ax.legend(fontsize=8)
     axes[0].set_title("time roofline (grey: B_tau)")
     axes[1].set_title("energy arch line")
-    fig.suptitle("001 Table 6 Nehalem (4 cores, vendor peaks) vs the simulated single core")
+    fig.suptitle("001 Table 6 Nehalem (4 cores, vendor peaks) vs the simulated "
+                 + ("single core" if cores == 1 else f"{cores}-core host"))
     return save_figure(fig, path)
 
 
@@ -261,17 +262,20 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
         machine = measure_machine(system)
         intensities, total = cfg.intensities, cfg.total_bytes
     machine, points = intensity_sweep(system, intensities, total, machine=machine)
-    plat = machine.platform("simulated i7-920 core")
+    loaded = load_spec(system, SystemSpec)
+    cores = loaded.spec.host.cores
+    plat = machine.platform(f"simulated {loaded.spec.name}")
     src = t6["eps_d"].source
     published = RooflinePlatform.from_throughput(
         t6["peak DP"].number * 1e9, t6["peak memory bandwidth"].number * 1e9, t6["eps_d"].number * 1e-12,
         t6["eps_mem"].number * 1e-12, t6["pi_0"].number, name="001 Table 6 Nehalem (vendor peaks)")
     b_tau_sust = t6["sustained DP"].number / t6["sustained memory bandwidth"].number
     derived = "derived from " + src
-    one_core = "one core of the 4-core desktop"
+    one_core = f"{cores} simulated core{'s' if cores > 1 else ''}, one thread each"
     rows = (
         Comparison("B_tau (vendor peaks 53.3 / 25.6)", published.b_tau, plat.b_tau, "flop/B", derived,
-                   "ours: measured on " + one_core),
+                   "ours: measured on " + one_core + "; 001 divides the vendor peaks, ours the measured "
+                   "throughputs"),
         Comparison("B_tau (sustained 49.7 / 19.1)", b_tau_sust, plat.b_tau, "flop/B", derived),
         Comparison("B_eps = eps_mem / eps_d", published.b_eps, plat.b_eps, "flop/B", derived),
         Comparison("eps_d", t6["eps_d"].number, machine.eps_flop_j * 1e12, "pJ/flop", src,
@@ -279,16 +283,17 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
         Comparison("eps_mem", t6["eps_mem"].number, machine.eps_mem_j_per_byte * 1e12, "pJ/B", src,
                    "path energy + DRAM model device energy"),
         Comparison("pi_0", t6["pi_0"].number, machine.pi0_w, "W", src,
-                   "ours: one core's share (122/4) + DRAM background/refresh"),
+                   f"ours: {cores} x the per-core share of 122 W ({loaded.spec.host.static_power_w:g} W) "
+                   "+ DRAM background/refresh"),
         Comparison("peak DP throughput", t6["peak DP"].number, 1e-9 / machine.tau_flop_s, "GFLOP/s", src, one_core),
         Comparison("sustained DP throughput", t6["sustained DP"].number, 1e-9 / machine.tau_flop_s, "GFLOP/s", src,
                    one_core),
         Comparison("sustained memory bandwidth", t6["sustained memory bandwidth"].number,
-                   1e-9 / machine.tau_mem_s_per_byte, "GB/s", src, "single-core stream"),
+                   1e-9 / machine.tau_mem_s_per_byte, "GB/s", src, f"read stream on {one_core}"),
     )
     table6 = Section("001 Table 6 Nehalem vs the machine measured on the simulator", rows,
-                     "Our costs are measured with micro runs on `configs/systems/nehalem_choi.yaml` "
-                     "(compute-only run, zero-intensity stream), as 001 fitted them to micro-benchmarks.")
+                     f"Our costs are measured with micro runs on `{cfg.system}` (compute-only run, zero-intensity "
+                     "stream, each on every core), as 001 fitted them to micro-benchmarks.")
     model_src = "001 eqs. 3-6 with our measured costs"
     sweep_rows = []
     for p in points:
@@ -303,9 +308,35 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
                     f"{len(points)} intensities, Q = {total / 2**20:g} MiB per point.",
                     reference_header="model", ours_header="simulated")
     fig1 = plot_roofline(machine, points, out / "roofline_sweep.png")
-    fig2 = _plot_roofline_vs_table6(published, plat, out / "roofline_vs_table6.png")
-    return Reproduction("choi-roofline", "Choi (001): energy roofline, Nehalem Table 6", (table6, sweep),
-                        (Path(fig1), fig2))
+    fig2 = _plot_roofline_vs_table6(published, plat, out / "roofline_vs_table6.png", cores)
+    sections, figures = (table6, sweep), (Path(fig1), fig2)
+    if cores > 1:
+        triad, fig3 = _triad_threads(system, t6["sustained memory bandwidth"], quick, out)
+        sections, figures = sections + (triad,), figures + (fig3,)
+    return Reproduction("choi-roofline", "Choi (001): energy roofline, Nehalem Table 6", sections, figures)
+
+
+def _triad_threads(system: Path, sustained: ReferenceRow, quick: bool, out: Path) -> tuple[Section, Path]:
+    """The STREAM triad on 1 .. N threads of ``system`` against 001's sustained bandwidth (the saturation
+    level); a row per thread count, the figure ``triad_threads.png``."""
+    from simulator.studies.roofline import (TRIAD_ARRAY_BYTES, peak_dram_bytes_per_s, plot_triad_scaling,
+                                            triad_scaling)
+
+    array_bytes = ROOFLINE_QUICK_BYTES if quick else TRIAD_ARRAY_BYTES
+    points = triad_scaling(system, array_bytes=array_bytes)
+    loaded = load_spec(system, SystemSpec)
+    fig = plot_triad_scaling(points, peak_dram_bytes_per_s(loaded), out / "triad_threads.png",
+                             sustained.number * 1e9, f"STREAM triad on {loaded.spec.name}")
+    rows = tuple(Comparison(f"triad DRAM bandwidth, {p.threads} thread{'s' if p.threads > 1 else ''}",
+                            sustained.number, p.dram_bytes_per_s / 1e9, "GB/s", sustained.source,
+                            f"STREAM count {p.stream_bytes_per_s / 1e9:.3g} GB/s" + (
+                                "" if p.threads == points[-1].threads else "; below saturation"))
+                 for p in points)
+    return Section("STREAM triad against threads: saturation at the sustained bandwidth", rows,
+                   f"Three arrays of {array_bytes / 2**20:g} MiB, thread t on core t with its slice of each; DRAM "
+                   "bandwidth counts every byte the channels moved (STREAM's count omits the write-allocate "
+                   "reads of a). The reference is 001's sustained bandwidth, which the curve should reach with "
+                   "every core; fewer threads are expected below it."), fig
 
 
 # --------------------------------------------------------------------------- logca-crypto
