@@ -114,16 +114,17 @@ class EnergyAccount:
 
 def _host(system: System, end_ps: int, acc: EnergyAccount) -> None:
     spec = system.spec.host
-    flops = system.host.flops
+    flops = system.host_flops()
+    static_j = spec.static_power_w * spec.cores * end_ps / PS_PER_S  # static_power_w is per core
     acc.count("host", "host", "flops", flops)
     acc.charge("host", "host", "dynamic", flops * spec.energy_per_flop_j)
-    acc.charge("host", "host", "static", spec.static_power_w * end_ps / PS_PER_S)
-    acc.totals_j["host"] = {"dynamic": flops * spec.energy_per_flop_j,
-                            "static": spec.static_power_w * end_ps / PS_PER_S}
+    acc.charge("host", "host", "static", static_j)
+    acc.totals_j["host"] = {"dynamic": flops * spec.energy_per_flop_j, "static": static_j}
 
 
 def _caches(system: System, acc: EnergyAccount) -> None:
     levels = system.spec.caches.levels
+    served = system.host_bytes_by_level()
     totals = system.caches.counters()
     per_requester = system.caches.counters_by_requester()
     for i, level in enumerate(levels):
@@ -137,7 +138,7 @@ def _caches(system: System, acc: EnergyAccount) -> None:
                 for cat, (counter, price) in CACHE_PRICES.items():
                     acc.charge(level.name, who, cat, counters[level.name][counter] * getattr(level, price))
         else:
-            served_bytes = float(system.host.bytes_by_level[i])
+            served_bytes = float(served[i])
             acc.count(level.name, "host", "bytes", served_bytes)
             acc.totals_j[level.name] = {"access": served_bytes * level.energy_j_per_byte}
             acc.charge(level.name, "host", "access", served_bytes * level.energy_j_per_byte)

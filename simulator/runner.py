@@ -36,6 +36,7 @@ from simulator.engine.replay import check_trace, replay
 from simulator.results import Results
 from simulator.engine.limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
                                   watchdog_message)
+from simulator.host.core import merged_stages
 from simulator.system import System, build_system
 from simulator.config.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
@@ -59,12 +60,14 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
     seconds = end_ps / PS_PER_S
     res.add("system", "simulated_time_s", seconds, "s")
     res.add("system", "host_cycles", system.host_clock.ps_to_cycles(end_ps), "cycles")
-    core = system.host
-    res.add("host", "flops", core.flops, "flop")
-    res.add("host", "achieved_flops_per_s", core.flops / seconds if seconds else 0.0, "flop/s")
+    flops = system.host_flops()
+    res.add("host", "flops", flops, "flop")
+    res.add("host", "achieved_flops_per_s", flops / seconds if seconds else 0.0, "flop/s")
     names = [lv.name for lv in system.spec.caches.levels] + ["DRAM"]
-    for name, b in zip(names, core.bytes_by_level):
+    for name, b in zip(names, system.host_bytes_by_level()):
         res.add("host", f"bytes_served_by_{name}", float(b), "B")
+    if len(system.cores) > 1:
+        _collect_cores(res, system, names)
     counters = system.caches.counters()
     for level in system.spec.caches.levels:
         c = counters[level.name]
@@ -90,7 +93,7 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         for who, cats in per_requester.items():
             for cat, joules in cats.items():
                 res.add(f"energy_by_requester/{component}/{who}", cat, joules, "J")
-    for stage_name, st in core.stages.items():
+    for stage_name, st in merged_stages(system.cores).items():
         key = f"stage/host/{stage_name}"
         res.add(key, "busy_s", st.busy_ps / PS_PER_S, "s")
         res.add(key, "compute_s", st.compute_ps / PS_PER_S, "s")
@@ -104,6 +107,29 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         for component, quantity, value, u in unit.result_rows(end_ps):
             res.add(component, quantity, value, u)
     return res
+
+
+def _collect_cores(res: Results, system: System, names: list[str]) -> None:
+    """Each core's own record of a multi-core host: its times, work, the bytes it found at each level,
+    the counters of its private cache levels, and what coherence did to them (``snooped_*``: other
+    cores' writes probing, invalidating and writing back its lines) (components ``core<k>``,
+    ``cache/<level>/core<k>``)."""
+    for k, core in enumerate(system.cores):
+        busy = sum(st.busy_ps for st in core.stages.values())
+        compute = sum(st.compute_ps for st in core.stages.values())
+        res.add(core.name, "busy_s", busy / PS_PER_S, "s")
+        res.add(core.name, "compute_s", compute / PS_PER_S, "s")
+        res.add(core.name, "stall_s", sum(st.stall_ps for st in core.stages.values()) / PS_PER_S, "s")
+        res.add(core.name, "sync_wait_s", core.sync_wait_ps / PS_PER_S, "s")
+        res.add(core.name, "flops", core.flops, "flop")
+        for name, b in zip(names, core.bytes_by_level):
+            res.add(core.name, f"bytes_served_by_{name}", float(b), "B")
+        snooped = system.caches.snoop_counters(k)
+        for level, counters in system.caches.core_counters(k).items():
+            for key in COUNTER_NAMES:
+                res.add(f"cache/{level}/{core.name}", key, counters[key], "lines")
+            for key in ("probes", "invalidations", "writebacks_out"):  # other cores' writes to its lines
+                res.add(f"cache/{level}/{core.name}", f"snooped_{key}", snooped[level][key], "lines")
 
 
 def memory_reach_problem(end_bytes: float, capacity_bytes: int, source: str, system_source: str) -> str | None:

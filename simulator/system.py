@@ -1,7 +1,7 @@
 """Composition root: builds the components of a system from a validated SystemSpec and wires them.
 
 The wiring is a networkx graph built from the spec (``system_graph``): components as nodes (the host
-core, each cache level, the memory controller, each DRAM channel, each accelerator and its
+core, or ``core0``, ``core1``, ... with a copy of each private level apiece, each cache level, the memory controller, each DRAM channel, each accelerator and its
 interface's link), links as edges carrying the hop's latency (s), bandwidth (B/s) and energy (J/B)
 where the spec gives them. A requester's route to memory is a path on it (``routes``); the build
 checks that every requester reaches the memory controller and that no component lies on no route
@@ -22,6 +22,7 @@ from simulator.config.schema import SystemSpec, dram_parameters
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
+from simulator.memory.core_caches import CoreCaches
 from simulator.memory.dram import DramSystem
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
@@ -35,8 +36,9 @@ def build_dram(spec: SystemSpec) -> DramSystem:
                       scheduler=g.scheduler, power_down=g.power_down)
 
 
-def build_caches(spec: SystemSpec) -> CacheHierarchy:
-    """The host cache hierarchy of ``spec.caches``."""
+def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:
+    """The host cache hierarchy of ``spec.caches``: one, or per-core views of private and shared levels
+    when the host has several cores (``simulator.memory.core_caches``)."""
     cs = spec.caches
     levels = [CacheGeometry(lv.name, lv.size_bytes, lv.ways, cs.line_bytes) for lv in cs.levels]
     pf = cs.prefetcher
@@ -44,6 +46,8 @@ def build_caches(spec: SystemSpec) -> CacheHierarchy:
     if pf.enabled:
         names = [lv.name for lv in cs.levels]
         prefetcher = StreamPrefetcher(level=names.index(pf.level), degree=pf.degree, n_streams=pf.streams, enabled=True)
+    if spec.host.cores > 1:
+        return CoreCaches(levels, cs.shared_levels(), spec.host.cores, prefetcher, cs.replacement)
     return CacheHierarchy(levels, prefetcher, cs.replacement)
 
 
@@ -55,16 +59,27 @@ def dram_unloaded_latency_ps(spec: SystemSpec) -> int:
 
 @dataclass
 class System:
-    """A built system: SimPy environment, clocks, memory, host core and the wiring graph."""
+    """A built system: SimPy environment, clocks, memory, host cores and the wiring graph.
+
+    ``cores[t]`` runs trace thread t; ``host`` is ``cores[0]`` (the only core of a single-core host)."""
 
     spec: SystemSpec
     env: simpy.Environment
     host_clock: ClockDomain
-    caches: CacheHierarchy
+    caches: CacheHierarchy | CoreCaches
     dram: DramSystem
     host: HostCore
     graph: nx.DiGraph
     units: dict[str, object] = field(default_factory=dict)
+    cores: list[HostCore] = field(default_factory=list)
+
+    def host_flops(self) -> int:
+        """Floating-point operations the host's cores executed, flop."""
+        return sum(core.flops for core in self.cores) if len(self.cores) > 1 else self.host.flops
+
+    def host_bytes_by_level(self):
+        """Bytes the host's cores found at each cache level (last entry: DRAM), B (numpy array)."""
+        return sum(core.bytes_by_level for core in self.cores) if len(self.cores) > 1 else self.host.bytes_by_level
 
     def unit_names(self) -> list[str]:
         """Units a trace may name: the host and every accelerator."""
@@ -86,13 +101,17 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
     graph = nx.DiGraph()
     f = spec.host.frequency_hz
     levels = spec.caches.levels
-    graph.add_node("host", kind="core")
-    previous = "host"
-    for lv in levels:
-        graph.add_node(lv.name, kind="cache", size_bytes=lv.size_bytes)
-        graph.add_edge(previous, lv.name, latency_s=lv.latency_cycles / f, bandwidth_bytes_per_s=None,
-                       energy_j_per_byte=lv.energy_j_per_byte)
-        previous = lv.name
+    n_cores = spec.host.cores
+    shared = spec.caches.shared_levels() if n_cores > 1 else (True,) * len(levels)
+    for core in range(n_cores):
+        previous = "host" if n_cores == 1 else core_name(core)
+        graph.add_node(previous, kind="core")
+        for lv, is_shared in zip(levels, shared):
+            node = lv.name if is_shared else private_level_name(lv.name, core)
+            graph.add_node(node, kind="cache", size_bytes=lv.size_bytes)
+            graph.add_edge(previous, node, latency_s=lv.latency_cycles / f, bandwidth_bytes_per_s=None,
+                           energy_j_per_byte=lv.energy_j_per_byte)
+            previous = node
     graph.add_node(MEMORY, kind="memory_controller")
     graph.add_edge(previous, MEMORY, latency_s=spec.host.memory_path_latency_s, bandwidth_bytes_per_s=None,
                    energy_j_per_byte=spec.host.memory_path_energy_j_per_byte)
@@ -102,7 +121,8 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         graph.add_node(name, kind="channel")
         graph.add_edge(MEMORY, name, latency_s=dram_unloaded_latency_ps(spec) * 1e-12,
                        bandwidth_bytes_per_s=geometry.bus_width_bits / 8 * 2 / t.tck_s, energy_j_per_byte=None)
-    entry = {LAST_LEVEL: levels[-1].name, "<first level>": levels[0].name}
+    entry = {LAST_LEVEL: levels[-1].name,
+             "<first level>": levels[0].name if shared[0] else private_level_name(levels[0].name, 0)}
     for name, acc in spec.accelerators.items():
         link = f"{name} link ({acc.interface.coupling})"
         graph.add_node(name, kind="accelerator", accelerator_kind=acc.kind)
@@ -114,6 +134,16 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         graph.add_edge(link, entry.get(target, target), latency_s=None, bandwidth_bytes_per_s=None,
                        energy_j_per_byte=None)
     return graph
+
+
+def core_name(core: int) -> str:
+    """The name of core ``core`` of a multi-core host (graph node, results component)."""
+    return f"core{core}"
+
+
+def private_level_name(level: str, core: int) -> str:
+    """The graph node of core ``core``'s copy of private cache level ``level``."""
+    return f"{level}.{core_name(core)}"
 
 
 def requesters(graph: nx.DiGraph) -> list[str]:
@@ -151,18 +181,24 @@ def build_system(spec: SystemSpec) -> System:
     clock = ClockDomain("host", spec.host.frequency_hz)
     caches = build_caches(spec)
     dram = build_dram(spec)
-    port = MemoryPort("host", caches, dram, start_level=0)
     path_ps = seconds_to_ps(spec.host.memory_path_latency_s)
+    shared = spec.caches.shared_levels()
+    first_shared = shared.index(True) if True in shared else None
     timing = CoreTiming(
         level_latency_cycles=tuple(lv.latency_cycles for lv in spec.caches.levels),
         dram_latency_ps=path_ps + dram_unloaded_latency_ps(spec),
         path_latency_ps=path_ps,
+        snoop_latency_cycles=0 if first_shared is None else spec.caches.levels[first_shared].latency_cycles,
     )
-    host = HostCore(
-        name="host", clock=clock, port=port, timing=timing, flops_per_cycle=spec.host.flops_per_cycle,
-        loads_per_cycle=spec.host.loads_per_cycle, max_outstanding_misses=spec.host.max_outstanding_misses,
-    )
-    system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=host, graph=graph)
+    # every core's port is the requester "host": the caches and DRAM count the host's work as one
+    views = caches.views if isinstance(caches, CoreCaches) else [caches]
+    cores = [HostCore(name="host" if len(views) == 1 else core_name(k), clock=clock,
+                      port=MemoryPort("host", view, dram, start_level=0), timing=timing,
+                      flops_per_cycle=spec.host.flops_per_cycle, loads_per_cycle=spec.host.loads_per_cycle,
+                      max_outstanding_misses=spec.host.max_outstanding_misses)
+             for k, view in enumerate(views)]
+    system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=cores[0], graph=graph,
+                    cores=cores)
     for name, acc in spec.accelerators.items():
         interface = Interface(name, acc.interface, caches, dram, spec.caches.line_bytes)
         unit = BUILDERS[acc.kind](name, acc, BuildContext(env, interface, spec.host.frequency_hz))

@@ -689,14 +689,52 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
                              f"(it has threads {', '.join(map(str, sorted(present)))})", row=i + row_offset,
                              column="params")
     if whole_trace:
-        counts = {t: len(barriers.get(t, [])) for t in present}
-        most = max(counts.values())
-        short = [t for t in sorted(counts) if counts[t] < most]
-        if short:
-            t_most = max(sorted(counts), key=lambda t: counts[t])
-            raise TraceError(source, f"as many barriers on every thread with rows: thread {t_most} reaches {most}, "
-                             f"thread {short[0]} only {counts[short[0]]}",
-                             row=barriers[t_most][counts[short[0]]] + row_offset, column="op")
+        _check_balanced(source, present, barriers, row_offset)
+        _check_no_deadlock(source, threads, np.flatnonzero(is_sync), ops, params, row_offset)
+
+
+def _check_balanced(source: str, present: set[int], barriers: dict[int, list[int]], row_offset: int) -> None:
+    """As many barriers on every thread with rows (TraceError at the first barrier some thread lacks)."""
+    counts = {t: len(barriers.get(t, [])) for t in present}
+    most = max(counts.values())
+    short = [t for t in sorted(counts) if counts[t] < most]
+    if short:
+        t_most = max(sorted(counts), key=lambda t: counts[t])
+        raise TraceError(source, f"as many barriers on every thread with rows: thread {t_most} reaches {most}, "
+                         f"thread {short[0]} only {counts[short[0]]}",
+                         row=barriers[t_most][counts[short[0]]] + row_offset, column="op")
+
+
+def _check_no_deadlock(source: str, threads: np.ndarray, sync_rows: np.ndarray, ops: list[str],
+                       params: pa.ChunkedArray, row_offset: int) -> None:
+    """Play the threads' barriers and joins in order, without time: a barrier opens when every unfinished
+    thread waits at one, a join when its threads have passed all their sync rows. TraceError at a join that
+    never opens (a cycle of joins, or a join of a thread that waits at a barrier for the joiner)."""
+    order: dict[int, list[tuple[int, list[int] | None]]] = {int(t): [] for t in np.unique(threads)}
+    for i in sync_rows:
+        named = json.loads(params[int(i)].as_py())["threads"] if ops[int(i)] == "join" else None
+        order[int(threads[i])].append((int(i), named))
+    at = dict.fromkeys(order, 0)
+    while True:
+        moved = False
+        for t, rows in order.items():
+            while at[t] < len(rows) and rows[at[t]][1] is not None \
+                    and all(at[u] == len(order[u]) for u in rows[at[t]][1]):
+                at[t] += 1
+                moved = True
+        waiting = [t for t in order if at[t] < len(order[t])]
+        if not waiting:
+            return
+        if all(order[t][at[t]][1] is None for t in waiting):  # every unfinished thread is at a barrier
+            for t in waiting:
+                at[t] += 1
+            continue
+        if not moved:
+            t = next(t for t in waiting if order[t][at[t]][1] is not None)
+            row, named = order[t][at[t]]
+            raise TraceError(source, f"joins that can end: thread {t} waits here for threads {named}, which never "
+                             "finish (a cycle of joins, or a barrier that waits for the joining thread)",
+                             row=row + row_offset, column="params")
 
 
 # --------------------------------------------------------------------------- Parquet I/O

@@ -91,7 +91,7 @@ def effective_values(path: str | Path, overrides: Iterable[str] = ()) -> list[Ef
     patterns = [(re.compile(re.escape(row.key).replace(re.escape("<name>"), r"[^.]+")), row.unit)
                 for row in describe_spec(SystemSpec)]
     rows = []
-    for key, value in _flatten(spec_to_dict(loaded.spec)).items():
+    for key, value in _flatten(spec_to_dict(loaded.spec, every_key=True)).items():
         if key in overridden:
             origin = "--set"
         elif key in written:

@@ -39,6 +39,7 @@ def param(
     choices: tuple[str, ...] | None = None,
     check: Callable[[Any], str | None] | None = None,
     within: Range | None = None,
+    recorded_at_default: bool = True,
 ) -> Any:
     """Declare a spec field.
 
@@ -47,7 +48,9 @@ def param(
     bytes). None: a plain number, bool or string as typed. within: a named range of
     ``simulator.config.bounds`` (its bounds, tightened by ``min``/``max`` if given; its
     reason added to ``doc``); an energy, power, current or voltage without one gets its
-    dimension's (``bounds.BY_DIMENSION``).
+    dimension's (``bounds.BY_DIMENSION``). recorded_at_default=False: at its default the key is left
+    out of the spec's record and content hash (``spec_to_dict``), so that a system which does not
+    use the feature it switches records and hashes the same with or without the key.
     """
     if unit is not None and unit not in DIMENSIONS:
         raise ValueError(f"unknown dimension {unit!r}")
@@ -59,7 +62,7 @@ def param(
         max = within.high if max is None else builtins.min(max, within.high)
         doc = f"{doc} (bounds {within.why})"
     meta = dict(unit=unit, doc=doc, min=min, max=max, positive=positive,
-                power_of_two=power_of_two, choices=choices, check=check)
+                power_of_two=power_of_two, choices=choices, check=check, recorded_at_default=recorded_at_default)
     if isinstance(default, (list, dict)):
         raise ValueError("use a tuple or a factory for container defaults")
     return dataclasses.field(default=default, metadata=meta)
@@ -220,14 +223,16 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
         return None
 
 
-def spec_to_dict(spec: Any) -> Any:
-    """A spec as plain data (SI numbers), for hashing and the resolved-config record."""
+def spec_to_dict(spec: Any, every_key: bool = False) -> Any:
+    """A spec as plain data (SI numbers), for hashing and the resolved-config record: without the keys
+    declared ``recorded_at_default=False`` that hold their default, unless ``every_key``."""
     if dataclasses.is_dataclass(spec):
-        return {f.name: spec_to_dict(getattr(spec, f.name)) for f in dataclasses.fields(spec)}
+        return {f.name: spec_to_dict(getattr(spec, f.name), every_key) for f in dataclasses.fields(spec)
+                if every_key or f.metadata.get("recorded_at_default", True) or getattr(spec, f.name) != f.default}
     if isinstance(spec, tuple):
-        return [spec_to_dict(v) for v in spec]
+        return [spec_to_dict(v, every_key) for v in spec]
     if isinstance(spec, dict):
-        return {k: spec_to_dict(v) for k, v in spec.items()}
+        return {k: spec_to_dict(v, every_key) for k, v in spec.items()}
     return spec
 
 

@@ -31,9 +31,13 @@ COMPONENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 RESERVED_COMPONENTS = ("host", "dram", "dram_interface", "memory_path")
 
 
+#: Most host cores: the trace's most threads (``workloads.trace.MAX_THREADS``), one thread to a core.
+MAX_CORES = 1024
+
+
 @dataclass(frozen=True)
 class HostSpec:
-    """The trace-driven host core."""
+    """The trace-driven host: ``cores`` identical cores, each with the timing below."""
 
     frequency_hz: float = param(unit="frequency", positive=True, within=CLOCK_HZ, doc="core clock")
     flops_per_cycle: float = param(positive=True, within=PER_CYCLE_RATE,
@@ -51,6 +55,9 @@ class HostSpec:
     memory_path_energy_j_per_byte: float = param(
         unit="energy_per_byte", min=0.0, doc="host-side energy per byte served from DRAM (excluding the DRAM device)"
     )
+    cores: int = param(1, min=1, max=MAX_CORES, recorded_at_default=False,
+                       doc="identical cores, each with the timing above and its own private cache levels; trace "
+                           "thread t runs on core t (at most workloads.trace.MAX_THREADS); static_power_w is per core")
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,9 @@ class CacheLevelSpec:
     energy_j_per_byte: float = param(unit="energy_per_byte", min=0.0,
                                      doc="energy per byte the host finds at this level, the byte's whole path "
                                          "included (001 eq. 10; energy.model: inclusive_per_byte)")
+    shared: bool = param(None, recorded_at_default=False,
+                         doc="one cache for all host cores (true) or one per core (false); unset: the last level "
+                             "is shared, every other private. Shared levels are the last ones")
 
 
 @dataclass(frozen=True)
@@ -130,6 +140,17 @@ class CachesSpec:
                                      "fewer ways or replacement: lru")
         if self.prefetcher.enabled and self.prefetcher.level not in names:
             raise ValueError(f"prefetcher.level: {self.prefetcher.level!r} is not a level; expected one of {names}")
+        shared = self.shared_levels()
+        for i in range(1, len(shared)):
+            if shared[i - 1] and not shared[i]:
+                raise ValueError(f"levels[{i - 1}] ({names[i - 1]}).shared: true above the private "
+                                 f"{names[i]}; expected the shared levels to be the last ones (a private level "
+                                 "sits between its core and the shared levels)")
+
+    def shared_levels(self) -> tuple[bool, ...]:
+        """Whether each level is one cache for all cores (``shared``; unset: only the last level)."""
+        last = len(self.levels) - 1
+        return tuple(i == last if lv.shared is None else lv.shared for i, lv in enumerate(self.levels))
 
 
 _DIMENSION_OF_UNIT = {"tck": None, "beats": None, "time": "time", "current": "current", "voltage": "voltage"}

@@ -6,6 +6,14 @@ handed to the host core; ``offload``/``wait`` rows hand commands to the
 accelerator units the system has and wait for their completion. Every row and
 command is checked against the system before the run starts
 (``simulator.accel.command_check``).
+
+A trace with a ``thread`` column runs one process per thread, thread t on
+core t (a trace with more threads than ``host.cores`` is refused). A barrier
+is one SimPy event per barrier number, fired when the last thread with rows
+reaches it; a join waits for the named threads' processes to end. The
+threads' sync rows were checked for deadlock with the trace
+(``workloads.trace``). A trace without the column runs as one process on the
+host's first core.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import pyarrow as pa
 
 from simulator.accel.command_check import check_commands
 from simulator.system import System
-from workloads.trace import element_lines, gather_lines, validate_trace
+from workloads.trace import THREAD_FIELD, TraceError, element_lines, gather_lines, thread_ids, validate_trace
 
 
 class _Columns:
@@ -62,9 +70,39 @@ class _Columns:
                              int(self.count[i]), line_bytes)
 
 
-def host_process(system: System, cols: _Columns, rows: np.ndarray):
-    """SimPy process: the host replays its rows in order (checked: ``check_commands``)."""
-    env, core = system.env, system.host
+class _Sync:
+    """The barriers and joins of a threaded replay (module docstring)."""
+
+    def __init__(self, env, threads: list[int]) -> None:
+        self.env = env
+        self.n_threads = len(threads)
+        self.arrived: dict[int, int] = {}   # barrier number -> threads that have reached it
+        self.barriers: dict[int, object] = {}
+        self.passed: dict[int, int] = dict.fromkeys(threads, 0)  # barriers each thread has passed
+        self.done: dict[int, object] = {}   # thread -> its process
+
+    def barrier(self, thread: int):
+        """The event of ``thread``'s next barrier, fired when every thread has reached it."""
+        k = self.passed[thread]
+        self.passed[thread] = k + 1
+        event = self.barriers.setdefault(k, self.env.event())
+        self.arrived[k] = self.arrived.get(k, 0) + 1
+        if self.arrived[k] == self.n_threads:
+            event.succeed()
+            del self.barriers[k], self.arrived[k]
+        return event
+
+    def join(self, threads: list[int]):
+        """The event fired when each of ``threads`` has run all its rows."""
+        return self.env.all_of([self.done[t] for t in threads])
+
+
+def host_process(system: System, cols: _Columns, rows: np.ndarray, core=None, sync: _Sync | None = None,
+                 thread: int = 0):
+    """SimPy process: a host thread replays its rows in order on ``core`` (default: the host's first)
+    (checked: ``check_commands``)."""
+    env = system.env
+    core = core or system.host
     line_bytes = system.spec.caches.line_bytes
     for i in rows:
         op = cols.op[i]
@@ -83,21 +121,48 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray):
             yield from system.units[params["unit"]].offload(core, params, stage)
         elif op == "wait":
             yield from system.units[cols.command_params(i)["unit"]].wait(core, stage)
+        elif sync is not None:  # barrier, join: a single thread's barrier waits for no one
+            start = env.now
+            yield sync.barrier(thread) if op == "barrier" else sync.join(json.loads(cols.params[i])["threads"])
+            core.sync_wait_ps += env.now - start
 
 
 def check_trace(system: System, table: pa.Table, source: str = "<memory>") -> dict[int, dict]:
-    """Validate ``table`` against ``system``: its units, rows and commands (TraceError naming ``source``);
-    return the params of its offload/wait rows as the units run them (``check_commands``)."""
-    return check_commands(system, table, source, validate_trace(table, source, units=system.unit_names()))
+    """Validate ``table`` against ``system``: its units, rows, threads and commands (TraceError naming
+    ``source``); return the params of its offload/wait rows as the units run them (``check_commands``)."""
+    decoded = validate_trace(table, source, units=system.unit_names())
+    if THREAD_FIELD.name in table.schema.names and len(table):
+        threads = thread_ids(table)
+        cores = len(system.cores)
+        beyond = np.flatnonzero(threads >= cores)
+        if beyond.size:
+            raise TraceError(source, f"thread {int(threads[beyond[0]])}, but the system has {cores} "
+                             f"core{'s' if cores > 1 else ''} (host.cores; thread t runs on core t): expected "
+                             f"threads 0..{cores - 1}", row=int(beyond[0]), column=THREAD_FIELD.name)
+    return check_commands(system, table, source, decoded)
+
+
+def _run_threads(system: System, cols: _Columns, threads: np.ndarray) -> None:
+    """Run each thread's rows as its own process on its core until all have ended."""
+    env = system.env
+    present = np.unique(threads).tolist()
+    sync = _Sync(env, present)
+    for t in present:
+        sync.done[t] = env.process(host_process(system, cols, np.flatnonzero(threads == t), system.cores[t],
+                                                sync, t))
+    env.run(until=env.all_of(list(sync.done.values())))
 
 
 def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
     """Validate ``table`` against the system (``check_trace``), replay it, return the end time in ps."""
     cols = _Columns(table, check_trace(system, table, source))
-    units = np.array(cols.unit, dtype=object)
-    host_rows = np.flatnonzero(units == "host")
-    proc = system.env.process(host_process(system, cols, host_rows))
-    system.env.run(until=proc)
+    if THREAD_FIELD.name in table.schema.names:
+        _run_threads(system, cols, thread_ids(table))
+    else:
+        units = np.array(cols.unit, dtype=object)
+        host_rows = np.flatnonzero(units == "host")
+        proc = system.env.process(host_process(system, cols, host_rows))
+        system.env.run(until=proc)
     for unit in system.units.values():  # accelerators finish their queued commands
         system.env.run(until=unit.idle_event())
     # the run ends when the last posted write-back has reached DRAM too

@@ -28,6 +28,13 @@ into a duration (cycles of ``frequency_hz``):
 
 A chunk lasts max(issue, compute, memory). Busy time is split per stage into
 compute and memory-stall time for the timeline.
+
+On a multi-core host each core is one of these, on its own port (its view of
+the caches, ``simulator.memory.core_caches``). A chunk whose stores invalidated
+lines in other cores' private caches pays, for each, the hit latency of the
+first shared level (``CoreTiming.snoop_latency_cycles``), overlapped as the
+misses are; a dependent access pays it in full. Time a thread spends waiting
+at a barrier or join is the core's ``sync_wait_ps``, not busy time.
 """
 
 from __future__ import annotations
@@ -73,6 +80,26 @@ class StageStats:
         self.last_ps = max(self.last_ps, end_ps)
 
 
+def merged_stages(cores: list["HostCore"]) -> dict[str, StageStats]:
+    """The stage records of ``cores`` added up by stage name (times and counts summed over the cores,
+    first and last activity over all): the host's stages. One core's are its own records."""
+    if len(cores) == 1:
+        return cores[0].stages
+    out: dict[str, StageStats] = {}
+    for core in cores:
+        for name, st in core.stages.items():
+            into = out.setdefault(name, StageStats())
+            for key in ("busy_ps", "compute_ps", "stall_ps", "flops", "other_cycles", "elements", "bytes_touched",
+                        "lines"):
+                setattr(into, key, getattr(into, key) + getattr(st, key))
+            if st.bytes_by_level is not None:
+                into.add_served(st.bytes_by_level)
+            if st.first_ps is not None:
+                into.first_ps = st.first_ps if into.first_ps is None else min(into.first_ps, st.first_ps)
+            into.last_ps = max(into.last_ps, st.last_ps)
+    return out
+
+
 @dataclass
 class CoreTiming:
     """Latencies of the core's memory path, in core cycles and ps."""
@@ -80,6 +107,7 @@ class CoreTiming:
     level_latency_cycles: tuple[int, ...]  # hit latency per cache level
     dram_latency_ps: int                   # unloaded load-to-use DRAM latency (path + device)
     path_latency_ps: int                   # the part outside the DRAM device
+    snoop_latency_cycles: int = 0          # round trip to the first shared level, per line a store invalidates
 
 
 @dataclass
@@ -96,6 +124,7 @@ class HostCore:
     stages: dict[str, StageStats] = field(default_factory=dict)
     bytes_by_level: np.ndarray = field(init=False)  # bytes served per level (last entry = DRAM), B
     flops: int = field(init=False, default=0)  # floating-point operations executed, flop
+    sync_wait_ps: int = field(init=False, default=0)  # time its thread waited at barriers and joins, ps
 
     prefetch: PrefetchSlots | None = field(init=False, default=None)  # set when the caches prefetch
 
@@ -176,6 +205,8 @@ class HostCore:
                 dt = self.clock.cycles_to_ps(lat[level])
             else:
                 dt = res.dram_done_ps + self.timing.path_latency_ps - now
+            if res.cache.snooped:
+                dt += self.clock.cycles_to_ps(res.cache.snooped * self.timing.snoop_latency_cycles)
             yield env.timeout(max(dt, 1))
 
     # --- replay ------------------------------------------------------------------------------
@@ -206,6 +237,9 @@ class HostCore:
                     mem_ps = self._prefetching_memory_ps(chunk, res, counts, start)
                 else:
                     mem_ps = self.memory_ps(counts, res.dram_done_ps, start)
+                if res.cache.snooped:  # the invalidations of other cores' copies, in flight as misses are
+                    mem_ps += self.clock.cycles_to_ps(res.cache.snooped * self.timing.snoop_latency_cycles
+                                                      / self.max_outstanding_misses)
             issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)
             comp_ps = self.compute_ps(c_flops, c_cycles)
             busy = max(mem_ps, issue_ps, comp_ps, 1)

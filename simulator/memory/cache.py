@@ -144,12 +144,16 @@ class ChunkResult:
     ``dram_writes``: int64 line numbers in order (demand and prefetch reads);
     ``served_by``: int8 per input access, the level that served it (n_levels =
     DRAM; the requesting level for zero); empty for flush / evict_to_llc / invalidate.
+    ``snooped``: lines of other cores' private levels the call invalidated (multi-core
+    coherence, ``simulator.memory.core_caches``; their write-backs are in ``dram_writes``
+    where they reached DRAM).
     """
 
     level_counts: np.ndarray
     dram_reads: np.ndarray
     dram_writes: np.ndarray
     served_by: np.ndarray
+    snooped: int = 0
 
 
 def validate_hierarchy(levels: Sequence[CacheGeometry], prefetcher: StreamPrefetcher | None,
@@ -235,16 +239,19 @@ class CacheHierarchy:
     """Exact write-back non-inclusive hierarchy over line numbers (compiled kernels).
 
     ``replacement``: "lru" (exact LRU) or "mru_bits" (MARSSx86's use-bit pseudo-LRU), every level.
+    ``state``: the kernel state to work on (``cache_kernel.core_states``: one core's view of levels
+    some of which other hierarchies share); a fresh one of its own when None.
     """
 
     def __init__(self, levels: Sequence[CacheGeometry],
-                 prefetcher: StreamPrefetcher | None = None, replacement: str = "lru") -> None:
+                 prefetcher: StreamPrefetcher | None = None, replacement: str = "lru",
+                 state: dict[str, np.ndarray] | None = None) -> None:
         self.levels = validate_hierarchy(levels, prefetcher, replacement)
         self.prefetcher = prefetcher
         self.replacement = replacement
         n = len(self.levels)
-        self._st = ck.new_state(np.array([g.n_sets for g in self.levels]),
-                                np.array([g.ways for g in self.levels]))
+        self._st = state if state is not None else ck.new_state(np.array([g.n_sets for g in self.levels]),
+                                                                np.array([g.ways for g in self.levels]))
         # None under LRU: the kernels are then compiled without the use-bit code
         self._mru = self._st["mru"] if replacement == "mru_bits" else None
         self._counts = np.zeros((n, ck.N_COUNTERS), dtype=np.int64)
@@ -359,9 +366,21 @@ class CacheHierarchy:
         arr = as_lines(lines)
         before = self._counts.copy()
         st = self._st
-        reads, writes = self._run(arr.shape[0], lambda done: ck.evict_to_llc_kernel(
-            arr, done, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts, self._dram,
-            self._wr, self._pos))
+        reads, writes = self._run(arr.shape[0], lambda done: ck.evict_down_kernel(
+            arr, done, self.n_levels - 1, True, st["ts"], st["base"], st["mask"], st["ways"], self._mru,
+            self._counts, self._dram, self._wr, self._pos))
+        return self._result(before, reads, writes, np.empty(0, dtype=np.int8), requester)
+
+    def snoop_invalidate(self, lines, n_private: int, requester: str = "host") -> ChunkResult:
+        """Another core writes ``lines``: drop them from levels 0..n_private-1, a dirty copy written into
+        level ``n_private``; only the levels holding a line are probed (``cache_kernel.evict_down_kernel``)."""
+        arr = as_lines(lines)
+        check_start_level(n_private, self.n_levels)
+        before = self._counts.copy()
+        st = self._st
+        reads, writes = self._run(arr.shape[0], lambda done: ck.evict_down_kernel(
+            arr, done, n_private, False, st["ts"], st["base"], st["mask"], st["ways"], self._mru, self._counts,
+            self._dram, self._wr, self._pos))
         return self._result(before, reads, writes, np.empty(0, dtype=np.int8), requester)
 
     def invalidate(self, lines, levels: Sequence[int] | None = None, requester: str = "host") -> ChunkResult:
@@ -399,7 +418,7 @@ class CacheHierarchy:
         """Valid lines each level holds now, by level name."""
         ts = self._st["ts"]
         base = self._st["base"]
-        ends = [*base[1:], ts.shape[0]]
+        ends = base + (self._st["mask"] + 1) * self._st["ways"]  # a level's words: n_sets x ways
         return {g.name: int(np.count_nonzero(ts[int(b):int(e)] >= 0)) for g, b, e in zip(self.levels, base, ends)}
 
     def _way_states(self, line: int) -> list[int]:

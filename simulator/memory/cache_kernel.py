@@ -345,15 +345,18 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 
 
 @njit(cache=True)
-def _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_upto):
-    """Drop line ``x`` from levels 0..n_upto-1 (a probe of each, an invalidation where present);
-    return the nearest level that held it dirty, or -1."""
+def _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_upto, probe_absent=True):
+    """Drop line ``x`` from levels 0..n_upto-1 (a probe of each, or only of those that hold it unless
+    ``probe_absent``; an invalidation where present); return the nearest level that held it dirty, or -1."""
     top = -1
     for i in range(n_upto):
-        counts[i, C_PROBES] += 1
+        if probe_absent:
+            counts[i, C_PROBES] += 1
         st = _set_start(base, mask, ways, i, x)
         p = _find(ts, st, ways[i], x)
         if p >= 0:
+            if not probe_absent:
+                counts[i, C_PROBES] += 1
             counts[i, C_INVALIDATIONS] += 1
             if (_drop(ts, mru, st, ways[i], p) & 1) != 0 and top < 0:
                 top = i
@@ -380,20 +383,23 @@ def flush_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, 
 
 
 @njit(cache=True)
-def evict_to_llc_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, pos):
-    """Move dirty upper copies of ``lines[start:]`` into the last level; returns next index."""
-    n_levels = base.shape[0]
-    last = n_levels - 1
+def evict_down_kernel(lines, start, target, probe_absent, ts, base, mask, ways, mru, counts, dram, wr_buf, pos):
+    """Drop ``lines[start:]`` from the levels above ``target``, writing a dirty copy into ``target``
+    (cascading as ``_write_back``); returns the next index.
+
+    ``evict_to_llc``: ``target`` is the last level and every level above it is probed. Another core's
+    write (``snoop_invalidate``): ``target`` is the first shared level, and only the private levels that
+    hold a line are probed (a directory knows the sharers)."""
     cap = wr_buf.shape[0]
     n = lines.shape[0]
     for j in range(start, n):
         if pos[1] + 1 > cap:
             return j
         x = lines[j]
-        top = _remove_from_levels(ts, base, mask, ways, mru, counts, x, last)
+        top = _remove_from_levels(ts, base, mask, ways, mru, counts, x, target, probe_absent)
         if top >= 0:
             counts[top, C_WB_OUT] += 1
-            _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, last, x)
+            _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, target, x)
     return n
 
 
@@ -485,6 +491,31 @@ def way_state(ts, base, mask, ways, level, line):
     if p < 0:
         return -1
     return ts[st + np.uint64(p)] & 1
+
+
+def core_states(n_sets: np.ndarray, ways: np.ndarray, shared: np.ndarray, n_cores: int) -> list[dict[str, np.ndarray]]:
+    """The states of ``n_cores`` cores' hierarchies over one array ``ts``: each core has its own copy of
+    the levels with ``shared[l] == 0`` and all cores the one copy of the others (the last levels).
+    A core's ``base`` points at its copies; ``ts``, ``mru`` and ``mask``/``ways`` are the same arrays
+    for all, ``clock`` is the core's own."""
+    n_sets = np.asarray(n_sets, dtype=np.int64)
+    ways = np.asarray(ways, dtype=np.int64)
+    n_private = int(np.count_nonzero(np.asarray(shared) == 0))
+    sizes = n_sets * ways
+    private_words = int(sizes[:n_private].sum())
+    total = n_cores * private_words + int(sizes[n_private:].sum())
+    ts = np.full(total, -1, dtype=np.int64)
+    mru = np.zeros(total, dtype=np.uint64)
+    offsets = np.zeros(len(sizes), dtype=np.int64)
+    offsets[1:] = np.cumsum(sizes)[:-1]
+    states = []
+    for core in range(n_cores):
+        base = offsets.copy()
+        base[:n_private] += core * private_words
+        base[n_private:] += (n_cores - 1) * private_words
+        states.append({"ts": ts, "base": base, "mask": n_sets - 1, "ways": ways, "mru": mru,
+                       "clock": np.zeros(2, dtype=np.int64)})
+    return states
 
 
 def new_state(n_sets: np.ndarray, ways: np.ndarray) -> dict[str, np.ndarray]:

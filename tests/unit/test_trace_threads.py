@@ -122,3 +122,30 @@ def test_streamed_batches_skip_the_rules_that_span_threads(tmp_path) -> None:
     write_trace(two_threads().to_table(), path)
     batches = list(iter_trace(path, batch_rows=3))  # the first batch holds one barrier of two
     assert [len(b) for b in batches] == [3, 3]
+
+
+def test_a_cycle_of_joins_is_a_deadlock() -> None:
+    b = TraceBuilder()
+    b.join([1], thread=0)   # row 0
+    b.join([0], thread=1)   # row 1
+    with pytest.raises(TraceError, match=r"row 0, column 'params': joins that can end: thread 0 waits here for "
+                                         r"threads \[1\]"):
+        b.to_table()
+
+
+def test_a_join_of_a_thread_at_a_barrier_is_a_deadlock() -> None:
+    b = TraceBuilder()
+    b.join([1], thread=0)   # row 0: thread 1 cannot finish, its barrier waits for thread 0
+    b.barrier(thread=0)     # row 1
+    b.barrier(thread=1)     # row 2
+    with pytest.raises(TraceError, match=r"row 0, column 'params': joins that can end"):
+        b.to_table()
+
+
+def test_joins_after_barriers_and_chains_of_joins_are_fine() -> None:
+    b = TraceBuilder()
+    for t in range(3):
+        b.barrier(thread=t)
+    b.join([2], thread=1)
+    b.join([1], thread=0)
+    assert len(b.to_table()) == 5

@@ -1,0 +1,190 @@
+"""The caches of a multi-core host: private levels per core, shared last levels, write-invalidate coherence.
+
+Each core sees an ordinary ``CacheHierarchy`` (its view): levels 0..p-1 are its own
+copies, levels p.. are the one copy all cores share (``CachesSpec.shared_levels``). The
+views work on one kernel state (``cache_kernel.core_states``), so a line a core brings
+into the shared LLC is there for every other core, and the cores compete for its ways;
+the counters of each view are its core's.
+
+Coherence is a documented simplification of MESI, write-invalidate with an ideal
+directory:
+
+- a store, a full-line zero or a cache-maintenance op by core c first removes the lines
+  from every other core's private levels (``CacheHierarchy.snoop_invalidate``): a dirty
+  copy is written into the first shared level (the other core's write-back, cascading
+  as any write-back), a clean one is dropped. Only the cores that hold a line are probed
+  (the directory knows the sharers); each probe and invalidation is counted at the level
+  where the line was found, in that core's snoop counters (requester ``host``), and the
+  energy model prices them as any probe (``line_energy_j``). The storing core pays the
+  round trip to the shared level for every line it invalidated (``HostCore.memory_ps``);
+- loads do not snoop: a line another core holds dirty is read as the shared levels and
+  DRAM hold it, and stays dirty with its owner until evicted or invalidated.
+
+Accelerators reach the caches through one more view (the private levels of core 0: an
+in-pipeline unit sits in core 0's pipeline; an LLC coupling enters at the shared level);
+a driver's ``invalidate`` of host copies drops the lines from every core's private levels.
+Totals (``counters``, ``counters_by_requester``, ``resident_lines``) add the views up, so
+the energy model and its conservation checks see one hierarchy.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from simulator.memory import cache_kernel as ck
+from simulator.memory.cache import CacheGeometry, CacheHierarchy, ChunkResult, StreamPrefetcher, check_levels_arg
+
+
+def _merge_writes(snoops: list[ChunkResult], own: ChunkResult) -> ChunkResult:
+    """``own`` with the snoops' DRAM write-backs before its own and their invalidations counted as ``snooped``."""
+    if not snoops:
+        return own
+    writes = [s.dram_writes for s in snoops if len(s.dram_writes)]
+    snooped = sum(int(s.level_counts[:, ck.C_INVALIDATIONS].sum()) for s in snoops)
+    if writes:
+        writes.append(own.dram_writes)
+        return ChunkResult(own.level_counts, own.dram_reads, np.concatenate(writes), own.served_by, snooped)
+    return ChunkResult(own.level_counts, own.dram_reads, own.dram_writes, own.served_by, snooped)
+
+
+class CoherentView:
+    """One core's path into the caches (what its ``MemoryPort`` calls): its own hierarchy, and the
+    snoop hierarchies of the other cores that its writes invalidate (module docstring)."""
+
+    def __init__(self, own: CacheHierarchy, others: list[CacheHierarchy], n_private: int) -> None:
+        self.own = own
+        self.others = others if n_private else []
+        self.n_private = n_private
+        self.levels = own.levels
+        self.prefetcher = own.prefetcher
+
+    @property
+    def n_levels(self) -> int:
+        """Number of cache levels."""
+        return self.own.n_levels
+
+    def _snoop(self, lines: np.ndarray, requester: str) -> list[ChunkResult]:
+        return [other.snoop_invalidate(lines, self.n_private, requester) for other in self.others]
+
+    def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False, start_level: int = 0,
+               requester: str = "host") -> ChunkResult:
+        """Demand loads/stores; stores invalidate the other cores' private copies first."""
+        if isinstance(is_store, (bool, np.bool_)):
+            written = lines if is_store else None
+        else:
+            written = np.asarray(lines)[np.asarray(is_store, dtype=bool)]
+        snoops = self._snoop(written, requester) if written is not None and len(written) else []
+        return _merge_writes(snoops, self.own.access(lines, is_store, start_level, requester))
+
+    def zero(self, lines: np.ndarray, start_level: int = 0, requester: str = "host") -> ChunkResult:
+        """Full-line zeroing writes, after invalidating the other cores' private copies."""
+        snoops = self._snoop(lines, requester)
+        return _merge_writes(snoops, self.own.zero(lines, start_level, requester))
+
+    def flush(self, lines: np.ndarray, requester: str = "host") -> ChunkResult:
+        """clflush, coherent: the other cores' dirty copies first reach the shared level, then go to DRAM."""
+        snoops = self._snoop(lines, requester)
+        return _merge_writes(snoops, self.own.flush(lines, requester))
+
+    def evict_to_llc(self, lines: np.ndarray, requester: str = "host") -> ChunkResult:
+        """Dirty private copies of every core written into the last level, dropped above it."""
+        snoops = self._snoop(lines, requester)
+        return _merge_writes(snoops, self.own.evict_to_llc(lines, requester))
+
+    def invalidate(self, lines: np.ndarray, levels: Sequence[int] | None = None,
+                   requester: str = "host") -> ChunkResult:
+        """Drop the lines from this core's levels ``levels`` (all when None) and every other core's private ones."""
+        snoops = self._snoop(lines, requester)
+        return _merge_writes(snoops, self.own.invalidate(lines, levels, requester))
+
+
+class CoreCaches:
+    """The caches of ``n_cores`` cores: ``shared[l]`` says which levels all cores share (the last ones)."""
+
+    def __init__(self, levels: Sequence[CacheGeometry], shared: Sequence[bool], n_cores: int,
+                 prefetcher: StreamPrefetcher | None = None, replacement: str = "lru") -> None:
+        levels = tuple(levels)
+        self.n_private = sum(1 for s in shared if not s)
+        if list(shared) != [False] * self.n_private + [True] * (len(levels) - self.n_private):
+            raise ValueError(f"shared: {list(shared)}; expected the shared levels to be the last ones")
+        states = ck.core_states(np.array([g.n_sets for g in levels]), np.array([g.ways for g in levels]),
+                                np.array([1 if s else 0 for s in shared]), n_cores)
+        self.cores = [CacheHierarchy(levels, prefetcher, replacement, state=st) for st in states]
+        self.snoops = [CacheHierarchy(levels, None, replacement, state=st) for st in states]
+        self.accelerators = CacheHierarchy(levels, None, replacement, state=states[0])
+        self.views = [CoherentView(own, [s for j, s in enumerate(self.snoops) if j != k], self.n_private)
+                      for k, own in enumerate(self.cores)]
+        self.levels = self.cores[0].levels
+        self.prefetcher = prefetcher
+        self.replacement = replacement
+
+    @property
+    def n_levels(self) -> int:
+        """Number of cache levels."""
+        return len(self.levels)
+
+    def _all(self) -> list[CacheHierarchy]:
+        return [*self.cores, *self.snoops, self.accelerators]
+
+    # -- what the accelerators' interfaces call ------------------------------------------
+    def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False, start_level: int = 0,
+               requester: str = "host") -> ChunkResult:
+        """An accelerator's loads/stores entering at ``start_level`` (module docstring)."""
+        return self.accelerators.access(lines, is_store, start_level, requester)
+
+    def invalidate(self, lines: np.ndarray, levels: Sequence[int] | None = None,
+                   requester: str = "host") -> ChunkResult:
+        """Drop ``lines`` from ``levels`` (all when None): private ones of every core, shared ones once."""
+        chosen = check_levels_arg(levels, self.n_levels)
+        private = [lv for lv in chosen if lv < self.n_private]
+        shared = [lv for lv in chosen if lv >= self.n_private]
+        results = [snoop.invalidate(lines, private, requester) for snoop in self.snoops] if private else []
+        if shared:
+            results.append(self.accelerators.invalidate(lines, shared, requester))
+        counts = sum(r.level_counts for r in results)
+        empty = np.empty(0, dtype=np.int64)
+        return ChunkResult(counts, empty, empty, np.empty(0, dtype=np.int8))
+
+    # -- inspection ------------------------------------------------------------------------
+    def counters(self) -> dict[str, dict[str, int]]:
+        """Cumulative counters per level name over every core (and ``DRAM``), as ``CacheHierarchy.counters``."""
+        return _add([h.counters() for h in self._all()])
+
+    def counters_by_requester(self) -> dict[str, dict[str, dict[str, int]]]:
+        """The counters split by requester, over every core."""
+        out: dict[str, list] = {}
+        for h in self._all():
+            for who, table in h.counters_by_requester().items():
+                out.setdefault(who, []).append(table)
+        return {who: _add(tables) for who, tables in out.items()}
+
+    def core_counters(self, core: int) -> dict[str, dict[str, int]]:
+        """Core ``core``'s own counters of its private levels (its demand accesses and what they caused)."""
+        mine = self.cores[core].counters()
+        return {lv.name: mine[lv.name] for lv in self.levels[:self.n_private]}
+
+    def snoop_counters(self, core: int) -> dict[str, dict[str, int]]:
+        """What other cores' writes (and drivers' invalidations) did to core ``core``'s private levels."""
+        theirs = self.snoops[core].counters()
+        return {lv.name: theirs[lv.name] for lv in self.levels[:self.n_private]}
+
+    def resident_lines(self) -> dict[str, int]:
+        """Valid lines each level holds now, over every core's copy of a private level."""
+        out = dict.fromkeys((g.name for g in self.levels), 0)
+        for k, h in enumerate(self.cores):
+            for name, n in h.resident_lines().items():
+                if k == 0 or name in (g.name for g in self.levels[:self.n_private]):
+                    out[name] += n
+        return out
+
+
+def _add(tables: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    """Counter tables (level -> counter -> value) added up."""
+    out = {name: dict(values) for name, values in tables[0].items()}
+    for table in tables[1:]:
+        for name, values in table.items():
+            for key, value in values.items():
+                out[name][key] += value
+    return out
