@@ -25,7 +25,8 @@ host waits for completion. With ``threads`` = n > 1 (000 section 4.5's setup,
 000:L1030: n threads, each driving the crypto unit of its own core), thread t
 takes the t-th of n slices of the buffer in whole AES blocks (SHA-256: the
 t-th of n independent messages, one digest each) and hands it to unit
-``<unit><t>`` (``crypto0``, ``crypto1``, ...); thread 0 writes the input in
+``<unit><t>`` (``crypto0``, ``crypto1``, ...); a thread whose slice is empty
+(fewer blocks than threads) offloads nothing. Thread 0 writes the input in
 ``init``, and every thread ends each execution at a barrier.
 """
 
@@ -36,7 +37,7 @@ import math
 import pyarrow as pa
 
 from simulator.config.algorithms import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
-from workloads.trace import MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
+from workloads.trace import MAX_THREADS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
 
 KERNELS = ("aes", "sha")
 OPS = {"aes": "aes128", "sha": "sha256"}
@@ -128,6 +129,8 @@ def _threaded_offload_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: i
                            unit: str, engines: int, requests: int, threads: int) -> None:
     """One execution by ``threads`` threads, thread t on unit ``<unit><t>`` (module docstring), then a barrier."""
     for t, (off, n, out_off) in enumerate(thread_parts(kernel, g_bytes, threads)):
+        if n == 0:  # more threads than blocks: this one only meets the others at the barrier
+            continue
         out_n = n if kernel == "aes" else SHA256_DIGEST_BYTES
         _offload_rows(tb, stage, kernel, n, src + off, dst + out_off, out_n, f"{unit}{t}", engines, requests, t)
     for t in range(threads):
@@ -163,11 +166,8 @@ def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int
         raise ValueError(f"requests must be an integer >= 1, got {requests!r}")
     if kernel == "sha" and requests > 1:
         raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    smallest = AES_BLOCK_BYTES if kernel == "aes" else 1
-    check_trace_limit("threads", threads, -(-g_bytes // smallest), "each thread takes at least one "
-                      + ("16 B block of the buffer" if kernel == "aes" else "byte of the message"))
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
     passes = 2 if warmup else 1
     check_trace_limit("requests", requests, (MAX_TRACE_ROWS // passes - 2 * threads) // threads,
                       rows_why(passes * threads, "request"))

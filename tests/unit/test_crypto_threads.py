@@ -54,6 +54,10 @@ def test_one_thread_is_the_serial_trace_and_bad_thread_counts_are_refused():
     assert table.equals(crypto_offload("aes", 4096, warmup=True, threads=1))
     assert "thread" not in table.column_names
     with pytest.raises(ValueError, match="threads"):
-        crypto_offload("aes", 32, threads=3)  # two blocks for three threads
-    with pytest.raises(ValueError, match="threads"):
         crypto_offload("aes", 4096, threads=0)
+
+
+def test_threads_beyond_the_blocks_offload_nothing_but_meet_at_the_barrier():
+    t = crypto_offload("aes", 32, threads=3).to_pydict()  # two blocks for three threads
+    assert sorted(th for op, th in zip(t["op"], t["thread"]) if op == "offload") == [0, 1]
+    assert sorted(th for op, th in zip(t["op"], t["thread"]) if op == "barrier") == [0, 1, 2]
