@@ -7,7 +7,7 @@ may simulate at most ``simulated_limit_s`` of its system: ``MAX_SIMULATED_S``,
 or less where the DRAM would perform more than ``MAX_REFRESHES`` refreshes in
 that time (some 90 s of wall time). It is checked
 
-* before the run, against a lower bound of the host's time: its rows' flops at
+* before the run, against a lower bound of the host's time: its rows' (its busiest thread's) flops at
   ``host.flops_per_cycle``, their other cycles, and their elements at
   ``host.loads_per_cycle``, at ``host.frequency_hz`` (``host_time_problem``);
 * during the run, by a process that stops the simulation at the limit
@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from simulator.config.schema import SystemSpec
 from simulator.config.units import PS_PER_S, format_quantity
-from workloads.trace import MEMORY_OPS
+from workloads.trace import MAX_THREADS, MEMORY_OPS, THREAD_FIELD, thread_ids
 
 #: Longest simulated time of one run, s: a quarter of an hour of the machine, some thousand times the
 #: shipped workloads' longest; the picosecond time base itself would hold 107 days.
@@ -63,7 +63,7 @@ def _why(limit_s: float) -> str:
 
 def host_time_problem(spec: SystemSpec, trace: pa.Table, source: str, system_source: str) -> str | None:
     """Why ``trace`` (of workload ``source``) cannot run within the limit on ``spec`` (of ``system_source``):
-    the host's rows alone take longer than ``simulated_limit_s``; or None."""
+    the host's rows alone (of its busiest thread) take longer than ``simulated_limit_s``; or None."""
     limit = simulated_limit_s(spec)
     try:
         units = trace.column("unit")
@@ -72,10 +72,17 @@ def host_time_problem(spec: SystemSpec, trace: pa.Table, source: str, system_sou
         flops = trace.column("flops").to_numpy().astype(np.float64)[host]
         cycles = trace.column("cycles").to_numpy().astype(np.float64)[host]
         elements = trace.column("count").to_numpy().astype(np.float64)[host]
+        threads = None
+        if THREAD_FIELD.name in trace.schema.names:  # ids beyond the valid ones are refused by the validation
+            threads = np.clip(thread_ids(trace)[host], 0, MAX_THREADS)
     except (KeyError, pa.ArrowException, TypeError, ValueError):
         return None  # not a trace: the replay's validation names what is wrong
     h = spec.host
-    work_cycles = float(np.sum(np.maximum(flops / h.flops_per_cycle + cycles, elements / h.loads_per_cycle)))
+    per_row = np.maximum(flops / h.flops_per_cycle + cycles, elements / h.loads_per_cycle)
+    if threads is not None:  # threads run side by side: the busiest one bounds the time
+        work_cycles = float(np.bincount(threads, weights=per_row).max(initial=0.0)) if threads.size else 0.0
+    else:
+        work_cycles = float(np.sum(per_row))
     seconds = work_cycles / h.frequency_hz
     if seconds <= limit:
         return None

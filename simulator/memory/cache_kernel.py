@@ -347,8 +347,9 @@ def access_kernel(lines, stores, store_mode, start, start_level,
 @njit(cache=True)
 def _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_upto, probe_absent=True):
     """Drop line ``x`` from levels 0..n_upto-1 (a probe of each, or only of those that hold it unless
-    ``probe_absent``; an invalidation where present); return the nearest level that held it dirty, or -1."""
-    top = -1
+    ``probe_absent``; an invalidation where present); return the nearest level that held it dirty, -1
+    if none did, or -2 (with ``probe_absent`` off) if no level held it."""
+    top = -1 if probe_absent else -2
     for i in range(n_upto):
         if probe_absent:
             counts[i, C_PROBES] += 1
@@ -357,6 +358,7 @@ def _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_upto, probe_abse
         if p >= 0:
             if not probe_absent:
                 counts[i, C_PROBES] += 1
+                top = -1 if top == -2 else top
             counts[i, C_INVALIDATIONS] += 1
             if (_drop(ts, mru, st, ways[i], p) & 1) != 0 and top < 0:
                 top = i
@@ -383,13 +385,14 @@ def flush_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, 
 
 
 @njit(cache=True)
-def evict_down_kernel(lines, start, target, probe_absent, ts, base, mask, ways, mru, counts, dram, wr_buf, pos):
+def evict_down_kernel(lines, start, target, probe_absent, ts, base, mask, ways, mru, counts, dram, wr_buf, pos,
+                      found):
     """Drop ``lines[start:]`` from the levels above ``target``, writing a dirty copy into ``target``
     (cascading as ``_write_back``); returns the next index.
 
     ``evict_to_llc``: ``target`` is the last level and every level above it is probed. Another core's
     write (``snoop_invalidate``): ``target`` is the first shared level, and only the private levels that
-    hold a line are probed (a directory knows the sharers)."""
+    hold a line are probed (a directory knows the sharers), and ``found[0]`` counts the lines some level held."""
     cap = wr_buf.shape[0]
     n = lines.shape[0]
     for j in range(start, n):
@@ -397,6 +400,8 @@ def evict_down_kernel(lines, start, target, probe_absent, ts, base, mask, ways, 
             return j
         x = lines[j]
         top = _remove_from_levels(ts, base, mask, ways, mru, counts, x, target, probe_absent)
+        if top > -2:
+            found[0] += 1
         if top >= 0:
             counts[top, C_WB_OUT] += 1
             _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, target, x)

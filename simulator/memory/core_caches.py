@@ -38,11 +38,11 @@ from simulator.memory.cache import CacheGeometry, CacheHierarchy, ChunkResult, S
 
 
 def _merge_writes(snoops: list[ChunkResult], own: ChunkResult) -> ChunkResult:
-    """``own`` with the snoops' DRAM write-backs before its own and their invalidations counted as ``snooped``."""
+    """``own`` with the snoops' DRAM write-backs before its own, and the lines they invalidated as ``snooped``."""
     if not snoops:
         return own
     writes = [s.dram_writes for s in snoops if len(s.dram_writes)]
-    snooped = sum(int(s.level_counts[:, ck.C_INVALIDATIONS].sum()) for s in snoops)
+    snooped = sum(s.snooped for s in snoops)
     if writes:
         writes.append(own.dram_writes)
         return ChunkResult(own.level_counts, own.dram_reads, np.concatenate(writes), own.served_by, snooped)

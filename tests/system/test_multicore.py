@@ -1,0 +1,240 @@
+"""Multi-core hosts: threads on cores, barriers and joins, private and shared caches, coherence."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.engine.replay import replay
+from simulator.runner import simulate_trace
+from simulator.system import build_system
+from tests.conftest import DEFAULT_SYSTEM, ROOT
+from workloads.trace import TraceBuilder, write_trace
+
+LINE = 64
+MiB = 1 << 20
+
+
+def system(cores: int, *overrides: str):
+    return load_spec(DEFAULT_SYSTEM, SystemSpec, [f"host.cores={cores}", *overrides])
+
+
+def values(results) -> dict[tuple[str, str], float]:
+    return {(c, q): v for c, q, v, _ in results.rows}
+
+
+def private_rows(builder: TraceBuilder, thread: int, base: int) -> None:
+    """Reads, writes, updates and a zeroed region of thread ``thread``'s own 1.5 MiB from byte ``base``."""
+    b = builder
+    b.access("host", "read", "read", base, 8, 8, 96 * 1024, flops=1000, thread=thread)
+    b.access("host", "write", "write", base + MiB, 8, 16, 16 * 1024, thread=thread)
+    b.access("host", "update", "update", base, 8, 8, 32 * 1024, thread=thread)
+    b.region("host", "zero", "zero", base + MiB + 256 * 1024, 64 * 1024, thread=thread)
+    b.gather("host", "chase", "read", base + np.arange(0, 512 * 1024, 4096), 8, dependent=True, thread=thread)
+
+
+# --------------------------------------------------------------------------- (b) sharing nothing
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_threads_sharing_nothing_have_the_private_counters_of_single_core_runs(prefetch) -> None:
+    extra = ["caches.prefetcher.enabled=true"] if prefetch else []
+    n = 3
+    together = TraceBuilder()
+    for t in range(n):
+        private_rows(together, t, t * 64 * MiB)
+    multi = values(simulate_trace(system(n, *extra), together.to_table()))
+    for t in range(n):
+        alone = TraceBuilder()
+        private_rows(alone, 0, t * 64 * MiB)
+        single = values(simulate_trace(system(1, *extra), alone.to_table()))
+        for level in ("L1D", "L2"):
+            for key in ("loads", "stores", "hits", "misses", "writebacks_out", "fills", "evictions", "prefetches",
+                        "allocations"):
+                assert multi[(f"cache/{level}/core{t}", key)] == single[(f"cache/{level}", key)], (level, key)
+            assert multi[(f"cache/{level}/core{t}", "snooped_invalidations")] == 0
+            assert multi[(f"core{t}", f"bytes_served_by_{level}")] == single[("host", f"bytes_served_by_{level}")]
+        assert multi[(f"core{t}", "flops")] == single[("host", "flops")]
+    # the shared LLC and DRAM serve every core: its totals are the sum of what the cores asked of it
+    llc_accesses = sum(multi[(f"cache/L2/core{t}", "misses")] + multi[(f"cache/L2/core{t}", "writebacks_out")]
+                       for t in range(n))
+    assert multi[("cache/LLC", "loads")] + multi[("cache/LLC", "stores")] + multi[("cache/LLC", "writebacks_in")] \
+        == llc_accesses
+
+
+def test_cores_contend_for_dram() -> None:
+    """One core streams at some 6.4 GB/s, bound by its miss buffers; the channel peaks at 12.8 GB/s. Two
+    streams of their own arrays fit beside each other, four do not: they take more than twice as long."""
+    def stream(n_threads: int) -> float:
+        b = TraceBuilder()
+        for t in range(n_threads):
+            b.access("host", "s", "read", t * 64 * MiB, 8, 8, MiB, thread=t)
+        return values(simulate_trace(system(4), b.to_table()))[("system", "simulated_time_s")]
+
+    one, two, four = stream(1), stream(2), stream(4)
+    assert 8 * MiB / one == pytest.approx(6.4e9, rel=0.05)
+    assert two == pytest.approx(one, rel=0.05)
+    assert 4 * 8 * MiB / four == pytest.approx(12.8e9, rel=0.15) and four > 1.8 * one
+
+
+# --------------------------------------------------------------------------- (c) barriers and joins
+
+
+def _compute_only(builder_rows) -> tuple[dict, object]:
+    b = TraceBuilder()
+    builder_rows(b)
+    spec = system(3)
+    sim = build_system(spec.spec)
+    end_ps = replay(sim, b.to_table())
+    return end_ps, sim
+
+
+def test_a_barrier_holds_each_thread_until_the_slowest_arrives() -> None:
+    def rows(b):
+        b.compute("host", "a", cycles=1000, thread=0)
+        b.compute("host", "a", cycles=3000, thread=1)
+        b.compute("host", "a", cycles=2000, thread=2)
+        for t in range(3):
+            b.barrier(thread=t)
+        b.compute("host", "b", cycles=500, thread=0)
+
+    end_ps, sim = _compute_only(rows)
+    ps = sim.host_clock.cycles_to_ps
+    assert end_ps == ps(3000) + ps(500)
+    assert [c.sync_wait_ps for c in sim.cores] == [ps(3000) - ps(1000), 0, ps(3000) - ps(2000)]
+
+
+def test_a_join_waits_for_the_named_threads_to_end() -> None:
+    def rows(b):
+        b.compute("host", "a", cycles=1000, thread=0)
+        b.compute("host", "a", cycles=4000, thread=1)
+        b.compute("host", "a", cycles=2500, thread=2)
+        b.join([1, 2], thread=0)
+        b.compute("host", "b", cycles=100, thread=0)
+
+    end_ps, sim = _compute_only(rows)
+    ps = sim.host_clock.cycles_to_ps
+    assert end_ps == ps(4000) + ps(100)
+    assert sim.cores[0].sync_wait_ps == ps(4000) - ps(1000)
+
+
+# --------------------------------------------------------------------------- coherence
+
+
+def test_a_line_written_by_two_cores_is_invalidated_once_and_written_back() -> None:
+    """Core 0 writes line x (dirty in its L1D, clean in its L2 and the LLC); after a barrier core 1 writes it:
+    core 0's two copies are probed and invalidated, its dirty L1D copy goes into the LLC, and core 1 finds
+    the line there. Core 0 then reads it back from the LLC (loads do not snoop: core 1 keeps its copy)."""
+    b = TraceBuilder()
+    b.access("host", "w0", "write", 4096, 8, 8, 1, thread=0)
+    b.barrier(thread=0)
+    b.barrier(thread=1)
+    b.access("host", "w1", "write", 4096, 8, 8, 1, thread=1)
+    b.barrier(thread=0)
+    b.barrier(thread=1)
+    b.access("host", "r0", "read", 4096, 8, 8, 1, thread=0)
+    r = values(simulate_trace(system(2), b.to_table()))
+    assert r[("cache/L1D/core0", "snooped_probes")] == 1 and r[("cache/L1D/core0", "snooped_invalidations")] == 1
+    assert r[("cache/L2/core0", "snooped_probes")] == 1 and r[("cache/L2/core0", "snooped_invalidations")] == 1
+    assert r[("cache/L1D/core0", "snooped_writebacks_out")] == 1
+    assert r[("cache/L2/core0", "snooped_writebacks_out")] == 0
+    assert r[("cache/L1D/core1", "snooped_invalidations")] == 0  # core 0's read did not snoop
+    assert r[("cache/LLC", "writebacks_in")] == 1
+    assert r[("core1", "bytes_served_by_LLC")] == 8 and r[("core0", "bytes_served_by_LLC")] == 8
+    assert r[("core0", "bytes_served_by_DRAM")] == 8 and r[("dram", "reads")] == 1
+    # the probes are priced as the host's probes: L1D line_energy_j each
+    assert r[("actions/L1D/host", "probes")] == 1 and r[("actions/L2/host", "probes")] == 1
+
+
+def test_the_storing_core_pays_the_llc_latency_per_line_it_invalidates() -> None:
+    """The same dependent write of one line, once to a line another core holds and once to a line no one
+    holds: the difference is the LLC's hit latency (38 cycles at 2 GHz), nothing else differs."""
+    def second_write_ps(shared: bool) -> int:
+        b = TraceBuilder()
+        b.access("host", "w0", "write", 4096, 8, 8, 1, thread=0)
+        b.access("host", "w0", "write", 8192, 8, 8, 1, thread=1)
+        if not shared:  # core 1's copy goes into the LLC: core 0 finds it there as it does in the other case
+            b.access("host", "w0", "evict_llc", 8192, 8, 8, 1, thread=1)
+        b.barrier(thread=0)
+        b.barrier(thread=1)
+        b.access("host", "w1", "write", 8192, 8, 8, 1, dependent=True, thread=0)
+        sim = build_system(system(2).spec)
+        replay(sim, b.to_table())
+        return sim.cores[0].stages["w1"].busy_ps
+
+    assert second_write_ps(True) - second_write_ps(False) == 38 * 500
+
+
+# --------------------------------------------------------------------------- single-core and bad input
+
+
+def test_a_single_core_system_hashes_as_before_and_a_multicore_one_differently() -> None:
+    one = load_spec(DEFAULT_SYSTEM, SystemSpec, [])
+    assert system(1).content_hash == one.content_hash
+    assert system(2).content_hash != one.content_hash
+    assert load_spec(DEFAULT_SYSTEM, SystemSpec, ["caches.levels.LLC.shared=true"]).content_hash != one.content_hash
+
+
+def test_a_shared_level_above_a_private_one_is_refused() -> None:
+    from simulator.config.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"levels\[1\] \(L2\)\.shared: true above the private LLC"):
+        system(2, "caches.levels.L2.shared=true", "caches.levels.LLC.shared=false")
+
+
+def test_all_levels_shared_needs_no_coherence() -> None:
+    b = TraceBuilder()
+    b.access("host", "w", "write", 0, 8, 8, 1024, thread=0)
+    b.access("host", "w", "write", 0, 8, 8, 1024, thread=1)
+    r = values(simulate_trace(system(2, *(f"caches.levels.{n}.shared=true" for n in ("L1D", "L2"))), b.to_table()))
+    assert r[("cache/L1D", "stores")] == 2 * 128 and r[("cache/L1D", "hits")] == 128  # 8 KiB: 128 lines each
+    assert not any(c.startswith("cache/L1D/core") for c, _ in r)
+
+
+def _run(tmp_path, table, cores: int):
+    trace = tmp_path / "t.parquet"
+    write_trace(table, trace)
+    (tmp_path / "w.yaml").write_text("name: threaded\ntrace: t.parquet\n")
+    return subprocess.run([sys.executable, "-m", "simulator.cli", "run", str(DEFAULT_SYSTEM), str(tmp_path / "w.yaml"),
+                           "--set", f"host.cores={cores}", "--out", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+def test_more_threads_than_cores_exits_2_naming_trace_column_and_cores(tmp_path) -> None:
+    b = TraceBuilder()
+    b.compute("host", "a", cycles=10, thread=0)
+    b.compute("host", "a", cycles=10, thread=2)
+    done = _run(tmp_path, b.to_table(), 2)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    assert "t.parquet: row 1, column 'thread': thread 2, but the system has 2 cores (host.cores" in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_unbalanced_barriers_exit_2_with_one_line(tmp_path) -> None:
+    table = TraceBuilder()
+    table.compute("host", "a", thread=1)
+    table.barrier(thread=0)
+    # to_table would refuse it: write the rows without the whole-trace check
+    from workloads.trace import THREADED_TRACE_SCHEMA
+    import pyarrow as pa
+    cols = {name: table._cols[name] for name in THREADED_TRACE_SCHEMA.names}
+    raw = pa.table({name: pa.array(cols[name], THREADED_TRACE_SCHEMA.field(name).type)
+                    for name in THREADED_TRACE_SCHEMA.names if name != "addrs"}
+                   | {"addrs": pa.array([None, None], THREADED_TRACE_SCHEMA.field("addrs").type)})
+    import pyarrow.parquet as pq
+    pq.write_table(raw, tmp_path / "t.parquet")
+    (tmp_path / "w.yaml").write_text("name: threaded\ntrace: t.parquet\n")
+    done = subprocess.run([sys.executable, "-m", "simulator.cli", "run", str(DEFAULT_SYSTEM), str(tmp_path / "w.yaml"),
+                           "--set", "host.cores=2", "--out", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "t.parquet: row 1, column 'op': as many barriers on every thread with rows: thread 0 reaches 1, " \
+           "thread 1 only 0" in lines[0]
