@@ -276,8 +276,10 @@ def compute_only(flops: int, rows: int = 1, threads: int = 1, *, unit: str = "ho
     rows = _positive_int("rows", rows)
     threads = _positive_int("threads", threads)
     check_trace_limit("flops", flops, MAX_ROW_FLOPS * rows, f"{_FLOPS_WHY}, over rows = {rows:,}")
-    check_trace_limit("rows", rows, (MAX_TRACE_ROWS - threads) // threads,
-                      f"a trace holds at most {MAX_TRACE_ROWS:,} rows, rows = {rows:,} for each of {threads} threads")
+    barriers = threads if threads > 1 else 0
+    check_trace_limit("rows", rows, (MAX_TRACE_ROWS - barriers) // threads,
+                      f"a trace holds at most {MAX_TRACE_ROWS:,} rows"
+                      + (f", rows for each of {threads} threads and a barrier each" if threads > 1 else ""))
     b = TraceBuilder()
     slices = thread_slices(flops, threads)
     for k in range(rows):
