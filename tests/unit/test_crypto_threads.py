@@ -61,3 +61,19 @@ def test_threads_beyond_the_blocks_offload_nothing_but_meet_at_the_barrier():
     t = crypto_offload("aes", 32, threads=3).to_pydict()  # two blocks for three threads
     assert sorted(th for op, th in zip(t["op"], t["thread"]) if op == "offload") == [0, 1]
     assert sorted(th for op, th in zip(t["op"], t["thread"]) if op == "barrier") == [0, 1, 2]
+
+
+def test_threaded_runs_need_a_system_with_a_unit_per_core():
+    from dataclasses import replace
+
+    from simulator.config.loader import PROJECT_ROOT
+    from simulator.studies.logca import crypto as ls
+
+    study = ls.load_crypto_study()
+    assert study.threaded_counts == (1, 2, 4, 8)
+    assert ls.threaded_system_problem(PROJECT_ROOT / study.threaded_system, 8) is None
+    single = ls.threaded_system_problem(PROJECT_ROOT / "configs/systems/logca_ultrasparc_t2.yaml", 2)
+    assert "1 cores" in single and "crypto0, crypto1" in single
+    assert ls.threaded_system_problem(PROJECT_ROOT / study.threaded_system, 9).startswith("9 threads need 9 cores")
+    half = ls._threaded_problems(replace(study, threaded_system=""), "s.yaml")
+    assert len(half) == 1 and half[0].startswith("s.yaml: threaded_counts: [1, 2, 4, 8]") and "neither" in half[0]
