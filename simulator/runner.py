@@ -36,7 +36,6 @@ from simulator.engine.replay import check_trace, replay
 from simulator.results import Results
 from simulator.engine.limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
                                   watchdog_message)
-from simulator.host.core import merged_stages
 from simulator.system import System, build_system
 from simulator.config.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
@@ -70,11 +69,7 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         _collect_cores(res, system, names)
     counters = system.caches.counters()
     for level in system.spec.caches.levels:
-        c = counters[level.name]
-        for key in COUNTER_NAMES:
-            res.add(f"cache/{level.name}", key, c[key], "lines")
-        res.add(f"cache/{level.name}", "accesses", c["loads"] + c["stores"], "lines")
-        res.add(f"cache/{level.name}", "writebacks", c["writebacks_out"], "lines")
+        _add_cache_counters(res, f"cache/{level.name}", counters[level.name])
     dram = system.dram.counters()
     for key, value in dram.items():
         res.add("dram", key, value, DRAM_COUNTER_UNITS[key])
@@ -93,7 +88,7 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         for who, cats in per_requester.items():
             for cat, joules in cats.items():
                 res.add(f"energy_by_requester/{component}/{who}", cat, joules, "J")
-    for stage_name, st in merged_stages(system.cores).items():
+    for stage_name, st in system.host_stages().items():
         key = f"stage/host/{stage_name}"
         res.add(key, "busy_s", st.busy_ps / PS_PER_S, "s")
         res.add(key, "compute_s", st.compute_ps / PS_PER_S, "s")
@@ -107,6 +102,14 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
         for component, quantity, value, u in unit.result_rows(end_ps):
             res.add(component, quantity, value, u)
     return res
+
+
+def _add_cache_counters(res: Results, component: str, counters: dict[str, int]) -> None:
+    """A cache level's counters (``COUNTER_NAMES``), its demand accesses and its write-backs, in lines."""
+    for key in COUNTER_NAMES:
+        res.add(component, key, counters[key], "lines")
+    res.add(component, "accesses", counters["loads"] + counters["stores"], "lines")
+    res.add(component, "writebacks", counters["writebacks_out"], "lines")
 
 
 def _collect_cores(res: Results, system: System, names: list[str]) -> None:
@@ -126,8 +129,7 @@ def _collect_cores(res: Results, system: System, names: list[str]) -> None:
             res.add(core.name, f"bytes_served_by_{name}", float(b), "B")
         snooped = system.caches.snoop_counters(k)
         for level, counters in system.caches.core_counters(k).items():
-            for key in COUNTER_NAMES:
-                res.add(f"cache/{level}/{core.name}", key, counters[key], "lines")
+            _add_cache_counters(res, f"cache/{level}/{core.name}", counters)
             for key in ("probes", "invalidations", "writebacks_out"):  # other cores' writes to its lines
                 res.add(f"cache/{level}/{core.name}", f"snooped_{key}", snooped[level][key], "lines")
 

@@ -20,7 +20,7 @@ from simulator.accel.registry import BUILDERS, BuildContext
 from simulator.config.plugins import PluginError
 from simulator.config.schema import SystemSpec, dram_parameters
 from simulator.engine import ClockDomain, new_environment
-from simulator.host.core import CoreTiming, HostCore
+from simulator.host.core import CoreTiming, HostCore, StageStats, merged_stages
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
 from simulator.memory.core_caches import CoreCaches
 from simulator.memory.dram import DramSystem
@@ -80,6 +80,10 @@ class System:
     def host_bytes_by_level(self):
         """Bytes the host's cores found at each cache level (last entry: DRAM), B (numpy array)."""
         return sum(core.bytes_by_level for core in self.cores) if len(self.cores) > 1 else self.host.bytes_by_level
+
+    def host_stages(self) -> dict[str, StageStats]:
+        """The host's stage records, summed over its cores by stage name (``merged_stages``)."""
+        return merged_stages(self.cores)
 
     def unit_names(self) -> list[str]:
         """Units a trace may name: the host and every accelerator."""

@@ -336,7 +336,7 @@ class TraceBuilder:
         self._append("host", stage, "join", 0, 0, 0, 0, None, 0, 0.0, False,
                      json.dumps({"threads": [int(t) for t in named]}), thread)
 
-    def _command(self, op: str, unit: str, stage: str, target: str, params: dict[str, Any], thread: int) -> None:
+    def _command(self, op: str, unit: str, stage: str, target: str, params: dict[str, Any], thread: int = 0) -> None:
         row = len(self)
         if not (isinstance(target, str) and target != ""):
             _bad(row, "params", f"a non-empty target unit name, got {target!r}")

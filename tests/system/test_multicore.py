@@ -238,3 +238,25 @@ def test_unbalanced_barriers_exit_2_with_one_line(tmp_path) -> None:
     assert len(lines) == 1, done.stderr
     assert "t.parquet: row 1, column 'op': as many barriers on every thread with rows: thread 0 reaches 1, " \
            "thread 1 only 0" in lines[0]
+
+
+def test_the_graph_has_a_core_and_private_levels_per_core_over_one_llc() -> None:
+    from simulator.system import routes, system_graph
+    graph = system_graph(system(2).spec)
+    found = routes(graph)
+    assert found["core0"] == ["core0", "L1D.core0", "L2.core0", "LLC", "memory controller"]
+    assert found["core1"] == ["core1", "L1D.core1", "L2.core1", "LLC", "memory controller"]
+    assert "host" not in graph
+
+
+def test_a_multicore_run_prints_and_writes_its_per_core_records(tmp_path, capsys) -> None:
+    from simulator.cli import main
+    from tests.conftest import CONFIGS
+    out = tmp_path / "run"
+    assert main(["run", str(DEFAULT_SYSTEM), str(CONFIGS / "workloads" / "stream_read.yaml"), "--set", "host.cores=2",
+                 "--param", "array_bytes=1 MiB", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "L1D/core0 accesses" in printed and "L1D/core1 accesses            0" in printed
+    import json
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["core0"]["bytes_served_by_DRAM"] == summary["host"]["bytes_served_by_DRAM"] > 0
