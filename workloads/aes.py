@@ -21,7 +21,13 @@ Offload (``crypto_offload``): the buffer goes to a crypto unit as
 ``requests`` sub-requests issued back to back (pipelined: the host's overhead
 for request i+1 overlaps the unit's work on request i), each using
 ``engines`` engines of the unit (the buffer split between them); then the
-host waits for completion.
+host waits for completion. With ``threads`` = n > 1 (000 section 4.5's setup,
+000:L1030: n threads, each driving the crypto unit of its own core), thread t
+takes the t-th of n slices of the buffer in whole AES blocks (SHA-256: the
+t-th of n independent messages, one digest each) and hands it to unit
+``<unit><t>`` (``crypto0``, ``crypto1``, ...); a thread whose slice is empty
+(fewer blocks than threads) offloads nothing. Thread 0 writes the input in
+``init``, and every thread ends each execution at a barrier.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import math
 import pyarrow as pa
 
 from simulator.config.algorithms import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
-from workloads.trace import MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
+from workloads.trace import MAX_THREADS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
 
 KERNELS = ("aes", "sha")
 OPS = {"aes": "aes128", "sha": "sha256"}
@@ -45,10 +51,11 @@ def _check(kernel: str, g_bytes: int) -> None:
         raise ValueError(f"g_bytes must be an integer >= 1 byte, got {g_bytes!r}")
 
 
-def _layout(tb: TraceBuilder, kernel: str, g_bytes: int) -> tuple[int, int, int]:
-    """Allocate input and output, write the input (stage init); return (src, dst, dst_bytes)."""
+def _layout(tb: TraceBuilder, kernel: str, g_bytes: int, digests: int = 1) -> tuple[int, int, int]:
+    """Allocate input and output (``digests`` digests for SHA-256), write the input (stage init); return (src,
+    dst, dst_bytes)."""
     space = AddressSpace()
-    out_bytes = g_bytes if kernel == "aes" else SHA256_DIGEST_BYTES
+    out_bytes = g_bytes if kernel == "aes" else digests * SHA256_DIGEST_BYTES
     src = space.alloc("crypto.input", g_bytes)
     dst = space.alloc("crypto.output", out_bytes)
     tb.access("host", "init", "write", src, 8, 8, -(-g_bytes // 8))
@@ -86,11 +93,11 @@ def _host_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: int
 
 
 def _offload_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: int, dst: int, out_bytes: int,
-                  unit: str, engines: int, requests: int) -> None:
-    """One execution of the offload in ``stage``: the requests, then the wait for completion."""
+                  unit: str, engines: int, requests: int, thread: int = 0) -> None:
+    """One execution of the offload in ``stage`` by ``thread``: the requests, then the wait for completion."""
     if kernel == "sha":
         tb.offload("host", stage, unit, op=OPS[kernel], inputs=[[src, g_bytes]], outputs=[[dst, out_bytes]],
-                   engines=engines)
+                   engines=engines, thread=thread)
     else:
         off = 0
         for blocks in split_blocks(-(-g_bytes // AES_BLOCK_BYTES), requests):
@@ -98,9 +105,36 @@ def _offload_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: 
             if n <= 0:
                 continue
             tb.offload("host", stage, unit, op=OPS[kernel], inputs=[[src + off, n]], outputs=[[dst + off, n]],
-                       engines=engines)
+                       engines=engines, thread=thread)
             off += n
-    tb.wait("host", stage, unit)
+    tb.wait("host", stage, unit, thread=thread)
+
+
+def thread_parts(kernel: str, g_bytes: int, threads: int) -> list[tuple[int, int, int]]:
+    """(input offset, input bytes, output offset) of each thread's part of the buffer: AES, the t-th of
+    ``threads`` slices in whole 16 B blocks (``split_blocks``), its ciphertext at the same offset; SHA-256, the
+    t-th of ``threads`` slices of the message, its digest the t-th of the output's digests."""
+    if kernel == "sha":
+        cuts = [g_bytes * t // threads for t in range(threads + 1)]
+        return [(cuts[t], cuts[t + 1] - cuts[t], t * SHA256_DIGEST_BYTES) for t in range(threads)]
+    parts, off = [], 0
+    for blocks in split_blocks(-(-g_bytes // AES_BLOCK_BYTES), threads):
+        n = min(blocks * AES_BLOCK_BYTES, g_bytes - off)
+        parts.append((off, n, off))
+        off += n
+    return parts
+
+
+def _threaded_offload_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: int, dst: int,
+                           unit: str, engines: int, requests: int, threads: int) -> None:
+    """One execution by ``threads`` threads, thread t on unit ``<unit><t>`` (module docstring), then a barrier."""
+    for t, (off, n, out_off) in enumerate(thread_parts(kernel, g_bytes, threads)):
+        if n == 0:  # more threads than blocks: this one only meets the others at the barrier
+            continue
+        out_n = n if kernel == "aes" else SHA256_DIGEST_BYTES
+        _offload_rows(tb, stage, kernel, n, src + off, dst + out_off, out_n, f"{unit}{t}", engines, requests, t)
+    for t in range(threads):
+        tb.barrier(stage, thread=t)
 
 
 def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float,
@@ -123,21 +157,29 @@ def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: 
 
 
 def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int = 1,
-                   requests: int = 1, warmup: bool = False) -> pa.Table:
+                   requests: int = 1, warmup: bool = False, threads: int = 1) -> pa.Table:
     """AES-128/SHA-256 of ``g_bytes`` on crypto unit ``unit`` (see module docstring); ``warmup``: run it once
-    untimed (stage ``warmup``) before the timed ``kernel`` stage."""
+    untimed (stage ``warmup``) before the timed ``kernel`` stage; ``threads`` > 1: on units ``<unit>0`` ..
+    ``<unit><threads - 1>``, one thread each."""
     _check(kernel, g_bytes)
     if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
         raise ValueError(f"requests must be an integer >= 1, got {requests!r}")
     if kernel == "sha" and requests > 1:
         raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
     passes = 2 if warmup else 1
-    check_trace_limit("requests", requests, MAX_TRACE_ROWS // passes - 2, rows_why(passes, "request"))
+    check_trace_limit("requests", requests, (MAX_TRACE_ROWS // passes - 2 * threads) // threads,
+                      rows_why(passes * threads, "request"))
     tb = TraceBuilder()
-    src, dst, out_bytes = _layout(tb, kernel, g_bytes)
+    src, dst, out_bytes = _layout(tb, kernel, g_bytes, threads)
     for stage in (("warmup", "kernel") if warmup else ("kernel",)):
-        _offload_rows(tb, stage, kernel, g_bytes, src, dst, out_bytes, unit, engines, requests)
-    return tb.to_table(units=["host", unit])
+        if threads == 1:
+            _offload_rows(tb, stage, kernel, g_bytes, src, dst, out_bytes, unit, engines, requests)
+        else:
+            _threaded_offload_rows(tb, stage, kernel, g_bytes, src, dst, unit, engines, requests, threads)
+    units = [unit] if threads == 1 else [f"{unit}{t}" for t in range(threads)]
+    return tb.to_table(units=["host", *units])
 
 
 GENERATORS = {"crypto_host": crypto_host, "crypto_offload": crypto_offload}

@@ -67,6 +67,14 @@ by class and by target within a class, cut into b runs, or b = ``blocks``
 host, then wait).  Stage labels: ``input_perm``, ``gemm``, ``out_prefetch``,
 ``output_perm``.
 
+Threads (``threads`` = T > 1): the permutations run in parallel over target leaves, as PVFMM's run under
+OpenMP: the leaves are cut into T contiguous ranges holding about N_U / T interactions each
+(:func:`target_ranges`), and thread t permutes, in every class, the interactions whose target leaf is in its
+range (a run of the class's columns, which are sorted by target), so no two threads update one target leaf.
+Each stage of a block ends at a barrier of every thread. The GEMMs: offloaded by thread 0 (``lap``; thread 0
+also issues the prefetches and the waits), or on the cores (``cpu``), the block's class GEMMs dealt to the
+threads in turn. One thread is the serial trace.
+
 Block size: 003 §6.1 blocks B and C so that their "total size is equal or smaller
 than the LLC capacity" (003:L253).  The default b is the smallest for which the live B
 and C buffers (one set, two when pipelined) fill at most a share ``llc_share`` of
@@ -102,7 +110,8 @@ import pyarrow.compute as pc
 from models.ulist import BLOCK_ORDERS, UListDims, check_block_order, llc_blocks
 from workloads import fmm_tree
 from workloads.gemm import host_gemm
-from workloads.trace import MAX_TRACE_ADDRESSES, TRACE_SCHEMA, AddressSpace, TraceBuilder, check_trace_limit
+from workloads.trace import (MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace, TraceBuilder,
+                             check_trace_limit)
 
 ELEM_BYTES = 8  # double precision
 META_BYTES = 16  # per interaction: leaf index (int64) and scale (double)
@@ -291,13 +300,15 @@ def column_lines(base: int, n_rows: int, ld: int, c0: int, c1: int) -> np.ndarra
 
 
 def columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n: int, c0: int, c1: int,
-                   layout: str) -> None:
-    """One host row touching columns [c0, c1) of the N_q x ``n`` matrix at ``base`` stored in
+                   layout: str, thread: int = 0) -> None:
+    """One host row (of ``thread``) touching columns [c0, c1) of the N_q x ``n`` matrix at ``base`` stored in
     ``layout``, one access per double: a gather of line-group pieces (rows) or one run (interactions)."""
     if check_bc_layout(layout) == "rows":
-        tb.gather("host", stage, op, column_lines(base, n_q, n, c0, c1), ELEM_BYTES, run=min(COLS_PER_LINE, c1 - c0))
+        tb.gather("host", stage, op, column_lines(base, n_q, n, c0, c1), ELEM_BYTES, run=min(COLS_PER_LINE, c1 - c0),
+                  thread=thread)
     else:
-        tb.access("host", stage, op, base + c0 * n_q * ELEM_BYTES, ELEM_BYTES, ELEM_BYTES, (c1 - c0) * n_q)
+        tb.access("host", stage, op, base + c0 * n_q * ELEM_BYTES, ELEM_BYTES, ELEM_BYTES, (c1 - c0) * n_q,
+                  thread=thread)
 
 
 def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, n_q: int, n: int,
@@ -327,6 +338,7 @@ class _Writer:
         n_kinds = len(fmm_tree.KINDS)
         self.perm_in = sp.alloc("perm.in", n_kinds * nq * PERM_ELEM_BYTES)
         self.perm_out = sp.alloc("perm.out", n_kinds * nq * PERM_ELEM_BYTES)
+        self.thread = 0  # the host thread the rows are for
 
     def _leaf(self, base: int, leaves: np.ndarray) -> np.ndarray:
         return base + leaves.astype(np.int64) * (self.p.n_q * ELEM_BYTES)
@@ -337,34 +349,40 @@ class _Writer:
 
     def _meta(self, stage: str, base: int, idx: np.ndarray) -> None:
         # idx is a contiguous run of interaction indices
-        self.tb.access("host", stage, "read", base + int(idx[0]) * META_BYTES, META_BYTES, META_BYTES, idx.size)
+        self.tb.access("host", stage, "read", base + int(idx[0]) * META_BYTES, META_BYTES, META_BYTES, idx.size,
+                       thread=self.thread)
 
-    def input_perm(self, cls: _Class, stage: str = "input_perm") -> None:
-        """Gather source leaves (apply K), write the columns of B; K records one group ahead."""
-        p, tb, nq = self.p, self.tb, self.p.n_q
-        self._meta_records(stage, self.meta_in, cls.cols[:GROUP])
-        for c0 in range(0, cls.n, GROUP):
-            c1 = min(cls.n, c0 + GROUP)
+    def input_perm(self, cls: _Class, stage: str = "input_perm", lo: int = 0, hi: int | None = None) -> None:
+        """Gather source leaves (apply K), write columns [lo, hi) of B (default: all); K records one group
+        ahead."""
+        p, tb, nq, th = self.p, self.tb, self.p.n_q, self.thread
+        hi = cls.n if hi is None else hi
+        self._meta_records(stage, self.meta_in, cls.cols[lo:min(hi, lo + GROUP)])
+        for c0 in range(lo, hi, GROUP):
+            c1 = min(hi, c0 + GROUP)
             idx = cls.cols[c0:c1]
-            tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
+            tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
+                      thread=th)
             tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
-                      flops=idx.size * nq)
-            self._meta_records(stage, self.meta_in, cls.cols[c1:c1 + GROUP])  # the next group's, before the stores
-            columns_access(tb, stage, "write", cls.b_addr, nq, cls.n, c0, c1, self.layout)
+                      flops=idx.size * nq, thread=th)
+            self._meta_records(stage, self.meta_in, cls.cols[c1:min(hi, c1 + GROUP)])  # the next group's, before the stores
+            columns_access(tb, stage, "write", cls.b_addr, nq, cls.n, c0, c1, self.layout, th)
 
-    def output_perm(self, cls: _Class, stage: str = "output_perm") -> None:
-        """Read the columns of C (apply M), scatter-accumulate into the target leaves; M records one
-        group ahead."""
-        p, tb, nq = self.p, self.tb, self.p.n_q
-        self._meta_records(stage, self.meta_out, cls.cols[:GROUP])
-        for c0 in range(0, cls.n, GROUP):
-            c1 = min(cls.n, c0 + GROUP)
+    def output_perm(self, cls: _Class, stage: str = "output_perm", lo: int = 0, hi: int | None = None) -> None:
+        """Read columns [lo, hi) of C (default: all; apply M), scatter-accumulate into the target leaves; M
+        records one group ahead."""
+        p, tb, nq, th = self.p, self.tb, self.p.n_q, self.thread
+        hi = cls.n if hi is None else hi
+        self._meta_records(stage, self.meta_out, cls.cols[lo:min(hi, lo + GROUP)])
+        for c0 in range(lo, hi, GROUP):
+            c1 = min(hi, c0 + GROUP)
             idx = cls.cols[c0:c1]
-            tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq)
-            columns_access(tb, stage, "read", cls.c_addr, nq, cls.n, c0, c1, self.layout)
-            self._meta_records(stage, self.meta_out, cls.cols[c1:c1 + GROUP])  # the next group's, before the updates
+            tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
+                      thread=th)
+            columns_access(tb, stage, "read", cls.c_addr, nq, cls.n, c0, c1, self.layout, th)
+            self._meta_records(stage, self.meta_out, cls.cols[c1:min(hi, c1 + GROUP)])  # the next group's, before the updates
             tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
-                      flops=2 * idx.size * nq)
+                      flops=2 * idx.size * nq, thread=th)
 
     def prefetch_out(self, cls: _Class, stage: str = "out_prefetch") -> None:
         """Read the M records and permutation vectors the output permutation of ``cls`` will use."""
@@ -372,7 +390,7 @@ class _Writer:
             idx = cls.cols[c0:c0 + 8 * GROUP]
             self._meta_records(stage, self.meta_out, idx)
         self.tb.gather("host", stage, "read", self._perm(self.perm_out, np.unique(self.p.kind[cls.cols])),
-                       self.p.n_q * PERM_ELEM_BYTES)
+                       self.p.n_q * PERM_ELEM_BYTES, thread=self.thread)
 
     def _meta_records(self, stage: str, base: int, idx: np.ndarray) -> None:
         if not idx.size:
@@ -380,7 +398,33 @@ class _Writer:
         if int(idx[-1]) - int(idx[0]) == idx.size - 1:
             self._meta(stage, base, idx)
         else:
-            self.tb.gather("host", stage, "read", base + idx.astype(np.int64) * META_BYTES, META_BYTES)
+            self.tb.gather("host", stage, "read", base + idx.astype(np.int64) * META_BYTES, META_BYTES,
+                           thread=self.thread)
+
+
+def target_ranges(problem: UListProblem, threads: int) -> np.ndarray:
+    """Leaf boundaries (int64, ``threads`` + 1 of them, from 0 to N_oct) cutting the target leaves into
+    ``threads`` contiguous ranges of about N_U / ``threads`` interactions each: thread t permutes the
+    interactions whose target leaf is in [bounds[t], bounds[t + 1])."""
+    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    n = problem.n_u
+    inner = [int(problem.target[min(n - 1, n * t // threads)]) for t in range(1, int(threads))]
+    return np.array([0, *inner, problem.n_oct], dtype=np.int64)
+
+
+def thread_spans(problem: UListProblem, cols: np.ndarray, bounds: np.ndarray) -> list[tuple[int, int]]:
+    """(lo, hi) of each thread's run of ``cols`` (interaction indices sorted by target leaf): the columns whose
+    target leaf lies in the thread's range of ``bounds`` (:func:`target_ranges`)."""
+    cuts = np.searchsorted(problem.target[cols], bounds, side="left")
+    return [(int(cuts[t]), int(cuts[t + 1])) for t in range(bounds.size - 1)]
+
+
+def _with_thread(table: pa.Table, thread: int) -> pa.Table:
+    """``table`` with a ``thread`` column (all ``thread`` when it has none)."""
+    if THREAD_FIELD.name in table.column_names:
+        return table
+    return table.append_column(THREAD_FIELD, pa.array(np.full(table.num_rows, thread, dtype=np.int64)))
 
 
 def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
@@ -392,7 +436,8 @@ def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
 def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant: str = "orig",
               placement: str = "lap", blocks: int | None = None, seed: int = 0,
               llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None,
-              llc_share: float = DEFAULT_LLC_SHARE, block_order: str = "class", bc_layout: str = "rows") -> pa.Table:
+              llc_share: float = DEFAULT_LLC_SHARE, block_order: str = "class", bc_layout: str = "rows",
+              threads: int = 1) -> pa.Table:
     """Trace of the FMM U-list of order ``q`` over ``n_points`` points (module docstring).
 
     ``variant``: one of :data:`VARIANTS`; ``placement``: "cpu" (host GEMM) or "lap"
@@ -400,8 +445,8 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     blocked and pipelined variants (default: :func:`choose_blocks` with ``llc_bytes`` and
     ``llc_share``, the share of the LLC the live B and C buffers may fill); ``block_order``:
     how blocks cut the interactions (:func:`split_blocks`); ``bc_layout``: how B and C are stored
-    (:data:`BC_LAYOUTS`, module docstring);
-    ``density``/``seed``/``periodic``: the point sample (:func:`build_problem`).
+    (:data:`BC_LAYOUTS`, module docstring); ``threads``: host threads the permutations run on (module
+    docstring); ``density``/``seed``/``periodic``: the point sample (:func:`build_problem`).
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
@@ -417,12 +462,15 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     if block_order not in BLOCK_ORDERS:  # named as the generator's parameter (check_block_order says "order")
         raise ValueError(f"block_order must be one of {', '.join(BLOCK_ORDERS)}, got {block_order!r}")
     check_bc_layout(bc_layout)
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
     if isinstance(n_points, int) and not isinstance(n_points, bool):  # the tree holds their coordinates
         check_trace_limit("n_points", n_points, MAX_TRACE_ADDRESSES, f"at most {MAX_TRACE_ADDRESSES:,} points, "
                           "as many as the explicit addresses of a trace")
     problem = build_problem(q, n_points, density, seed, periodic)
     return ulist_trace(problem, variant, placement,
-                       variant_blocks(problem, variant, blocks, int(llc_bytes), llc_share, block_order), bc_layout)
+                       variant_blocks(problem, variant, blocks, int(llc_bytes), llc_share, block_order), bc_layout,
+                       int(threads))
 
 
 def variant_blocks(problem: UListProblem, variant: str, blocks: int | None = None,
@@ -438,10 +486,11 @@ def variant_blocks(problem: UListProblem, variant: str, blocks: int | None = Non
 
 
 def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray],
-                bc_layout: str = "rows") -> pa.Table:
+                bc_layout: str = "rows", threads: int = 1) -> pa.Table:
     """The trace of ``problem`` for interactions cut into ``blocks`` (index arrays), B and C
-    stored in ``bc_layout``."""
+    stored in ``bc_layout``, the permutations on ``threads`` host threads (module docstring)."""
     check_bc_layout(bc_layout)
+    bounds = target_ranges(problem, threads)
     nq = problem.n_q
     sp = AddressSpace()
     w = _Writer(problem, TraceBuilder(), sp, bc_layout)
@@ -481,25 +530,45 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
     tables: list[pa.Table] = []
     pref = variant in ("orig_pref", "blocking_pref")
 
-    def emit_in(i: int) -> None:
+    def barrier(stage: str) -> None:
+        """The implicit barrier ending a parallel loop (none on one thread)."""
+        if threads > 1:
+            for t in range(threads):
+                w.tb.barrier(stage, thread=t)
+
+    def emit_perm(i: int, perm: Callable[..., None], stage: str) -> None:
+        """One permutation stage of block ``i``: each class's columns split by target range over the threads."""
         for cls in plan[i]:
-            w.input_perm(cls)
+            if threads == 1:
+                perm(cls)
+                continue
+            for t, (lo, hi) in enumerate(thread_spans(problem, cls.cols, bounds)):
+                w.thread = t
+                if hi > lo:
+                    perm(cls, lo=lo, hi=hi)
+            w.thread = 0
+        barrier(stage)
+
+    def emit_in(i: int) -> None:
+        emit_perm(i, w.input_perm, "input_perm")
 
     def emit_out(i: int) -> None:
-        for cls in plan[i]:
-            w.output_perm(cls)
+        emit_perm(i, w.output_perm, "output_perm")
 
     def emit_gemm(i: int, wait: bool) -> None:
-        for cls in plan[i]:
+        for k, cls in enumerate(plan[i]):
             if placement == "cpu":
                 w.tb = _append_table(tables, w.tb)
-                tables.append(gemm_tables[(i, cls.j)])
+                gemm = gemm_tables[(i, cls.j)]
+                tables.append(gemm if threads == 1 else _with_thread(gemm, k % threads))  # dealt in turn
                 continue
             offload_class_gemm(w.tb, cls.a_addr, cls.b_addr, cls.c_addr, nq, cls.n, bc_layout)
             if pref:
                 w.prefetch_out(cls)
             if wait:
                 w.tb.wait("host", "gemm", "lap")
+        if wait:
+            barrier("gemm")
 
     if variant == "pipelining":
         emit_in(0)
@@ -510,6 +579,7 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
             if i > 0:
                 emit_out(i - 1)
             w.tb.wait("host", "gemm", "lap")
+            barrier("gemm")
         emit_out(len(plan) - 1)
     else:
         for i in range(len(plan)):
@@ -517,6 +587,8 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
             emit_gemm(i, wait=True)
             emit_out(i)
     _append_table(tables, w.tb)
+    if threads > 1:  # one schema for all: the builder's tables of thread 0 alone and the GEMMs have no thread column
+        tables = [_with_thread(t, 0) for t in tables]
     return pa.concat_tables(tables)
 
 

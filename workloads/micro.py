@@ -9,6 +9,14 @@ to place several workloads in one address space (allocation names are
 Memory work is emitted in blocks (``block_bytes`` per row for streams,
 ``row_elems`` addresses per gather row) so that the simulator can interleave
 requesters; a block's flops ride on the block's last row.
+
+``threads`` (``stream``, ``intensity``, ``compute_only``) runs the kernel on T
+threads as an OpenMP ``parallel for`` with a static schedule does: thread t
+takes the t-th of T contiguous slices of the elements (``thread_slices``) and
+its rows carry ``thread = t``; the threads' blocks are interleaved in the
+trace (block j of every thread, then block j + 1), and every thread ends each
+pass with a ``barrier`` (the loop's implicit one). T = 1 is the serial trace,
+without a barrier.
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ STREAM_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     "read": (("a",), (), 0),            # s += a[i] counted as pure load traffic
     "write": ((), ("a",), 0),           # a[i] = s
     "copy": (("b",), ("a",), 0),        # a[i] = b[i]
+    "scale": (("b",), ("a",), 1),       # a[i] = s * b[i]
+    "add": (("b", "c"), ("a",), 1),     # a[i] = b[i] + c[i]
     "triad": (("b", "c"), ("a",), 2),   # a[i] = b[i] + s * c[i]: one multiply, one add
 }
 _RANDOM_OPS = ("read", "write", "update")
@@ -63,6 +73,34 @@ def _blocks(total_bytes: int, block_bytes: int) -> list[tuple[int, int]]:
     return [(off, min(block_bytes, total_bytes - off)) for off in range(0, total_bytes, block_bytes)]
 
 
+def thread_slices(n_elems: int, threads: int) -> list[tuple[int, int]]:
+    """(first element, elements) of each of ``threads`` contiguous slices of ``n_elems`` elements, as even
+    as whole elements allow (OpenMP's static schedule): slice t is [t n / T, (t + 1) n / T)."""
+    threads = _positive_int("threads", threads)
+    return [(n_elems * t // threads, n_elems * (t + 1) // threads - n_elems * t // threads) for t in range(threads)]
+
+
+def _interleaved(per_thread: list[list[tuple[int, int]]]) -> list[tuple[int, int, int]]:
+    """(thread, offset, bytes) of every thread's blocks, block j of every thread before block j + 1."""
+    depth = max(len(blocks) for blocks in per_thread)
+    return [(t, *blocks[j]) for j in range(depth) for t, blocks in enumerate(per_thread) if j < len(blocks)]
+
+
+def _thread_blocks(array_bytes: int, elem_bytes: int, block_bytes: int, threads: int) -> list[tuple[int, int, int]]:
+    """(thread, offset_bytes, nbytes) of the blocks of an array of ``array_bytes`` split over ``threads``
+    (``thread_slices``, each slice cut into blocks of ``block_bytes``), interleaved (``_interleaved``)."""
+    slices = thread_slices(array_bytes // elem_bytes, threads)
+    return _interleaved([[(start * elem_bytes + off, nbytes) for off, nbytes in _blocks(n * elem_bytes, block_bytes)]
+                         for start, n in slices])
+
+
+def _barriers(b: TraceBuilder, threads: int, unit: str, stage: str) -> None:
+    """The implicit barrier at the end of a parallel loop: one row per thread (none for one thread)."""
+    if threads > 1:
+        for t in range(threads):
+            b.barrier(stage, thread=t)
+
+
 def _check_array(array_bytes: int, elem_bytes: int, block_bytes: int, what: str) -> None:
     _positive_int("elem_bytes", elem_bytes)
     _positive_int(what, array_bytes)
@@ -75,25 +113,31 @@ def _check_array(array_bytes: int, elem_bytes: int, block_bytes: int, what: str)
 
 
 def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
-           flops_per_elem: int | None = None, *, block_bytes: int = DEFAULT_BLOCK_BYTES,
+           flops_per_elem: int | None = None, threads: int = 1, *, block_bytes: int = DEFAULT_BLOCK_BYTES,
            unit: str = "host", stage: str = "stream", space: AddressSpace | None = None) -> pa.Table:
-    """A STREAM-like kernel over arrays of ``array_bytes`` bytes each, ``repeats`` times.
+    """A STREAM-like kernel over arrays of ``array_bytes`` bytes each, ``repeats`` times, on ``threads`` threads.
 
-    ``kind``: ``"read"`` (load a), ``"write"`` (store a), ``"copy"`` (a[i] = b[i])
+    ``kind``: ``"read"`` (load a), ``"write"`` (store a), ``"copy"`` (a[i] = b[i]),
+    ``"scale"`` (a[i] = s*b[i], 1 flop), ``"add"`` (a[i] = b[i] + c[i], 1 flop)
     or ``"triad"`` (a[i] = b[i] + s*c[i], 2 flops per element by default).
     ``flops_per_elem`` overrides the kind's default flops per element.
     Per block of ``block_bytes`` bytes: one read row per source array, then one
     write row per destination array; the block's flops are on its last row.
+    Several threads: each its slice of every array, a barrier ending each repeat (module docstring).
     """
     if kind not in STREAM_KINDS:
         raise ValueError(f"kind must be one of {', '.join(STREAM_KINDS)}, got {kind!r}")
     _check_array(array_bytes, elem_bytes, block_bytes, "array_bytes")
     repeats = _positive_int("repeats", repeats)
+    threads = _positive_int("threads", threads)
     sources, dests, default_flops = STREAM_KINDS[kind]
     per_block = len(sources) + len(dests)
     check_trace_limit("array_bytes", array_bytes, MAX_TRACE_ROWS // per_block * block_bytes,
                       rows_why(per_block, f"block of block_bytes = {block_bytes} B"))
-    per_repeat = -(-array_bytes // block_bytes) * per_block
+    check_trace_limit("threads", threads, array_bytes // elem_bytes,
+                      "each thread takes at least one element of the arrays")
+    blocks = _thread_blocks(array_bytes, elem_bytes, block_bytes, threads)
+    per_repeat = len(blocks) * per_block + (threads if threads > 1 else 0)
     check_trace_limit("repeats", repeats, MAX_TRACE_ROWS // per_repeat, rows_why(per_repeat, "repeat"))
     fpe = default_flops if flops_per_elem is None else _positive_int(
         "flops_per_elem", flops_per_elem, minimum=0)
@@ -104,11 +148,12 @@ def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
     rows = [(op, base[name]) for op, names in (("read", sources), ("write", dests)) for name in names]
     b = TraceBuilder()
     for _ in range(repeats):
-        for off, nbytes in _blocks(array_bytes, block_bytes):
+        for t, off, nbytes in blocks:
             n = nbytes // elem_bytes
             for k, (op, addr) in enumerate(rows):
                 flops = fpe * n if k == len(rows) - 1 else 0
-                b.access(unit, stage, op, addr + off, elem_bytes, elem_bytes, n, flops=flops)
+                b.access(unit, stage, op, addr + off, elem_bytes, elem_bytes, n, flops=flops, thread=t)
+        _barriers(b, threads, unit, stage)
     return b.to_table()
 
 
@@ -185,14 +230,14 @@ def pointer_chase(n_hops: int, footprint_bytes: int, seed: int = 0,
     return b.to_table()
 
 
-def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, *,
+def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, threads: int = 1, *,
               block_bytes: int = DEFAULT_BLOCK_BYTES, unit: str = "host", stage: str = "intensity",
               space: AddressSpace | None = None) -> pa.Table:
     """Stream-read ``total_bytes`` bytes (Q) with W = round(I * Q) flops, I = ``flops_per_byte``.
 
     The flops are spread over the read rows in proportion to their bytes
     (integer flops per row, summing exactly to W): the intensity sweep used to
-    calibrate the roofline.
+    calibrate the roofline. Several ``threads``: each reads its slice (module docstring).
     """
     if not (isinstance(flops_per_byte, numbers.Real) and math.isfinite(flops_per_byte)
             and flops_per_byte >= 0):
@@ -201,15 +246,17 @@ def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, *,
     check_trace_limit("total_bytes", total_bytes, MAX_TRACE_ROWS * block_bytes,
                       rows_why(1, f"block of block_bytes = {block_bytes} B"))
     check_trace_limit("flops_per_byte", flops_per_byte, MAX_ROW_FLOPS // block_bytes, _FLOPS_WHY)
+    threads = _positive_int("threads", threads)
+    check_trace_limit("threads", threads, total_bytes // elem_bytes, "each thread reads at least one element")
     total_flops = round(flops_per_byte * total_bytes)
     addr = _space(space).alloc(f"{stage}.data", total_bytes)
     b = TraceBuilder()
-    done = 0
-    for off, nbytes in _blocks(total_bytes, block_bytes):
-        upto = total_flops * (off + nbytes) // total_bytes   # exact integer arithmetic
-        b.access(unit, stage, "read", addr + off, elem_bytes, elem_bytes, nbytes // elem_bytes,
-                 flops=upto - done)
-        done = upto
+    for t, off, nbytes in _thread_blocks(total_bytes, elem_bytes, block_bytes, threads):
+        # the flops up to the block's end less those up to its start: exact integers, summing to W
+        flops = total_flops * (off + nbytes) // total_bytes - total_flops * off // total_bytes
+        b.access(unit, stage, "read", addr + off, elem_bytes, elem_bytes, nbytes // elem_bytes, flops=flops,
+                 thread=t)
+    _barriers(b, threads, unit, stage)
     return b.to_table()
 
 
@@ -221,16 +268,24 @@ def intensity_sweep(intensities: Sequence[float], total_bytes: int, elem_bytes: 
     return [intensity(i, total_bytes, elem_bytes, **kwargs) for i in intensities]
 
 
-def compute_only(flops: int, rows: int = 1, *, unit: str = "host",
+def compute_only(flops: int, rows: int = 1, threads: int = 1, *, unit: str = "host",
                  stage: str = "compute") -> pa.Table:
-    """``flops`` floating-point operations and no memory traffic, split evenly over ``rows`` rows."""
+    """``flops`` floating-point operations and no memory traffic, split evenly over ``rows`` rows; with several
+    ``threads``, over ``rows`` rows of each thread (thread t the t-th slice of the flops, ``thread_slices``)."""
     flops = _positive_int("flops", flops, minimum=0)
     rows = _positive_int("rows", rows)
+    threads = _positive_int("threads", threads)
     check_trace_limit("flops", flops, MAX_ROW_FLOPS * rows, f"{_FLOPS_WHY}, over rows = {rows:,}")
-    check_trace_limit("rows", rows, MAX_TRACE_ROWS, f"a trace holds at most {MAX_TRACE_ROWS:,} rows")
+    barriers = threads if threads > 1 else 0
+    check_trace_limit("rows", rows, (MAX_TRACE_ROWS - barriers) // threads,
+                      f"a trace holds at most {MAX_TRACE_ROWS:,} rows"
+                      + (f", rows for each of {threads} threads and a barrier each" if threads > 1 else ""))
     b = TraceBuilder()
+    slices = thread_slices(flops, threads)
     for k in range(rows):
-        b.compute(unit, stage, flops=flops * (k + 1) // rows - flops * k // rows)
+        for t, (_, share) in enumerate(slices):
+            b.compute(unit, stage, flops=share * (k + 1) // rows - share * k // rows, thread=t)
+    _barriers(b, threads, unit, stage)
     return b.to_table()
 
 

@@ -219,7 +219,7 @@ class DramGeometrySpec:
     # Bounds: twice or more the largest real parts (HBM3: 32 pseudo-channels a stack, 64 banks; DDR5: 2**17
     # rows; LRDIMMs: 8 ranks, two to a channel); the model keeps state per bank and per rank, and performs
     # every refresh of every rank (simulator.engine.limits bounds a run's refreshes).
-    channels: int = param(min=1, max=256, power_of_two=True, doc="independent channels")
+    channels: int = param(min=1, max=256, doc="independent channels (any count: lines interleave modulo it)")
     ranks_per_channel: int = param(min=1, max=16, power_of_two=True, doc="ranks on each channel")
     banks: int = param(min=1, max=256, power_of_two=True, doc="banks per device")
     rows: int = param(min=1, max=2**24, power_of_two=True, doc="rows per bank")

@@ -24,6 +24,7 @@ from simulator.memory import dram_kernel as k
 from simulator.memory import dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
+from simulator.config.units import is_power_of_two
 from simulator.memory.dram_params import (PAGE_POLICIES, SCHEDULERS, DramCurrents, DramGeometry, DramTiming,
                                           check_geometry_standard, check_line_is_one_burst, pack_timing_ps)
 
@@ -37,14 +38,20 @@ class AddressOutOfRange(ValueError):
 
 
 def _decode_table(geometry: DramGeometry) -> np.ndarray:
-    """int64[4, 2] (shift, mask) of channel, rank, bank, row within a line index."""
+    """int64[4, 3] (divisor, count, shift) of channel, rank, bank, row within a line index: a field is
+    (line // divisor) % count, the mapping read as a mixed-radix number (most significant field first),
+    so a count need not be a power of two (three channels interleave lines modulo 3). ``shift`` is
+    log2(divisor) where divisor and count are powers of two (the kernel then shifts and masks), else -1."""
     sizes = geometry.field_sizes()
-    shifts: dict[str, int] = {}
-    shift = 0
+    divisors: dict[str, int] = {}
+    divisor = 1
     for name in reversed(geometry.mapping.split(":")):
-        shifts[name] = shift
-        shift += sizes[name].bit_length() - 1
-    return np.array([[shifts[n], sizes[n] - 1] for n in ("channel", "rank", "bank", "row")], dtype=np.int64)
+        divisors[name] = divisor
+        divisor *= sizes[name]
+    fields = ("channel", "rank", "bank", "row")
+    return np.array([[divisors[n], sizes[n], divisors[n].bit_length() - 1
+                      if is_power_of_two(divisors[n]) and is_power_of_two(sizes[n]) else -1] for n in fields],
+                    dtype=np.int64)
 
 
 class DramSystem:

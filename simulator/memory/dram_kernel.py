@@ -374,21 +374,30 @@ def bus_ready(ch, c, rank, wr, lat, p):
 
 
 @njit(cache=True, inline='always')
+def field(line, decode, i):
+    """Field ``i`` (channel, rank, bank, row) of a line index: (line // divisor) % count, by shift and mask
+    when the table gives a shift (divisor and count powers of two, ``decode[i, 2]`` >= 0)."""
+    if decode[i, 2] >= 0:
+        return (line >> decode[i, 2]) & (decode[i, 1] - 1)
+    return (line // decode[i, 0]) % decode[i, 1]
+
+
+@njit(cache=True, inline='always')
 def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n):
     """Serve request i of `lines`, arriving at arrival_ps, next on its channel; return its
     data-burst completion time (ps). The per-request step of :func:`serve`."""
     bg_mask = p[P_BG_MASK]
-    n_banks = decode[2, 1] + 1
-    n_ranks_per_ch = decode[1, 1] + 1
+    n_banks = decode[2, 1]
+    n_ranks_per_ch = decode[1, 1]
     qdepth = ring.shape[1]
     pend_room = pend.shape[1]
     t_rp = p[P_RP]
     closed_page = p[P_CLOSED_PAGE] != 0
     line = lines[i]
-    c = (line >> decode[0, 0]) & decode[0, 1]
-    r_local = (line >> decode[1, 0]) & decode[1, 1]
-    b = (line >> decode[2, 0]) & decode[2, 1]
-    row = (line >> decode[3, 0]) & decode[3, 1]
+    c = field(line, decode, 0)
+    r_local = field(line, decode, 1)
+    b = field(line, decode, 2)
+    row = field(line, decode, 3)
     rank = c * n_ranks_per_ch + r_local
     g = rank * n_banks + b
     gi = rank * (bg_mask + 1) + (b & bg_mask)
@@ -501,7 +510,7 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
     """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
     request's data-burst completion time (ps) to `out` and return the latest one.
 
-    decode: int64[4, 2] (shift, mask) for channel, rank, bank, row of a line index.
+    decode: int64[4, 3] (divisor, count, shift or -1) for channel, rank, bank, row of a line index.
     """
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
@@ -550,8 +559,8 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
     which close every row, are not foreseen.
     """
     n = lines.shape[0]
-    n_banks = (decode[1, 1] + 1) * (decode[2, 1] + 1)
-    n_bank_ids = (decode[0, 1] + 1) * n_banks
+    n_banks = decode[1, 1] * decode[2, 1]
+    n_bank_ids = decode[0, 1] * n_banks
     order = np.empty(n, np.int64)
     g = np.empty(window, np.int64)
     row = np.empty(window, np.int64)
@@ -566,11 +575,11 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
         m = min(n, s + window) - s
         for a in range(m):
             line = lines[s + a]
-            c = (line >> decode[0, 0]) & decode[0, 1]
-            r = (line >> decode[1, 0]) & decode[1, 1]
-            b = (line >> decode[2, 0]) & decode[2, 1]
-            g[a] = c * n_banks + r * (decode[2, 1] + 1) + b
-            row[a] = (line >> decode[3, 0]) & decode[3, 1]
+            c = field(line, decode, 0)
+            r = field(line, decode, 1)
+            b = field(line, decode, 2)
+            g[a] = c * n_banks + r * decode[2, 1] + b
+            row[a] = field(line, decode, 3)
             wr[a] = 1 if is_write[s + a] != 0 else 0
             # the first request of its (kind, bank, row) in the window: a (kind, bank, row) has
             # one leader, so the walk back over the bank's earlier requests finds it

@@ -346,7 +346,8 @@ class DramGeometry:
         for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "device_width_bits",
                      "bus_width_bits", "line_bytes", "bank_groups"):
             _require_int("DramGeometry", name, getattr(self, name), 1)
-        for name in ("channels", "ranks_per_channel", "banks", "rows", "columns", "line_bytes", "bank_groups"):
+        # channels may be any count (lines interleave modulo it); the fields within a channel are bit fields
+        for name in ("ranks_per_channel", "banks", "rows", "columns", "line_bytes", "bank_groups"):
             if not is_power_of_two(getattr(self, name)):
                 raise ValueError(f"DramGeometry.{name} = {getattr(self, name)!r}: expected a power of two")
         if self.banks % self.bank_groups:

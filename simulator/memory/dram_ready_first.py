@@ -23,18 +23,18 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
                                           G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
                                           P_CCD_L, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
                                           P_WTR_L, P_WTR_S, R_FAW0, R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END,
-                                          R_READY, STALE_LAYOUT, bus_ready, serve_request)
+                                          R_READY, STALE_LAYOUT, bus_ready, field, serve_request)
 
 
 @njit(cache=True, inline='always')
 def column_estimate(line, wr, frontier, decode, p, bk, rk, grp, ch):
     """Earliest column-command time (ps) of one request if it were served next, with its PRE and
     ACT where its bank needs them; refresh, power-down and adaptive closing are not foreseen."""
-    n_banks = decode[2, 1] + 1
-    c = (line >> decode[0, 0]) & decode[0, 1]
-    b = (line >> decode[2, 0]) & decode[2, 1]
-    row = (line >> decode[3, 0]) & decode[3, 1]
-    rank = c * (decode[1, 1] + 1) + ((line >> decode[1, 0]) & decode[1, 1])
+    n_banks = decode[2, 1]
+    c = field(line, decode, 0)
+    b = field(line, decode, 2)
+    row = field(line, decode, 3)
+    rank = c * decode[1, 1] + field(line, decode, 1)
     g = rank * n_banks + b
     gi = rank * (p[P_BG_MASK] + 1) + (b & p[P_BG_MASK])
     open_row = bk[g, B_OPEN_ROW]
@@ -65,16 +65,16 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     by_kind = np.empty((2, n), np.int64)  # per kind (0 read, 1 write): the channel's requests in arrival order
     queue = np.empty((2, qdepth), np.int64)  # per kind: positions in by_kind of the queued requests
     # requests to one bank that are all hits, or all not, have one estimate: only the oldest is estimated
-    bank_of = ((lines >> decode[0, 0]) & decode[0, 1]) * (decode[1, 1] + 1) + ((lines >> decode[1, 0]) & decode[1, 1])
-    bank_of = bank_of * (decode[2, 1] + 1) + ((lines >> decode[2, 0]) & decode[2, 1])
-    row_of = (lines >> decode[3, 0]) & decode[3, 1]
+    bank_of = ((lines // decode[0, 0]) % decode[0, 1]) * decode[1, 1] + ((lines // decode[1, 0]) % decode[1, 1])
+    bank_of = bank_of * decode[2, 1] + ((lines // decode[2, 0]) % decode[2, 1])
+    row_of = (lines // decode[3, 0]) % decode[3, 1]
     seen = np.full(2 * bk.shape[0], -1, np.int64)  # per (bank, hit): the step it was last estimated in
     step = 0
     last_done = -(1 << 62)
-    for c in range(decode[0, 1] + 1):
+    for c in range(decode[0, 1]):
         count = np.zeros(2, np.int64)
         for i in range(n):
-            if ((lines[i] >> decode[0, 0]) & decode[0, 1]) == c:
+            if field(lines[i], decode, 0) == c:
                 kind = 1 if is_write[i] != 0 else 0
                 by_kind[kind, count[kind]] = i
                 count[kind] += 1

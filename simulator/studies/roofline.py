@@ -1,7 +1,7 @@
 """The energy roofline (001 ch. 3-4) measured on a simulated system, and its cross-check of one run.
 
 The machine's costs are *measured on the simulated system* with two micro runs, never read from its
-config (``measure_machine``):
+config (``measure_machine``), each on every core of the host (one thread per core, ``host.cores``):
 
 * ``tau_flop`` (s/flop) and ``eps_flop`` (J/flop) from a compute-only run: its time and its dynamic
   energy over W;
@@ -9,6 +9,9 @@ config (``measure_machine``):
   non-constant energy over Q;
 * ``pi_0`` (W) from the constant-power categories of the compute-only run (host static power, DRAM
   background and refresh) over its time.
+
+``triad_scaling`` measures the STREAM triad on 1 .. N threads of the host, one per core: the DRAM bandwidth
+the cores draw together, which saturates at what the channels sustain (``plot_triad_scaling``).
 
 A run is then predicted from its work W (host flops) and its DRAM traffic Q (bytes read and written):
 T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_mem + pi_0 T (``roofline_crosscheck``).
@@ -25,10 +28,11 @@ from pathlib import Path
 
 from models.roofline import RooflinePlatform
 from simulator.config.loader import LoadedConfig
-from simulator.config.schema import dram_geometry
+from simulator.config.schema import dram_geometry, dram_timing
 from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.config.units import format_quantity
+from simulator.studies.plots import save_figure
 from workloads import micro
 
 #: the read stream that measures tau_mem and eps_mem, B; the system's DRAM must hold it
@@ -82,15 +86,91 @@ def measure_machine(system: str | Path | LoadedConfig, flops: int = 10**8,
     if flops < 1 or stream_bytes < 1:
         raise ValueError(f"flops and stream_bytes must be >= 1, got {flops!r}, {stream_bytes!r}")
     loaded = load_system(system)
-    comp = simulate_trace(loaded, micro.compute_only(flops, rows=4))
+    cores = loaded.spec.host.cores
+    comp = simulate_trace(loaded, micro.compute_only(flops, rows=4, threads=cores))
     t_c = comp.value("system", "simulated_time_s")
     e_c, const_c = energy_split_j(comp)
     pi0_w = const_c / t_c
-    mem = simulate_trace(loaded, micro.intensity(0.0, stream_bytes, elem_bytes))
+    mem = simulate_trace(loaded, micro.intensity(0.0, stream_bytes, elem_bytes, threads=cores))
     t_m = mem.value("system", "simulated_time_s")
     e_m, _ = energy_split_j(mem)
     return MeasuredMachine(t_c / flops, t_m / stream_bytes, (e_c - pi0_w * t_c) / flops,
                            (e_m - pi0_w * t_m) / stream_bytes, pi0_w)
+
+
+#: arrays of the triad a[i] = b[i] + s c[i]: STREAM counts 3 x array bytes moved per pass
+TRIAD_ARRAYS = 3
+TRIAD_ARRAY_BYTES = 16 * 2**20
+
+
+@dataclass(frozen=True)
+class TriadPoint:
+    """The STREAM triad on ``threads`` threads: simulated time (s) and the bytes the DRAM moved (B), of
+    which STREAM counts ``stream_bytes`` (three arrays; the write-allocate reads of a are the rest)."""
+
+    threads: int
+    time_s: float
+    dram_bytes: float
+    stream_bytes: int
+
+    @property
+    def dram_bytes_per_s(self) -> float:
+        """Bytes the DRAM moved per second (reads and writes), B/s."""
+        return self.dram_bytes / self.time_s
+
+    @property
+    def stream_bytes_per_s(self) -> float:
+        """STREAM's figure: 3 arrays x array bytes per second, B/s."""
+        return self.stream_bytes / self.time_s
+
+
+def peak_dram_bytes_per_s(loaded: LoadedConfig) -> float:
+    """Peak data-bus bandwidth of the system's DRAM, all channels: one line per burst each, B/s."""
+    timing = dram_timing(loaded.spec.dram)
+    geometry = dram_geometry(loaded.spec)
+    return geometry.channels * geometry.line_bytes * 1e12 / timing.burst_ps
+
+
+def triad_scaling(system: str | Path | LoadedConfig, threads: list[int] | None = None,
+                  array_bytes: int = TRIAD_ARRAY_BYTES) -> list[TriadPoint]:
+    """The triad over three arrays of ``array_bytes`` on each thread count of ``threads`` (default 1 .. the
+    host's cores), thread t on core t, each its slice of the arrays (``workloads.micro.stream``)."""
+    loaded = load_system(system)
+    counts = list(range(1, loaded.spec.host.cores + 1)) if threads is None else list(threads)
+    if not counts or any(not 1 <= n <= loaded.spec.host.cores for n in counts):
+        raise ValueError(f"threads must be between 1 and the host's {loaded.spec.host.cores} cores, got {counts!r}")
+    points = []
+    for n in counts:
+        res = simulate_trace(loaded, micro.stream("triad", array_bytes, threads=n))
+        q = res.value("dram", "bytes_read") + res.value("dram", "bytes_written")
+        points.append(TriadPoint(n, res.value("system", "simulated_time_s"), q, TRIAD_ARRAYS * array_bytes))
+    return points
+
+
+def plot_triad_scaling(points: list[TriadPoint], peak_bytes_per_s: float, path: Path,
+                       sustained_bytes_per_s: float | None = None, title: str = "") -> Path:
+    """DRAM and STREAM bandwidth (GB/s) of the triad against threads, with the DRAM's peak and, if given, a
+    published sustained bandwidth (a real machine's measured one)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    n = [p.threads for p in points]
+    ax.plot(n, [p.dram_bytes_per_s / 1e9 for p in points], "o-", label="simulated, DRAM reads + writes")
+    ax.plot(n, [p.stream_bytes_per_s / 1e9 for p in points], "s--", label="simulated, STREAM count (3 arrays)")
+    ax.axhline(peak_bytes_per_s / 1e9, color="k", lw=1, label=f"DRAM peak {peak_bytes_per_s / 1e9:.1f} GB/s")
+    if sustained_bytes_per_s is not None:
+        ax.axhline(sustained_bytes_per_s / 1e9, color="tab:red", ls=":",
+                   label=f"published sustained {sustained_bytes_per_s / 1e9:.1f} GB/s")
+    ax.set_xlabel("threads (one per core)")
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_xticks(n)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "STREAM triad against threads")
+    return save_figure(fig, path)
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,22 @@ def test_two_channels_double_the_stream_bandwidth():
     assert n * 64 / (end2 * 1e-12) <= 2 * PEAK_BYTES_PER_S
 
 
+def test_three_channels_interleave_lines_modulo_three():
+    # a non-power-of-two channel count: line i goes to channel i % 3 (mapping ...:column:channel)
+    g = dataclasses.replace(GEOMETRY, channels=3, mapping="row:rank:bank:column:channel")
+    assert g.capacity_lines == 3 * GEOMETRY.capacity_lines
+    d = make(g)
+    d.service(np.array([0, 3, 6]), False, 0)  # three lines of channel 0, one row: one activate
+    assert (d.counters()["activates"], d.counters()["row_hits"]) == (1, 2)
+    n = 3 << 15
+    end3 = make(g).service(np.arange(n), False, 0)
+    end1 = make().service(np.arange(n), False, 0)
+    assert 2.7 < end1 / end3 <= 3.05
+    assert n * 64 / (end3 * 1e-12) <= 3 * PEAK_BYTES_PER_S
+    d = make(g)  # the last line of the memory is addressable
+    assert d.service(np.array([g.capacity_lines - 1]), False, 0) > 0
+
+
 # -- ordering, bounds, determinism -------------------------------------------------------------
 def random_chunks(seed, n_chunks=60, ranks=2):
     rng = np.random.default_rng(seed)
@@ -453,9 +469,9 @@ def test_power_down_is_validated():
 def _bank_and_row(d, lines):
     """Global bank (rank-major) and row of each line."""
     dec = d._decode
-    rank = (lines >> dec[1, 0]) & dec[1, 1]
-    bank = (lines >> dec[2, 0]) & dec[2, 1]
-    return rank * (dec[2, 1] + 1) + bank, (lines >> dec[3, 0]) & dec[3, 1]
+    rank = (lines // dec[1, 0]) % dec[1, 1]
+    bank = (lines // dec[2, 0]) % dec[2, 1]
+    return rank * dec[2, 1] + bank, (lines // dec[3, 0]) % dec[3, 1]
 
 
 def test_frfcfs_order_by_hand():

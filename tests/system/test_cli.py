@@ -335,7 +335,7 @@ def test_validate_checks_studies_and_generates_workloads(tmp_path, capsys):
     assert main(["validate", str(bogus), str(no_trace), str(bad_study)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3, err
-    assert "w.yaml: params.kind: 'bogus'; expected one of read, write, copy, triad" in err[0]
+    assert "w.yaml: params.kind: 'bogus'; expected one of read, write, copy, scale, add, triad" in err[0]
     assert "missing.parquet" in err[1]
     assert f"{bad_study}: study: 'bogus_kind' is not a paper study kind; expected one of: fmm_placement" in err[2]
 

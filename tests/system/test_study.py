@@ -239,7 +239,7 @@ def test_a_workload_file_the_generator_refuses_is_named(tmp_path, capsys):
     assert main(["validate", str(study)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"offsim: error: {study}: workload: {tmp_path / 'w.yaml'}: "), err
-    assert "'bogus'" in err[0] and "read, write, copy, triad" in err[0], err
+    assert "'bogus'" in err[0] and "read, write, copy, scale, add, triad" in err[0], err
 
 
 def test_zipped_axes_may_repeat_a_value_in_distinct_rows(tmp_path):

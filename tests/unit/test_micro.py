@@ -15,6 +15,7 @@ from workloads.micro import (
     pointer_chase,
     random_access,
     stream,
+    thread_slices,
 )
 from workloads.trace import AddressSpace, read_trace, trace_summary, validate_trace, write_trace
 
@@ -30,7 +31,8 @@ def gathered(table: pa.Table) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("kind", "reads", "writes", "flops_per_elem"), [
-    ("read", 1, 0, 0), ("write", 0, 1, 0), ("copy", 1, 1, 0), ("triad", 2, 1, 2),
+    ("read", 1, 0, 0), ("write", 0, 1, 0), ("copy", 1, 1, 0), ("scale", 1, 1, 1), ("add", 2, 1, 1),
+    ("triad", 2, 1, 2),
 ])
 def test_stream_byte_and_flop_totals(kind, reads, writes, flops_per_elem) -> None:
     array_bytes, repeats = 1 * MIB + 24, 3     # a partial last block
@@ -66,7 +68,8 @@ def test_stream_shares_an_address_space() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [
-    ({"kind": "scale", "array_bytes": 64}, "kind"),
+    ({"kind": "stride", "array_bytes": 64}, "kind"),
+    ({"kind": "read", "array_bytes": 64, "threads": 0}, "threads"),
     ({"kind": "read", "array_bytes": 60}, "array_bytes"),
     ({"kind": "read", "array_bytes": 0}, "array_bytes"),
     ({"kind": "read", "array_bytes": 64, "repeats": 0}, "repeats"),
@@ -205,3 +208,70 @@ def test_generators_registry_and_parquet_round_trip(tmp_path) -> None:
         path = tmp_path / f"{name}.parquet"
         write_trace(table, path)
         assert read_trace(path).equals(table, check_metadata=True)
+
+
+# --------------------------------------------------------------------------- threads
+
+
+def covered_bytes(table: pa.Table, op: str, base: int, size: int) -> np.ndarray:
+    """How many times each byte of [base, base + size) is touched by ``op`` rows (strided, stride = element)."""
+    hits = np.zeros(size, dtype=np.int64)
+    t = table.to_pydict()
+    for o, addr, count, elem in zip(t["op"], t["addr"], t["count"], t["elem_bytes"]):
+        if o == op and base <= addr < base + size:
+            hits[addr - base:addr - base + count * elem] += 1
+    return hits
+
+
+def test_thread_slices_cover_the_elements_once_and_evenly() -> None:
+    for n, threads in ((10, 3), (7, 7), (1 << 20, 4), (5, 8)):
+        slices = thread_slices(n, threads)
+        assert [start for start, _ in slices] == [sum(k for _, k in slices[:t]) for t in range(threads)]
+        assert sum(k for _, k in slices) == n
+        assert max(k for _, k in slices) - min(k for _, k in slices) <= 1
+    with pytest.raises(ValueError, match="threads"):
+        thread_slices(8, 0)
+
+
+@pytest.mark.parametrize("kind", ["copy", "scale", "add", "triad"])
+def test_threaded_stream_slices_cover_each_array_exactly_once(kind) -> None:
+    array_bytes, threads, repeats = 1 * MIB + 24, 3, 2
+    space = AddressSpace()
+    table = stream(kind, array_bytes, repeats=repeats, threads=threads, space=space)
+    serial = stream(kind, array_bytes, repeats=repeats)
+    s, s1 = trace_summary(table), trace_summary(serial)
+    assert (s["bytes_read"], s["bytes_written"], s["flops"]) == (s1["bytes_read"], s1["bytes_written"], s1["flops"])
+    for name, alloc in space.layout().items():
+        op = "write" if name.endswith(".a") else "read"
+        assert np.all(covered_bytes(table, op, alloc.addr, array_bytes) == repeats), name
+    t = table.to_pydict()
+    for th in range(threads):  # each thread's rows stay inside its slice of every array
+        start, n = thread_slices(array_bytes // 8, threads)[th]
+        offs = [addr - space[f"stream.{'a' if op == 'write' else 'b'}"].addr for addr, op, x in
+                zip(t["addr"], t["op"], t["thread"]) if x == th and op in ("read", "write")]
+        if kind in ("copy", "scale"):
+            assert min(offs) == start * 8 and max(offs) < (start + n) * 8
+    # one barrier per thread and repeat, ending each repeat
+    assert t["op"].count("barrier") == threads * repeats
+    assert t["op"][-threads:] == ["barrier"] * threads and sorted(t["thread"][-threads:]) == list(range(threads))
+    validate_trace(table)
+
+
+def test_one_thread_is_the_serial_trace() -> None:
+    for table in (stream("triad", 1 * MIB), intensity(0.5, 1 * MIB), compute_only(10**6, rows=4)):
+        assert "thread" not in table.column_names
+        assert "barrier" not in table.column("op").to_pylist()
+    assert stream("triad", 1 * MIB, threads=1).equals(stream("triad", 1 * MIB))
+
+
+def test_threaded_intensity_and_compute_only_keep_their_totals() -> None:
+    table = intensity(1.5, 4 * MIB + 8, threads=4)
+    s = trace_summary(table)
+    assert (s["bytes_read"], s["flops"]) == (4 * MIB + 8, round(1.5 * (4 * MIB + 8)))
+    assert sorted(set(table.column("thread").to_pylist())) == [0, 1, 2, 3]
+    c = compute_only(10**6 + 3, rows=4, threads=4).to_pydict()
+    per_thread = [sum(f for f, x, op in zip(c["flops"], c["thread"], c["op"]) if x == t and op == "compute")
+                  for t in range(4)]
+    assert sum(per_thread) == 10**6 + 3 and max(per_thread) - min(per_thread) <= 1
+    with pytest.raises(ValueError, match="threads"):
+        stream("copy", 64, threads=9)

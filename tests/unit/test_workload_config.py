@@ -288,7 +288,7 @@ def test_parameters_are_checked_before_the_trace_is_built(raw, key, expected):
 
 @pytest.mark.parametrize("option, key, expected", [
     ("array_bytes=-8 MiB", "array_bytes", "'-8 MiB'; expected a whole number of bytes >= 1"),
-    ("kind=foo", "kind", "'foo'; expected one of read, write, copy, triad"),
+    ("kind=foo", "kind", "'foo'; expected one of read, write, copy, scale, add, triad"),
     ("elem_bytes=0 B", "elem_bytes", "'0 B'; expected a whole number of bytes >= 1"),
     ("elem_bytes=24 B", "array_bytes", "'64 KiB'; expected a multiple of elem_bytes (24)"),
     ("seed=-1", "seed", None),  # not a stream parameter: refused as unknown, without "(over ...)"
@@ -304,7 +304,7 @@ def test_generator_errors_name_the_param_option(tmp_path, option, key, expected)
 def test_generator_errors_from_the_file_name_the_file_and_key():
     assert _one(_params(array_bytes="-8 MiB")) == ("w.yaml: params.array_bytes: '-8 MiB'; expected a whole number "
                                                    "of bytes >= 1")
-    assert _one(_params(kind="foo")) == "w.yaml: params.kind: 'foo'; expected one of read, write, copy, triad"
+    assert _one(_params(kind="foo")) == "w.yaml: params.kind: 'foo'; expected one of read, write, copy, scale, add, triad"
 
 
 def test_param_option_message_on_the_command_line(tmp_path, capsys):

@@ -20,6 +20,13 @@ term is C g^beta / A), and the cycles the unit's data path adds per request
 (first read, last write; cold lines when the buffers are not warm).
 ``figures`` draws speedup curves (simulated points, LogCA curve of the
 preset, g1 and g_A/2 marked), optimisation regions and interface evolution.
+
+Threaded runs (000 Table 4.4's setup, 000:L1030): on a system with one crypto
+unit per core (``crypto0``, ``crypto1``, ...; the study key ``threaded_system``),
+n threads on n cores each hand their slice of the buffer to their own core's
+unit (``workloads.aes.crypto_offload`` with ``threads``); T0 is the same
+single-thread host software, T1 ends when the last thread has passed the
+barrier ending the execution.
 """
 
 from __future__ import annotations
@@ -81,6 +88,7 @@ class SimulatedSpeedup:
     requests: int
     t0_cycles: float
     t1_cycles: float
+    threads: int = 1
 
     @property
     def speedup(self) -> float:
@@ -129,10 +137,12 @@ def load_platform(name: str, kernel: str) -> Platform:
 
 
 def _kernel_cycles(platform: Platform, trace) -> float:
+    """Host cycles from the end of the stage before ``kernel`` (``warmup``, else ``init``), on whichever
+    core ended it last, to the end of the run."""
     system = build_system(_loaded(str(platform.system_path)).spec)
     end_ps = replay(system, trace)
-    stages = system.host.stages
-    start_ps = (stages["warmup"] if "warmup" in stages else stages["init"]).last_ps
+    before = "warmup" if any("warmup" in core.stages for core in system.cores) else "init"
+    start_ps = max(core.stages[before].last_ps for core in system.cores if before in core.stages)
     return (end_ps - start_ps) * platform.host_frequency_hz / PS_PER_S
 
 
@@ -148,6 +158,42 @@ def simulate_point(platform: Platform, g_bytes: int, engines: int = 1, requests:
     t1 = _kernel_cycles(platform, crypto_offload(platform.kernel, g_bytes, engines=engines, requests=requests,
                                                  warmup=warm))
     return SimulatedSpeedup(g_bytes, engines, requests, t0, t1)
+
+
+#: the units of a threaded system: thread t drives ``crypto<t>`` (``workloads.aes.crypto_offload``)
+THREADED_UNIT_PREFIX = "crypto"
+
+
+def threaded_platform(platform: Platform, system_path: Path) -> Platform:
+    """``platform`` (its kernel and LogCA parameters) on the system ``system_path``, one crypto unit per core."""
+    return replace(platform, system_path=Path(system_path),
+                   host_frequency_hz=_loaded(str(system_path)).spec.host.frequency_hz)
+
+
+def simulate_threaded_point(platform: Platform, g_bytes: int, threads: int,
+                            warm: bool = WARM_BUFFERS) -> SimulatedSpeedup:
+    """T0 (host software, one thread) and T1 with ``threads`` threads, thread t driving unit ``crypto<t>`` of
+    ``platform``'s (threaded) system, each with its slice of the ``g_bytes`` buffer."""
+    p = platform.logca
+    t0 = _kernel_cycles(platform, crypto_host(platform.kernel, g_bytes, p.c_cycles_per_byte_beta, p.beta,
+                                              warmup=warm))
+    unit = THREADED_UNIT_PREFIX if threads > 1 else f"{THREADED_UNIT_PREFIX}0"
+    t1 = _kernel_cycles(platform, crypto_offload(platform.kernel, g_bytes, unit=unit, warmup=warm,
+                                                 threads=threads))
+    return SimulatedSpeedup(g_bytes, 1, 1, t0, t1, threads)
+
+
+def threaded_system_problem(system_path: Path, threads: int) -> str | None:
+    """Why ``system_path`` cannot run ``threads`` threads each on its own crypto unit, or None: it needs that
+    many cores and units ``crypto0`` .. ``crypto<threads - 1>``."""
+    spec = _loaded(str(system_path)).spec
+    missing = [f"{THREADED_UNIT_PREFIX}{t}" for t in range(threads)
+               if f"{THREADED_UNIT_PREFIX}{t}" not in spec.accelerators]
+    if spec.host.cores < threads or missing:
+        return (f"{threads} threads need {threads} cores and units {THREADED_UNIT_PREFIX}0 .. "
+                f"{THREADED_UNIT_PREFIX}{threads - 1}; the system has {spec.host.cores} cores"
+                + (f" and lacks {', '.join(missing)}" if missing else ""))
+    return None
 
 
 def granularities(g_min_bytes: int = 16, g_max_bytes: int = 64 * 2**20) -> list[int]:
@@ -379,6 +425,11 @@ class CryptoStudySpec:
     multi_unit_engines: tuple[int, ...] = param(min=2, doc="unit counts of the multi-unit runs (AES only: a "
                                                 "SHA-256 request cannot be split; [] for none)")
     multi_unit_max_bytes: int = param(unit="size", positive=True, doc="largest buffer of the multi-unit runs")
+    threaded_system: str = param("", doc="system with one crypto unit per core (crypto0, crypto1, ...) on which "
+                                 "multi_unit_platform's kernel also runs on n threads, one unit each; a path "
+                                 "relative to the project root, '' for no threaded runs")
+    threaded_counts: tuple[int, ...] = param((), min=1, doc="thread counts n of the threaded runs, up to "
+                                             "multi_unit_max_bytes ([] for none)")
 
     def __post_init__(self) -> None:
         if self.min_granularity_bytes > self.max_granularity_bytes:
@@ -423,8 +474,27 @@ def crypto_study_problems(study: CryptoStudySpec, source: str) -> list[str]:
     errors += _memory_problems(platforms, source, "max_granularity_bytes", study.min_granularity_bytes,
                                study.max_granularity_bytes)
     multi = [p for p in platforms if p.name == study.multi_unit_platform]
-    return errors + _memory_problems(multi, source, "multi_unit_max_bytes", study.min_granularity_bytes,
-                                     study.multi_unit_max_bytes)
+    errors += _memory_problems(multi, source, "multi_unit_max_bytes", study.min_granularity_bytes,
+                               study.multi_unit_max_bytes)
+    return errors + _threaded_problems(study, source)
+
+
+def _threaded_problems(study: CryptoStudySpec, source: str) -> list[str]:
+    """The threaded runs' keys: both or neither given, the system loads and has the cores and units."""
+    if bool(study.threaded_system) != bool(study.threaded_counts):
+        return [f"{source}: threaded_counts: {list(study.threaded_counts)} with threaded_system "
+                f"{study.threaded_system!r}; expected both (threaded runs) or neither"]
+    if not study.threaded_system:
+        return []
+    path = PROJECT_ROOT / study.threaded_system
+    try:
+        _loaded(str(path))
+    except ConfigError as exc:
+        return [f"{source}: threaded_system: {study.threaded_system}: {exc}"]
+    except OSError as exc:
+        return [f"{source}: threaded_system: {study.threaded_system}: {exc.strerror or exc}; expected a system file"]
+    problem = threaded_system_problem(path, max(study.threaded_counts))
+    return [] if problem is None else [f"{source}: threaded_system: {study.threaded_system}: {problem}"]
 
 
 def _memory_problems(platforms: list[Platform], source: str, key: str, g_min_bytes: int,
@@ -456,6 +526,7 @@ class CryptoStudyResult:
     multi_unit: dict[int, list[SimulatedSpeedup]]
     figures: tuple[Path, ...]
     overheads: dict[str, OverheadCheck] = field(default_factory=dict)
+    threaded: dict[int, list[SimulatedSpeedup]] = field(default_factory=dict)
 
 
 def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_ROOT / "results" / "logca",
@@ -482,11 +553,21 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_R
             multi_unit = {n: sweep(platform, g_multi, engines=n) for n in study.multi_unit_engines}
             extra, ref = multi_unit, reference
         figures.append(plot_speedup(platform, pts, out_dir / f"speedup_{name}_{study.kernel}.png", extra, ref))
+    threaded: dict[int, list[SimulatedSpeedup]] = {}
+    if study.threaded_counts:
+        platform = threaded_platform(load_platform(study.multi_unit_platform, study.kernel),
+                                     PROJECT_ROOT / study.threaded_system)
+        g_multi = granularities(study.min_granularity_bytes, study.multi_unit_max_bytes)
+        threaded = {n: [simulate_threaded_point(platform, g, n) for g in g_multi] for n in study.threaded_counts}
+        one = threaded.get(1, [])
+        figures.append(plot_speedup(replace(platform, name=f"{platform.name} threads"), one or threaded[min(threaded)],
+                                    out_dir / f"speedup_{platform.name}_threads_{study.kernel}.png",
+                                    {n: pts for n, pts in threaded.items() if n > 1}, reference))
     figures.append(plot_evolution(curves, out_dir / "crypto_interface_evolution.png",
                                   f"{study.kernel.upper()}: crypto interface evolution"))
     figures.append(plot_regions({k: fits[k].params for k in study.platforms if k in EVOLUTION_PLATFORMS},
                                 out_dir / "crypto_regions.png", g_list))
-    return CryptoStudyResult(fits, curves, multi_unit, tuple(figures), overheads)
+    return CryptoStudyResult(fits, curves, multi_unit, tuple(figures), overheads, threaded)
 
 
 def main(argv: list[str] | None = None, prog: str = "logca_study") -> int:

@@ -201,12 +201,14 @@ class SweepPoint:
 def intensity_sweep(system: str | Path | LoadedConfig, intensities: Sequence[float],
                     total_bytes: int = 16 * 2**20, elem_bytes: int = 8,
                     machine: MeasuredMachine | None = None) -> tuple[MeasuredMachine, list[SweepPoint]]:
-    """Simulate one intensity micro run per I and predict each with the measured roofline."""
+    """Simulate one intensity micro run per I (on every core of the host, one thread each) and predict each
+    with the measured roofline."""
     loaded = load_system(system)
     machine = machine or measure_machine(loaded, elem_bytes=elem_bytes)
     plat = machine.platform()
     points = []
-    for trace, i in zip(micro.intensity_sweep(list(intensities), total_bytes, elem_bytes), intensities):
+    for trace, i in zip(micro.intensity_sweep(list(intensities), total_bytes, elem_bytes,
+                                              threads=loaded.spec.host.cores), intensities):
         res = simulate_trace(loaded, trace)
         w = int(res.value("host", "flops"))
         t = res.value("system", "simulated_time_s")
