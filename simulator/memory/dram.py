@@ -285,17 +285,19 @@ class DramSystem:
                 "power_down_precharged": int(rk[:, k.R_ACC_PD_CLOSED].sum()),
                 "refreshes": per_rank * rk.shape[0]}
 
-    def energy_j(self, end_ps: int) -> dict[str, float]:
+    def energy_j(self, end_ps: int, include_vpp: bool = True) -> dict[str, float]:
         """DRAM energy in J over [0, end_ps) by category (see ``simulator.memory.power``):
         background_active (IDD3N while a bank of the rank is open and the rank powered up),
         background_precharge (IDD2N while all banks are precharged and the rank powered up),
         background_power_down (IDD3P / IDD2P while powered down; 0 without power-down), refresh
         (REFs due before end_ps, above IDD3N), activate_precharge (per ACT), read and write (per
-        burst, above IDD3N)."""
+        burst, above IDD3N). include_vpp: False leaves out the VPP supply (DDR4), giving the VDD
+        share alone."""
         times = self.background_times_ps(end_ps)
         c = self._ctr
         return power.energy_by_category_j(
             self.timing, self.currents, self.geometry,
             activates=int(c[k.K_ACTS]), reads=int(c[k.K_READS]), writes=int(c[k.K_WRITES]),
             refreshes=times["refreshes"], open_time_ps=times["open"], precharged_time_ps=times["precharged"],
-            power_down_open_ps=times["power_down_open"], power_down_precharged_ps=times["power_down_precharged"])
+            power_down_open_ps=times["power_down_open"], power_down_precharged_ps=times["power_down_precharged"],
+            include_vpp=include_vpp)
