@@ -32,7 +32,7 @@ def build_dram(spec: SystemSpec) -> DramSystem:
     """The DRAM model of ``spec.dram``."""
     g = spec.dram.geometry
     return DramSystem(*dram_parameters(spec), page_policy=g.page_policy, queue_depth=g.queue_depth,
-                      scheduler=g.scheduler, power_down=g.power_down)
+                      scheduler=g.scheduler, power_down=g.power_down, refresh=g.refresh)
 
 
 def build_caches(spec: SystemSpec) -> CacheHierarchy:

@@ -17,6 +17,7 @@ from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DR
                                       LATENCY_S, PER_CYCLE_RATE)
 from simulator.config.fields import param
 from simulator.memory.dram_params import PAGE_POLICIES as DRAM_PAGE_POLICIES
+from simulator.memory.dram_params import REFRESH_POLICIES as DRAM_REFRESH_POLICIES
 from simulator.memory.dram_params import SCHEDULERS as DRAM_SCHEDULERS
 from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
 from simulator.memory.dram_params import (DramCurrents, DramGeometry, DramParam, DramTiming, check_current_orders,
@@ -222,6 +223,10 @@ class DramGeometrySpec:
     queue_depth: int = param(32, min=1, within=COUNT, doc="controller transaction queue, requests per channel")
     power_down: bool = param(False, doc="a rank with no pending request powers down (IDD2P / IDD3P) and "
                                         "pays tXP to wake, as DRAMSim2's USE_LOW_POWER")
+    refresh: str = param("simultaneous", choices=DRAM_REFRESH_POLICIES,
+                         doc="when the ranks of a channel refresh: simultaneous (every rank at k x tREFI) or "
+                             "staggered (rank r of R at (r + 1) x tREFI / R + k x tREFI, one rank every "
+                             "tREFI / R, as DRAMSim3's RANK_LEVEL_STAGGERED)")
 
     def __post_init__(self) -> None:
         fields = self.mapping.split(":")

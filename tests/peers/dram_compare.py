@@ -32,8 +32,10 @@ ROOT = HERE.parents[1]
 ENERGY_CATEGORIES = ("activate_precharge", "read", "write", "refresh", "background_active", "background_precharge")
 #: configuration -> (offsim's DRAM preset, overrides that set it up as the peers were)
 PEER_SETUPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ddr3": ("dram/ddr3_1600_mt41j256m4", ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false")),
-    "ddr4": ("dram/ddr4_3200_mt40a1g8", ("dram.geometry.power_down=false", "dram.geometry.scheduler=ready_first")),
+    "ddr3": ("dram/ddr3_1600_mt41j256m4", ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false",
+                                           "dram.geometry.refresh=staggered")),
+    "ddr4": ("dram/ddr4_3200_mt40a1g8", ("dram.geometry.power_down=false", "dram.geometry.scheduler=ready_first",
+                                         "dram.geometry.refresh=staggered")),
     # one 128-bit channel; DRAMSim3 doubles HBM columns (2 KB rows) and reads its file's tRTP_S (4)
     "hbm2": ("dram/hbm2_8gb_x128", ("dram.geometry.power_down=false", "dram.geometry.scheduler=ready_first",
                                     "dram.geometry.channels=1", "dram.geometry.columns=128", "dram.timing.t_rtp=4",

@@ -45,38 +45,31 @@ TIME_FOLLOWS = "refresh and background energy follow the run time (REFs due and 
 #: configuration -> stream -> checks offsim fails today, with the cause (figures: offsim / DRAMSim3).
 KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
     "ddr3": {
-        "seq_write": {"energy": "background_precharge 1.088, background_active 0.963: offsim's ranks spend more "
-                                "time with every bank precharged; the two controllers close rows at different times"},
-        "random_read": {"time": IN_ORDER + " (time 1.44)", "energy": IN_ORDER_ENERGY},
-        "triad": {"time": IN_ORDER + " (time 1.06)", "energy": IN_ORDER_ENERGY},
+        "seq_write": {"energy": "background_precharge 1.082: offsim's ranks spend more time with every bank "
+                                "precharged; the two controllers close rows at different times"},
+        "random_read": {"time": IN_ORDER + " (time 1.46)", "energy": IN_ORDER_ENERGY},
+        "triad": {"time": IN_ORDER + " (time 1.07)", "energy": IN_ORDER_ENERGY},
         "triad_one_bank": {"time": IN_ORDER + " (time 1.16)", "energy": IN_ORDER_ENERGY},
         "random_read_200ns": {
-            "energy": "background_precharge 0.922: offsim's ranks spend less time with every bank precharged "
-                      "than DRAMSim3's; a likely source, not yet confirmed: DRAMSim3 staggers the two ranks' refreshes "
-                      "by tREFI / 2, offsim refreshes both at once",
-            "latency": "offsim 44.24 ns, DRAMSim3 45.66 ns: DRAMSim3 takes two cycles from a request's arrival to "
-                       "its first command (into its transaction queue, then its command queue), offsim none; the "
-                       "rest is not yet reconciled"},
+            "latency": "offsim 42.93 ns, DRAMSim3 45.66 ns (0.940): DRAMSim3 takes two cycles (2.5 ns) from a "
+                       "request's arrival to its first command (into its transaction queue, then its command "
+                       "queue), offsim none"},
     },
     "ddr4": {
-        "seq_read": {"time": "time 1.059: the sequential stream reads 128 lines of one bank group, then the next; "
+        "seq_read": {"time": "time 1.058: the sequential stream reads 128 lines of one bank group, then the next; "
                              "DRAMSim3 opens the next group's row while 40 requests of the current one are still "
                              "ahead (its command trace: ACT of group 1 at cycle 730) and interleaves the two groups "
                              "at tCCD_S; offsim's window of 32 reaches it later (" + BANK_WINDOW + ")",
-                     "energy": "refresh 1.058, background_active 1.052, background_precharge 1.076: " + TIME_FOLLOWS},
-        "seq_write": {"time": "time 1.066: as seq_read, writes",
-                      "energy": "refresh 1.065, background_active 1.057, background_precharge 1.089: " + TIME_FOLLOWS},
-        "random_read": {"time": "time 0.940 (offsim faster): " + UNRECONCILED_SATURATED,
-                        "energy": "refresh 0.939, background_active 0.940, background_precharge 0.936: "
-                                  + TIME_FOLLOWS},
-        "triad": {"time": "time 0.850 (offsim faster): " + UNRECONCILED_SATURATED,
-                  "energy": "activate_precharge 0.920, refresh 0.849, background_active 0.758, background_precharge "
-                            "1.439: " + TIME_FOLLOWS + "; offsim's ranks spend more of it with every bank "
+                     "energy": "refresh 1.058, background_precharge 1.126: " + TIME_FOLLOWS},
+        "seq_write": {"time": "time 1.067: as seq_read, writes",
+                      "energy": "refresh 1.068, background_active 1.060, background_precharge 1.087: " + TIME_FOLLOWS},
+        "triad": {"time": "time 0.861 (offsim faster): " + UNRECONCILED_SATURATED,
+                  "energy": "activate_precharge 0.920, refresh 0.861, background_active 0.809, background_precharge "
+                            "1.193: " + TIME_FOLLOWS + "; offsim's ranks spend more of it with every bank "
                             "precharged"},
         "triad_one_bank": {"time": "time 0.677 (offsim faster): " + ROW_HITS.format(theirs=12.3, ours=52.5),
-                           "energy": "activate_precharge 0.234: " + ROW_HITS.format(theirs=12.3, ours=52.5) + "; "
+                           "energy": "activate_precharge 0.235: " + ROW_HITS.format(theirs=12.3, ours=52.5) + "; "
                                      + TIME_FOLLOWS},
-        "random_read_200ns": {"latency": "offsim 49.38 ns, DRAMSim3 48.39 ns (1.020): not yet reconciled"},
     },
     "hbm2": {
         "seq_read": {"energy": "activate_precharge 0.950: beyond the 32,768 rows read, offsim re-opens about one "
