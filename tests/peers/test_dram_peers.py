@@ -74,9 +74,10 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
         "seq_read": {"time": "time 1.058: the sequential stream reads 128 lines of one bank group, then the next; "
                              "DRAMSim3 opens the next group's row while 40 requests of the current one are still "
                              "ahead (its command trace: ACT of group 1 at cycle 730) and interleaves the two groups "
-                             "at tCCD_S; offsim's window of 32 reaches it later (" + BANK_WINDOW + ")",
+                             "at tCCD_S; offsim's window of 32 reaches it later (" + BANK_WINDOW + "); with "
+                             "dram.geometry.queue_depth=40 (32 + the bank's 8) offsim's time is 0.973",
                      "energy": "refresh 1.058, background_precharge 1.126: " + TIME_FOLLOWS},
-        "seq_write": {"time": "time 1.067: as seq_read, writes",
+        "seq_write": {"time": "time 1.067: as seq_read, writes (0.978 with queue_depth=40)",
                       "energy": "refresh 1.068, background_active 1.060, background_precharge 1.087: " + TIME_FOLLOWS},
         "triad": {"time": "time 0.861 (offsim faster): " + UNRECONCILED_SATURATED,
                   "energy": "activate_precharge 0.920, refresh 0.861, background_active 0.809, background_precharge "
