@@ -286,8 +286,8 @@ class DramSystem:
         (``open``) and with all banks precharged (``precharged``), and the parts of those
         spent powered down (``power_down_open``, ``power_down_precharged``; 0 without
         power-down); plus ``refreshes``, the REF commands of all ranks due before end_ps
-        (first_r + k * tREFI < end_ps, k >= 0; see the module docstring). end_ps may be any time from ``last_completion_ps`` on
-        (and from the last arrival, if later)."""
+        (first_r + k * tREFI < end_ps, k >= 0; see the module docstring). end_ps may be any time
+        from ``last_completion_ps`` on (and from the last arrival, if later)."""
         rk, _ = self._state_at(end_ps)
         open_ps = int(rk[:, k.R_ACC_OPEN].sum())
         # refreshes due strictly before end_ps: first + k * tREFI < end_ps, k >= 0

@@ -48,7 +48,8 @@ _DDR3 = ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false", 
 #: setup name -> setup; ddr3 keeps the preset's own controller (frfcfs), the others run ready_first
 PEER_SETUPS: dict[str, PeerSetup] = {
     "ddr3": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3),
-    "ddr3_ready_first": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3 + ("dram.geometry.scheduler=ready_first",)),
+    "ddr3_ready_first": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4",
+                                  _DDR3 + ("dram.geometry.scheduler=ready_first",)),
     "ddr4": PeerSetup("ddr4", "dram/ddr4_3200_mt40a1g8", ("dram.geometry.power_down=false",
                                                          "dram.geometry.scheduler=ready_first",
                                                          "dram.geometry.refresh=staggered")),
