@@ -295,7 +295,7 @@ class DramSystem:
         return {"open": open_ps, "precharged": int(end_ps) * rk.shape[0] - open_ps,
                 "power_down_open": int(rk[:, k.R_ACC_PD_OPEN].sum()),
                 "power_down_precharged": int(rk[:, k.R_ACC_PD_CLOSED].sum()),
-                "refreshes": int(due.sum())}
+                "refreshes": int(np.maximum(due, 0).sum())}
 
     def energy_j(self, end_ps: int, include_vpp: bool = True) -> dict[str, float]:
         """DRAM energy in J over [0, end_ps) by category (see ``simulator.memory.power``):

@@ -357,6 +357,8 @@ def test_staggered_refresh_spreads_the_ranks_over_trefi():
     assert times["refreshes"] == len(expected) == 8
     # the simultaneous default: every rank at tREFI and 2 tREFI
     assert make(g).background_times_ps(end_ps)["refreshes"] == 8
+    assert make(g).background_times_ps(0)["refreshes"] == make(g, refresh="staggered").background_times_ps(0)[
+        "refreshes"] == 0
     assert make(g, refresh="staggered").background_times_ps(refi // 4)["refreshes"] == 0
     assert make(g, refresh="staggered").background_times_ps(refi // 4 + 1)["refreshes"] == 1
 
