@@ -2,10 +2,10 @@
 
 The wiring is a networkx graph built from the spec (``system_graph``): components as nodes (the host
 core, each cache level, the memory controller, each DRAM channel, each accelerator and its
-interface's link), links as edges carrying the hop's latency (s), bandwidth (B/s) and energy (J/B)
+interface's link, each near memory), links as edges carrying the hop's latency (s), bandwidth (B/s) and energy (J/B)
 where the spec gives them. A requester's route to memory is a path on it (``routes``); the build
 checks that every requester reaches the memory controller and that no component lies on no route
-(``check_wiring``). Components never import each other; this module is the only place that knows
+(``check_wiring``); a near memory hangs off the link of each accelerator that works in it. Components never import each other; this module is the only place that knows
 how they connect.
 """
 
@@ -18,7 +18,7 @@ import simpy
 
 from simulator.accel.registry import BUILDERS, BuildContext
 from simulator.config.plugins import PluginError
-from simulator.config.schema import SystemSpec, dram_parameters
+from simulator.config.schema import DramSpec, SystemSpec, dram_parameters, memory_parameters
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
@@ -30,8 +30,13 @@ from simulator.config.units import seconds_to_ps
 
 def build_dram(spec: SystemSpec) -> DramSystem:
     """The DRAM model of ``spec.dram``."""
-    g = spec.dram.geometry
-    return DramSystem(*dram_parameters(spec), page_policy=g.page_policy, queue_depth=g.queue_depth,
+    return build_memory(spec.dram, spec.caches.line_bytes)
+
+
+def build_memory(dram: DramSpec, line_bytes: int) -> DramSystem:
+    """The DRAM model of one memory (main memory or a near memory) with lines of ``line_bytes``."""
+    g = dram.geometry
+    return DramSystem(*memory_parameters(dram, line_bytes), page_policy=g.page_policy, queue_depth=g.queue_depth,
                       scheduler=g.scheduler, power_down=g.power_down, refresh=g.refresh)
 
 
@@ -65,6 +70,7 @@ class System:
     host: HostCore
     graph: nx.DiGraph
     units: dict[str, object] = field(default_factory=dict)
+    near_memories: dict[str, DramSystem] = field(default_factory=dict)  # by name (spec.near_memories)
 
     def unit_names(self) -> list[str]:
         """Units a trace may name: the host and every accelerator."""
@@ -113,6 +119,12 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         target = COUPLING_ENTRY[acc.interface.coupling]
         graph.add_edge(link, entry.get(target, target), latency_s=None, bandwidth_bytes_per_s=None,
                        energy_j_per_byte=None)
+        if acc.interface.memory:  # its data path ends in its own memory
+            graph.add_node(acc.interface.memory, kind="near_memory")
+            graph.add_edge(link, acc.interface.memory, latency_s=None, bandwidth_bytes_per_s=None,
+                           energy_j_per_byte=None)
+    for name in spec.near_memories:
+        graph.add_node(name, kind="near_memory")  # one no accelerator names is reported by check_wiring
     return graph
 
 
@@ -136,7 +148,10 @@ def check_wiring(graph: nx.DiGraph) -> None:
             raise ValueError(f"system wiring: {requester!r} has no route to the {MEMORY}")
     on_route = {node for route in found.values() for node in route}
     for node, kind in graph.nodes(data="kind"):
-        if kind == "channel":
+        if kind == "near_memory":
+            if not any(graph.nodes[p].get("kind") == "link" for p in graph.predecessors(node)):
+                raise ValueError(f"system wiring: near memory {node!r} is reached by no accelerator's link")
+        elif kind == "channel":
             if not graph.has_edge(MEMORY, node):
                 raise ValueError(f"system wiring: {node!r} is not attached to the {MEMORY}")
         elif node not in on_route:
@@ -163,8 +178,11 @@ def build_system(spec: SystemSpec) -> System:
         loads_per_cycle=spec.host.loads_per_cycle, max_outstanding_misses=spec.host.max_outstanding_misses,
     )
     system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=host, graph=graph)
+    for name, memory in spec.near_memories.items():
+        system.near_memories[name] = build_memory(memory, spec.caches.line_bytes)
     for name, acc in spec.accelerators.items():
-        interface = Interface(name, acc.interface, caches, dram, spec.caches.line_bytes)
+        memory = system.near_memories.get(acc.interface.memory, dram)
+        interface = Interface(name, acc.interface, caches, memory, spec.caches.line_bytes)
         unit = BUILDERS[acc.kind](name, acc, BuildContext(env, interface, spec.host.frequency_hz))
         if not isinstance(getattr(type(unit), "COMMAND", None), type):  # an installed kind may lack one
             raise PluginError(f"accelerator kind {acc.kind!r}: its unit class {type(unit).__name__} declares no "

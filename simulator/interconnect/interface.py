@@ -65,7 +65,7 @@ class Interface:
     name: str
     spec: InterfaceSpec
     caches: CacheHierarchy
-    dram: DramSystem
+    dram: DramSystem  # the memory its data path reaches: main memory, or its near memory (spec.memory)
     line_bytes: int
     link: Link = field(init=False)
     link_out: Link = field(init=False)  # pcie copies out: ``link`` itself unless the spec is full duplex
@@ -120,14 +120,16 @@ class Interface:
     # --- accelerator data path ----------------------------------------------------------------
 
     def _dram(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        """DRAM service of an accelerator's lines. A near-memory unit reaches the banks over an internal path
+        """DRAM service of an accelerator's lines, in main memory or in the unit's own near memory (``dram``
+        is then that memory). A near-memory unit reaches the banks over an internal path
         of its configured bandwidth w: its bursts and column-to-column gaps take 1/m of the channel's, m = w /
         the channel's peak bandwidth (any real m >= 1, e.g. 1.4, to the picosecond), while row activations
         and precharges keep their timing; below the channel's bandwidth (m < 1) the link in series is the
         bound."""
         speedup = 1.0
         if self.coupling == "near_memory":  # inside the memory: the configured bandwidth, not the channel's
-            self.offchip_exempt_bytes += len(lines) * self.line_bytes
+            if not self.spec.memory:  # in main memory (a near memory of its own is not main memory's traffic)
+                self.offchip_exempt_bytes += len(lines) * self.line_bytes
             speedup = max(1.0, self.spec.bandwidth_bytes_per_s / self.dram.peak_bandwidth_bytes_per_s)
         if not len(lines):
             return now_ps
