@@ -296,10 +296,11 @@ class SystemSpec:
 
     def __post_init__(self) -> None:
         levels = [lv.name for lv in self.caches.levels]
-        for section, names in (("accelerators", self.accelerators), ("near_memories", self.near_memories)):
+        for section, what, names in (("accelerators", "a unit name", self.accelerators),
+                                     ("near_memories", "a memory name", self.near_memories)):
             for name in names:
                 if not COMPONENT_NAME.fullmatch(name):
-                    raise ValueError(f"{section}: {name!r}: expected a name of letters, digits, '_' and '-', "
+                    raise ValueError(f"{section}: {name!r}: expected {what} of letters, digits, '_' and '-', "
                                      "starting with a letter (it names trace units, --set keys and result columns)")
                 if name in RESERVED_COMPONENTS or name in levels:
                     taken = "the core's unit name" if name == "host" else "the name of another component's results"
