@@ -22,9 +22,11 @@ Two models (``energy.model`` of the system spec):
   the caches' other work (fills, write-backs, probes, accelerator accesses) is
   free. The roofline comparison with 001's published costs needs it.
 
-Both models price DRAM (IDD-based energies per command and per unit of time),
-the memory path and the off-chip interface per DRAM byte, and the accelerators
-the same way. ``check_conservation`` verifies every run's account.
+Both models price DRAM (IDD-based energies per command and per unit of time;
+main memory as ``dram``, each near memory under its own name, with its own
+``interface`` energy per byte it moves), the memory path and the off-chip
+interface per main-memory byte (a near memory's traffic crosses neither), and
+the accelerators the same way. ``check_conservation`` verifies every run's account.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from simulator.accel.base import counter_unit
 from simulator.memory.cache import COUNTER_NAMES, DRAM_NAME
 from simulator.memory.dram import ATTRIBUTED_COUNTERS
 from simulator.memory.power import command_energies_j
-from simulator.config.schema import dram_parameters
+from simulator.config.schema import dram_parameters, memory_parameters
 from simulator.system import System
 from simulator.config.units import PS_PER_S
 
@@ -145,23 +147,36 @@ def _caches(system: System, acc: EnergyAccount) -> None:
 
 
 def _dram(system: System, end_ps: int, acc: EnergyAccount) -> dict[str, int]:
-    """DRAM categories and the bytes each requester moved over the DRAM bus (returned, B)."""
-    dram = system.dram
+    """DRAM categories of main memory (component ``dram``) and of each near memory (component named
+    as the memory); returns the bytes each requester moved over the main memory's bus, B."""
+    for name, memory in system.near_memories.items():
+        spec = system.spec.near_memories[name]
+        moved = _memory(name, memory, memory_parameters(spec, system.spec.caches.line_bytes), end_ps, acc)
+        bit_j = spec.interface_energy_j_per_bit  # its own interface (e.g. a stack's), not main memory's
+        acc.totals_j[name]["interface"] = sum(moved.values()) * 8 * bit_j
+        for who, nbytes in moved.items():
+            acc.count(name, who, "bytes", nbytes)
+            acc.charge(name, who, "interface", nbytes * 8 * bit_j)
+    return _memory("dram", system.dram, dram_parameters(system.spec), end_ps, acc)
+
+
+def _memory(component: str, dram, parameters, end_ps: int, acc: EnergyAccount) -> dict[str, int]:
+    """One memory's categories by requester (commands) and background; the bytes each requester moved, B."""
     total = dram.energy_j(end_ps)
-    acc.totals_j["dram"] = dict(total)
-    per_command = command_energies_j(*dram_parameters(system.spec))
-    line_bytes = system.spec.caches.line_bytes
+    acc.totals_j[component] = dict(total)
+    per_command = command_energies_j(*parameters)
+    line_bytes = parameters[2].line_bytes
     moved: dict[str, int] = {}
     for who, counts in dram.counters_by_requester().items():
         for action in ATTRIBUTED_COUNTERS:
-            acc.count("dram", who, action, counts[action])
+            acc.count(component, who, action, counts[action])
         for cat, counter in DRAM_COMMAND_PRICES.items():
-            acc.charge("dram", who, cat, counts[counter] * per_command[cat])
+            acc.charge(component, who, cat, counts[counter] * per_command[cat])
         moved[who] = (counts["reads"] + counts["writes"]) * line_bytes
-    acc.count("dram", BACKGROUND, "refreshes", dram.background_times_ps(end_ps)["refreshes"])
+    acc.count(component, BACKGROUND, "refreshes", dram.background_times_ps(end_ps)["refreshes"])
     for cat, joules in total.items():
         if cat not in DRAM_COMMAND_PRICES:
-            acc.charge("dram", BACKGROUND, cat, joules)
+            acc.charge(component, BACKGROUND, cat, joules)
     return moved
 
 

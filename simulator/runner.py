@@ -53,6 +53,15 @@ CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
                        ("dram", "background_precharge"), ("dram", "background_power_down"), ("dram", "refresh"))
 
 
+def _memory_rows(res: Results, component: str, memory, seconds: float) -> None:
+    """A memory's counters (DramSystem.counters) and its mean bandwidth over the run, B/s."""
+    counters = memory.counters()
+    for key, value in counters.items():
+        res.add(component, key, value, DRAM_COUNTER_UNITS[key])
+    traffic = counters["bytes_read"] + counters["bytes_written"]
+    res.add(component, "bandwidth_bytes_per_s", traffic / seconds if seconds else 0.0, "B/s")
+
+
 def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
     """Read every component's counters into a Results table."""
     res = Results(meta=dict(meta))
@@ -70,11 +79,9 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
     counters = system.caches.counters()
     for level in system.spec.caches.levels:
         _add_cache_counters(res, f"cache/{level.name}", counters[level.name])
-    dram = system.dram.counters()
-    for key, value in dram.items():
-        res.add("dram", key, value, DRAM_COUNTER_UNITS[key])
-    traffic = dram["bytes_read"] + dram["bytes_written"]
-    res.add("dram", "bandwidth_bytes_per_s", traffic / seconds if seconds else 0.0, "B/s")
+    _memory_rows(res, "dram", system.dram, seconds)
+    for name, memory in system.near_memories.items():
+        _memory_rows(res, f"near_memory/{name}", memory, seconds)
     account = energy_account(system, end_ps)
     res.meta["energy_model"] = account.model
     for component, cats in account.by_component().items():

@@ -1,12 +1,13 @@
 """Composition root: builds the components of a system from a validated SystemSpec and wires them.
 
 The wiring is a networkx graph built from the spec (``system_graph``): components as nodes (the host
-core, or ``core0``, ``core1``, ... with a copy of each private level apiece, each cache level, the memory controller, each DRAM channel, each accelerator and its
-interface's link), links as edges carrying the hop's latency (s), bandwidth (B/s) and energy (J/B)
-where the spec gives them. A requester's route to memory is a path on it (``routes``); the build
-checks that every requester reaches the memory controller and that no component lies on no route
-(``check_wiring``). Components never import each other; this module is the only place that knows
-how they connect.
+core, or ``core0``, ``core1``, ... with a copy of each private level apiece, each cache level, the memory
+controller, each DRAM channel, each accelerator and its interface's link, each near memory), links as edges
+carrying the hop's latency (s), bandwidth (B/s) and energy (J/B) where the spec gives them. A requester's
+route to memory is a path on it (``routes``); the build checks that every requester reaches the memory
+controller and that no component lies on no route (``check_wiring``); a near memory hangs off the link of
+each accelerator that works in it. Components never import each other; this module is the only place that
+knows how they connect.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import simpy
 
 from simulator.accel.registry import BUILDERS, BuildContext
 from simulator.config.plugins import PluginError
-from simulator.config.schema import SystemSpec, dram_parameters
+from simulator.config.schema import DramSpec, SystemSpec, dram_parameters, memory_parameters
 from simulator.engine import ClockDomain, new_environment
 from simulator.host.core import CoreTiming, HostCore, StageStats, merged_stages
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
@@ -32,9 +33,14 @@ from simulator.config.units import seconds_to_ps
 
 def build_dram(spec: SystemSpec) -> DramSystem:
     """The DRAM model of ``spec.dram``."""
-    g = spec.dram.geometry
-    return DramSystem(*dram_parameters(spec), page_policy=g.page_policy, queue_depth=g.queue_depth,
-                      scheduler=g.scheduler, power_down=g.power_down)
+    return build_memory(spec.dram, spec.caches.line_bytes)
+
+
+def build_memory(dram: DramSpec, line_bytes: int) -> DramSystem:
+    """The DRAM model of one memory (main memory or a near memory) with lines of ``line_bytes``."""
+    g = dram.geometry
+    return DramSystem(*memory_parameters(dram, line_bytes), page_policy=g.page_policy, queue_depth=g.queue_depth,
+                      scheduler=g.scheduler, power_down=g.power_down, refresh=g.refresh)
 
 
 def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:
@@ -85,6 +91,7 @@ class System:
     def host_stages(self) -> dict[str, StageStats]:
         """The host's stage records, summed over its cores by stage name (``merged_stages``)."""
         return merged_stages(self.cores)
+    near_memories: dict[str, DramSystem] = field(default_factory=dict)  # by name (spec.near_memories)
 
     def unit_names(self) -> list[str]:
         """Units a trace may name: the host and every accelerator."""
@@ -131,6 +138,12 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         target = COUPLING_STRATEGIES[acc.interface.coupling].entry
         graph.add_edge(link, entry.get(target, target), latency_s=None, bandwidth_bytes_per_s=None,
                        energy_j_per_byte=None)
+        if acc.interface.memory:  # its data path ends in its own memory
+            graph.add_node(acc.interface.memory, kind="near_memory")
+            graph.add_edge(link, acc.interface.memory, latency_s=None, bandwidth_bytes_per_s=None,
+                           energy_j_per_byte=None)
+    for name in spec.near_memories:
+        graph.add_node(name, kind="near_memory")  # one no accelerator names is reported by check_wiring
     return graph
 
 
@@ -164,8 +177,11 @@ def check_wiring(graph: nx.DiGraph) -> None:
             raise ValueError(f"system wiring: {requester!r} has no route to the {MEMORY_CONTROLLER}")
     on_route = {node for route in found.values() for node in route}
     for node, kind in graph.nodes(data="kind"):
-        if kind == "channel":
-            if not graph.has_edge(MEMORY_CONTROLLER, node):
+        if kind == "near_memory":
+            if not any(graph.nodes[p].get("kind") == "link" for p in graph.predecessors(node)):
+                raise ValueError(f"system wiring: near memory {node!r} is reached by no accelerator's link")
+        elif kind == "channel":
+            if not graph.has_edge(MEMORY, node):
                 raise ValueError(f"system wiring: {node!r} is not attached to the {MEMORY_CONTROLLER}")
         elif node not in on_route:
             raise ValueError(f"system wiring: {node!r} ({kind}) lies on no requester's route to memory")
@@ -197,8 +213,11 @@ def build_system(spec: SystemSpec) -> System:
              for k, view in enumerate(views)]
     system = System(spec=spec, env=env, host_clock=clock, caches=caches, dram=dram, host=cores[0], graph=graph,
                     cores=cores)
+    for name, memory in spec.near_memories.items():
+        system.near_memories[name] = build_memory(memory, spec.caches.line_bytes)
     for name, acc in spec.accelerators.items():
-        interface = Interface(name, acc.interface, caches, dram, spec.caches.line_bytes)
+        memory = system.near_memories.get(acc.interface.memory, dram)
+        interface = Interface(name, acc.interface, caches, memory, spec.caches.line_bytes)
         unit = BUILDERS[acc.kind](name, acc, BuildContext(env, interface, spec.host.frequency_hz))
         if not isinstance(getattr(type(unit), "COMMAND", None), type):  # an installed kind may lack one
             raise PluginError(f"accelerator kind {acc.kind!r}: its unit class {type(unit).__name__} declares no "

@@ -53,8 +53,14 @@ class InterfaceSpec:
         doc="pcie only: bandwidth of the device's own memory (0 = not limiting)")
     full_duplex: bool = param(False, doc="pcie only: copies in and out run on separate directions of the link "
                                          "(each at bandwidth_bytes_per_s) instead of taking turns")
+    memory: str = param("", doc="near_memory only: the near_memories entry the accelerator works in (its data "
+                                "path reaches that memory, not main memory, and pays no off-chip interface "
+                                "energy); empty: it works in main memory")
 
     def __post_init__(self) -> None:
+        if self.memory and self.coupling != "near_memory":
+            raise ValueError(f"memory: {self.memory!r}: only the near_memory coupling works in a memory of its "
+                             f"own, got coupling {self.coupling!r}")
         if self.full_duplex and self.coupling != "pcie":
             raise ValueError(f"full_duplex: only the pcie coupling copies in and out, got coupling {self.coupling!r}")
 

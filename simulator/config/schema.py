@@ -17,6 +17,7 @@ from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DR
                                       LATENCY_S, PER_CYCLE_RATE)
 from simulator.config.fields import param
 from simulator.memory.dram_params import PAGE_POLICIES as DRAM_PAGE_POLICIES
+from simulator.memory.dram_params import REFRESH_POLICIES as DRAM_REFRESH_POLICIES
 from simulator.memory.dram_params import SCHEDULERS as DRAM_SCHEDULERS
 from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
 from simulator.memory.dram_params import (DramCurrents, DramGeometry, DramParam, DramTiming, check_current_orders,
@@ -243,6 +244,10 @@ class DramGeometrySpec:
     queue_depth: int = param(32, min=1, within=COUNT, doc="controller transaction queue, requests per channel")
     power_down: bool = param(False, doc="a rank with no pending request powers down (IDD2P / IDD3P) and "
                                         "pays tXP to wake, as DRAMSim2's USE_LOW_POWER")
+    refresh: str = param("simultaneous", choices=DRAM_REFRESH_POLICIES,
+                         doc="when the ranks of a channel refresh: simultaneous (every rank at k x tREFI) or "
+                             "staggered (rank r of R at (r + 1) x tREFI / R + k x tREFI, one rank every "
+                             "tREFI / R, as DRAMSim3's RANK_LEVEL_STAGGERED)")
 
     def __post_init__(self) -> None:
         fields = self.mapping.split(":")
@@ -304,19 +309,46 @@ class SystemSpec:
     dram: DramSpec = param(doc="main memory")
     accelerators: dict[str, AcceleratorSpec] = field(
         default_factory=dict, metadata={"doc": "accelerators by unit name (the name traces use)"})
+    near_memories: dict[str, DramSpec] = field(
+        default_factory=dict, metadata={"doc": "memories beside main memory by name (e.g. an HBM stack), each "
+                                                "a DRAM like dram; an accelerator coupled near_memory names one "
+                                                "as interface.memory to work in it"})
     energy: EnergySpec = field(default_factory=EnergySpec, metadata={"doc": "energy model"})
 
     def __post_init__(self) -> None:
         levels = [lv.name for lv in self.caches.levels]
-        for name in self.accelerators:
-            if not COMPONENT_NAME.fullmatch(name):
-                raise ValueError(f"accelerators: {name!r}: expected a unit name of letters, digits, '_' and '-', "
-                                 "starting with a letter (it names trace units, --set keys and result columns)")
-            if name in RESERVED_COMPONENTS or name in levels:
-                taken = "the core's unit name" if name == "host" else "the name of another component's results"
-                raise ValueError(f"accelerators.{name}: {name!r} is {taken}; expected another name (taken: "
-                                 f"{', '.join(RESERVED_COMPONENTS + tuple(levels))})")
+        for section, what, names in (("accelerators", "a unit name", self.accelerators),
+                                     ("near_memories", "a memory name", self.near_memories)):
+            for name in names:
+                if not COMPONENT_NAME.fullmatch(name):
+                    raise ValueError(f"{section}: {name!r}: expected {what} of letters, digits, '_' and '-', "
+                                     "starting with a letter (it names trace units, --set keys and result columns)")
+                if name in RESERVED_COMPONENTS or name in levels:
+                    taken = "the core's unit name" if name == "host" else "the name of another component's results"
+                    raise ValueError(f"{section}.{name}: {name!r} is {taken}; expected another name (taken: "
+                                     f"{', '.join(RESERVED_COMPONENTS + tuple(levels))})")
+        for name in self.near_memories:
+            if name in self.accelerators:
+                raise ValueError(f"near_memories.{name}: {name!r} is also an accelerator's name; expected another")
+        for name, acc in self.accelerators.items():
+            memory = acc.interface.memory
+            if memory and memory not in self.near_memories:
+                known = ", ".join(self.near_memories) or "none"
+                raise ValueError(f"accelerators.{name}.interface.memory: {memory!r}: expected the name of a "
+                                 f"near_memories entry (given: {known})")
+        used = {acc.interface.memory for acc in self.accelerators.values()}
+        for name in self.near_memories:
+            if name not in used:
+                raise ValueError(f"near_memories.{name}: no accelerator works in it; expected an accelerator "
+                                 f"coupled near_memory with interface.memory: {name}")
         _model_check(lambda: check_line_is_one_burst(dram_timing(self.dram), dram_geometry(self)))
+        for name, memory in self.near_memories.items():
+            try:
+                _model_check(lambda: check_line_is_one_burst(dram_timing(memory),
+                                                             memory_geometry(memory, self.caches.line_bytes)))
+            except ValueError as exc:  # the main memory's key names, made this memory's
+                raise ValueError(f"near_memories.{name}: " + str(exc).replace("dram.", f"near_memories.{name}.")) \
+                    from None
 
 
 _DRAM_KEY_OF = {"bus_width_bits": "dram.geometry.bus_width_bits", "burst_length": "dram.timing.burst_length"}
@@ -339,14 +371,19 @@ def _model_check(build: Callable[[], object]) -> None:
         raise ValueError(rest if head.startswith("Dram") else str(exc)) from None
 
 
-def dram_geometry(spec: SystemSpec) -> DramGeometry:
-    """The DRAM model's organisation from ``spec.dram.geometry`` and the cache line size."""
-    g = spec.dram.geometry
+def memory_geometry(dram: DramSpec, line_bytes: int) -> DramGeometry:
+    """The DRAM model's organisation of ``dram.geometry`` with lines of ``line_bytes``."""
+    g = dram.geometry
     return DramGeometry(
         channels=g.channels, ranks_per_channel=g.ranks_per_channel, banks=g.banks, rows=g.rows,
         columns=g.columns, device_width_bits=g.device_width_bits, bus_width_bits=g.bus_width_bits,
-        line_bytes=spec.caches.line_bytes, mapping=g.mapping, bank_groups=g.bank_groups,
+        line_bytes=line_bytes, mapping=g.mapping, bank_groups=g.bank_groups,
     )
+
+
+def dram_geometry(spec: SystemSpec) -> DramGeometry:
+    """The DRAM model's organisation from ``spec.dram.geometry`` and the cache line size."""
+    return memory_geometry(spec.dram, spec.caches.line_bytes)
 
 
 def dram_timing(spec: DramSpec) -> DramTiming:
@@ -354,7 +391,12 @@ def dram_timing(spec: DramSpec) -> DramTiming:
     return DramTiming(standard=spec.standard, **_model_values(spec.timing, "timing"))
 
 
+def memory_parameters(dram: DramSpec, line_bytes: int) -> tuple[DramTiming, DramCurrents, DramGeometry]:
+    """The DRAM model's parameters of ``dram`` (timing in tCK and ps, currents in mA) with lines of ``line_bytes``."""
+    currents = DramCurrents(standard=dram.standard, **_model_values(dram.currents, "currents"))
+    return dram_timing(dram), currents, memory_geometry(dram, line_bytes)
+
+
 def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
-    """The DRAM model's parameters of ``spec`` (timing in tCK and ps, currents in mA)."""
-    currents = DramCurrents(standard=spec.dram.standard, **_model_values(spec.dram.currents, "currents"))
-    return dram_timing(spec.dram), currents, dram_geometry(spec)
+    """The main memory's DRAM model parameters of ``spec`` (timing in tCK and ps, currents in mA)."""
+    return memory_parameters(spec.dram, spec.caches.line_bytes)

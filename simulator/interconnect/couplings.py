@@ -70,12 +70,15 @@ class NearMemoryCoupling(DramCoupling):
     """Inside the memory: the unit reaches the banks over an internal path of its configured bandwidth w; its
     bursts and column-to-column gaps take 1/m of the channel's, m = w / the channel's peak bandwidth (any real
     m >= 1, to the picosecond), while activations and precharges keep their timing; below the channel's
-    bandwidth (m < 1) the link in series is the bound. Its bytes never cross the off-chip interface."""
+    bandwidth (m < 1) the link in series is the bound. Its bytes never cross the off-chip interface. The memory
+    is main memory, or the unit's own near memory (``InterfaceSpec.memory``; the interface's ``dram`` is then
+    that memory)."""
 
     name = "near_memory"
 
     def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        iface.offchip_exempt_bytes += len(lines) * iface.line_bytes
+        if not iface.spec.memory:  # in main memory (a near memory of its own is not main memory's traffic)
+            iface.offchip_exempt_bytes += len(lines) * iface.line_bytes
         return super().access(iface, lines, is_write, now_ps)
 
     def bus_speedup(self, iface: Interface) -> float:

@@ -64,7 +64,7 @@ class Interface:
     name: str
     spec: InterfaceSpec
     caches: CacheHierarchy
-    dram: DramSystem
+    dram: DramSystem  # the memory its data path reaches: main memory, or its near memory (spec.memory)
     line_bytes: int
     link: Link = field(init=False)
     link_out: Link = field(init=False)  # pcie copies out: ``link`` itself unless the spec is full duplex

@@ -7,11 +7,13 @@ burst completes; the per-line work is the numba kernel in
 are plain typed values (cycle counts in tCK unless the name ends in ``_ps``); the
 composition root builds them from the validated configuration.
 
-Refresh: rank ``r`` receives its k-th refresh (k = 1, 2, ...) when due at ``k * tREFI``;
-all its banks are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for
-tRFC. Refreshes happen whether or not requests arrive, so up to a time ``end_ps`` every
-rank has received ``ceil(end_ps / tREFI) - 1`` refreshes (those due strictly before
-``end_ps``; e.g. ``floor(1 ms / 7.8 us) = 128`` over 1 ms).
+Refresh: rank ``r`` receives its k-th refresh (k = 0, 1, ...) when due at ``first_r + k * tREFI``,
+``first_r`` being tREFI for every rank (``refresh="simultaneous"``) or ``(r + 1) * tREFI / R`` for
+rank r of the R of its channel (``"staggered"``, ``dram_params.first_refresh_ps``); all its banks
+are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for tRFC. Refreshes
+happen whether or not requests arrive, so up to a time ``end_ps`` a rank has received the
+refreshes due strictly before ``end_ps`` (simultaneous: ``ceil(end_ps / tREFI) - 1``, e.g.
+``floor(1 ms / 7.8 us) = 128`` over 1 ms).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from simulator.memory import dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
 from simulator.config.units import is_power_of_two
-from simulator.memory.dram_params import (PAGE_POLICIES, SCHEDULERS, DramCurrents, DramGeometry, DramTiming,
-                                          check_geometry_standard, check_line_is_one_burst, pack_timing_ps)
+from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, DramCurrents, DramGeometry,
+                                          DramTiming, check_geometry_standard, check_line_is_one_burst,
+                                          first_refresh_ps, pack_timing_ps)
 
 #: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
 ATTRIBUTED_COUNTERS = ("reads", "writes", "activates")
@@ -70,13 +73,14 @@ class DramSystem:
     from a read queue and a write buffer of queue_depth each; see ``dram_ready_first``). power_down: a rank with no pending request powers down
     (active power-down, IDD3P, while a bank holds a row; precharge power-down, IDD2P,
     otherwise) and pays tXP to wake, as DRAMSim2 does with ``USE_LOW_POWER``; needs
-    ``currents.idd3p_ma``. command_log_capacity: if > 0,
+    ``currents.idd3p_ma``. refresh: ``"simultaneous"`` or ``"staggered"`` (see the module
+    docstring). command_log_capacity: if > 0,
     the first that many commands are recorded for inspection (``command_log``).
     """
 
     def __init__(self, timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
                  page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0,
-                 scheduler: str = "in_order", power_down: bool = False) -> None:
+                 scheduler: str = "in_order", power_down: bool = False, refresh: str = "simultaneous") -> None:
         if page_policy not in PAGE_POLICIES:
             raise ValueError(f"page_policy = {page_policy!r}: expected one of {PAGE_POLICIES}")
         if scheduler not in SCHEDULERS:
@@ -86,6 +90,8 @@ class DramSystem:
         if isinstance(command_log_capacity, bool) or not isinstance(command_log_capacity, int) \
                 or command_log_capacity < 0:
             raise ValueError(f"command_log_capacity = {command_log_capacity!r}: expected an integer >= 0")
+        if refresh not in REFRESH_POLICIES:
+            raise ValueError(f"refresh = {refresh!r}: expected one of {REFRESH_POLICIES}")
         if not isinstance(power_down, bool):
             raise ValueError(f"power_down = {power_down!r}: expected true or false")
         if power_down and currents.idd3p_ma is None:
@@ -101,6 +107,7 @@ class DramSystem:
         self.scheduler = scheduler
         self.queue_depth = queue_depth
         self.power_down = power_down
+        self.refresh = refresh
         p = pack_timing_ps(timing)
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
         p[k.P_POWER_DOWN] = 1 if power_down else 0
@@ -117,7 +124,11 @@ class DramSystem:
         self._rk[:, k.R_FAW0:k.R_FAW0 + 4] = k.NEG_INF
         self._rk[:, k.R_LAST_COL] = k.NEG_INF
         self._rk[:, k.R_LAST_WR_END] = k.NEG_INF
-        self._rk[:, k.R_NEXT_REF] = timing.t_refi_ps
+        # global rank index = channel * ranks_per_channel + rank within the channel
+        self._first_refresh_ps = np.array([first_refresh_ps(refresh, timing.t_refi_ps, r % geometry.ranks_per_channel,
+                                                            geometry.ranks_per_channel) for r in range(n_ranks)],
+                                          dtype=np.int64)
+        self._rk[:, k.R_NEXT_REF] = self._first_refresh_ps
         self._rk[:, k.R_PD_ENTRY] = -1
         self._rk[:, k.R_WAKE] = k.NEG_INF
         self._grp = np.full((n_ranks * geometry.bank_groups, k.N_GROUP), k.NEG_INF, dtype=np.int64)
@@ -282,27 +293,30 @@ class DramSystem:
         (``open``) and with all banks precharged (``precharged``), and the parts of those
         spent powered down (``power_down_open``, ``power_down_precharged``; 0 without
         power-down); plus ``refreshes``, the REF commands of all ranks due before end_ps
-        (k * tREFI < end_ps, k >= 1). end_ps may be any time from ``last_completion_ps`` on
-        (and from the last arrival, if later)."""
+        (first_r + k * tREFI < end_ps, k >= 0; see the module docstring). end_ps may be any time
+        from ``last_completion_ps`` on (and from the last arrival, if later)."""
         rk, _ = self._state_at(end_ps)
         open_ps = int(rk[:, k.R_ACC_OPEN].sum())
-        per_rank = (int(end_ps) - 1) // self.timing.t_refi_ps if end_ps > 0 else 0
+        # refreshes due strictly before end_ps: first + k * tREFI < end_ps, k >= 0
+        due = (int(end_ps) - 1 - self._first_refresh_ps) // self.timing.t_refi_ps + 1
         return {"open": open_ps, "precharged": int(end_ps) * rk.shape[0] - open_ps,
                 "power_down_open": int(rk[:, k.R_ACC_PD_OPEN].sum()),
                 "power_down_precharged": int(rk[:, k.R_ACC_PD_CLOSED].sum()),
-                "refreshes": per_rank * rk.shape[0]}
+                "refreshes": int(np.maximum(due, 0).sum())}
 
-    def energy_j(self, end_ps: int) -> dict[str, float]:
+    def energy_j(self, end_ps: int, include_vpp: bool = True) -> dict[str, float]:
         """DRAM energy in J over [0, end_ps) by category (see ``simulator.memory.power``):
         background_active (IDD3N while a bank of the rank is open and the rank powered up),
         background_precharge (IDD2N while all banks are precharged and the rank powered up),
         background_power_down (IDD3P / IDD2P while powered down; 0 without power-down), refresh
         (REFs due before end_ps, above IDD3N), activate_precharge (per ACT), read and write (per
-        burst, above IDD3N)."""
+        burst, above IDD3N). include_vpp: False leaves out the VPP supply (DDR4), giving the VDD
+        share alone."""
         times = self.background_times_ps(end_ps)
         c = self._ctr
         return power.energy_by_category_j(
             self.timing, self.currents, self.geometry,
             activates=int(c[k.K_ACTS]), reads=int(c[k.K_READS]), writes=int(c[k.K_WRITES]),
             refreshes=times["refreshes"], open_time_ps=times["open"], precharged_time_ps=times["precharged"],
-            power_down_open_ps=times["power_down_open"], power_down_precharged_ps=times["power_down_precharged"])
+            power_down_open_ps=times["power_down_open"], power_down_precharged_ps=times["power_down_precharged"],
+            include_vpp=include_vpp)

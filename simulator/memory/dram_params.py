@@ -32,6 +32,9 @@ PAGE_POLICIES = ("open", "open_adaptive", "closed")
 #: Controllers (``simulator.memory.dram.DramSystem``): in arrival order, first-ready within blocks of
 #: the queue (``dram_kernel.frfcfs_order``), or ready-first over the whole queue (``dram_ready_first``).
 SCHEDULERS = ("in_order", "frfcfs", "ready_first")
+#: Refresh schedules of the ranks of a channel (``first_refresh_ps``): every rank at k x tREFI, or the
+#: ranks spread evenly over tREFI (DRAMSim3's ``RANK_LEVEL_STAGGERED``).
+REFRESH_POLICIES = ("simultaneous", "staggered")
 #: Longest timing the DRAM model takes, ps: 2**62, so sums of a few timings stay within int64.
 MAX_TIMING_PS = 2**62
 
@@ -176,6 +179,18 @@ SLOT_INDEX: dict[str, int] = {name: i for i, name in enumerate(KERNEL_SLOTS)}
 #: Identifies the layout; the compiled kernel checks it (numba freezes the index constants into its
 #: cached machine code, which a change of this table alone would not invalidate).
 LAYOUT_ID = zlib.crc32(":".join(KERNEL_SLOTS).encode())
+
+
+def first_refresh_ps(policy: str, t_refi_ps: int, rank: int, ranks: int) -> int:
+    """When rank ``rank`` (0-based, of the ``ranks`` of its channel) receives its first refresh, ps;
+    each later one follows tREFI after the last. simultaneous: every rank at tREFI. staggered:
+    rank r at (r + 1) x tREFI / ranks (floored to the ps), so that one rank refreshes every
+    tREFI / ranks, as DRAMSim3's ``RANK_LEVEL_STAGGERED`` (``Refresh::InsertRefresh``) does."""
+    if policy not in REFRESH_POLICIES:
+        raise ValueError(f"refresh = {policy!r}: expected one of {REFRESH_POLICIES}")
+    if policy == "simultaneous":
+        return t_refi_ps
+    return (rank + 1) * t_refi_ps // ranks
 
 
 def _require_int(owner: str, name: str, value: object, minimum: int) -> None:

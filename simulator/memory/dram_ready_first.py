@@ -10,7 +10,8 @@ write buffer is full or no read is waiting; then the writes buffered at that mom
 (the write policy of DRAMSim3's ``Controller::ScheduleTransaction``: drain at a full buffer, down
 to empty). The chosen request is then issued by ``dram_kernel.serve_request`` with every rule of that
 kernel (queue lookahead, refresh, power-down, page policy); the choice itself leaves refresh and
-power-down aside. Times are integer picoseconds.
+power-down aside. An estimate splits into a bank-and-group part, kept until a request of that
+rank is served, and a channel-and-rank part, recomputed each step. Times are integer picoseconds.
 """
 
 from __future__ import annotations
@@ -27,31 +28,42 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
 
 
 @njit(cache=True, inline='always')
-def column_estimate(line, wr, frontier, decode, p, bk, rk, grp, ch):
-    """Earliest column-command time (ps) of one request if it were served next, with its PRE and
-    ACT where its bank needs them; refresh, power-down and adaptive closing are not foreseen."""
-    n_banks = decode[2, 1]
-    c = field(line, decode, 0)
-    b = field(line, decode, 2)
-    row = field(line, decode, 3)
-    rank = c * decode[1, 1] + field(line, decode, 1)
-    g = rank * n_banks + b
-    gi = rank * (p[P_BG_MASK] + 1) + (b & p[P_BG_MASK])
-    open_row = bk[g, B_OPEN_ROW]
-    if open_row == row:
-        t = max(frontier, bk[g, B_COL_READY])
-    else:
-        act_ready = bk[g, B_ACT_READY]
-        if open_row >= 0:
-            act_ready = max(act_ready, max(frontier, bk[g, B_PRE_READY]) + p[P_RP])
-        t_act = max(frontier, act_ready, rk[rank, R_READY], rk[rank, R_LAST_ACT] + p[P_RRD_S],
-                    grp[gi, G_LAST_ACT] + p[P_RRD_L], rk[rank, R_FAW0 + rk[rank, R_FAW_POS]] + p[P_FAW])
-        t = t_act + p[P_RCD]
-    t = max(t, ch[c, C_LAST_COL], rk[rank, R_LAST_COL] + p[P_CCD_S], grp[gi, G_LAST_COL] + p[P_CCD_L])
+def rank_terms(c, wr, decode, p, rk, ch, rank_hit, rank_miss):
+    """The parts of a column-command estimate (ps) that depend on the channel and a rank alone, for
+    each rank r of channel c: ``rank_hit[r]`` for a row hit (the channel's last column command, the
+    rank's tCCD_S, tWTR_S before a read, the data bus with its rank-switch or read-to-write gap) and
+    ``rank_miss[r]`` for a request needing an ACT (that, and the ACT's refresh end, tRRD_S and tFAW
+    plus tRCD). They change with every request served on the channel."""
+    n_ranks = decode[1, 1]
     lat = p[P_CWL] if wr else p[P_CL]
+    for r in range(n_ranks):
+        rank = c * n_ranks + r
+        hit = max(ch[c, C_LAST_COL], rk[rank, R_LAST_COL] + p[P_CCD_S], bus_ready(ch, c, rank, wr, lat, p))
+        if not wr:
+            hit = max(hit, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
+        act = max(rk[rank, R_READY], rk[rank, R_LAST_ACT] + p[P_RRD_S],
+                  rk[rank, R_FAW0 + rk[rank, R_FAW_POS]] + p[P_FAW])
+        rank_hit[r] = hit
+        rank_miss[r] = max(hit, act + p[P_RCD])
+
+
+@njit(cache=True, inline='always')
+def bank_term(g, gi, hit, wr, p, bk, grp):
+    """The part of a column-command estimate (ps) that depends on bank g and its bank group gi alone:
+    for a row hit, the bank's column readiness and the group's tCCD_L (and tWTR_L before a read);
+    for a miss, also its ACT: the bank's tRC/tRP (after a PRE no earlier than the bank allows, if
+    a row is open), the group's tRRD_L, then tRCD. It changes only when a request of its rank is
+    served (refresh, power-down and adaptive closing act on that rank alone)."""
+    t = grp[gi, G_LAST_COL] + p[P_CCD_L]
     if not wr:
-        t = max(t, rk[rank, R_LAST_WR_END] + p[P_WTR_S], grp[gi, G_LAST_WR_END] + p[P_WTR_L])
-    return max(t, bus_ready(ch, c, rank, wr, lat, p))
+        t = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
+    if hit:
+        return max(t, bk[g, B_COL_READY])
+    t = max(t, grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD])
+    act_ready = bk[g, B_ACT_READY]
+    if bk[g, B_OPEN_ROW] >= 0:
+        act_ready = max(act_ready, bk[g, B_PRE_READY] + p[P_RP])
+    return max(t, act_ready + p[P_RCD])
 
 
 @njit(cache=True)
@@ -65,10 +77,19 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     by_kind = np.empty((2, n), np.int64)  # per kind (0 read, 1 write): the channel's requests in arrival order
     queue = np.empty((2, qdepth), np.int64)  # per kind: positions in by_kind of the queued requests
     # requests to one bank that are all hits, or all not, have one estimate: only the oldest is estimated
-    bank_of = ((lines // decode[0, 0]) % decode[0, 1]) * decode[1, 1] + ((lines // decode[1, 0]) % decode[1, 1])
-    bank_of = bank_of * decode[2, 1] + ((lines // decode[2, 0]) % decode[2, 1])
+    rank_of = ((lines // decode[0, 0]) % decode[0, 1]) * decode[1, 1] + (lines // decode[1, 0]) % decode[1, 1]
+    bank_in_rank = (lines // decode[2, 0]) % decode[2, 1]
+    bank_of = rank_of * decode[2, 1] + bank_in_rank
+    gi_of = rank_of * (p[P_BG_MASK] + 1) + (bank_in_rank & p[P_BG_MASK])
+    local_rank_of = (lines // decode[1, 0]) % decode[1, 1]
     row_of = (lines // decode[3, 0]) % decode[3, 1]
-    seen = np.full(2 * bk.shape[0], -1, np.int64)  # per (bank, hit): the step it was last estimated in
+    seen = np.full(4 * bk.shape[0], -1, np.int64)  # per (bank, kind, hit): the step it was last estimated in
+    # bank_term per (bank, kind, hit), valid while its rank's count of served requests is the one noted
+    cached = np.empty(4 * bk.shape[0], np.int64)
+    cached_ver = np.full(4 * bk.shape[0], -1, np.int64)
+    rank_ver = np.zeros(rk.shape[0], np.int64)
+    rank_hit = np.empty(decode[1, 1], np.int64)  # rank_terms of the channel being served
+    rank_miss = np.empty_like(rank_hit)
     step = 0
     last_done = -(1 << 62)
     for c in range(decode[0, 1]):
@@ -96,17 +117,31 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
             # no request of this kind can issue its column before `floor`: the scan, oldest first,
             # stops at the first request that can
             floor = max(frontier, ch[c, C_LAST_COL], ch[c, C_BUS_FREE] - (p[P_CWL] if kind == 1 else p[P_CL]))
+            rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit, rank_miss)
             best = -1  # slot in the queue
             best_t = 0
             step += 1
             for slot in range(queued[kind]):
                 i = by_kind[kind, queue[kind, slot]]
                 g = bank_of[i]
-                key = 2 * g + (1 if bk[g, B_OPEN_ROW] == row_of[i] else 0)
+                open_row = bk[g, B_OPEN_ROW]
+                hit = open_row == row_of[i]
+                key = 4 * g + 2 * kind + (1 if hit else 0)
                 if seen[key] == step:  # an older request of the same bank and kind was estimated
                     continue
                 seen[key] = step
-                t = column_estimate(lines[i], kind == 1, frontier, decode, p, bk, rk, grp, ch)
+                rank = rank_of[i]
+                if cached_ver[key] != rank_ver[rank]:
+                    cached[key] = bank_term(g, gi_of[i], hit, kind == 1, p, bk, grp)
+                    cached_ver[key] = rank_ver[rank]
+                # earliest column command: no command before the frontier, then PRE (tRP) and ACT (tRCD)
+                # where the bank needs them; refresh, power-down and adaptive closing are not foreseen
+                r = local_rank_of[i]
+                if hit:
+                    t = max(frontier, cached[key], rank_hit[r])
+                else:
+                    after = p[P_RP] + p[P_RCD] if open_row >= 0 else p[P_RCD]
+                    t = max(frontier + after, cached[key], rank_miss[r])
                 if best < 0 or t < best_t:
                     best, best_t = slot, t
                     if t <= floor:
@@ -115,6 +150,7 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
             t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr,
                                    log, log_n)
             out[i] = t_done
+            rank_ver[rank_of[i]] += 1
             last_done = max(last_done, t_done)
             queued[kind] -= 1
             for slot in range(best, queued[kind]):  # the queue stays in arrival order

@@ -24,7 +24,8 @@ Standards with a second supply VPP (DDR4) add its currents the same way, as DRAM
 for DDR4: ``VPP * (IPP0 - IPP3N) * tRC`` per ACT, ``VPP * (IPP5 - IPP3N) * tRFC`` per REF,
 and ``VPP * IPP3N`` of background in every state (Micron's DDR4 data sheets, e.g. MT40A1G8,
 apply the IPP3N limit to all standby, power-down and burst conditions, so reads and writes
-draw nothing above it on VPP).
+draw nothing above it on VPP). ``include_vpp=False`` leaves the VPP terms out: the VDD supply's
+share alone, as simulators without a VPP term report (DRAMSim3's ``Config::InitPowerParams``).
 """
 
 from __future__ import annotations
@@ -50,11 +51,13 @@ def devices_per_rank(geometry: DramGeometry) -> int:
     return geometry.bus_width_bits // geometry.device_width_bits
 
 
-def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry) -> dict[str, float]:
+def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
+                       include_vpp: bool = True) -> dict[str, float]:
     """Energy in J of one command on one rank (all its devices together).
 
     Keys: ``activate_precharge`` (one ACT and its later PRE), ``read`` (one read burst),
-    ``write`` (one write burst), ``refresh`` (one REF of the rank).
+    ``write`` (one write burst), ``refresh`` (one REF of the rank). include_vpp: False leaves
+    out the VPP supply's share.
     """
     n_dev = devices_per_rank(geometry)
     vdd = currents.vdd_v
@@ -72,7 +75,7 @@ def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: Dra
     e_wr = vdd * (currents.idd4w_ma * _MA_TO_A - idd3n) * burst_s
     # TN-41-01: E_ref = VDD * (IDD5 - IDD3N) * tRFC
     e_ref = vdd * (currents.idd5_ma * _MA_TO_A - idd3n) * timing.t_rfc * tck_s
-    if currents.vpp_v is not None:  # the VPP supply, above its standby current IPP3N
+    if include_vpp and currents.vpp_v is not None:  # the VPP supply, above its standby current IPP3N
         ipp3n = currents.ipp3n_ma * _MA_TO_A
         e_act += currents.vpp_v * (currents.ipp0_ma * _MA_TO_A - ipp3n) * t_rc_s
         e_ref += currents.vpp_v * (currents.ipp5_ma * _MA_TO_A - ipp3n) * timing.t_rfc * tck_s
@@ -84,10 +87,11 @@ def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: Dra
     }
 
 
-def background_power_w(currents: DramCurrents, geometry: DramGeometry) -> dict[str, float]:
+def background_power_w(currents: DramCurrents, geometry: DramGeometry, include_vpp: bool = True) -> dict[str, float]:
     """Background power in W of one rank: ``active`` (a bank open, IDD3N), ``precharge``
     (all banks precharged, IDD2N), ``precharge_power_down`` (IDD2P) and, when the currents
-    give IDD3P, ``active_power_down``; each with VPP x IPP3N added where the standard has VPP."""
+    give IDD3P, ``active_power_down``; each with VPP x IPP3N added where the standard has VPP
+    (unless include_vpp is False)."""
     n_dev = devices_per_rank(geometry)
     out = {
         "active": currents.vdd_v * currents.idd3n_ma * _MA_TO_A * n_dev,
@@ -96,7 +100,7 @@ def background_power_w(currents: DramCurrents, geometry: DramGeometry) -> dict[s
     }
     if currents.idd3p_ma is not None:
         out["active_power_down"] = currents.vdd_v * currents.idd3p_ma * _MA_TO_A * n_dev
-    if currents.vpp_v is not None:  # IPP3N in every state
+    if include_vpp and currents.vpp_v is not None:  # IPP3N in every state
         vpp_w = currents.vpp_v * currents.ipp3n_ma * _MA_TO_A * n_dev
         out = {state: w + vpp_w for state, w in out.items()}
     return out
@@ -115,12 +119,14 @@ def energy_by_category_j(
     precharged_time_ps: int,
     power_down_open_ps: int = 0,
     power_down_precharged_ps: int = 0,
+    include_vpp: bool = True,
 ) -> dict[str, float]:
     """DRAM energy in J by category from command counts and background times.
 
     open_time_ps / precharged_time_ps are summed over ranks (rank-picoseconds with at least
     one bank open / with all banks precharged); power_down_open_ps / power_down_precharged_ps
-    are the parts of each spent powered down; refreshes counts REF commands over all ranks.
+    are the parts of each spent powered down; refreshes counts REF commands over all ranks;
+    include_vpp: False gives the VDD supply's share alone.
     """
     for name, value in (("activates", activates), ("reads", reads), ("writes", writes),
                         ("refreshes", refreshes), ("open_time_ps", open_time_ps),
@@ -132,8 +138,8 @@ def energy_by_category_j(
     if power_down_open_ps > open_time_ps or power_down_precharged_ps > precharged_time_ps:
         raise ValueError(f"power-down times ({power_down_open_ps}, {power_down_precharged_ps} ps): expected at "
                          f"most the open and precharged times ({open_time_ps}, {precharged_time_ps} ps)")
-    cmd = command_energies_j(timing, currents, geometry)
-    bg = background_power_w(currents, geometry)
+    cmd = command_energies_j(timing, currents, geometry, include_vpp)
+    bg = background_power_w(currents, geometry, include_vpp)
     if power_down_open_ps and "active_power_down" not in bg:
         raise ValueError("power_down_open_ps > 0: expected currents.idd3p_ma (active power-down current)")
     return {

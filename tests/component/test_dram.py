@@ -357,6 +357,43 @@ def test_idle_refresh_count():
     assert d.counters()["refreshes"] == 0  # energy_j does not change the system
 
 
+def test_staggered_refresh_spreads_the_ranks_over_trefi():
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=4)
+    d = make(g, refresh="staggered", command_log_capacity=64)
+    refi = TIMING.t_refi_ps
+    end_ps = 2 * refi + 1
+    times = d.background_times_ps(end_ps)
+    d.idle_until(end_ps)
+    log = d.command_log()
+    refs = log[log[:, 1] == k.CMD_REF]
+    # rank r at (r + 1) * tREFI / 4, then tREFI later: idle ranks refresh when due
+    expected = sorted(((r + 1) * refi // 4 + n * refi, r) for r in range(4) for n in range(2))
+    expected = [(t, r) for t, r in expected if t < end_ps]
+    assert sorted(zip(refs[:, 0].tolist(), refs[:, 2].tolist())) == expected
+    assert times["refreshes"] == len(expected) == 8
+    # the simultaneous default: every rank at tREFI and 2 tREFI
+    assert make(g).background_times_ps(end_ps)["refreshes"] == 8
+    assert make(g).background_times_ps(0)["refreshes"] == make(g, refresh="staggered").background_times_ps(0)[
+        "refreshes"] == 0
+    assert make(g, refresh="staggered").background_times_ps(refi // 4)["refreshes"] == 0
+    assert make(g, refresh="staggered").background_times_ps(refi // 4 + 1)["refreshes"] == 1
+
+
+def test_staggered_refresh_keeps_the_protocol_and_its_accounting():
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g, refresh="staggered", command_log_capacity=200_000, scheduler="ready_first")
+    last = 0
+    for arrival, lines, wr in random_chunks(9):
+        last = max(last, d.service(lines, wr, arrival))
+    end_ps = last + 50_000_000
+    times = d.background_times_ps(end_ps)
+    d.idle_until(end_ps)
+    log = d.command_log()
+    assert check_protocol(log, TIMING, 2) == len(log)
+    assert times["open"] == open_time_from_log(log, 2, end_ps)
+    assert int(np.sum(log[:, 1] == k.CMD_REF)) == times["refreshes"] > 0
+
+
 def test_open_time_by_hand():
     d = make()
     d.service(np.array([line(3, 1)]), False, 0)  # ACT at 0, row stays open until the first refresh

@@ -146,6 +146,22 @@ def test_vpp_currents_add_to_activate_refresh_and_background_energy(ddr4):
     assert bg["precharge_power_down"] == pytest.approx((1.2 * 0.025 + 2.5 * 0.003) * n_dev, rel=1e-12)
 
 
+def test_vdd_share_alone_leaves_every_vpp_term_out(ddr4):
+    timing, currents, geometry = ddr4
+    n_dev, tck_s = 8, 0.625e-9
+    e = power.command_energies_j(timing, currents, geometry, include_vpp=False)
+    assert e["refresh"] == pytest.approx(1.2 * (0.250 - 0.052) * 560 * tck_s * n_dev, rel=1e-12)
+    bg = power.background_power_w(currents, geometry, include_vpp=False)
+    assert bg["active"] == pytest.approx(1.2 * 0.052 * n_dev, rel=1e-12)
+    d = DramSystem(timing, currents, geometry)
+    end = d.service(np.arange(4096), False, 0)
+    both, vdd = d.energy_j(end), d.energy_j(end, include_vpp=False)
+    assert vdd["read"] == both["read"] and vdd["activate_precharge"] == both["activate_precharge"]  # IPP0 = IPP3N
+    vpp_background_w = 2.5 * 0.003 * n_dev  # IPP3N in every state of the one rank, over [0, end)
+    background = ("background_active", "background_precharge", "background_power_down")
+    assert sum(both[c] - vdd[c] for c in background) == pytest.approx(vpp_background_w * end * 1e-12, rel=1e-9)
+
+
 # -- presets and refusals --------------------------------------------------------------------------
 def test_hbm2_stack_streams_near_its_peak(tmp_path):
     spec = load_spec(system_file(tmp_path, "hbm2_8gb_x128"), SystemSpec).spec

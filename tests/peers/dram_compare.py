@@ -2,24 +2,31 @@
 
 ``offsim_figures`` serves one stream of ``dram_streams.py`` on a ``DramSystem`` and returns the
 same quantities as the reference tables (ns, B, GB/s, pJ): a saturating stream is one chunk
-arriving at 0, a timed stream one request per call at its arrival time. ``ddr3_dram`` is the
-shipped DDR3-1600 preset set up as the DDR3 tables' peers were: two ranks, open page, a
-32-entry queue, refresh on, power-down off.
+arriving at 0, a timed stream one request per call at its arrival time. ``peer_dram`` is offsim
+set up as a configuration's peers were (``PEER_SETUPS``): the shipped DDR3-1600 preset with two
+ranks, under the preset's controller and under the ready-first one; the shipped DDR4-3200 preset
+and one channel of the shipped HBM2 preset with DRAMSim3's edits, under the ready-first
+controller; power-down off and ranks refreshed staggered, as DRAMSim3's, everywhere.
+``peer_streams`` gives the streams in offsim's line addresses: the same channel, rank, bank
+group, bank, row and column as DRAMSim3 decodes from them.
 
-``python tests/peers/dram_compare.py`` prints, per stream of the DDR3 tables, offsim against
-DRAMSim3 and Ramulator 2: run-time ratio, GB/s, mean read latency and each energy category.
+``python tests/peers/dram_compare.py [SETUP ...]`` prints, per stream, offsim against
+DRAMSim3 (and Ramulator 2 where it has a table): run-time ratio, GB/s, mean read latency and each
+energy category.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from tests.peers.dram_streams import LINE_BYTES, Stream, streams
+from tests.peers.dram_streams import LINE_BYTES, Stream, offsim_layout, offsim_lines, streams
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -27,20 +34,56 @@ ROOT = HERE.parents[1]
 ENERGY_CATEGORIES = ("activate_precharge", "read", "write", "refresh", "background_active", "background_precharge")
 
 
-def ddr3_dram():
-    """The shipped DDR3-1600 preset, two ranks, power-down off (the DDR3 tables' setting)."""
-    from simulator.config.loader import load_spec
+@dataclass(frozen=True)
+class PeerSetup:
+    """offsim set up as the peers of one configuration's tables were: the configuration (its
+    tables ``<peer>_<config>.csv``), offsim's DRAM preset and the overrides on top of it."""
+
+    config: str
+    preset: str
+    overrides: tuple[str, ...]
+
+
+_DDR3 = ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false", "dram.geometry.refresh=staggered")
+#: setup name -> setup; ddr3 keeps the preset's own controller (frfcfs), the others run ready_first
+PEER_SETUPS: dict[str, PeerSetup] = {
+    "ddr3": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3),
+    "ddr3_ready_first": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4",
+                                  _DDR3 + ("dram.geometry.scheduler=ready_first",)),
+    "ddr4": PeerSetup("ddr4", "dram/ddr4_3200_mt40a1g8", ("dram.geometry.power_down=false",
+                                                         "dram.geometry.scheduler=ready_first",
+                                                         "dram.geometry.refresh=staggered")),
+    # one 128-bit channel; DRAMSim3 doubles HBM columns (2 KB rows) and reads its file's tRTP_S (4)
+    "hbm2": PeerSetup("hbm2", "dram/hbm2_8gb_x128", ("dram.geometry.power_down=false",
+                                                     "dram.geometry.scheduler=ready_first", "dram.geometry.channels=1",
+                                                     "dram.geometry.columns=128", "dram.timing.t_rtp=4",
+                                                     "dram.interface_energy_j_per_bit=20 pJ/bit")),  # unused here
+}
+
+
+def peer_dram(setup: str):
+    """A fresh DramSystem of offsim set up as ``PEER_SETUPS[setup]``."""
+    from simulator.config.loader import apply_overrides, build_spec, load_yaml, resolve_presets
     from simulator.config.schema import SystemSpec
     from simulator.system import build_dram
 
-    spec = load_spec(ROOT / "configs" / "systems" / "i7_920_ddr3.yaml", SystemSpec,
-                     ["dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false"]).spec
+    peer = PEER_SETUPS[setup]
+    source = ROOT / "configs" / "systems" / "i7_920_ddr3.yaml"  # the host and caches; the DRAM replaced
+    raw = dict(load_yaml(source), dram={"preset": peer.preset})
+    resolved = apply_overrides(resolve_presets(raw, str(source)), peer.overrides, SystemSpec)
+    errors: list[str] = []
+    spec = build_spec(SystemSpec, resolved, str(source), "", errors)
+    if errors:
+        raise ValueError(f"{setup}: " + "; ".join(errors))
     return build_dram(spec)
 
 
-def ddr3_streams() -> list[Stream]:
-    """The streams of the DDR3 tables (the triad's arrays offset by whole rows of the preset)."""
-    return streams(ddr3_dram().geometry.lines_per_row)
+def peer_streams(setup: str) -> list[tuple[Stream, Stream]]:
+    """The streams of the setup's tables (the triad's arrays offset by whole rows), each as the
+    peers were given it and in offsim's line addresses."""
+    geometry = peer_dram(setup).geometry
+    layout = offsim_layout(PEER_SETUPS[setup].config, geometry)
+    return [(s, dataclasses.replace(s, lines=offsim_lines(s, layout))) for s in streams(geometry.lines_per_row)]
 
 
 def serve(dram, stream: Stream) -> np.ndarray:
@@ -55,7 +98,8 @@ def serve(dram, stream: Stream) -> np.ndarray:
 
 def offsim_figures(dram, stream: Stream) -> dict[str, float]:
     """Run time (ns), bytes, GB/s, mean read latency (ns, timed streams only) and energy per
-    category (pJ) of ``stream`` served by ``dram`` (a fresh DramSystem)."""
+    category (pJ, the VDD supply's share: DRAMSim3 has no VPP term) of ``stream`` served by
+    ``dram`` (a fresh DramSystem)."""
     done = serve(dram, stream)
     end_ps = dram.last_completion_ps
     reads = ~stream.is_write
@@ -63,7 +107,7 @@ def offsim_figures(dram, stream: Stream) -> dict[str, float]:
            "bandwidth_gb_s": stream.lines.size * LINE_BYTES / (end_ps / 1000),
            "mean_read_latency_ns": float(np.mean(done[reads] - stream.arrival_ps[reads])) / 1000
            if stream.timed else float("nan")}
-    energy = dram.energy_j(end_ps)
+    energy = dram.energy_j(end_ps, include_vpp=False)
     for category in ENERGY_CATEGORIES:
         out[f"energy_{category}_pj"] = energy[category] * 1e12
     return out
@@ -75,28 +119,35 @@ def read_table(path: Path) -> dict[str, dict[str, str]]:
         return {row["stream"]: row for row in csv.DictReader(f)}
 
 
-def main() -> int:
-    dramsim3 = read_table(HERE / "dramsim3_ddr3.csv")
-    ramulator2 = read_table(HERE / "ramulator2_ddr3.csv") if (HERE / "ramulator2_ddr3.csv").exists() else {}
-    for stream in ddr3_streams():
-        if stream.name not in dramsim3:
-            continue
-        dram = ddr3_dram()
-        start = time.perf_counter()
-        ours = offsim_figures(dram, stream)
-        wall_s = time.perf_counter() - start
-        ref = dramsim3[stream.name]
-        ram = ramulator2.get(stream.name, {})
-        print(f"{stream.name}: offsim/DRAMSim3 time {ours['time_ns'] / float(ref['time_ns']):.4f}; GB/s offsim "
-              f"{ours['bandwidth_gb_s']:.3f} DRAMSim3 {float(ref['bandwidth_gb_s']):.3f} Ramulator2 "
-              f"{ram.get('bandwidth_gb_s', '-')}; mean read latency ns offsim {ours['mean_read_latency_ns']:.2f} "
-              f"DRAMSim3 {ref['mean_read_latency_ns']} Ramulator2 {ram.get('mean_read_latency_ns', '-')}; "
-              f"offsim wall {wall_s:.3f} s")
-        for category in ENERGY_CATEGORIES:
-            theirs = float(ref[f"energy_{category}_pj"])
-            mine = ours[f"energy_{category}_pj"]
-            ratio = f"{mine / theirs:.4f}" if theirs else "-"
-            print(f"    {category:22s} offsim {mine / 1e6:12.4f} uJ  DRAMSim3 {theirs / 1e6:12.4f} uJ  ratio {ratio}")
+def main(argv: list[str] | None = None) -> int:
+    setups = (argv if argv is not None else sys.argv[1:]) or list(PEER_SETUPS)
+    for setup in setups:
+        if setup not in PEER_SETUPS:
+            print(f"dram_compare: {setup!r}: expected one of {', '.join(PEER_SETUPS)}", file=sys.stderr)
+            return 2
+    for setup in setups:
+        config = PEER_SETUPS[setup].config
+        dramsim3 = read_table(HERE / f"dramsim3_{config}.csv")
+        ram_path = HERE / f"ramulator2_{config}.csv"
+        ramulator2 = read_table(ram_path) if ram_path.exists() else {}
+        for stream, ours_stream in peer_streams(setup):
+            dram = peer_dram(setup)
+            start = time.perf_counter()
+            ours = offsim_figures(dram, ours_stream)
+            wall_s = time.perf_counter() - start
+            ref = dramsim3[stream.name]
+            ram = ramulator2.get(stream.name, {})
+            print(f"{setup} {stream.name}: offsim/DRAMSim3 time {ours['time_ns'] / float(ref['time_ns']):.4f}; "
+                  f"GB/s offsim {ours['bandwidth_gb_s']:.3f} DRAMSim3 {float(ref['bandwidth_gb_s']):.3f} Ramulator2 "
+                  f"{ram.get('bandwidth_gb_s', '-')}; mean read latency ns offsim {ours['mean_read_latency_ns']:.2f} "
+                  f"DRAMSim3 {ref['mean_read_latency_ns']} Ramulator2 {ram.get('mean_read_latency_ns', '-')}; "
+                  f"offsim wall {wall_s:.3f} s")
+            for category in ENERGY_CATEGORIES:
+                theirs = float(ref[f"energy_{category}_pj"])
+                mine = ours[f"energy_{category}_pj"]
+                ratio = f"{mine / theirs:.4f}" if theirs else "-"
+                print(f"    {category:22s} offsim {mine / 1e6:12.4f} uJ  DRAMSim3 {theirs / 1e6:12.4f} uJ  "
+                      f"ratio {ratio}")
     return 0
 
 

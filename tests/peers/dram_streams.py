@@ -164,6 +164,32 @@ def dramsim3_layout(ini: configparser.ConfigParser) -> Layout:
     return Layout(order, bits)
 
 
+#: DRAMSim3's address mapping of each configuration (the DDR3 one written by ``ddr3_dramsim3_edits``, the
+#: others as in the shipped file it starts from; ``dramsim3_ini`` checks).
+DRAMSIM3_MAPPING = {"ddr3": "rorabgbachco", "ddr4": "rochrababgco", "hbm2": "rorabgbachco"}
+#: offsim's mapping ``row:rank:bank:channel:column`` in DRAMSim3's fields: a bank's group is the low bits
+#: of its index (``DramGeometry``), so the bank-group field sits below the bank field.
+OFFSIM_ORDER = ("ro", "ra", "ba", "bg", "ch", "co")
+
+
+def offsim_layout(config: str, geometry) -> Layout:
+    """The DRAMSim3 address fields of ``config`` with the widths of offsim's ``geometry`` (a
+    ``DramGeometry`` set up as that configuration)."""
+    if geometry.mapping != "row:rank:bank:channel:column":
+        raise ValueError(f"offsim mapping {geometry.mapping!r}: expected row:rank:bank:channel:column")
+    mapping = DRAMSIM3_MAPPING[config]
+    bits = {"ch": _log2(geometry.channels), "ra": _log2(geometry.ranks_per_channel),
+            "bg": _log2(geometry.bank_groups), "ba": _log2(geometry.banks // geometry.bank_groups),
+            "ro": _log2(geometry.rows), "co": _log2(geometry.lines_per_row)}
+    return Layout(tuple(mapping[i:i + 2] for i in range(0, len(mapping), 2)), bits)
+
+
+def offsim_lines(stream: Stream, layout: Layout) -> np.ndarray:
+    """offsim line indices that its mapping decodes to the channel, rank, bank group, bank, row
+    and column DRAMSim3 finds in the stream (``layout``: ``offsim_layout``)."""
+    return layout.encode(layout.decode(stream.lines), OFFSIM_ORDER)
+
+
 #: Ramulator 2's RoBaRaCoCh mapper, most significant first; the bank-group level sits between
 #: bank and rank (its levels, lowest first above the column: rank, bank group, bank, row).
 RAMULATOR_ORDER = ("ro", "ba", "bg", "ra", "co")
@@ -214,7 +240,7 @@ def ddr3_dramsim3_edits() -> tuple[tuple[str, str, str], ...]:
         ("IDD5AB", c.idd5_ma))]
     s += [("system", k, str(v)) for k, v in (
         ("channel_size", rank_mb * g.ranks_per_channel), ("channels", g.channels), ("bus_width", g.bus_width_bits),
-        ("address_mapping", "rorabgbachco"), ("queue_structure", "PER_BANK"),
+        ("address_mapping", DRAMSIM3_MAPPING["ddr3"]), ("queue_structure", "PER_BANK"),
         ("refresh_policy", "RANK_LEVEL_STAGGERED"), ("row_buf_policy", "OPEN_PAGE"), ("cmd_queue_size", 8),
         ("trans_queue_size", spec.dram.geometry.queue_depth),
         ("enable_self_refresh", "false"))]
@@ -254,6 +280,9 @@ def dramsim3_ini(config: str, dramsim3_configs: Path | None) -> configparser.Con
         if not ini.has_section(section):
             ini.add_section(section)
         ini[section][key] = value
+    if ini["system"]["address_mapping"] != DRAMSIM3_MAPPING[config]:
+        raise ValueError(f"{config}: DRAMSim3 address_mapping {ini['system']['address_mapping']!r}: expected "
+                         f"{DRAMSIM3_MAPPING[config]!r} (DRAMSIM3_MAPPING)")
     return ini
 
 

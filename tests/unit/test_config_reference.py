@@ -37,6 +37,8 @@ KIND_SYSTEMS = {"lap": ("configs/systems/lap_dram.yaml", "lap"),
 
 def _system_and_key(row) -> tuple[str, str]:
     """The system file to set ``row`` on and the concrete dotted key."""
+    if row.key.startswith("near_memories.<name>."):
+        return "configs/systems/lap_hbm_stack.yaml", row.key.replace("near_memories.<name>", "near_memories.hbm")
     kind = row.doc[1:row.doc.index("]")] if row.doc.startswith("[") else "lap"
     path, unit_name = KIND_SYSTEMS[kind]
     return path, row.key.replace("accelerators.<name>", f"accelerators.{unit_name}").replace(

@@ -1,0 +1,89 @@
+"""A near memory of its own: the LAP coupled near_memory works in an HBM2 stack beside the DDR3 main
+memory; its traffic reaches the stack, not main memory, with the stack's energy; wrong set-ups are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.config.errors import ConfigError
+from simulator.config.loader import load_spec
+from simulator.config.schema import SystemSpec
+from simulator.engine.replay import replay
+from simulator.runner import collect
+from simulator.system import build_system
+from workloads.gemm import lap_gemm
+
+from tests.conftest import CONFIGS
+
+LAP = "lap: {preset: accel/lap_4x4, interface: {coupling: near_memory, bandwidth_bytes_per_s: 128 GB/s%s}}"
+HBM = "hbm: {preset: dram/hbm2_8gb_x128, interface_energy_j_per_bit: 0 pJ/bit}"
+
+
+def system_file(directory: Path, memory: str = ", memory: hbm", memories: str = HBM) -> Path:
+    path = directory / "system.yaml"
+    path.write_text("name: LAP beside an HBM2 stack\nhost: {preset: cpu/i7_920}\ncaches: {preset: caches/i7_920}\n"
+                    "dram: {preset: dram/ddr3_1600_mt41j256m4}\n"
+                    + (f"near_memories:\n  {memories}\n" if memories else "")
+                    + "accelerators:\n  " + LAP % memory + "\n")
+    return path
+
+
+def simulate(path: Path, table, *overrides: str):
+    system = build_system(load_spec(path, SystemSpec, list(overrides)).spec)
+    end_ps = replay(system, table)
+    return system, collect(system, end_ps, {})
+
+
+def test_the_accelerators_traffic_reaches_its_stack_and_the_hosts_main_memory(tmp_path):
+    m, n, k = 35, 2000, 35
+    system, res = simulate(system_file(tmp_path), lap_gemm(m, n, k, produce_inputs=True),
+                           "near_memories.hbm.interface_energy_j_per_bit=4 pJ/bit")
+    stack = system.near_memories["hbm"].counters_by_requester()
+    main = system.dram.counters_by_requester()
+    assert "lap" not in main and set(stack) == {"lap"}
+    assert stack["lap"]["reads"] * 64 >= 8 * (m * k + k * n + m * n)  # A, B and C read from the stack
+    assert main["lap.driver"]["writes"] > 0  # the host's flush of the inputs it produced goes to main memory
+    assert res.value("near_memory/hbm", "bytes_read") == stack["lap"]["reads"] * 64
+    assert res.value("energy/hbm", "read") > 0 and res.value("energy/hbm", "refresh") > 0
+    stack_bytes = (stack["lap"]["reads"] + stack["lap"]["writes"]) * 64  # each pays the stack's own interface
+    assert res.value("energy/hbm", "interface") == pytest.approx(stack_bytes * 8 * 4e-12)
+    assert main["host"]["reads"] > 0  # the host's own misses (it produces A, B, C) go to main memory
+    assert res.value("energy/dram_interface", "transfer") > 0  # the host's flushed lines cross it ...
+    # ... and the stack's traffic does not: the interface carries exactly main memory's bytes
+    main_bytes = res.value("dram", "bytes_read") + res.value("dram", "bytes_written")
+    assert res.value("energy/dram_interface", "transfer") == pytest.approx(main_bytes * 8 * 20e-12)
+
+
+def test_the_stack_serves_the_lap_faster_than_main_memory_over_the_dram_coupling(tmp_path):
+    table = lap_gemm(35, 16491, 35)  # thin, bandwidth-bound (the q = 4 U-list GEMM of 003 Table 2)
+    busy = {}
+    for name, path in (("stack", system_file(tmp_path)), ("dram", CONFIGS / "systems" / "lap_dram.yaml"),
+                       ("near_main", CONFIGS / "systems" / "lap_near_memory.yaml")):
+        busy[name] = simulate(path, table)[1].value("accel/lap", "busy_s")
+    assert busy["stack"] < 0.9 * busy["dram"]
+    # the 256 GB/s stack and main memory's near-memory path (10 x 12.8 GB/s) both outrun the LAP's 128 GB/s
+    # data path, which then sets the pace
+    assert busy["stack"] == pytest.approx(busy["near_main"], rel=0.02)
+
+
+@pytest.mark.parametrize("memory, memories, words", [
+    (", memory: ssd", HBM, ["accelerators.lap.interface.memory", "'ssd'", "near_memories entry"]),
+    ("", HBM, ["near_memories.hbm", "no accelerator works in it"]),
+    (", memory: hbm", "", ["accelerators.lap.interface.memory", "'hbm'", "given: none"]),
+    (", memory: hbm", "lap: {preset: dram/hbm2_8gb_x128, interface_energy_j_per_bit: 0 pJ/bit}",
+     ["near_memories", "lap"]),
+])
+def test_wrong_near_memory_set_ups_are_refused(tmp_path, memory, memories, words):
+    with pytest.raises(ConfigError) as err:
+        load_spec(system_file(tmp_path, memory, memories), SystemSpec)
+    assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_only_the_near_memory_coupling_works_in_a_memory_of_its_own(tmp_path):
+    path = system_file(tmp_path)
+    path.write_text(path.read_text().replace("coupling: near_memory", "coupling: dram"))
+    with pytest.raises(ConfigError) as err:
+        load_spec(path, SystemSpec)
+    assert "only the near_memory coupling" in str(err.value)
