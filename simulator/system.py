@@ -181,7 +181,7 @@ def check_wiring(graph: nx.DiGraph) -> None:
             if not any(graph.nodes[p].get("kind") == "link" for p in graph.predecessors(node)):
                 raise ValueError(f"system wiring: near memory {node!r} is reached by no accelerator's link")
         elif kind == "channel":
-            if not graph.has_edge(MEMORY, node):
+            if not graph.has_edge(MEMORY_CONTROLLER, node):
                 raise ValueError(f"system wiring: {node!r} is not attached to the {MEMORY_CONTROLLER}")
         elif node not in on_route:
             raise ValueError(f"system wiring: {node!r} ({kind}) lies on no requester's route to memory")
