@@ -246,7 +246,7 @@ ROOFLINE_QUICK_INTENSITIES = (0.125, 0.5, 1.0, 2.0, 4.0, 16.0)
 ROOFLINE_QUICK_BYTES = 4 * 2**20
 
 
-def _plot_roofline_vs_table6(published, measured, path: Path) -> Path:
+def _plot_roofline_vs_table6(vendor, measured, path: Path) -> Path:
     """Time roofline and arch line of 001 Table 6's Nehalem next to the simulated machine's."""
     import matplotlib
     matplotlib.use("Agg")
@@ -257,7 +257,7 @@ def _plot_roofline_vs_table6(published, measured, path: Path) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, fn, ylabel in ((axes[0], "performance_gflop_per_s", "GFLOP/s"),
                            (axes[1], "energy_efficiency_gflop_per_j", "GFLOP/J")):
-        for plat, style in ((published, "-"), (measured, "--")):
+        for plat, style in ((vendor, "-"), (measured, "--")):
             ax.loglog(grid, getattr(plat, fn)(grid), style, label=plat.name)
             ax.axvline(plat.b_tau, ls=style, color="grey", lw=0.6)
         ax.set_xlabel("intensity I (flop/B)")
@@ -288,17 +288,17 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     machine, points = intensity_sweep(system, intensities, total, machine=machine)
     plat = machine.platform("simulated i7-920 core")
     src = t6["eps_d"].source
-    published = RooflinePlatform.from_throughput(
+    vendor = RooflinePlatform.from_throughput(
         t6["peak DP"].number * 1e9, t6["peak memory bandwidth"].number * 1e9, t6["eps_d"].number * 1e-12,
         t6["eps_mem"].number * 1e-12, t6["pi_0"].number, name="001 Table 6 Nehalem (vendor peaks)")
     b_tau_sust = t6["sustained DP"].number / t6["sustained memory bandwidth"].number
     derived = "derived from " + src
     one_core = "one core of the 4-core desktop"
     rows = (
-        Comparison("B_tau (vendor peaks 53.3 / 25.6)", published.b_tau, plat.b_tau, "flop/B", derived,
+        Comparison("B_tau (vendor peaks 53.3 / 25.6)", vendor.b_tau, plat.b_tau, "flop/B", derived,
                    "ours: measured on " + one_core),
         Comparison("B_tau (sustained 49.7 / 19.1)", b_tau_sust, plat.b_tau, "flop/B", derived),
-        Comparison("B_eps = eps_mem / eps_d", published.b_eps, plat.b_eps, "flop/B", derived),
+        Comparison("B_eps = eps_mem / eps_d", vendor.b_eps, plat.b_eps, "flop/B", derived),
         published(t6["eps_d"], "eps_d", machine.eps_flop_j * 1e12,
                   "system config carries 670 pJ/flop (an input, measured back)"),
         published(t6["eps_mem"], "eps_mem", machine.eps_mem_j_per_byte * 1e12, "path energy + DRAM model device energy"),
@@ -330,7 +330,7 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
                      "`models.roofline` on Table 2's representative Fermi values and on Table 6's platforms "
                      "(single precision, fitted throughputs, power cap): `simulator/studies/roofline_claims.py`.")
     fig1 = plot_roofline(machine, points, out / "roofline_sweep.png")
-    fig2 = _plot_roofline_vs_table6(published, plat, out / "roofline_vs_table6.png")
+    fig2 = _plot_roofline_vs_table6(vendor, plat, out / "roofline_vs_table6.png")
     return Reproduction("choi-roofline", "Choi (001): energy roofline, Nehalem Table 6", (table6, claims, sweep),
                         (Path(fig1), fig2))
 
