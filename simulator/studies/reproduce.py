@@ -7,7 +7,10 @@ study can produce with ours, and writes ``report.md`` in the output directory
 (default ``results/reproduce/<target>/``): one Markdown table per published
 table with the deviation ours / published - 1, followed by the figures the
 study drew. Every referenced figure is checked to exist and be a PNG before the
-report is written.
+report is written. Each row carries its reason from ``results/reference/reasons.csv``
+(why it misses by more than 20 %, that it was used for fitting, or that the source
+contradicts itself there, in which case it is listed apart), and the report opens
+with the counts of ``simulator.studies.fidelity.tally``.
 
 The reference CSVs hold one published value a row (columns ``table, row,
 column, value, unit, source``); ``source`` cites the table and the source line
