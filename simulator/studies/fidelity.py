@@ -15,12 +15,10 @@ published - 1| (the mean of the middle two for an even count). Deviations are fr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
+from simulator.studies.comparisons import Comparison, Reproduction, Section
 from simulator.studies.references import Reason, reason_for
-
-if TYPE_CHECKING:
-    from simulator.studies.reproduce import Comparison, Reproduction, Section
 
 CLOSE_FRACTION = 0.10
 MISS_FRACTION = 0.20

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -42,6 +41,7 @@ from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.config.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.studies.plots import save_figure
+from simulator.studies.comparisons import Comparison, Reproduction, Section, published
 from simulator.studies.fidelity import Standing, median, standing, tally
 from simulator.studies.references import Reason, ReferenceRow, index_rows, load_reasons, load_reference
 
@@ -51,53 +51,6 @@ MARKER = ".offsim-reproduce"  # in an output directory: the name of the target w
 
 
 # --------------------------------------------------------------------------- report structure
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """A reference value (published, or the model where a section says so) and ours, in ``unit``."""
-
-    label: str
-    reference: float
-    ours: float | None
-    unit: str
-    source: str
-    note: str = ""
-    key: tuple[str, str, str] | None = None  # the published entry (table, row, column); None: not a published value
-
-    @property
-    def deviation(self) -> float | None:
-        """ours / reference - 1 (None when ours is missing or the reference is zero)."""
-        if self.ours is None or self.reference == 0:
-            return None
-        return self.ours / self.reference - 1.0
-
-
-def published(r: ReferenceRow, label: str, ours: float | None, note: str = "") -> Comparison:
-    """Ours beside published value ``r`` (its unit, citation and entry key)."""
-    return Comparison(label, r.number, ours, r.unit, r.source, note, key=(r.table, r.row, r.column))
-
-
-@dataclass(frozen=True)
-class Section:
-    """One Markdown table of comparisons, with its column headings and a paragraph of context."""
-
-    title: str
-    rows: tuple[Comparison, ...]
-    text: str = ""
-    reference_header: str = "published"
-    ours_header: str = "ours"
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    """What a target produced: sections, figure files (absolute paths) and notes."""
-
-    target: str
-    title: str
-    sections: tuple[Section, ...]
-    figures: tuple[Path, ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 class TargetUnavailable(InputError):
