@@ -5,10 +5,11 @@ their entry in ``results/reference/<target>.csv`` (table, row, column); the othe
 beside a model. The reasons table (``results/reference/reasons.csv``, read by
 ``simulator.studies.references.load_reasons``) says, per target and entry, why a row misses by more
 than ``MISS_FRACTION``, which entries were used to fit a parameter, and where the source contradicts
-itself. Rows without a key are looked up by (section title, row label, reference heading).
+itself, and which entries are parameters the simulation runs with. Rows without a key are looked up by (section
+title, row label, reference heading).
 
 The counts: published figures compared (ours produced, contradictions left out), split into those used
-for fitting and the rest; of the rest, how many lie within 10 % and 20 % and the median of |ours /
+for fitting or as inputs and the rest; of the rest, how many lie within 10 % and 20 % and the median of |ours /
 published - 1| (the mean of the middle two for an even count). Deviations are fractions.
 """
 
@@ -52,7 +53,8 @@ class Standing:
 
     @property
     def fitted(self) -> bool:
-        return self.reason is not None and self.reason.kind == "fitted"
+        """Used for fitting or as an input: counted apart."""
+        return self.reason is not None and self.reason.kind in ("fitted", "input")
 
     @property
     def contradiction(self) -> bool:
@@ -62,12 +64,13 @@ class Standing:
         """The report's reason cell."""
         if self.reason is None:
             return "" if self.explained else "**no reason recorded**"
-        prefix = {"fitted": "fitted: ", "contradiction": "source contradicts itself: "}.get(self.reason.kind, "")
+        prefix = {"fitted": "fitted: ", "input": "input: ",
+                  "contradiction": "source contradicts itself: "}.get(self.reason.kind, "")
         return f"{prefix}{self.reason.cause} ({self.reason.evidence})"
 
 
 def standing(target: str, section: Section, row: Comparison, reasons: list[Reason]) -> Standing:
-    """The reason that applies to ``row``: a fitted or contradiction entry always, a miss reason only when
+    """The reason that applies to ``row``: a fitted, input or contradiction entry always, a miss reason only when
     the row misses; a missing row without a reason is unexplained (a non-published row's note counts)."""
     reason = reason_for(reasons, target, row_key(section, row))
     if reason is not None and reason.kind == "miss" and not misses(row):
@@ -95,9 +98,9 @@ class Tally:
         """The summary in one line."""
         med = "—" if self.median_deviation is None else f"{self.median_deviation * 100:.1f} %"
         pct = (lambda n: f"{100 * n / self.checked:.0f} %") if self.checked else (lambda n: "—")
-        return (f"{self.compared} published figures compared; {self.checked} not used for fitting: "
+        return (f"{self.compared} published figures compared; {self.checked} neither fitted to nor inputs: "
                 f"{self.within_close} ({pct(self.within_close)}) within 10 %, {self.within_miss} "
-                f"({pct(self.within_miss)}) within 20 %, median |deviation| {med}; {self.fitted} used for fitting "
+                f"({pct(self.within_miss)}) within 20 %, median |deviation| {med}; {self.fitted} used for fitting or as inputs "
                 f"({self.fitted_within_miss} within 20 %); {self.contradictions} self-contradicting source entries "
                 f"listed apart; {self.not_produced} published values not produced; {self.unexplained} rows beyond "
                 "20 % without a reason.")

@@ -96,8 +96,9 @@ def index_rows(rows: list[ReferenceRow]) -> dict[tuple[str, str, str], Reference
 REASONS_FILE = REFERENCE_DIR / "reasons.csv"
 REASON_COLUMNS = ("target", "table", "row", "column", "kind", "cause", "evidence")
 #: miss: why ours parts from the published value by more than 20 %; fitted: the entry was used to fit a
-#: parameter (counted apart); contradiction: the source contradicts itself there (counted neither way)
-REASON_KINDS = ("miss", "fitted", "contradiction")
+#: parameter, input: the entry is a parameter the simulation runs with (both counted apart); contradiction: the
+#: source contradicts itself there (counted neither way)
+REASON_KINDS = ("miss", "fitted", "input", "contradiction")
 ANY = "*"  # in a reason's table, row or column: matches every value
 
 
