@@ -107,6 +107,22 @@ def test_every_reason_names_a_target_and_a_published_entry():
             assert any(reason.matches(reason.target, k) for k in keys), reason
 
 
+def test_every_reason_points_to_evidence_that_exists():
+    """Each path a reason's evidence names exists, and a README section it names is a heading of that README."""
+    missing = []
+    for reason in load_reasons():
+        for path in re.findall(r"(?:configs|simulator|models|results|workloads)/[\w./-]+\.(?:py|md|yaml|csv)",
+                               reason.evidence):
+            if not (ROOT / path).is_file():
+                missing.append((reason.target, reason.row, path))
+        for readme, section in re.findall(r"(results/\w+/README\.md), ([^;(]+)", reason.evidence):
+            text = (ROOT / readme).read_text()
+            headings = [ln.lstrip("#").strip().replace("`", "") for ln in text.splitlines() if ln.startswith("#")]
+            if not any(h.startswith(section.strip()) for h in headings):
+                missing.append((reason.target, reason.row, f"{readme}: {section.strip()}"))
+    assert not missing, missing
+
+
 def test_load_reference_rejects_missing_source(tmp_path):
     (tmp_path / "bad.csv").write_text(",".join(REFERENCE_COLUMNS) + "\nT,r,c,1,B,\n")
     with pytest.raises(ValueError, match="source"):
