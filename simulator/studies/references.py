@@ -54,25 +54,33 @@ def reference_table(name: str, table: str, columns: Sequence[str],
     return out
 
 
+def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
+    """(line number, fields) of each row of CSV ``path``; ValueError naming the file (and row) if the header is not
+    ``columns`` or a row has another number of fields."""
+    with Path(path).open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if tuple(header or ()) != columns:
+            raise ValueError(f"{path}: header must be {','.join(columns)}, got {header!r}")
+        records = list(enumerate(reader, start=2))
+    for lineno, rec in records:
+        if len(rec) != len(columns):
+            raise ValueError(f"{path}:{lineno}: expected {len(columns)} fields, got {len(rec)}")
+    return records
+
+
 def load_reference(name: str, directory: Path = REFERENCE_DIR) -> list[ReferenceRow]:
     """Rows of ``<directory>/<name>.csv``; ValueError naming the file and row if a row is malformed."""
     path = Path(directory) / f"{name}.csv"
-    with path.open(newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if tuple(header or ()) != REFERENCE_COLUMNS:
-            raise ValueError(f"{path}: header must be {','.join(REFERENCE_COLUMNS)}, got {header!r}")
-        rows = []
-        for lineno, rec in enumerate(reader, start=2):
-            if len(rec) != len(REFERENCE_COLUMNS):
-                raise ValueError(f"{path}:{lineno}: expected {len(REFERENCE_COLUMNS)} fields, got {len(rec)}")
-            row = ReferenceRow(*rec)
-            if not SOURCE_PATTERN.match(row.source):
-                raise ValueError(f"{path}:{lineno}: source must cite a table and a line like "
-                                 f"'000 Table 4.4 (000:L1034)', got {row.source!r}")
-            if not row.table or not row.column or not row.value:
-                raise ValueError(f"{path}:{lineno}: table, column and value must not be empty")
-            rows.append(row)
+    rows = []
+    for lineno, rec in _records(path, REFERENCE_COLUMNS):
+        row = ReferenceRow(*rec)
+        if not SOURCE_PATTERN.match(row.source):
+            raise ValueError(f"{path}:{lineno}: source must cite a table and a line like "
+                             f"'000 Table 4.4 (000:L1034)', got {row.source!r}")
+        if not row.table or not row.column or not row.value:
+            raise ValueError(f"{path}:{lineno}: table, column and value must not be empty")
+        rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no rows")
     return rows
@@ -81,3 +89,56 @@ def load_reference(name: str, directory: Path = REFERENCE_DIR) -> list[Reference
 def index_rows(rows: list[ReferenceRow]) -> dict[tuple[str, str, str], ReferenceRow]:
     """The rows by (table, row, column)."""
     return {(r.table, r.row, r.column): r for r in rows}
+
+
+# --------------------------------------------------------------------------- reasons
+
+REASONS_FILE = REFERENCE_DIR / "reasons.csv"
+REASON_COLUMNS = ("target", "table", "row", "column", "kind", "cause", "evidence")
+#: miss: why ours parts from the published value by more than 20 %; fitted: the entry was used to fit a
+#: parameter, input: the entry is a parameter the simulation runs with (both counted apart); contradiction: the
+#: source contradicts itself there (counted neither way)
+REASON_KINDS = ("miss", "fitted", "input", "contradiction")
+ANY = "*"  # in a reason's table, row or column: matches every value
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a report entry is what it is: target, entry key (table, row, column; ``*`` for any), kind, cause
+    and where the evidence is (a results README section, a module, a source line)."""
+
+    target: str
+    table: str
+    row: str
+    column: str
+    kind: str
+    cause: str
+    evidence: str
+
+    def matches(self, target: str, key: tuple[str, str, str]) -> bool:
+        """Whether this reason covers entry ``key`` of ``target``."""
+        return self.target == target and all(p in (ANY, k) for p, k in zip((self.table, self.row, self.column), key))
+
+    @property
+    def wildcards(self) -> int:
+        """How many of table, row, column are ``*`` (fewer: more specific)."""
+        return sum(p == ANY for p in (self.table, self.row, self.column))
+
+
+def load_reasons(path: Path = REASONS_FILE) -> list[Reason]:
+    """Rows of the reasons table; ValueError naming the file and row if a row is malformed."""
+    reasons = []
+    for lineno, rec in _records(path, REASON_COLUMNS):
+        reason = Reason(*rec)
+        if reason.kind not in REASON_KINDS:
+            raise ValueError(f"{path}:{lineno}: kind must be one of {', '.join(REASON_KINDS)}, got {reason.kind!r}")
+        if not all(rec):
+            raise ValueError(f"{path}:{lineno}: no field may be empty (use '*' for any table, row or column)")
+        reasons.append(reason)
+    return reasons
+
+
+def reason_for(reasons: list[Reason], target: str, key: tuple[str, str, str]) -> Reason | None:
+    """The most specific reason covering entry ``key`` of ``target`` (None: none does)."""
+    found = [r for r in reasons if r.matches(target, key)]
+    return min(found, key=lambda r: r.wildcards) if found else None

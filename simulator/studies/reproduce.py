@@ -7,7 +7,10 @@ study can produce with ours, and writes ``report.md`` in the output directory
 (default ``results/reproduce/<target>/``): one Markdown table per published
 table with the deviation ours / published - 1, followed by the figures the
 study drew. Every referenced figure is checked to exist and be a PNG before the
-report is written.
+report is written. Each row carries its reason from ``results/reference/reasons.csv``
+(why it misses by more than 20 %, that it was used for fitting, or that the source
+contradicts itself there, in which case it is listed apart), and the report opens
+with the counts of ``simulator.studies.fidelity.tally``.
 
 The reference CSVs hold one published value a row (columns ``table, row,
 column, value, unit, source``); ``source`` cites the table and the source line
@@ -28,8 +31,8 @@ A run refused on input (a target not available) removes what it created.
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -38,7 +41,9 @@ from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.config.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.studies.plots import save_figure
-from simulator.studies.references import ReferenceRow, index_rows, load_reference
+from simulator.studies.comparisons import Comparison, Reproduction, Section, published
+from simulator.studies.fidelity import Standing, median, standing, tally
+from simulator.studies.references import Reason, ReferenceRow, index_rows, load_reasons, load_reference
 
 DEFAULT_OUT_DIR = Path("results") / "reproduce"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -46,47 +51,6 @@ MARKER = ".offsim-reproduce"  # in an output directory: the name of the target w
 
 
 # --------------------------------------------------------------------------- report structure
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """A reference value (published, or the model where a section says so) and ours, in ``unit``."""
-
-    label: str
-    reference: float
-    ours: float | None
-    unit: str
-    source: str
-    note: str = ""
-
-    @property
-    def deviation(self) -> float | None:
-        """ours / reference - 1 (None when ours is missing or the reference is zero)."""
-        if self.ours is None or self.reference == 0:
-            return None
-        return self.ours / self.reference - 1.0
-
-
-@dataclass(frozen=True)
-class Section:
-    """One Markdown table of comparisons, with its column headings and a paragraph of context."""
-
-    title: str
-    rows: tuple[Comparison, ...]
-    text: str = ""
-    reference_header: str = "published"
-    ours_header: str = "ours"
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    """What a target produced: sections, figure files (absolute paths) and notes."""
-
-    target: str
-    title: str
-    sections: tuple[Section, ...]
-    figures: tuple[Path, ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 class TargetUnavailable(InputError):
@@ -107,29 +71,45 @@ def _fmt_dev(d: float | None) -> str:
     return "—" if d is None else f"{d * 100:+.1f} %"
 
 
-def render_markdown(rep: Reproduction, out_dir: Path, quick: bool) -> str:
-    """The report as Markdown; figure links are relative to ``out_dir``."""
+def render_markdown(rep: Reproduction, out_dir: Path, quick: bool, reasons: list[Reason] | None = None) -> str:
+    """The report as Markdown; figure links are relative to ``out_dir``. ``reasons`` (default: the reasons
+    table) gives each row's reason; self-contradicting source entries are listed apart."""
+    reasons = load_reasons() if reasons is None else reasons
     lines = [f"# Reproduction: {rep.title}", "",
              f"Target `{rep.target}`{' (quick mode: fewer / smaller points)' if quick else ''}. "
              "Deviation = ours / reference - 1. Published values: "
-             f"`results/reference/{rep.target.replace('-', '_')}.csv`.", ""]
+             f"`results/reference/{rep.target.replace('-', '_')}.csv`; reasons: `results/reference/reasons.csv`.", "",
+             f"**Summary:** {tally(rep, reasons).sentence()}", ""]
     for note in rep.notes:
         lines.append(f"- {note}")
     if rep.notes:
         lines.append("")
+    apart: list[tuple[Comparison, Standing]] = []
     for sec in rep.sections:
         lines += [f"## {sec.title}", ""]
         if sec.text:
             lines += [sec.text, ""]
-        lines += [f"| figure | {sec.reference_header} | {sec.ours_header} | deviation | unit | source | note |",
-                  "|---|---:|---:|---:|---|---|---|"]
+        lines += [f"| figure | {sec.reference_header} | {sec.ours_header} | deviation | unit | source | note | reason |",
+                  "|---|---:|---:|---:|---|---|---|---|"]
+        shown = []
         for c in sec.rows:
+            st = standing(rep.target, sec, c, reasons)
+            if st.contradiction:
+                apart.append((c, st))
+                continue
+            shown.append(c)
             lines.append(f"| {c.label} | {_fmt(c.reference)} | {_fmt(c.ours)} | {_fmt_dev(c.deviation)} | "
-                         f"{c.unit} | {c.source} | {c.note} |")
-        devs = [abs(c.deviation) for c in sec.rows if c.deviation is not None]
+                         f"{c.unit} | {c.source} | {c.note} | {st.cell()} |")
+        devs = [abs(c.deviation) for c in shown if c.deviation is not None]
         if devs:
-            lines += ["", f"{len(devs)} of {len(sec.rows)} compared; |deviation| median "
-                      f"{sorted(devs)[len(devs) // 2] * 100:.1f} %, max {max(devs) * 100:.1f} %."]
+            lines += ["", f"{len(devs)} of {len(shown)} compared; |deviation| median "
+                      f"{median(devs) * 100:.1f} %, max {max(devs) * 100:.1f} %."]
+        lines.append("")
+    if apart:
+        lines += ["## Where the source contradicts itself (counted neither way)", "",
+                  "| figure | published | ours | deviation | unit | source | evidence |", "|---|---:|---:|---:|---|---|---|"]
+        lines += [f"| {c.label} | {_fmt(c.reference)} | {_fmt(c.ours)} | {_fmt_dev(c.deviation)} | {c.unit} | "
+                  f"{c.source} | {st.cell()} |" for c, st in apart]
         lines.append("")
     if rep.figures:
         lines += ["## Figures", ""]
@@ -183,8 +163,8 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     for (row, col), value in ours.items():
         r = ref[(table, row, col)]
         note = "unrounded" if "tile" in col else ""
-        rows.append(Comparison(f"{row}: {col}" if row != "chain" else col, r.number,
-                               None if value is None else float(value), r.unit, r.source, note))
+        rows.append(published(r, f"{row}: {col}" if row != "chain" else col, None if value is None else float(value),
+                              note))
     chain = Section("Matrix chain worked example (004 §D.7)", tuple(rows),
                     f"P = {list(CHAIN_DIMS)}, sqrt(M) = {CHAIN_SQRT_M}; our minimum-op-count tree "
                     f"`{order.tree()}` (the seed's rendering of the tree at 004:L5303 is garbled; "
@@ -222,7 +202,7 @@ ROOFLINE_QUICK_INTENSITIES = (0.125, 0.5, 1.0, 2.0, 4.0, 16.0)
 ROOFLINE_QUICK_BYTES = 4 * 2**20
 
 
-def _plot_roofline_vs_table6(published, measured, path: Path, cores: int = 1) -> Path:
+def _plot_roofline_vs_table6(vendor, measured, path: Path, cores: int = 1) -> Path:
     """Time roofline and arch line of 001 Table 6's Nehalem next to the simulated machine's."""
     import matplotlib
     matplotlib.use("Agg")
@@ -233,7 +213,7 @@ def _plot_roofline_vs_table6(published, measured, path: Path, cores: int = 1) ->
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, fn, ylabel in ((axes[0], "performance_gflop_per_s", "GFLOP/s"),
                            (axes[1], "energy_efficiency_gflop_per_j", "GFLOP/J")):
-        for plat, style in ((published, "-"), (measured, "--")):
+        for plat, style in ((vendor, "-"), (measured, "--")):
             ax.loglog(grid, getattr(plat, fn)(grid), style, label=plat.name)
             ax.axvline(plat.b_tau, ls=style, color="grey", lw=0.6)
         ax.set_xlabel("intensity I (flop/B)")
@@ -249,6 +229,7 @@ def _plot_roofline_vs_table6(published, measured, path: Path, cores: int = 1) ->
 
 def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     from models.roofline import RooflinePlatform
+    from simulator.studies.roofline_claims import claim
     from simulator.studies.stencil.study import intensity_sweep, load_study, measure_machine, plot_roofline
 
     ref = index_rows(load_reference("choi_roofline"))
@@ -266,34 +247,32 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     cores = loaded.spec.host.cores
     plat = machine.platform(f"simulated {loaded.spec.name}")
     src = t6["eps_d"].source
-    published = RooflinePlatform.from_throughput(
+    vendor = RooflinePlatform.from_throughput(
         t6["peak DP"].number * 1e9, t6["peak memory bandwidth"].number * 1e9, t6["eps_d"].number * 1e-12,
         t6["eps_mem"].number * 1e-12, t6["pi_0"].number, name="001 Table 6 Nehalem (vendor peaks)")
     b_tau_sust = t6["sustained DP"].number / t6["sustained memory bandwidth"].number
     derived = "derived from " + src
     one_core = f"{cores} simulated core{'s' if cores > 1 else ''}, one thread each"
     rows = (
-        Comparison("B_tau (vendor peaks 53.3 / 25.6)", published.b_tau, plat.b_tau, "flop/B", derived,
+        Comparison("B_tau (vendor peaks 53.3 / 25.6)", vendor.b_tau, plat.b_tau, "flop/B", derived,
                    "ours: measured on " + one_core + "; 001 divides the vendor peaks, ours the measured "
                    "throughputs"),
         Comparison("B_tau (sustained 49.7 / 19.1)", b_tau_sust, plat.b_tau, "flop/B", derived),
-        Comparison("B_eps = eps_mem / eps_d", published.b_eps, plat.b_eps, "flop/B", derived, "follows eps_mem"),
-        Comparison("eps_d", t6["eps_d"].number, machine.eps_flop_j * 1e12, "pJ/flop", src,
-                   "system config carries 670 pJ/flop (an input, measured back)"),
-        Comparison("eps_mem", t6["eps_mem"].number, machine.eps_mem_j_per_byte * 1e12, "pJ/B", src,
-                   "path energy + DRAM model device energy; on several cores also the background of the ranks "
-                   "their streams keep out of power-down (pi_0 is measured with the DRAM idle) and the cache "
-                   "actions per DRAM line, beside a path energy derived for one i7-920 core's stream"),
-        Comparison("pi_0", t6["pi_0"].number, machine.pi0_w, "W", src,
-                   f"ours: {cores} x the per-core share of 122 W ({loaded.spec.host.static_power_w:g} W) "
-                   "+ DRAM background/refresh"),
-        Comparison("peak DP throughput", t6["peak DP"].number, 1e-9 / machine.tau_flop_s, "GFLOP/s", src, one_core),
-        Comparison("sustained DP throughput", t6["sustained DP"].number, 1e-9 / machine.tau_flop_s, "GFLOP/s", src,
-                   one_core),
-        Comparison("sustained memory bandwidth", t6["sustained memory bandwidth"].number,
-                   1e-9 / machine.tau_mem_s_per_byte, "GB/s", src, f"read stream on {one_core}; their "
-                   "outstanding misses together (10 a core) keep the channels near their peak, as nothing "
-                   "shared between the cores bounds them"),
+        Comparison("B_eps = eps_mem / eps_d", vendor.b_eps, plat.b_eps, "flop/B", derived, "follows eps_mem"),
+        published(t6["eps_d"], "eps_d", machine.eps_flop_j * 1e12,
+                  "system config carries 670 pJ/flop (an input, measured back)"),
+        published(t6["eps_mem"], "eps_mem", machine.eps_mem_j_per_byte * 1e12,
+                  "path energy + DRAM model device energy; on several cores also the background of the ranks "
+                  "their streams keep out of power-down (pi_0 is measured with the DRAM idle) and the cache "
+                  "actions per DRAM line, beside a path energy derived for one i7-920 core's stream"),
+        published(t6["pi_0"], "pi_0", machine.pi0_w,
+                  f"ours: {cores} x the per-core share of 122 W ({loaded.spec.host.static_power_w:g} W) "
+                  "+ DRAM background/refresh"),
+        published(t6["peak DP"], "peak DP throughput", 1e-9 / machine.tau_flop_s, one_core),
+        published(t6["sustained DP"], "sustained DP throughput", 1e-9 / machine.tau_flop_s, one_core),
+        published(t6["sustained memory bandwidth"], "sustained memory bandwidth", 1e-9 / machine.tau_mem_s_per_byte,
+                  f"read stream on {one_core}; their outstanding misses together (10 a core) keep the channels "
+                  "near their peak, as nothing shared between the cores bounds them"),
     )
     table6 = Section("001 Table 6 Nehalem vs the machine measured on the simulator", rows,
                      f"Our costs are measured with micro runs on `{cfg.system}` (compute-only run, zero-intensity "
@@ -311,9 +290,14 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     sweep = Section("Intensity sweep: simulated time and energy vs the roofline and arch line", tuple(sweep_rows),
                     f"{len(points)} intensities, Q = {total / 2**20:g} MiB per point.",
                     reference_header="model", ours_header="simulated")
+    claims = Section("001 Table 2 and sections 4.4.3-4.4.4: the roofline model on the published parameters",
+                     tuple(published(r, f"{k[1]}: {k[2]}", claim(k, r.unit)) for k, r in ref.items()
+                           if k[0] in ("001 Table 2", "001 §4.4.3", "001 §4.4.4")),
+                     "`models.roofline` on Table 2's representative Fermi values and on Table 6's platforms "
+                     "(single precision, fitted throughputs, power cap): `simulator/studies/roofline_claims.py`.")
     fig1 = plot_roofline(machine, points, out / "roofline_sweep.png")
-    fig2 = _plot_roofline_vs_table6(published, plat, out / "roofline_vs_table6.png", cores)
-    sections, figures = (table6, sweep), (Path(fig1), fig2)
+    fig2 = _plot_roofline_vs_table6(vendor, plat, out / "roofline_vs_table6.png", cores)
+    sections, figures = (table6, claims, sweep), (Path(fig1), fig2)
     if cores > 1:
         triad, fig3 = _triad_threads(system, t6["sustained memory bandwidth"], quick, out)
         sections, figures = sections + (triad,), figures + (fig3,)
@@ -345,13 +329,54 @@ def _triad_threads(system: Path, sustained: ReferenceRow, quick: bool, out: Path
 # --------------------------------------------------------------------------- logca-crypto
 
 
-def _accel_start_bytes(params, g_min_bytes: float, g_max_bytes: float) -> float:
-    """Granularity from which A is a bottleneck (Accelerometer rule), bytes; g_min if it is one from the start."""
-    from models.accelerometer import cutoff_granularities
+SHA_PLATFORMS = ("ultrasparc_t2", "sparc_t3", "sparc_t4_engine", "sparc_t4_instructions")  # 000 Table 4.3's SHA rows
+ACCELEROMETER_GRID = (16, 2**26)  # bytes: the powers of two the thesis reads its regions on (000 section 3.2)
 
-    starts = [c.g_bytes for c in cutoff_granularities(params, g_min_bytes, g_max_bytes)
-              if c.parameter == "A" and c.starts]
-    return starts[0] if starts else g_min_bytes
+
+def _on_grid(g_bytes: float | None) -> float | None:
+    """The first power of two at or above ``g_bytes``: where a region boundary falls on the thesis's grid."""
+    return None if g_bytes is None else float(2 ** math.ceil(math.log2(g_bytes) - 1e-9))
+
+
+def _cutoff(params, parameter: str, starts: bool) -> float | None:
+    """Where ``parameter`` starts (or stops) being a bottleneck on ``ACCELEROMETER_GRID``, bytes (None: never)."""
+    from models.accelerometer import bottlenecks, cutoff_granularities
+
+    if starts and parameter in bottlenecks(params, ACCELEROMETER_GRID[0]):
+        return float(ACCELEROMETER_GRID[0])
+    found = [c.g_bytes for c in cutoff_granularities(params, *ACCELEROMETER_GRID)
+             if c.parameter == parameter and c.starts == starts]
+    if not found:
+        return None
+    return _on_grid(found[0] if starts else found[-1])
+
+
+def _table43_rows(ref: dict, kernel: str, name: str, fitted) -> list[Comparison]:
+    """000 Table 4.3's L, o, C, A of ``kernel`` on platform ``name`` beside LogCA ``fitted`` to our sweep."""
+    ours = {"L": fitted.latency, "o": fitted.overhead_cycles, "C": fitted.c_cycles_per_byte_beta,
+            "A": fitted.acceleration}
+    return [published(ref[(f"000 Table 4.3 {kernel}", name, col)], f"{name} {col}", ours[col],
+                      "supplied from the interface" if col == "L" else "fitted to our sweep") for col in ours]
+
+
+def _t2_regions(ref: dict, params) -> Section:
+    """000 Fig. 6.4 and the section 6.4 worked example: Accelerometer on Table 4.3's UltraSPARC T2 AES row."""
+    from models.logca import granularity_for_speedup
+
+    table = "000 Fig. 6.4 UltraSPARC T2"
+    rows = []
+    for (tab, row, col), r in ref.items():
+        if tab != table:
+            continue
+        if col == "granularity for speedup 12":
+            g = granularity_for_speedup(params, 12.0)
+            rows.append(published(r, f"{col} ({row})", _on_grid(g), f"continuous: {g:.4g} B"))
+        else:
+            parameter, event = col.split(" ", 1)
+            rows.append(published(r, f"{parameter} {event}", _cutoff(params, parameter, event == "starts")))
+    return Section("000 Fig. 6.4 and section 6.4: Accelerometer on UltraSPARC T2 with Table 4.3's parameters",
+                   tuple(rows), "Regions and cut-offs by the 10x / 20 % rule on Table 4.3's AES row, read on the "
+                   "thesis's power-of-two grid (a boundary is the first power of two past the crossing).")
 
 
 def _logca_crypto(out: Path, quick: bool) -> Reproduction:
@@ -373,43 +398,48 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
 
     sim = {1: {p.g_bytes: p.speedup for p in curves["ultrasparc_t2"]}}
     sim |= {n: {p.g_bytes: p.speedup for p in pts} for n, pts in t2_extra.items()}
-    rows = [Comparison(f"g = {g} B, n = {n}", r.number, sim[n].get(g), "speedup", r.source)
+    # with the threaded runs, 000's setup (n threads on n cores) is their section's; here n > 1 is one thread
+    # splitting each request over n engines, shown beside 000 but not counted
+    split_note = "one thread splitting each request over n engines; 000's setup is the threaded section"
+    rows = [published(r, f"g = {g} B, n = {n}", sim[n].get(g)) if n == 1 or not res.threaded
+            else Comparison(f"g = {g} B, n = {n}", r.number, sim[n].get(g), "speedup", r.source, split_note)
             for g, row in sorted(t44.items()) for n, r in sorted(row.items())]
     table44 = Section("000 Table 4.4: AES on UltraSPARC T2 with n crypto units", tuple(rows))
     threaded = (_table44_threads(t44, res.threaded, study),) if res.threaded else ()
 
-    params = []
-    for name in ls.CRYPTO_PLATFORMS:
-        fp = fits[name].params
-        ours = {"L": fp.latency, "o": fp.overhead_cycles, "C": fp.c_cycles_per_byte_beta, "A": fp.acceleration}
-        for col in ("L", "o", "C", "A"):
-            r = ref[("000 Table 4.3 AES", name, col)]
-            params.append(Comparison(f"{name} {col}", r.number, ours[col], r.unit, r.source,
-                                     "supplied from the interface" if col == "L" else "fitted"))
+    params = [c for name in ls.CRYPTO_PLATFORMS for c in _table43_rows(ref, "AES", name, fits[name].params)]
     table43 = Section("000 Table 4.3 (AES rows) vs LogCA fitted to our simulated sweeps", tuple(params),
                       f"Fit over g = 1 KiB .. {g_max // 2**20} MiB with L fixed to the simulated interface latency "
                       f"(beta fitted: {', '.join(f'{k} {f.params.beta:.3f}' for k, f in fits.items())}).")
+
+    sha_g = ls.granularities(study.calibration_min_bytes, g_max)
+    sha_rows = []
+    for name in SHA_PLATFORMS:
+        platform = ls.load_platform(name, "sha")
+        fit = ls.calibrate(platform, ls.sweep(platform, sha_g), study.calibration_min_bytes)
+        sha_rows += _table43_rows(ref, "SHA", name, fit.params)
+    table43_sha = Section("000 Table 4.3 (SHA rows) vs LogCA fitted to our simulated SHA-256 sweeps", tuple(sha_rows),
+                          f"Fit over g = {study.calibration_min_bytes} B .. {g_max} B in powers of two, L fixed as "
+                          "for AES; the engine hashes 64 B blocks of the padded message.")
+    regions = _t2_regions(ref, ls.load_platform("ultrasparc_t2", "aes").logca)
 
     cut_rows = []
     for k, r in ref.items():
         if k[0] != "000 Fig. 6.11 cut-off":
             continue
         name, par = k[1], k[2]
-        fn = ls.overhead_cutoff_bytes if par == "o" else lambda p: _accel_start_bytes(p, 16, 2**26)
+        label = f"{name} {par} cut-off ({'o stops' if par == 'o' else 'A starts'})"
         if name == "pcie_card":  # the off-chip card is no row of Table 4.3: its fitted sweep only
-            cut_rows.append(Comparison(f"{name} {par} cut-off ({'o stops' if par == 'o' else 'A starts'})",
-                                       r.number, fn(fits[ls.PCIE_CARD].params), "bytes", r.source,
-                                       "fitted params of the simulated PCIe card (driver overhead assumed, see "
-                                       "configs/systems/logca_hifn_7955.yaml)"))
+            cut_rows.append(published(r, label, _cutoff(fits[ls.PCIE_CARD].params, par, par == "A"),
+                                      "fitted params of the simulated PCIe card (driver overhead assumed, see "
+                                      "configs/systems/logca_hifn_7955.yaml)"))
             continue
-        ours = fn(fits[name].params)
-        table_params = ls.load_platform(name, "aes").logca
-        cut_rows.append(Comparison(f"{name} {par} cut-off ({'o stops' if par == 'o' else 'A starts'})", r.number,
-                                   ours, "bytes", r.source,
-                                   f"fitted params; with Table 4.3 params: {fn(table_params):.4g} B"))
+        table_value = _cutoff(ls.load_platform(name, "aes").logca, par, par == "A")
+        cut_rows.append(published(r, label, _cutoff(fits[name].params, par, par == "A"),
+                                  f"fitted params; with Table 4.3 params: {_fmt(table_value)} B"))
     cutoffs = Section("000 Fig. 6.11 interface evolution: overhead and acceleration cut-off granularities",
                       tuple(cut_rows), "Accelerometer rule (10x change improves speedup by >= 20 %) on our fitted "
-                      "parameters; the thesis reads its cut-offs off power-of-two grids, ours are continuous.")
+                      "parameters, read on the thesis's power-of-two grid as in Fig. 6.4.")
     o_rows = []
     for name, check in res.overheads.items():
         r = ref.get(("000 Table 4.3 AES", name, "o"))
@@ -426,7 +456,8 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
              f"{', '.join(map(str, study.multi_unit_engines))} units up to {study.multi_unit_max_bytes} B "
              "(the Table 4.4 granularities).",)
     return Reproduction("logca-crypto", "LogCA (000): crypto accelerators, Table 4.4 and interface evolution",
-                        (table44, *threaded, table43, overheads, cutoffs), tuple(figures), notes)
+                        (table44, *threaded, table43, table43_sha, overheads, cutoffs, regions), tuple(figures),
+                        notes)
 
 
 #: 000 Table 4.4's entries from this granularity up are the ones the threaded runs are judged on (smaller ones
@@ -439,8 +470,9 @@ def _table44_threads(t44: dict[int, dict[int, ReferenceRow]], threaded: dict, st
     """000 Table 4.4 against n threads on n cores, each driving its own unit; the count within the tolerance
     over the n > 1 entries from ``THREADED_JUDGED_MIN_BYTES`` up."""
     sim = {n: {p.g_bytes: p.speedup for p in pts} for n, pts in threaded.items()}
-    cells = [(g, n, Comparison(f"g = {g} B, n = {n}", r.number, sim[n].get(g), "speedup", r.source,
-                               "" if n > 1 else "n = 1 on the multi-core system"))
+    cells = [(g, n, published(r, f"g = {g} B, n = {n}", sim[n].get(g)) if n > 1 else
+              Comparison(f"g = {g} B, n = {n}", r.number, sim[n].get(g), "speedup", r.source,
+                         "n = 1 on the multi-core system; the counted n = 1 entry is the section above"))
              for g, row in sorted(t44.items()) for n, r in sorted(row.items()) if n in sim]
     rows = [c for _, _, c in cells]
     judged = [c for g, n, c in cells if n > 1 and g >= THREADED_JUDGED_MIN_BYTES and c.deviation is not None]
@@ -455,6 +487,7 @@ def _table44_threads(t44: dict[int, dict[int, ReferenceRow]], threaded: dict, st
 # --------------------------------------------------------------------------- logca-gpu
 
 GPU_QUICK_MAX_BYTES = 2**20
+GPU_TABLE43_FIELDS = {"o": "overhead_cycles", "A": "acceleration"}  # 000 Table 4.3 column -> LogCAParams field
 
 
 def _logca_gpu(out: Path, quick: bool) -> Reproduction:
@@ -470,6 +503,8 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
     ref = load_reference("logca_gpu")
     tables: dict[str, dict[int, dict[int, ReferenceRow]]] = {}
     for r in ref:
+        if not r.table.startswith(("000 Table 4.5", "000 Table 4.6", "000 Table 4.7")):
+            continue
         kernel = r.table.split()[-1]
         tables.setdefault(kernel, {}).setdefault(int(r.row[2:]), {})[int(r.column[2:])] = r
     sections, figures = [], []
@@ -480,18 +515,32 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
         curves: dict[int, list[SimulatedSpeedup]] = {n: [gs.simulate_point(platform, g, n) for g in g_list] for n in stages}
         figures.append(gs.plot_pipelined(kernel, curves, out / f"pipelined_gpu_{kernel}.png"))
         sim = {n: {p.g_bytes: p.speedup for p in pts} for n, pts in curves.items()}
-        rows = tuple(Comparison(f"g = {g} B, n = {n}", r.number, sim[n].get(g), "speedup", r.source,
-                                "" if g in sim[n] else "not run (quick)")
+        rows = tuple(published(r, f"g = {g} B, n = {n}", sim[n].get(g), "" if g in sim[n] else "not run (quick)")
                      for g, row in sorted(table.items()) for n, r in sorted(row.items()))
         title = next(iter(next(iter(table.values())).values())).table
         sections.append(Section(f"{title}: pipelined offload on the discrete GPU, n stages", rows))
     g_top = GPU_QUICK_MAX_BYTES if quick else 2**26
-    trip = []
+    g_trip = [2**k for k in range(12, g_top.bit_length())]
+    trip, fitted = [], {}
     for name in gs.GPU_PLATFORMS:
-        for row in gs.round_trip(name, "gemm", [2**k for k in range(12, g_top.bit_length())]):
+        platform = gs.load_gpu_platform(name, "gemm")
+        pts = gs.sweep(platform, g_trip)
+        fitted[name] = gs.calibrate(platform, pts).params
+        for row in gs.round_trip(name, "gemm", g_trip, pts):
             trip.append(Comparison(f"{name} {row.label}", row.preset, row.fitted, row.unit,
                                    "simulated" if row.label.startswith("speedup") else "the platform's preset",
                                    row.note))
+    ref_gpu = index_rows(ref)
+    t43 = [published(r, f"{k[1]} {k[2]}", getattr(fitted[k[1]], GPU_TABLE43_FIELDS[k[2]]), "fitted to our sweep")
+           for k, r in ref_gpu.items() if k[0] == "000 Table 4.3 GEMM"]
+    cuts = [published(r, f"{k[1]} {k[2]}", _cutoff(fitted[k[1]], k[2].split()[0], k[2].endswith("starts")),
+                      "fitted params of our sweep")
+            for k, r in ref_gpu.items() if k[0] == "000 Fig. 6.12 cut-off"]
+    sections.append(Section("000 Table 4.3 (GPU rows, GEMM) vs LogCA fitted to our simulated sweeps", tuple(t43),
+                            f"The fit of the calibration round trip below (4 KiB .. {g_top} B)."))
+    sections.append(Section("000 Fig. 6.12 GPU interface evolution, GEMM: cut-off granularities", tuple(cuts),
+                            "Accelerometer rule on the parameters fitted to our sweeps, read on the thesis's "
+                            "power-of-two grid (16 B .. 64 MiB)."))
     sections.append(Section(f"Calibration round trip, GEMM: LogCA fitted to our simulated sweep (4 KiB .. {g_top} B) "
                             "against the preset", tuple(trip),
                             "L fixed to the simulated link; C, beta, o, A fitted (000 section 4.3).",
@@ -515,6 +564,7 @@ FMM_PAPER_N = 240_000  # 003 section 4.1 (003:L127)
 MARSSX86_STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement_marssx86.yaml"
 MARSSX86_CPU = PROJECT_ROOT / "configs" / "systems" / "marssx86" / "cpu.yaml"
 # the points of 003 Table 5 and of the §8 pipelining and energy findings
+TABLE2_DIMS = {"N_q": "n_q", "N_oct": "n_oct", "N_U": "n_u"}  # 003 Table 2 column -> UListDims field
 MARSSX86_PAIRS = ("lap-dram/orig", "lap-dram/pipelining", "lap-llc/orig", "lap-llc/blocking", "lap-llc/pipelining")
 
 
@@ -561,8 +611,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
             pl, var = t5_cols[name]
             col = "sim_mcycles" if kind == "sim" else "model_mcycles"
             ours = ours_cycles(cross, q, pl, var, col)
-            t5.append(Comparison(f"q = {q}: {r.column}", r.number, ours, r.unit, r.source,
-                                 "" if ours is not None else "q not run"))
+            t5.append(published(r, f"q = {q}: {r.column}", ours, "" if ours is not None else "q not run"))
         elif r.table == "003 Table 3":
             stage, kind = r.column.split(" ")
             key = {"T1": "input_perm", "T2": "gemm", "T3": "output_perm"}[stage]
@@ -581,7 +630,14 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                     fn = {"T1": ulist.t1_cycles, "T3": ulist.t3_cycles}.get(stage)
                     ours = (fn(d, mc) if fn else ulist.t2_cycles(d, mc, "cpu")) / 1e6
                     note = "003 eqs. 3-5, our measured w_C, f_C"
-            t3.append(Comparison(f"q = {q}: {r.column}", r.number, ours, r.unit, r.source, note))
+            t3.append(published(r, f"q = {q}: {r.column}", ours, note))
+    t2 = []
+    for r in ref:
+        if r.table == "003 Table 2":
+            dims = machine.get("dims", {}).get(r.row[2:])
+            t2.append(published(r, f"{r.row.replace('=', ' = ')}: {r.column}",
+                                None if dims is None else float(dims[TABLE2_DIMS[r.column]]),
+                                "our octree of the study's N points" if dims is not None else "q not run"))
     found = fmm_study.findings(pd.read_csv(marss_dir / "table.csv"))
     small = found[found.q <= 10]
     ours_finding = {
@@ -592,6 +648,15 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                                                            "smallest cut over the q <= 10 we ran"),
         "total energy saving LAP-LLC Pipe vs LAP-DRAM Pipe (up to)": (
             100 * float(found.llc_pipe_energy_saving_vs_dram_pipe.max()), "largest over q"),
+        "dynamic DRAM energy cut LAP-LLC Block vs LAP-DRAM Orig (from)": (
+            100 * float(found.dram_dynamic_cut_llc_block_vs_dram_orig.min()), "smallest over q"),
+        "dynamic DRAM energy cut LAP-LLC Block vs LAP-DRAM Orig (to)": (
+            100 * float(found.dram_dynamic_cut_llc_block_vs_dram_orig.max()), "largest over q"),
+        "runtime gain LAP-LLC vs LAP-DRAM, same variant (up to)": (
+            100 * float(found.llc_vs_dram_runtime.max()), "largest over q and the variants run on both couplings"),
+        "total energy saving LAP pipelining vs Orig": (
+            100 * float(found[found.q == 10].filter(like="pipelining_energy_saving").max(axis=1).iloc[0])
+            if (found.q == 10).any() else None, "q = 10, the larger of the LLC and DRAM couplings"),
         "DRAM static background + refresh share (from)": (100 * float(found.dram_static_refresh_share_min.min()),
                                                           "smallest over the LAP-DRAM and LAP-LLC points"),
         "DRAM static background + refresh share (to)": (100 * float(found.dram_static_refresh_share_max.max()),
@@ -613,8 +678,8 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
             float(found.dram_factor_dram_orig_vs_llc_best.max()),
             "largest over q, the fewest of LAP-LLC Blocking, Blocking+Pref and Pipelining at each q"),
     }
-    t8 = [Comparison(f"{r.column} ({r.row})", r.number, ours_finding[r.column][0], r.unit, r.source,
-                     ours_finding[r.column][1]) for r in ref if r.table == "003 §8"]
+    t8 = [published(r, f"{r.column} ({r.row})", ours_finding[r.column][0], ours_finding[r.column][1])
+          for r in ref if r.table == "003 §8"]
     marss = load_spec(MARSSX86_CPU, SystemSpec).spec.host  # the calibrated values the study's host runs with
     notes = [f"Results from {origin}; N = {n_points} points. Table 5 and the §8 findings: the MARSSx86-like "
              f"host (configs/presets/cpu/i7_920_marssx86.yaml, two calibrated parameters: {marss.max_outstanding_misses} "
@@ -632,6 +697,8 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                 "printed with w_C, f_L, w_L measured by micro runs on those simulated systems "
                 "(`study_marssx86/machine.json`); our extended model is in `study_marssx86/crosscheck.csv`."),
         Section("003 Table 3: CPU-only stages (model and real i7-920) vs ours", tuple(t3)),
+        Section("003 Table 2: expansion size N_q, leaves N_oct and U-list interactions N_U", tuple(t2),
+                "Ours: the octree the study builds for its N points (`study/machine.json`, `dims`)."),
         Section("003 §8 findings on the MARSSx86-like host", tuple(t8),
                 "Per q in `study_marssx86/findings.csv`; the host > DRAM > LAP energy order holds on "
                 f"{int(found.energy_order_host_dram_lap.sum())} of {len(found)} orders q."),
@@ -701,11 +768,11 @@ def reproduce(target: str, out_dir: str | Path | None = None, quick: bool = Fals
 
 
 def summary_line(path: Path) -> str:
-    """A one-line count of the comparisons in a written report (for the CLI)."""
+    """The report's summary sentence and its figure count (for the CLI)."""
     text = path.read_text()
-    n = sum(1 for line in text.splitlines() if line.startswith("| ") and not line.startswith("| figure"))
-    figs = text.count("![")
-    return f"{n} comparisons, {figs} figures"
+    summary = next((line.removeprefix("**Summary:** ") for line in text.splitlines()
+                    if line.startswith("**Summary:**")), "no summary")
+    return f"{summary} {text.count('![')} figures."
 
 
 __all__ = ["Comparison", "Reproduction", "Section", "TARGETS", "TargetUnavailable",

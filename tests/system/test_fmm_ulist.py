@@ -459,7 +459,8 @@ def test_findings_on_a_hand_made_table():
     def row(pl, v, cycles, dram, e_host, e_dram, e_lap, bg, ref, total, gemm=40):
         return {"q": 10, "placement": pl, "gemm": "lap", "variant": v, "cycles": cycles, "dram_accesses": dram,
                 "energy_host_j": e_host, "energy_dram_j": e_dram, "energy_lap_j": e_lap, "dram_background_j": bg,
-                "dram_refresh_j": ref, "energy_total_j": total, "cycles_gemm": gemm}
+                "dram_refresh_j": ref, "dram_dynamic_j": e_dram - bg - ref, "energy_total_j": total,
+                "cycles_gemm": gemm}
 
     t = pd.DataFrame([row("lap-dram", "orig", 100, 1000, 5, 2, 1, 1.0, 0.4, 8, gemm=50),
                       row("lap-dram", "pipelining", 60, 900, 4, 1, 0.5, 0.6, 0.2, 6),
@@ -486,6 +487,8 @@ def test_findings_on_a_hand_made_table():
     assert f.dram_cut_llc_orig_vs_dram_orig == pytest.approx(0.2)
     assert f.dram_factor_llc_orig_vs_llc_block == pytest.approx(1.6)
     assert f.dram_factor_dram_orig_vs_llc_best == pytest.approx(2.5)
+    # dynamic DRAM energy: LAP-DRAM Orig 2 - 1.0 - 0.4 J, LAP-LLC Blocking 1.8 - 1.0 - 0.4 J
+    assert f.dram_dynamic_cut_llc_block_vs_dram_orig == pytest.approx(1 - 0.4 / 0.6)
     # a variant run on the LLC coupling only is left out of the runtime gap, whichever row comes first
     first = findings(pd.concat([t[t.variant == "blocking"], t[t.variant != "blocking"]])).iloc[0]
     assert first.llc_vs_dram_runtime == pytest.approx(1 - 50 / 60)

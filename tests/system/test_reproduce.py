@@ -12,13 +12,14 @@ import yaml
 
 from simulator.cli import main
 from simulator.config.errors import InputError
-from simulator.studies.references import REFERENCE_COLUMNS, REFERENCE_DIR, ReferenceRow, load_reference
+from simulator.studies.references import (REASONS_FILE, REFERENCE_COLUMNS, REFERENCE_DIR, ReferenceRow, load_reasons,
+                                          load_reference)
 from simulator.studies.reproduce import MARKER, PNG_MAGIC, TARGETS, Comparison, check_out_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT.parent / "shared" / "seeds"
 LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
-REFERENCE_FILES = sorted(REFERENCE_DIR.glob("*.csv"))
+REFERENCE_FILES = sorted(p for p in REFERENCE_DIR.glob("*.csv") if p != REASONS_FILE)
 
 
 def test_every_target_has_a_reference_file():
@@ -68,7 +69,7 @@ def test_reference_values_appear_on_the_cited_line(path):
 CITATION = re.compile(r"\b(00[0-4]):L(\d+)(?:-L?(\d+))?")
 CITING_FILES = sorted(p for folder in ("simulator", "models", "workloads", "configs", "tests")
                       for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".yaml", ".md", ".csv")) + \
-    [ROOT / "README.md"] + sorted(ROOT.glob("results/*/README.md")) + REFERENCE_FILES
+    [ROOT / "README.md"] + sorted(ROOT.glob("results/*/README.md")) + REFERENCE_FILES + [REASONS_FILE]
 
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="source texts not available")
@@ -94,6 +95,32 @@ def test_comparison_deviation():
     assert c.deviation == pytest.approx(0.5)
     assert Comparison("x", 2.0, None, "B", "s").deviation is None
     assert Comparison("x", 0.0, 1.0, "B", "s").deviation is None
+
+
+def test_every_reason_names_a_target_and_a_published_entry():
+    """A reason names a known target; one keyed by a published table matches at least one of its entries."""
+    for reason in load_reasons():
+        assert reason.target in TARGETS, reason
+        rows = load_reference(reason.target.replace("-", "_"))
+        if any(r.table == reason.table for r in rows):
+            keys = [(r.table, r.row, r.column) for r in rows]
+            assert any(reason.matches(reason.target, k) for k in keys), reason
+
+
+def test_every_reason_points_to_evidence_that_exists():
+    """Each path a reason's evidence names exists, and a README section it names is a heading of that README."""
+    missing = []
+    for reason in load_reasons():
+        for path in re.findall(r"(?:configs|simulator|models|results|workloads)/[\w./-]+\.(?:py|md|yaml|csv)",
+                               reason.evidence):
+            if not (ROOT / path).is_file():
+                missing.append((reason.target, reason.row, path))
+        for readme, section in re.findall(r"(results/\w+/README\.md), ([^;(]+)", reason.evidence):
+            text = (ROOT / readme).read_text()
+            headings = [ln.lstrip("#").strip().replace("`", "") for ln in text.splitlines() if ln.startswith("#")]
+            if not any(h.startswith(section.strip()) for h in headings):
+                missing.append((reason.target, reason.row, f"{readme}: {section.strip()}"))
+    assert not missing, missing
 
 
 def test_load_reference_rejects_missing_source(tmp_path):
@@ -165,7 +192,7 @@ def test_logca_gpu_quick(tmp_path):
     assert float(n4[2]) > float(n1[2]) > 1
     # the round trip names a reason beside each speedup it compares
     cells = _cells(text, "hsa speedup at 4096 B")
-    assert "simulated T0 / C g^beta" in cells[-1]
+    assert "simulated T0 / C g^beta" in cells[-2]  # the note; the last cell is the reason
     assert float(_cells(text, "discrete o")[1].replace(",", "")) > 0
 
 

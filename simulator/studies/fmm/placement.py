@@ -286,6 +286,7 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
     * ``<coupling>_pipelining_gain``: 1 - T_pipe / T_orig (003: ~37 % at q = 10);
     * ``dram_cut_llc_block_vs_dram_orig``: cut in DRAM accesses of LAP-LLC Blocking vs
       LAP-DRAM Orig (003: ~50 % for q <= 10);
+    * ``dram_dynamic_cut_llc_block_vs_dram_orig``: the same cut in dynamic DRAM energy (003: 50-60 %, 003:L360);
     * ``<coupling>_pref_extra_dram``: DRAM accesses added by Orig+Pref over Orig
       (003: prefetching without blocking adds accesses);
     * ``<coupling>_blocking_pref_extra_dram``: DRAM accesses added by Blocking+Pref over Blocking
@@ -329,6 +330,8 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
             row[f"{pl}_pipelining_gain"] = 1 - ratio((pl, "pipelining"), (pl, "orig"), "cycles")
         row["dram_cut_llc_block_vs_dram_orig"] = 1 - ratio(("lap-llc", "blocking"), ("lap-dram", "orig"),
                                                            "dram_accesses")
+        row["dram_dynamic_cut_llc_block_vs_dram_orig"] = 1 - ratio(("lap-llc", "blocking"), ("lap-dram", "orig"),
+                                                                   "dram_dynamic_j")
         for pl in ("lap-dram", "lap-llc"):
             row[f"{pl}_pref_extra_dram"] = ratio((pl, "orig_pref"), (pl, "orig"), "dram_accesses") - 1
             row[f"{pl}_blocking_pref_extra_dram"] = ratio((pl, "blocking_pref"), (pl, "blocking"),

@@ -1,0 +1,33 @@
+"""001's derived model results, recomputed from the parameters they rest on (simulator/studies/roofline_claims.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.studies.roofline_claims import claim, claims, power_bound
+
+
+def test_table2_follows_from_its_four_values():
+    assert claim(("001 Table 2", "Fermi", "tau_flop"), "ps/flop") == pytest.approx(1e3 / 515)
+    assert claim(("001 Table 2", "Fermi", "B_tau"), "flop/B") == pytest.approx(515 / 144)
+    assert claim(("001 Table 2", "Fermi", "B_eps"), "flop/B") == pytest.approx(360 / 25)
+
+
+def test_streamed_byte_pays_constant_power_over_bandwidth():
+    # Xeon Phi: pi_0 180 W over 181 GB/s sustained; eps_mem 136 pJ/B (001 Table 6)
+    key = ("001 §4.4.3", "xeon_phi_knc", "constant energy per streamed byte")
+    assert claim(key, "pJ/B") == pytest.approx(180 / 181 * 1e3)
+    total = ("001 §4.4.3", "xeon_phi_knc", "total energy per streamed byte")
+    assert claim(total, "nJ/B") == pytest.approx((136 + 180 / 181 * 1e3) * 1e-3)
+    assert claim(total, "W") is None  # a unit the quantity cannot be given in
+
+
+def test_power_bound_cuts_the_titan_cap_eightfold():
+    bound = power_bound()
+    assert bound["node power"] == pytest.approx(123 + 164 / 8)
+    assert bound["Arndale GPUs at that power"] == pytest.approx((123 + 164 / 8) / (1.28 + 4.83))
+    assert 0 < bound["performance vs full cap"] < 1
+
+
+def test_every_claim_has_a_unit():
+    assert all(isinstance(unit, str) and unit for _, unit in claims().values())
