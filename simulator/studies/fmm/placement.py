@@ -483,7 +483,8 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
               "Host cycles by stage (cf. 003 Fig. 9)", "MCycles", 1e-6),
              (FIGURE_FILES[2], ["dram_background_j", "dram_refresh_j", "dram_dynamic_j"],
               ["background", "refresh", "dynamic"], "DRAM energy split (cf. 003 Fig. 10)", "J", 1.0)]
-    ecols = sorted(c for c in t.columns if c.startswith("energy_") and c != "energy_total_j")
+    # a component no point of the figure has (the systolic arrays' energy) gets no legend entry
+    ecols = sorted(c for c in t.columns if c.startswith("energy_") and c != "energy_total_j" and t[c].notna().any())
     specs.append((FIGURE_FILES[3], ecols, [c[7:-2] for c in ecols],
                   "Total energy by component (cf. 003 Fig. 11)", "J", 1.0))
     for fname, cols, labels, title, ylabel, scale in specs:
