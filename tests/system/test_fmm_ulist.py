@@ -339,7 +339,9 @@ def test_shipped_study_file_validates():
 
     study = load_study(STUDY)
     assert study.llc_bytes == 8 * 2**20 and study.qs == (4, 6, 8, 10, 14)
-    assert {pl.gemm for pl in study.placements.values()} == {"cpu", "lap"}
+    assert {pl.gemm for pl in study.placements.values()} == {"cpu", "lap", "systolic"}
+    dataflows = {pl.overrides for pl in study.placements.values() if pl.gemm == "systolic"}
+    assert dataflows == {(), ("accelerators.systolic.dataflow=ws",)}  # the preset's os, and ws
     assert study.block_llc_share == DEFAULT_LLC_SHARE  # no key: the default rule
 
 
