@@ -1,4 +1,4 @@
-"""FMM U-list placement study (003 §7-8): CPU only vs LAP on DRAM / LLC / near-memory, five variants.
+"""FMM U-list placement study (003 §7-8): CPU only vs a LAP or a systolic array on DRAM / LLC / near memory.
 
 A placement names a system file, the unit its GEMMs run on (``gemm``: ``cpu``, or the accelerator
 ``lap`` or ``systolic`` of that name in the system) and optional ``overrides`` of the system
