@@ -51,8 +51,9 @@ scale of K, 2 N_q for the scale-and-accumulate of M, 2 N_q^2 per column for the
 GEMM.
 
 GEMM placement ``"cpu"``: ``workloads.gemm.host_gemm`` on this layout's
-matrices; ``"lap"``: one ``gemm`` command per class to unit ``"lap"`` (inputs
-A_j, B_j, C_j; output C_j; C += A B as eq. 7 counts it), then a wait.  Both take
+matrices; ``"lap"`` or ``"systolic"``: one ``gemm`` command per class to the unit
+of that name (inputs A_j, B_j, C_j; output C_j; C += A B as eq. 7 counts it; a
+systolic array takes the LAP's command), then a wait.  Both take
 the row-major view of the layout: C_j = Â_j B_j (m = k = N_q, n = n_ij) for rows,
 PVFMM's C_j^T += B_j^T Â_j^T (m = n_ij, n = k = N_q) for interactions. The LAP's
 m_c / n_c blocking is symmetric in m and n, so its sub-blocks, panel traffic and
@@ -123,7 +124,7 @@ BC_LAYOUTS = ("rows", "interactions")  # how B_j and C_j are stored (module docs
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
-PLACEMENTS = ("cpu", "lap")
+PLACEMENTS = ("cpu", "lap", "systolic")  # "cpu", or the accelerator unit the GEMMs offload to
 DENSITIES = ("uniform", "plummer", "gaussian", "table2")
 
 
@@ -312,8 +313,8 @@ def columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n
 
 
 def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, n_q: int, n: int,
-                       layout: str) -> None:
-    """Offload C_j += Â_j B_j of one class to unit ``"lap"``: Â_j (N_q x N_q) at ``a_addr``, B_j and
+                       layout: str, unit: str = "lap") -> None:
+    """Offload C_j += Â_j B_j of one class to accelerator ``unit``: Â_j (N_q x N_q) at ``a_addr``, B_j and
     C_j (N_q x ``n``, stored in ``layout``) at ``b_addr`` and ``c_addr``, in the row-major view of the
     layout (module docstring); the caller issues the wait."""
     a_bytes, bc_bytes = n_q * n_q * ELEM_BYTES, n_q * n * ELEM_BYTES
@@ -321,7 +322,7 @@ def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, 
         dims = {"m": n_q, "n": n, "k": n_q, "a_addr": a_addr, "b_addr": b_addr}
     else:  # C_j^T += B_j^T Â_j^T: B_j is the left operand
         dims = {"m": n, "n": n_q, "k": n_q, "a_addr": b_addr, "b_addr": a_addr}
-    tb.offload("host", "gemm", "lap", op="gemm", **dims, c_addr=c_addr, accumulate=True,
+    tb.offload("host", "gemm", unit, op="gemm", **dims, c_addr=c_addr, accumulate=True,
                inputs=[[a_addr, a_bytes], [b_addr, bc_bytes], [c_addr, bc_bytes]], outputs=[[c_addr, bc_bytes]])
 
 
@@ -440,8 +441,8 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
               threads: int = 1) -> pa.Table:
     """Trace of the FMM U-list of order ``q`` over ``n_points`` points (module docstring).
 
-    ``variant``: one of :data:`VARIANTS`; ``placement``: "cpu" (host GEMM) or "lap"
-    (offload to unit "lap"; needed by every variant but "orig"); ``blocks``: b for the
+    ``variant``: one of :data:`VARIANTS`; ``placement``: "cpu" (host GEMM), "lap" or "systolic"
+    (offload to the unit of that name; needed by every variant but "orig"); ``blocks``: b for the
     blocked and pipelined variants (default: :func:`choose_blocks` with ``llc_bytes`` and
     ``llc_share``, the share of the LLC the live B and C buffers may fill); ``block_order``:
     how blocks cut the interactions (:func:`split_blocks`); ``bc_layout``: how B and C are stored
@@ -453,7 +454,7 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
     if placement == "cpu" and variant != "orig":
-        raise ValueError(f"variant {variant!r} needs placement 'lap' (the CPU runs only 'orig'), got 'cpu'")
+        raise ValueError(f"variant {variant!r} needs an accelerator placement (the CPU runs only 'orig'), got 'cpu'")
     if blocks is not None and (isinstance(blocks, bool) or int(blocks) != blocks or blocks < 1):
         raise ValueError(f"blocks must be a positive integer or None, got {blocks!r}")
     if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
@@ -497,7 +498,7 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
     gemm_tables: dict[tuple[int, int], pa.Table] = {}
     a_addr: dict[int, int] = {}
     plan: list[list[_Class]] = []
-    if placement == "lap":  # B and C buffers of one block, reused by every block (module docstring)
+    if placement != "cpu":  # B and C buffers of one block, reused by every block (module docstring)
         n_slots = min(len(blocks), 2 if variant == "pipelining" else 1)
         slot_bytes = nq * max(b.size for b in blocks) * ELEM_BYTES + N_CLASSES * LINE_BYTES  # + line padding
         b_slots = [sp.alloc(f"B.s{s}", slot_bytes) for s in range(n_slots)]
@@ -562,11 +563,11 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
                 gemm = gemm_tables[(i, cls.j)]
                 tables.append(gemm if threads == 1 else _with_thread(gemm, k % threads))  # dealt in turn
                 continue
-            offload_class_gemm(w.tb, cls.a_addr, cls.b_addr, cls.c_addr, nq, cls.n, bc_layout)
+            offload_class_gemm(w.tb, cls.a_addr, cls.b_addr, cls.c_addr, nq, cls.n, bc_layout, placement)
             if pref:
                 w.prefetch_out(cls)
             if wait:
-                w.tb.wait("host", "gemm", "lap")
+                w.tb.wait("host", "gemm", placement)
         if wait:
             barrier("gemm")
 
@@ -578,7 +579,7 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
                 emit_in(i + 1)
             if i > 0:
                 emit_out(i - 1)
-            w.tb.wait("host", "gemm", "lap")
+            w.tb.wait("host", "gemm", placement)
             barrier("gemm")
         emit_out(len(plan) - 1)
     else:

@@ -55,6 +55,14 @@ def test_model_rows_columns_and_energy_from_the_same_time() -> None:
     assert (cross[(cross.placement == "lap-dram")].ext_bc_llc_share == 0.0).all()
 
 
+def test_model_rows_leave_out_the_systolic_points() -> None:
+    # the U-list model prices a flop-rate LAP; a systolic point beside it gets no model row
+    table = _table()
+    systolic = table[table.gemm == "lap"].assign(gemm="systolic", placement=lambda t: "systolic-os-" + t.placement)
+    both = model_rows(pd.concat([table, systolic], ignore_index=True), MACHINE, DIMS, class_counts={})
+    pd.testing.assert_frame_equal(both, model_rows(table, MACHINE, DIMS, class_counts={}))
+
+
 def test_model_rows_use_the_measured_residency_curve() -> None:
     """A curve that keeps half of the lines at every ratio halves the LLC share of B and C."""
     half = {**MACHINE, "llc_residency": [[0.5, 0.5], [4.0, 0.5]]}

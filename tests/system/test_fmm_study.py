@@ -1,6 +1,7 @@
 """The FMM placement study file is refused at load, before any worker starts or any output is written, when
-its points could not run: a placement's system file that is not a system (or has no LAP for gemm: lap),
-a variant the CPU cannot run, empty or repeated lists."""
+its points could not run: a placement's system file that is not a system (or has no LAP for gemm: lap, no
+systolic array of doubles for gemm: systolic, or refuses the placement's overrides), a variant the CPU cannot
+run, empty or repeated lists."""
 
 from __future__ import annotations
 
@@ -39,6 +40,17 @@ BAD = {
         {"placements.lap-dram.system": "configs/systems/i7_920_ddr3.yaml"},
         "placements.lap-dram.system: configs/systems/i7_920_ddr3.yaml has no LAP named 'lap'; expected a system with "
         "one for gemm: lap"),
+    "a systolic placement on a system without a systolic array": (
+        {"placements.systolic-os-dram.system": "configs/systems/lap_dram.yaml"},
+        "placements.systolic-os-dram.system: configs/systems/lap_dram.yaml has no systolic array named 'systolic'; "
+        "expected a system with one for gemm: systolic, e.g. configs/systems/systolic_fp64_llc.yaml"),
+    "a systolic array of 2-byte words": (
+        {"placements.systolic-os-dram.system": "configs/systems/systolic_dram.yaml"},
+        "placements.systolic-os-dram.system: accelerators.systolic.word_bytes = 2; expected 8 (the U-list's "
+        "doubles)"),
+    "an override the system refuses": (
+        {"placements.systolic-ws-llc.overrides": ["accelerators.systolic.dataflow=xs"]},
+        "placements.systolic-ws-llc.system: --set accelerators.systolic.dataflow=xs (over "),
     "a LAP variant on the CPU": ({"placements.cpu.variants": ["orig", "pipelining"]},
                                  "placements.cpu.variants[1]: 'pipelining'; expected only 'orig' for gemm: cpu"),
     "no variant": ({"placements.lap-llc.variants": []}, "placements.lap-llc.variants: []; expected a non-empty list"),

@@ -203,7 +203,7 @@ def test_rejects_bad_arguments():
         fmm_ulist(4, N_POINTS, variant="fast")
     with pytest.raises(ValueError, match="placement"):
         fmm_ulist(4, N_POINTS, placement="gpu")
-    with pytest.raises(ValueError, match="needs placement 'lap'"):
+    with pytest.raises(ValueError, match="needs an accelerator placement"):
         fmm_ulist(4, N_POINTS, variant="pipelining", placement="cpu")
     with pytest.raises(ValueError, match="blocks"):
         fmm_ulist(4, N_POINTS, variant="blocking", blocks=0)
@@ -339,7 +339,9 @@ def test_shipped_study_file_validates():
 
     study = load_study(STUDY)
     assert study.llc_bytes == 8 * 2**20 and study.qs == (4, 6, 8, 10, 14)
-    assert {pl.gemm for pl in study.placements.values()} == {"cpu", "lap"}
+    assert {pl.gemm for pl in study.placements.values()} == {"cpu", "lap", "systolic"}
+    dataflows = {pl.overrides for pl in study.placements.values() if pl.gemm == "systolic"}
+    assert dataflows == {(), ("accelerators.systolic.dataflow=ws",)}  # the preset's os, and ws
     assert study.block_llc_share == DEFAULT_LLC_SHARE  # no key: the default rule
 
 
@@ -502,3 +504,33 @@ def test_build_problem_shares_one_read_only_problem_per_arguments():
         a.target[0] = 0
     with pytest.raises(ValueError, match="q must be"):
         build_problem(4.5, N_POINTS, "table2")
+
+
+@pytest.mark.parametrize("variant", ["orig", "pipelining"])
+def test_a_systolic_placement_offloads_the_laps_commands_to_its_own_unit(problem, variant):
+    blocks = split_blocks(problem, 3 if variant == "pipelining" else 1)
+    lap, systolic = (ulist_trace(problem, variant, unit, blocks) for unit in ("lap", "systolic"))
+    validate_trace(systolic, units={"host", "systolic"})
+    lap_cmds, systolic_cmds = _offloads(lap), _offloads(systolic)
+    assert {c.pop("unit") for c in lap_cmds} == {"lap"} and {c.pop("unit") for c in systolic_cmds} == {"systolic"}
+    assert systolic_cmds == lap_cmds
+    waits = [json.loads(p)["unit"] for p, op in zip(systolic.column("params").to_pylist(),
+                                                    systolic.column("op").to_pylist()) if op == "wait"]
+    assert waits and set(waits) == {"systolic"}
+
+
+def test_the_systolic_array_runs_every_class_gemm_in_its_closed_form(problem):
+    # 2 dataflows: every command's folds on the array, cycles as SCALE-Sim counts them (systolic_dataflow)
+    from simulator.accel.systolic_dataflow import FoldPlan
+    from simulator.runner import load_system
+
+    t = ulist_trace(problem, "orig", "systolic", split_blocks(problem, 1))
+    cmds = _offloads(t)
+    for dataflow in ("os", "ws"):
+        system = load_system(f"{SYSTEMS}/systolic_fp64_llc.yaml", [f"accelerators.systolic.dataflow={dataflow}"])
+        df = simulate_trace(system, t).to_pandas()
+        unit = df[df.component == "accel/systolic"].set_index("quantity").value
+        plans = [FoldPlan(dataflow, 16, 16, c["m"], c["k"], c["n"]) for c in cmds]
+        assert unit["macs"] == problem.n_q ** 2 * problem.n_u == sum(p.macs for p in plans)
+        assert unit["compute_cycles"] == sum(p.compute_cycles for p in plans)
+        assert unit["bytes_read"] > 0 and unit["bytes_written"] >= problem.n_q * problem.n_u * 8

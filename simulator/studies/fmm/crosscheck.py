@@ -520,6 +520,10 @@ def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
                                 dirty_flush_cycles_per_line=machine.get(f"{lap}.dirty_flush_cycles_per_line", 0.0))
 
 
+#: The GEMM placements the U-list model prices (a flop-rate LAP or the host).
+MODELLED_GEMMS = ("cpu", "lap")
+
+
 def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,
                      llc_share: float, order: str = "class") -> int:
     """b of a pipelined LAP point: the fastest pipeline the extended model predicts with the
@@ -546,7 +550,8 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
     ``ext_b_llc_share`` / ``ext_c_llc_share``: the same for B and for C (they differ only for
     pipelined points with measured pipelined curves). ``class_counts``: interactions per class and q (a
     dimension of the U-list; None: built from the table's n_points and density; {}: N_U / 10
-    each)."""
+    each). Points of other accelerators (a systolic array) have no model here and get no row."""
+    table = table[table.gemm.isin(MODELLED_GEMMS)]
     if class_counts is None:
         class_counts = {int(q): class_counts_of(int(q), int(g.n_points.iloc[0]), str(g.density.iloc[0]))
                         for q, g in table.groupby("q")}

@@ -1,4 +1,11 @@
-"""FMM U-list placement study (003 §7-8): CPU only vs LAP on DRAM / LLC / near-memory, five variants.
+"""FMM U-list placement study (003 §7-8): CPU only vs a LAP or a systolic array on DRAM / LLC / near memory.
+
+A placement names a system file, the unit its GEMMs run on (``gemm``: ``cpu``, or the accelerator
+``lap`` or ``systolic`` of that name in the system) and optional ``overrides`` of the system
+(``key=value``, as ``offsim run --set``), so one system file serves a systolic array of either
+dataflow. The study's own models (003's U-list model, the 003 tables and findings, figures 8-11)
+cover the CPU-only and LAP placements; the systolic placements appear in ``table.csv`` and
+figure 12, beside the LAP at the same coupling.
 
 Runs the grid of ``configs/studies/fmm_placement.yaml`` with a process pool of
 two (or on a dask.distributed cluster, ``simulator.studies.executors``), writes to the
@@ -20,7 +27,9 @@ output directory (default ``results/fmm``):
   and b the number of blocks the simulated trace used; beside the printed equations,
   the extended model (``ext_mcycles``: the costs eqs. 8-12 omit) for every point;
 * ``fig8_dram_accesses.png``, ``fig9_cycles_by_stage.png``,
-  ``fig10_dram_energy.png``, ``fig11_total_energy.png``.
+  ``fig10_dram_energy.png``, ``fig11_total_energy.png`` (CPU-only and LAP points);
+* ``fig12_systolic_vs_lap.png``: host cycles by stage and total energy of every accelerator
+  placement, grouped by coupling and variant (the LAP beside the systolic arrays that replace it).
 
 Block size: the blocked points use ``fmm_ulist.choose_blocks`` with the study
 file's ``llc_bytes`` and ``block_llc_share`` (dimensionless, 0 < share <= 1, default 0.5): the
@@ -66,13 +75,15 @@ import pandas as pd
 from tqdm import tqdm
 
 from simulator.config.accel_lap import LapSpec
+from simulator.config.accel_systolic import SystolicSpec
 from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.studies.references import reference_table
-from simulator.studies.fmm.crosscheck import (CLOCK_HZ, assemble_machine, class_counts, crosscheck_summary, machine_parts,
-                                      model_rows, pipelined_blocks, stage_quantity)
-from simulator.runner import simulate_trace
+from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, assemble_machine, class_counts,
+                                              crosscheck_summary, machine_parts, model_rows, pipelined_blocks,
+                                              stage_quantity)
+from simulator.runner import load_system, simulate_trace
 from simulator.studies.executors import check_parallel_options, point_executor
 from simulator.config.outputs import check_owned_output, make_output_dir, removed_if_failed
 from simulator.studies.plots import save_figure
@@ -83,7 +94,7 @@ from workloads import fmm_ulist
 STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
 STAGES = ("input_perm", "gemm", "out_prefetch", "output_perm")
 FIGURE_FILES = ("fig8_dram_accesses.png", "fig9_cycles_by_stage.png", "fig10_dram_energy.png",
-                "fig11_total_energy.png")
+                "fig11_total_energy.png", "fig12_systolic_vs_lap.png")
 # everything main() writes: a directory holding only these is a previous output, which a run replaces
 OUTPUT_FILES = ("table.csv", "table5.csv", "table3.csv", "findings.csv", "crosscheck.csv", "crosscheck_summary.csv",
                 "machine.json", *FIGURE_FILES)
@@ -99,6 +110,23 @@ TABLE5 = reference_table("asri_fmm", "003 Table 5", (
     "LAP-LLC Pipeline sim", "LAP-LLC Pipeline model"))
 # 003 Table 3, CPU only, real i7-920: T1, T2, T3.
 TABLE3_REAL = reference_table("asri_fmm", "003 Table 3", ("T1 real", "T2 real", "T3 real"))
+
+
+@dataclass(frozen=True)
+class GemmUnit:
+    """An accelerator kind a placement's GEMMs may offload to: its spec class, the spec field holding its
+    element size (bytes; the trace's doubles), its name in messages and a system file with one."""
+
+    spec: type
+    size_field: str
+    label: str
+    example: str
+
+
+#: The accelerators by placement ``gemm``, which is also the unit's name in the system.
+GEMM_UNITS = {"lap": GemmUnit(LapSpec, "elem_bytes", "LAP", "configs/systems/lap_llc.yaml"),
+              "systolic": GemmUnit(SystolicSpec, "word_bytes", "systolic array",
+                                   "configs/systems/systolic_fp64_llc.yaml")}
 
 
 def summarise(df: pd.DataFrame) -> dict[str, float]:
@@ -121,7 +149,8 @@ def summarise(df: pd.DataFrame) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class PlacementPoint:
-    """One grid point: order ``q``, placement name, system file (relative to the project root), variant, problem size."""
+    """One grid point: order ``q``, placement name, system file (relative to the project root) and its
+    ``overrides``, variant, problem size."""
 
     q: int
     placement: str
@@ -135,6 +164,7 @@ class PlacementPoint:
     blocks: int = 0  # 0: fmm_ulist.choose_blocks; else this b
     block_order: str = "class"  # how blocks cut the interactions (fmm_ulist.split_blocks)
     bc_layout: str = "rows"  # how B and C are stored (fmm_ulist.BC_LAYOUTS)
+    overrides: tuple[str, ...] = ()  # key=value settings of the system (the placement's name tells them apart)
 
 
 @dataclass(frozen=True)
@@ -142,8 +172,11 @@ class PlacementSpec:
     """One placement of the study: a system and where its GEMMs run."""
 
     system: str = param(doc="system config, relative to the project root", check=project_file)
-    gemm: str = param(choices=fmm_ulist.PLACEMENTS, doc="where the GEMMs run")
+    gemm: str = param(choices=fmm_ulist.PLACEMENTS, doc="where the GEMMs run: 'cpu', or the accelerator unit of "
+                                                      "that name in the system ('lap' or 'systolic')")
     variants: tuple[str, ...] = param(choices=fmm_ulist.VARIANTS, doc="software variants to run")
+    overrides: tuple[str, ...] = param((), doc="--set style overrides of the system, e.g. "
+                                               "accelerators.systolic.dataflow=ws")
 
 
 @dataclass(frozen=True)
@@ -200,12 +233,19 @@ def load_study(path: str | Path) -> FmmStudySpec:
 
 
 def placement_problems(placement: PlacementSpec, source: str, key: str) -> list[str]:
-    """A placement's system file loads as a system; a LAP placement's system has a LAP named ``lap`` (the
-    unit its GEMM offloads go to, ``fmm_ulist``); a CPU placement runs only ``orig`` (``fmm_ulist.ulist_trace``)."""
-    loaded, errors = load_referenced_system(source, f"{key}.system", placement.system)
-    if placement.gemm == "lap" and loaded is not None and not isinstance(loaded.spec.accelerators.get("lap"), LapSpec):
-        errors.append(f"{source}: {key}.system: {placement.system} has no LAP named 'lap'; expected a system "
-                      "with one for gemm: lap, e.g. configs/systems/lap_llc.yaml")
+    """A placement's system file loads as a system with its overrides; an accelerator placement's system has
+    a unit of its ``gemm`` kind under that name (the unit its GEMM offloads go to, ``fmm_ulist``) working on
+    the trace's doubles; a CPU placement runs only ``orig`` (``fmm_ulist.ulist_trace``)."""
+    loaded, errors = load_referenced_system(source, f"{key}.system", placement.system, placement.overrides)
+    if placement.gemm in GEMM_UNITS and loaded is not None:
+        kind = GEMM_UNITS[placement.gemm]
+        unit = loaded.spec.accelerators.get(placement.gemm)
+        if not isinstance(unit, kind.spec):
+            errors.append(f"{source}: {key}.system: {placement.system} has no {kind.label} named {placement.gemm!r}; "
+                          f"expected a system with one for gemm: {placement.gemm}, e.g. {kind.example}")
+        elif getattr(unit, kind.size_field) != fmm_ulist.ELEM_BYTES:
+            errors.append(f"{source}: {key}.system: accelerators.{placement.gemm}.{kind.size_field} = "
+                          f"{getattr(unit, kind.size_field)}; expected {fmm_ulist.ELEM_BYTES} (the U-list's doubles)")
     if placement.gemm == "cpu":
         errors += [f"{source}: {key}.variants[{i}]: {v!r}; expected only 'orig' for gemm: cpu (the other variants "
                    "offload to the LAP)" for i, v in enumerate(placement.variants) if v != "orig"]
@@ -220,9 +260,10 @@ def run_point(p: PlacementPoint) -> dict[str, Any]:
                                       p.block_order)
     trace = fmm_ulist.ulist_trace(problem, p.variant, p.gemm, blocks, p.bc_layout)
     t1 = time.perf_counter()
-    res = simulate_trace(str(PROJECT_ROOT / p.system), trace)
+    res = simulate_trace(load_system(PROJECT_ROOT / p.system, p.overrides), trace)
     t2 = time.perf_counter()
-    row = {**asdict(p), **summarise(res.to_pandas()), "blocks": len(blocks), "rows": trace.num_rows,
+    point = {k: v for k, v in asdict(p).items() if k != "overrides"}  # the placement's name stands for them
+    row = {**point, **summarise(res.to_pandas()), "blocks": len(blocks), "rows": trace.num_rows,
            "generate_s": t1 - t0, "simulate_s": t2 - t1}
     return row
 
@@ -233,14 +274,14 @@ def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | No
     qs = study.quick.qs if quick else study.qs
     n = study.quick.n_points if quick else study.n_points
     return [PlacementPoint(q, name, str(pl.system), pl.gemm, v, n, study.density, study.llc_bytes, study.block_llc_share,
-                  block_order=study.block_order, bc_layout=study.bc_layout)
+                  block_order=study.block_order, bc_layout=study.bc_layout, overrides=pl.overrides)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
 
 
 def needs_model_blocks(p: PlacementPoint, study: FmmStudySpec) -> bool:
     """Whether the point's b comes from the U-list model (a pipelined LAP point under
-    ``pipelined_blocks: model``)."""
+    ``pipelined_blocks: model``; the model prices a LAP, so a pipelined systolic point takes the LLC rule)."""
     return study.pipelined_blocks == "model" and p.variant == "pipelining" and p.gemm == "lap" and not p.blocks
 
 
@@ -389,13 +430,25 @@ def _bar_ticks(ax, qs: list, configs: list[str], width: float) -> None:
         ax.text(qi + 0.4 - width / 2, 1.01, f"q={q}", transform=ax.get_xaxis_transform(), ha="center")
 
 
-def figures(table: pd.DataFrame, out: Path) -> None:
-    """Figures 8-11 analogues as PNG files in ``out``."""
+def accelerator_couplings(study: FmmStudySpec) -> dict[str, str]:
+    """Placement name -> the coupling of the accelerator its GEMMs offload to (CPU-only placements left out)."""
+    out = {}
+    for name, pl in study.placements.items():
+        if pl.gemm in GEMM_UNITS:
+            spec = load_system(PROJECT_ROOT / pl.system, pl.overrides).spec
+            out[name] = spec.accelerators[pl.gemm].interface.coupling
+    return out
+
+
+def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
+    """Figures 8-11 analogues (CPU-only and LAP points) and figure 12 (every accelerator placement by
+    ``couplings``: placement -> coupling) as PNG files in ``out``."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    t = table.copy()
+    accelerators_figure(table, couplings, out / FIGURE_FILES[4])
+    t = table[table.gemm.isin(MODELLED_GEMMS)].copy()
     t["config"] = t.placement + "/" + t.variant
     configs = list(dict.fromkeys(t.config))
     qs = sorted(t.q.unique())
@@ -433,13 +486,55 @@ def figures(table: pd.DataFrame, out: Path) -> None:
               "Host cycles by stage (cf. 003 Fig. 9)", "MCycles", 1e-6),
              (FIGURE_FILES[2], ["dram_background_j", "dram_refresh_j", "dram_dynamic_j"],
               ["background", "refresh", "dynamic"], "DRAM energy split (cf. 003 Fig. 10)", "J", 1.0)]
-    ecols = sorted(c for c in t.columns if c.startswith("energy_") and c != "energy_total_j")
+    # a component no point of the figure has (the systolic arrays' energy) gets no legend entry
+    ecols = sorted(c for c in t.columns if c.startswith("energy_") and c != "energy_total_j" and t[c].notna().any())
     specs.append((FIGURE_FILES[3], ecols, [c[7:-2] for c in ecols],
                   "Total energy by component (cf. 003 Fig. 11)", "J", 1.0))
     for fname, cols, labels, title, ylabel, scale in specs:
         fig, ax = plt.subplots(figsize=(13, 6))
         bars(ax, cols, labels, title, ylabel, scale)
         save_figure(fig, out / fname, dpi=120)
+
+
+def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Path) -> None:
+    """Figure 12: one column of panels per coupling, the accelerator placements at it side by side for every q
+    and every variant they all ran; top, host cycles (GEMM stage solid, the other stages hatched above it);
+    bottom, total energy."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sites = list(dict.fromkeys(couplings.values()))
+    qs = sorted(table.q.unique())
+    fig, axes = plt.subplots(2, max(len(sites), 1), figsize=(5.5 * max(len(sites), 1), 8), squeeze=False)
+    for col, site in enumerate(sites):
+        names = [name for name, c in couplings.items() if c == site]
+        ran = [set(table[table.placement == name].variant) for name in names]
+        variants = [v for v in fmm_ulist.VARIANTS if all(v in r for r in ran)]
+        groups = [(q, v) for q in qs for v in variants]
+        width = 0.8 / len(names)
+        top, bottom = axes[0][col], axes[1][col]
+        for gi, (q, v) in enumerate(groups):
+            for ni, name in enumerate(names):
+                r = table[(table.q == q) & (table.placement == name) & (table.variant == v)]
+                if not len(r):
+                    continue
+                # the k-th placement of every coupling in one colour: the LAP, then the arrays in study order
+                x, label, colour = gi + ni * width, name if gi == 0 else None, f"C{ni}"
+                gemm_mc = float(r.cycles_gemm.iloc[0]) / 1e6
+                top.bar(x, gemm_mc, width, color=colour, label=label)
+                top.bar(x, float(r.cycles.iloc[0]) / 1e6 - gemm_mc, width, bottom=gemm_mc, color=colour,
+                        alpha=0.35, hatch="//", edgecolor="k", linewidth=0.2)
+                bottom.bar(x, float(r.energy_total_j.iloc[0]), width, color=colour, label=label)
+        for ax in (top, bottom):
+            ax.set_xticks([gi + 0.4 - width / 2 for gi in range(len(groups))], [f"q={q} {v}" for q, v in groups],
+                          rotation=90, fontsize=7)
+        top.set_title(f"{site} coupling")
+        top.set_ylabel("host MCycles (solid: GEMM stage)")
+        bottom.set_ylabel("total energy (J)")
+        top.legend(fontsize=7)
+    fig.suptitle("FMM U-list: the accelerators at each coupling")
+    save_figure(fig, path, dpi=120)
 
 
 # --------------------------------------------------------------------------- main
@@ -529,7 +624,7 @@ def _run(args: argparse.Namespace, prog: str) -> int:
     table5(table, cross).to_csv(out / "table5.csv", index=False)
     table3(table).to_csv(out / "table3.csv", index=False)
     findings(table).to_csv(out / "findings.csv", index=False)
-    figures(table, out)
+    figures(table, out, accelerator_couplings(study))
     print(f"{len(pts)} points and the micro runs in {t_grid:.1f} s, {time.perf_counter() - t0:.1f} s total; "
           f"one q=4 point: {table[table.q == table.q.min()].simulate_s.median():.1f} s simulate "
           f"+ {table[table.q == table.q.min()].generate_s.median():.1f} s generate (median)")
