@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass
+@dataclass(eq=False)
 class Task:
     """A task handed to ``LongestFirst``: its future once an executor runs it."""
 
@@ -61,6 +61,12 @@ class LongestFirst:
             task = heapq.heappop(self._waiting)[2]
             task.future = self._executor.submit(task.fn, *task.args)
             self._running[task.future] = task
+
+    def cancel(self) -> None:
+        """Drop the waiting tasks and cancel the running ones (those not yet started by a worker)."""
+        self._waiting.clear()
+        for future in self._running:
+            future.cancel()
 
     def completed(self) -> Iterator[Task]:
         """Each task as it completes, until none is running or waiting; tasks submitted meanwhile (e.g.

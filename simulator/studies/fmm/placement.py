@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
@@ -75,7 +74,7 @@ from simulator.studies.references import reference_table
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, assemble_machine, class_counts, crosscheck_summary, machine_parts,
                                       model_rows, pipelined_blocks, stage_quantity)
 from simulator.runner import simulate_trace
-from simulator.studies.executors import check_parallel_options, point_executor
+from simulator.studies.executors import check_parallel_options, point_executor, tasks_per_worker
 from simulator.studies.schedule import LongestFirst
 from simulator.config.outputs import check_owned_output, make_output_dir, removed_if_failed
 from simulator.studies.plots import save_figure
@@ -252,14 +251,6 @@ def point_priority(p: PlacementPoint) -> tuple[int, float]:
     it: fewer at larger q)."""
     n_q = fmm_tree.leaf_points(p.q)
     return (1, float(p.n_points * n_q)) if p.gemm == "cpu" else (0, p.n_points / n_q)
-
-
-def _capacity(args: argparse.Namespace) -> int | None:
-    """Tasks to keep on the executor at once: one per worker, None (all) for a scheduler whose workers
-    are not known here."""
-    if args.scheduler is not None:
-        return None
-    return args.dask_local or args.workers or os.cpu_count() or 1
 
 
 def needs_model_blocks(p: PlacementPoint, study: FmmStudySpec) -> bool:
@@ -518,7 +509,7 @@ def _run(args: argparse.Namespace, prog: str) -> int:
                         dynamic_ncols=True) as bar:
         # the micro runs first, in parts over the workers: the pipelined points wait for the model they measure;
         # then the points longest first, the pipelined ones placed by their size once the model has its inputs
-        queue = LongestFirst(pool, _capacity(args))
+        queue = LongestFirst(pool, tasks_per_worker(args.workers, args.scheduler, args.dask_local))
         part_runs = [queue.submit(MICRO_RUN_PRIORITY, part.run) for part in parts]
         runs = [queue.submit(point_priority(p), run_point, p) for p in pts if p not in tuned]
         problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
