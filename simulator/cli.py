@@ -160,10 +160,11 @@ def validate_file(path: str) -> tuple[str, object]:
     from simulator.config.schema import SystemSpec
     from simulator.config.workload import build_workload, generate_trace
     from simulator.config.yamlio import load_yaml
-    from workloads.trace import TraceError, read_trace
 
     p = Path(path)
     if p.suffix.lower() in (".parquet", ".csv"):
+        from workloads.trace import TraceError, read_trace
+
         try:
             table = read_trace(p)
         except TraceError as exc:
@@ -188,7 +189,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Validate each file; a trace or workload given beside system configs is also checked against each
     of them as a run would check it before replaying (its units, rows, commands and memory reach)."""
     from simulator.config.loader import LoadedConfig
-    from simulator.runner import check_trace_on_system
 
     problems: list[str] = []
     checked = []
@@ -202,6 +202,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     systems = [(path, content) for path, _, content in checked if isinstance(content, LoadedConfig)]
     for path, what, content in checked:
         if systems and content is not None and not isinstance(content, LoadedConfig):
+            from simulator.runner import check_trace_on_system  # the engine only when a trace meets a system
+
             try:
                 for system_path, loaded in systems:
                     check_trace_on_system(loaded, content, path)
@@ -393,6 +395,20 @@ def _installed_version() -> str:
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: looks the version up only when asked (reading the installed metadata takes
+    ``importlib.metadata``, which every other command can do without)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_installed_version()}")
+        parser.exit()
+
+
 def _model_parser(models: argparse._SubParsersAction, name: str, what: str, table: str) -> argparse.ArgumentParser:
     """The parser of ``offsim models NAME``, with the arguments every model takes: entries, --table, --out."""
     m = models.add_parser(name, help=what)
@@ -407,7 +423,7 @@ def _model_parser(models: argparse._SubParsersAction, name: str, what: str, tabl
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
                                      "simulator with analytical cross-checks.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_installed_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="simulate one workload on one system and write a run directory")
     p.add_argument("system", help="system config YAML")

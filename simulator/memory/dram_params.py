@@ -19,13 +19,15 @@ presets cite their datasheets).
 
 from __future__ import annotations
 
+import numbers
 import zlib
 from dataclasses import dataclass, field, fields, make_dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from simulator.config.units import is_power_of_two
+
+if TYPE_CHECKING:  # numpy only to pack the kernel's vector: the config schema is read without it
+    import numpy as np
 
 MAPPING_FIELDS = ("row", "rank", "bank", "channel", "column")
 PAGE_POLICIES = ("open", "open_adaptive", "closed")
@@ -194,7 +196,7 @@ def first_refresh_ps(policy: str, t_refi_ps: int, rank: int, ranks: int) -> int:
 
 
 def _require_int(owner: str, name: str, value: object, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{owner}.{name} = {value!r}: expected an integer >= {minimum}")
 
 
@@ -311,6 +313,8 @@ DramCurrents.__module__ = __name__
 def pack_timing_ps(timing: Any) -> np.ndarray:
     """The kernel's parameter vector (int64[len(KERNEL_SLOTS)], ps) with every timing slot filled
     and the device-derived slots (burst, rtw, layout); the controller flags are left 0."""
+    import numpy as np
+
     tck = timing.tck_ps
     p = np.zeros(len(KERNEL_SLOTS), dtype=np.int64)
     filled = set()

@@ -95,6 +95,14 @@ def connect_scheduler(dd: Any, scheduler: str) -> Any:
                      "dask.distributed scheduler, e.g. tcp://host:8786")
 
 
+def tasks_per_worker(workers: int | None, scheduler: str | None, dask_local: int | None) -> int | None:
+    """How many tasks ``point_executor`` with these options runs at once: its worker processes, or None
+    for a scheduler's cluster, whose workers are not known before it is asked."""
+    if scheduler is not None:
+        return None
+    return dask_local or workers or os.cpu_count() or 1
+
+
 @contextmanager
 def point_executor(workers: int | None = None, scheduler: str | None = None,
                    dask_local: int | None = None) -> Iterator[Executor]:

@@ -87,6 +87,8 @@ class Point:
     values: axis key -> value as written in the study file.
     coords: axis key -> resolved value (SI number for quantities, as typed otherwise);
     these become the columns of the consolidated table.
+    size: the declared size of its trace, (element bytes its memory rows touch, rows): the runner
+    starts the largest points first.
     """
 
     values: tuple[tuple[str, Any], ...]
@@ -95,6 +97,7 @@ class Point:
     workload: WorkloadSpec
     workload_source: str
     run_hash: str
+    size: tuple[float, int] = (0.0, 0)
 
     def label(self) -> str:
         """``key=value, ...`` as written in the study file."""

@@ -64,7 +64,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import Executor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +80,8 @@ from simulator.config.loader import LoadedConfig, apply_overrides, content_hash,
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.config.workload import WorkloadSpec, build_workload, name_error
 from simulator.config.yamlio import load_yaml
-from simulator.studies.executors import check_parallel_options, point_executor
+from simulator.studies.executors import check_parallel_options, point_executor, tasks_per_worker
+from simulator.studies.schedule import LongestFirst
 from simulator.config.files import write_atomic
 from simulator.config.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
@@ -362,6 +363,7 @@ class _Builder:
         self._trace_problems: dict[tuple, str | None] = {}
         self._trace_ends: dict[tuple, float] = {}  # where each trace's host accesses end, B
         self._offload_rows: dict[tuple, int] = {}  # how many accelerator commands each trace holds
+        self._trace_sizes: dict[tuple, tuple[float, int]] = {}  # each trace's bytes touched and rows
 
     def system(self, overrides: tuple[tuple[str, Any], ...]) -> LoadedConfig:
         """The system with ``(target, value)`` overrides applied; ConfigError if invalid."""
@@ -402,7 +404,7 @@ class _Builder:
         makes it again), and each parameter set is generated once. Where its host accesses end is kept
         (``trace_end_bytes``), to check it against each point's DRAM."""
         from simulator.config.workload import generate_trace
-        from workloads.trace import address_end_bytes, command_rows
+        from workloads.trace import address_end_bytes, command_rows, trace_summary
 
         if params not in self._trace_problems:
             problem = None
@@ -410,6 +412,8 @@ class _Builder:
                 trace = generate_trace(self.workload(params), self.workload_source)
                 self._trace_ends[params] = address_end_bytes(trace)
                 self._offload_rows[params] = command_rows(trace)
+                summary = trace_summary(trace)
+                self._trace_sizes[params] = (float(summary["bytes_touched"]), int(summary["rows"]))
             except ConfigError as exc:
                 problem = "; ".join(_strip_prefix(_strip_prefix(m, f"{self.workload_source}: "), "params: ")
                                     for m in exc.messages)
@@ -419,6 +423,11 @@ class _Builder:
     def trace_end_bytes(self, params: tuple[tuple[str, Any], ...]) -> float:
         """Where the host accesses of the workload with ``params`` end, B (after ``trace_problem`` found none)."""
         return self._trace_ends[params]
+
+    def trace_size(self, params: tuple[tuple[str, Any], ...]) -> tuple[float, int]:
+        """The trace of ``params``: element bytes its memory rows touch and its rows (after ``trace_problem``
+        found none)."""
+        return self._trace_sizes[params]
 
     def trace_offload_rows(self, params: tuple[tuple[str, Any], ...]) -> int:
         """How many accelerator command rows the trace of ``params`` holds (after ``trace_problem`` found none)."""
@@ -572,7 +581,8 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
         run_hash = content_hash([loaded.content_hash, workload.as_dict()])
         points.append(Point(values=tuple(values), coords=coords, loaded=loaded, workload=workload,
-                            workload_source=builder.workload_source, run_hash=run_hash))
+                            workload_source=builder.workload_source, run_hash=run_hash,
+                            size=builder.trace_size(params)))
     if errors:
         raise ConfigError(list(dict.fromkeys(errors)))  # points that differ only in set. values: said once
     check_figure_quantities(study, points)
@@ -812,6 +822,11 @@ class _Pool:
             self.executor = self._stack.enter_context(point_executor(*self.options))
         return self.executor
 
+    def capacity(self) -> int | None:
+        """Points to keep on the executor at once: one per worker (``tasks_per_worker``), None (all) for a
+        scheduler whose workers are not known here."""
+        return tasks_per_worker(*self.options)
+
     def close(self) -> None:
         """Shut the executor down (waiting for its workers)."""
         self._stack.close()
@@ -887,19 +902,18 @@ def _run(pool: _Pool, points_dir: Path) -> Submit:
     store = str(points_dir) if scheduler is None and dask_local is None else None
 
     def go(todo: list[Point]) -> Iterator[tuple[Point, Outcome]]:
-        executor = pool.open()
-        futures = {executor.submit(simulate_point, p.loaded, p.workload, p.workload_source, store): p
-                   for p in todo}
+        queue = LongestFirst(pool.open(), pool.capacity())  # the largest points first
+        tasks = {queue.submit(p.size, simulate_point, p.loaded, p.workload, p.workload_source, store): p
+                 for p in todo}
         try:
-            for fut in as_completed(futures):
+            for task in queue.completed():
                 try:
-                    outcome = fut.result()
+                    outcome = task.result()
                 except Exception as exc:  # noqa: BLE001 -- a worker died or the task was lost
                     outcome = ("failed", f"{type(exc).__name__}: {exc}", 0.0)
-                yield futures[fut], outcome
+                yield tasks[task], outcome
         finally:
-            for fut in futures:
-                fut.cancel()
+            queue.cancel()
     return go
 
 

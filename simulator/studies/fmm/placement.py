@@ -44,7 +44,9 @@ price of more GEMM calls, each re-reading its Â_j. Blocks are runs of B's colum
 order (``fmm_ulist.split_blocks``), or with ``block_order: target`` ranges of target leaves
 holding every class. With ``pipelined_blocks: llc_rule`` they use
 ``choose_blocks`` like the blocked points. The micro runs that measure the model's
-parameters therefore run first, beside the first points. The study key ``bc_layout``
+parameters therefore run first, beside the first points. The points then run longest first by their
+declared size (``point_priority``; ``simulator.studies.schedule``), one task per worker at a time, so
+that a pipelined point, ready once the micro runs are done, starts before every smaller point. The study key ``bc_layout``
 (``rows``, the default, or ``interactions``: PVFMM's layout) says how B and C are stored,
 in the traces and in the micro runs that measure the LLC residency of their exchange.
 ``table.csv`` records the share, the layout and b of every point; the models take b from the
@@ -65,7 +67,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from concurrent.futures import as_completed
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -84,12 +85,13 @@ from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, assemble
                                               crosscheck_summary, machine_parts, model_rows, pipelined_blocks,
                                               stage_quantity)
 from simulator.runner import load_system, simulate_trace
-from simulator.studies.executors import check_parallel_options, point_executor
+from simulator.studies.executors import check_parallel_options, point_executor, tasks_per_worker
+from simulator.studies.schedule import LongestFirst
 from simulator.config.outputs import check_owned_output, make_output_dir, removed_if_failed
 from simulator.studies.plots import save_figure
 from simulator.studies.spec import list_problems, load_referenced_system
 from models.ulist import BLOCK_ORDERS
-from workloads import fmm_ulist
+from workloads import fmm_tree, fmm_ulist
 
 STUDY = PROJECT_ROOT / "configs" / "studies" / "fmm_placement.yaml"
 STAGES = ("input_perm", "gemm", "out_prefetch", "output_perm")
@@ -277,6 +279,19 @@ def grid(study: FmmStudySpec, quick: bool, only: frozenset[tuple[str, str]] | No
                   block_order=study.block_order, bc_layout=study.bc_layout, overrides=pl.overrides)
             for q in qs for name, pl in study.placements.items() for v in pl.variants
             if only is None or (name, v) in only]
+
+
+#: The micro runs start before every point: the pipelined points wait for the model inputs they measure.
+MICRO_RUN_PRIORITY = (2, 0.0)
+
+
+def point_priority(p: PlacementPoint) -> tuple[int, float]:
+    """A point's place in the run order (larger first), estimated from its declared size: the CPU-only
+    points first, each running every GEMM on the host (work ~ N x N_q, more at larger q), then the LAP
+    points by their number of leaf boxes N / N_q (their trace's rows, hence their replay's time, grow with
+    it: fewer at larger q)."""
+    n_q = fmm_tree.leaf_points(p.q)
+    return (1, float(p.n_points * n_q)) if p.gemm == "cpu" else (0, p.n_points / n_q)
 
 
 def needs_model_blocks(p: PlacementPoint, study: FmmStudySpec) -> bool:
@@ -582,8 +597,6 @@ def _run(args: argparse.Namespace, prog: str) -> int:
         return (exc if isinstance(exc, InputError) else InputError(str(exc))).report(prog)
     t0 = time.perf_counter()
     pts = grid(study, args.quick, only)
-    # big points first so that the two workers finish together
-    pts.sort(key=lambda p: (p.gemm != "cpu", -p.q))
     tuned = [p for p in pts if needs_model_blocks(p, study)]
     systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
     n = study.quick.n_points if args.quick else study.n_points
@@ -592,19 +605,20 @@ def _run(args: argparse.Namespace, prog: str) -> int:
                           study.bc_layout)
     with executor, tqdm(total=len(pts) + len(parts), desc=Path(args.study).stem, unit="run", disable=None,
                         dynamic_ncols=True) as bar:
-        # the micro runs first, in parts over the workers: the pipelined points wait for the model they measure
-        part_runs = [pool.submit(part.run) for part in parts]
-        runs = [pool.submit(run_point, p) for p in pts if p not in tuned]
+        # the micro runs first, in parts over the workers: the pipelined points wait for the model they measure;
+        # then the points longest first, the pipelined ones placed by their size once the model has its inputs
+        queue = LongestFirst(pool, tasks_per_worker(args.workers, args.scheduler, args.dask_local))
+        part_runs = [queue.submit(MICRO_RUN_PRIORITY, part.run) for part in parts]
+        runs = [queue.submit(point_priority(p), run_point, p) for p in pts if p not in tuned]
         problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
-        results = []
-        for run in part_runs:
-            results.append(run.result())
+        machine = None
+        for _ in queue.completed():
             bar.update()
-        machine = assemble_machine(parts, results)
-        runs += [pool.submit(run_point, replace(p, blocks=pipelined_blocks(
-            machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share, p.block_order))) for p in tuned]
-        for _ in as_completed(runs):
-            bar.update()
+            if machine is None and all(run.future is not None and run.future.done() for run in part_runs):
+                machine = assemble_machine(parts, [run.result() for run in part_runs])
+                runs += [queue.submit(point_priority(p), run_point, replace(p, blocks=pipelined_blocks(
+                    machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share, p.block_order)))
+                    for p in tuned]
         rows = [r.result() for r in runs]
     table = pd.DataFrame(rows).sort_values(["q", "placement", "variant"]).reset_index(drop=True)
     table.to_csv(out / "table.csv", index=False)
