@@ -32,6 +32,7 @@ from workloads.trace import THREAD_FIELD, TraceError, thread_ids, validate_trace
 
 MEMORY_ROW_OPS = ("read", "write", "update", "zero")
 MAINTENANCE_ROW_OPS = ("flush", "evict_llc", "invalidate")
+LINE_ROW_OPS = MEMORY_ROW_OPS + MAINTENANCE_ROW_OPS  # the rows that touch cache lines
 LINE_BLOCK_LINES = 1 << 20  # lines expanded per call at most (8 MiB of line numbers), unless one row has more
 LINE_BLOCK_ROWS = 4096      # rows expanded per call at most
 
@@ -112,9 +113,6 @@ class _Columns:
                 pending = {int(r): lines[offsets[j]:offsets[j + 1]] for j, r in enumerate(block)}
                 start = stop
             yield pending.pop(i)
-
-
-LINE_ROW_OPS = MEMORY_ROW_OPS + MAINTENANCE_ROW_OPS
 
 
 class _Sync:
