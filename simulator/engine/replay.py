@@ -1,8 +1,9 @@
 """Replaying an operation trace on a built system.
 
 The host's rows run in order as one SimPy process. Memory rows are expanded
-to line addresses (``workloads.trace.element_lines``/``gather_lines``) and
-handed to the host core; ``offload``/``wait`` rows hand commands to the
+to line addresses, a block of rows per compiled call
+(``workloads.line_kernel.lines_of_rows``, the lines ``workloads.trace.element_lines``
+and ``gather_lines`` give each row), and handed to the host core; ``offload``/``wait`` rows hand commands to the
 accelerator units the system has and wait for their completion. Every row and
 command is checked against the system before the run starts
 (``simulator.accel.command_check``).
@@ -25,11 +26,20 @@ import pyarrow as pa
 
 from simulator.accel.command_check import check_commands
 from simulator.system import System
-from workloads.trace import THREAD_FIELD, TraceError, element_lines, gather_lines, thread_ids, validate_trace
+from workloads.line_kernel import lines_of_rows
+from workloads.trace import THREAD_FIELD, TraceError, thread_ids, validate_trace
+
+
+MEMORY_ROW_OPS = ("read", "write", "update", "zero")
+MAINTENANCE_ROW_OPS = ("flush", "evict_llc", "invalidate")
+LINE_ROW_OPS = MEMORY_ROW_OPS + MAINTENANCE_ROW_OPS  # the rows that touch cache lines
+LINE_BLOCK_LINES = 1 << 20  # lines expanded per call at most (8 MiB of line numbers), unless one row has more
+LINE_BLOCK_ROWS = 4096      # rows expanded per call at most
 
 
 class _Columns:
-    """The trace's columns as numpy arrays and lists, read once."""
+    """The trace's columns as numpy arrays and Python lists, read once; the per-row numbers the
+    replay reads row by row are Python lists (a list item costs less than a numpy scalar)."""
 
     def __init__(self, table: pa.Table, command_params: dict[int, dict] | None = None):
         def col(name):
@@ -47,6 +57,11 @@ class _Columns:
         self.flops = col("flops").to_numpy()
         self.cycles = col("cycles").to_numpy()
         self.dependent = col("dependent").to_numpy(zero_copy_only=False)
+        self.count_list = self.count.tolist()
+        self.bytes_list = (self.count * self.elem_bytes).tolist()
+        self.flops_list = self.flops.tolist()
+        self.cycles_list = self.cycles.astype(np.float64).tolist()
+        self.dependent_list = self.dependent.astype(bool).tolist()
         self.params = col("params").to_pylist()
         addrs = col("addrs")
         if isinstance(addrs, pa.ChunkedArray):
@@ -60,14 +75,44 @@ class _Columns:
         params = self._command_params.pop(i, None)
         return json.loads(self.params[i]) if params is None else params
 
-    def lines(self, i: int, line_bytes: int) -> np.ndarray:
-        """Line numbers touched by row ``i``, in access order."""
-        if self.addrs_valid.size and self.addrs_valid[i]:
-            lo, hi = self.addrs_offsets[i], self.addrs_offsets[i + 1]
-            run = int(self.count[i]) // max(1, int(hi - lo))  # elements per address (a gather of runs)
-            return gather_lines(self.addrs_values[lo:hi], run * int(self.elem_bytes[i]), line_bytes)
-        return element_lines(int(self.addr[i]), int(self.elem_bytes[i]), int(self.stride[i]),
-                             int(self.count[i]), line_bytes)
+    def line_bound(self, rows: np.ndarray, line_bytes: int) -> np.ndarray:
+        """An upper bound of the lines each of ``rows`` touches (float, so that no product overflows)."""
+        count = self.count[rows].astype(np.float64)
+        elem = self.elem_bytes[rows].astype(np.float64)
+        n_starts = count
+        if self.addrs_valid.size:
+            listed = self.addrs_valid[rows]
+            lengths = (self.addrs_offsets[rows + 1] - self.addrs_offsets[rows]).astype(np.float64)
+            n_starts = np.where(listed, lengths, count)
+            elem = np.where(listed, np.floor(count / np.maximum(lengths, 1)) * elem, elem)
+        return n_starts * (np.ceil(elem / line_bytes) + 1)
+
+    def row_lines(self, rows: list[int], line_bytes: int):
+        """The lines of each of ``rows`` (in order; None for a row that touches no lines), expanded a
+        block of rows per compiled call (``workloads.line_kernel.lines_of_rows``)."""
+        touching = np.array([i for i in rows if self.op[i] in LINE_ROW_OPS], dtype=np.int64)
+        bound = self.line_bound(touching, line_bytes)
+        listed = self.addrs_valid if self.addrs_valid.size else np.zeros(self.n, dtype=np.bool_)
+        pending: dict[int, np.ndarray] = {}
+        start = 0
+        for i in rows:
+            if self.op[i] not in LINE_ROW_OPS:
+                yield None
+                continue
+            if i not in pending:
+                pending.clear()
+                stop = start + 1
+                total = bound[start]
+                while (stop < len(touching) and stop - start < LINE_BLOCK_ROWS
+                       and total + bound[stop] <= LINE_BLOCK_LINES):
+                    total += bound[stop]
+                    stop += 1
+                block = touching[start:stop]
+                lines, offsets = lines_of_rows(block, self.addr, self.elem_bytes, self.stride, self.count, listed,
+                                               self.addrs_offsets, self.addrs_values, line_bytes)
+                pending = {int(r): lines[offsets[j]:offsets[j + 1]] for j, r in enumerate(block)}
+                start = stop
+            yield pending.pop(i)
 
 
 class _Sync:
@@ -103,19 +148,21 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray, core=None, sy
     (checked: ``check_commands``)."""
     env = system.env
     core = core or system.host
-    line_bytes = system.spec.caches.line_bytes
-    for i in rows:
-        op = cols.op[i]
-        stage = core.stage(cols.stage[i])
-        if op == "compute":
-            yield from core.run_compute_row(env, stage, int(cols.flops[i]), float(cols.cycles[i]))
-        elif op in ("read", "write", "update", "zero"):
-            n = int(cols.count[i])
-            yield from core.run_memory_row(
-                env, stage, cols.lines(i, line_bytes), n, n * int(cols.elem_bytes[i]), int(cols.flops[i]),
-                float(cols.cycles[i]), op, bool(cols.dependent[i]))
-        elif op in ("flush", "evict_llc", "invalidate"):
-            yield from core.run_maintenance_row(env, stage, cols.lines(i, line_bytes), op)
+    rows = rows.tolist()
+    ops, stage_names = cols.op, cols.stage
+    counts, n_bytes, flops, cycles, dependent = (cols.count_list, cols.bytes_list, cols.flops_list,
+                                                 cols.cycles_list, cols.dependent_list)
+    stages = core.stages
+    for i, lines in zip(rows, cols.row_lines(rows, system.spec.caches.line_bytes)):
+        op = ops[i]
+        stage = stages.get(stage_names[i]) or core.stage(stage_names[i])
+        if lines is not None and op in MEMORY_ROW_OPS:
+            yield from core.run_memory_row(env, stage, lines, counts[i], n_bytes[i], flops[i], cycles[i], op,
+                                           dependent[i])
+        elif lines is not None:
+            yield from core.run_maintenance_row(env, stage, lines, op)
+        elif op == "compute":
+            yield from core.run_compute_row(env, stage, flops[i], cycles[i])
         elif op == "offload":
             params = cols.command_params(i)
             yield from system.units[params["unit"]].offload(core, params, stage)

@@ -1,0 +1,56 @@
+"""lines_of_rows: a block of trace rows expanded in one call gives each row the lines that
+element_lines / gather_lines give it alone."""
+
+import numpy as np
+import pytest
+
+from workloads.line_kernel import lines_of_rows
+from workloads.trace import element_lines, gather_lines
+
+LINE_BYTES = 64
+
+# (addr, elem_bytes, stride_bytes, count, listed addresses or None)
+ROWS = [
+    (0, 8, 8, 100, None),             # contiguous ascending
+    (4096, 8, -8, 40, None),          # contiguous descending
+    (4156, 8, -8, 9, None),           # descending, an element across a line boundary
+    (1000, 16, 0, 5, None),           # the same element again and again, across a line boundary
+    (128, 8, 0, 7, None),             # the same element within one line
+    (7, 24, 200, 11, None),           # strided, some elements across a boundary
+    (64, 8, 8, 0, None),              # no elements
+    (0, 8, 8, 6, [0, 8, 64, 4096, 4100, 100]),   # a gather of single elements
+    (0, 4, 4, 12, [60, 512, 40]),     # a gather of runs of 4 elements (16 B), one across a boundary
+    (0, 8, 8, 1, None),
+]
+
+
+def _columns(rows):
+    addr = np.array([r[0] for r in rows], dtype=np.int64)
+    elem = np.array([r[1] for r in rows], dtype=np.int64)
+    stride = np.array([r[2] for r in rows], dtype=np.int64)
+    count = np.array([r[3] for r in rows], dtype=np.int64)
+    listed = np.array([r[4] is not None for r in rows])
+    lists = [r[4] or [] for r in rows]
+    offsets = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
+    values = np.array([a for x in lists for a in x], dtype=np.int64)
+    return addr, elem, stride, count, listed, offsets, values
+
+
+def _alone(row):
+    addr, elem, stride, count, listed = row
+    if listed is not None:
+        return gather_lines(np.array(listed), count // len(listed) * elem, LINE_BYTES)
+    return element_lines(addr, elem, stride, count, LINE_BYTES)
+
+
+@pytest.mark.parametrize("order", [list(range(len(ROWS))), [9, 3, 3, 0, 8, 6, 2]])
+def test_block_matches_rows_alone(order):
+    lines, offsets = lines_of_rows(np.array(order, dtype=np.int64), *_columns(ROWS), LINE_BYTES)
+    assert offsets[0] == 0 and offsets[-1] == len(lines)
+    for j, i in enumerate(order):
+        np.testing.assert_array_equal(lines[offsets[j]:offsets[j + 1]], _alone(ROWS[i]), err_msg=f"row {i}")
+
+
+def test_a_row_keeps_a_first_line_equal_to_the_last_of_the_row_before():
+    lines, offsets = lines_of_rows(np.array([0, 0], dtype=np.int64), *_columns([(0, 8, 8, 8, None)]), LINE_BYTES)
+    assert lines.tolist() == [0, 0] and offsets.tolist() == [0, 1, 2]
