@@ -29,7 +29,7 @@ from simulator.memory.array_kernel import value_range
 from simulator.config.units import is_power_of_two
 from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, DramCurrents, DramGeometry,
                                           DramTiming, check_geometry_standard, check_line_is_one_burst,
-                                          first_refresh_ps, pack_timing_ps)
+                                          first_refresh_ps, pack_timing_ps, peak_bandwidth_bytes_per_s)
 
 #: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
 ATTRIBUTED_COUNTERS = ("reads", "writes", "activates")
@@ -152,7 +152,7 @@ class DramSystem:
     @property
     def peak_bandwidth_bytes_per_s(self) -> float:
         """Peak data-bus bandwidth of all channels: one line per burst per channel, B/s."""
-        return self.geometry.channels * self.geometry.line_bytes * 1e12 / self.timing.burst_ps
+        return peak_bandwidth_bytes_per_s(self.timing, self.geometry)
 
     def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
                       bus_speedup: float = 1, requester: str = "host") -> np.ndarray:

@@ -417,6 +417,11 @@ class DramGeometry:
                 "channel": self.channels, "column": self.lines_per_row}
 
 
+def peak_bandwidth_bytes_per_s(timing: Any, geometry: DramGeometry) -> float:
+    """Peak data-bus bandwidth of all channels: one line per burst per channel, B/s."""
+    return geometry.channels * geometry.line_bytes * 1e12 / timing.burst_ps
+
+
 def check_line_is_one_burst(timing: Any, geometry: DramGeometry) -> None:
     """Raise ValueError unless a cache line is exactly one burst: bus width x burst length bytes."""
     burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length

@@ -29,6 +29,7 @@ from pathlib import Path
 from models.roofline import RooflinePlatform
 from simulator.config.loader import LoadedConfig
 from simulator.config.schema import dram_geometry, dram_timing
+from simulator.memory.dram_params import peak_bandwidth_bytes_per_s
 from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.config.units import format_quantity
@@ -126,9 +127,7 @@ class TriadPoint:
 
 def peak_dram_bytes_per_s(loaded: LoadedConfig) -> float:
     """Peak data-bus bandwidth of the system's DRAM, all channels: one line per burst each, B/s."""
-    timing = dram_timing(loaded.spec.dram)
-    geometry = dram_geometry(loaded.spec)
-    return geometry.channels * geometry.line_bytes * 1e12 / timing.burst_ps
+    return peak_bandwidth_bytes_per_s(dram_timing(loaded.spec.dram), dram_geometry(loaded.spec))
 
 
 def triad_scaling(system: str | Path | LoadedConfig, threads: list[int] | None = None,
