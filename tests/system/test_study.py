@@ -639,7 +639,7 @@ def test_a_bad_system_file_is_named_not_blamed_on_the_axis_values(tmp_path, caps
     assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"offsim: error: {study}: system: {system}: bogus_key: unknown key; expected one of: "
-                   "accelerators, caches, dram, energy, host, name"]
+                   "accelerators, caches, dram, energy, host, name, near_memories"]
     assert not (tmp_path / "out").exists()
     system.write_text(DEFAULT_SYSTEM.read_text().replace("{preset: cpu/i7_920}",
                                                          "{preset: cpu/i7_920, frequency_hz: -3 GHz}"))
