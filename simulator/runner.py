@@ -51,6 +51,9 @@ DRAM_COUNTER_UNITS = {"reads": "lines", "writes": "lines", "activates": "command
                       "row_conflicts": "requests", "bytes_read": "B", "bytes_written": "B"}
 CONSTANT_CATEGORIES = (("host", "static"), ("dram", "background_active"),
                        ("dram", "background_precharge"), ("dram", "background_power_down"), ("dram", "refresh"))
+#: the categories of a memory's energy spent whatever it serves (main memory's in CONSTANT_CATEGORIES; a near
+#: memory's under its own name, ``energy/<name>``)
+MEMORY_CONSTANT_CATEGORIES = tuple(q for c, q in CONSTANT_CATEGORIES if c == "dram")
 
 
 def _memory_rows(res: Results, component: str, memory, seconds: float) -> None:
@@ -231,12 +234,15 @@ def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table) -> Result
 
 
 def energy_split_j(results: Results) -> tuple[float, float]:
-    """(total energy, constant-power energy) of a run, J."""
+    """(total energy, constant-power energy) of a run, J: the host's static energy and every memory's
+    background and refresh energy (main memory's and each near memory's) are constant."""
+    near = {c[len("near_memory/"):] for c, _, _, _ in results.rows if c.startswith("near_memory/")}
     total = constant = 0.0
     for c, q, v, _ in results.rows:
         if c.startswith("energy/"):
             total += v
-            if (c[len("energy/"):], q) in CONSTANT_CATEGORIES:
+            component = c[len("energy/"):]
+            if (component, q) in CONSTANT_CATEGORIES or (component in near and q in MEMORY_CONSTANT_CATEGORIES):
                 constant += v
     return total, constant
 

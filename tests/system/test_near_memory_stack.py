@@ -87,3 +87,16 @@ def test_only_the_near_memory_coupling_works_in_a_memory_of_its_own(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_spec(path, SystemSpec)
     assert "only the near_memory coupling" in str(err.value)
+
+
+def test_a_near_memorys_background_and_refresh_count_as_constant_energy(tmp_path):
+    """The stack's background and refresh energy are spent whatever it serves: part of the run's constant
+    energy, as main memory's are."""
+    from simulator.runner import CONSTANT_CATEGORIES, energy_split_j
+
+    _, res = simulate(system_file(tmp_path), lap_gemm(35, 2000, 35))
+    stack = sum(res.value("energy/hbm", q) for q in ("background_active", "background_precharge",
+                                                     "background_power_down", "refresh"))
+    main = sum(res.value(f"energy/{c}", q) for c, q in CONSTANT_CATEGORIES)
+    assert stack > 0
+    assert energy_split_j(res)[1] == pytest.approx(main + stack, rel=1e-12)
