@@ -587,6 +587,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.report("offsim")
     except KeyboardInterrupt:  # Ctrl-C: one line saying what was kept, no traceback
         return interruption.interrupted("offsim")
+    except SystemError as exc:
+        # Compiled code (numba's dispatcher) wraps a KeyboardInterrupt raised inside it in a SystemError
+        if interruption.caused_by_interrupt(exc):
+            return interruption.interrupted("offsim")
+        raise
     except BrokenPipeError:  # the reader closed the pipe (``offsim keys | head``): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0

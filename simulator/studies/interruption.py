@@ -70,6 +70,20 @@ def _on_sigint(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised because of a KeyboardInterrupt: numba's dispatcher turns one raised
+    while it runs (the SIGINT handler fires between its bytecodes) into a ``SystemError`` whose cause,
+    or the cause of that, is the KeyboardInterrupt."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def interrupted(program: str) -> int:
     """What the CLI does on KeyboardInterrupt: ``report`` and return 130; in a process set up by ``install``,
     end it there instead (interpreter teardown of a large run takes seconds: nothing is left to save)."""

@@ -278,3 +278,31 @@ def test_ctrl_c_during_a_dask_local_study_ends_its_workers_quietly(tmp_path):
     assert [line for line in err.splitlines() if "distributed." in line] == []
     assert reaction_s < REACTION_S
     assert _left_in_group(proc.pid) == []
+
+
+def test_a_ctrl_c_that_compiled_code_wrapped_in_a_system_error_still_exits_130(monkeypatch, capsys):
+    """numba's dispatcher turns a KeyboardInterrupt raised while it runs into a SystemError caused by it."""
+    def wrapped(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("returned a result with an exception set") from exc
+
+    def unrelated(args):
+        raise SystemError("a genuine interpreter error")
+
+    import simulator.cli as cli
+    from simulator.studies import interruption
+    monkeypatch.setattr(interruption, "_reported", __import__("threading").Lock())  # this process may report again
+    for func, expected in ((wrapped, 130), (unrelated, None)):
+        parser = cli.build_parser()
+        monkeypatch.setattr(cli, "build_parser", lambda p=parser: p)
+        args = parser.parse_args(["keys"])
+        monkeypatch.setattr(parser, "parse_args", lambda argv, a=args: a)
+        args.func = func
+        if expected is None:
+            with pytest.raises(SystemError):
+                main(["keys"])
+        else:
+            assert main(["keys"]) == expected
+            assert "interrupted" in capsys.readouterr().err
