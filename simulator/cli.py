@@ -587,11 +587,6 @@ def main(argv: list[str] | None = None) -> int:
         return exc.report("offsim")
     except KeyboardInterrupt:  # Ctrl-C: one line saying what was kept, no traceback
         return interruption.interrupted("offsim")
-    except SystemError as exc:
-        # Compiled code (numba's dispatcher) wraps a KeyboardInterrupt raised inside it in a SystemError
-        if interruption.caused_by_interrupt(exc):
-            return interruption.interrupted("offsim")
-        raise
     except BrokenPipeError:  # the reader closed the pipe (``offsim keys | head``): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
@@ -599,6 +594,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"offsim: error: out of memory ({exc or 'allocation failed'}); expected a workload small enough "
               "for this machine: reduce its size (--param) or run it where more memory is free", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as exc:
+        # Compiled code (numba's dispatcher) wraps a KeyboardInterrupt raised inside it in a SystemError
+        if interruption.caused_by_interrupt(exc):
+            return interruption.interrupted("offsim")
+        raise
 
 
 if __name__ == "__main__":

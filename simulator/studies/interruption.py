@@ -71,9 +71,9 @@ def _on_sigint(signum: int, frame: object) -> None:
 
 
 def caused_by_interrupt(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised because of a KeyboardInterrupt: numba's dispatcher turns one raised
-    while it runs (the SIGINT handler fires between its bytecodes) into a ``SystemError`` whose cause,
-    or the cause of that, is the KeyboardInterrupt."""
+    """Whether ``exc`` was raised because of a KeyboardInterrupt somewhere down its chain of causes:
+    numba's dispatcher, for one, turns a KeyboardInterrupt raised while it runs (the SIGINT handler
+    fires between its bytecodes) into a ``SystemError`` caused by it."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
