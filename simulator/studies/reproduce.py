@@ -290,18 +290,42 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
     sweep = Section("Intensity sweep: simulated time and energy vs the roofline and arch line", tuple(sweep_rows),
                     f"{len(points)} intensities, Q = {total / 2**20:g} MiB per point.",
                     reference_header="model", ours_header="simulated")
-    claims = Section("001 Table 2 and sections 4.4.3-4.4.4: the roofline model on the published parameters",
+    claims = Section("001 Table 2 and sections 3.4, 4.1, 4.4 and 5.2.3: the roofline model on the published "
+                     "parameters",
                      tuple(published(r, f"{k[1]}: {k[2]}", claim(k, r.unit)) for k, r in ref.items()
-                           if k[0] in ("001 Table 2", "001 §4.4.3", "001 §4.4.4")),
+                           if k[0] in CHOI_CLAIM_TABLES),
                      "`models.roofline` on Table 2's representative Fermi values and on Table 6's platforms "
-                     "(single precision, fitted throughputs, power cap): `simulator/studies/roofline_claims.py`.")
+                     "(single precision, fitted throughputs, power cap; sections 3.4.2 and 3.4.5 without a cap and "
+                     "with the vendor's peaks, as 001 section 3 instantiates the model): "
+                     "`simulator/studies/roofline_claims.py`.")
+    table7 = _dvfs_table7(list(ref.values()))
     fig1 = plot_roofline(machine, points, out / "roofline_sweep.png")
     fig2 = _plot_roofline_vs_table6(vendor, plat, out / "roofline_vs_table6.png", cores)
-    sections, figures = (table6, claims, sweep), (Path(fig1), fig2)
+    sections, figures = (table6, claims, table7, sweep), (Path(fig1), fig2)
     if cores > 1:
         triad, fig3 = _triad_threads(system, t6["sustained memory bandwidth"], quick, out)
         sections, figures = sections + (triad,), figures + (fig3,)
     return Reproduction("choi-roofline", "Choi (001): energy roofline, Nehalem Table 6", sections, figures)
+
+
+CHOI_CLAIM_TABLES = ("001 Table 2", "001 §3.4.2", "001 §3.4.5", "001 §4.1", "001 §4.4.3", "001 §4.4.4",
+                     "001 §5.2.3.1")
+
+
+def _dvfs_table7(ref: list[ReferenceRow]) -> Section:
+    """001 Table 7 against the DVFS energy roofline fitted to its training rows."""
+    from simulator.studies.dvfs_claims import TABLE, fitted_coefficients, predicted
+
+    coefficients = fitted_coefficients(ref)
+    rows = tuple(published(r, f"{r.row}: {r.column}", predicted(coefficients, r)) for r in ref if r.table == TABLE)
+    c = coefficients
+    return Section("001 Table 7: Jetson TK1 energy costs under DVFS, eqs. 44-46 fitted to the training settings",
+                   rows, "`models.dvfs` (001 eqs. 44-46: core costs C''_0 V_core^2, memory cost C''_0,mem "
+                   "V_mem^2, constant power C_1,core V_core + C_1,mem V_mem + pi_misc) fitted by least squares to "
+                   "the costs Table 7 prints for its eight training (T) settings, then evaluated at every "
+                   "setting's voltages; the T rows are the fit's data, the eight validation (V) settings the "
+                   f"check (`simulator/studies/dvfs_claims.py`). Fitted: C_1,core {c.c1_core_w_per_v:.3g} W/V, "
+                   f"C_1,mem {c.c1_mem_w_per_v:.3g} W/V, pi_misc {c.pi_misc_w:.3g} W.")
 
 
 def _triad_threads(system: Path, sustained: ReferenceRow, quick: bool, out: Path) -> tuple[Section, Path]:

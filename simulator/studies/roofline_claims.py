@@ -2,15 +2,21 @@
 
 Table 2 (001:L464-472) derives the Fermi GPU's tau_flop, tau_mem, B_tau and B_eps from four representative
 values; section 4.4.3 (001:L1248-1259) and section 4.4.4 (001:L1285) derive peak energy efficiencies, the
-constant energy a streamed byte pays, and a power-bounding scenario from 001 Table 6
-(``configs/presets/platforms/choi_table6.yaml``). Each function returns the quantity in the unit its reference
-unit it names (``claim``). Table 6 platforms run single precision (001:L1213) with the throughputs fitted to the
-microbenchmarks (the parenthesised columns, 001:L1217-1222) and their power cap.
+constant energy a streamed byte pays, the share of constant power and a power-bounding scenario from 001 Table 6
+(``configs/presets/platforms/choi_table6.yaml``); section 4.1 (001:L1112) the Arndale GPUs that match the GTX
+Titan's peak power, and section 5.2.3.1 (001:L1463) the Titan's balance points. Each function returns the
+quantity in the unit it names; ``claim`` gives it in the unit its reference entry prints. Table 6 platforms run single precision
+(001:L1213) with the throughputs fitted to the microbenchmarks (the parenthesised columns, 001:L1217-1222) and
+their power cap. Sections 3.4.2 and 3.4.5 (001:L733, L786) use the uncapped model of section 3 on the GTX 580
+and 680, whose Table 4 coefficients are Table 6's, with tau from the vendor's peaks as section 3.3.2 instantiates
+it (001:L649).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+
+import numpy as np
 
 from models.roofline import RooflinePlatform, Table6Row, load_platforms
 from simulator.config.loader import PROJECT_ROOT
@@ -55,13 +61,54 @@ def power_bound() -> dict[str, float]:
     capped = replace(titan, delta_pi_w=titan.delta_pi_w / BOUND_CAP_DIVISOR)
     small = table6_platform(rows[BOUND_ALTERNATIVE])
     node_w = capped.pi0_w + capped.delta_pi_w
-    count = node_w / (small.pi0_w + small.delta_pi_w)
+    count = node_w / max_power_w(rows[BOUND_ALTERNATIVE])
     i = BOUND_INTENSITY_FLOP_PER_BYTE
     return {"node power": node_w,
             "performance vs full cap": capped.performance_gflop_per_s(i) / titan.performance_gflop_per_s(i),
             "Arndale GPUs at that power": count,
             "speed of those GPUs vs capped Titan": round(count) * small.performance_gflop_per_s(i)
             / capped.performance_gflop_per_s(i)}
+
+
+def section3_platform(row: Table6Row) -> RooflinePlatform:
+    """A GPU as 001 section 3 models it: single precision, the vendor's peaks, no power cap."""
+    return row.platform("single", "vendor")
+
+
+def peak_power_w(p: RooflinePlatform) -> float:
+    """Uncapped power at I = B_tau, where flops and bytes both run at full rate: pi_0 + pi_flop + pi_mem (W)."""
+    return p.pi0_w + p.pi_flop_w + p.pi_mem_w
+
+
+def max_power_w(row: Table6Row) -> float:
+    """A platform's maximum power under its cap, pi_0 + delta_pi (W)."""
+    return row.pi0_w + row.delta_pi_w
+
+
+def constant_power_share(row: Table6Row) -> float:
+    """The fraction of maximum power that constant power takes, pi_0 / (pi_0 + delta_pi) (001:L1257)."""
+    return row.pi0_w / max_power_w(row)
+
+
+def constant_power_shares() -> dict[str, float]:
+    """001 section 4.4.3 on the twelve platforms: how many spend over half their maximum power as constant
+    power, and the correlation of that share with peak energy efficiency (Pearson r)."""
+    rows = load_platforms(TABLE6).values()
+    shares = [constant_power_share(r) for r in rows]
+    peaks = [peak_flop_efficiency_gflop_per_j(table6_platform(r)) for r in rows]
+    return {"platforms whose pi_0 is over half of pi_0 + delta_pi": float(sum(s > 0.5 for s in shares)),
+            "correlation of that share with peak energy efficiency": float(np.corrcoef(shares, peaks)[0, 1])}
+
+
+def power_matched_arndale() -> dict[str, float]:
+    """001 section 4.1: the Arndale GPUs whose peak power adds up to the GTX Titan's, and their aggregate
+    memory bandwidth against the Titan's (the ratio of the bandwidth-bound performances)."""
+    rows = load_platforms(TABLE6)
+    titan, small = rows[BOUND_PLATFORM], rows[BOUND_ALTERNATIVE]
+    count = max_power_w(titan) / max_power_w(small)
+    return {"Arndale GPUs matching its peak power": count,
+            "memory bandwidth of those GPUs vs the Titan (up to)":
+                round(count) * small.sustained_mem_gb_per_s / titan.sustained_mem_gb_per_s}
 
 
 #: the unit each quantity is computed in, and the other units a reference entry may print it in (factor to apply)
@@ -85,6 +132,21 @@ def claims() -> dict[tuple[str, str, str], tuple[float, str]]:
     units = {"node power": "W", "performance vs full cap": "x", "Arndale GPUs at that power": "count",
              "speed of those GPUs vs capped Titan": "x"}
     out |= {("001 §4.4.4", BOUND_PLATFORM, k): (v, units[k]) for k, v in power_bound().items()}
+    rows = load_platforms(TABLE6)
+    out[("001 §3.4.2", "gtx580_fermi", "power at B_tau without a cap")] = (
+        peak_power_w(section3_platform(rows["gtx580_fermi"])), "W")
+    for name in ("gtx580_fermi", "gtx680_kepler"):
+        out[("001 §3.4.5", name, "flop share of compute-only energy")] = (
+            100 * section3_platform(rows[name]).eta, "%")
+    counts = {"Arndale GPUs matching its peak power": "count",
+              "memory bandwidth of those GPUs vs the Titan (up to)": "x"}
+    out |= {("001 §4.1", BOUND_PLATFORM, k): (v, counts[k]) for k, v in power_matched_arndale().items()}
+    shares = {"platforms whose pi_0 is over half of pi_0 + delta_pi": "count",
+              "correlation of that share with peak energy efficiency": "Pearson r"}
+    out |= {("001 §4.4.3", "all 12 platforms", k): (v, shares[k]) for k, v in constant_power_shares().items()}
+    titan = table6_platform(rows[BOUND_PLATFORM])
+    out[("001 §5.2.3.1", BOUND_PLATFORM, "time balance B_tau")] = (titan.b_tau, "flop/B")
+    out[("001 §5.2.3.1", BOUND_PLATFORM, "energy balance B_eps")] = (titan.b_eps, "flop/B")
     return out
 
 

@@ -45,6 +45,10 @@ def test_reference_csv_well_formed(path):
     assert len(load_reference(path.stem)) == len(rows) - 1
 
 
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve")
+
+
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="source texts not available")
 @pytest.mark.parametrize("path", REFERENCE_FILES, ids=lambda p: p.name)
 def test_reference_values_appear_on_the_cited_line(path):
@@ -60,6 +64,8 @@ def test_reference_values_appear_on_the_cited_line(path):
         candidates = {row.value, f"{v:g}", f"{v:.2f}", str(int(v)) if v.is_integer() else f"{v:g}".lstrip("0")}
         if v >= 1024 and v % 1024 == 0:
             candidates |= {f"{int(v) // 1024}K", f"{int(v) // 1024}KB", f"{int(v) // 2**20}M"}
+        if v.is_integer() and 0 <= v < len(NUMBER_WORDS):
+            candidates.add(NUMBER_WORDS[int(v)])  # a count the text spells out ("seven of the 12")
         if "e" in row.value:
             mant, exp = row.value.split("e")
             candidates.add(f"{mant}×10^{{{int(exp)}}}")

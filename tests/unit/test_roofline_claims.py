@@ -31,3 +31,21 @@ def test_power_bound_cuts_the_titan_cap_eightfold():
 
 def test_every_claim_has_a_unit():
     assert all(isinstance(unit, str) and unit for _, unit in claims().values())
+
+
+def test_section3_power_at_the_time_balance_runs_flops_and_bytes_at_full_rate():
+    # GTX 580 (001 Table 6): pi_0 122 W, 99.7 pJ/flop at 1580 Gflop/s, 513 pJ/B at 192 GB/s, no cap
+    got = claim(("001 §3.4.2", "gtx580_fermi", "power at B_tau without a cap"), "W")
+    assert got == pytest.approx(122 + 99.7e-3 * 1580 + 513e-3 * 192)
+
+
+def test_constant_power_share_counts_platforms_over_half():
+    got = claims()[("001 §4.4.3", "all 12 platforms", "platforms whose pi_0 is over half of pi_0 + delta_pi")]
+    assert got == (7.0, "count")
+    r, unit = claims()[("001 §4.4.3", "all 12 platforms", "correlation of that share with peak energy efficiency")]
+    assert -1 <= r < 0 and unit == "Pearson r"
+
+
+def test_arndale_gpus_match_the_titan_peak_power():
+    got = claim(("001 §4.1", "gtx_titan_kepler", "Arndale GPUs matching its peak power"), "count")
+    assert got == pytest.approx((123 + 164) / (1.28 + 4.83))
