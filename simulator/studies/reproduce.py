@@ -385,7 +385,7 @@ def _table43_rows(ref: dict, kernel: str, name: str, fitted) -> list[Comparison]
 
 def _t2_regions(ref: dict, params) -> Section:
     """000 Fig. 6.4 and the section 6.4 worked example: Accelerometer on Table 4.3's UltraSPARC T2 AES row."""
-    from models.logca import granularity_for_speedup
+    from models.logca import granularity_for_speedup, speedup_bound
 
     table = "000 Fig. 6.4 UltraSPARC T2"
     rows = []
@@ -395,6 +395,9 @@ def _t2_regions(ref: dict, params) -> Section:
         if col == "granularity for speedup 12":
             g = granularity_for_speedup(params, 12.0)
             rows.append(published(r, f"{col} ({row})", _on_grid(g), f"continuous: {g:.4g} B"))
+        elif col == "achievable speedup":
+            rows.append(published(r, col, float(speedup_bound(params, ACCELEROMETER_GRID[1])),
+                                  "the bound of a compute-bound kernel, Table 4.3's A"))
         else:
             parameter, event = col.split(" ", 1)
             rows.append(published(r, f"{parameter} {event}", _cutoff(params, parameter, event == "starts")))
