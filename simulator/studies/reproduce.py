@@ -170,6 +170,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
                     f"`{order.tree()}` (the seed's rendering of the tree at 004:L5303 is garbled; "
                     "we read it as `((A1(A2A3))((A4A5)A6))`, the tree of minimum operation count).")
 
+    area = _gpu_area(ref)
     cfg = load_study(STENCIL_TILING)
     if quick:
         q = STENCIL_QUICK_ENGINE
@@ -192,7 +193,18 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
                      "column is the 004 model evaluated for it, not a published number.",
                      reference_header="004 model", ours_header="simulated")
     return Reproduction("prajapati-stencil", "Prajapati (004): matrix-chain data movement and stencil tiling",
-                        (chain, tiling), (out / summary["figure"],))
+                        (chain, area, tiling), (out / summary["figure"],))
+
+
+def _gpu_area(ref: dict[tuple[str, str, str], ReferenceRow]) -> Section:
+    """004 app. C.2: the Maxwell area model on the GTX980 (calibration) and the Titan X (validation)."""
+    from simulator.studies.gpu_area_claims import claims
+
+    rows = tuple(published(ref[k], f"{k[1]}: {k[2]}", ours) for k, ours in claims().items())
+    return Section("004 app. C.2: die area of the Maxwell GPUs", rows,
+                   "`models.gpu_area` (eq. C.6) with 004's Cacti-fitted memory lines and the areas it measured on "
+                   "the GTX980's die photograph (`simulator/studies/gpu_area_claims.py`); the L1 of an SM pair "
+                   "is 48 KiB, the size at which 004's L1 line gives its printed 7.78 mm^2.")
 
 
 # --------------------------------------------------------------------------- choi-roofline
