@@ -163,6 +163,8 @@ def test_prajapati_stencil_quick(tmp_path, capsys):
         cells = _cells(text, label)
         assert cells[1] == value and cells[2] == value, cells
     assert "traffic reduction of time tiling" in text
+    titan = _cells(text, "Titan X: die area, published")
+    assert titan[1] == "601" and float(titan[2]) == pytest.approx(601, rel=0.02)
 
 
 def test_choi_roofline_quick(tmp_path):
@@ -174,6 +176,8 @@ def test_choi_roofline_quick(tmp_path):
     assert float(b_tau[1]) == pytest.approx(53.3 / 25.6, rel=1e-3)
     assert float(_cells(text, "B_eps = eps_mem / eps_d")[1]) == pytest.approx(795 / 670, rel=1e-3)
     assert "I = 16: W eps_hat / E" in text
+    dvfs = _cells(text, "V: core 72 MHz 760 mV, memory 68 MHz 800 mV: energy SP")  # a validation setting of Table 7
+    assert dvfs[1] == "15.8" and float(dvfs[2]) == pytest.approx(15.8, rel=0.01)
 
 
 def test_logca_crypto_quick(tmp_path):
