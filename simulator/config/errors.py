@@ -65,7 +65,6 @@ class Problem:
         return f"{where(head, self.key)}: {self.detail}"
 
 
-
 class InputError(Exception):
     """Bad user input: one line per problem found in ``messages``; ``entries`` holds the same problems
     with their file and key where they have one."""
