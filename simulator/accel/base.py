@@ -15,11 +15,14 @@ operation arguments, as the kind's command schema declares them (``COMMAND``, a
 dataclass of ``command_schema.command_field``s; ``offsim commands`` lists them).
 ``check_command`` parses a command against it, adds the unit's own checks
 (``check_args``) and completes it with its defaults, its regions included
-(``operand_regions``). An ``in_pipeline`` unit is synchronous: the host waits.
+(``operand_regions``); ``checked_command`` also returns the parsed command, which
+replay hands to ``offload`` with the params so that ``execute`` reads it without
+parsing again (``Command.args``). An ``in_pipeline`` unit is synchronous: the host waits.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -44,13 +47,16 @@ def check_within(regions: Regions, key: str, memory_bytes: int) -> None:
 
 @dataclass
 class Command:
-    """One offloaded command and its completion event."""
+    """One offloaded command and its completion event. ``args``: the parsed command (the kind's
+    ``COMMAND`` with its regions filled in) as ``checked_command`` made it; None for a unit's own
+    sub-requests."""
 
     params: dict[str, Any]
     done: simpy.Event
     issued_ps: int
     started_ps: int = 0
     finished_ps: int = 0
+    args: Any = None
 
     @property
     def inputs(self) -> list:
@@ -93,6 +99,11 @@ class AcceleratorUnit:
         it (replay checks each command before the unit sees it); else CommandError naming the key:
         unknown, missing or bad for the schema (``COMMAND``), bad for this unit (``check_args``), or a
         region beyond the memory."""
+        return self.checked_command(params)[0]
+
+    def checked_command(self, params: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """(``check_command``'s completed params, the parsed ``COMMAND`` with those regions), the one
+        parse of a command that replay and ``execute`` share; CommandError as ``check_command``."""
         try:
             cmd = parse_command(self.COMMAND, params)
             self.check_args(cmd)
@@ -109,7 +120,7 @@ class AcceleratorUnit:
         for key, regions in (("inputs", inputs), ("outputs", outputs)):
             if key not in out:
                 out[key] = [list(r) for r in regions]
-        return out
+        return out, dataclasses.replace(cmd, inputs=tuple(map(tuple, inputs)), outputs=tuple(map(tuple, outputs)))
 
     def check_args(self, cmd: Any) -> None:
         """CommandError unless this unit can run the parsed command ``cmd`` (subclasses: their spec's limits)."""
@@ -124,11 +135,12 @@ class AcceleratorUnit:
         """Bytes of the memory the unit's commands address (the system's DRAM), B."""
         return self.interface.dram.capacity_bytes
 
-    def offload(self, core, params: dict[str, Any], stage):
-        """SimPy generator run by the host: driver work, coherence, then enqueue the command."""
+    def offload(self, core, params: dict[str, Any], stage, args: Any = None):
+        """SimPy generator run by the host: driver work, coherence, then enqueue the command (``params``
+        and ``args`` as ``checked_command`` gave them)."""
         yield from self.interface.host_before(core, self.env, stage, list(params.get("inputs", [])),
                                               list(params.get("outputs", [])))
-        cmd = Command(params=params, done=self.env.event(), issued_ps=self.env.now)
+        cmd = Command(params=params, done=self.env.event(), issued_ps=self.env.now, args=args)
         if self._idle.triggered:
             self._idle = self.env.event()
         self._pending.append(cmd)

@@ -7,7 +7,8 @@ nothing: it is refused, naming the row, rather than dropped. Every ``offload``
 command is checked by its target unit against its kind's command schema
 (``AcceleratorUnit.check_command``: unknown, missing and bad keys, the unit's
 limits, regions within the memory) and completed with its defaults, its regions
-included; a ``wait`` takes only its target. ``offsim run`` checks a trace so
+included, and parsed once for the unit to run (``AcceleratorUnit.checked_command``); a
+``wait`` takes only its target. ``offsim run`` checks a trace so
 before replaying it, and ``offsim validate SYSTEM TRACE`` the same way.
 """
 
@@ -25,9 +26,10 @@ from workloads.trace import TraceError
 
 
 def check_commands(system: System, table: pa.Table, source: str, decoded: dict[int, dict[str, Any]],
-                   row_offset: int = 0) -> dict[int, dict[str, Any]]:
-    """The params of every offload/wait row of ``table`` (``decoded``: validation's, by row index)
-    as its target unit will run them, defaults filled in; TraceError naming ``source``, the row and
+                   row_offset: int = 0) -> dict[int, tuple[dict[str, Any], Any]]:
+    """The (params, parsed command) of every offload/wait row of ``table`` (``decoded``: validation's
+    params, by row index) as its target unit will run them, defaults filled in (a wait's parsed command
+    is None: it has none); TraceError naming ``source``, the row and
     the column on the first row addressed to an accelerator or the first bad command. ``row_offset``
     is added to reported rows (a batch of a longer trace)."""
     units = table.column("unit")
@@ -54,10 +56,10 @@ def check_commands(system: System, table: pa.Table, source: str, decoded: dict[i
             if extra:
                 raise TraceError(source, f"wait: {', '.join(extra)}: unknown key; expected only \"unit\" (a wait "
                                  "takes no arguments)", row=row, column="params")
-            resolved[i] = params
+            resolved[i] = params, None
             continue
         try:
-            resolved[i] = target.check_command(params)
+            resolved[i] = target.checked_command(params)
         except CommandError as exc:
             raise TraceError(source, str(exc), row=row, column="params") from None
     return resolved

@@ -78,7 +78,7 @@ class CryptoUnit(AcceleratorUnit):
         setup = {"aes128": self.spec.aes_setup_cycles, "sha256": self.spec.sha_setup_cycles}.get(op, 0.0)
         return setup + (self.spec.split_overhead_cycles if k > 1 else 0.0)
 
-    def offload(self, core, params, stage):
+    def offload(self, core, params, stage, args=None):
         """Host: the kernel's set-up and the split cost (``host_setup_cycles``), then the interface's offload."""
         cycles = self.host_setup_cycles(params)
         if cycles:
@@ -88,7 +88,7 @@ class CryptoUnit(AcceleratorUnit):
             stage.compute_ps += dt
             yield self.env.timeout(dt)
             stage.add_interval(start, self.env.now)
-        yield from super().offload(core, params, stage)
+        yield from super().offload(core, params, stage, args)
 
     def check_args(self, cmd: CryptoCommand) -> None:
         """A SHA-256 engine for op sha256, at most ``spec.engines`` engines."""

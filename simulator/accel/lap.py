@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command
-from simulator.accel.command_schema import Regions, parse_command
+from simulator.accel.command_schema import Regions
 from simulator.accel.gemm_command import GemmCommand, check_gemm_command, tile_lines
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_lap import LapSpec, block_size, k_slice
@@ -108,8 +108,7 @@ class LapUnit(AcceleratorUnit):
 
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command, double-buffered (module docstring)."""
-        args = parse_command(GemmCommand, cmd.params)  # checked already: cannot fail
-        steps, blocks = gemm_steps(args, self.spec, self.line_bytes)
+        steps, blocks = gemm_steps(cmd.args, self.spec, self.line_bytes)
         self.count("sub_blocks", blocks)
         self.count("steps", len(steps))
         yield from self.run_double_buffered(steps, lambda step: self.compute_ps(self.cycles_for(step.flops)),

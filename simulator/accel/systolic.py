@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command
-from simulator.accel.command_schema import Regions, parse_command
+from simulator.accel.command_schema import Regions
 from simulator.accel.gemm_command import GemmCommand, check_gemm_command
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
@@ -185,9 +185,8 @@ class SystolicUnit(AcceleratorUnit):
 
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command in double-buffered steps (module docstring)."""
-        args = parse_command(GemmCommand, cmd.params)  # checked already: cannot fail
-        traffic = gemm_traffic(args, self.spec)
-        steps = gemm_steps(args, self.spec, traffic, self.line_bytes)
+        traffic = gemm_traffic(cmd.args, self.spec)
+        steps = gemm_steps(cmd.args, self.spec, traffic, self.line_bytes)
         self._count_closed_forms(traffic)
         self.count("steps", len(steps))
         yield from self.run_double_buffered(steps, lambda step: self.compute_ps(step.cycles), self._computed)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
 from simulator.config.bounds import CLOCK_HZ, COUNT, UTILISATION
+from simulator.config.errors import FieldError
 from simulator.config.fields import param
 
 #: Floating-point operations of one multiply-accumulate.
@@ -41,8 +42,9 @@ def k_slice(k: int, m_c: int, n_c: int, local_memory_bytes: int, elem_bytes: int
     free = local_memory_bytes // elem_bytes - 2 * m_c * n_c
     ks = free // (2 * (m_c + n_c))
     if ks < 1:
-        raise ValueError(f"local_memory_bytes = {local_memory_bytes}: expected room for two {m_c} x {n_c} C blocks "
-                         f"and two panel columns ({(2 * m_c * n_c + 2 * (m_c + n_c)) * elem_bytes} B)")
+        raise FieldError("local_memory_bytes", f"{local_memory_bytes} B; expected room for two {m_c} x {n_c} C "
+                         f"blocks and two panel columns ({(2 * m_c * n_c + 2 * (m_c + n_c)) * elem_bytes} B)",
+                         ("elem_bytes",))
     return min(int(k), int(ks))
 
 

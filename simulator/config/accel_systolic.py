@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
+from simulator.config.errors import FieldError
 from simulator.config.fields import param
 
 #: The dataflows, by which operand stays in the PEs: output, weight (B), input (A).
@@ -50,8 +51,8 @@ class SystolicSpec(AcceleratorSpec):
     def __post_init__(self) -> None:
         for name in ("input_sram_bytes", "weight_sram_bytes", "output_sram_bytes"):
             if getattr(self, name) // self.word_bytes < SRAM_SETS:
-                raise ValueError(f"{name} = {getattr(self, name)} B: expected at least {SRAM_SETS} words of "
-                                 f"{self.word_bytes} B (the SRAM is managed in {SRAM_SETS} sets)")
+                raise FieldError(name, f"{getattr(self, name)} B; expected at least {SRAM_SETS} words of "
+                                 f"{self.word_bytes} B (the SRAM is managed in {SRAM_SETS} sets)", ("word_bytes",))
 
     def sram_words(self, which: str) -> int:
         """Words the ``which`` SRAM (input, weight or output) holds."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, CYCLES, LATENCY_S
+from simulator.config.errors import FieldError
 from simulator.config.fields import param
 from simulator.config.plugins import PluginError, load_entry_points
 
@@ -59,10 +60,11 @@ class InterfaceSpec:
 
     def __post_init__(self) -> None:
         if self.memory and self.coupling != "near_memory":
-            raise ValueError(f"memory: {self.memory!r}: only the near_memory coupling works in a memory of its "
-                             f"own, got coupling {self.coupling!r}")
+            raise FieldError("memory", f"{self.memory!r}: only the near_memory coupling works in a memory of its "
+                             f"own, got coupling {self.coupling!r}", ("coupling",))
         if self.full_duplex and self.coupling != "pcie":
-            raise ValueError(f"full_duplex: only the pcie coupling copies in and out, got coupling {self.coupling!r}")
+            raise FieldError("full_duplex", f"only the pcie coupling copies in and out, got coupling "
+                             f"{self.coupling!r}", ("coupling",))
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,84 @@
 """Errors raised for bad input: configs, workloads, traces.
 
 Every message names the file, the key (a dotted path) and what was expected.
+A check across keys raises ``FieldError``, which carries the key it refuses and
+the other keys its rule reads; the spec builder turns it into a ``Problem`` of
+the file, so that reports name keys without reading them back out of text.
 The CLI turns any ``InputError`` into exit code 2 with nothing written.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import Callable
 
 EXIT_BAD_INPUT = 2
 
 
-class InputError(Exception):
-    """Bad user input; ``messages`` holds one line per problem found."""
+def overlaps(a: str, b: str) -> bool:
+    """Whether dotted keys ``a`` and ``b`` are one key, or one is a section (or list) holding the other."""
+    return a == b or any(longer.startswith(shorter + sep) for longer, shorter in ((a, b), (b, a)) for sep in ".[")
 
-    def __init__(self, messages: list[str] | str):
-        self.messages = [messages] if isinstance(messages, str) else list(messages)
+
+def join_key(section: str, key: str) -> str:
+    """The dotted key ``key`` of a section ``section`` ("" for the top level) as the file spells it."""
+    return f"{section}.{key}" if section and key else section or key
+
+
+class FieldError(ValueError):
+    """A value that a check across fields refused.
+
+    key: the refused field, dotted, relative to the spec (or model) that checked it; detail: the
+    value given and what was expected; related: the other fields the rule reads, relative to the
+    same spec. ``owner`` (a model's class name) only prefixes the text.
+    """
+
+    def __init__(self, key: str, detail: str, related: tuple[str, ...] = (), owner: str = ""):
+        self.key, self.detail, self.related = key, detail, tuple(related)
+        super().__init__(f"{join_key(owner, key)}: {detail}")
+
+    def renamed(self, name: Callable[[str], str]) -> FieldError:
+        """The same problem with its keys spelled by ``name`` (its text is kept)."""
+        return FieldError(name(self.key), self.detail, tuple(name(r) for r in self.related))
+
+    def within(self, section: str) -> FieldError:
+        """The same problem as the spec holding this one at ``section`` sees it."""
+        return self.renamed(lambda key: join_key(section, key))
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in an input file: ``source`` (the file), ``key`` (dotted; "" for the whole file),
+    ``detail`` (the value given and what was expected), ``related`` (the other keys its rule reads: a
+    cross-key rule such as a cache line of one DRAM burst) and ``option``, the command-line option that
+    gave the value over the file ("" if the file did)."""
+
+    source: str
+    key: str
+    detail: str
+    related: tuple[str, ...] = ()
+    option: str = ""
+
+    def __str__(self) -> str:
+        head = f"{self.option} (over {self.source})" if self.option and self.source else self.option or self.source
+        return f"{where(head, self.key)}: {self.detail}"
+
+
+class InputError(Exception):
+    """Bad user input: one line per problem found in ``messages``; ``entries`` holds the same problems
+    with their file and key where they have one."""
+
+    def __init__(self, messages: list[str | Problem] | str | Problem):
+        #: every problem as found: a ``Problem`` (file, key, detail) or, where none is keyed, its text
+        self.entries = [messages] if isinstance(messages, (str, Problem)) else list(messages)
+        self.messages = [str(m) for m in self.entries]
         super().__init__("\n".join(self.messages))
+
+    @property
+    def problems(self) -> list[Problem]:
+        """The keyed problems among ``entries``."""
+        return [m for m in self.entries if isinstance(m, Problem)]
 
     def report(self, program: str) -> int:
         """Print each message as ``<program>: error: ...`` on stderr; return the bad-input exit code."""

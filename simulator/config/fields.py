@@ -3,8 +3,9 @@
 A spec field is declared with ``param(...)``: its dimension (unit), default,
 description and bounds, in the spirit of gem5's ``Param.Latency("...")``.
 ``build_spec`` turns a raw mapping into the frozen dataclass, collecting every
-problem (unknown key, missing key, bad unit, out of bounds) as a message
-naming the file, the dotted key, the value and what was expected.
+problem (unknown key, missing key, bad unit, out of bounds, a rule across
+keys) as a ``Problem`` naming the file, the dotted key, the value and what was
+expected.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import typing
 from typing import Any, Callable
 
 from simulator.config.bounds import BY_DIMENSION, Range
+from simulator.config.errors import FieldError, Problem, join_key
 from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
                              parse_quantity)
 
@@ -158,36 +160,38 @@ def did_you_mean(name: Any, known: Any) -> str:
     return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
-def build_spec(cls: type, raw: Any, source: str, key: str, errors: list[str]) -> Any:
+def build_spec(cls: type, raw: Any, source: str, key: str, errors: list[Problem]) -> Any:
     """Build ``cls`` from ``raw``; append problems to ``errors`` and return None on failure."""
-    prefix = f"{source}: {key}" if key else source
     if not isinstance(raw, dict):
-        errors.append(f"{prefix}: expected a mapping of {cls.__name__} parameters, got {raw!r}")
+        errors.append(Problem(source, key, f"expected a mapping of {cls.__name__} parameters, got {raw!r}"))
         return None
     known = {f.name for f in dataclasses.fields(cls)}
     for name in raw:
         if name not in known and name not in META_KEYS:
-            errors.append(f"{prefix + '.' if key else source + ': '}{name}: unknown key{did_you_mean(name, known)}; "
-                          f"expected one of: {', '.join(sorted(known))}")
+            errors.append(Problem(source, join_key(key, str(name)), f"unknown key{did_you_mean(name, known)}; "
+                                  f"expected one of: {', '.join(sorted(known))}"))
     values: dict[str, Any] = {}
     n_errors = len(errors)
     for f, tp in spec_fields(cls):
-        sub = f"{key}.{f.name}" if key else f.name
+        sub = join_key(key, f.name)
         if f.name not in raw:
             if f.default is MISSING and f.default_factory is MISSING:
-                errors.append(f"{source}: {sub}: missing; expected {_describe(f.metadata, tp)}")
+                errors.append(Problem(source, sub, f"missing; expected {_describe(f.metadata, tp)}"))
             continue
         values[f.name] = _build_value(tp, raw[f.name], f.metadata, source, sub, errors)
     if len(errors) > n_errors:
         return None
     try:
         return cls(**values)
-    except ValueError as exc:  # cross-field checks in __post_init__
-        errors.append(f"{prefix}: {exc}")
-        return None
+    except FieldError as exc:  # a rule across fields in __post_init__, naming the field it refuses
+        found = exc.within(key)
+        errors.append(Problem(source, found.key, found.detail, found.related))
+    except ValueError as exc:  # a rule about the section as a whole
+        errors.append(Problem(source, key, str(exc)))
+    return None
 
 
-def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors: list[str]) -> Any:
+def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors: list[Problem]) -> Any:
     origin = typing.get_origin(tp)
     if _is_spec(tp) and getattr(tp, "KINDS", None) is not None:
         # a polymorphic spec: the mapping's ``kind`` selects the registered subclass
@@ -195,7 +199,7 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
         kind = value.get("kind") if isinstance(value, dict) else None
         if not isinstance(kind, str) or kind not in kinds:
             given = "missing" if kind is None else repr(kind)
-            errors.append(f"{source}: {key}.kind: {given}; expected one of: {', '.join(sorted(kinds))}")
+            errors.append(Problem(source, f"{key}.kind", f"{given}; expected one of: {', '.join(sorted(kinds))}"))
             return None
         return build_spec(kinds[kind], value, source, key, errors)
     if _is_spec(tp):
@@ -203,23 +207,23 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
     if origin is tuple:
         (item_tp, _ellipsis) = typing.get_args(tp)
         if not isinstance(value, list):
-            errors.append(f"{source}: {key}: expected a list, got {value!r}")
+            errors.append(Problem(source, key, f"expected a list, got {value!r}"))
             return None
         return tuple(_build_value(item_tp, v, meta, source, f"{key}[{i}]", errors) for i, v in enumerate(value))
     if origin is dict:
         _key_tp, item_tp = typing.get_args(tp)
         if not isinstance(value, dict):
-            errors.append(f"{source}: {key}: expected a mapping, got {value!r}")
+            errors.append(Problem(source, key, f"expected a mapping, got {value!r}"))
             return None
         bad = [k for k in value if not isinstance(k, str)]  # YAML makes null:, true: and 5: None, True and 5
         if bad:
-            errors.append(f"{source}: {key}: keys {bad!r}; expected names (strings)")
+            errors.append(Problem(source, key, f"keys {bad!r}; expected names (strings)"))
             return None
         return {k: _build_value(item_tp, v, meta, source, f"{key}.{k}", errors) for k, v in value.items()}
     try:
         return _convert_scalar(value, tp, meta)
     except ValueError as exc:
-        errors.append(f"{source}: {key}: {exc}")
+        errors.append(Problem(source, key, str(exc)))
         return None
 
 

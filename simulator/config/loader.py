@@ -15,12 +15,11 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import typing
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import ConfigError
+from simulator.config.errors import ConfigError, Problem, overlaps
 from simulator.config.fields import META_KEYS, build_spec, did_you_mean, registered_kinds, spec_to_dict
 from simulator.config.yamlio import AliasError, load_yaml, load_yaml_text
 
@@ -141,25 +140,26 @@ def parse_override(text: str, option: str = "--set") -> tuple[list[str], Any]:
 def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) -> dict:
     """Apply ``--set`` overrides to a resolved raw config, checking each key against the schema."""
     raw = copy.deepcopy(raw)
-    errors: list[str] = []
+    errors: list[Problem] = []
     for text in overrides:
         parts, value = parse_override(text)
         problem = _check_path(spec_cls, parts, raw)
         if problem:
-            errors.append(f"--set {text}: {problem}")
+            errors.append(Problem("", *problem, option=f"--set {text}"))
             continue
         node: Any = raw
         for i, part in enumerate(parts[:-1]):
             if isinstance(node, list):
                 node = _list_item(node, part)
                 if node is None:
-                    errors.append(f"--set {text}: {'.'.join(parts[:i + 1])}: no list item named {part!r}")
+                    errors.append(Problem("", ".".join(parts[:i + 1]), f"no list item named {part!r}",
+                                          option=f"--set {text}"))
                     break
             else:
                 node = node.setdefault(part, {})
         else:
             if isinstance(node, list):
-                errors.append(f"--set {text}: expected a parameter, not a whole list item")
+                errors.append(Problem("", "", "expected a parameter, not a whole list item", option=f"--set {text}"))
             else:
                 node[parts[-1]] = value
     if errors:
@@ -179,9 +179,9 @@ def _field_types(cls: Any) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
 
 
-def _check_path(cls: Any, parts: list[str], raw: Any = None) -> str | None:
-    """None if ``parts`` names a parameter of ``cls``, else what is wrong. ``raw``, the config
-    being overridden, tells which entries of a mapping exist and which kind each one is."""
+def _check_path(cls: Any, parts: list[str], raw: Any = None) -> tuple[str, str] | None:
+    """None if ``parts`` names a parameter of ``cls``, else (the key at fault, what is wrong with it).
+    ``raw``, the config being overridden, tells which entries of a mapping exist and which kind each is."""
     tp: Any = cls
     node: Any = raw
     for i, part in enumerate(parts):
@@ -196,12 +196,12 @@ def _check_path(cls: Any, parts: list[str], raw: Any = None) -> str | None:
             if isinstance(node, dict) or node is None and raw is not None:
                 entries = sorted(node or {})
                 if part not in entries:
-                    return (f"{where}: no such entry in the system; expected one of: "
-                            f"{', '.join(entries) or '(none: the system has no ' + parts[i - 1] + ')'}")
+                    return where, (f"no such entry in the system; expected one of: "
+                                   f"{', '.join(entries) or '(none: the system has no ' + parts[i - 1] + ')'}")
             node = node.get(part) if isinstance(node, dict) else None
             continue
         if not dataclasses.is_dataclass(tp):
-            return f"{'.'.join(parts[:i])} is a value, it has no key {part!r}"
+            return ".".join(parts[:i]), f"a value, it has no key {part!r}"
         hints = _field_types(tp)
         kinds = registered_kinds(tp)
         kind = node.get("kind") if isinstance(node, dict) else None
@@ -210,12 +210,12 @@ def _check_path(cls: Any, parts: list[str], raw: Any = None) -> str | None:
             hints = {**_field_types(kind_cls), **hints}
         if part not in hints:
             of_kind = f" of a {kind!r} entry" if kind in kinds else ""
-            return (f"{where}: unknown key{of_kind}{did_you_mean(part, hints)}; "
-                    f"expected one of: {', '.join(sorted(hints))}")
+            return where, (f"unknown key{of_kind}{did_you_mean(part, hints)}; "
+                           f"expected one of: {', '.join(sorted(hints))}")
         tp = hints[part]
         node = node.get(part) if isinstance(node, dict) else None
     if dataclasses.is_dataclass(tp) or typing.get_origin(tp) in (tuple, dict):
-        return f"{'.'.join(parts)} is a section; expected the key of one parameter"
+        return ".".join(parts), "a section; expected the key of one parameter"
     return None
 
 
@@ -247,19 +247,19 @@ def load_spec(path: str | Path, spec_cls: type, overrides: typing.Iterable[str] 
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
     resolved = resolve_presets(raw, source)
     resolved = apply_overrides(resolved, overrides, spec_cls)
-    errors: list[str] = []
+    errors: list[Problem] = []
     spec = build_spec(spec_cls, resolved, source, "", errors)
     if errors:
-        raise ConfigError([_attribute_override(e, source, overrides, resolved) for e in errors])
+        raise ConfigError([_attribute_override(e, overrides, resolved) for e in errors])
     return LoadedConfig(spec=spec, resolved=resolved, source=source)
 
 
-def _indexed_key(raw: Any, parts: list[str]) -> list[str]:
-    """An override's key as validation messages spell it, a part per level: a list item, which
-    ``--set`` names (``caches.levels.L2``), becomes its index (``caches``, ``levels[1]``)."""
+def indexed_key(raw: Any, key: str) -> str:
+    """An override's dotted key as validation problems spell it: a list item, which ``--set`` names
+    (``caches.levels.L2``), becomes its index (``caches.levels[1]``)."""
     out: list[str] = []
     node = raw
-    for part in parts:
+    for part in key.split("."):
         if isinstance(node, list) and out:
             item = _list_item(node, part)
             index = next((i for i, it in enumerate(node) if it is item), part)
@@ -268,27 +268,21 @@ def _indexed_key(raw: Any, parts: list[str]) -> list[str]:
         else:
             out.append(part)
             node = node.get(part) if isinstance(node, dict) else None
-    return out
+    return ".".join(out)
 
 
-def _attribute_override(message: str, source: str, overrides: typing.Iterable[str], resolved: Any) -> str:
+def _attribute_override(problem: Problem, overrides: typing.Iterable[str], resolved: Any) -> Problem:
     """Name the ``--set`` option, not only the file, when the bad value came from the command line:
-    the message is about the overridden key itself, about the section holding it (a cross-field
-    check such as a cache level's set count), or names the key in full (a rule across sections,
-    such as a cache line of one DRAM burst)."""
-    for text in overrides:
-        key = text.split("=", 1)[0].strip()
-        parts = _indexed_key(resolved, key.split("."))
-        for depth in range(len(parts), 0, -1):
-            said = ".".join(parts[:depth])
-            if message.startswith(f"{source}: {said}:"):
-                shown = key if depth == len(parts) else said
-                return f"--set {text} (over {source}): {shown}:" + message[len(f"{source}: {said}:"):]
-    for text in overrides:  # a rule across sections names its other keys in full
-        key = text.split("=", 1)[0].strip()
-        if message.startswith(f"{source}: ") and re.search(rf"\b{re.escape(key)}\b", message):
-            return f"--set {text} (over {source}): " + message[len(f"{source}: "):]
-    return message
+    the problem is about the overridden key itself or the section holding it, or else its rule reads
+    that key (a rule across sections, such as a cache line of one DRAM burst)."""
+    set_keys = [(text, text.split("=", 1)[0].strip()) for text in overrides]
+    said = {key: indexed_key(resolved, key) for _, key in set_keys}
+    for keys in ((problem.key,), problem.related):
+        for text, key in set_keys:
+            if any(overlaps(k, said[key]) for k in keys):
+                shown = key if problem.key == said[key] else problem.key  # the option's own spelling
+                return dataclasses.replace(problem, key=shown, option=f"--set {text}")
+    return problem
 
 
 def strip_meta(raw: Any) -> Any:

@@ -10,19 +10,19 @@ from __future__ import annotations
 import re
 from dataclasses import MISSING, dataclass, field, make_dataclass
 from types import SimpleNamespace
-from typing import Callable
 
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DRAM_TCK_S, DRAM_TREFI_S,
                                       LATENCY_S, PER_CYCLE_RATE)
+from simulator.config.errors import FieldError
 from simulator.config.fields import param
 from simulator.memory.dram_params import PAGE_POLICIES as DRAM_PAGE_POLICIES
 from simulator.memory.dram_params import REFRESH_POLICIES as DRAM_REFRESH_POLICIES
 from simulator.memory.dram_params import SCHEDULERS as DRAM_SCHEDULERS
 from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
-from simulator.memory.dram_params import (DramCurrents, DramGeometry, DramParam, DramTiming, check_current_orders,
-                                          check_geometry_standard, check_line_is_one_burst, check_standard,
-                                          check_timing_orders, section_parameters)
+from simulator.memory.dram_params import (PARAMETER_BY_MODEL_NAME, DramCurrents, DramGeometry, DramParam, DramTiming,
+                                          check_current_orders, check_geometry_standard, check_line_is_one_burst,
+                                          check_standard, check_timing_orders, section_parameters)
 from simulator.config.units import is_power_of_two, seconds_to_ps
 
 
@@ -119,34 +119,35 @@ class CachesSpec:
     def __post_init__(self) -> None:
         for i, lv in enumerate(self.levels):
             if not COMPONENT_NAME.fullmatch(lv.name) or lv.name in RESERVED_COMPONENTS:
-                raise ValueError(f"levels[{i}].name: {lv.name!r}; expected a name of letters, digits, '_' and '-', "
-                                 f"starting with a letter, other than {', '.join(RESERVED_COMPONENTS)}")
+                raise FieldError(f"levels[{i}].name", f"{lv.name!r}; expected a name of letters, digits, '_' and "
+                                 f"'-', starting with a letter, other than {', '.join(RESERVED_COMPONENTS)}")
         if not self.levels:
-            raise ValueError("levels: expected at least one cache level")
+            raise FieldError("levels", "expected at least one cache level")
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
-            raise ValueError(f"levels: expected distinct names, got {names}")
+            raise FieldError("levels", f"expected distinct names, got {names}")
         for i, lv in enumerate(self.levels):
             sets, rest = divmod(lv.size_bytes, lv.ways * self.line_bytes)
             if rest or not is_power_of_two(sets):
-                raise ValueError(
-                    f"levels[{i}] ({lv.name}): size {lv.size_bytes} B / ({lv.ways} ways x {self.line_bytes} B lines) "
-                    f"= {lv.size_bytes / (lv.ways * self.line_bytes):g} sets; expected a power-of-two number of sets"
-                )
+                raise FieldError(
+                    f"levels[{i}].size_bytes", f"{lv.size_bytes} B / ({lv.ways} ways x {self.line_bytes} B lines) "
+                    f"= {lv.size_bytes / (lv.ways * self.line_bytes):g} sets in {lv.name}; expected a power-of-two "
+                    "number of sets", (f"levels[{i}].ways", "line_bytes"))
         if self.replacement == "mru_bits":
             for i, lv in enumerate(self.levels):
                 if lv.ways > MAX_MRU_BITS_WAYS:
-                    raise ValueError(f"levels[{i}] ({lv.name}): {lv.ways} ways; the mru_bits replacement allows "
-                                     f"at most {MAX_MRU_BITS_WAYS} (one 64-bit word of use bits per set); expected "
-                                     "fewer ways or replacement: lru")
+                    raise FieldError(f"levels[{i}].ways", f"{lv.ways} ways; the mru_bits replacement allows at most "
+                                     f"{MAX_MRU_BITS_WAYS} (one 64-bit word of use bits per set); expected fewer ways "
+                                     f"in {lv.name} or replacement: lru", ("replacement",))
         if self.prefetcher.enabled and self.prefetcher.level not in names:
-            raise ValueError(f"prefetcher.level: {self.prefetcher.level!r} is not a level; expected one of {names}")
+            raise FieldError("prefetcher.level", f"{self.prefetcher.level!r} is not a level; expected one of {names}",
+                             ("levels",))
         shared = self.shared_levels()
         for i in range(1, len(shared)):
             if shared[i - 1] and not shared[i]:
-                raise ValueError(f"levels[{i - 1}] ({names[i - 1]}).shared: true above the private "
+                raise FieldError(f"levels[{i - 1}].shared", f"true in {names[i - 1]}, above the private "
                                  f"{names[i]}; expected the shared levels to be the last ones (a private level "
-                                 "sits between its core and the shared levels)")
+                                 "sits between its core and the shared levels)", (f"levels[{i}].shared",))
 
     def shared_levels(self) -> tuple[bool, ...]:
         """Whether each level is one cache for all cores (``shared``; unset: only the last level)."""
@@ -186,14 +187,19 @@ def _model_values(section_spec: object, section: str) -> dict[str, object]:
     return out
 
 
+def _config_key(model_name: str) -> str:
+    """The config key (within its section) of a DRAM model parameter: ``t_refi_ps`` -> ``t_refi_s``."""
+    return PARAMETER_BY_MODEL_NAME[model_name].key
+
+
 def _timing_post_init(self: object) -> None:
     # the DRAM model's orderings (t_ras >= t_rcd, cwl <= cl, t_ccd_l >= t_ccd_s, ...), at load time
-    _model_check(lambda: check_timing_orders(SimpleNamespace(**_model_values(self, "timing"))))
+    check_timing_orders(SimpleNamespace(**_model_values(self, "timing")), owner="", name=_config_key)
 
 
 def _currents_post_init(self: object) -> None:
     # the DRAM model's orderings (IDD0, IDD4R/W, IDD5 >= IDD3N; IPP0, IPP5 >= IPP3N), at load time
-    _model_check(lambda: check_current_orders(SimpleNamespace(**_model_values(self, "currents"))))
+    check_current_orders(SimpleNamespace(**_model_values(self, "currents")), owner="", name=_config_key)
 
 
 def _given(section_spec: object, section: str) -> set[str]:
@@ -253,9 +259,11 @@ class DramGeometrySpec:
         fields = self.mapping.split(":")
         expected = {"row", "rank", "bank", "channel", "column"}
         if sorted(fields) != sorted(expected):
-            raise ValueError(f"mapping: {self.mapping!r}; expected the five fields {sorted(expected)} separated by ':'")
+            raise FieldError("mapping", f"{self.mapping!r}; expected the five fields {sorted(expected)} separated by "
+                             "':'")
         if self.bus_width_bits % self.device_width_bits:
-            raise ValueError("bus_width_bits: expected a multiple of device_width_bits")
+            raise FieldError("bus_width_bits", f"{self.bus_width_bits}; expected a multiple of device_width_bits "
+                             f"({self.device_width_bits})", ("device_width_bits",))
 
 
 @dataclass(frozen=True)
@@ -274,13 +282,17 @@ class DramSpec:
 
     def __post_init__(self) -> None:
         for section in ("timing", "currents"):  # the standard's keys, all of them and no others
-            check_standard(self.standard, section, _given(getattr(self, section), section), section)
+            try:
+                check_standard(self.standard, section, _given(getattr(self, section), section), section)
+            except FieldError as exc:
+                raise exc.within(section) from None
         try:
             check_geometry_standard(self.standard, self.geometry.bank_groups, self.geometry.ranks_per_channel)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("DramGeometry.", "geometry.", 1)) from None
+        except FieldError as exc:
+            raise exc.within("geometry") from None
         if self.geometry.power_down and self.currents.idd3p_a is None:
-            raise ValueError("currents.idd3p_a: missing; geometry.power_down needs the active power-down current")
+            raise FieldError("currents.idd3p_a", "missing; geometry.power_down needs the active power-down current",
+                             ("geometry.power_down",))
 
 
 #: how a run prices its actions (``simulator.energy``)
@@ -321,54 +333,46 @@ class SystemSpec:
                                      ("near_memories", "a memory name", self.near_memories)):
             for name in names:
                 if not COMPONENT_NAME.fullmatch(name):
-                    raise ValueError(f"{section}: {name!r}: expected {what} of letters, digits, '_' and '-', "
+                    raise FieldError(section, f"{name!r}: expected {what} of letters, digits, '_' and '-', "
                                      "starting with a letter (it names trace units, --set keys and result columns)")
                 if name in RESERVED_COMPONENTS or name in levels:
                     taken = "the core's unit name" if name == "host" else "the name of another component's results"
-                    raise ValueError(f"{section}.{name}: {name!r} is {taken}; expected another name (taken: "
+                    raise FieldError(f"{section}.{name}", f"{name!r} is {taken}; expected another name (taken: "
                                      f"{', '.join(RESERVED_COMPONENTS + tuple(levels))})")
         for name in self.near_memories:
             if name in self.accelerators:
-                raise ValueError(f"near_memories.{name}: {name!r} is also an accelerator's name; expected another")
+                raise FieldError(f"near_memories.{name}", f"{name!r} is also an accelerator's name; expected another",
+                                 (f"accelerators.{name}",))
         for name, acc in self.accelerators.items():
             memory = acc.interface.memory
             if memory and memory not in self.near_memories:
                 known = ", ".join(self.near_memories) or "none"
-                raise ValueError(f"accelerators.{name}.interface.memory: {memory!r}: expected the name of a "
-                                 f"near_memories entry (given: {known})")
+                raise FieldError(f"accelerators.{name}.interface.memory", f"{memory!r}: expected the name of a "
+                                 f"near_memories entry (given: {known})", ("near_memories",))
         used = {acc.interface.memory for acc in self.accelerators.values()}
         for name in self.near_memories:
             if name not in used:
-                raise ValueError(f"near_memories.{name}: no accelerator works in it; expected an accelerator "
-                                 f"coupled near_memory with interface.memory: {name}")
-        _model_check(lambda: check_line_is_one_burst(dram_timing(self.dram), dram_geometry(self)))
+                raise FieldError(f"near_memories.{name}", "no accelerator works in it; expected an accelerator "
+                                 f"coupled near_memory with interface.memory: {name}", ("accelerators",))
+        _check_memory_line(self.dram, "dram", self.caches.line_bytes)
         for name, memory in self.near_memories.items():
-            try:
-                _model_check(lambda: check_line_is_one_burst(dram_timing(memory),
-                                                             memory_geometry(memory, self.caches.line_bytes)))
-            except ValueError as exc:  # the main memory's key names, made this memory's
-                raise ValueError(f"near_memories.{name}: " + str(exc).replace("dram.", f"near_memories.{name}.")) \
-                    from None
+            _check_memory_line(memory, f"near_memories.{name}", self.caches.line_bytes)
 
 
-_DRAM_KEY_OF = {"bus_width_bits": "dram.geometry.bus_width_bits", "burst_length": "dram.timing.burst_length"}
+def _check_memory_line(memory: DramSpec, at: str, line_bytes: int) -> None:
+    """The DRAM model's rules across a memory (at key ``at`` of the system) and the cache line of
+    ``line_bytes``: its organisation holds whole lines, and a line is one burst."""
+    def name(model_name: str) -> str:  # a DRAM model field as the system's key
+        if model_name == "line_bytes":
+            return "caches.line_bytes"
+        p = PARAMETER_BY_MODEL_NAME.get(model_name)
+        return f"{at}.{p.section}.{p.key}" if p else f"{at}.geometry.{model_name}"
 
-
-def _model_check(build: Callable[[], object]) -> None:
-    """Run ``build`` (a DRAM model constructor) and give its refusal in config terms: the model says
-    "DramTiming.t_ras = 1: expected ...", the config "t_ras = 1: expected ..." under its section (the
-    model keeps timings in tCK or ps and currents in mA, as its field names say)."""
     try:
-        build()
-    except ValueError as exc:
-        head, _, rest = str(exc).partition(".")
-        if head == "DramGeometry":  # checked from SystemSpec, where messages need their section
-            if rest.startswith("line_bytes "):  # the line-is-one-burst rule: name its other keys in full
-                rest = "caches: " + re.sub(r"\b(bus_width_bits|burst_length)\b",
-                                           lambda m: _DRAM_KEY_OF[m.group(1)], rest)
-            else:
-                rest = f"dram.geometry: {rest}"
-        raise ValueError(rest if head.startswith("Dram") else str(exc)) from None
+        geometry = memory_geometry(memory, line_bytes)
+    except FieldError as exc:
+        raise exc.renamed(name) from None
+    check_line_is_one_burst(dram_timing(memory), geometry, name)
 
 
 def memory_geometry(dram: DramSpec, line_bytes: int) -> DramGeometry:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import ConfigError
+from simulator.config.errors import ConfigError, Problem
 from simulator.config.fields import did_you_mean
 from simulator.config.loader import parse_override
 from simulator.config.yamlio import load_yaml
@@ -58,8 +58,8 @@ class WorkloadSpec:
                 "trace_path": self.trace_path}
 
 
-def name_error(name: Any, source: str, key: str = "name") -> str | None:
-    """The message refusing ``name`` as a workload or study name, or None if it is fine: a non-empty
+def name_error(name: Any, source: str, key: str = "name") -> Problem | None:
+    """The problem refusing ``name`` as a workload or study name, or None if it is fine: a non-empty
     string usable as one directory name (printable: no control or direction-changing characters; no
     '/', not starting with '.', at most MAX_NAME_BYTES bytes), since the default run and study
     directories are named after it."""
@@ -69,33 +69,35 @@ def name_error(name: Any, source: str, key: str = "name") -> str | None:
             and size <= MAX_NAME_BYTES:
         return None
     shown = repr(name) if len(repr(name)) <= 60 else f"{repr(name)[:57]}... ({size} bytes)"
-    return (f"{source}: {key}: {shown}; expected a non-empty name usable as a directory name: printable, "
-            f"no '/', not starting with '.', at most {MAX_NAME_BYTES} bytes")
+    return Problem(source, key, f"{shown}; expected a non-empty name usable as a directory name: printable, "
+                   f"no '/', not starting with '.', at most {MAX_NAME_BYTES} bytes")
 
 
-def _shape_errors(raw: dict, source: str) -> list[str]:
+def _shape_errors(raw: dict, source: str) -> list[Problem]:
     """Problems with the top-level keys of a workload mapping: unknown keys, the name, and whether it
     is a generator with params or a trace file (never both, never neither)."""
     from workloads.registry import GENERATORS
 
-    errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(WORKLOAD_KEYS)}"
+    errors = [Problem(source, str(k), f"unknown key; expected one of: {', '.join(WORKLOAD_KEYS)}")
               for k in raw if k not in WORKLOAD_KEYS]
     problem = name_error(raw.get("name", Path(source).stem), source)
     if problem:
-        errors.append(problem if "name" in raw else f"{problem} (no name given: the file's name)")
+        errors.append(problem if "name" in raw else replace(problem, detail=f"{problem.detail} (no name given: "
+                                                                            "the file's name)"))
     if ("generator" in raw) == ("trace" in raw):
-        errors.append(f"{source}: generator/trace: expected exactly one of 'generator' or 'trace'")
+        errors.append(Problem(source, "generator/trace", "expected exactly one of 'generator' or 'trace'",
+                              ("generator", "trace")))
     elif "trace" in raw and "params" in raw:  # they would be ignored
-        errors.append(f"{source}: params: given beside trace; expected either generator with params, or trace "
-                      "alone (a trace file's workload takes no parameters)")
+        errors.append(Problem(source, "params", "given beside trace; expected either generator with params, or "
+                              "trace alone (a trace file's workload takes no parameters)", ("trace",)))
     gen = raw.get("generator")
     if "generator" in raw and (not isinstance(gen, str) or gen not in GENERATORS):
-        errors.append(f"{source}: generator: {gen!r} is {'unknown' if isinstance(gen, str) else 'not a name'}; "
-                      f"expected one of: {', '.join(sorted(GENERATORS))}")
+        errors.append(Problem(source, "generator", f"{gen!r} is {'unknown' if isinstance(gen, str) else 'not a name'}; "
+                              f"expected one of: {', '.join(sorted(GENERATORS))}"))
     trace = raw.get("trace")
     if "trace" in raw and (not isinstance(trace, str) or not trace.strip() or "\0" in trace):
-        errors.append(f"{source}: trace: {trace!r}; expected the path of a Parquet or CSV trace file (a "
-                      "string, relative to the workload file)")
+        errors.append(Problem(source, "trace", f"{trace!r}; expected the path of a Parquet or CSV trace file (a "
+                              "string, relative to the workload file)"))
     return errors
 
 
@@ -106,7 +108,7 @@ def build_workload(raw: Any, source: str, base_dir: Path, labels: dict[str, str]
     it name the option over the file (``--param text (over <source>): params.<name>: ...``)."""
     labels = labels or {}
     if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: expected a mapping with name and generator/params (or trace)")
+        raise ConfigError(Problem(source, "", "expected a mapping with name and generator/params (or trace)"))
     errors = _shape_errors(raw, source)
     if errors:
         raise ConfigError(errors)
@@ -120,17 +122,9 @@ def build_workload(raw: Any, source: str, base_dir: Path, labels: dict[str, str]
     gen = raw["generator"]
     params = {} if raw.get("params") is None else raw["params"]
     if not isinstance(params, dict):
-        raise ConfigError(f"{source}: params: expected a mapping of {gen} arguments, got {params!r}")
+        raise ConfigError(Problem(source, "params", f"expected a mapping of {gen} arguments, got {params!r}"))
     converted = _convert_params(gen, params, source, labels)
     return WorkloadSpec(name=name, generator=gen, params=converted, given=dict(params), options=dict(labels))
-
-
-def _param_where(key: str, source: str, options: dict[str, str]) -> str:
-    """Where a message about parameter ``key`` points: the file's ``params.<key>``, or, for a value
-    given on the command line, the option over the file (as ``--set`` messages read)."""
-    if key in options:
-        return f"{options[key]} (over {source}): params.{key}"
-    return f"{source}: params.{key}"
 
 
 def _accepted(gen: str) -> dict[str, inspect.Parameter]:
@@ -155,17 +149,19 @@ def _convert_params(gen: str, params: dict, source: str, labels: dict[str, str])
     errors = []
     for k in params:
         if k not in accepted:
-            where = labels[k] if k in labels else f"{source}: params.{k}"
-            errors.append(f"{where}: unknown parameter of {gen}{did_you_mean(k, accepted)}; "
-                          f"expected one of: {', '.join(sorted(accepted))}")
-    errors += [f"{source}: params.{p.name}: missing; {gen} requires it" for p in accepted.values()
+            unknown = (f"unknown parameter of {gen}{did_you_mean(k, accepted)}; "
+                       f"expected one of: {', '.join(sorted(accepted))}")
+            # an option that names no parameter is the option's problem, not the file's
+            errors.append(Problem("", "", unknown, option=labels[k]) if k in labels
+                          else Problem(source, f"params.{k}", unknown))
+    errors += [Problem(source, f"params.{p.name}", f"missing; {gen} requires it") for p in accepted.values()
                if p.default is inspect.Parameter.empty and p.name not in params]
     converted = {}
     for k, v in params.items():
         if k in accepted:
             converted[k], problem = _check_param(accepted[k], v)
             if problem:
-                errors.append(f"{_param_where(k, source, labels)}: {problem}")
+                errors.append(Problem(source, f"params.{k}", problem, option=labels.get(k, "")))
     if errors:
         raise ConfigError(errors)
     return converted
@@ -277,16 +273,16 @@ def generate_trace(spec: WorkloadSpec, source: str = "<workload>"):
     except (TypeError, ValueError) as exc:
         raise ConfigError(_generator_error(spec, source, str(exc))) from None
     except OverflowError as exc:  # a product of parameters beyond int64 that no check foresaw
-        raise ConfigError(f"{source}: params: {exc}; expected parameters whose trace fits its int64 "
-                          "columns") from None
+        raise ConfigError(Problem(source, "params", f"{exc}; expected parameters whose trace fits its int64 "
+                                  "columns")) from None
 
 
 # the parameter names a generator's message starts with: "kind must ...", "tile_kind, t_t and t_s are ..."
 _LEADING_NAMES = re.compile(r"(\w+(?:(?:, | and )\w+)*) ")
 
 
-def _generator_error(spec: WorkloadSpec, source: str, text: str) -> str:
-    """A generator's refusal as a message naming the parameter it is about, and the ``--param``
+def _generator_error(spec: WorkloadSpec, source: str, text: str) -> Problem:
+    """A generator's refusal as a problem naming the parameter it is about, and the ``--param``
     option if one set that parameter or is mentioned: ``X must be Y, got Z`` reads
     ``params.X: Z; expected Y``."""
     match = _LEADING_NAMES.match(text)
@@ -294,15 +290,16 @@ def _generator_error(spec: WorkloadSpec, source: str, text: str) -> str:
     names = [n for n in re.split(r", | and ", match.group(1)) if n in accepted] if match else []
     option = next((n for n in names if n in spec.options), None) or next(
         (k for k in spec.options if re.search(rf"\b{re.escape(k)}\b", text)), None)
-    prefix = f"{spec.options[option]} (over {source})" if option else source
+    label = spec.options[option] if option else ""
     if not names:
-        return f"{prefix}: params: {text}"
+        return Problem(source, "params", text, option=label)
     key = option if option in names else names[0]
+    related = tuple(f"params.{n}" for n in names if n != key)
     rule = re.fullmatch(rf"{re.escape(key)} must be (.+), got (.+)", text, re.S)
     if rule is None or len(names) > 1:
-        return f"{prefix}: params.{key}: {text}"
+        return Problem(source, f"params.{key}", text, related, option=label)
     shown = repr(spec.given[key]) if key in spec.given else rule.group(2)
-    return f"{prefix}: params.{key}: {shown}; expected {rule.group(1)}"
+    return Problem(source, f"params.{key}", f"{shown}; expected {rule.group(1)}", option=label)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ host's first core.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,12 +42,12 @@ class _Columns:
     """The trace's columns as numpy arrays and Python lists, read once; the per-row numbers the
     replay reads row by row are Python lists (a list item costs less than a numpy scalar)."""
 
-    def __init__(self, table: pa.Table, command_params: dict[int, dict] | None = None):
+    def __init__(self, table: pa.Table, commands: dict[int, tuple[dict, Any]] | None = None):
         def col(name):
             return table.column(name).combine_chunks()
 
         self.n = table.num_rows
-        self._command_params = command_params or {}  # row -> decoded params (validate_trace's, taken once)
+        self._commands = commands or {}  # row -> (params, parsed command), as checked (taken once)
         self.unit = col("unit").to_pylist()
         self.stage = col("stage").to_pylist()
         self.op = col("op").to_pylist()
@@ -70,10 +71,9 @@ class _Columns:
         self.addrs_offsets = addrs.offsets.to_numpy() if len(addrs) else np.zeros(1, np.int32)
         self.addrs_values = addrs.values.to_numpy() if len(addrs) else np.zeros(0, np.int64)
 
-    def command_params(self, i: int) -> dict:
-        """The ``params`` of offload/wait row ``i``: the checked ones, handed over once, else decoded here."""
-        params = self._command_params.pop(i, None)
-        return json.loads(self.params[i]) if params is None else params
+    def command(self, i: int) -> tuple[dict, Any]:
+        """(params, parsed command) of offload/wait row ``i`` as ``check_commands`` made them, handed over once."""
+        return self._commands.pop(i)
 
     def line_bound(self, rows: np.ndarray, line_bytes: int) -> np.ndarray:
         """An upper bound of the lines each of ``rows`` touches (float, so that no product overflows)."""
@@ -164,19 +164,20 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray, core=None, sy
         elif op == "compute":
             yield from core.run_compute_row(env, stage, flops[i], cycles[i])
         elif op == "offload":
-            params = cols.command_params(i)
-            yield from system.units[params["unit"]].offload(core, params, stage)
+            params, args = cols.command(i)
+            yield from system.units[params["unit"]].offload(core, params, stage, args)
         elif op == "wait":
-            yield from system.units[cols.command_params(i)["unit"]].wait(core, stage)
+            yield from system.units[cols.command(i)[0]["unit"]].wait(core, stage)
         elif sync is not None:  # barrier, join: a single thread's barrier waits for no one
             start = env.now
             yield sync.barrier(thread) if op == "barrier" else sync.join(json.loads(cols.params[i])["threads"])
             core.sync_wait_ps += env.now - start
 
 
-def check_trace(system: System, table: pa.Table, source: str = "<memory>") -> dict[int, dict]:
+def check_trace(system: System, table: pa.Table, source: str = "<memory>") -> dict[int, tuple[dict, Any]]:
     """Validate ``table`` against ``system``: its units, rows, threads and commands (TraceError naming
-    ``source``); return the params of its offload/wait rows as the units run them (``check_commands``)."""
+    ``source``); return the (params, parsed command) of its offload/wait rows as the units run them
+    (``check_commands``)."""
     decoded = validate_trace(table, source, units=system.unit_names())
     if THREAD_FIELD.name in table.schema.names and len(table):
         threads = thread_ids(table)

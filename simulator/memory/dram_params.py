@@ -8,7 +8,8 @@ meaning. That table drives
 * the config schema (``simulator.config.schema`` builds the ``dram.timing`` and
   ``dram.currents`` sections from it, so ``offsim keys dram`` lists it),
 * validation (:func:`check_standard`, and the cross-key rules of ``DramTiming`` and
-  ``DramCurrents``),
+  ``DramCurrents``, which raise ``FieldError`` naming the parameter they refuse and the others
+  they read; a ``name`` function given to a check spells those names as its caller's keys),
 * the model's values (``DramTiming``: counts in tCK, tCK and tREFI in ps; ``DramCurrents``: mA and V),
 * the compiled kernel's parameter vector: its layout (``KERNEL_SLOTS``, whose index constants
   ``simulator.memory.dram_kernel`` takes from here) and its packing (:func:`pack_timing_ps`).
@@ -22,9 +23,10 @@ from __future__ import annotations
 import numbers
 import zlib
 from dataclasses import dataclass, field, fields, make_dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from simulator.config.units import is_power_of_two
+from simulator.config.errors import FieldError
+from simulator.config.units import format_quantity, is_power_of_two
 
 if TYPE_CHECKING:  # numpy only to pack the kernel's vector: the config schema is read without it
     import numpy as np
@@ -162,6 +164,7 @@ PARAMETERS: tuple[DramParam, ...] = (
     DramParam("ipp5_a", "currents", "current", _VPP, "burst refresh current on VPP (IPP5B)"),
 )
 PARAMETER_BY_KEY: dict[str, DramParam] = {p.key: p for p in PARAMETERS}
+PARAMETER_BY_MODEL_NAME: dict[str, DramParam] = {p.model_name: p for p in PARAMETERS}
 
 
 def section_parameters(section: str) -> tuple[DramParam, ...]:
@@ -197,21 +200,34 @@ def first_refresh_ps(policy: str, t_refi_ps: int, rank: int, ranks: int) -> int:
 
 def _require_int(owner: str, name: str, value: object, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{owner}.{name} = {value!r}: expected an integer >= {minimum}")
+        raise FieldError(name, f"{value!r}; expected an integer >= {minimum}", owner=owner)
+
+
+def _shown(model_name: str, value: float) -> str:
+    """A model value with its unit: times in s (kept in ps), currents in A (kept in mA), counts in tCK."""
+    if model_name.endswith("_ps"):
+        return format_quantity(value * 1e-12, "s")
+    if model_name.endswith("_ma"):
+        return format_quantity(value * 1e-3, "A")
+    return f"{value!r} beats" if model_name == "burst_length" else f"{value!r} tCK"
+
+
+def _same(name: str) -> str:
+    return name
 
 
 def check_standard(standard: str, section: str, given: set[str], owner: str) -> None:
-    """Raise ValueError unless ``given`` (config keys of ``section``) holds every parameter
-    ``standard`` requires and none it does not have; messages name ``owner.key``."""
+    """Raise FieldError (keyed by the config key) unless ``given`` (config keys of ``section``) holds
+    every parameter ``standard`` requires and none it does not have; its text names ``owner.key``."""
     if standard not in STANDARDS:
-        raise ValueError(f"standard = {standard!r}: expected one of {', '.join(STANDARDS)}")
+        raise FieldError("standard", f"{standard!r}; expected one of {', '.join(STANDARDS)}")
     for p in section_parameters(section):
         present = p.key in given
         if present and standard not in p.standards:
-            raise ValueError(f"{owner}.{p.key}: {standard} has no {p.key} ({p.doc}, a parameter of "
-                             f"{', '.join(p.standards)}); expected it left out")
+            raise FieldError(p.key, f"{standard} has no {p.key} ({p.doc}, a parameter of "
+                             f"{', '.join(p.standards)}); expected it left out", owner=owner)
         if not present and p.standards.get(standard):
-            raise ValueError(f"{owner}.{p.key}: missing; {standard} requires it ({p.doc})")
+            raise FieldError(p.key, f"missing; {standard} requires it ({p.doc})", owner=owner)
 
 
 def _model_fields(section: str) -> list[tuple[str, Any, Any]]:
@@ -223,50 +239,64 @@ def _given_keys(obj: object, section: str) -> set[str]:
     return {p.key for p in section_parameters(section) if getattr(obj, p.model_name) is not None}
 
 
-def check_timing_orders(t: Any, owner: str = "DramTiming") -> None:
-    """Raise ValueError if timings ``t`` (model names: counts in tCK, ``tck_ps``, ``t_refi_ps``;
-    None where absent) break an ordering the model relies on. Orderings between absent
-    parameters are not checked (a missing parameter is reported by :func:`check_standard`)."""
+def _order_error(owner: str, name: Callable[[str], str], key: str, value: float, relation: str,
+                 bound: float, *reads: str, why: str = "") -> FieldError:
+    """``key`` (a model name) = ``value`` breaks "``key`` ``relation`` (the sum of ``reads``) = ``bound``"."""
+    terms = " + ".join(name(r) for r in reads)
+    return FieldError(name(key), f"{_shown(key, value)}; expected {relation} {terms} ({_shown(key, bound)}){why}",
+                      tuple(name(r) for r in reads), owner=owner)
+
+
+def check_timing_orders(t: Any, owner: str = "DramTiming", name: Callable[[str], str] = _same) -> None:
+    """Raise FieldError if timings ``t`` (model names: counts in tCK, ``tck_ps``, ``t_refi_ps``;
+    None where absent) break an ordering the model relies on; ``name`` spells a model name as the
+    caller's key. Orderings between absent parameters are not checked (a missing parameter is
+    reported by :func:`check_standard`)."""
     def has(*names: str) -> bool:
         return all(getattr(t, n) is not None for n in names)
 
     if has("burst_length") and t.burst_length % 2:
-        raise ValueError(f"{owner}.burst_length = {t.burst_length!r}: expected an even number of beats")
+        raise FieldError(name("burst_length"), f"{t.burst_length!r}; expected an even number of beats", owner=owner)
     if has("t_ras", "t_rcd") and t.t_ras < t.t_rcd:
-        raise ValueError(f"{owner}.t_ras = {t.t_ras!r}: expected >= t_rcd ({t.t_rcd})")
+        raise _order_error(owner, name, "t_ras", t.t_ras, ">=", t.t_rcd, "t_rcd")
     if has("t_rc", "t_ras", "t_rp") and t.t_rc < t.t_ras + t.t_rp:
-        raise ValueError(f"{owner}.t_rc = {t.t_rc!r}: expected >= t_ras + t_rp ({t.t_ras + t.t_rp})")
+        raise _order_error(owner, name, "t_rc", t.t_rc, ">=", t.t_ras + t.t_rp, "t_ras", "t_rp")
     for short, long in (("t_ccd_s", "t_ccd_l"), ("t_rrd_s", "t_rrd_l"), ("t_wtr_s", "t_wtr_l")):
         if has(short, long) and getattr(t, long) < getattr(t, short):
-            raise ValueError(f"{owner}.{long} = {getattr(t, long)!r}: expected >= {short} ({getattr(t, short)}): "
-                             "the same bank group waits at least as long as different groups")
-    rrd = t.t_rrd if t.t_rrd is not None else t.t_rrd_s
-    if has("t_faw") and rrd is not None and t.t_faw < rrd:
-        raise ValueError(f"{owner}.t_faw = {t.t_faw!r}: expected >= the ACT-to-ACT spacing ({rrd})")
+            raise _order_error(owner, name, long, getattr(t, long), ">=", getattr(t, short), short,
+                               why=": the same bank group waits at least as long as different groups")
+    rrd = "t_rrd" if t.t_rrd is not None else "t_rrd_s"
+    if has("t_faw", rrd) and t.t_faw < getattr(t, rrd):
+        raise _order_error(owner, name, "t_faw", t.t_faw, ">=", getattr(t, rrd), rrd,
+                           why=", the ACT-to-ACT spacing")
     if has("cwl", "cl") and t.cwl > t.cl:
-        raise ValueError(f"{owner}.cwl = {t.cwl!r}: expected <= cl ({t.cl})")
+        raise _order_error(owner, name, "cwl", t.cwl, "<=", t.cl, "cl")
     if has("t_refi_ps", "t_rfc", "tck_ps") and t.t_refi_ps <= t.t_rfc * t.tck_ps:
-        raise ValueError(
-            f"{owner}.t_refi_ps = {t.t_refi_ps!r}: expected > t_rfc * tck_ps ({t.t_rfc * t.tck_ps})")
+        raise FieldError(name("t_refi_ps"), f"{_shown('t_refi_ps', t.t_refi_ps)}; expected > {name('t_rfc')} x "
+                         f"{name('tck_ps')} ({_shown('t_refi_ps', t.t_rfc * t.tck_ps)}): a refresh must end "
+                         "before the next is due", (name("t_rfc"), name("tck_ps")), owner=owner)
     for p in section_parameters("timing"):  # the DRAM kernel keeps every timing in int64 picoseconds
         value = getattr(t, p.model_name)
         if value is None or not has("tck_ps"):
             continue
-        in_ps = p.unit == "time"
-        ps = value * (1 if in_ps else t.tck_ps)
+        ps = value * (1 if p.unit == "time" else t.tck_ps)
         if ps > MAX_TIMING_PS:
-            raise ValueError(f"{owner}.{p.model_name} = {value!r}{'' if in_ps else f' ({ps} ps)'}: "
-                             f"expected at most {MAX_TIMING_PS} ps, the picosecond clock's range")
+            raise FieldError(name(p.model_name), f"{_shown(p.model_name, value)}"
+                             f"{'' if p.unit == 'time' else f' ({ps} ps)'}; expected at most {MAX_TIMING_PS} ps, "
+                             "the picosecond clock's range",
+                             () if p.unit == "time" else (name("tck_ps"),), owner=owner)
 
 
-def check_current_orders(c: Any, owner: str = "DramCurrents") -> None:
-    """Raise ValueError if currents ``c`` (model names, mA; None where absent) break the TN-41-01
-    orderings the energy model relies on: every command current at least its standby current."""
-    for name, base in (("idd0_ma", "idd3n_ma"), ("idd4r_ma", "idd3n_ma"), ("idd4w_ma", "idd3n_ma"),
-                       ("idd5_ma", "idd3n_ma"), ("ipp0_ma", "ipp3n_ma"), ("ipp5_ma", "ipp3n_ma")):
-        value, floor = getattr(c, name), getattr(c, base)
+def check_current_orders(c: Any, owner: str = "DramCurrents", name: Callable[[str], str] = _same) -> None:
+    """Raise FieldError if currents ``c`` (model names, mA; None where absent) break the TN-41-01
+    orderings the energy model relies on: every command current at least its standby current;
+    ``name`` spells a model name as the caller's key."""
+    for key, base in (("idd0_ma", "idd3n_ma"), ("idd4r_ma", "idd3n_ma"), ("idd4w_ma", "idd3n_ma"),
+                      ("idd5_ma", "idd3n_ma"), ("ipp0_ma", "ipp3n_ma"), ("ipp5_ma", "ipp3n_ma")):
+        value, floor = getattr(c, key), getattr(c, base)
         if value is not None and floor is not None and value < floor:
-            raise ValueError(f"{owner}.{name} = {value!r}: expected >= {base} ({floor})")
+            raise _order_error(owner, name, key, value, ">=", floor, base,
+                               why=": a command draws at least the standby current")
 
 
 def _timing_post_init(self: Any) -> None:
@@ -287,7 +317,7 @@ def _currents_post_init(self: Any) -> None:
     for p in section_parameters("currents"):
         value = getattr(self, p.model_name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
-            raise ValueError(f"DramCurrents.{p.model_name} = {value!r}: expected a positive number")
+            raise FieldError(p.model_name, f"{value!r}; expected a positive number", owner="DramCurrents")
     check_current_orders(self)
 
 
@@ -368,23 +398,24 @@ class DramGeometry:
         # channels may be any count (lines interleave modulo it); the fields within a channel are bit fields
         for name in ("ranks_per_channel", "banks", "rows", "columns", "line_bytes", "bank_groups"):
             if not is_power_of_two(getattr(self, name)):
-                raise ValueError(f"DramGeometry.{name} = {getattr(self, name)!r}: expected a power of two")
+                raise FieldError(name, f"{getattr(self, name)!r}; expected a power of two", owner="DramGeometry")
         if self.banks % self.bank_groups:
-            raise ValueError(f"DramGeometry.bank_groups = {self.bank_groups!r}: expected to divide banks "
-                             f"({self.banks})")
+            raise FieldError("bank_groups", f"{self.bank_groups!r}; expected to divide banks ({self.banks})",
+                             ("banks",), owner="DramGeometry")
         if self.bus_width_bits % self.device_width_bits:
-            raise ValueError(f"DramGeometry.bus_width_bits = {self.bus_width_bits!r}: expected a multiple of "
-                             f"device_width_bits ({self.device_width_bits})")
+            raise FieldError("bus_width_bits", f"{self.bus_width_bits!r}; expected a multiple of device_width_bits "
+                             f"({self.device_width_bits})", ("device_width_bits",), owner="DramGeometry")
         if self.bus_width_bits % 8 or self.line_bytes % (self.bus_width_bits // 8):
-            raise ValueError(f"DramGeometry.line_bytes = {self.line_bytes!r}: expected a multiple of the bus "
-                             f"width in bytes ({self.bus_width_bits / 8})")
+            raise FieldError("line_bytes", f"{self.line_bytes!r} B; expected a multiple of the bus width in bytes "
+                             f"({self.bus_width_bits / 8} B)", ("bus_width_bits",), owner="DramGeometry")
         if self.row_bytes % self.line_bytes:
-            raise ValueError(f"DramGeometry.line_bytes = {self.line_bytes!r}: expected to divide the rank row "
-                             f"({self.row_bytes} B)")
+            raise FieldError("line_bytes", f"{self.line_bytes!r} B; expected to divide the rank row "
+                             f"({self.row_bytes} B)", ("columns", "device_width_bits", "bus_width_bits"),
+                             owner="DramGeometry")
         parts = self.mapping.split(":") if isinstance(self.mapping, str) else None
         if parts is None or sorted(parts) != sorted(MAPPING_FIELDS):
-            raise ValueError(f"DramGeometry.mapping = {self.mapping!r}: expected each of {MAPPING_FIELDS} "
-                             "exactly once, separated by ':'")
+            raise FieldError("mapping", f"{self.mapping!r}; expected each of {MAPPING_FIELDS} exactly once, "
+                             "separated by ':'", owner="DramGeometry")
 
     @property
     def devices_per_rank(self) -> int:
@@ -422,24 +453,27 @@ def peak_bandwidth_bytes_per_s(timing: Any, geometry: DramGeometry) -> float:
     return geometry.channels * geometry.line_bytes * 1e12 / timing.burst_ps
 
 
-def check_line_is_one_burst(timing: Any, geometry: DramGeometry) -> None:
-    """Raise ValueError unless a cache line is exactly one burst: bus width x burst length bytes."""
+def check_line_is_one_burst(timing: Any, geometry: DramGeometry, name: Callable[[str], str] = _same) -> None:
+    """Raise FieldError (keyed ``line_bytes``) unless a cache line is exactly one burst: bus width x
+    burst length bytes; ``name`` spells a model name as the caller's key."""
     burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
     if burst_bytes != geometry.line_bytes:
-        raise ValueError(f"DramGeometry.line_bytes = {geometry.line_bytes!r}: expected one burst "
-                         f"(bus_width_bits {geometry.bus_width_bits} / 8 x burst_length "
-                         f"{timing.burst_length} = {burst_bytes} B)")
+        raise FieldError(name("line_bytes"), f"{geometry.line_bytes!r} B; expected one burst "
+                         f"({name('bus_width_bits')} {geometry.bus_width_bits} / 8 x {name('burst_length')} "
+                         f"{timing.burst_length} = {burst_bytes} B)", (name("bus_width_bits"), name("burst_length")),
+                         owner="DramGeometry")
 
 
 def check_geometry_standard(standard: str, bank_groups: int, ranks_per_channel: int) -> None:
-    """Raise ValueError if an organisation uses a feature ``standard`` does not have (or lacks
-    one it has); messages name ``DramGeometry.<field>``."""
+    """Raise FieldError (keyed by the ``DramGeometry`` field) if an organisation uses a feature
+    ``standard`` does not have (or lacks one it has)."""
     s = STANDARDS[standard]
     if bank_groups > 1 and not s.bank_groups:
-        raise ValueError(f"DramGeometry.bank_groups = {bank_groups!r}: {standard} has no bank groups; expected 1")
+        raise FieldError("bank_groups", f"{bank_groups!r}; {standard} has no bank groups; expected 1",
+                         owner="DramGeometry")
     if s.bank_groups and bank_groups < 2:
-        raise ValueError(f"DramGeometry.bank_groups = {bank_groups!r}: {standard} has bank groups; "
-                         "expected 2 or more")
+        raise FieldError("bank_groups", f"{bank_groups!r}; {standard} has bank groups; expected 2 or more",
+                         owner="DramGeometry")
     if ranks_per_channel > 1 and not s.ranks:
-        raise ValueError(f"DramGeometry.ranks_per_channel = {ranks_per_channel!r}: a {standard} channel is one "
-                         "rank; expected 1")
+        raise FieldError("ranks_per_channel", f"{ranks_per_channel!r}; a {standard} channel is one rank; "
+                         "expected 1", owner="DramGeometry")

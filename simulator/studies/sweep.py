@@ -74,9 +74,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulator.studies import interruption
-from simulator.config.errors import ConfigError, InputError
+from simulator.config.errors import ConfigError, InputError, Problem, overlaps
 from simulator.config.fields import build_spec, did_you_mean
-from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, resolve_presets
+from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, indexed_key, resolve_presets
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.config.workload import WorkloadSpec, build_workload, name_error
 from simulator.config.yamlio import load_yaml
@@ -342,8 +342,12 @@ def _override_text(target: str, value: Any) -> str:
     return f"{target}={json.dumps(value)}"
 
 
-def _strip_prefix(message: str, prefix: str) -> str:
-    return message[len(prefix):] if message.startswith(prefix) else message
+def _without_file(entry: Problem | str, section: str = "") -> str:
+    """A problem as a study message quotes it under its own key (an axis value, a point): its key and
+    detail without the file or option (the key too when it is ``section``); unkeyed text as it is."""
+    if not isinstance(entry, Problem):
+        return entry
+    return entry.detail if entry.key in ("", section) else f"{entry.key}: {entry.detail}"
 
 
 class _Builder:
@@ -415,8 +419,7 @@ class _Builder:
                 summary = trace_summary(trace)
                 self._trace_sizes[params] = (float(summary["bytes_touched"]), int(summary["rows"]))
             except ConfigError as exc:
-                problem = "; ".join(_strip_prefix(_strip_prefix(m, f"{self.workload_source}: "), "params: ")
-                                    for m in exc.messages)
+                problem = "; ".join(_without_file(e, "params") for e in exc.entries)
             self._trace_problems[params] = problem
         return self._trace_problems[params]
 
@@ -444,13 +447,9 @@ def _check_system_file(study: StudySpec, builder: _Builder) -> None:
     try:
         builder.system(())
     except ConfigError as exc:
-        targets = [a.target for a in study.axes if a.kind == "set"]
-        prefix = f"{builder.system_source}: "
-        own = []
-        for m in exc.messages:
-            key = _strip_prefix(m, prefix).split(":", 1)[0]
-            if not any(key == t or key.startswith(t + ".") or t.startswith(key + ".") for t in targets):
-                own.append(m)
+        targets = [indexed_key(builder.system_raw, a.target) for a in study.axes if a.kind == "set"]
+        own = [e for e in exc.entries  # a problem about a key an axis sets, or whose rule reads one, is the axis's
+               if not (isinstance(e, Problem) and any(overlaps(k, t) for k in (e.key, *e.related) for t in targets))]
         if own:
             raise ConfigError([f"{study.source}: system: {m}" for m in own]) from None
 
@@ -485,12 +484,7 @@ def _axis_values(study: StudySpec, builder: _Builder, axis: Axis) -> tuple[list[
         try:
             values.append(builder.resolved(axis, value))
         except ConfigError as exc:
-            text = _override_text(axis.target, value)
-            for m in exc.messages:
-                m = _strip_prefix(m, f"--set {text}: ")
-                m = _strip_prefix(m, f"{builder.system_source}: ")
-                m = _strip_prefix(m, f"{builder.workload_source}: ")
-                errors.append(f"{where}: value {value!r}: {m}")
+            errors += [f"{where}: value {value!r}: {_without_file(e)}" for e in exc.entries]
             if any("unknown key" in m or "unknown parameter" in m for m in exc.messages):
                 break  # an unknown key fails for every value: say it once
     return errors, values

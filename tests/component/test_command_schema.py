@@ -124,6 +124,27 @@ def test_the_default_regions_of_a_gemm_are_its_operands():
     assert given["inputs"] == [[B, 2 * N * N * E], [A, N * N * E]] and given["outputs"] == [[C, N * N * E]]
 
 
+PART = {"inputs": [[0, 64]], "outputs": [[4096, 64]], "host_cycles": 1e4}
+OTHER_REGIONS = {  # GOOD's commands with their regions given the other way: explicit, or from parts or tiles
+    "lap": GEMM | EXPLICIT,
+    "kernel": {"op": "fft", "parts": [PART, PART | {"inputs": [[64, 64]]}]},
+    "stencil": {k: v for k, v in GOOD["stencil"][2].items() if k not in ("inputs", "outputs")},
+}
+
+
+@pytest.mark.parametrize("kind, params", [(k, p) for k, (_, _, p) in sorted(GOOD.items())]
+                         + sorted(OTHER_REGIONS.items()))
+def test_the_parsed_command_replay_hands_over_is_the_parse_of_the_completed_params(kind, params):
+    # execute reads the command parsed once at the check: it is what parsing the params the unit receives
+    # (defaults and regions filled in) gives
+    system, unit_name, _ = GOOD[kind]
+    unit = _system(system).units[unit_name]
+    out, args = unit.checked_command({"unit": unit_name, **params})
+    assert out == unit.check_command({"unit": unit_name, **params})
+    assert args == parse_command(unit.COMMAND, out)
+    assert [list(r) for r in args.inputs] == out["inputs"] and [list(r) for r in args.outputs] == out["outputs"]
+
+
 @pytest.mark.parametrize("regions, says", [
     ({"inputs": [[A, 2 * N * N * E]]}, f"inputs: byte {C} of C is in no region; expected regions covering A, B and "
                                        "C (or no inputs: they default to them)"),

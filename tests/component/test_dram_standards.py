@@ -174,11 +174,11 @@ def test_hbm2_stack_streams_near_its_peak(tmp_path):
 
 
 @pytest.mark.parametrize("preset, override, words", [
-    ("ddr3_1600_mt41j256m4", "dram.timing.t_ccd_l=6", ["dram: timing.t_ccd_l", "ddr3 has no t_ccd_l"]),
+    ("ddr3_1600_mt41j256m4", "dram.timing.t_ccd_l=6", ["dram.timing.t_ccd_l: ddr3 has no t_ccd_l"]),
     ("ddr3_1600_mt41j256m4", "dram.geometry.bank_groups=2", ["geometry.bank_groups", "ddr3 has no bank groups"]),
     ("ddr3_1600_mt41j256m4", "dram.currents.ipp0_a=3 mA", ["currents.ipp0_a", "ddr3 has no ipp0_a"]),
-    ("ddr4_3200_mt40a1g8", "dram.timing.t_ccd_l=3", ["dram.timing", "t_ccd_l = 3: expected >= t_ccd_s (4)"]),
-    ("ddr4_3200_mt40a1g8", "dram.timing.t_wtr_l=2", ["t_wtr_l = 2: expected >= t_wtr_s (4)"]),
+    ("ddr4_3200_mt40a1g8", "dram.timing.t_ccd_l=3", ["dram.timing.t_ccd_l: 3 tCK; expected >= t_ccd_s (4 tCK)"]),
+    ("ddr4_3200_mt40a1g8", "dram.timing.t_wtr_l=2", ["dram.timing.t_wtr_l: 2 tCK; expected >= t_wtr_s (4 tCK)"]),
     ("ddr4_3200_mt40a1g8", "dram.timing.t_ccd=4", ["timing.t_ccd", "ddr4 has no t_ccd"]),
     ("ddr4_3200_mt40a1g8", "dram.geometry.bank_groups=1", ["geometry.bank_groups", "expected 2 or more"]),
     ("ddr4_3200_mt40a1g8", "dram.geometry.bank_groups=32", ["bank_groups", "expected to divide banks (16)"]),
@@ -199,7 +199,7 @@ def test_a_missing_timing_of_the_standard_is_refused(tmp_path):
     text = system_file(tmp_path, "ddr4_3200_mt40a1g8").read_text()
     path.write_text(text.replace("{preset: dram/ddr4_3200_mt40a1g8}",
                                  "{preset: dram/ddr4_3200_mt40a1g8, standard: hbm2}"))
-    with pytest.raises(ConfigError, match=r"dram: timing.t_rtrs: hbm2 has no t_rtrs"):
+    with pytest.raises(ConfigError, match=r"dram.timing.t_rtrs: hbm2 has no t_rtrs"):
         load_spec(path, SystemSpec)
 
 

@@ -131,7 +131,7 @@ def test_unknown_op_and_bad_arguments_are_rejected():
 
 def test_spec_rejects_bad_values():
     spec = load_spec(LLC_SYSTEM, SystemSpec).spec.accelerators["lap"]
-    with pytest.raises(ValueError, match="local_memory_bytes = 1048576: expected room for two 256 x 256"):
+    with pytest.raises(ValueError, match="local_memory_bytes: 1048576 B; expected room for two 256 x 256"):
         dataclasses.replace(spec, local_memory_bytes=1 << 20)  # the spec itself refuses it
     with pytest.raises(ValueError, match="spec"):
         LapUnit(name="lap", env=None, clock=None, interface=None, static_power_w=0.0, idle_power_w=0.0)

@@ -182,7 +182,7 @@ def test_a_single_core_system_hashes_as_before_and_a_multicore_one_differently()
 
 def test_a_shared_level_above_a_private_one_is_refused() -> None:
     from simulator.config.errors import ConfigError
-    with pytest.raises(ConfigError, match=r"levels\[1\] \(L2\)\.shared: true above the private LLC"):
+    with pytest.raises(ConfigError, match=r"caches\.levels\.L2\.shared: true in L2, above the private LLC"):
         system(2, "caches.levels.L2.shared=true", "caches.levels.LLC.shared=false")
 
 

@@ -650,6 +650,27 @@ def test_a_bad_system_file_is_named_not_blamed_on_the_axis_values(tmp_path, caps
     assert len(prepare_points(load_study(study))) == 2  # the axis sets what the file gets wrong
 
 
+def test_a_rule_across_keys_of_the_system_file_is_the_axiss_only_where_the_axis_sets_a_key_it_reads(tmp_path, capsys):
+    """The file's tRAS (5 tCK) is below its tRCD (11): an axis over t_ras or t_rcd may set that right, so the problem
+    is left to the axis values; an axis over another key of the same section leaves it the file's."""
+    system = tmp_path / "sys.yaml"
+    system.write_text(DEFAULT_SYSTEM.read_text().replace("{preset: dram/ddr3_1600_mt41j256m4}",
+                                                         "{preset: dram/ddr3_1600_mt41j256m4, timing: {t_ras: 5}}"))
+    workload = tmp_path / "w.yaml"
+    workload.write_text("name: w\ngenerator: stream\nparams: {kind: read, array_bytes: 1 MiB}\n")
+    study = tmp_path / "s.yaml"
+    for axis, values in (("t_ras", "[27, 28]"), ("t_rcd", "[4, 5]")):
+        study.write_text(f"name: s\nsystem: {system}\nworkload: {workload}\nsweep:\n  product:\n"
+                         f"    set.dram.timing.{axis}: {values}\n")
+        assert len(prepare_points(load_study(study))) == 2
+    study.write_text(f"name: s\nsystem: {system}\nworkload: {workload}\nsweep:\n  product:\n"
+                     "    set.dram.timing.cwl: [7, 8]\n")
+    assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"offsim: error: {study}: system: {system}: dram.timing.t_ras: 5 tCK; expected >= t_rcd (11 tCK)"]
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_a_loopback_dask_cluster_shuts_down_without_warnings_or_tracebacks(tmp_path):
     """Dask's own close gives each worker process 4 s, then kills it with a warning (and a worker outliving the

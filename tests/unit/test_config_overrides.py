@@ -87,7 +87,8 @@ def test_dram_write_latency_and_rank_switch_are_read_and_validated():
     assert dram_parameters(load_spec(LAP_LLC, SystemSpec).spec)[0].cwl == 8  # the DDR3 preset
     with pytest.raises(ConfigError, match="cwl") as err:
         load_spec(LAP_LLC, SystemSpec, ["dram.timing.cwl=12"])  # above CL = 11
-    assert "dram.timing: cwl = 12: expected <= cl (11)" in str(err.value)
+    assert "--set dram.timing.cwl=12 (over " in str(err.value)
+    assert "dram.timing.cwl: 12 tCK; expected <= cl (11 tCK)" in str(err.value)
     with pytest.raises(ConfigError, match="t_rtrs"):
         load_spec(LAP_LLC, SystemSpec, ["dram.timing.t_rtrs=-1"])
 

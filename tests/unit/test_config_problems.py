@@ -1,0 +1,117 @@
+"""Rules across keys report the key they refuse as data: a ``Problem`` carries the file, the dotted key,
+the detail and the other keys the rule reads, so that reports and ``--set`` attribution never read keys
+back out of message text."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from simulator.config.errors import ConfigError, FieldError, Problem
+from simulator.config.loader import load_spec, resolve_presets
+from simulator.config.schema import SystemSpec
+from simulator.config.yamlio import load_yaml
+from tests.conftest import CONFIGS, DEFAULT_SYSTEM, ddr3_preset
+
+HBM_STACK = CONFIGS / "systems" / "lap_hbm_stack.yaml"
+
+
+def _system_with(tmp_path: Path, base: Path, section: tuple[str, ...], changes: dict) -> Path:
+    """``base`` resolved, with ``changes`` written into the section at ``section``, as a file of its own."""
+    raw = resolve_presets(load_yaml(base), str(base))
+    node = raw
+    for part in section:
+        node = node[part]
+    node.update(changes)
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def _only_problem(path: Path, overrides: tuple[str, ...] = ()) -> Problem:
+    with pytest.raises(ConfigError) as err:
+        load_spec(path, SystemSpec, overrides)
+    (problem,) = err.value.problems
+    assert err.value.messages == [str(problem)]
+    return problem
+
+
+def test_a_dram_timing_order_names_its_key_and_the_keys_it_reads(tmp_path):
+    # tRAS below tRCD: the row would close before its column command (JESD79-3F: tRAS >= tRCD)
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "timing"), {"t_ras": 5, "t_rcd": 11})
+    problem = _only_problem(path)
+    assert (problem.source, problem.key, problem.related) == (str(path), "dram.timing.t_ras", ("dram.timing.t_rcd",))
+    assert problem.detail == "5 tCK; expected >= t_rcd (11 tCK)"
+    assert str(problem) == f"{path}: dram.timing.t_ras: 5 tCK; expected >= t_rcd (11 tCK)"
+
+
+def test_a_sum_rule_reads_each_of_its_terms(tmp_path):
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "timing"), {"t_rc": 20, "t_ras": 28, "t_rp": 11})
+    problem = _only_problem(path)
+    assert problem.key == "dram.timing.t_rc"
+    assert problem.related == ("dram.timing.t_ras", "dram.timing.t_rp")
+    assert "expected >= t_ras + t_rp (39 tCK)" in problem.detail
+
+
+def test_a_current_order_is_keyed_and_shown_in_the_configs_units(tmp_path):
+    # the model keeps currents in mA under other names (idd0_ma); the problem names the config's keys
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "currents"), {"idd0_a": "30 mA", "idd3n_a": "40 mA"})
+    problem = _only_problem(path)
+    assert (problem.key, problem.related) == ("dram.currents.idd0_a", ("dram.currents.idd3n_a",))
+    assert problem.detail.startswith("30 mA; expected >= idd3n_a (40 mA)")
+
+
+def test_a_refresh_interval_rule_names_config_keys_not_model_fields(tmp_path):
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "timing"), {"t_refi_s": "1 us", "t_rfc": 1000})
+    problem = _only_problem(path)
+    assert problem.key == "dram.timing.t_refi_s"
+    assert problem.related == ("dram.timing.t_rfc", "dram.timing.tck_s")
+    assert "_ps" not in str(problem) and problem.detail.startswith("1 us; expected > t_rfc x tck_s (1.25 us)")
+
+
+def test_a_near_memorys_rule_is_keyed_under_that_memory(tmp_path):
+    path = _system_with(tmp_path, HBM_STACK, ("near_memories", "hbm", "timing"), {"t_ras": 1})
+    problem = _only_problem(path)
+    assert problem.key == "near_memories.hbm.timing.t_ras"
+    assert problem.related == ("near_memories.hbm.timing.t_rcd",)
+
+
+@pytest.mark.parametrize("system, override, memory", [
+    (DEFAULT_SYSTEM, "caches.line_bytes=256 B", "dram"),
+    (HBM_STACK, "near_memories.hbm.timing.burst_length=8", "near_memories.hbm"),  # only the stack's rule breaks
+])
+def test_the_line_is_one_burst_rule_reads_keys_of_two_sections(system, override, memory):
+    problem = _only_problem(system, (override,))
+    assert (problem.key, problem.option) == ("caches.line_bytes", f"--set {override}")
+    assert problem.related == (f"{memory}.geometry.bus_width_bits", f"{memory}.timing.burst_length")
+    assert f"{memory}.geometry.bus_width_bits" in problem.detail and "expected one burst" in problem.detail
+
+
+def test_an_override_of_a_key_the_rule_reads_is_named_as_the_cause():
+    # raising tRCD above the file's tRAS breaks the rule on t_ras: the --set that did it is named
+    problem = _only_problem(DEFAULT_SYSTEM, ("dram.timing.t_rcd=40",))
+    assert problem.option == "--set dram.timing.t_rcd=40"
+    assert problem.key == "dram.timing.t_ras" and problem.related == ("dram.timing.t_rcd",)
+    assert str(problem) == (f"--set dram.timing.t_rcd=40 (over {DEFAULT_SYSTEM}): dram.timing.t_ras: "
+                            f"{problem.detail}")
+
+
+def test_an_override_of_the_refused_key_is_named_in_its_own_spelling():
+    problem = _only_problem(CONFIGS / "systems" / "lap_llc.yaml", ("caches.levels.L2.ways=7",))
+    assert problem.option == "--set caches.levels.L2.ways=7"
+    assert problem.key == "caches.levels[1].size_bytes"  # the rule is about the set count, which ways changed
+    assert "caches.levels[1].ways" in problem.related
+
+
+def test_the_dram_model_raises_the_same_structured_error():
+    timing, _, geometry = ddr3_preset()
+    with pytest.raises(FieldError) as err:
+        dataclasses.replace(timing, t_ras=timing.t_rcd - 1)
+    assert (err.value.key, err.value.related) == ("t_ras", ("t_rcd",))
+    assert str(err.value).startswith("DramTiming.t_ras: ")
+    with pytest.raises(FieldError) as err:
+        dataclasses.replace(geometry, bank_groups=geometry.banks * 2)
+    assert (err.value.key, err.value.related) == ("bank_groups", ("banks",))
