@@ -31,9 +31,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.memory.dram_kernel import (B_OPEN_ROW, B_PRE_READY, C_LAST_COL, K_ACTS, K_LAST_DONE, LAYOUT_ID, NEG_INF,
-                                          P_BG_MASK, P_LAYOUT, P_RCD, P_RP, STALE_LAYOUT, field, issue_request)
-from simulator.memory.dram_ready_first import bank_term, rank_terms
+from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, G_LAST_ACT,
+                                          G_LAST_COL, G_LAST_WR_END, K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID,
+                                          NEG_INF, P_BG_MASK, P_CCD_L, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP, P_RRD_L,
+                                          P_WTR_L, STALE_LAYOUT, field, issue_request)
+from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
 #: (DRAMSim3 ``CommandQueue::ArbitratePrecharge``)
@@ -54,14 +56,35 @@ def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
 
 
 @njit(cache=True, inline='always')
-def _estimate(i, frontier, hit, wr, g, gi, r, p, bk, grp, rank_hit, rank_miss):
-    """Earliest column command (ps) of request i (bank g, group gi, rank r of its channel), no
-    command before ``frontier``; refresh and power-down are not foreseen."""
-    term = bank_term(g, gi, hit, wr, p, bk, grp)
+def _group_terms(c, decode, p, grp, group_hit, group_miss):
+    """The parts of a column-command estimate (ps) that depend on a bank group alone, per kind (0
+    read, 1 write) and group of channel c: its tCCD_L (and tWTR_L before a read) for a row hit, and
+    also its tRRD_L plus tRCD for a request needing an ACT."""
+    per_rank = p[P_BG_MASK] + 1
+    gi0 = c * decode[1, 1] * per_rank
+    for j in range(group_hit.shape[1]):
+        gi = gi0 + j
+        t = grp[gi, G_LAST_COL] + p[P_CCD_L]
+        group_hit[1, j] = t
+        group_hit[0, j] = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
+        act = grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD]
+        group_miss[1, j] = max(group_hit[1, j], act)
+        group_miss[0, j] = max(group_hit[0, j], act)
+
+
+@njit(cache=True, inline='always')
+def _bank_part(g, frontier, hit, p, bk):
+    """The part of a column-command estimate (ps) that depends on bank g alone and the request's
+    frontier: for a row hit, the bank's tRCD; otherwise its PRE (if a row is open) and ACT
+    readiness plus tRCD, no earlier than those commands after the frontier."""
     if hit:
-        return max(frontier, term, rank_hit[r])
-    after = p[P_RP] + p[P_RCD] if bk[g, B_OPEN_ROW] >= 0 else p[P_RCD]
-    return max(frontier + after, term, rank_miss[r])
+        return max(frontier, bk[g, B_COL_READY])
+    act_ready = bk[g, B_ACT_READY]
+    after = p[P_RCD]
+    if bk[g, B_OPEN_ROW] >= 0:
+        act_ready = max(act_ready, bk[g, B_PRE_READY] + p[P_RP])
+        after += p[P_RP]
+    return max(frontier + after, act_ready + p[P_RCD])
 
 
 @njit(cache=True)
@@ -89,6 +112,16 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     bq_len = np.zeros(per_channel, np.int64)
     rank_hit = np.empty((2, n_ranks), np.int64)  # rank_terms per kind
     rank_miss = np.empty((2, n_ranks), np.int64)
+    group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _group_terms per kind
+    group_miss = np.empty_like(group_hit)
+    # per bank of the channel, kept until its queue or state changes: its oldest row hit's slot (-1: none) and
+    # bank part, its oldest request's bank part, and the time that request's PRE may issue past the row-hit
+    # limit (NEG_INF: not past it)
+    dirty = np.ones(per_channel, np.bool_)
+    hit_slot = np.empty(per_channel, np.int64)
+    hit_part = np.empty(per_channel, np.int64)
+    head_part = np.empty(per_channel, np.int64)
+    head_pre = np.empty(per_channel, np.int64)
     last_done = NEG_INF
     for c in range(decode[0, 1]):
         m = 0
@@ -96,9 +129,8 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
             if field(lines[i], decode, 0) == c:
                 order[m] = i
                 m += 1
-        rank0 = c * n_ranks
         bank0 = c * per_channel
-        gi0 = rank0 * (p[P_BG_MASK] + 1)
+        dirty[:] = True
         tq_len = np.zeros(2, np.int64)
         entered = np.array([tq_ring[c, 0, tq_depth], tq_ring[c, 1, tq_depth]])  # requests that entered, per kind
         moved = entered.copy()  # requests that moved to a command queue, per kind
@@ -145,6 +177,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     bq[lb, bq_len[lb]] = i
                     bq_time[lb, bq_len[lb]] = t_move
                     bq_len[lb] += 1
+                    dirty[lb] = True
                     bq_entered[lb] += 1
                     in_bq += 1
                     tq_ring[c, kind, moved[kind] % tq_depth] = t_move
@@ -161,40 +194,43 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                             break
             rank_terms(c, False, decode, p, rk, ch, rank_hit[0], rank_miss[0])
             rank_terms(c, True, decode, p, rk, ch, rank_hit[1], rank_miss[1])
+            _group_terms(c, decode, p, grp, group_hit, group_miss)
             best_lb = -1
             best_slot = 0
             best_t = 0
             best_i = 0
             for lb in range(per_channel):
-                length = bq_len[lb]
-                if length == 0:
+                if bq_len[lb] == 0:
                     continue
                 g = bank0 + lb
-                open_row = bk[g, B_OPEN_ROW]
-                hit_slot = -1
-                if open_row >= 0:
-                    for s in range(length):
-                        if row_of[bq[lb, s]] == open_row:
-                            hit_slot = s
-                            break
+                if dirty[lb]:  # the bank's offer: its oldest row hit and its oldest request, bank parts
+                    dirty[lb] = False
+                    hit_slot[lb] = -1
+                    open_row = bk[g, B_OPEN_ROW]
+                    if open_row >= 0:
+                        for s in range(bq_len[lb]):
+                            if row_of[bq[lb, s]] == open_row:
+                                hit_slot[lb] = s
+                                break
+                    if hit_slot[lb] >= 0:
+                        hit_part[lb] = _bank_part(g, bq_time[lb, hit_slot[lb]], True, p, bk)
+                    if hit_slot[lb] != 0:
+                        head_part[lb] = _bank_part(g, bq_time[lb, 0], False, p, bk)
+                    # past the row-hit limit, the oldest request's PRE goes when it may, unless a hit comes first
+                    head_pre[lb] = max(bq_time[lb, 0], bk[g, B_PRE_READY]) \
+                        if hit_slot[lb] > 0 and bq_state[g, bq_depth + 1] >= ROW_HIT_LIMIT else NEG_INF
                 r = lb // n_banks
-                gi = gi0 + r * (p[P_BG_MASK] + 1) + (lb % n_banks & p[P_BG_MASK])
-                slot = 0
-                if hit_slot >= 0:
-                    i = bq[lb, hit_slot]
-                    wr = is_write[i] != 0
-                    t = _estimate(i, bq_time[lb, hit_slot], True, wr, g, gi, r, p, bk, grp, rank_hit[1 if wr else 0],
-                                  rank_miss[1 if wr else 0])
-                    slot = hit_slot
-                    if hit_slot > 0 and bq_state[g, bq_depth + 1] >= ROW_HIT_LIMIT \
-                            and t >= max(bq_time[lb, 0], bk[g, B_PRE_READY]):
-                        slot = 0  # the oldest request's precharge comes first
-                if slot != hit_slot or hit_slot < 0:
-                    i = bq[lb, 0]
-                    wr = is_write[i] != 0
-                    t = _estimate(i, bq_time[lb, 0], False, wr, g, gi, r, p, bk, grp, rank_hit[1 if wr else 0],
-                                  rank_miss[1 if wr else 0])
+                j = r * (p[P_BG_MASK] + 1) + (lb % n_banks & p[P_BG_MASK])
+                slot = hit_slot[lb]
+                if slot >= 0:
+                    kind = 1 if is_write[bq[lb, slot]] != 0 else 0
+                    t = max(hit_part[lb], group_hit[kind, j], rank_hit[kind, r])
+                    if t >= head_pre[lb] > NEG_INF:
+                        slot = -1
+                if slot < 0:
                     slot = 0
+                    kind = 1 if is_write[bq[lb, 0]] != 0 else 0
+                    t = max(head_part[lb], group_miss[kind, j], rank_miss[kind, r])
                 i = bq[lb, slot]
                 if best_lb < 0 or t < best_t or (t == best_t and i < best_i):
                     best_lb, best_slot, best_t, best_i = lb, slot, t, i
@@ -203,6 +239,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
             i = best_i
             g = bank0 + best_lb
             acts = ctr[K_ACTS]
+            refreshes = ctr[K_REFRESHES]
             t_done = issue_request(i, bq_time[best_lb, best_slot], lines, is_write, decode, p, bk, rk, grp, ch, pend,
                                    ctr, log, log_n)
             out[i] = t_done
@@ -216,6 +253,10 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                 bq_time[best_lb, s] = bq_time[best_lb, s + 1]
             in_bq -= 1
             served += 1
+            dirty[best_lb] = True
+            if ctr[K_REFRESHES] != refreshes or p[P_IDLE_CLOSE] != 0:  # other banks of the rank changed too
+                r0 = (best_lb // n_banks) * n_banks
+                dirty[r0:r0 + n_banks] = True
         tq_ring[c, 0, tq_depth] = entered[0]
         tq_ring[c, 1, tq_depth] = entered[1]
     if last_done > ctr[K_LAST_DONE]:
