@@ -87,6 +87,42 @@ def _bank_part(g, frontier, hit, p, bk):
     return max(frontier + after, act_ready + p[P_RCD])
 
 
+@njit(cache=True, inline='always')
+def _note_served(bq_state, g, activated, t_col):
+    """Bank g served a request of its command queue, its column command at t_col (ps): note the
+    service time and count, and the column commands since its ACT."""
+    depth = bq_state.shape[1] - 2
+    bq_state[g, depth + 1] = 1 if activated else bq_state[g, depth + 1] + 1
+    bq_state[g, bq_state[g, depth] % depth] = t_col
+    bq_state[g, depth] += 1
+
+
+@njit(cache=True)
+def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring, bq_state):
+    """``serve_command_queues`` for a chunk of one request: it enters its transaction queue and its
+    command queue as soon as both have room (a write also waits for the channel's last column
+    command, as a drain started by no read waiting), then is served."""
+    tq_depth = tq_ring.shape[2] - 1
+    bq_depth = bq_state.shape[1] - 2
+    line = lines[0]
+    c = field(line, decode, 0)
+    g = (c * decode[1, 1] + field(line, decode, 1)) * decode[2, 1] + field(line, decode, 2)
+    kind = 1 if is_write[0] != 0 else 0
+    entered = tq_ring[c, kind, tq_depth]
+    t_move = max(arrival_ps, tq_ring[c, kind, entered % tq_depth], bq_state[g, bq_state[g, bq_depth] % bq_depth])
+    if kind == 1:
+        t_move = max(t_move, ch[c, C_LAST_COL])
+    tq_ring[c, kind, entered % tq_depth] = t_move
+    tq_ring[c, kind, tq_depth] = entered + 1
+    acts = ctr[K_ACTS]
+    t_done = issue_request(0, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
+    _note_served(bq_state, g, ctr[K_ACTS] != acts, ch[c, C_LAST_COL])
+    out[0] = t_done
+    if t_done > ctr[K_LAST_DONE]:
+        ctr[K_LAST_DONE] = t_done
+    return t_done
+
+
 @njit(cache=True)
 def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n,
                          tq_ring, bq_state):
@@ -95,6 +131,9 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
     n = lines.shape[0]
+    if n == 1:  # (no queue arrays to set up)
+        return _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
+                          bq_state)
     tq_depth = tq_ring.shape[2] - 1
     bq_depth = bq_state.shape[1] - 2
     n_ranks = decode[1, 1]
@@ -244,9 +283,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                                    ctr, log, log_n)
             out[i] = t_done
             last_done = max(last_done, t_done)
-            bq_state[g, bq_depth + 1] = 1 if ctr[K_ACTS] != acts else bq_state[g, bq_depth + 1] + 1
-            bq_state[g, bq_state[g, bq_depth] % bq_depth] = ch[c, C_LAST_COL]
-            bq_state[g, bq_depth] += 1
+            _note_served(bq_state, g, ctr[K_ACTS] != acts, ch[c, C_LAST_COL])
             bq_len[best_lb] -= 1
             for s in range(best_slot, bq_len[best_lb]):
                 bq[best_lb, s] = bq[best_lb, s + 1]
