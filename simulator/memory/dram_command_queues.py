@@ -181,6 +181,9 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
         drain_end = NEG_INF
         admitted = 0
         served = 0
+        room_version = 0  # command-queue slots freed so far
+        room_seen = np.full(2, -1, np.int64)  # per kind: room_version at its last scan
+        scan_from = np.zeros(2, np.int64)  # per kind: requests at the front of its queue found blocked
         while served < m:
             progress = True
             while progress:
@@ -204,7 +207,10 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                         drain_start = max(drain_start, ch[c, C_LAST_COL])
                 kind = 1 if draining > 0 else 0
                 gate = drain_start if kind == 1 else drain_end
-                slot = 0
+                # the requests ahead of scan_from were found blocked (their command queue full) and no
+                # command queue has gained room since: they stay blocked, and the scan starts after them
+                slot = scan_from[kind] if room_seen[kind] == room_version else 0
+                room_seen[kind] = room_version
                 while slot < tq_len[kind]:  # the oldest request whose command queue has room moves
                     i = tq[kind, slot]
                     lb = local_bank_of[i]
@@ -231,6 +237,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                         if draining == 0:
                             drain_end = t_move
                             break
+                scan_from[kind] = slot
             rank_terms(c, False, decode, p, rk, ch, rank_hit[0], rank_miss[0])
             rank_terms(c, True, decode, p, rk, ch, rank_hit[1], rank_miss[1])
             _group_terms(c, decode, p, grp, group_hit, group_miss)
@@ -290,6 +297,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                 bq_time[best_lb, s] = bq_time[best_lb, s + 1]
             in_bq -= 1
             served += 1
+            room_version += 1
             dirty[best_lb] = True
             if ctr[K_REFRESHES] != refreshes or p[P_IDLE_CLOSE] != 0:  # other banks of the rank changed too
                 r0 = (best_lb // n_banks) * n_banks
