@@ -40,7 +40,8 @@ def build_memory(dram: DramSpec, line_bytes: int) -> DramSystem:
     """The DRAM model of one memory (main memory or a near memory) with lines of ``line_bytes``."""
     g = dram.geometry
     return DramSystem(*memory_parameters(dram, line_bytes), page_policy=g.page_policy, queue_depth=g.queue_depth,
-                      scheduler=g.scheduler, power_down=g.power_down, refresh=g.refresh)
+                      scheduler=g.scheduler, power_down=g.power_down, refresh=g.refresh,
+                      command_queue_depth=g.command_queue_depth)
 
 
 def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:

@@ -248,6 +248,12 @@ class DramGeometrySpec:
                                "earliest, from the whole read queue; writes drained from their own buffer when "
                                "it is full or no read waits)")
     queue_depth: int = param(32, min=1, within=COUNT, doc="controller transaction queue, requests per channel")
+    command_queue_depth: int = param(0, min=0, max=1024,
+                                     doc="ready_first only: per-bank command queues of this many requests between "
+                                         "the transaction queues and the banks, as DRAMSim3's PER_BANK "
+                                         "cmd_queue_size (each bank offers its oldest row hit, or its oldest "
+                                         "request; reads and writes of a bank share its queue); 0: none, the "
+                                         "controller picks from the whole read queue or write buffer")
     power_down: bool = param(False, doc="a rank with no pending request powers down (IDD2P / IDD3P) and "
                                         "pays tXP to wake, as DRAMSim2's USE_LOW_POWER")
     refresh: str = param("simultaneous", choices=DRAM_REFRESH_POLICIES,
@@ -264,6 +270,9 @@ class DramGeometrySpec:
         if self.bus_width_bits % self.device_width_bits:
             raise FieldError("bus_width_bits", f"{self.bus_width_bits}; expected a multiple of device_width_bits "
                              f"({self.device_width_bits})", ("device_width_bits",))
+        if self.command_queue_depth and self.scheduler != "ready_first":
+            raise FieldError("command_queue_depth", f"{self.command_queue_depth} with scheduler {self.scheduler!r}; "
+                             "expected 0, or scheduler ready_first", ("scheduler",))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from simulator.memory import dram_kernel as k
-from simulator.memory import dram_ready_first
+from simulator.memory import dram_command_queues, dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
 from simulator.config.units import is_power_of_two
@@ -70,7 +70,10 @@ class DramSystem:
     first-ready controller with a queue_depth-entry transaction queue would serve it:
     reads before writes, row hits together, banks round-robin; see
     ``dram_kernel.frfcfs_order``) or ``"ready_first"`` (each request chosen as the state evolves,
-    from a read queue and a write buffer of queue_depth each; see ``dram_ready_first``). power_down: a rank with no pending request powers down
+    from a read queue and a write buffer of queue_depth each; see ``dram_ready_first``).
+    command_queue_depth: ready_first only; if > 0, per-bank command queues of that many requests
+    stand between the transaction queues and the banks, as DRAMSim3's (see
+    ``dram_command_queues``). power_down: a rank with no pending request powers down
     (active power-down, IDD3P, while a bank holds a row; precharge power-down, IDD2P,
     otherwise) and pays tXP to wake, as DRAMSim2 does with ``USE_LOW_POWER``; needs
     ``currents.idd3p_ma``. refresh: ``"simultaneous"`` or ``"staggered"`` (see the module
@@ -80,13 +83,18 @@ class DramSystem:
 
     def __init__(self, timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
                  page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0,
-                 scheduler: str = "in_order", power_down: bool = False, refresh: str = "simultaneous") -> None:
+                 scheduler: str = "in_order", power_down: bool = False, refresh: str = "simultaneous",
+                 command_queue_depth: int = 0) -> None:
         if page_policy not in PAGE_POLICIES:
             raise ValueError(f"page_policy = {page_policy!r}: expected one of {PAGE_POLICIES}")
         if scheduler not in SCHEDULERS:
             raise ValueError(f"scheduler = {scheduler!r}: expected one of {SCHEDULERS}")
         if isinstance(queue_depth, bool) or not isinstance(queue_depth, int) or queue_depth < 1:
             raise ValueError(f"queue_depth = {queue_depth!r}: expected an integer >= 1")
+        if isinstance(command_queue_depth, bool) or not isinstance(command_queue_depth, int) \
+                or command_queue_depth < 0 or (command_queue_depth and scheduler != "ready_first"):
+            raise ValueError(f"command_queue_depth = {command_queue_depth!r}: expected an integer >= 0, "
+                             "and 0 unless scheduler is 'ready_first'")
         if isinstance(command_log_capacity, bool) or not isinstance(command_log_capacity, int) \
                 or command_log_capacity < 0:
             raise ValueError(f"command_log_capacity = {command_log_capacity!r}: expected an integer >= 0")
@@ -106,6 +114,7 @@ class DramSystem:
         self.page_policy = page_policy
         self.scheduler = scheduler
         self.queue_depth = queue_depth
+        self.command_queue_depth = command_queue_depth
         self.power_down = power_down
         self.refresh = refresh
         p = pack_timing_ps(timing)
@@ -135,7 +144,11 @@ class DramSystem:
         self._ch = np.zeros((geometry.channels, k.N_CHANNEL), dtype=np.int64)
         self._ch[:, k.C_LAST_RANK] = -1
         self._ring = np.zeros((geometry.channels, queue_depth), dtype=np.int64)
-        self._pend = np.zeros((n_ranks, 4 * (queue_depth + 2 * geometry.banks) + 64, 2), dtype=np.int64)
+        # closed open-intervals awaiting accounting: a few per request in flight (transaction and command queues)
+        in_flight = queue_depth + (queue_depth + command_queue_depth * geometry.banks if command_queue_depth else 0)
+        self._pend = np.zeros((n_ranks, 4 * (in_flight + 2 * geometry.banks) + 64, 2), dtype=np.int64)
+        self._tq_ring = dram_command_queues.transaction_queue_state(geometry.channels, queue_depth)
+        self._bq_state = dram_command_queues.bank_queue_state(n_banks, max(command_queue_depth, 1))
         self._ctr = np.zeros(k.N_COUNTERS, dtype=np.int64)
         self._log = np.zeros((command_log_capacity, 5), dtype=np.int64)
         self._log_n = np.zeros(1, dtype=np.int64)
@@ -198,7 +211,11 @@ class DramSystem:
                 p[k.P_BURST] = max(1, round(p[k.P_BURST] / bus_speedup))
                 p[k.P_CCD_S] = max(1, round(p[k.P_CCD_S] / bus_speedup))
                 p[k.P_CCD_L] = max(1, round(p[k.P_CCD_L] / bus_speedup))
-            if self.scheduler == "ready_first" and lines.size > 1:
+            if self.command_queue_depth:
+                dram_command_queues.serve_command_queues(lines, writes, arrival_ps, self._decode, p, self._bk,
+                                                         self._rk, self._grp, self._ch, self._pend, self._ctr, out,
+                                                         self._log, self._log_n, self._tq_ring, self._bq_state)
+            elif self.scheduler == "ready_first" and lines.size > 1:
                 dram_ready_first.serve_ready_first(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk,
                                                    self._grp, self._ch, self._ring, self._pend, self._ctr, out,
                                                    self._log, self._log_n)

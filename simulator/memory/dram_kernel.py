@@ -10,7 +10,9 @@ chunk in its service order with :func:`frfcfs_order`):
 
 * a request may not issue any command before its *frontier* ``F = max(arrival,
   column time of the request queue_depth places earlier on the same channel)`` (a finite
-  transaction queue: requests look ahead at most ``queue_depth`` places);
+  transaction queue: requests look ahead at most ``queue_depth`` places; with per-bank command
+  queues, ``simulator.memory.dram_command_queues`` gives ``issue_request`` the time the request
+  entered its bank's queue instead);
 * refreshes of the request's rank that are due at or before ``F`` are performed first;
 * row hit: column command as soon as the bank (tRCD), the rank (tCCD_S, tWTR_S), the bank
   group (tCCD_L, tWTR_L) and the data bus (burst occupancy, read-to-write bubble, rank
@@ -385,11 +387,26 @@ def field(line, decode, i):
 @njit(cache=True, inline='always')
 def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n):
     """Serve request i of `lines`, arriving at arrival_ps, next on its channel; return its
-    data-burst completion time (ps). The per-request step of :func:`serve`."""
+    data-burst completion time (ps). The per-request step of :func:`serve`: the frontier is the
+    arrival or the column time of the request queue_depth places earlier (``ring``)."""
+    c = field(lines[i], decode, 0)
+    qpos = ch[c, C_QPOS]
+    frontier = arrival_ps
+    if ring[c, qpos] > frontier:
+        frontier = ring[c, qpos]
+    t_done = issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
+    ring[c, qpos] = ch[c, C_LAST_COL]
+    ch[c, C_QPOS] = qpos + 1 if qpos + 1 < ring.shape[1] else 0
+    return t_done
+
+
+@njit(cache=True, inline='always')
+def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n):
+    """Issue the commands of request i of `lines`, next on its channel, none before ``frontier``
+    (ps); return its data-burst completion time (ps)."""
     bg_mask = p[P_BG_MASK]
     n_banks = decode[2, 1]
     n_ranks_per_ch = decode[1, 1]
-    qdepth = ring.shape[1]
     pend_room = pend.shape[1]
     t_rp = p[P_RP]
     closed_page = p[P_CLOSED_PAGE] != 0
@@ -402,11 +419,6 @@ def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ri
     g = rank * n_banks + b
     gi = rank * (bg_mask + 1) + (b & bg_mask)
     wr = is_write[i] != 0
-
-    qpos = ch[c, C_QPOS]
-    frontier = arrival_ps
-    if ring[c, qpos] > frontier:
-        frontier = ring[c, qpos]
 
     if p[P_IDLE_CLOSE] != 0:
         _close_idle_banks(bk, rk, rank, n_banks, pend, frontier, p, ctr, log, log_n)
@@ -499,9 +511,6 @@ def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ri
     busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done
     if busy > rk[rank, R_IDLE_FROM]:
         rk[rank, R_IDLE_FROM] = busy
-
-    ring[c, qpos] = t_col
-    ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
     return t_done
 
 

@@ -1,7 +1,7 @@
 """Benchmark of DramSystem.service: wall time and lines/s on 1M-line streams and random lines.
 
 Prints the kernel compilation (or cache load) time separately, then for each workload and
-controller (in-order, first-ready, ready-first) the simulated bandwidth (GB/s) and the wall time of
+controller (in-order, first-ready, ready-first, ready-first with per-bank command queues of 8) the simulated bandwidth (GB/s) and the wall time of
 serving it as one chunk and as 4096-line chunks. Target: 1M lines in well under 1 s of wall
 time after compilation.
 
@@ -31,10 +31,15 @@ N_LINES = 1 << 20
 CHUNK = 4096
 
 
-def run(lines: np.ndarray, chunk: int, scheduler: str) -> tuple[float, int, DramSystem]:
-    """Serve `lines` in chunks of `chunk`, each arriving when the previous one completed;
-    return wall seconds, simulated end time (ps) and the system."""
-    d = DramSystem(TIMING, CURRENTS, GEOMETRY, scheduler=scheduler)
+#: controller name -> DramSystem settings
+CONTROLLERS = {"in_order": {}, "frfcfs": {"scheduler": "frfcfs"}, "ready_first": {"scheduler": "ready_first"},
+               "ready_first_cq8": {"scheduler": "ready_first", "command_queue_depth": 8}}
+
+
+def run(lines: np.ndarray, chunk: int, controller: str) -> tuple[float, int, DramSystem]:
+    """Serve `lines` in chunks of `chunk`, each arriving when the previous one completed, under
+    ``CONTROLLERS[controller]``; return wall seconds, simulated end time (ps) and the system."""
+    d = DramSystem(TIMING, CURRENTS, GEOMETRY, **CONTROLLERS[controller])
     t_ps = 0
     start = time.perf_counter()
     for i in range(0, len(lines), chunk):
@@ -44,9 +49,8 @@ def run(lines: np.ndarray, chunk: int, scheduler: str) -> tuple[float, int, Dram
 
 def main() -> None:
     start = time.perf_counter()
-    DramSystem(TIMING, CURRENTS, GEOMETRY).service(np.arange(16), False, 0)
-    DramSystem(TIMING, CURRENTS, GEOMETRY, scheduler="frfcfs").service(np.arange(16), False, 0)
-    DramSystem(TIMING, CURRENTS, GEOMETRY, scheduler="ready_first").service(np.arange(16), False, 0)
+    for settings in CONTROLLERS.values():
+        DramSystem(TIMING, CURRENTS, GEOMETRY, **settings).service(np.arange(16), False, 0)
     DramSystem(TIMING, CURRENTS, GEOMETRY).idle_until(10**9)
     print(f"kernel compile/cache load: {time.perf_counter() - start:.2f} s")
     rng = np.random.default_rng(0)
@@ -55,11 +59,11 @@ def main() -> None:
         "random (1 GiB)": rng.integers(0, (1 << 30) // 64, N_LINES),
     }
     for name, lines in workloads.items():
-        for scheduler, chunk in itertools.product(("in_order", "frfcfs", "ready_first"), (N_LINES, CHUNK)):
-            wall_s, end_ps, d = run(lines, chunk, scheduler)
+        for controller, chunk in itertools.product(CONTROLLERS, (N_LINES, CHUNK)):
+            wall_s, end_ps, d = run(lines, chunk, controller)
             gb_s = len(lines) * 64 / (end_ps * 1e-12) / 1e9
             c = d.counters()
-            print(f"{name:15s} {scheduler:11s} chunk {chunk:8d}: {len(lines) / wall_s / 1e6:6.2f} M lines/s, "
+            print(f"{name:15s} {controller:15s} chunk {chunk:8d}: {len(lines) / wall_s / 1e6:6.2f} M lines/s, "
                   f"wall {wall_s:.3f} s, simulated {gb_s:5.2f} GB/s ({gb_s / 12.8:.0%} of 12.8), "
                   f"row hits {c['row_hits'] / c['reads']:.3f}")
         e = d.energy_j(d.last_completion_ps)

@@ -51,19 +51,22 @@ def caches(n_accesses: int) -> None:
 
 
 def dram() -> None:
-    from tests.peers.dram_compare import HERE, ddr3_dram, ddr3_streams, offsim_figures, read_table
+    from tests.peers.dram_compare import HERE, PEER_SETUPS, offsim_figures, peer_dram, peer_streams, read_table
 
-    tables = {name: read_table(HERE / f"{name.lower().replace(' ', '')}_ddr3.csv")
-              for name in ("DRAMSim3", "Ramulator 2") if (HERE / f"{name.lower().replace(' ', '')}_ddr3.csv").exists()}
-    ddr3_dram().service_lines(ddr3_streams()[0].lines[:64], ddr3_streams()[0].is_write[:64], 0)  # kernels first
-    for stream in ddr3_streams():
-        start = time.process_time()
-        ours = offsim_figures(ddr3_dram(), stream)
-        cpu_s = time.process_time() - start
-        beside = [f"{name} time x{ours['time_ns'] / float(t[stream.name]['time_ns']):.4f}"
-                  for name, t in tables.items() if stream.name in t]
-        print(f"dram     {stream.name:<18} offsim {cpu_s:.3f} s CPU, {ours['bandwidth_gb_s']:.3f} GB/s; simulated "
-              f"time offsim/peer: {', '.join(beside) or 'no reference row'}")
+    for setup, peer in PEER_SETUPS.items():
+        paths = {"DRAMSim3": HERE / f"dramsim3_{peer.config}.csv", "Ramulator 2": HERE / f"ramulator2_{peer.config}.csv"}
+        tables = {name: read_table(path) for name, path in paths.items() if path.exists()}
+        streams = [ours for _, ours in peer_streams(setup)]
+        peer_dram(setup).service_lines(streams[0].lines[:64], streams[0].is_write[:64], 0)  # kernels first
+        for stream in streams:
+            dram_system = peer_dram(setup)
+            start = time.process_time()
+            ours = offsim_figures(dram_system, stream)
+            cpu_s = time.process_time() - start
+            beside = [f"{name} time x{ours['time_ns'] / float(t[stream.name]['time_ns']):.4f}"
+                      for name, t in tables.items() if stream.name in t]
+            print(f"dram     {setup:<16} {stream.name:<18} offsim {cpu_s:.3f} s CPU, {ours['bandwidth_gb_s']:.3f} "
+                  f"GB/s; simulated time offsim/peer: {', '.join(beside) or 'no reference row'}")
     if shutil.which("dramsim3main") is None:
         print("dram     DRAMSim3 not installed (no dramsim3main on PATH): the tables give its results, not its "
               "speed; no speed ratio")

@@ -299,22 +299,25 @@ def open_time_from_log(log, n_ranks, end_ps):
     return total
 
 
-# page policy, scheduler, power-down: the controller settings the command-log tests run under
+# page policy, scheduler, power-down, per-bank command queue depth: the controller settings the command-log tests
+# run under
 CONTROLLER_SETTINGS = [
-    ("open", "in_order", False), ("closed", "in_order", False), ("open", "frfcfs", False), ("closed", "frfcfs", False),
-    ("open", "frfcfs", True), ("closed", "in_order", True), ("open_adaptive", "in_order", False),
-    ("open_adaptive", "frfcfs", True), ("open", "ready_first", True), ("closed", "ready_first", False),
-    ("open_adaptive", "ready_first", False)]
+    ("open", "in_order", False, 0), ("closed", "in_order", False, 0), ("open", "frfcfs", False, 0),
+    ("closed", "frfcfs", False, 0), ("open", "frfcfs", True, 0), ("closed", "in_order", True, 0),
+    ("open_adaptive", "in_order", False, 0), ("open_adaptive", "frfcfs", True, 0), ("open", "ready_first", True, 0),
+    ("closed", "ready_first", False, 0), ("open_adaptive", "ready_first", False, 0), ("open", "ready_first", False, 8),
+    ("open", "ready_first", True, 2), ("closed", "ready_first", False, 8), ("open_adaptive", "ready_first", True, 4)]
 
 
-@pytest.mark.parametrize("policy,scheduler,power_down", CONTROLLER_SETTINGS)
-def test_command_log_observes_and_never_steers(policy, scheduler, power_down):
+@pytest.mark.parametrize("policy,scheduler,power_down,command_queue_depth", CONTROLLER_SETTINGS)
+def test_command_log_observes_and_never_steers(policy, scheduler, power_down, command_queue_depth):
     # the serve loop skips its log calls once the log is full (or off): timing, counters and
     # energy must not depend on the log, and a short log is the start of a long one
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
     runs = []
     for capacity in (0, 50, 200_000):
-        d = make(g, page_policy=policy, command_log_capacity=capacity, scheduler=scheduler, power_down=power_down)
+        d = make(g, page_policy=policy, command_log_capacity=capacity, scheduler=scheduler, power_down=power_down,
+                 command_queue_depth=command_queue_depth)
         done = [d.service_lines(lines, wr, arrival) for arrival, lines, wr in random_chunks(7)]
         end = d.last_completion_ps + 10**7
         runs.append((np.concatenate(done), d.counters(), d.energy_j(end), d.command_log()))
@@ -326,10 +329,11 @@ def test_command_log_observes_and_never_steers(policy, scheduler, power_down):
     assert np.array_equal(short, full[:50])
 
 
-@pytest.mark.parametrize("policy,scheduler,power_down", CONTROLLER_SETTINGS)
-def test_command_log_obeys_ddr3_timing(policy, scheduler, power_down):
+@pytest.mark.parametrize("policy,scheduler,power_down,command_queue_depth", CONTROLLER_SETTINGS)
+def test_command_log_obeys_ddr3_timing(policy, scheduler, power_down, command_queue_depth):
     g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
-    d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down)
+    d = make(g, page_policy=policy, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down,
+             command_queue_depth=command_queue_depth)
     for arrival, lines, wr in random_chunks(5):
         d.service_lines(lines, wr, arrival)
     log = d.command_log()

@@ -6,6 +6,7 @@ the other controllers in test_dram.py.)"""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.component.test_dram import TCK, line, make
 
@@ -52,3 +53,44 @@ def test_random_reads_run_faster_than_with_block_sorting():
         assert d.counters()["reads"] == len(lines)
     # measured on 200 000 reads over 1 GiB, two ranks: 5.4, 8.1 and 11.8 GB/s
     assert ends["ready_first"] < 0.8 * ends["frfcfs"] < 0.8 * ends["in_order"]
+
+
+@pytest.mark.parametrize("command_queue_depth", [0, 8])
+def test_a_row_hit_behind_a_conflict_in_one_bank_goes_first(command_queue_depth):
+    d = make(scheduler="ready_first", command_queue_depth=command_queue_depth)
+    d.service(np.array([line(1, 0)]), False, 0)  # bank 0 holds row 1
+    a = 1_000_000
+    out = d.service_lines(np.array([line(2, 0), line(1, 0, 5)]), False, a)
+    assert out[1] < out[0]
+
+
+def _columns_per_act(command_queue_depth: int) -> float:
+    # reads alternating between two rows of one bank, as a triad's arrays in one bank
+    n = 4096
+    lines = np.array([line(1 + (k % 2), 0, (k // 2) % 128) for k in range(n)])
+    d = make(scheduler="ready_first", command_queue_depth=command_queue_depth)
+    d.service(lines, False, 0)
+    c = d.counters()
+    return c["reads"] / c["activates"]
+
+
+def test_a_bank_command_queue_bounds_the_row_hits_an_act_serves():
+    # a row's hits are those in its bank's queue of 8, and those entering it while they are served (every
+    # other request here): at most 16; from the whole 32-entry read queue, all of that row's 16 and more
+    assert _columns_per_act(8) <= 16 < _columns_per_act(0)
+
+
+def test_command_queues_need_the_ready_first_scheduler():
+    with pytest.raises(ValueError, match="command_queue_depth"):
+        make(scheduler="frfcfs", command_queue_depth=8)
+    with pytest.raises(ValueError, match="command_queue_depth"):
+        make(scheduler="ready_first", command_queue_depth=-1)
+
+
+def test_command_queues_serve_random_reads_as_fast_as_the_whole_queue():
+    # DRAMSim3's structure holds back no bank: random reads (one or two per bank in the queue) gain nothing
+    # from seeing the whole read queue
+    rng = np.random.default_rng(3)
+    lines = rng.integers(0, (1 << 30) // 64, 20_000)
+    ends = [make(scheduler="ready_first", command_queue_depth=depth).service(lines, False, 0) for depth in (0, 8)]
+    assert 0.95 < ends[1] / ends[0] < 1.05

@@ -94,11 +94,13 @@ def test_a_stream_in_one_bank_group_runs_at_burst_over_tccd_l_of_peak(ddr4):
     assert end == first + (n - 1) * 8 * timing.tck_ps
 
 
-@pytest.mark.parametrize("scheduler,power_down", [("in_order", False), ("frfcfs", True), ("ready_first", True)])
-def test_ddr4_command_log_obeys_the_rank_and_bank_group_rules(ddr4, scheduler, power_down):
+@pytest.mark.parametrize("scheduler,power_down,command_queue_depth", [
+    ("in_order", False, 0), ("frfcfs", True, 0), ("ready_first", True, 0), ("ready_first", False, 8)])
+def test_ddr4_command_log_obeys_the_rank_and_bank_group_rules(ddr4, scheduler, power_down, command_queue_depth):
     timing, currents, geometry = ddr4
     g = dataclasses.replace(geometry, ranks_per_channel=2)
-    d = DramSystem(timing, currents, g, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down)
+    d = DramSystem(timing, currents, g, command_log_capacity=200_000, scheduler=scheduler, power_down=power_down,
+                   command_queue_depth=command_queue_depth)
     for arrival, lines, wr in random_chunks(5):
         d.service_lines(lines % g.capacity_lines, wr, arrival)
     log = d.command_log()

@@ -4,9 +4,9 @@
 same quantities as the reference tables (ns, B, GB/s, pJ): a saturating stream is one chunk
 arriving at 0, a timed stream one request per call at its arrival time. ``peer_dram`` is offsim
 set up as a configuration's peers were (``PEER_SETUPS``): the shipped DDR3-1600 preset with two
-ranks, under the preset's controller and under the ready-first one; the shipped DDR4-3200 preset
-and one channel of the shipped HBM2 preset with DRAMSim3's edits, under the ready-first
-controller; power-down off and ranks refreshed staggered, as DRAMSim3's, everywhere.
+ranks, under the preset's controller and under the ready-first one with per-bank command queues of 8
+(the peers' structure); the shipped DDR4-3200 preset and one channel of the shipped HBM2 preset with
+DRAMSim3's edits, under the latter; power-down off and ranks refreshed staggered, as DRAMSim3's, everywhere.
 ``peer_streams`` gives the streams in offsim's line addresses: the same channel, rank, bank
 group, bank, row and column as DRAMSim3 decodes from them.
 
@@ -45,19 +45,20 @@ class PeerSetup:
 
 
 _DDR3 = ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false", "dram.geometry.refresh=staggered")
+#: the ready-first controller with per-bank command queues of 8 requests, as the peers' files (DRAMSim3
+#: ``queue_structure = PER_BANK``, ``cmd_queue_size = 8``)
+_READY_FIRST = ("dram.geometry.scheduler=ready_first", "dram.geometry.command_queue_depth=8")
 #: setup name -> setup; ddr3 keeps the preset's own controller (frfcfs), the others run ready_first
 PEER_SETUPS: dict[str, PeerSetup] = {
     "ddr3": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3),
-    "ddr3_ready_first": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4",
-                                  _DDR3 + ("dram.geometry.scheduler=ready_first",)),
+    "ddr3_ready_first": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3 + _READY_FIRST),
     "ddr4": PeerSetup("ddr4", "dram/ddr4_3200_mt40a1g8", ("dram.geometry.power_down=false",
-                                                         "dram.geometry.scheduler=ready_first",
-                                                         "dram.geometry.refresh=staggered")),
+                                                         "dram.geometry.refresh=staggered") + _READY_FIRST),
     # one 128-bit channel; DRAMSim3 doubles HBM columns (2 KB rows) and reads its file's tRTP_S (4)
-    "hbm2": PeerSetup("hbm2", "dram/hbm2_8gb_x128", ("dram.geometry.power_down=false",
-                                                     "dram.geometry.scheduler=ready_first", "dram.geometry.channels=1",
+    "hbm2": PeerSetup("hbm2", "dram/hbm2_8gb_x128", ("dram.geometry.power_down=false", "dram.geometry.channels=1",
                                                      "dram.geometry.columns=128", "dram.timing.t_rtp=4",
-                                                     "dram.interface_energy_j_per_bit=20 pJ/bit")),  # unused here
+                                                     "dram.interface_energy_j_per_bit=20 pJ/bit")  # unused here
+                      + _READY_FIRST),
 }
 
 

@@ -102,3 +102,13 @@ def test_a_rule_across_sections_names_the_option_that_broke_it(override):
     (message,) = err.value.messages
     assert f"--set {override} (over " in message and "expected one burst" in message
     assert "dram.geometry.bus_width_bits" in message and "dram.timing.burst_length" in message
+
+
+def test_command_queues_are_read_with_the_ready_first_scheduler_only():
+    spec = load_spec(LAP_LLC, SystemSpec, ["dram.geometry.scheduler=ready_first",
+                                           "dram.geometry.command_queue_depth=8"]).spec
+    assert (spec.dram.geometry.scheduler, spec.dram.geometry.command_queue_depth) == ("ready_first", 8)
+    assert load_spec(LAP_LLC, SystemSpec).spec.dram.geometry.command_queue_depth == 0  # none by default
+    with pytest.raises(ConfigError, match=r"command_queue_depth: 8 with scheduler 'frfcfs'; expected 0, or "
+                                          r"scheduler ready_first"):
+        load_spec(LAP_LLC, SystemSpec, ["dram.geometry.command_queue_depth=8"])

@@ -1,0 +1,309 @@
+"""Compiled ready-first controller with per-bank command queues: the order and the earliest command
+time of a chunk's requests, the two-level queue structure of DRAMSim3's controller
+(``Controller::ScheduleTransaction`` and ``CommandQueue``, github.com/umd-memsys/DRAMSim3). Times
+are integer picoseconds.
+
+Per channel, requests enter a read queue or a write buffer (``queue_depth`` each) in arrival order;
+a request whose queue is full holds back every later one. From the active transaction queue the
+oldest request whose bank's command queue (``command_queue_depth`` entries) has room moves there;
+only requests in command queues can be served, of either kind. Reads move unless the write buffer
+is full, or no read waits in the read queue or any command queue while writes wait; then the writes
+buffered at that moment move, and reads move again once the last of them has.
+
+Each bank offers one request: the oldest one hitting its open row while fewer than four column
+commands have gone to that row since its ACT (a precharge waits for them); past four, that hit only
+if its column command would come before the precharge its queue's oldest request needs; otherwise
+the oldest request (its PRE, if another row is open, then ACT). Among the banks' offers the
+controller serves the one whose column command could issue earliest (``dram_ready_first``'s
+estimate; ties go to the oldest), with every rule of ``dram_kernel.issue_request`` and none of its
+commands before the request entered its command queue.
+
+A request enters its transaction queue no earlier than its arrival, the previous request's entry
+and the move of the request ``queue_depth`` places earlier in that queue; it enters its command
+queue no earlier than that, the service of the request ``command_queue_depth`` places earlier in
+that bank's queue, and, for a write, the start of its drain (for a read, the end of the last drain).
+These times and each bank's column commands since its ACT carry over between chunks (``tq_ring``,
+``bq_state``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, G_LAST_ACT,
+                                          G_LAST_COL, G_LAST_WR_END, K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID,
+                                          NEG_INF, P_BG_MASK, P_CCD_L, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP, P_RRD_L,
+                                          P_WTR_L, STALE_LAYOUT, field, issue_request)
+from simulator.memory.dram_ready_first import rank_terms
+
+#: column commands to an open row after which a queued request to another row may precharge it
+#: (DRAMSim3 ``CommandQueue::ArbitratePrecharge``)
+ROW_HIT_LIMIT = 4
+NO_CANDIDATE = "DRAM command queues: no request can be served (a queue structure error)"
+
+
+def bank_queue_state(n_banks: int, depth: int) -> np.ndarray:
+    """Per bank: the service times (ps) of its last ``depth`` command-queue entries (a ring), the
+    count of entries served, and the column commands since its ACT."""
+    return np.zeros((n_banks, depth + 2), dtype=np.int64)
+
+
+def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
+    """Per channel and kind (0 read, 1 write): the times (ps) the last ``depth`` requests moved to a
+    command queue (a ring), and the count of requests moved."""
+    return np.zeros((channels, 2, depth + 1), dtype=np.int64)
+
+
+@njit(cache=True, inline='always')
+def _group_terms(c, decode, p, grp, group_hit, group_miss):
+    """The parts of a column-command estimate (ps) that depend on a bank group alone, per kind (0
+    read, 1 write) and group of channel c: its tCCD_L (and tWTR_L before a read) for a row hit, and
+    also its tRRD_L plus tRCD for a request needing an ACT."""
+    per_rank = p[P_BG_MASK] + 1
+    gi0 = c * decode[1, 1] * per_rank
+    for j in range(group_hit.shape[1]):
+        gi = gi0 + j
+        t = grp[gi, G_LAST_COL] + p[P_CCD_L]
+        group_hit[1, j] = t
+        group_hit[0, j] = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
+        act = grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD]
+        group_miss[1, j] = max(group_hit[1, j], act)
+        group_miss[0, j] = max(group_hit[0, j], act)
+
+
+@njit(cache=True, inline='always')
+def _bank_part(g, frontier, hit, p, bk):
+    """The part of a column-command estimate (ps) that depends on bank g alone and the request's
+    frontier: for a row hit, the bank's tRCD; otherwise its PRE (if a row is open) and ACT
+    readiness plus tRCD, no earlier than those commands after the frontier."""
+    if hit:
+        return max(frontier, bk[g, B_COL_READY])
+    act_ready = bk[g, B_ACT_READY]
+    after = p[P_RCD]
+    if bk[g, B_OPEN_ROW] >= 0:
+        act_ready = max(act_ready, bk[g, B_PRE_READY] + p[P_RP])
+        after += p[P_RP]
+    return max(frontier + after, act_ready + p[P_RCD])
+
+
+@njit(cache=True, inline='always')
+def _note_served(bq_state, g, activated, t_col):
+    """Bank g served a request of its command queue, its column command at t_col (ps): note the
+    service time and count, and the column commands since its ACT."""
+    depth = bq_state.shape[1] - 2
+    bq_state[g, depth + 1] = 1 if activated else bq_state[g, depth + 1] + 1
+    bq_state[g, bq_state[g, depth] % depth] = t_col
+    bq_state[g, depth] += 1
+
+
+@njit(cache=True)
+def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring, bq_state):
+    """``serve_command_queues`` for a chunk of one request: it enters its transaction queue and its
+    command queue as soon as both have room (a write also waits for the channel's last column
+    command, as a drain started by no read waiting), then is served."""
+    tq_depth = tq_ring.shape[2] - 1
+    bq_depth = bq_state.shape[1] - 2
+    line = lines[0]
+    c = field(line, decode, 0)
+    g = (c * decode[1, 1] + field(line, decode, 1)) * decode[2, 1] + field(line, decode, 2)
+    kind = 1 if is_write[0] != 0 else 0
+    entered = tq_ring[c, kind, tq_depth]
+    t_move = max(arrival_ps, tq_ring[c, kind, entered % tq_depth], bq_state[g, bq_state[g, bq_depth] % bq_depth])
+    if kind == 1:
+        t_move = max(t_move, ch[c, C_LAST_COL])
+    tq_ring[c, kind, entered % tq_depth] = t_move
+    tq_ring[c, kind, tq_depth] = entered + 1
+    acts = ctr[K_ACTS]
+    t_done = issue_request(0, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
+    _note_served(bq_state, g, ctr[K_ACTS] != acts, ch[c, C_LAST_COL])
+    out[0] = t_done
+    if t_done > ctr[K_LAST_DONE]:
+        ctr[K_LAST_DONE] = t_done
+    return t_done
+
+
+@njit(cache=True)
+def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n,
+                         tq_ring, bq_state):
+    """Serve one chunk (all arriving at arrival_ps) through the transaction and command queues;
+    write each request's data-burst completion time (ps) to ``out`` and return the latest."""
+    if p[P_LAYOUT] != LAYOUT_ID:
+        raise RuntimeError(STALE_LAYOUT)
+    n = lines.shape[0]
+    if n == 1:  # (no queue arrays to set up)
+        return _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
+                          bq_state)
+    tq_depth = tq_ring.shape[2] - 1
+    bq_depth = bq_state.shape[1] - 2
+    n_ranks = decode[1, 1]
+    n_banks = decode[2, 1]
+    per_channel = n_ranks * n_banks
+    local_rank_of = (lines // decode[1, 0]) % decode[1, 1]
+    bank_in_rank = (lines // decode[2, 0]) % decode[2, 1]
+    local_bank_of = local_rank_of * n_banks + bank_in_rank
+    row_of = (lines // decode[3, 0]) % decode[3, 1]
+    order = np.empty(n, np.int64)
+    tq = np.empty((2, tq_depth), np.int64)  # per kind: the queued requests, oldest first
+    tq_time = np.empty((2, tq_depth), np.int64)  # their entry times
+    bq = np.empty((per_channel, bq_depth), np.int64)  # per bank of the channel: its command queue
+    bq_time = np.empty((per_channel, bq_depth), np.int64)
+    bq_len = np.zeros(per_channel, np.int64)
+    rank_hit = np.empty((2, n_ranks), np.int64)  # rank_terms per kind
+    rank_miss = np.empty((2, n_ranks), np.int64)
+    group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _group_terms per kind
+    group_miss = np.empty_like(group_hit)
+    # per bank of the channel, kept until its queue or state changes: its oldest row hit's slot (-1: none) and
+    # bank part, its oldest request's bank part, and the time that request's PRE may issue past the row-hit
+    # limit (NEG_INF: not past it)
+    dirty = np.ones(per_channel, np.bool_)
+    hit_slot = np.empty(per_channel, np.int64)
+    hit_part = np.empty(per_channel, np.int64)
+    head_part = np.empty(per_channel, np.int64)
+    head_pre = np.empty(per_channel, np.int64)
+    last_done = NEG_INF
+    for c in range(decode[0, 1]):
+        m = 0
+        for i in range(n):
+            if field(lines[i], decode, 0) == c:
+                order[m] = i
+                m += 1
+        bank0 = c * per_channel
+        dirty[:] = True
+        tq_len = np.zeros(2, np.int64)
+        entered = np.array([tq_ring[c, 0, tq_depth], tq_ring[c, 1, tq_depth]])  # requests that entered, per kind
+        moved = entered.copy()  # requests that moved to a command queue, per kind
+        bq_entered = bq_state[bank0:bank0 + per_channel, bq_depth].copy()
+        in_bq = 0
+        last_entry = arrival_ps
+        draining = 0  # writes of the current drain still to move
+        drain_start = NEG_INF
+        drain_end = NEG_INF
+        admitted = 0
+        served = 0
+        room_version = 0  # command-queue slots freed so far
+        room_seen = np.full(2, -1, np.int64)  # per kind: room_version at its last scan
+        scan_from = np.zeros(2, np.int64)  # per kind: requests at the front of its queue found blocked
+        while served < m:
+            progress = True
+            while progress:
+                progress = False
+                while admitted < m:  # enter the transaction queues in arrival order
+                    i = order[admitted]
+                    kind = 1 if is_write[i] != 0 else 0
+                    if tq_len[kind] >= tq_depth:
+                        break
+                    last_entry = max(last_entry, tq_ring[c, kind, entered[kind] % tq_depth])
+                    tq[kind, tq_len[kind]] = i
+                    tq_time[kind, tq_len[kind]] = last_entry
+                    tq_len[kind] += 1
+                    entered[kind] += 1
+                    admitted += 1
+                if draining == 0 and tq_len[1] > 0 and (
+                        tq_len[1] >= tq_depth or (tq_len[0] == 0 and in_bq == 0)):
+                    draining = tq_len[1]
+                    drain_start = max(tq_time[1, tq_len[1] - 1], drain_end)
+                    if in_bq == 0:
+                        drain_start = max(drain_start, ch[c, C_LAST_COL])
+                kind = 1 if draining > 0 else 0
+                gate = drain_start if kind == 1 else drain_end
+                # the requests ahead of scan_from were found blocked (their command queue full) and no
+                # command queue has gained room since: they stay blocked, and the scan starts after them
+                slot = scan_from[kind] if room_seen[kind] == room_version else 0
+                room_seen[kind] = room_version
+                while slot < tq_len[kind]:  # the oldest request whose command queue has room moves
+                    i = tq[kind, slot]
+                    lb = local_bank_of[i]
+                    if bq_len[lb] >= bq_depth:
+                        slot += 1
+                        continue
+                    t_move = max(tq_time[kind, slot], gate,
+                                 bq_state[bank0 + lb, bq_entered[lb] % bq_depth])
+                    bq[lb, bq_len[lb]] = i
+                    bq_time[lb, bq_len[lb]] = t_move
+                    bq_len[lb] += 1
+                    dirty[lb] = True
+                    bq_entered[lb] += 1
+                    in_bq += 1
+                    tq_ring[c, kind, moved[kind] % tq_depth] = t_move
+                    moved[kind] += 1
+                    tq_len[kind] -= 1
+                    for s in range(slot, tq_len[kind]):
+                        tq[kind, s] = tq[kind, s + 1]
+                        tq_time[kind, s] = tq_time[kind, s + 1]
+                    progress = True
+                    if kind == 1:
+                        draining -= 1
+                        if draining == 0:
+                            drain_end = t_move
+                            break
+                scan_from[kind] = slot
+            rank_terms(c, False, decode, p, rk, ch, rank_hit[0], rank_miss[0])
+            rank_terms(c, True, decode, p, rk, ch, rank_hit[1], rank_miss[1])
+            _group_terms(c, decode, p, grp, group_hit, group_miss)
+            best_lb = -1
+            best_slot = 0
+            best_t = 0
+            best_i = 0
+            for lb in range(per_channel):
+                if bq_len[lb] == 0:
+                    continue
+                g = bank0 + lb
+                if dirty[lb]:  # the bank's offer: its oldest row hit and its oldest request, bank parts
+                    dirty[lb] = False
+                    hit_slot[lb] = -1
+                    open_row = bk[g, B_OPEN_ROW]
+                    if open_row >= 0:
+                        for s in range(bq_len[lb]):
+                            if row_of[bq[lb, s]] == open_row:
+                                hit_slot[lb] = s
+                                break
+                    if hit_slot[lb] >= 0:
+                        hit_part[lb] = _bank_part(g, bq_time[lb, hit_slot[lb]], True, p, bk)
+                    if hit_slot[lb] != 0:
+                        head_part[lb] = _bank_part(g, bq_time[lb, 0], False, p, bk)
+                    # past the row-hit limit, the oldest request's PRE goes when it may, unless a hit comes first
+                    head_pre[lb] = max(bq_time[lb, 0], bk[g, B_PRE_READY]) \
+                        if hit_slot[lb] > 0 and bq_state[g, bq_depth + 1] >= ROW_HIT_LIMIT else NEG_INF
+                r = lb // n_banks
+                j = r * (p[P_BG_MASK] + 1) + (lb % n_banks & p[P_BG_MASK])
+                slot = hit_slot[lb]
+                if slot >= 0:
+                    kind = 1 if is_write[bq[lb, slot]] != 0 else 0
+                    t = max(hit_part[lb], group_hit[kind, j], rank_hit[kind, r])
+                    if t >= head_pre[lb] > NEG_INF:
+                        slot = -1
+                if slot < 0:
+                    slot = 0
+                    kind = 1 if is_write[bq[lb, 0]] != 0 else 0
+                    t = max(head_part[lb], group_miss[kind, j], rank_miss[kind, r])
+                i = bq[lb, slot]
+                if best_lb < 0 or t < best_t or (t == best_t and i < best_i):
+                    best_lb, best_slot, best_t, best_i = lb, slot, t, i
+            if best_lb < 0:
+                raise RuntimeError(NO_CANDIDATE)
+            i = best_i
+            g = bank0 + best_lb
+            acts = ctr[K_ACTS]
+            refreshes = ctr[K_REFRESHES]
+            t_done = issue_request(i, bq_time[best_lb, best_slot], lines, is_write, decode, p, bk, rk, grp, ch, pend,
+                                   ctr, log, log_n)
+            out[i] = t_done
+            last_done = max(last_done, t_done)
+            _note_served(bq_state, g, ctr[K_ACTS] != acts, ch[c, C_LAST_COL])
+            bq_len[best_lb] -= 1
+            for s in range(best_slot, bq_len[best_lb]):
+                bq[best_lb, s] = bq[best_lb, s + 1]
+                bq_time[best_lb, s] = bq_time[best_lb, s + 1]
+            in_bq -= 1
+            served += 1
+            room_version += 1
+            dirty[best_lb] = True
+            if ctr[K_REFRESHES] != refreshes or p[P_IDLE_CLOSE] != 0:  # other banks of the rank changed too
+                r0 = (best_lb // n_banks) * n_banks
+                dirty[r0:r0 + n_banks] = True
+        tq_ring[c, 0, tq_depth] = entered[0]
+        tq_ring[c, 1, tq_depth] = entered[1]
+    if last_done > ctr[K_LAST_DONE]:
+        ctr[K_LAST_DONE] = last_done
+    return last_done
