@@ -59,6 +59,12 @@ class HostSpec:
     cores: int = param(1, min=1, max=MAX_CORES, recorded_at_default=False,
                        doc="identical cores, each with the timing above and its own private cache levels; trace "
                            "thread t runs on core t (at most workloads.trace.MAX_THREADS); static_power_w is per core")
+    uncore_read_entries: int = param(
+        None, min=1, within=COUNT, recorded_at_default=False,
+        doc="outstanding DRAM reads of all the cores together (an uncore read queue shared by the cores): a core's "
+            "DRAM read waits for a free entry and holds it until its data is back, memory_path_latency_s "
+            "included; needs dram.geometry.scheduler in_order or frfcfs; unset: no limit beyond each core's "
+            "max_outstanding_misses")
 
 
 @dataclass(frozen=True)
@@ -341,6 +347,10 @@ class SystemSpec:
             if name not in used:
                 raise ValueError(f"near_memories.{name}: no accelerator works in it; expected an accelerator "
                                  f"coupled near_memory with interface.memory: {name}")
+        if self.host.uncore_read_entries is not None and self.dram.geometry.scheduler == "ready_first":
+            raise ValueError("host.uncore_read_entries: set with dram.geometry.scheduler ready_first; expected "
+                             "scheduler in_order or frfcfs (ready_first serves a chunk channel by channel, not in "
+                             "time order)")
         _model_check(lambda: check_line_is_one_burst(dram_timing(self.dram), dram_geometry(self)))
         for name, memory in self.near_memories.items():
             try:

@@ -143,6 +143,9 @@ CMD_RD = 2
 CMD_WR = 3
 CMD_REF = 4
 
+# Read-entry pool (``take_read_entry``): slot 0 holds the hold time, slots 1.. the entries' free times.
+POOL_HOLD = 0
+
 NEG_INF = -(1 << 60)
 PEND_OVERFLOW = "DRAM kernel: open-interval buffer overflow"
 
@@ -383,9 +386,27 @@ def field(line, decode, i):
 
 
 @njit(cache=True, inline='always')
-def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n):
+def take_read_entry(pool):
+    """The entry of ``pool`` a read takes: the one that frees first (lowest index among equals).
+
+    An outstanding-read limit shared by requesters upstream of the controller (an uncore read
+    queue): ``pool[POOL_HOLD]`` is how long an entry stays held beyond the read's data burst (ps),
+    ``pool[1:]`` the time each entry frees (ps). A read may issue no command before the entry it
+    takes is free, and holds it until its data burst completes plus the hold time; requests take
+    entries in service order."""
+    best = 1
+    for e in range(2, pool.shape[0]):
+        if pool[e] < pool[best]:
+            best = e
+    return best
+
+
+@njit(cache=True, inline='always')
+def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n, pool):
     """Serve request i of `lines`, arriving at arrival_ps, next on its channel; return its
-    data-burst completion time (ps). The per-request step of :func:`serve`."""
+    data-burst completion time (ps). The per-request step of :func:`serve`.
+
+    pool: the requester's read-entry pool (see :func:`take_read_entry`); of length 1, no limit."""
     bg_mask = p[P_BG_MASK]
     n_banks = decode[2, 1]
     n_ranks_per_ch = decode[1, 1]
@@ -407,6 +428,11 @@ def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ri
     frontier = arrival_ps
     if ring[c, qpos] > frontier:
         frontier = ring[c, qpos]
+    entry = 0
+    if not wr and pool.shape[0] > 1:
+        entry = take_read_entry(pool)
+        if pool[entry] > frontier:
+            frontier = pool[entry]
 
     if p[P_IDLE_CLOSE] != 0:
         _close_idle_banks(bk, rk, rank, n_banks, pend, frontier, p, ctr, log, log_n)
@@ -502,22 +528,25 @@ def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ri
 
     ring[c, qpos] = t_col
     ch[c, C_QPOS] = qpos + 1 if qpos + 1 < qdepth else 0
+    if entry > 0:  # the entry frees when the data is back with the requester
+        pool[entry] = t_done + pool[POOL_HOLD]
     return t_done
 
 
 @njit(cache=True)
-def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n):
+def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n, pool):
     """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
     request's data-burst completion time (ps) to `out` and return the latest one.
 
     decode: int64[4, 3] (divisor, count, shift or -1) for channel, rank, bank, row of a line index.
+    pool: the requester's read-entry pool (:func:`take_read_entry`), int64[1] for none.
     """
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
     last_done = NEG_INF
     for i in range(lines.shape[0]):
         t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log,
-                               log_n)
+                               log_n, pool)
         out[i] = t_done
         if t_done > last_done:
             last_done = t_done
