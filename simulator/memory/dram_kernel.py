@@ -10,7 +10,9 @@ chunk in its service order with :func:`frfcfs_order`):
 
 * a request may not issue any command before its *frontier* ``F = max(arrival,
   column time of the request queue_depth places earlier on the same channel)`` (a finite
-  transaction queue: requests look ahead at most ``queue_depth`` places);
+  transaction queue: requests look ahead at most ``queue_depth`` places), and a read of a
+  requester with a read-entry pool not before the entry it takes is free
+  (:func:`take_read_entry`);
 * refreshes of the request's rank that are due at or before ``F`` are performed first;
 * row hit: column command as soon as the bank (tRCD), the rank (tCCD_S, tWTR_S), the bank
   group (tCCD_L, tWTR_L) and the data bus (burst occupancy, read-to-write bubble, rank
