@@ -197,6 +197,8 @@ def build_system(spec: SystemSpec) -> System:
     caches = build_caches(spec)
     dram = build_dram(spec)
     path_ps = seconds_to_ps(spec.host.memory_path_latency_s)
+    if spec.host.uncore_read_entries is not None:  # every core's port is the requester "host" (below)
+        dram.limit_reads(spec.host.uncore_read_entries, path_ps, ("host",))
     shared = spec.caches.shared_levels()
     first_shared = shared.index(True) if True in shared else None
     timing = CoreTiming(

@@ -59,6 +59,12 @@ class HostSpec:
     cores: int = param(1, min=1, max=MAX_CORES, recorded_at_default=False,
                        doc="identical cores, each with the timing above and its own private cache levels; trace "
                            "thread t runs on core t (at most workloads.trace.MAX_THREADS); static_power_w is per core")
+    uncore_read_entries: int = param(
+        None, min=1, within=COUNT, recorded_at_default=False,
+        doc="outstanding DRAM reads of all the cores together (an uncore read queue shared by the cores): a core's "
+            "DRAM read waits for a free entry and holds it until its data is back, memory_path_latency_s "
+            "included; needs dram.geometry.scheduler in_order or frfcfs; unset: no limit beyond each core's "
+            "max_outstanding_misses")
 
 
 @dataclass(frozen=True)
@@ -363,6 +369,10 @@ class SystemSpec:
             if name not in used:
                 raise FieldError(f"near_memories.{name}", "no accelerator works in it; expected an accelerator "
                                  f"coupled near_memory with interface.memory: {name}", ("accelerators",))
+        if self.host.uncore_read_entries is not None and self.dram.geometry.scheduler == "ready_first":
+            raise FieldError("host.uncore_read_entries", "set with dram.geometry.scheduler ready_first; expected "
+                             "scheduler in_order or frfcfs (ready_first serves a chunk channel by channel, not in "
+                             "time order)", ("dram.geometry.scheduler",))
         _check_memory_line(self.dram, "dram", self.caches.line_bytes)
         for name, memory in self.near_memories.items():
             _check_memory_line(memory, f"near_memories.{name}", self.caches.line_bytes)

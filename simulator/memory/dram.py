@@ -155,6 +155,26 @@ class DramSystem:
         self._min_arrival_ps = 0
         # requester -> [reads, writes, activates] caused by its chunks (refresh belongs to none)
         self._by_requester: dict[str, np.ndarray] = {}
+        self._no_pool = np.zeros(1, dtype=np.int64)
+        self._read_pool = self._no_pool  # the read entries shared by ``_pooled`` (``limit_reads``)
+        self._pooled: frozenset[str] = frozenset()
+
+    def limit_reads(self, entries: int, hold_ps: int, requesters: tuple[str, ...]) -> None:
+        """Let the reads of ``requesters`` share ``entries`` outstanding-read entries upstream of the
+        controller (an uncore read queue): a read issues no command before an entry is free and holds
+        it from then until its data burst completes plus ``hold_ps`` (the return path to the requester
+        and, before the entry reached the controller, the path there). Writes, and other requesters,
+        are not limited. Needs the in_order or frfcfs scheduler, which serve a chunk in time order."""
+        if isinstance(entries, bool) or not isinstance(entries, int) or entries < 1:
+            raise ValueError(f"entries = {entries!r}: expected an integer >= 1")
+        if isinstance(hold_ps, bool) or not isinstance(hold_ps, int) or hold_ps < 0:
+            raise ValueError(f"hold_ps = {hold_ps!r}: expected an integer >= 0")
+        if self.scheduler == "ready_first":
+            raise ValueError("a read-entry limit needs the in_order or frfcfs scheduler: ready_first serves a chunk "
+                             "channel by channel")
+        self._read_pool = np.zeros(entries + 1, dtype=np.int64)
+        self._read_pool[k.POOL_HOLD] = hold_ps
+        self._pooled = frozenset(requesters)
 
     # -- serving ---------------------------------------------------------------------------
     @property
@@ -205,6 +225,7 @@ class DramSystem:
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
             before = self._ctr[_ATTRIBUTED].copy()
+            pool = self._read_pool if requester in self._pooled else self._no_pool
             p = self._p
             if bus_speedup > 1:
                 p = p.copy()
@@ -228,11 +249,11 @@ class DramSystem:
                 order = k.frfcfs_order(lines, writes, self._decode, self.queue_depth, open_row)
                 served = np.empty_like(out)
                 k.serve(lines[order], writes[order], arrival_ps, self._decode, p, self._bk, self._rk, self._grp,
-                        self._ch, self._ring, self._pend, self._ctr, served, self._log, self._log_n)
+                        self._ch, self._ring, self._pend, self._ctr, served, self._log, self._log_n, pool)
                 out[order] = served
             else:
                 k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
-                        self._ring, self._pend, self._ctr, out, self._log, self._log_n)
+                        self._ring, self._pend, self._ctr, out, self._log, self._log_n, pool)
             mine = self._by_requester.setdefault(requester, np.zeros(len(_ATTRIBUTED), dtype=np.int64))
             mine += self._ctr[_ATTRIBUTED] - before
         return out

@@ -12,7 +12,8 @@ chunk in its service order with :func:`frfcfs_order`):
   column time of the request queue_depth places earlier on the same channel)`` (a finite
   transaction queue: requests look ahead at most ``queue_depth`` places; with per-bank command
   queues, ``simulator.memory.dram_command_queues`` gives ``issue_request`` the time the request
-  entered its bank's queue instead);
+  entered its bank's queue instead), and a read of a requester with a read-entry pool not before
+  the entry it takes is free (:func:`take_read_entry`);
 * refreshes of the request's rank that are due at or before ``F`` are performed first;
 * row hit: column command as soon as the bank (tRCD), the rank (tCCD_S, tWTR_S), the bank
   group (tCCD_L, tWTR_L) and the data bus (burst occupancy, read-to-write bubble, rank
@@ -144,6 +145,9 @@ CMD_PRE = 1
 CMD_RD = 2
 CMD_WR = 3
 CMD_REF = 4
+
+# Read-entry pool (``take_read_entry``): slot 0 holds the hold time, slots 1.. the entries' free times.
+POOL_HOLD = 0
 
 NEG_INF = -(1 << 60)
 PEND_OVERFLOW = "DRAM kernel: open-interval buffer overflow"
@@ -385,18 +389,43 @@ def field(line, decode, i):
 
 
 @njit(cache=True, inline='always')
-def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n):
+def take_read_entry(pool):
+    """The entry of ``pool`` a read takes: the one that frees first (lowest index among equals).
+
+    An outstanding-read limit shared by requesters upstream of the controller (an uncore read
+    queue): ``pool[POOL_HOLD]`` is how long an entry stays held beyond the read's data burst (ps),
+    ``pool[1:]`` the time each entry frees (ps). A read may issue no command before the entry it
+    takes is free, and holds it until its data burst completes plus the hold time; requests take
+    entries in service order."""
+    best = 1
+    for e in range(2, pool.shape[0]):
+        if pool[e] < pool[best]:
+            best = e
+    return best
+
+
+@njit(cache=True, inline='always')
+def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n, pool):
     """Serve request i of `lines`, arriving at arrival_ps, next on its channel; return its
     data-burst completion time (ps). The per-request step of :func:`serve`: the frontier is the
-    arrival or the column time of the request queue_depth places earlier (``ring``)."""
+    arrival or the column time of the request queue_depth places earlier (``ring``), and for a read
+    with a read-entry pool (``pool``, see :func:`take_read_entry`; of length 1, no limit) not before
+    the entry it takes is free."""
     c = field(lines[i], decode, 0)
     qpos = ch[c, C_QPOS]
     frontier = arrival_ps
     if ring[c, qpos] > frontier:
         frontier = ring[c, qpos]
+    entry = 0
+    if is_write[i] == 0 and pool.shape[0] > 1:
+        entry = take_read_entry(pool)
+        if pool[entry] > frontier:
+            frontier = pool[entry]
     t_done = issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
     ring[c, qpos] = ch[c, C_LAST_COL]
     ch[c, C_QPOS] = qpos + 1 if qpos + 1 < ring.shape[1] else 0
+    if entry > 0:  # the entry frees when the data is back with the requester
+        pool[entry] = t_done + pool[POOL_HOLD]
     return t_done
 
 
@@ -515,18 +544,19 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
 
 
 @njit(cache=True)
-def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n):
+def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n, pool):
     """Serve `lines` (line indices) in order, all arriving at arrival_ps; write each
     request's data-burst completion time (ps) to `out` and return the latest one.
 
     decode: int64[4, 3] (divisor, count, shift or -1) for channel, rank, bank, row of a line index.
+    pool: the requester's read-entry pool (:func:`take_read_entry`), int64[1] for none.
     """
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
     last_done = NEG_INF
     for i in range(lines.shape[0]):
         t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log,
-                               log_n)
+                               log_n, pool)
         out[i] = t_done
         if t_done > last_done:
             last_done = t_done

@@ -92,6 +92,7 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     rank_miss = np.empty_like(rank_hit)
     step = 0
     last_done = -(1 << 62)
+    no_pool = np.zeros(1, np.int64)  # no read-entry limit: this order serves a chunk channel by channel, not in time
     for c in range(decode[0, 1]):
         count = np.zeros(2, np.int64)
         for i in range(n):
@@ -148,7 +149,7 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
                         break
             i = by_kind[kind, queue[kind, best]]
             t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr,
-                                   log, log_n)
+                                   log, log_n, no_pool)
             out[i] = t_done
             rank_ver[rank_of[i]] += 1
             last_done = max(last_done, t_done)

@@ -256,7 +256,8 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
         intensities, total = cfg.intensities, cfg.total_bytes
     machine, points = intensity_sweep(system, intensities, total, machine=machine)
     loaded = load_spec(system, SystemSpec)
-    cores = loaded.spec.host.cores
+    host = loaded.spec.host
+    cores = host.cores
     plat = machine.platform(f"simulated {loaded.spec.name}")
     src = t6["eps_d"].source
     vendor = RooflinePlatform.from_throughput(
@@ -278,13 +279,14 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
                   "their streams keep out of power-down (pi_0 is measured with the DRAM idle) and the cache "
                   "actions per DRAM line, beside a path energy derived for one i7-920 core's stream"),
         published(t6["pi_0"], "pi_0", machine.pi0_w,
-                  f"ours: {cores} x the per-core share of 122 W ({loaded.spec.host.static_power_w:g} W) "
+                  f"ours: {cores} x the per-core share of 122 W ({host.static_power_w:g} W) "
                   "+ DRAM background/refresh"),
         published(t6["peak DP"], "peak DP throughput", 1e-9 / machine.tau_flop_s, one_core),
         published(t6["sustained DP"], "sustained DP throughput", 1e-9 / machine.tau_flop_s, one_core),
         published(t6["sustained memory bandwidth"], "sustained memory bandwidth", 1e-9 / machine.tau_mem_s_per_byte,
-                  f"read stream on {one_core}; their outstanding misses together (10 a core) keep the channels "
-                  "near their peak, as nothing shared between the cores bounds them"),
+                  f"read stream on {one_core}; {host.max_outstanding_misses} misses in flight a core"
+                  + (f", {host.uncore_read_entries} DRAM reads in flight for all the cores together "
+                     "(host.uncore_read_entries)" if host.uncore_read_entries is not None else "")),
     )
     table6 = Section("001 Table 6 Nehalem vs the machine measured on the simulator", rows,
                      f"Our costs are measured with micro runs on `{cfg.system}` (compute-only run, zero-intensity "

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simulator.config.loader import load_spec
-from simulator.config.schema import SystemSpec
+from simulator.config.schema import SystemSpec, dram_timing
 from simulator.engine.replay import replay
 from simulator.runner import simulate_trace
 from simulator.system import build_system
@@ -80,6 +80,31 @@ def test_cores_contend_for_dram() -> None:
     assert 8 * MiB / one == pytest.approx(6.4e9, rel=0.05)
     assert two == pytest.approx(one, rel=0.05)
     assert 4 * 8 * MiB / four == pytest.approx(12.8e9, rel=0.15) and four > 1.8 * one
+
+
+@pytest.mark.parametrize("entries", [4, 8])
+def test_a_shared_read_queue_bounds_the_cores_by_littles_law(entries) -> None:
+    """Four streams (together 40 miss buffers) through ``entries`` shared read entries: an entry is
+    held at least the path latency plus a row hit's CL + burst, so the cores read at most entries x
+    64 B over that time; row misses and refresh keep them a little under it."""
+    spec = system(4, f"host.uncore_read_entries={entries}")
+    b = TraceBuilder()
+    for t in range(4):
+        b.access("host", "s", "read", t * 64 * MiB, 8, 8, MiB, thread=t)
+    time_s = values(simulate_trace(spec, b.to_table()))[("system", "simulated_time_s")]
+    timing = dram_timing(spec.spec.dram)
+    held_s = spec.spec.host.memory_path_latency_s + (timing.cl + timing.burst_length // 2) * timing.tck_ps * 1e-12
+    bound_bytes_per_s = entries * LINE / held_s
+    assert 0.85 * bound_bytes_per_s <= 4 * 8 * MiB / time_s <= bound_bytes_per_s
+
+
+def test_a_read_queue_with_the_ready_first_scheduler_exits_2(tmp_path) -> None:
+    done = subprocess.run([sys.executable, "-m", "simulator.cli", "show", str(DEFAULT_SYSTEM), "--set",
+                           "host.uncore_read_entries=32", "--set", "dram.geometry.scheduler=ready_first"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "host.uncore_read_entries: set with dram.geometry.scheduler ready_first" in done.stderr
 
 
 # --------------------------------------------------------------------------- (c) barriers and joins
