@@ -131,10 +131,11 @@ def _yaml_kind(raw: object) -> str | None:
 
 def _validate_study(path: str, raw: dict, kind: str) -> str:
     """Validate a study file as its runner would before running; return what it is."""
-    from simulator.studies.sweep import SPECIALISED_STUDY_RUNNERS, load_study, prepare_points
+    from simulator.studies.plugin import STUDY_KINDS, study_plugin
+    from simulator.studies.sweep import load_study, prepare_points
 
-    if kind == "paper study" and isinstance(raw["study"], str) and raw["study"] in SPECIALISED_STUDY_RUNNERS:
-        SPECIALISED_STUDY_RUNNERS[raw["study"]].load(path)
+    if kind == "paper study" and isinstance(raw["study"], str) and raw["study"] in STUDY_KINDS:
+        study_plugin(raw["study"]).load(path)
         return f"{raw['study']} study"
     study = load_study(path)  # a sweep file, or an unknown study kind (one message)
     return f"study {study.name!r}, {len(prepare_points(study))} points"
@@ -219,13 +220,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from simulator.studies import interruption
-    from simulator.studies.sweep import DEFAULT_STUDIES_DIR, run_specialised, run_study, specialised_kind
+    from simulator.studies.plugin_run import run_specialised, specialised_kind
+    from simulator.studies.sweep import run_study
 
     kind = specialised_kind(args.study)
-    if kind is not None:  # a paper's own study file: its runner writes its outputs
-        out = Path(args.out) if args.out is not None else DEFAULT_STUDIES_DIR / Path(args.study).stem
-        interruption.keep(lambda: interruption.kept_in(out))
+    if kind is not None:  # a paper study file: its plug-in's points and report
         return run_specialised(args.study, kind, args.out, workers=args.workers, scheduler=args.scheduler,
                                dask_local=args.dask_local)
     limit = {} if args.max_points is None else {"max_points": args.max_points}

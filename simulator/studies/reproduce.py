@@ -143,7 +143,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     from dataclasses import replace
 
     from models.data_movement import fused_data_movement, min_op_count, unfused_data_movement
-    from simulator.studies.stencil.study import TileSpec, load_study, run_stencil_tiling_study
+    from simulator.studies.stencil.study import TileSpec, load_study, run_study
 
     ref = index_rows(load_reference("prajapati_stencil"))
     m_elems = CHAIN_SQRT_M ** 2
@@ -177,7 +177,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
         cfg = replace(cfg, steps=STENCIL_QUICK_STEPS, host_tile=replace(cfg.host_tile, t_t=STENCIL_QUICK_STEPS),
                       engine_grid=q["engine_grid"], engine_steps=q["engine_steps"],
                       engine_tiles=tuple(TileSpec(t_t, t_s) for t_t, t_s in q["engine_tiles"]))
-    summary = run_stencil_tiling_study(cfg, out)
+    summary = run_study(cfg, out, owned=True)
     by = {t["scheme"]: t for t in summary["traffic"]}
     red_sim = 1 - by["time_tiled"]["sim_words"] / by["naive"]["sim_words"]
     red_model = 1 - by["time_tiled"]["model_words"] / by["naive"]["model_words"]
@@ -434,7 +434,7 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
     if quick:
         study = replace(study, max_granularity_bytes=2**20)
     g_max = study.max_granularity_bytes
-    res = ls.crypto_study(study, out, reference={g: row[1].number for g, row in sorted(t44.items())})
+    res = ls.crypto_study(study, out, reference={g: row[1].number for g, row in sorted(t44.items())}, owned=True)
     fits, curves, t2_extra, figures = res.fits, res.curves, res.multi_unit, list(res.figures)
 
     sim = {1: {p.g_bytes: p.speedup for p in curves["ultrasparc_t2"]}}

@@ -66,7 +66,6 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,88 +82,13 @@ from simulator.config.yamlio import load_yaml
 from simulator.studies.executors import check_parallel_options, point_executor, tasks_per_worker
 from simulator.studies.schedule import LongestFirst
 from simulator.config.files import write_atomic
-from simulator.config.outputs import check_output_target, check_path_name, first_missing, listing, make_output_dir, remove_created
+from simulator.config.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created
 from simulator.results import Results
 from simulator.studies.crosschecks import CROSSCHECK_MODELS, CROSSCHECKS, MACHINE_FILES
+from simulator.studies.plugin import STUDY_KINDS
 from simulator.studies.spec import Axis, FigureSpec, Point, StudyOutcome, StudySpec
 
 STUDY_KEYS = ("name", "system", "workload", "sweep", "figures", "crosscheck", "source", "notes")
-
-
-@dataclass(frozen=True)
-class SpecialisedRunner:
-    """A paper's own study runner, for study files with a top-level ``study:`` key.
-
-    module: the module whose ``main(argv, prog)`` runs the file. study_flag: the option naming the
-    file (None: positional). parallel: the runner takes ``--workers``/``--scheduler``/``--dask-local``.
-    loader: ``"module:function"`` reading and validating the file (``offsim validate``).
-    """
-
-    module: str
-    loader: str
-    study_flag: str | None = "--study"
-    parallel: bool = False
-
-    def load(self, path: str | Path) -> Any:
-        """The file's validated spec, as its runner reads it (ConfigError naming file and key)."""
-        import importlib
-
-        module, function = self.loader.split(":")
-        return getattr(importlib.import_module(module), function)(path)
-
-    def how(self, file: str) -> str:
-        """The command line that runs ``file``."""
-        return f"offsim study {file}"
-
-
-SPECIALISED_STUDY_RUNNERS = {
-    "fmm_placement": SpecialisedRunner("simulator.studies.fmm.placement", "simulator.studies.fmm.placement:load_study",
-                                       parallel=True),
-    "logca_crypto": SpecialisedRunner("simulator.studies.logca.crypto",
-                                      "simulator.studies.logca.crypto:load_crypto_study"),
-    "logca_gpu": SpecialisedRunner("simulator.studies.logca.gpu", "simulator.studies.logca.gpu:load_gpu_study"),
-    "roofline": SpecialisedRunner("simulator.studies.stencil.study", "simulator.studies.stencil.study:load_study",
-                                  study_flag=None),
-    "stencil_tiling": SpecialisedRunner("simulator.studies.stencil.study",
-                                        "simulator.studies.stencil.study:load_study", study_flag=None),
-}
-
-
-def specialised_kind(path: str | Path) -> str | None:
-    """The ``study:`` kind of a specialised study file, or None for a sweep file (or one ``load_study`` rejects)."""
-    try:
-        raw = load_yaml(path)
-    except InputError:
-        return None
-    kind = raw.get("study") if isinstance(raw, dict) else None
-    return kind if isinstance(kind, str) and kind in SPECIALISED_STUDY_RUNNERS else None
-
-
-def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = None, *, workers: int | None = None,
-                    scheduler: str | None = None, dask_local: int | None = None) -> int:
-    """Hand a specialised study file of ``kind`` (``specialised_kind``) to its own runner; return its exit status.
-
-    out_dir: default ``results/studies/<file stem>``. Raises InputError if parallel options go
-    to a runner that runs in one process.
-    """
-    import importlib
-
-    source = str(path)
-    runner = SPECIALISED_STUDY_RUNNERS[kind]
-    check_parallel_options(workers, scheduler, dask_local)
-    options = [(flag, str(v)) for flag, v in (("--workers", workers), ("--scheduler", scheduler),
-                                              ("--dask-local", dask_local)) if v is not None]
-    if options and not runner.parallel:
-        raise InputError(f"{', '.join(f for f, _ in options)}: the {kind!r} study runs in one process; "
-                         "expected none of them")
-    if out_dir is None and name_error(Path(source).stem, source) is not None:  # '...yaml': results/studies/..
-        raise InputError(f"{source}: the file's name gives no study directory (the default --out is "
-                         f"{DEFAULT_STUDIES_DIR}/<file stem>, here {Path(source).stem!r}); expected --out DIR, or "
-                         "a file name usable as a directory name (not starting with '.')")
-    out = check_path_name(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem)
-    argv = ([runner.study_flag, source] if runner.study_flag else [source]) + ["--out", str(out)]
-    return importlib.import_module(runner.module).main(argv + [x for option in options for x in option],
-                                                       prog="offsim")
 
 
 SWEEP_GROUPS = ("product", "zip")
@@ -191,13 +115,12 @@ def load_study(path: str | Path) -> StudySpec:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping with name, system, workload and sweep")
     kind = raw.get("study")
-    if isinstance(kind, str) and kind in SPECIALISED_STUDY_RUNNERS:
+    if isinstance(kind, str) and kind in STUDY_KINDS:
         raise ConfigError(f"{source}: study: {kind!r} is a specialised study that the sweep runner does not run; "
-                          f"expected a sweep file (keys {', '.join(STUDY_KEYS)}). Run it with: "
-                          + SPECIALISED_STUDY_RUNNERS[kind].how(source))
+                          f"expected a sweep file (keys {', '.join(STUDY_KEYS)}). Run it with: offsim study {source}")
     if "study" in raw:  # a paper's study file of a kind no runner has: one message, not every sweep key
         raise ConfigError(f"{source}: study: {kind!r} is not a paper study kind; expected one of: "
-                          f"{', '.join(sorted(SPECIALISED_STUDY_RUNNERS))} (or a sweep file, without 'study:')")
+                          f"{', '.join(sorted(STUDY_KINDS))} (or a sweep file, without 'study:')")
     errors = [f"{source}: {k}: unknown key; expected one of: {', '.join(STUDY_KEYS)}"
               for k in raw if k not in STUDY_KEYS]
     name = raw.get("name", Path(source).stem)
@@ -712,7 +635,7 @@ def is_stored(out_dir: Path, run_hash: str) -> bool:
     return stored_problem(out_dir, run_hash) is None
 
 
-def _is_temp(name: str) -> bool:
+def is_temp_name(name: str) -> bool:
     """A hidden temporary file or folder of an interrupted write (``.<name>.tmp-*``, ``.<name>.old-*``)."""
     return name.startswith(".") and (".tmp-" in name or ".old-" in name)
 
@@ -731,7 +654,7 @@ def _clean_stale_temps(out_dir: Path) -> None:
         if not d.is_dir():
             continue
         for p in d.iterdir():
-            if _is_temp(p.name):
+            if is_temp_name(p.name):
                 _remove(p)
 
 
@@ -745,7 +668,7 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 def _not_a_study_dir(out_dir: Path, name: str) -> str | None:
     """What keeps non-empty ``out_dir`` from being resumed by study ``name`` (None: nothing)."""
     entries = [p.name for p in out_dir.iterdir()]
-    other = [e for e in entries if e not in STUDY_ENTRIES and not _is_temp(e)]
+    other = [e for e in entries if e not in STUDY_ENTRIES and not is_temp_name(e)]
     if other:
         return f"holds {listing(other)}, which is not a study's"
     lock = out_dir / LOCK_NAME
@@ -764,7 +687,7 @@ def check_study_dir(path: str | Path, name: str) -> Path:
                                f"a previous directory of study {name!r} (holding {', '.join(STUDY_ENTRIES)})")
 
 
-class _StudyLock:
+class StudyLock:
     """Exclusive lock on a study directory (released by the OS if the process dies). The lock file
     stays, naming the study: it marks the directory as that study's (``check_study_dir``)."""
 
@@ -801,7 +724,7 @@ class _StudyLock:
             self.fh.close()
 
 
-class _Pool:
+class PointPool:
     """The executor of a study's points: started by the first ``open`` (a scheduler connected, a
     local cluster started), shut down by ``close`` or on leaving the ``with`` block."""
 
@@ -826,7 +749,7 @@ class _Pool:
         self._stack.close()
         self.executor = None
 
-    def __enter__(self) -> _Pool:
+    def __enter__(self) -> PointPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -854,23 +777,18 @@ def _discard_unreadable(out: Path, todo: list[tuple[Point, str]]) -> None:
             _remove(stored)
 
 
-@contextmanager
-def _locked_study_dir(out: Path, name: str, unique: dict[str, Point], pool: _Pool) -> Iterator[list[Point]]:
-    """Create ``out`` if missing, lock it and yield the points to run, with ``pool`` open if there are
-    any; unlock on exit. If this setup fails on input (another run holds the lock, the scheduler
-    cannot be reached), what it created is removed again: the directory, or the lock file of a
-    directory that existed; never anything that was there before."""
+def acquire_study_dir(out: Path, name: str, setup: Callable[[], Any] = lambda: None) -> tuple[StudyLock, Any]:
+    """Create ``out`` if missing, lock it for study ``name`` and run ``setup()`` under the lock; return the
+    lock (the caller releases it) and what ``setup`` returned. If this fails on input (another run holds
+    the lock, the scheduler cannot be reached), what it created is removed again: the directory, or the
+    lock file of a directory that existed; never anything that was there before."""
     top = first_missing(out)
     make_output_dir(out)
-    lock = _StudyLock(out, name)
+    lock = StudyLock(out, name)
     try:
         lock.acquire()
         try:
-            todo = _points_to_run(out, unique)
-            if todo:
-                pool.open()  # normally open already (run_study); here if a stored point proved unreadable
-            _clean_stale_temps(out)
-            _discard_unreadable(out, todo)
+            return lock, setup()
         except BaseException:
             lock.release()
             raise
@@ -879,6 +797,21 @@ def _locked_study_dir(out: Path, name: str, unique: dict[str, Point], pool: _Poo
             lock.path.unlink(missing_ok=True)
         remove_created(top)
         raise
+
+
+@contextmanager
+def _locked_study_dir(out: Path, name: str, unique: dict[str, Point], pool: PointPool) -> Iterator[list[Point]]:
+    """Create ``out`` if missing, lock it and yield the points to run, with ``pool`` open if there are
+    any; unlock on exit (``acquire_study_dir``)."""
+    def setup() -> list[tuple[Point, str]]:
+        todo = _points_to_run(out, unique)
+        if todo:
+            pool.open()  # normally open already (run_study); here if a stored point proved unreadable
+        _clean_stale_temps(out)
+        _discard_unreadable(out, todo)
+        return todo
+
+    lock, todo = acquire_study_dir(out, name, setup)
     try:
         yield [point for point, _ in todo]
     finally:
@@ -889,7 +822,7 @@ Outcome = tuple[str, Any, float]
 Submit = Callable[[list[Point]], Iterator[tuple[Point, Outcome]]]
 
 
-def _run(pool: _Pool, points_dir: Path) -> Submit:
+def _run(pool: PointPool, points_dir: Path) -> Submit:
     """Run points on ``pool``. Local workers also store their points (same filesystem), in parallel;
     dask workers return Results and the driver stores them (no shared filesystem needed)."""
     _, scheduler, dask_local = pool.options
@@ -935,7 +868,7 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     for p in points:
         unique.setdefault(p.run_hash, p)
     interruption.keep(lambda: _kept_points(out, unique))
-    with _Pool(workers, scheduler, dask_local) as pool:
+    with PointPool(workers, scheduler, dask_local) as pool:
         if any(not (out / "points" / h / "results.parquet").is_file() for h in unique):
             pool.open()  # connect before writing anything: an unreachable scheduler leaves no output
         with _locked_study_dir(out, spec.name, unique, pool) as todo:

@@ -81,3 +81,26 @@ def test_the_shipped_files_still_load():
 
     for name in ("fmm_placement.yaml", "fmm_placement_marssx86.yaml"):
         assert set(load_study(ROOT / "configs" / "studies" / name).placements) >= {"cpu"}
+
+
+def test_the_plugin_plans_the_micro_runs_and_the_untuned_points_first():
+    """The first round holds every micro run and every point but the model-tuned pipelined ones; those
+    follow once every micro run has its record. Each point's key is stable and its own."""
+    from dataclasses import replace
+
+    from simulator.studies.fmm.placement import (MicroRun, PlacementPoint, grid, load_study, micro_runs,
+                                                 needs_model_blocks, plan_points, tuned_points)
+
+    study = load_study(STUDY)
+    first = plan_points(study, True)
+    runs = [p for p in first if isinstance(p, MicroRun)]
+    assert runs == micro_runs(study) and runs
+    tuned = [p for p in grid(study, True) if needs_model_blocks(p, study)]
+    assert tuned and [p for p in first if isinstance(p, PlacementPoint)] == [
+        p for p in grid(study, True) if p not in tuned]
+    assert tuned_points(study, True, {}) is None
+    assert tuned_points(study, True, {run: {} for run in runs[1:]}) is None  # one micro run missing
+    keys = [p.key() for p in first]
+    assert len(set(keys)) == len(keys) and keys == [p.key() for p in plan_points(study, True)]
+    assert replace(tuned[0], blocks=7).key() != tuned[0].key()
+    assert all(run.cost() > point.cost() for run in runs for point in first if isinstance(point, PlacementPoint))

@@ -4,6 +4,7 @@ than the fast memory that holds them, a system file that is not a system or has 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from simulator.cli import main
+from simulator.studies.stencil.study import load_study
 from tests.conftest import ROOT
 
 STUDIES = ROOT / "configs" / "studies"
@@ -83,22 +85,21 @@ def test_the_shipped_files_still_load():
     assert len(load_study(STUDIES / "stencil_tiling.yaml").engine_tiles) == 5
 
 
-def test_a_run_that_fails_leaves_no_directory_it_made(tmp_path, monkeypatch, capsys):
-    """Past the load-time checks, a study that stops (here: an injected error) removes the directory it
-    created; nothing that was there before is touched."""
+def failing_run(run):
+    """A run_point that fails (module level: the pool pickles it)."""
+    raise RuntimeError("injected")
+
+
+def test_a_run_whose_point_fails_records_it_and_writes_no_summary(tmp_path, monkeypatch, capsys):
+    """A run that raises is recorded under failed/ (retried by the next run); the others' records are
+    kept, and no figure or summary is written."""
     import simulator.studies.stencil.study as stencil_study
 
-    def fail(cfg, out):
-        (out / "roofline_sweep.png").write_bytes(b"")
-        raise RuntimeError("injected")
+    cfg = replace(load_study(STUDIES / "roofline.yaml"), intensities=(1.0,))
+    monkeypatch.setitem(stencil_study.PLUGINS, "roofline", replace(stencil_study.ROOFLINE_PLUGIN, run_point=failing_run))
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="2 runs of the roofline study failed: .*RuntimeError: injected"):
+        stencil_study.run_study(cfg, out, workers=1)
+    assert len(list((out / "failed").iterdir())) == 2
+    assert not (out / "roofline_summary.json").exists() and not (out / "roofline_sweep.png").exists()
 
-    monkeypatch.setitem(stencil_study.STUDIES, "roofline", fail)
-    out = tmp_path / "new" / "out"
-    with pytest.raises(RuntimeError, match="injected"):
-        stencil_study.main([str(STUDIES / "roofline.yaml"), "--out", str(out)])
-    assert not (tmp_path / "new").exists()
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(RuntimeError, match="injected"):
-        stencil_study.main([str(STUDIES / "roofline.yaml"), "--out", str(empty)])
-    assert empty.is_dir()

@@ -19,7 +19,8 @@ import yaml
 from simulator.cli import main
 from simulator.config.errors import ConfigError, InputError
 from simulator.runner import run
-from simulator.studies.sweep import (LOCK_NAME, SPECIALISED_STUDY_RUNNERS, check_study_dir, load_study, prepare_points,
+from simulator.studies.plugin import STUDY_KINDS, study_plugin
+from simulator.studies.sweep import (LOCK_NAME, check_study_dir, load_study, prepare_points,
                              run_study)
 from tests.conftest import DEFAULT_SYSTEM, ROOT
 
@@ -323,14 +324,14 @@ def test_dask_cluster_gives_the_local_pool_table(tmp_path):
 
 
 def test_a_specialised_study_file_is_refused_by_the_sweep_runner_with_the_command_that_runs_it(tmp_path):
-    """Every study file of configs/studies with a ``study:`` kind is named in the runner map, and the
+    """Every study file of configs/studies with a ``study:`` kind is named in the plug-in registry, and the
     sweep runner refuses it in one message that names the command that runs it."""
     kinds = {}
     for path in sorted((ROOT / "configs" / "studies").glob("*.yaml")):
         kind = yaml.safe_load(path.read_text()).get("study")
         if kind is not None:
             kinds[path] = kind
-    assert set(kinds.values()) == set(SPECIALISED_STUDY_RUNNERS)
+    assert set(kinds.values()) == set(STUDY_KINDS)
     for path, kind in kinds.items():
         out = tmp_path / path.stem
         with pytest.raises(ConfigError) as exc:
@@ -338,40 +339,40 @@ def test_a_specialised_study_file_is_refused_by_the_sweep_runner_with_the_comman
         assert len(exc.value.messages) == 1
         msg = exc.value.messages[0]
         assert f"{path}: study: {kind!r}" in msg and "expected a sweep file" in msg
-        assert SPECIALISED_STUDY_RUNNERS[kind].how(str(path)) in msg
+        assert f"Run it with: offsim study {path}" in msg
         assert not out.exists()
 
 
-def test_offsim_study_hands_a_specialised_file_to_its_runner(tmp_path, monkeypatch):
-    """``offsim study`` passes the file, the output directory and the parallel options on to the
-    runner's own ``main``, and returns its status."""
-    import simulator.studies.fmm.placement as fmm_study
-    import simulator.studies.stencil.study as stencil_study
+def test_offsim_study_hands_a_specialised_file_to_its_plugin(tmp_path, monkeypatch, capsys):
+    """``offsim study`` runs a paper study file on the sweep engine with its kind's plug-in, its loaded spec,
+    the output directory (default ``results/studies/<file stem>``) and the parallel options, and exits 1 if a
+    point failed."""
+    import simulator.studies.plugin_run as plugin_run
 
     calls = []
-    for module in (fmm_study, stencil_study):
-        monkeypatch.setattr(module, "main", lambda argv, prog, m=module.__name__: calls.append((m, argv, prog)) or 7)
+
+    def fake_run(plugin, kind, spec, out, **options):
+        calls.append((plugin, kind, type(spec).__name__, out, options))
+        return plugin_run.PluginOutcome(failed={"p": "boom"} if kind == "roofline" else {})
+
+    monkeypatch.setattr(plugin_run, "run_plugin", fake_run)
     fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
-    assert main(["study", str(fmm), "--out", str(tmp_path / "a"), "--dask-local", "3"]) == 7
-    assert calls[-1] == ("simulator.studies.fmm.placement", ["--study", str(fmm), "--out", str(tmp_path / "a"),
-                                                 "--dask-local", "3"], "offsim")
+    assert main(["study", str(fmm), "--out", str(tmp_path / "a"), "--dask-local", "3"]) == 0
+    assert calls[-1] == (study_plugin("fmm_placement"), "fmm_placement", "FmmStudySpec", tmp_path / "a",
+                         {"workers": None, "scheduler": None, "dask_local": 3})
     roof = ROOT / "configs" / "studies" / "roofline.yaml"
     monkeypatch.chdir(tmp_path)
-    assert main(["study", str(roof)]) == 7
-    assert calls[-1] == ("simulator.studies.stencil.study", [str(roof), "--out", str(Path("results/studies/roofline"))],
-                         "offsim")
+    assert main(["study", str(roof)]) == 1
+    assert calls[-1][1:4] == ("roofline", "RooflineStudySpec", Path("results/studies/roofline"))
+    assert "1 failed" in capsys.readouterr().out
     assert len(calls) == 2
 
 
-def test_offsim_study_refuses_what_a_specialised_runner_cannot_do(tmp_path, capsys):
+def test_offsim_study_refuses_bad_parallel_options_for_a_paper_study(tmp_path, capsys):
     studies = ROOT / "configs" / "studies"
-    cases = [(["study", str(studies / "logca_crypto.yaml"), "--dask-local", "2"],
-              "--dask-local: the 'logca_crypto' study runs in one process"),
-             (["study", str(studies / "roofline.yaml"), "--workers", "2"],
-              "--workers: the 'roofline' study runs in one process"),
-             (["study", str(studies / "fmm_placement.yaml"), "--scheduler", "tcp://x:1", "--dask-local", "2"],
+    cases = [(["study", str(studies / "fmm_placement.yaml"), "--scheduler", "tcp://x:1", "--dask-local", "2"],
               "both given"),
-             (["study", str(studies / "fmm_placement.yaml"), "--workers", "0"], "--workers: 0")]
+             (["study", str(studies / "logca_crypto.yaml"), "--workers", "0"], "--workers: 0")]
     for argv, expected in cases:
         assert main(argv + ["--out", str(tmp_path / "o")]) == 2
         err = capsys.readouterr().err.strip().splitlines()
@@ -530,10 +531,10 @@ def test_an_unknown_study_kind_is_one_message(tmp_path, capsys):
 
 
 def test_every_paper_study_kind_loads_its_shipped_file():
-    """Each runner's loader reads the shipped file of its kind (offsim validate relies on it)."""
+    """Each plug-in's loader reads the shipped file of its kind (offsim validate relies on it)."""
     studies = ROOT / "configs" / "studies"
-    for kind, runner in SPECIALISED_STUDY_RUNNERS.items():
-        assert runner.load(studies / f"{kind}.yaml") is not None
+    for kind in STUDY_KINDS:
+        assert study_plugin(kind).load(studies / f"{kind}.yaml") is not None
 
 
 def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path, capsys):

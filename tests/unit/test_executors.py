@@ -99,5 +99,5 @@ def test_the_fmm_study_writes_only_into_its_own_output_directory(tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"fmm_study: error: --out {tmp_path}: holds notes.txt, which is not the FMM study's; expected a "
                    "new path, an empty directory or a previous output of the FMM study (files named table*.csv, "
-                   "findings.csv, crosscheck*.csv, machine.json, fig*.png, README.md)"]
+                   "findings.csv, crosscheck*.csv, machine.json, fig*.png, README.md, and points, failed, .study.lock)"]
     assert [p.name for p in Path(tmp_path).iterdir()] == ["notes.txt"]

@@ -52,10 +52,15 @@ in the traces and in the micro runs that measure the LLC residency of their exch
 ``table.csv`` records the share, the layout and b of every point; the models take b from the
 simulated trace.
 
-``--out`` may name a new path, an empty directory or a previous output of this study (a directory
-holding only the files above, ``OUTPUT_FILES``, like the committed ``results/fmm``); anything else
-is refused (exit 2) before any point runs. The points' executor is started (a scheduler connected)
-before the directory is created, so a bad ``--scheduler`` leaves nothing behind.
+The study is a plug-in of the paper-study interface (``PLUGIN``; ``simulator.studies.plugin``): its
+points are the micro runs and the grid's points, the pipelined LAP points a second round once the
+micro runs' records are in (``tuned_points``), and the sweep engine (``simulator.studies.plugin_run``)
+stores each point's record under ``points/`` of the output directory as it completes, so that a run
+stopped part way resumes from them. ``--out`` may name a new path, an empty directory or a previous
+output of this study (a directory holding only the files above, ``OUTPUT_FILES``, like the committed
+``results/fmm``, and the engine's entries); anything else is refused (exit 2) before any point runs.
+The points' executor is started (a scheduler connected) before the directory is created, so a bad
+``--scheduler`` leaves nothing behind.
 
 Entry point: ``offsim study configs/studies/fmm_placement.yaml [--out DIR] [--workers N | --scheduler
 ADDRESS | --dask-local N]``; ``offsim reproduce asri-fmm`` runs it with ``main``'s ``--quick`` and
@@ -67,13 +72,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from contextlib import ExitStack
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from simulator.config.accel_lap import LapSpec
 from simulator.config.accel_systolic import SystolicSpec
@@ -81,13 +85,12 @@ from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.studies.references import reference_table
-from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, assemble_machine, class_counts,
-                                              crosscheck_summary, machine_parts, model_rows, pipelined_blocks,
-                                              stage_quantity)
+from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachinePart, assemble_machine,
+                                              class_counts, crosscheck_summary, machine_parts, model_rows,
+                                              pipelined_blocks, stage_quantity)
 from simulator.runner import load_system, simulate_trace
-from simulator.studies.executors import check_parallel_options, point_executor, tasks_per_worker
-from simulator.studies.schedule import LongestFirst
-from simulator.config.outputs import check_owned_output, make_output_dir, removed_if_failed
+from simulator.studies.plugin import StudyPlugin, point_key, system_hash
+from simulator.studies.plugin_run import check_plugin_dir, finished, run_plugin
 from simulator.studies.plots import save_figure
 from simulator.studies.spec import list_problems, load_referenced_system
 from models.ulist import BLOCK_ORDERS
@@ -167,6 +170,14 @@ class PlacementPoint:
     block_order: str = "class"  # how blocks cut the interactions (fmm_ulist.split_blocks)
     bc_layout: str = "rows"  # how B and C are stored (fmm_ulist.BC_LAYOUTS)
     overrides: tuple[str, ...] = ()  # key=value settings of the system (the placement's name tells them apart)
+
+    def key(self) -> str:
+        """Storage key of the point's row: its fields and its system's content (``system_hash``)."""
+        return point_key("point", asdict(self), system_hash(self.system, self.overrides))
+
+    def cost(self) -> tuple[int, float]:
+        """The point's place in the run order (``point_priority``)."""
+        return point_priority(self)
 
 
 @dataclass(frozen=True)
@@ -552,77 +563,80 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
     save_figure(fig, path, dpi=120)
 
 
-# --------------------------------------------------------------------------- main
+# --------------------------------------------------------------------------- the study's plug-in
 
 
-def check_out_dir(path: str | Path) -> Path:
-    """``path`` as a Path if the study may write there: a new path, an empty directory or a previous
-    output of this study (only files named by ``OUTPUT_PATTERNS``); InputError naming --out otherwise.
-    Creates nothing."""
-    return check_owned_output(path, OUTPUT_PATTERNS, "the FMM study")
+@dataclass(frozen=True)
+class MicroRun:
+    """One share of the micro runs that measure the U-list model's parameters (``machine_parts``):
+    ``index`` orders them for ``assemble_machine``; ``systems`` names every system they run on."""
+
+    index: int
+    part: MachinePart
+    systems: tuple[str, ...]
+
+    def key(self) -> str:
+        """Storage key: the part's function and arguments and its systems' content."""
+        args = [str(Path(a).relative_to(PROJECT_ROOT)) if isinstance(a, str) and a.startswith(str(PROJECT_ROOT))
+                else a for a in self.part.args]
+        return point_key("micro", self.part.kind, self.part.fn.__name__, args,
+                         [system_hash(s) for s in self.systems])
+
+    def cost(self) -> tuple[int, float]:
+        """Before every point: the pipelined points wait for the model these runs measure."""
+        return MICRO_RUN_PRIORITY
 
 
-def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
-    """Run the study and write tables and figures; returns the exit status. ``prog`` names the program in
-    messages."""
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="reduced q list and problem size")
-    ap.add_argument("--study", default=str(STUDY))
-    ap.add_argument("--out", default="results/fmm")
-    ap.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs)")
-    ap.add_argument("--scheduler", metavar="ADDRESS", help="run the points on a dask.distributed scheduler, e.g. "
-                    "tcp://host:8786 (every worker needs this offsim tree at the same path)")
-    ap.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
-    ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
-                    "(e.g. lap-dram/orig,lap-llc/blocking)")
-    args = ap.parse_args(argv)
-    with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
-        return _run(args, prog)
+def micro_runs(study: FmmStudySpec) -> list[MicroRun]:
+    """The micro runs of ``study``: the host's on its CPU placement's system, the LAP systems' on each."""
+    systems = {name: pl.system for name, pl in study.placements.items()}
+    laps = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items() if pl.gemm == "lap"}
+    parts = machine_parts(str(PROJECT_ROOT / systems["cpu"]), laps, study.bc_layout)
+    used = tuple(dict.fromkeys([systems["cpu"], *(study.placements[name].system for name in laps)]))
+    return [MicroRun(i, part, used) for i, part in enumerate(parts)]
 
 
-def _run(args: argparse.Namespace, prog: str) -> int:
-    """``main`` after its arguments: check them, run the points, write the tables and figures; ``prog``
-    names the program in messages."""
-    executor = ExitStack()  # shuts the points' executor down
-    try:
-        study = load_study(args.study)
-        only = parse_only(args.only, study) if args.only is not None else None
-        check_parallel_options(args.workers, args.scheduler, args.dask_local)
-        check_out_dir(args.out)
-        # started before the output directory is made: an unreachable scheduler leaves nothing behind
-        pool = executor.enter_context(point_executor(args.workers, args.scheduler, args.dask_local))
-        out = make_output_dir(args.out)
-    except (InputError, ValueError) as exc:
-        executor.close()
-        return (exc if isinstance(exc, InputError) else InputError(str(exc))).report(prog)
-    t0 = time.perf_counter()
-    pts = grid(study, args.quick, only)
-    tuned = [p for p in pts if needs_model_blocks(p, study)]
-    systems = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items()}
-    n = study.quick.n_points if args.quick else study.n_points
-    # a progress bar on a terminal only (tqdm's disable=None), in runs: the micro runs, then the points
-    parts = machine_parts(systems["cpu"], {k: systems[k] for k, pl in study.placements.items() if pl.gemm == "lap"},
-                          study.bc_layout)
-    with executor, tqdm(total=len(pts) + len(parts), desc=Path(args.study).stem, unit="run", disable=None,
-                        dynamic_ncols=True) as bar:
-        # the micro runs first, in parts over the workers: the pipelined points wait for the model they measure;
-        # then the points longest first, the pipelined ones placed by their size once the model has its inputs
-        queue = LongestFirst(pool, tasks_per_worker(args.workers, args.scheduler, args.dask_local))
-        part_runs = [queue.submit(MICRO_RUN_PRIORITY, part.run) for part in parts]
-        runs = [queue.submit(point_priority(p), run_point, p) for p in pts if p not in tuned]
-        problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({p.q for p in pts})}
-        machine = None
-        for _ in queue.completed():
-            bar.update()
-            if machine is None and all(run.future is not None and run.future.done() for run in part_runs):
-                machine = assemble_machine(parts, [run.result() for run in part_runs])
-                runs += [queue.submit(point_priority(p), run_point, replace(p, blocks=pipelined_blocks(
-                    machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share, p.block_order)))
-                    for p in tuned]
-        rows = [r.result() for r in runs]
+def plan_points(study: FmmStudySpec, quick: bool) -> list[MicroRun | PlacementPoint]:
+    """The first round: the micro runs, and every point whose b does not wait for the model they measure."""
+    return [*micro_runs(study), *(p for p in grid(study, quick) if not needs_model_blocks(p, study))]
+
+
+def tuned_points(study: FmmStudySpec, quick: bool, records: Mapping[Any, dict]) -> list[PlacementPoint] | None:
+    """The second round: the pipelined LAP points with the b the model predicts fastest, once every micro
+    run has its record (None before)."""
+    tuned = [p for p in grid(study, quick) if needs_model_blocks(p, study)]
+    if not tuned:
+        return []
+    machine = machine_of(micro_runs(study), records)
+    if machine is None:
+        return None
+    problems = {q: fmm_ulist.build_problem(q, tuned[0].n_points, study.density) for q in sorted({p.q for p in tuned})}
+    return [replace(p, blocks=pipelined_blocks(machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share,
+                                               p.block_order)) for p in tuned]
+
+
+def machine_of(runs: list[MicroRun], records: Mapping[Any, dict]) -> dict[str, Any] | None:
+    """The measured model parameters (``assemble_machine``) from the micro runs' records; None if one is missing."""
+    if any(run not in records for run in runs):
+        return None
+    return assemble_machine([run.part for run in runs], [records[run]["result"] for run in runs])
+
+
+def run_task(task: MicroRun | PlacementPoint) -> dict[str, Any]:
+    """Run one point of the study: a micro run's result (under ``result``) or a placement point's table row."""
+    if isinstance(task, MicroRun):
+        return {"result": task.part.run()}
+    return run_point(task)
+
+
+def report(study: FmmStudySpec, quick: bool, records: Mapping[Any, dict], out: Path) -> None:
+    """Write the tables and figures (module docstring) from the records of the micro runs and the points."""
+    rows = [record for point, record in records.items() if isinstance(point, PlacementPoint)]
     table = pd.DataFrame(rows).sort_values(["q", "placement", "variant"]).reset_index(drop=True)
     table.to_csv(out / "table.csv", index=False)
-    t_grid = time.perf_counter() - t0
+    machine = machine_of([p for p in records if isinstance(p, MicroRun)], records)
+    n = study.quick.n_points if quick else study.n_points
+    problems = {q: fmm_ulist.build_problem(q, n, study.density) for q in sorted({int(q) for q in table.q})}
     dims = {q: pr.dims() for q, pr in problems.items()}
     counts = {q: class_counts(pr) for q, pr in problems.items()}
     machine["dims"] = {q: asdict(d) for q, d in dims.items()}
@@ -639,7 +653,44 @@ def _run(args: argparse.Namespace, prog: str) -> int:
     table3(table).to_csv(out / "table3.csv", index=False)
     findings(table).to_csv(out / "findings.csv", index=False)
     figures(table, out, accelerator_couplings(study))
-    print(f"{len(pts)} points and the micro runs in {t_grid:.1f} s, {time.perf_counter() - t0:.1f} s total; "
-          f"one q=4 point: {table[table.q == table.q.min()].simulate_s.median():.1f} s simulate "
-          f"+ {table[table.q == table.q.min()].generate_s.median():.1f} s generate (median)")
-    return 0
+
+
+PLUGIN = StudyPlugin(title="the FMM study", load=load_study, points=plan_points, run_point=run_task,
+                     report=report, outputs=OUTPUT_PATTERNS, follow_up=tuned_points)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def check_out_dir(path: str | Path) -> Path:
+    """``path`` as a Path if the study may write there: a new path, an empty directory or a previous
+    output of this study (its ``OUTPUT_PATTERNS`` and the engine's entries, ``plugin_run``); InputError
+    naming --out otherwise. Creates nothing."""
+    return check_plugin_dir(path, PLUGIN)
+
+
+def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
+    """Run the study and write tables and figures; returns the exit status. ``prog`` names the program in
+    messages."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="reduced q list and problem size")
+    ap.add_argument("--study", default=str(STUDY))
+    ap.add_argument("--out", default="results/fmm")
+    ap.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs)")
+    ap.add_argument("--scheduler", metavar="ADDRESS", help="run the points on a dask.distributed scheduler, e.g. "
+                    "tcp://host:8786 (every worker needs this offsim tree at the same path)")
+    ap.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
+    ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
+                    "(e.g. lap-dram/orig,lap-llc/blocking)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        study = load_study(args.study)
+        only = parse_only(args.only, study) if args.only is not None else None
+        outcome = run_plugin(PLUGIN, "fmm_placement", study, args.out, quick=args.quick,
+                             select=None if only is None else lambda p: not isinstance(p, PlacementPoint)
+                             or (p.placement, p.variant) in only,
+                             workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local)
+    except (InputError, ValueError) as exc:
+        return (exc if isinstance(exc, InputError) else InputError(str(exc))).report(prog)
+    return finished(outcome, args.out, time.perf_counter() - t0)

@@ -27,14 +27,20 @@ n threads on n cores each hand their slice of the buffer to their own core's
 unit (``workloads.aes.crypto_offload`` with ``threads``); T0 is the same
 single-thread host software, T1 ends when the last thread has passed the
 barrier ending the execution.
+
+The study is a plug-in of the paper-study interface (``PLUGIN``; ``simulator.studies.plugin``): one point
+per platform, buffer and unit or thread count (``CryptoPoint``), each stored under ``points/`` of the
+output directory as it completes; its report (``crypto_report``) fits and draws from their records.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +54,10 @@ from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.engine.replay import replay
 from simulator.system import build_system
+from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 from simulator.studies.plots import save_figure
+from simulator.studies.plugin import StudyPlugin, point_key
+from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
 from simulator.config.units import format_quantity
 from workloads.aes import crypto_host, crypto_offload
@@ -529,12 +538,66 @@ class CryptoStudyResult:
     threaded: dict[int, list[SimulatedSpeedup]] = field(default_factory=dict)
 
 
-def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_ROOT / "results" / "logca",
-                 reference: dict[int, float] | None = None) -> CryptoStudyResult:
-    """Run the crypto grid of ``study`` (default: configs/studies/logca_crypto.yaml), fit, and draw the
-    figures (the interface-evolution plots in the order of 000 Fig. 6.11). ``reference``: measured
-    speedups {g: speedup} drawn on the multi-unit platform's plot."""
-    study = study or load_crypto_study()
+def platform_identity(platform: Platform) -> list[Any]:
+    """What a simulated point of ``platform`` depends on, for its storage key: name, kernel, the system's
+    resolved content, the LogCA parameters and the host clock."""
+    return [platform.name, platform.kernel, _loaded(str(platform.system_path)).content_hash, asdict(platform.logca),
+            platform.host_frequency_hz]
+
+
+@dataclass(frozen=True)
+class CryptoPoint:
+    """One simulated granularity of the study: ``platform`` at ``g_bytes`` with ``engines`` units per request,
+    or, with ``threads`` > 0, that many threads each driving its own unit (``simulate_threaded_point``)."""
+
+    platform: Platform
+    g_bytes: int
+    engines: int = 1
+    threads: int = 0
+
+    def key(self) -> str:
+        """Storage key: the platform (``platform_identity``) and the run's sizes."""
+        return point_key("crypto", *platform_identity(self.platform), self.g_bytes, self.engines, self.threads)
+
+    def cost(self) -> tuple[float]:
+        """The host and engine both process every byte: work grows with the buffer."""
+        return (float(self.g_bytes),)
+
+
+def crypto_points(study: CryptoStudySpec, quick: bool = False) -> list[CryptoPoint]:
+    """Every platform over the sweep's buffers; the multi-unit platform with each unit count, and the
+    threaded runs, up to ``multi_unit_max_bytes``. (The study file has no reduced grid: ``quick`` changes nothing.)"""
+    g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
+    g_multi = granularities(study.min_granularity_bytes, study.multi_unit_max_bytes)
+    points = []
+    for name in study.platforms:
+        platform = load_platform(name, study.kernel)
+        points += [CryptoPoint(platform, g) for g in g_list]
+        if name == study.multi_unit_platform:
+            points += [CryptoPoint(platform, g, n) for n in study.multi_unit_engines for g in g_multi]
+    if study.threaded_counts:
+        platform = threaded_platform(load_platform(study.multi_unit_platform, study.kernel),
+                                     PROJECT_ROOT / study.threaded_system)
+        points += [CryptoPoint(platform, g, threads=n) for n in study.threaded_counts for g in g_multi]
+    return points
+
+
+def run_crypto_point(point: CryptoPoint) -> dict[str, Any]:
+    """Simulate one point; its ``SimulatedSpeedup`` as a dict."""
+    if point.threads:
+        return asdict(simulate_threaded_point(point.platform, point.g_bytes, point.threads))
+    return asdict(simulate_point(point.platform, point.g_bytes, point.engines))
+
+
+def crypto_report(study: CryptoStudySpec, quick: bool, records: Mapping[CryptoPoint, dict], out_dir: Path,
+                  reference: dict[int, float] | None = None) -> CryptoStudyResult:
+    """Fit each platform's sweep and draw the figures (the interface-evolution plots in the order of 000
+    Fig. 6.11) from the points' records. ``reference``: measured speedups {g: speedup} drawn on the
+    multi-unit platform's plot."""
+    def curve(platform: Platform, engines: int = 1, threads: int = 0) -> list[SimulatedSpeedup]:
+        return [SimulatedSpeedup(**r) for p, r in records.items()
+                if p.platform == platform and p.engines == engines and p.threads == threads]
+
     g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     fits: dict[str, LogCAFit] = {}
     curves: dict[str, list[SimulatedSpeedup]] = {}
@@ -543,22 +606,19 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_R
     figures = []
     for name in study.platforms:
         platform = load_platform(name, study.kernel)
-        pts = sweep(platform, g_list)
-        curves[name] = pts
+        pts = curves[name] = curve(platform)
         fits[name] = calibrate(platform, pts, study.calibration_min_bytes)
         overheads[name] = check_overhead(platform, pts, fits[name], study.calibration_min_bytes)
         extra, ref = None, None
         if name == study.multi_unit_platform:
-            g_multi = granularities(study.min_granularity_bytes, study.multi_unit_max_bytes)
-            multi_unit = {n: sweep(platform, g_multi, engines=n) for n in study.multi_unit_engines}
+            multi_unit = {n: curve(platform, n) for n in study.multi_unit_engines}
             extra, ref = multi_unit, reference
         figures.append(plot_speedup(platform, pts, out_dir / f"speedup_{name}_{study.kernel}.png", extra, ref))
     threaded: dict[int, list[SimulatedSpeedup]] = {}
     if study.threaded_counts:
         platform = threaded_platform(load_platform(study.multi_unit_platform, study.kernel),
                                      PROJECT_ROOT / study.threaded_system)
-        g_multi = granularities(study.min_granularity_bytes, study.multi_unit_max_bytes)
-        threaded = {n: [simulate_threaded_point(platform, g, n) for g in g_multi] for n in study.threaded_counts}
+        threaded = {n: curve(platform, threads=n) for n in study.threaded_counts}
         one = threaded.get(1, [])
         figures.append(plot_speedup(replace(platform, name=f"{platform.name} threads"), one or threaded[min(threaded)],
                                     out_dir / f"speedup_{platform.name}_threads_{study.kernel}.png",
@@ -570,14 +630,29 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_R
     return CryptoStudyResult(fits, curves, multi_unit, tuple(figures), overheads, threaded)
 
 
+PLUGIN = StudyPlugin(title="the LogCA studies", load=load_crypto_study, points=crypto_points,
+                     run_point=run_crypto_point, report=crypto_report, outputs=LOGCA_OUTPUT_PATTERNS)
+
+
+def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_ROOT / "results" / "logca",
+                 reference: dict[int, float] | None = None, **executor: Any) -> CryptoStudyResult:
+    """Run the crypto study ``study`` (default: configs/studies/logca_crypto.yaml) on the sweep engine into
+    ``out_dir`` (``plugin_run.run_plugin``; ``executor``: its workers / scheduler / dask_local options) and
+    return its fits, sweeps and figures; ``reference`` as ``crypto_report``. RuntimeError if a point failed."""
+    plugin = replace(PLUGIN, report=functools.partial(crypto_report, reference=reference))
+    outcome = run_plugin(plugin, "logca_crypto", study or load_crypto_study(), out_dir, **executor)
+    if outcome.failed:
+        raise RuntimeError(f"{len(outcome.failed)} points of the crypto study failed: "
+                           + "; ".join(f"{k}: {e}" for k, e in outcome.failed.items()))
+    return outcome.result
+
+
 def main(argv: list[str] | None = None, prog: str = "logca_study") -> int:
     """Command line: run the crypto study, write its figures and print the fits; ``prog`` names the program in
     messages."""
     import argparse
 
     from simulator.config.errors import InputError
-    from simulator.config.outputs import load_with_output_dir, removed_if_failed
-    from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 
     ap = argparse.ArgumentParser(prog=prog, description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
@@ -586,13 +661,10 @@ def main(argv: list[str] | None = None, prog: str = "logca_study") -> int:
     ap.add_argument("--out", default=str(PROJECT_ROOT / "results" / "logca"), help="directory of the figures "
                                                                            "(default: results/logca)")
     args = ap.parse_args(argv)
-    with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
-        try:
-            spec, out = load_with_output_dir(load_crypto_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
-                                               "the LogCA studies")
-        except InputError as exc:
-            return exc.report(prog)
-        result = crypto_study(spec, out)
+    try:
+        result = crypto_study(load_crypto_study(args.study), Path(args.out))
+    except InputError as exc:
+        return exc.report(prog)
     for key, fit in result.fits.items():
         print(key, fit.params)
     for check in result.overheads.values():

@@ -30,6 +30,11 @@ Pipelined offload (``kernel_offload(stages=n)``): one offload, o paid once,
 parts pipelined by the unit; ``pipelined_table_rows`` gives our speedups at
 every granularity of Tables 4.5-4.7, ``table_4_3_pipelined_speedup`` what
 LogCA predicts there with the printed Table 4.3 parameters.
+
+The study is a plug-in of the paper-study interface (``PLUGIN``; ``simulator.studies.plugin``): one point
+per platform, measure (``GPU_MEASURES``), buffer and stage count (``GpuPoint``), each stored under
+``points/`` of the output directory as it completes; its report (``gpu_report``) fits, draws and writes
+``gpu_figures.csv`` from their records.
 """
 
 from __future__ import annotations
@@ -37,8 +42,10 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,13 +56,15 @@ from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, t
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
-from simulator.studies.logca.crypto import TABLE_4_3, Platform, SimulatedSpeedup, granularities, plot_regions
-from simulator.config.outputs import load_with_output_dir, removed_if_failed
+from simulator.studies.logca.crypto import (TABLE_4_3, Platform, SimulatedSpeedup, granularities,
+                                            platform_identity, plot_regions)
 from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 from simulator.engine.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
 from simulator.studies.plots import save_figure
+from simulator.studies.plugin import StudyPlugin, point_key
+from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
 from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
 
@@ -552,10 +561,71 @@ def write_figures_csv(res: dict, path: Path) -> Path:
     return path
 
 
-def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / "results" / "logca") -> dict:
-    """Run the GPU grid of ``study`` (default: configs/studies/logca_gpu.yaml), fit, draw the figures
-    (``out_dir``/gpu_*.png) and write ``gpu_figures.csv``; return fits, sweeps, breakdowns and pipelined points."""
-    study = study or load_gpu_study()
+#: what a GPU point measures: a speedup (T0, T1), an offload's time split, or the gain of a 10x better link
+GPU_MEASURES = ("speedup", "breakdown", "latency_gain")
+
+
+@dataclass(frozen=True)
+class GpuPoint:
+    """One simulated granularity: ``measure`` (``GPU_MEASURES``) of ``platform`` at ``g_bytes``, the offload
+    pipelined in ``stages`` parts (speedups only)."""
+
+    platform: Platform
+    measure: str
+    g_bytes: int
+    stages: int = 1
+
+    def key(self) -> str:
+        """Storage key: the platform (``platform_identity``), what is measured and the run's sizes."""
+        return point_key("gpu", *platform_identity(self.platform), self.measure, self.g_bytes, self.stages)
+
+    def cost(self) -> tuple[float]:
+        """Host and device work grow with the buffer."""
+        return (float(self.g_bytes),)
+
+
+def run_gpu_point(point: GpuPoint) -> dict[str, Any]:
+    """Simulate one point: its ``SimulatedSpeedup`` or ``OffloadBreakdown`` as a dict, or ``{"gain": ...}``."""
+    if point.measure == "speedup":
+        return dataclasses.asdict(simulate_point(point.platform, point.g_bytes, point.stages))
+    if point.measure == "breakdown":
+        return dataclasses.asdict(offload_breakdown(point.platform, point.g_bytes))
+    return {"gain": simulated_latency_gain(point.platform, point.g_bytes)}
+
+
+def _pipelined_granularities(study: GpuStudySpec, kernel: str) -> list[int]:
+    """The buffers of ``kernel``'s pipelined runs (capped kernels stop at max_granularity_bytes)."""
+    top = study.max_granularity_bytes if kernel in study.pipelined_capped_kernels else study.pipelined_max_bytes
+    return granularities(study.pipelined_min_bytes, top)
+
+
+def gpu_points(study: GpuStudySpec, quick: bool = False) -> list[GpuPoint]:
+    """Each platform's sweep, offload breakdowns and link test; the pipelined runs of each kernel at each stage
+    count; the speedup-vs-stages curves. (The study file has no reduced grid: ``quick`` changes nothing.)"""
+    g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
+    points = []
+    for name in study.platforms:
+        platform = load_gpu_platform(name, study.kernel)
+        points += [GpuPoint(platform, measure, g) for measure in GPU_MEASURES for g in g_list]
+    for kernel in study.pipelined_kernels:
+        platform = load_gpu_platform(study.pipelined_platform, kernel)
+        points += [GpuPoint(platform, "speedup", g, n) for n in study.stages
+                   for g in _pipelined_granularities(study, kernel)]
+    base = load_gpu_platform(study.pipelined_platform, study.stage_gain_kernel)
+    points += [GpuPoint(base, "speedup", g, n) for g in study.stage_gain_granularities_bytes
+               for n in range(1, study.max_stages + 1)]
+    return points
+
+
+def gpu_report(study: GpuStudySpec, quick: bool, records: Mapping[GpuPoint, dict], out_dir: Path) -> dict:
+    """Fit, draw the figures (``out_dir``/gpu_*.png) and write ``gpu_figures.csv`` from the points' records;
+    return fits, sweeps, breakdowns and pipelined points."""
+    def measured(platform: Platform, measure: str, g_list: list[int], stages: int = 1) -> list[dict]:
+        return [records[GpuPoint(platform, measure, g, stages)] for g in g_list]
+
+    def speedups(platform: Platform, g_list: list[int], stages: int = 1) -> list[SimulatedSpeedup]:
+        return [SimulatedSpeedup(**r) for r in measured(platform, "speedup", g_list, stages)]
+
     g_list = granularities(study.min_granularity_bytes, study.max_granularity_bytes)
     grid = granularities(study.min_granularity_bytes, 2**26)
     fits: dict[str, LogCAFit] = {}
@@ -565,15 +635,14 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / 
     latency_gain: dict[str, list[float]] = {}
     for name in study.platforms:
         platform = load_gpu_platform(name, study.kernel)
-        pts = sweep(platform, g_list)
-        curves[name] = pts
+        pts = curves[name] = speedups(platform, g_list)
         fits[name] = calibrate(platform, pts)
-        breakdown[name] = [offload_breakdown(platform, g) for g in g_list]
+        breakdown[name] = [OffloadBreakdown(**r) for r in measured(platform, "breakdown", g_list)]
         if platform.logca.latency_per_byte and platform.logca.latency > 0:
             per_byte = platform.logca.latency / platform.host_frequency_hz * load_system(
                 str(platform.system_path)).spec.accelerators["gpu"].interface.bandwidth_bytes_per_s
             latency_bw[name] = latency_region_bandwidth(fits[name].params, per_byte, platform.host_frequency_hz, grid)
-        latency_gain[name] = [simulated_latency_gain(platform, g) for g in g_list]
+        latency_gain[name] = [r["gain"] for r in measured(platform, "latency_gain", g_list)]
         plot_gpu_speedup(platform, pts, fits[name], out_dir / f"gpu_speedup_{name}_{study.kernel}.png")
     plot_case_study(curves, fits, g_list, study.kernel, out_dir / f"gpu_case_study_{study.kernel}.png")
     plot_breakdown(breakdown, out_dir / f"gpu_t1_breakdown_{study.kernel}.png", study.kernel)
@@ -582,20 +651,34 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / 
                  out_dir / f"gpu_regions_{study.kernel}.png", grid)
     pipelined: dict[str, dict[int, list[SimulatedSpeedup]]] = {}
     for kernel in study.pipelined_kernels:
-        top = study.max_granularity_bytes if kernel in study.pipelined_capped_kernels else study.pipelined_max_bytes
-        table_g = granularities(study.pipelined_min_bytes, top)
         platform = load_gpu_platform(study.pipelined_platform, kernel)
-        pipelined[kernel] = {n: sweep(platform, table_g, n) for n in study.stages}
+        pipelined[kernel] = {n: speedups(platform, _pipelined_granularities(study, kernel), n) for n in study.stages}
         plot_pipelined(kernel, pipelined[kernel], out_dir / f"gpu_pipelined_{kernel}.png")
     base = load_gpu_platform(study.pipelined_platform, study.stage_gain_kernel)
-    stage_gain = {g: [simulate_point(base, g, n) for n in range(1, study.max_stages + 1)]
-                  for g in study.stage_gain_granularities_bytes}
+    stage_gain = {g: [SimulatedSpeedup(**records[GpuPoint(base, "speedup", g, n)])
+                      for n in range(1, study.max_stages + 1)] for g in study.stage_gain_granularities_bytes}
     plot_stage_gain(study.stage_gain_kernel, stage_gain,
                     out_dir / f"gpu_pipelined_{study.stage_gain_kernel}_stages.png")
     res = {"kernel": study.kernel, "pipelined_platform": study.pipelined_platform, "fits": fits, "curves": curves,
            "breakdown": breakdown, "latency_region_bw": latency_bw, "latency_gain": latency_gain, "pipelined": pipelined, "stage_gain": stage_gain}
     write_figures_csv(res, out_dir / "gpu_figures.csv")
     return res
+
+
+PLUGIN = StudyPlugin(title="the LogCA studies", load=load_gpu_study, points=gpu_points, run_point=run_gpu_point,
+                     report=gpu_report, outputs=LOGCA_OUTPUT_PATTERNS)
+
+
+def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / "results" / "logca",
+              **executor: Any) -> dict:
+    """Run the GPU study ``study`` (default: configs/studies/logca_gpu.yaml) on the sweep engine into ``out_dir``
+    (``plugin_run.run_plugin``; ``executor``: its workers / scheduler / dask_local options) and return what
+    ``gpu_report`` returns. RuntimeError if a point failed."""
+    outcome = run_plugin(PLUGIN, "logca_gpu", study or load_gpu_study(), out_dir, **executor)
+    if outcome.failed:
+        raise RuntimeError(f"{len(outcome.failed)} points of the GPU study failed: "
+                           + "; ".join(f"{k}: {e}" for k, e in outcome.failed.items()))
+    return outcome.result
 
 
 def main(argv: list[str] | None = None, prog: str = "logca_gpu_study") -> int:
@@ -606,13 +689,10 @@ def main(argv: list[str] | None = None, prog: str = "logca_gpu_study") -> int:
     ap.add_argument("--study", default=str(GPU_STUDY), help="study file (default: configs/studies/logca_gpu.yaml)")
     ap.add_argument("--out", default=str(PROJECT_ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
-    with removed_if_failed(args.out):  # a run that fails leaves no new directory behind
-        try:
-            spec, out = load_with_output_dir(load_gpu_study, args.study, args.out, LOGCA_OUTPUT_PATTERNS,
-                                               "the LogCA studies")
-        except InputError as exc:
-            return exc.report(prog)
-        res = gpu_study(spec, out)
+    try:
+        res = gpu_study(load_gpu_study(args.study), Path(args.out))
+    except InputError as exc:
+        return exc.report(prog)
     grid = granularities(2**12, 2**26)
     for key, fit in res["fits"].items():
         q = fit.params

@@ -8,10 +8,15 @@ time and energy with T = max(W tau_flop, Q tau_mem) and E = W eps_flop + Q eps_m
 Stencils (004 apps. A, B): host sweeps (naive, blocked, time-tiled) against
 ``models.stencil.dram_traffic_words`` and the stencil engine against the tiled time model.
 
+Each study is a plug-in of the paper-study interface (``ROOFLINE_PLUGIN``, ``TILING_PLUGIN``;
+``simulator.studies.plugin``): its simulations are points (``RooflineRun``: the machine's measurement and
+one per intensity; ``TilingRun``: each host sweep and each engine tile), each stored under ``points/`` of
+the output directory as it completes, and its report draws the figure and writes ``<study>_summary.json``.
+
 Entry point: ``offsim study configs/studies/<study>.yaml --out DIR``; DIR must be
-new, empty or a previous output of these studies (``OUTPUT_PATTERNS``). The study file is checked whole
-before DIR is made (``load_study``: systems, lists, grid and tile dimensions, tile sizes against the fast
-memory that holds them), and a run that fails removes DIR again if it made it.
+new, empty or a previous output of these studies (``OUTPUT_PATTERNS`` and the engine's entries). The
+study file is checked whole before DIR is made (``load_study``: systems, lists, grid and tile dimensions,
+tile sizes against the fast memory that holds them).
 All times in seconds, energies in joules, traffic in bytes or words as named.
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -31,10 +37,11 @@ from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, proje
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
-from simulator.config.outputs import load_with_output_dir, removed_if_failed
 from simulator.studies.roofline import MeasuredMachine, measure_machine
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.studies.plots import save_figure
+from simulator.studies.plugin import StudyPlugin, point_key, system_hash
+from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems, load_referenced_system
 from workloads import micro
 
@@ -112,7 +119,7 @@ def roofline_problems(cfg: RooflineStudySpec, source: str) -> list[str]:
 
 
 def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
-    """What ``run_stencil_tiling_study`` needs: both systems, grids of the stencil's dimensions, tile shapes
+    """What ``run_tiling_point`` needs: both systems, grids of the stencil's dimensions, tile shapes
     the models accept (``TileShape``) of those dimensions, a host tile within the LLC and engine tiles within
     the engine's scratchpad, an engine of that name in the engine system, and no engine tile twice."""
     dims = STENCILS[cfg.stencil].dims
@@ -131,7 +138,7 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
     elif len(shape.t_s) != dims:
         errors.append(f"{source}: host_tile.kind: {tile.kind!r} tiles {len(shape.t_s)}-D grids; expected a kind "
                       f"for the {dims}-D stencil {cfg.stencil!r}")
-    elif host is not None:  # the host's fast memory, as run_stencil_tiling_study gives dram_traffic_words
+    elif host is not None:  # the host's fast memory, as run_tiling_point gives dram_traffic_words
         llc_words = host.spec.caches.levels[-1].size_bytes // 8
         if shape.m_tile_words > llc_words:
             errors.append(f"{source}: host_tile: a tile of t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
@@ -249,53 +256,143 @@ def plot_roofline(machine: MeasuredMachine, points: Sequence[SweepPoint], path: 
     return save_figure(fig, path)
 
 
-def run_roofline_study(cfg: RooflineStudySpec, out_dir: Path) -> dict[str, Any]:
-    """The ``roofline`` study: measure, sweep, plot, and return a JSON-able summary."""
-    system = load_system(PROJECT_ROOT / cfg.system, cfg.overrides)
-    machine, points = intensity_sweep(system, cfg.intensities, cfg.total_bytes)
+@dataclass(frozen=True)
+class RooflineRun:
+    """One run of a roofline study: the micro runs that measure the machine (``intensity`` None), or the
+    intensity micro run at ``intensity`` flop/B streaming ``total_bytes`` (on every core, one thread each)."""
+
+    system: str
+    overrides: tuple[str, ...]
+    total_bytes: int
+    intensity: float | None = None
+
+    def key(self) -> str:
+        """Storage key: the run and the system's content."""
+        return point_key("roofline", self.intensity, self.total_bytes, system_hash(self.system, self.overrides))
+
+    def cost(self) -> tuple[float]:
+        """The measurement first (every prediction needs it), then the intensities by their work."""
+        return (float("inf"),) if self.intensity is None else (self.total_bytes * (1.0 + self.intensity),)
+
+
+def roofline_points(cfg: RooflineStudySpec, quick: bool = False) -> list[RooflineRun]:
+    """The measurement and one run per intensity of ``cfg`` (no reduced grid: ``quick`` changes nothing)."""
+    return [RooflineRun(cfg.system, cfg.overrides, cfg.total_bytes),
+            *(RooflineRun(cfg.system, cfg.overrides, cfg.total_bytes, float(i)) for i in cfg.intensities)]
+
+
+def run_roofline_point(run: RooflineRun, elem_bytes: int = 8) -> dict[str, Any]:
+    """The measured machine (``MeasuredMachine`` as a dict), or one intensity run's flops, time (s),
+    energy (J) and DRAM bytes."""
+    loaded = load_system(PROJECT_ROOT / run.system, run.overrides)
+    if run.intensity is None:
+        return asdict(measure_machine(loaded, elem_bytes=elem_bytes))
+    trace = micro.intensity(run.intensity, run.total_bytes, elem_bytes, threads=loaded.spec.host.cores)
+    res = simulate_trace(loaded, trace)
+    energy_j, _ = energy_split_j(res)
+    return {"w_flops": int(res.value("host", "flops")), "time_s": res.value("system", "simulated_time_s"),
+            "energy_j": energy_j, "dram_bytes": res.value("dram", "bytes_read") + res.value("dram", "bytes_written")}
+
+
+def roofline_report(cfg: RooflineStudySpec, quick: bool, records: Mapping[RooflineRun, dict],
+                    out_dir: Path) -> dict[str, Any]:
+    """Predict each run with the measured roofline, plot, write and return a JSON-able summary."""
+    runs = roofline_points(cfg)
+    machine = MeasuredMachine(**records[runs[0]])
     plat = machine.platform()
+    points = []
+    for run in runs[1:]:
+        r = records[run]
+        t_model = plat.time_s(r["w_flops"], run.total_bytes)
+        points.append(SweepPoint(run.intensity, r["w_flops"], run.total_bytes, r["dram_bytes"], r["time_s"],
+                                 r["energy_j"], t_model, plat.energy_j(r["w_flops"], run.total_bytes, t_model)))
     fig = plot_roofline(machine, points, out_dir / "roofline_sweep.png")
-    return {"machine": asdict(machine), "b_tau_flop_per_byte": plat.b_tau, "b_eps_flop_per_byte": plat.b_eps,
-            "points": [asdict(p) | {"time_error": p.time_error, "energy_error": p.energy_error} for p in points],
-            "figure": fig.name}
+    return write_summary(out_dir, cfg, {
+        "machine": asdict(machine), "b_tau_flop_per_byte": plat.b_tau, "b_eps_flop_per_byte": plat.b_eps,
+        "points": [asdict(p) | {"time_error": p.time_error, "energy_error": p.energy_error} for p in points],
+        "figure": fig.name})
+
+
+def write_summary(out_dir: Path, cfg: RooflineStudySpec | StencilTilingStudySpec,
+                  summary: dict[str, Any]) -> dict[str, Any]:
+    """Write ``<study>_summary.json`` in ``out_dir``; return ``summary``."""
+    text = json.dumps(summary, indent=2, default=str) + "\n"
+    write_atomic(out_dir / f"{cfg.study}_summary.json", lambda tmp: tmp.write_text(text))
+    return summary
 
 
 # ---- stencil tiling ---------------------------------------------------------------------------
 
-def run_stencil_tiling_study(cfg: StencilTilingStudySpec, out_dir: Path) -> dict[str, Any]:
-    """Host traffic of naive vs time-tiled sweeps and engine time per tile shape vs the models; plot."""
-    from models.stencil import TileShape, dram_traffic_words, predict_time_s
+HOST_SCHEMES = ("naive", "time_tiled")
+
+
+@dataclass(frozen=True)
+class TilingRun:
+    """One run of a stencil tiling study: a host sweep (``scheme`` of ``HOST_SCHEMES``) or, with ``tile``,
+    the engine's program of that hhc_2d tile shape."""
+
+    cfg: StencilTilingStudySpec
+    scheme: str
+    tile: TileSpec | None = None
+
+    def key(self) -> str:
+        """Storage key: the study's settings, the run and its systems' content."""
+        return point_key("stencil", asdict(self.cfg), self.scheme, None if self.tile is None else asdict(self.tile),
+                         system_hash(self.cfg.host_system), system_hash(self.cfg.engine_system))
+
+    def cost(self) -> tuple[float]:
+        """Host sweeps first (a full grid each), then the engine's tiles."""
+        return (1.0,) if self.tile is None else (0.0,)
+
+
+def tiling_points(cfg: StencilTilingStudySpec, quick: bool = False) -> list[TilingRun]:
+    """The host sweeps and one engine run per tile shape (no reduced grid: ``quick`` changes nothing)."""
+    return [*(TilingRun(cfg, scheme) for scheme in HOST_SCHEMES),
+            *(TilingRun(cfg, "engine", tile) for tile in cfg.engine_tiles)]
+
+
+def run_tiling_point(run: TilingRun) -> dict[str, Any]:
+    """A host sweep's DRAM traffic (words, simulated and 004's model) and time (s), or an engine tile's
+    simulated and modelled time (s)."""
+    from models.stencil import dram_traffic_words, predict_time_s
     from simulator.accel.stencil import cycles_per_point
     from workloads import stencil as ws
 
-    host = load_system(PROJECT_ROOT / cfg.host_system)
-    st, grid, steps = cfg.stencil, cfg.grid, cfg.steps
-    llc_words = host.spec.caches.levels[-1].size_bytes // 8
-    traffic = []
-    for scheme in ("naive", "time_tiled"):
+    cfg = run.cfg
+    st = cfg.stencil
+    if run.tile is None:
+        host = load_system(PROJECT_ROOT / cfg.host_system)
+        grid, steps = cfg.grid, cfg.steps
+        llc_words = host.spec.caches.levels[-1].size_bytes // 8
         shape = TileShape(cfg.host_tile.kind, cfg.host_tile.t_t, cfg.host_tile.t_s)
-        trace = ws.naive_sweep(st, grid, steps) if scheme == "naive" else ws.time_tiled_sweep(st, grid, steps, shape)
+        trace = ws.naive_sweep(st, grid, steps) if run.scheme == "naive" else ws.time_tiled_sweep(st, grid, steps,
+                                                                                                  shape)
         res = simulate_trace(host, trace)
         words = (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) / 8
-        model = dram_traffic_words(STENCILS[st], grid, steps, scheme, llc_words, shape=shape,
+        model = dram_traffic_words(STENCILS[st], grid, steps, run.scheme, llc_words, shape=shape,
                                    write_allocate=True).total_words
-        traffic.append({"scheme": scheme, "sim_words": words, "model_words": model,
-                        "sim_time_s": res.value("system", "simulated_time_s")})
+        return {"scheme": run.scheme, "sim_words": words, "model_words": model,
+                "sim_time_s": res.value("system", "simulated_time_s")}
     eng = load_system(PROJECT_ROOT / cfg.engine_system)
     spec = eng.spec.accelerators[cfg.engine]
     gpu = model_params(spec, spec.interface.bandwidth_bytes_per_s,
                        spec.interface.offload_overhead_cycles / eng.spec.host.frequency_hz)
     c_iter = cycles_per_point(spec, st) / spec.frequency_hz
-    egrid, esteps = cfg.engine_grid, cfg.engine_steps
-    engine = []
-    for tile in cfg.engine_tiles:
-        tt, ts = tile.t_t, tile.t_s
-        shape = TileShape("hhc_2d", tt, ts)
-        res = simulate_trace(eng, ws.engine_program(st, egrid, esteps, shape))
-        engine.append({"t_t": tt, "t_s": ts, "sim_time_s": res.value("system", "simulated_time_s"),
-                       "model_time_s": predict_time_s(shape, egrid, esteps, gpu, c_iter, spec.lanes)})
+    shape = TileShape("hhc_2d", run.tile.t_t, run.tile.t_s)
+    res = simulate_trace(eng, ws.engine_program(st, cfg.engine_grid, cfg.engine_steps, shape))
+    return {"t_t": run.tile.t_t, "t_s": run.tile.t_s, "sim_time_s": res.value("system", "simulated_time_s"),
+            "model_time_s": predict_time_s(shape, cfg.engine_grid, cfg.engine_steps, gpu, c_iter, spec.lanes)}
+
+
+def tiling_report(cfg: StencilTilingStudySpec, quick: bool, records: Mapping[TilingRun, dict],
+                  out_dir: Path) -> dict[str, Any]:
+    """Host traffic of naive vs time-tiled sweeps and engine time per tile shape vs the models: plot, write and
+    return the summary."""
+    runs = tiling_points(cfg)
+    traffic = [records[run] for run in runs if run.tile is None]
+    engine = [records[run] for run in runs if run.tile is not None]
     _plot_tiling(traffic, engine, out_dir / "stencil_tiling.png")
-    return {"traffic": traffic, "engine": engine, "figure": "stencil_tiling.png"}
+    return write_summary(out_dir, cfg, {"traffic": traffic, "engine": engine, "figure": "stencil_tiling.png"})
 
 
 def _plot_tiling(traffic: list[dict], engine: list[dict], path: Path) -> None:
@@ -322,24 +419,29 @@ def _plot_tiling(traffic: list[dict], engine: list[dict], path: Path) -> None:
     save_figure(fig, path)
 
 
-# ---- entry point ----------------------------------------------------------------------------
+# ---- plug-ins and entry point ----------------------------------------------------------------
 
-STUDIES = {"roofline": run_roofline_study, "stencil_tiling": run_stencil_tiling_study}
 # What the studies write (their figures and summaries), for the --out check.
 OUTPUT_PATTERNS = ("roofline_sweep.png", "stencil_tiling.png", "*_summary.json",
                    "README.md")  # the folder's guide (results/stencil keeps one), which the study leaves alone
+ROOFLINE_PLUGIN = StudyPlugin(title="the stencil studies", load=load_study, points=roofline_points,
+                              run_point=run_roofline_point, report=roofline_report, outputs=OUTPUT_PATTERNS)
+TILING_PLUGIN = StudyPlugin(title="the stencil studies", load=load_study, points=tiling_points,
+                            run_point=run_tiling_point, report=tiling_report, outputs=OUTPUT_PATTERNS)
+PLUGINS = {"roofline": ROOFLINE_PLUGIN, "stencil_tiling": TILING_PLUGIN}
 
 
-def run_study(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
-    """Run the study described by a YAML file (key ``study`` selects it) into ``out_dir`` (new, empty or
-    a previous output of these studies); write ``<study>_summary.json``. A run that fails removes the
-    directory again if it made it, so that no partial output is left behind."""
-    with removed_if_failed(out_dir):
-        cfg, out = load_with_output_dir(load_study, path, out_dir, OUTPUT_PATTERNS, "the stencil studies")
-        summary = STUDIES[cfg.study](cfg, out)
-    text = json.dumps(summary, indent=2, default=str) + "\n"
-    write_atomic(out / f"{cfg.study}_summary.json", lambda tmp: tmp.write_text(text))
-    return summary
+def run_study(path: str | Path | RooflineStudySpec | StencilTilingStudySpec, out_dir: str | Path,
+              **engine: Any) -> dict[str, Any]:
+    """Run a study (a YAML file, whose key ``study`` selects it, or its loaded spec) on the sweep engine into
+    ``out_dir`` (``plugin_run.run_plugin``; ``engine``: its executor and ``owned`` options); write
+    ``<study>_summary.json`` and return the summary. RuntimeError if a run failed."""
+    cfg = path if isinstance(path, (RooflineStudySpec, StencilTilingStudySpec)) else load_study(path)
+    outcome = run_plugin(PLUGINS[cfg.study], cfg.study, cfg, out_dir, **engine)
+    if outcome.failed:
+        raise RuntimeError(f"{len(outcome.failed)} runs of the {cfg.study} study failed: "
+                           + "; ".join(f"{k}: {e}" for k, e in outcome.failed.items()))
+    return outcome.result
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "stencil_study") -> int:

@@ -1,0 +1,258 @@
+"""The sweep engine for paper studies: run a ``StudyPlugin``'s points, store each record, resume, report.
+
+``run_plugin`` expands the plug-in's points (``points``, then ``follow_up`` as records arrive), skips
+those already stored in the output directory, runs the rest longest first on the chosen executor
+(a local process pool, or dask.distributed: ``simulator.studies.executors``, the options of a
+generic sweep), stores each record as it arrives, and once every point has a record calls the
+plug-in's ``report``.
+
+The output directory holds the plug-in's outputs (its ``outputs`` globs) beside the engine's own
+entries: ``points/<key>.json`` (one per point: ``{"key": ..., "record": ...}``, written whole and
+renamed into place, so an interrupted study keeps what it finished), ``failed/<key>.json`` (a point
+that raised, retried on the next run) and the lock ``.study.lock``. A record is kept as long as its
+key names the same point: a key hashes what the point depends on (``plugin.point_key``), not the
+code, so a change to the simulator calls for a new directory. A stored record that cannot be read
+is said on stderr and run again.
+
+A new path, an empty directory or a previous output of the same study may be named; anything else
+is refused (InputError) before anything is written, and the executor is started (a scheduler
+connected) before the directory is made, so a bad scheduler address leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.config.errors import InputError
+from simulator.config.workload import name_error
+from simulator.config.yamlio import load_yaml
+from simulator.config.files import write_atomic
+from simulator.config.outputs import check_output_target, check_path_name, listing
+from simulator.studies import interruption
+from simulator.studies.executors import check_parallel_options
+from simulator.studies.plugin import STUDY_KINDS, Record, StudyPlugin, study_plugin
+from simulator.studies.schedule import LongestFirst
+from simulator.studies.sweep import DEFAULT_STUDIES_DIR, LOCK_NAME, PointPool, acquire_study_dir, is_temp_name
+
+ENGINE_ENTRIES = ("points", "failed", LOCK_NAME)
+
+
+@dataclass
+class PluginOutcome:
+    """What a run of a plug-in did: records by point (planned order), which ran now, which failed (key -> error)."""
+
+    records: dict[Any, Record] = field(default_factory=dict)
+    simulated: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    result: Any = None  # what the plug-in's report returned
+
+
+def check_plugin_dir(path: str | Path, plugin: StudyPlugin) -> Path:
+    """``path`` as a Path if ``plugin`` may write there: a new path, an empty directory or one holding only
+    its outputs and the engine's entries; InputError naming --out otherwise. Creates nothing."""
+    def foreign(out: Path) -> str | None:
+        other = [p.name for p in out.iterdir() if not is_temp_name(p.name) and not (
+            (p.is_dir() and p.name in ENGINE_ENTRIES[:2]) or (p.is_file() and p.name == LOCK_NAME)
+            or (p.is_file() and any(fnmatch.fnmatchcase(p.name, pat) for pat in plugin.outputs)))]
+        return f"holds {listing(other)}, which is not {plugin.title}'s" if other else None
+
+    return check_output_target(path, foreign, f"a previous output of {plugin.title} (files named "
+                               f"{', '.join(plugin.outputs)}, and {', '.join(ENGINE_ENTRIES)})")
+
+
+def record_path(out: Path, key: str) -> Path:
+    """Where the record of point ``key`` is stored."""
+    return out / "points" / f"{key}.json"
+
+
+def read_record(out: Path, key: str) -> Record | None:
+    """The stored record of point ``key``, or None if there is none; a stored file that does not read
+    back as that point's record is said on stderr and removed (the point runs again)."""
+    path = record_path(out, key)
+    if not path.is_file():
+        return None
+    try:
+        stored = json.loads(path.read_text())
+        if stored["key"] == key and isinstance(stored["record"], dict):
+            return stored["record"]
+        problem = f"holds the record of {stored['key']!r}"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        problem = f"cannot be read ({type(exc).__name__}: {exc})"
+    print(f"offsim: warning: {path}: {problem}; running the point again", file=sys.stderr)
+    path.unlink(missing_ok=True)
+    return None
+
+
+def _store(out: Path, key: str, data: dict[str, Any], folder: str = "points") -> None:
+    """Write ``data`` to ``<out>/<folder>/<key>.json`` whole (a temp file renamed into place)."""
+    def dump(tmp: Path) -> None:
+        tmp.write_text(json.dumps(data) + "\n")
+
+    write_atomic(out / folder / f"{key}.json", dump)
+
+
+def _kept(out: Path, outcome: PluginOutcome, planned: Callable[[], int]) -> str:
+    """What an interrupted run kept: its stored records."""
+    n = len(outcome.records)
+    return f"kept {n} of {planned()} points in {out / 'points'}; the same command resumes from them"
+
+
+@contextmanager
+def _locked_output(out: Path, kind: str, pool: PointPool, open_pool: bool) -> Iterator[None]:
+    """Start ``pool`` if ``open_pool`` (before anything is written), create and lock ``out``
+    (``acquire_study_dir``: undone on an InputError) and remove the half-written files of an interrupted
+    run. The lock is released on exit."""
+    def clean() -> None:
+        for d in (out, out / "points", out / "failed"):
+            for p in d.iterdir() if d.is_dir() else ():
+                if is_temp_name(p.name):
+                    p.unlink(missing_ok=True)
+
+    if open_pool:
+        pool.open()
+    lock, _ = acquire_study_dir(out, kind, clean)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def run_plugin(plugin: StudyPlugin, kind: str, spec: Any, out_dir: str | Path, *, quick: bool = False,
+               select: Callable[[Any], bool] | None = None, workers: int | None = None,
+               scheduler: str | None = None, dask_local: int | None = None,
+               progress: bool | None = None, owned: bool = False) -> PluginOutcome:
+    """Run ``plugin``'s points for ``spec`` into ``out_dir`` (module docstring) and write its report.
+
+    select: keep only the points it accepts (of ``points`` and of ``follow_up``). workers, scheduler,
+    dask_local: the executor (``simulator.studies.executors.point_executor``). progress: a progress
+    bar (None: on a terminal only). owned: ``out_dir`` is the caller's own, checked by it (a reproduce
+    target's directory), so its other files are no reason to refuse it. Returns what ran; the report is
+    written only if no point failed.
+    Bad options or output directory raise InputError before anything is written.
+    """
+    from tqdm import tqdm
+
+    check_parallel_options(workers, scheduler, dask_local)
+    out = Path(out_dir) if owned else check_plugin_dir(out_dir, plugin)
+    keep = select or (lambda point: True)
+    planned = _unique([p for p in plugin.points(spec, quick) if keep(p)])
+    outcome = PluginOutcome()
+    interruption.keep(lambda: _kept(out, outcome, lambda: len(planned)))
+    stored = {p.key() for p in planned if record_path(out, p.key()).is_file()}
+    with PointPool(workers, scheduler, dask_local) as pool, \
+            _locked_output(out, kind, pool, len(stored) < len(planned)), \
+            tqdm(total=len(planned), desc=plugin.title, unit="pt", disable=None if progress is None else not progress,
+                 dynamic_ncols=True) as bar:
+        queue: LongestFirst | None = None
+        tasks: dict[Any, Any] = {}
+
+        def plan(points: list[Any]) -> None:
+            """Take each point's stored record, or queue it."""
+            nonlocal queue
+            for point in points:
+                record = read_record(out, point.key())
+                if record is not None:
+                    outcome.records[point] = record
+                    outcome.reused.append(point.key())
+                    bar.update()
+                    continue
+                if queue is None:
+                    queue = LongestFirst(pool.open(), pool.capacity())
+                tasks[queue.submit(point.cost(), plugin.run_point, point)] = point
+
+        def follow() -> bool:
+            """Plan the follow-up points once the plug-in can tell them; True once it has."""
+            more = plugin.follow_up(spec, quick, dict(outcome.records)) if plugin.follow_up else []
+            if more is None:
+                return False
+            known = {p.key() for p in planned}
+            more = [p for p in _unique([p for p in more if keep(p)]) if p.key() not in known]
+            planned.extend(more)
+            bar.total = len(planned)
+            plan(more)
+            return True
+
+        plan(planned)
+        followed = follow()
+        while queue is not None and tasks:
+            for task in queue.completed():
+                point = tasks.pop(task)
+                key = point.key()
+                try:
+                    record = task.result()
+                except Exception as exc:  # noqa: BLE001 -- the point's error is recorded, the others run on
+                    outcome.failed[key] = f"{type(exc).__name__}: {exc}"
+                    _store(out, key, {"key": key, "point": repr(point), "error": outcome.failed[key]}, "failed")
+                else:
+                    _store(out, key, {"key": key, "record": record})
+                    (out / "failed" / f"{key}.json").unlink(missing_ok=True)
+                    outcome.records[point] = record
+                    outcome.simulated.append(key)
+                bar.update()
+                if not followed:
+                    followed = follow()
+            if not followed:  # every point ran and the plug-in still cannot tell its follow-ups
+                followed = follow() or True
+        pool.close()
+    outcome.records = {p: outcome.records[p] for p in planned if p in outcome.records}
+    if not outcome.failed:
+        outcome.result = plugin.report(spec, quick, outcome.records, out)
+    return outcome
+
+
+def _unique(points: list[Any]) -> list[Any]:
+    """``points`` without repeats (by key), in order."""
+    seen: dict[str, Any] = {}
+    for p in points:
+        seen.setdefault(p.key(), p)
+    return list(seen.values())
+
+
+def finished(outcome: PluginOutcome, out: str | Path, wall_s: float) -> int:
+    """Print what a run did (one line) and return its exit status: 1 if a point failed, else 0."""
+    failed = f", {len(outcome.failed)} failed (in {Path(out) / 'failed'}; the same command retries them)" \
+        if outcome.failed else ""
+    print(f"{len(outcome.records) + len(outcome.failed)} points: {len(outcome.simulated)} run, "
+          f"{len(outcome.reused)} reused from {Path(out) / 'points'}{failed}; {wall_s:.1f} s")
+    return 1 if outcome.failed else 0
+
+
+def specialised_kind(path: str | Path) -> str | None:
+    """The ``study:`` kind of a paper study file (a key of ``plugin.STUDY_KINDS``), or None for a sweep file
+    (or a file of no known kind, which ``load_study`` rejects)."""
+    try:
+        raw = load_yaml(path)
+    except InputError:
+        return None
+    kind = raw.get("study") if isinstance(raw, dict) else None
+    return kind if isinstance(kind, str) and kind in STUDY_KINDS else None
+
+
+def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = None, *, workers: int | None = None,
+                    scheduler: str | None = None, dask_local: int | None = None) -> int:
+    """Run a paper study file of ``kind`` (``specialised_kind``) on its plug-in (``plugin_run.run_plugin``);
+    return the exit status (1 if a point failed).
+
+    out_dir: default ``results/studies/<file stem>``. Bad input raises InputError before anything is written.
+    """
+    source = str(path)
+    check_parallel_options(workers, scheduler, dask_local)
+    if out_dir is None and name_error(Path(source).stem, source) is not None:  # '...yaml': results/studies/..
+        raise InputError(f"{source}: the file's name gives no study directory (the default --out is "
+                         f"{DEFAULT_STUDIES_DIR}/<file stem>, here {Path(source).stem!r}); expected --out DIR, or "
+                         "a file name usable as a directory name (not starting with '.')")
+    out = check_path_name(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem)
+    plugin = study_plugin(kind)
+    t0 = time.perf_counter()
+    outcome = run_plugin(plugin, kind, plugin.load(source), out, workers=workers, scheduler=scheduler,
+                         dask_local=dask_local)
+    return finished(outcome, out, time.perf_counter() - t0)

@@ -1,0 +1,129 @@
+"""The paper-study interface on the sweep engine: a toy plug-in runs, stores each record, resumes,
+runs its follow-up round, runs on the local pool, and records a failing point for the next run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from simulator.config.errors import InputError
+from simulator.studies.plugin import STUDY_KINDS, StudyPlugin, point_key, study_plugin
+from simulator.studies.plugin_run import check_plugin_dir, run_plugin
+
+
+@dataclass(frozen=True)
+class Square:
+    """A toy point: n squared (``follow``: a point of the second round)."""
+
+    n: int
+    follow: bool = False
+
+    def key(self) -> str:
+        return point_key("square", self.n, self.follow)
+
+    def cost(self) -> tuple[float]:
+        return (float(self.n),)
+
+
+def run_square(point: Square) -> dict:
+    if point.n < 0:
+        raise ValueError(f"negative n {point.n}")
+    return {"n": point.n, "square": point.n * point.n}
+
+
+def squares(spec: dict, quick: bool) -> list[Square]:
+    return [Square(n) for n in spec["ns"][: 2 if quick else None]]
+
+
+def follow_up(spec: dict, quick: bool, records: dict) -> list[Square] | None:
+    """Once every first-round point has its record: one point at the sum of their squares."""
+    first = squares(spec, quick)
+    if any(p not in records for p in first):
+        return None
+    return [Square(sum(records[p]["square"] for p in first), follow=True)]
+
+
+def report(spec: dict, quick: bool, records: dict, out: Path) -> list[int]:
+    values = [r["square"] for r in records.values()]
+    (out / "squares.txt").write_text(" ".join(map(str, values)) + "\n")
+    return values
+
+
+TOY = StudyPlugin(title="the toy study", load=lambda path: {"ns": [1, 2, 3]}, points=squares, run_point=run_square,
+                  report=report, outputs=("squares.txt",), follow_up=follow_up)
+
+
+def test_a_toy_plugin_runs_stores_each_record_and_reports(tmp_path):
+    out = tmp_path / "out"
+    outcome = run_plugin(TOY, "toy", {"ns": [1, 2, 3]}, out, workers=1, progress=False)
+    # the first round in planned order, then the follow-up point at 1 + 4 + 9
+    assert outcome.result == [1, 4, 9, 196]
+    assert (out / "squares.txt").read_text() == "1 4 9 196\n"
+    stored = sorted(p.name for p in (out / "points").iterdir())
+    assert stored == sorted(f"{p.key()}.json" for p in [Square(1), Square(2), Square(3), Square(14, True)])
+    assert json.loads((out / "points" / f"{Square(2).key()}.json").read_text()) == {
+        "key": Square(2).key(), "record": {"n": 2, "square": 4}}
+    assert len(outcome.simulated) == 4 and not outcome.reused and not outcome.failed
+
+
+def test_a_second_run_resumes_from_the_stored_records(tmp_path):
+    out = tmp_path / "out"
+    run_plugin(TOY, "toy", {"ns": [1, 2, 3]}, out, workers=1, progress=False)
+    (out / "points" / f"{Square(3).key()}.json").unlink()  # as if the run had stopped before it
+    (out / "points" / f"{Square(1).key()}.json").write_text("{trunc")  # a record that cannot be read
+    outcome = run_plugin(TOY, "toy", {"ns": [1, 2, 3]}, out, workers=1, progress=False)
+    assert sorted(outcome.simulated) == sorted([Square(1).key(), Square(3).key()])
+    assert sorted(outcome.reused) == sorted([Square(2).key(), Square(14, True).key()])
+    assert outcome.result == [1, 4, 9, 196]
+
+
+def test_the_toy_plugin_runs_on_the_local_pool_and_the_quick_grid(tmp_path):
+    outcome = run_plugin(TOY, "toy", {"ns": [5, 6, 7, 8]}, tmp_path / "out", quick=True, workers=2,
+                         progress=False)
+    assert outcome.result == [25, 36, 61 ** 2]
+
+
+def test_a_failing_point_is_recorded_and_no_report_is_written(tmp_path):
+    out = tmp_path / "out"
+    outcome = run_plugin(TOY, "toy", {"ns": [2, -1]}, out, workers=1, progress=False)
+    assert list(outcome.failed) == [Square(-1).key()] and "negative n -1" in outcome.failed[Square(-1).key()]
+    assert (out / "failed" / f"{Square(-1).key()}.json").is_file()
+    assert (out / "points" / f"{Square(2).key()}.json").is_file()  # the other point is kept
+    assert not (out / "squares.txt").exists() and outcome.result is None
+
+
+def test_select_keeps_only_the_points_it_accepts(tmp_path):
+    outcome = run_plugin(TOY, "toy", {"ns": [1, 2, 3]}, tmp_path / "out", workers=1, progress=False,
+                         select=lambda p: p.n != 2)
+    assert outcome.result == [1, 9]  # the follow-up waits for a point that is not run: none
+
+
+def test_the_output_directory_must_be_new_empty_or_the_studys(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine\n")
+    with pytest.raises(InputError, match="holds notes.txt, which is not the toy study's"):
+        run_plugin(TOY, "toy", {"ns": [1]}, tmp_path, workers=1, progress=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+    out = tmp_path / "out"
+    run_plugin(TOY, "toy", {"ns": [1]}, out, workers=1, progress=False)
+    assert check_plugin_dir(out, TOY) == out  # a previous output: squares.txt, points/, the lock
+
+
+def test_every_registered_kind_is_a_plugin():
+    for kind in STUDY_KINDS:
+        plugin = study_plugin(kind)
+        assert isinstance(plugin, StudyPlugin) and plugin.outputs and callable(plugin.run_point)
+
+
+def test_an_interrupted_study_keeps_its_stored_points_and_the_next_run_reuses_them(tmp_path):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_plugin(replace(TOY, report=interrupted), "toy", {"ns": [1, 2]}, out, workers=1, progress=False)
+    assert len(list((out / "points").iterdir())) == 3
+    outcome = run_plugin(TOY, "toy", {"ns": [1, 2]}, out, workers=1, progress=False)
+    assert len(outcome.reused) == 3 and not outcome.simulated and outcome.result == [1, 4, 25]
