@@ -161,6 +161,29 @@ def test_calibrated_host_cost_file_matches_a_fresh_fit():
     assert hsa.overhead_cycles == hsa_system.accelerators["gpu"].interface.offload_overhead_cycles
 
 
+
+def test_radix_sort_overhead_puts_break_even_where_table_4_7_crosses_one():
+    from models.calibrate import load_platform_entries
+    from simulator.studies.logca.gpu import CALIBRATED, TABLE_4_3
+    from simulator.studies.logca.gpu_calibration import break_even_bytes, fit_discrete_overhead, n1_column
+
+    fit = fit_discrete_overhead("radix_sort")
+    stored = load_platform_entries(CALIBRATED)["discrete_gpu_radix_sort"].params
+    assert asdict(stored) == pytest.approx(asdict(fit.params), rel=1e-6)
+    # only o is fitted: C stays the printed one, L the simulated link's, A the preset's
+    printed = load_platform_entries(TABLE_4_3)["discrete_gpu_radix_sort"].params
+    assert fit.params.c_cycles_per_byte_beta == printed.c_cycles_per_byte_beta == 290.0
+    assert fit.params.acceleration == 30.0 and fit.params.beta == 0.94
+    crossing = break_even_bytes(*n1_column("radix_sort"))
+    assert 2**18 < crossing < 2**19  # 0.99 at 256 KiB, 1.66 at 512 KiB
+    assert g1(fit.params) == pytest.approx(crossing, rel=1e-6)
+    assert fit.params.overhead_cycles < printed.overhead_cycles / 5  # far below the GEMM row's 2e8 cycles
+    platform = load_gpu_platform("discrete", "radix_sort").logca
+    assert platform.overhead_cycles == stored.overhead_cycles and platform.c_cycles_per_byte_beta == 290.0
+    assert break_even_bytes([1, 4], [0.5, 2.0]) == pytest.approx(2.0)  # midway in log g and log speedup
+    with pytest.raises(ValueError, match="never cross 1"):
+        break_even_bytes([1, 2], [0.5, 0.9])
+
 def test_interface_evolution_gemm_discrete_apu_hsa():
     g_list = granularities(2**12, 2**20)
     fits, s = {}, {}

@@ -2,7 +2,8 @@
 
 Platforms (``GPU_PLATFORMS``): systems ``configs/systems/logca_gpu_<name>.yaml``
 and beta of 000 Table 4.2. Host cost C and offload overhead o: GEMM and FFT
-take the values calibrated to 000 Tables 4.5-4.6 (``CALIBRATED``, made by
+take the values calibrated to 000 Tables 4.5-4.6, radix sort its o calibrated
+to Table 4.7 beside Table 4.3's printed C (``CALIBRATED``, made by
 ``simulator.studies.logca.gpu_calibration``, whose docstring says why Table 4.3's
 GPU C and o cannot be used with a physical link); every platform runs the
 same host software, so the APU and the HSA GPU take the discrete GPU's C; the
