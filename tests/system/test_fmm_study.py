@@ -104,3 +104,20 @@ def test_the_plugin_plans_the_micro_runs_and_the_untuned_points_first():
     assert len(set(keys)) == len(keys) and keys == [p.key() for p in plan_points(study, True)]
     assert replace(tuned[0], blocks=7).key() != tuned[0].key()
     assert all(run.cost() > point.cost() for run in runs for point in first if isinstance(point, PlacementPoint))
+
+
+def test_figure_12_of_a_coupling_whose_placements_did_not_run_draws_without_a_legend_warning(tmp_path):
+    """A grid that ran no point of a coupling's placements (``reproduce`` runs no systolic array) draws
+    its panels empty, with no legend, rather than warn on stderr."""
+    import warnings
+
+    import pandas as pd
+
+    from simulator.studies.fmm.placement import accelerators_figure
+
+    table = pd.DataFrame({"q": [4], "placement": ["lap-dram"], "variant": ["orig"], "cycles_gemm": [1e6],
+                          "cycles": [2e6], "energy_total_j": [0.1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        accelerators_figure(table, {"lap-dram": "dram", "systolic-os-llc": "llc"}, tmp_path / "fig12.png")
+    assert (tmp_path / "fig12.png").stat().st_size > 0

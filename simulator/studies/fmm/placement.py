@@ -540,13 +540,15 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
         groups = [(q, v) for q in qs for v in variants]
         width = 0.8 / len(names)
         top, bottom = axes[0][col], axes[1][col]
+        labelled: set[str] = set()  # each placement named once, at its first bar (a grid may lack a group)
         for gi, (q, v) in enumerate(groups):
             for ni, name in enumerate(names):
                 r = table[(table.q == q) & (table.placement == name) & (table.variant == v)]
                 if not len(r):
                     continue
                 # the k-th placement of every coupling in one colour: the LAP, then the arrays in study order
-                x, label, colour = gi + ni * width, name if gi == 0 else None, f"C{ni}"
+                x, label, colour = gi + ni * width, None if name in labelled else name, f"C{ni}"
+                labelled.add(name)
                 gemm_mc = float(r.cycles_gemm.iloc[0]) / 1e6
                 top.bar(x, gemm_mc, width, color=colour, label=label)
                 top.bar(x, float(r.cycles.iloc[0]) / 1e6 - gemm_mc, width, bottom=gemm_mc, color=colour,
@@ -558,7 +560,8 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
         top.set_title(f"{site} coupling")
         top.set_ylabel("host MCycles (solid: GEMM stage)")
         bottom.set_ylabel("total energy (J)")
-        top.legend(fontsize=7)
+        if labelled:
+            top.legend(fontsize=7)
     fig.suptitle("FMM U-list: the accelerators at each coupling")
     save_figure(fig, path, dpi=120)
 
