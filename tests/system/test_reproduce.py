@@ -174,6 +174,8 @@ def test_choi_roofline_quick(tmp_path):
     text = _report_ok(tmp_path)
     b_tau = _cells(text, "B_tau (vendor peaks 53.3 / 25.6)")
     assert float(b_tau[1]) == pytest.approx(53.3 / 25.6, rel=1e-3)
+    # ours divides the simulated machine's own peaks: 4 cores x 3.33 GHz x 4 flops over 3 x 8 B x 1066.67 MT/s
+    assert float(b_tau[2]) == pytest.approx(4 * 3.33e9 * 4 / (3 * 8 * 1066.67e6), rel=0.01)
     assert float(_cells(text, "B_eps = eps_mem / eps_d")[1]) == pytest.approx(795 / 670, rel=1e-3)
     assert "I = 16: W eps_hat / E" in text
     dvfs = _cells(text, "V: core 72 MHz 760 mV, memory 68 MHz 800 mV: energy SP")  # a validation setting of Table 7
