@@ -355,6 +355,8 @@ def test_offsim_study_hands_a_specialised_file_to_its_plugin(tmp_path, monkeypat
         calls.append((plugin, kind, type(spec).__name__, out, options))
         return plugin_run.PluginOutcome(failed={"p": "boom"} if kind == "roofline" else {})
 
+    for kind in ("fmm_placement", "roofline"):  # import the study modules first: one imported while run_plugin is
+        study_plugin(kind)  # patched would keep the fake as its own run_plugin after the test
     monkeypatch.setattr(plugin_run, "run_plugin", fake_run)
     fmm = ROOT / "configs" / "studies" / "fmm_placement.yaml"
     assert main(["study", str(fmm), "--out", str(tmp_path / "a"), "--dask-local", "3"]) == 0
