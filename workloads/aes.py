@@ -21,8 +21,8 @@ Offload (``crypto_offload``): the buffer goes to a crypto unit as
 ``requests`` sub-requests issued back to back (pipelined: the host's overhead
 for request i+1 overlaps the unit's work on request i), each using
 ``engines`` engines of the unit (the buffer split between them); then the
-host waits for completion. With ``threads`` = n > 1 (000 section 4.5's setup,
-000:L1030: n threads, each driving the crypto unit of its own core), thread t
+host waits for completion. With ``threads`` = n > 1 (n threads, each driving the crypto unit of
+its own core), thread t
 takes the t-th of n slices of the buffer in whole AES blocks (SHA-256: the
 t-th of n independent messages, one digest each) and hands it to unit
 ``<unit><t>`` (``crypto0``, ``crypto1``, ...); a thread whose slice is empty

@@ -1,4 +1,4 @@
-"""The threaded crypto offload trace (000 section 4.5: n threads, each driving its own core's unit): the parts
+"""The threaded crypto offload trace (n threads, each driving its own core's unit): the parts
 cover the buffer exactly once, each thread drives its own unit, and one thread is the serial trace."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ term is C g^beta / A), and the cycles the unit's data path adds per request
 ``figures`` draws speedup curves (simulated points, LogCA curve of the
 preset, g1 and g_A/2 marked), optimisation regions and interface evolution.
 
-Threaded runs (000 Table 4.4's setup, 000:L1030): on a system with one crypto
+Threaded runs (000 Table 4.4 as n threads on n cores, a setup 000 does not describe): on a system with one crypto
 unit per core (``crypto0``, ``crypto1``, ...; the study key ``threaded_system``),
 n threads on n cores each hand their slice of the buffer to their own core's
 unit (``workloads.aes.crypto_offload`` with ``threads``); T0 is the same
