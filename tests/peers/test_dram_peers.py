@@ -49,10 +49,6 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
         "random_read": {"time": IN_ORDER + " (time 1.46)", "energy": IN_ORDER_ENERGY},
         "triad": {"time": IN_ORDER + " (time 1.07)", "energy": IN_ORDER_ENERGY},
         "triad_one_bank": {"time": IN_ORDER + " (time 1.16)", "energy": IN_ORDER_ENERGY},
-        "random_read_200ns": {
-            "latency": "offsim 42.93 ns, DRAMSim3 45.66 ns (0.940): DRAMSim3 takes two cycles (2.5 ns) from a "
-                       "request's arrival to its first command (into its transaction queue, then its command "
-                       "queue), offsim none"},
     },
     "ddr3_ready_first": {
         "seq_write": {"energy": "background_precharge 1.059: offsim's ranks spend more time with every bank "
@@ -63,8 +59,6 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
         "triad": {"energy": "background_precharge 1.061 (0.2 % of the energy): " + REFRESH_REOPENS.format(
             ours=4684, theirs=4782, share="1.7 %")},
         "triad_one_bank": {"energy": "activate_precharge 0.933: " + ROW_HITS.format(ours=12.9, theirs=12.0)},
-        "random_read_200ns": {"latency": "offsim 42.93 ns, DRAMSim3 45.66 ns (0.940): as under the preset's "
-                                         "controller (one request at a time)"},
     },
     "ddr4": {
         "seq_read": {"energy": "background_active 1.166, background_precharge 0.603: " + REFRESH_REOPENS.format(
@@ -77,9 +71,6 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
                                "REFs); not yet reconciled"},
         "seq_write": {"energy": "activate_precharge 0.950: as seq_read"},
         "triad_one_bank": {"energy": "activate_precharge 0.896: " + ROW_HITS.format(ours=11.2, theirs=10.0)},
-        "random_read_200ns": {
-            "latency": "offsim 49.33 ns, DRAMSim3 51.99 ns (0.949): DRAMSim3 takes two cycles from arrival to "
-                       "the first command, offsim none; the rest (about 0.7 ns) is not yet reconciled"},
     },
 }
 
