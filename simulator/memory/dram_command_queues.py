@@ -18,6 +18,13 @@ controller serves the one whose column command could issue earliest (``dram_read
 estimate; ties go to the oldest), with every rule of ``dram_kernel.issue_request`` and none of its
 commands before the request entered its command queue.
 
+A rank's refresh goes first once it falls due: when the request to serve next belongs to a rank whose
+refresh is due at or before that request's column-command estimate, the rank's banks are precharged and
+refreshed first, and the request (re-opening its row) follows, as DRAMSim3's controller issues a due
+refresh's precharges and REF before any other command of the rank (``Controller::ClockTick``,
+``CommandQueue::FinishRefresh``). A chunk of one request is served as it comes, its rank refreshed first only
+if the refresh fell due by its entry to the command queue.
+
 A request enters its transaction queue no earlier than its arrival, the previous request's entry
 and the move of the request ``queue_depth`` places earlier in that queue; it enters its command
 queue no earlier than that, the service of the request ``command_queue_depth`` places earlier in
@@ -43,7 +50,8 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
                                           C_LAST_RANK, C_LAST_WRITE, G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_ACTS,
                                           K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST, P_CCD_L,
                                           P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RTRS, P_RTW,
-                                          P_WTR_L, STALE_LAYOUT, field, issue_request)
+                                          P_WTR_L, R_NEXT_REF, STALE_LAYOUT, _refresh_until, field,
+                                          issue_request)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -353,6 +361,12 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     best_lb, best_slot, best_t, best_i = lb, slot, t, i
             if best_lb < 0:
                 raise RuntimeError(NO_CANDIDATE)
+            rank = c * n_ranks + best_lb // n_banks
+            if best_t >= rk[rank, R_NEXT_REF]:  # the rank's refresh falls due first: it goes before the request
+                _refresh_until(bk, rk, rank, n_banks, pend, rk[rank, R_NEXT_REF], True, p, ctr, log, log_n)
+                r0 = (best_lb // n_banks) * n_banks
+                dirty[r0:r0 + n_banks] = True
+                continue
             i = best_i
             g = bank0 + best_lb
             acts = ctr[K_ACTS]

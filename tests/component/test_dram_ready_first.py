@@ -155,3 +155,19 @@ def test_lone_requests_around_refreshes_keep_the_protocol_and_its_accounting():
     assert check_protocol(log, TIMING, 2) == len(log)
     assert times["open"] == open_time_from_log(log, 2, end)
     assert int(np.sum(log[:, 1] == k.CMD_REF)) == times["refreshes"] > 0
+
+
+def test_through_the_command_queues_a_refresh_falling_due_goes_before_later_commands():
+    # reads of one row from 100 ns before tREFI: those whose column command would come at or after the refresh's
+    # due time wait for it, and re-open the row after it, as DRAMSim3's controller refreshes a rank when due
+    d = make(scheduler="ready_first", command_queue_depth=8, command_log_capacity=256)
+    due = TIMING.t_refi_ps
+    d.service_lines(np.array([line(1, 0, col) for col in range(64)]), False, due - 100_000)
+    log = d.command_log()
+    ref = int(log[log[:, 1] == k.CMD_REF][0, 0])
+    columns = log[log[:, 1] == k.CMD_RD][:, 0]
+    assert due <= ref <= due + (TIMING.t_rtp + TIMING.t_rp + 4) * TCK  # the bank closed as soon as it may
+    assert not np.any((columns >= due) & (columns < ref + TIMING.t_rfc * TCK))
+    assert 0 < np.sum(columns < due) < 64
+    assert d.counters()["activates"] == 2
+    assert check_protocol(log, TIMING, 1) == len(log)
