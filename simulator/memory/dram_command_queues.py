@@ -22,7 +22,10 @@ A rank's refresh goes first once it falls due: when the request to serve next be
 refresh is due at or before that request's column-command estimate, the rank's banks are precharged and
 refreshed first, and the request (re-opening its row) follows, as DRAMSim3's controller issues a due
 refresh's precharges and REF before any other command of the rank (``Controller::ClockTick``,
-``CommandQueue::FinishRefresh``). A chunk of one request is served as it comes, its rank refreshed first only
+``CommandQueue::FinishRefresh``). Before that, each bank of the rank whose oldest queued request needs
+another row opens it if its PRE and ACT could issue before the due time: DRAMSim3 issues a ready ACT at once,
+whatever the column command behind it waits for, so such a row is opened, closed by the refresh and opened
+again after it. A chunk of one request is served as it comes, its rank refreshed first only
 if the refresh fell due by its entry to the command queue.
 
 A request enters its transaction queue no earlier than its arrival, the previous request's entry
@@ -46,12 +49,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL,
-                                          C_LAST_RANK, C_LAST_WRITE, G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_ACTS,
+from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_LAST_RANK,
+                                          C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_ACTS,
                                           K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST, P_CCD_L,
                                           P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RTRS, P_RTW,
-                                          P_WTR_L, R_NEXT_REF, STALE_LAYOUT, _refresh_until, field,
-                                          issue_request)
+                                          P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT, _advance_open,
+                                          _close_bank, _log, _refresh_until, earliest_act, field, issue_request,
+                                          record_act)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -200,6 +204,49 @@ def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ct
     if t_done > ctr[K_LAST_DONE]:
         ctr[K_LAST_DONE] = t_done
     return t_done
+
+
+@njit(cache=True)
+def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log, log_n, bq, bq_time, bq_len, row_of):
+    """Rank r of channel c is about to be refreshed, due at ``due`` (ps): each bank of the rank whose oldest
+    queued request needs another row opens it first if its PRE (when a row is open) and ACT could issue
+    before ``due`` (oldest request first), as DRAMSim3 issues any ready ACT at once, whatever its column
+    command waits for; the refresh then closes the row again, and the request re-opens it after the REF."""
+    n_banks = decode[2, 1]
+    rank = c * decode[1, 1] + r
+    groups = p[P_BG_MASK] + 1
+    base = rank * n_banks
+    if rk[rank, R_PEND] + 2 * n_banks > pend.shape[1]:  # room for these precharges and the refresh's
+        watermark = due
+        for b in range(n_banks):
+            if bq_len[r * n_banks + b] > 0 and bq_time[r * n_banks + b, 0] < watermark:
+                watermark = bq_time[r * n_banks + b, 0]
+        _advance_open(rk, rank, bk[base:base + n_banks], pend, watermark)
+    tried = np.zeros(n_banks, np.bool_)
+    while True:
+        b = -1  # the untried bank whose oldest request entered its queue first
+        for j in range(n_banks):
+            lb = r * n_banks + j
+            if not tried[j] and bq_len[lb] > 0 and row_of[bq[lb, 0]] != bk[base + j, B_OPEN_ROW] and (
+                    b < 0 or bq_time[lb, 0] < bq_time[r * n_banks + b, 0]):
+                b = j
+        if b < 0:
+            return
+        tried[b] = True
+        g = base + b
+        gi = rank * groups + (b & p[P_BG_MASK])
+        start = max(bq_time[r * n_banks + b, 0], rk[rank, R_WAKE])
+        t_pre = max(start, bk[g, B_PRE_READY])
+        ready = t_pre + p[P_RP] if bk[g, B_OPEN_ROW] >= 0 else start
+        t_act = earliest_act(bk, rk, grp, rank, g, gi, ready, p)
+        if t_act >= due:
+            continue
+        if bk[g, B_OPEN_ROW] >= 0:
+            _close_bank(bk, rk, rank, g, pend, t_pre, p, ctr, log, log_n, b)
+        row = row_of[bq[r * n_banks + b, 0]]
+        record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_act, CMD_ACT, rank, b, row)
 
 
 @njit(cache=True)
@@ -363,6 +410,8 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                 raise RuntimeError(NO_CANDIDATE)
             rank = c * n_ranks + best_lb // n_banks
             if best_t >= rk[rank, R_NEXT_REF]:  # the rank's refresh falls due first: it goes before the request
+                _open_rows_before_refresh(c, best_lb // n_banks, rk[rank, R_NEXT_REF], decode, p, bk, rk, grp, pend,
+                                          ctr, log, log_n, bq, bq_time, bq_len, row_of)
                 _refresh_until(bk, rk, rank, n_banks, pend, rk[rank, R_NEXT_REF], True, p, ctr, log, log_n)
                 r0 = (best_lb // n_banks) * n_banks
                 dirty[r0:r0 + n_banks] = True

@@ -171,3 +171,22 @@ def test_through_the_command_queues_a_refresh_falling_due_goes_before_later_comm
     assert 0 < np.sum(columns < due) < 64
     assert d.counters()["activates"] == 2
     assert check_protocol(log, TIMING, 1) == len(log)
+
+
+def test_a_row_a_queued_request_could_open_before_a_due_refresh_is_opened_then_and_again_after():
+    # 34 reads of row 1 in bank 0, then one of row 2 in bank 1, from 100 ns before tREFI: bank 1's request waits in
+    # its command queue behind bank 0's reads on the data bus until past the due time, but its ACT could issue
+    # long before; DRAMSim3 issues it then, and the refresh closes the row again
+    d = make(scheduler="ready_first", command_queue_depth=8, command_log_capacity=256)
+    due = TIMING.t_refi_ps
+    d.service_lines(np.array([line(1, 0, col) for col in range(34)] + [line(2, 1)]), False, due - 100_000)
+    log = d.command_log()
+    ref_end = int(log[log[:, 1] == k.CMD_REF][0, 0]) + TIMING.t_rfc * TCK
+    bank1 = log[log[:, 3] == 1]
+    acts = bank1[bank1[:, 1] == k.CMD_ACT][:, 0]
+    assert len(acts) == 2 and acts[0] < due and acts[1] >= ref_end
+    assert bank1[bank1[:, 1] == k.CMD_RD][0, 0] >= acts[1] + TIMING.t_rcd * TCK
+    assert d.counters()["activates"] == 4  # each bank's row, before the refresh and after it
+    assert check_protocol(log, TIMING, 1) == len(log)
+    end = d.last_completion_ps
+    assert d.background_times_ps(end)["open"] == open_time_from_log(log, 1, end)
