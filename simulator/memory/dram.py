@@ -77,14 +77,16 @@ class DramSystem:
     (active power-down, IDD3P, while a bank holds a row; precharge power-down, IDD2P,
     otherwise) and pays tXP to wake, as DRAMSim2 does with ``USE_LOW_POWER``; needs
     ``currents.idd3p_ma``. refresh: ``"simultaneous"`` or ``"staggered"`` (see the module
-    docstring). command_log_capacity: if > 0,
+    docstring). arrival_to_command_cycles: the controller sees a request that many tCK after its
+    arrival, so none of its commands issues earlier (its input pipeline; latencies still count from
+    the arrival). command_log_capacity: if > 0,
     the first that many commands are recorded for inspection (``command_log``).
     """
 
     def __init__(self, timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
                  page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0,
                  scheduler: str = "in_order", power_down: bool = False, refresh: str = "simultaneous",
-                 command_queue_depth: int = 0) -> None:
+                 command_queue_depth: int = 0, arrival_to_command_cycles: int = 0) -> None:
         if page_policy not in PAGE_POLICIES:
             raise ValueError(f"page_policy = {page_policy!r}: expected one of {PAGE_POLICIES}")
         if scheduler not in SCHEDULERS:
@@ -95,6 +97,9 @@ class DramSystem:
                 or command_queue_depth < 0 or (command_queue_depth and scheduler != "ready_first"):
             raise ValueError(f"command_queue_depth = {command_queue_depth!r}: expected an integer >= 0, "
                              "and 0 unless scheduler is 'ready_first'")
+        if isinstance(arrival_to_command_cycles, bool) or not isinstance(arrival_to_command_cycles, int) \
+                or arrival_to_command_cycles < 0:
+            raise ValueError(f"arrival_to_command_cycles = {arrival_to_command_cycles!r}: expected an integer >= 0")
         if isinstance(command_log_capacity, bool) or not isinstance(command_log_capacity, int) \
                 or command_log_capacity < 0:
             raise ValueError(f"command_log_capacity = {command_log_capacity!r}: expected an integer >= 0")
@@ -117,6 +122,8 @@ class DramSystem:
         self.command_queue_depth = command_queue_depth
         self.power_down = power_down
         self.refresh = refresh
+        self.arrival_to_command_cycles = arrival_to_command_cycles
+        self._pipeline_ps = arrival_to_command_cycles * timing.tck_ps
         p = pack_timing_ps(timing)
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
         p[k.P_POWER_DOWN] = 1 if power_down else 0
@@ -149,6 +156,7 @@ class DramSystem:
         self._pend = np.zeros((n_ranks, 4 * (in_flight + 2 * geometry.banks) + 64, 2), dtype=np.int64)
         self._tq_ring = dram_command_queues.transaction_queue_state(geometry.channels, queue_depth)
         self._bq_state = dram_command_queues.bank_queue_state(n_banks, max(command_queue_depth, 1))
+        self._bus_gap = dram_command_queues.bus_gap_state(self._ch)
         self._ctr = np.zeros(k.N_COUNTERS, dtype=np.int64)
         self._log = np.zeros((command_log_capacity, 5), dtype=np.int64)
         self._log_n = np.zeros(1, dtype=np.int64)
@@ -222,6 +230,7 @@ class DramSystem:
                 raise AddressOutOfRange(f"lines span [{lo}, {hi}]: expected indices in "
                                         f"[0, {self.geometry.capacity_lines}), the {self.capacity_bytes} B of this memory")
         self._min_arrival_ps = arrival_ps
+        seen_ps = arrival_ps + self._pipeline_ps  # when the controller may act on the chunk
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
             before = self._ctr[_ATTRIBUTED].copy()
@@ -233,11 +242,12 @@ class DramSystem:
                 p[k.P_CCD_S] = max(1, round(p[k.P_CCD_S] / bus_speedup))
                 p[k.P_CCD_L] = max(1, round(p[k.P_CCD_L] / bus_speedup))
             if self.command_queue_depth:
-                dram_command_queues.serve_command_queues(lines, writes, arrival_ps, self._decode, p, self._bk,
+                dram_command_queues.serve_command_queues(lines, writes, seen_ps, self._decode, p, self._bk,
                                                          self._rk, self._grp, self._ch, self._pend, self._ctr, out,
-                                                         self._log, self._log_n, self._tq_ring, self._bq_state)
+                                                         self._log, self._log_n, self._tq_ring, self._bq_state,
+                                                         self._bus_gap)
             elif self.scheduler == "ready_first" and lines.size > 1:
-                dram_ready_first.serve_ready_first(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk,
+                dram_ready_first.serve_ready_first(lines, writes, seen_ps, self._decode, p, self._bk, self._rk,
                                                    self._grp, self._ch, self._ring, self._pend, self._ctr, out,
                                                    self._log, self._log_n)
             elif self.scheduler == "frfcfs" and lines.size > 1:
@@ -245,14 +255,14 @@ class DramSystem:
                 if self.page_policy == "closed":
                     open_row[:] = -1
                 elif self.page_policy == "open_adaptive":  # rows with no request queued by now are closed
-                    open_row[self._bk[:, k.B_PRE_READY] < arrival_ps] = -1
+                    open_row[self._bk[:, k.B_PRE_READY] < seen_ps] = -1
                 order = k.frfcfs_order(lines, writes, self._decode, self.queue_depth, open_row)
                 served = np.empty_like(out)
-                k.serve(lines[order], writes[order], arrival_ps, self._decode, p, self._bk, self._rk, self._grp,
+                k.serve(lines[order], writes[order], seen_ps, self._decode, p, self._bk, self._rk, self._grp,
                         self._ch, self._ring, self._pend, self._ctr, served, self._log, self._log_n, pool)
                 out[order] = served
             else:
-                k.serve(lines, writes, arrival_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
+                k.serve(lines, writes, seen_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
                         self._ring, self._pend, self._ctr, out, self._log, self._log_n, pool)
             mine = self._by_requester.setdefault(requester, np.zeros(len(_ATTRIBUTED), dtype=np.int64))
             mine += self._ctr[_ATTRIBUTED] - before

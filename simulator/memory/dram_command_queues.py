@@ -18,12 +18,30 @@ controller serves the one whose column command could issue earliest (``dram_read
 estimate; ties go to the oldest), with every rule of ``dram_kernel.issue_request`` and none of its
 commands before the request entered its command queue.
 
+A rank's refresh goes first once it falls due: when the request to serve next belongs to a rank whose
+refresh is due at or before that request's column-command estimate, the rank's banks are precharged and
+refreshed first, and the request (re-opening its row) follows, as DRAMSim3's controller issues a due
+refresh's precharges and REF before any other command of the rank (``Controller::ClockTick``,
+``CommandQueue::FinishRefresh``). Before that, each bank of the rank whose oldest queued request needs
+another row opens it if its PRE and ACT could issue before the due time: DRAMSim3 issues a ready ACT at once,
+whatever the column command behind it waits for, so such a row is opened, closed by the refresh and opened
+again after it. A chunk of one request is served as it comes, its rank refreshed first only
+if the refresh fell due by its entry to the command queue.
+
 A request enters its transaction queue no earlier than its arrival, the previous request's entry
 and the move of the request ``queue_depth`` places earlier in that queue; it enters its command
 queue no earlier than that, the service of the request ``command_queue_depth`` places earlier in
 that bank's queue, and, for a write, the start of its drain (for a read, the end of the last drain).
 These times and each bank's column commands since its ACT carry over between chunks (``tq_ring``,
 ``bq_state``).
+
+Column commands of a channel issue in service order, except that a chunk of one request may take
+the gap its channel's latest column command left on the data bus: when that command waited (on a
+refresh of its rank, say) past the bus's earlier free time, a later request whose data burst, with
+the rank-switch or read-to-write bubble on either side, ends before that command's burst begins is
+served there, as DRAMSim3's command queues issue a ready command of any bank while another bank's
+waits (``CommandQueue::GetCommandToIssue``). The bus before the latest column command is kept per
+channel (``bus_gap``).
 """
 
 from __future__ import annotations
@@ -31,10 +49,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, G_LAST_ACT,
-                                          G_LAST_COL, G_LAST_WR_END, K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID,
-                                          NEG_INF, P_BG_MASK, P_CCD_L, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP, P_RRD_L,
-                                          P_WTR_L, STALE_LAYOUT, field, issue_request)
+from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_LAST_RANK,
+                                          C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_ACTS,
+                                          K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST, P_CCD_L,
+                                          P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RTRS, P_RTW,
+                                          P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT, _advance_open,
+                                          _close_bank, _log, _refresh_until, earliest_act, field, issue_request,
+                                          record_act)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -47,6 +68,12 @@ def bank_queue_state(n_banks: int, depth: int) -> np.ndarray:
     """Per bank: the service times (ps) of its last ``depth`` command-queue entries (a ring), the
     count of entries served, and the column commands since its ACT."""
     return np.zeros((n_banks, depth + 2), dtype=np.int64)
+
+
+def bus_gap_state(channel_state: np.ndarray) -> np.ndarray:
+    """Per channel: the data-bus columns of ``channel_state`` (``dram_kernel``'s C_* columns) as they were
+    before its latest column command; a copy of the state itself before any."""
+    return channel_state.copy()
 
 
 def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
@@ -98,10 +125,60 @@ def _note_served(bq_state, g, activated, t_col):
 
 
 @njit(cache=True)
-def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring, bq_state):
+def _bus_bubble(first_rank, first_write, then_rank, then_write, p):
+    """Idle bus time (ps) a burst of ``then_rank`` needs after one of ``first_rank`` (``dram_kernel.bus_ready``)."""
+    gap = p[P_RTRS] if first_rank != then_rank else 0
+    if then_write and not first_write and p[P_RTW] > gap:
+        gap = p[P_RTW]
+    return gap
+
+
+@njit(cache=True)
+def _issue_in_gap(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n, bus_gap, c):
+    """Serve request ``line_i`` on the data bus as it was before channel c's latest column command
+    (``bus_gap``) if its burst ends, with the bubble between them, before that command's burst begins;
+    return its completion time (ps), or NEG_INF with every state array as it was."""
+    latest_rank = ch[c, C_LAST_RANK]
+    latest_write = ch[c, C_LAST_WRITE] != 0
+    latest_data = ch[c, C_LAST_COL] + (p[P_CWL] if latest_write else p[P_CL])
+    wr = is_write[line_i] != 0
+    rank = c * decode[1, 1] + field(lines[line_i], decode, 1)
+    soonest = t_move + (p[P_CWL] if wr else p[P_CL]) + p[P_BURST]
+    if latest_rank < 0 or rank == latest_rank or \
+            soonest + _bus_bubble(rank, wr, latest_rank, latest_write, p) > latest_data:
+        return NEG_INF  # no gap it could fit (one rank's column commands keep their order: tCCD)
+    n_banks = decode[2, 1]
+    groups = p[P_BG_MASK] + 1
+    banks = bk[rank * n_banks:(rank + 1) * n_banks].copy()
+    ranks = rk[rank].copy()
+    group_rows = grp[rank * groups:(rank + 1) * groups].copy()
+    intervals = pend[rank].copy()
+    counters = ctr.copy()
+    latest = ch[c].copy()
+    logged = log_n[0]
+    ch[c] = bus_gap[c]
+    t_done = issue_request(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
+    if t_done + _bus_bubble(rank, wr, latest_rank, latest_write, p) <= latest_data:
+        bus_gap[c] = ch[c]  # the gap now begins after this burst
+        ch[c] = latest
+        return t_done
+    bk[rank * n_banks:(rank + 1) * n_banks] = banks
+    rk[rank] = ranks
+    grp[rank * groups:(rank + 1) * groups] = group_rows
+    pend[rank] = intervals
+    ctr[:] = counters
+    ch[c] = latest
+    log_n[0] = logged
+    return NEG_INF
+
+
+@njit(cache=True)
+def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring, bq_state,
+               bus_gap):
     """``serve_command_queues`` for a chunk of one request: it enters its transaction queue and its
     command queue as soon as both have room (a write also waits for the channel's last column
-    command, as a drain started by no read waiting), then is served."""
+    command, as a drain started by no read waiting), then is served, in the gap before the channel's
+    latest column command if it fits there (``_issue_in_gap``)."""
     tq_depth = tq_ring.shape[2] - 1
     bq_depth = bq_state.shape[1] - 2
     line = lines[0]
@@ -115,8 +192,14 @@ def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ct
     tq_ring[c, kind, entered % tq_depth] = t_move
     tq_ring[c, kind, tq_depth] = entered + 1
     acts = ctr[K_ACTS]
-    t_done = issue_request(0, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
-    _note_served(bq_state, g, ctr[K_ACTS] != acts, ch[c, C_LAST_COL])
+    t_done = _issue_in_gap(0, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n, bus_gap, c)
+    if t_done != NEG_INF:
+        t_col = bus_gap[c, C_LAST_COL]
+    else:
+        bus_gap[c] = ch[c]
+        t_done = issue_request(0, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
+        t_col = ch[c, C_LAST_COL]
+    _note_served(bq_state, g, ctr[K_ACTS] != acts, t_col)
     out[0] = t_done
     if t_done > ctr[K_LAST_DONE]:
         ctr[K_LAST_DONE] = t_done
@@ -124,8 +207,51 @@ def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ct
 
 
 @njit(cache=True)
+def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log, log_n, bq, bq_time, bq_len, row_of):
+    """Rank r of channel c is about to be refreshed, due at ``due`` (ps): each bank of the rank whose oldest
+    queued request needs another row opens it first if its PRE (when a row is open) and ACT could issue
+    before ``due`` (oldest request first), as DRAMSim3 issues any ready ACT at once, whatever its column
+    command waits for; the refresh then closes the row again, and the request re-opens it after the REF."""
+    n_banks = decode[2, 1]
+    rank = c * decode[1, 1] + r
+    groups = p[P_BG_MASK] + 1
+    base = rank * n_banks
+    if rk[rank, R_PEND] + 2 * n_banks > pend.shape[1]:  # room for these precharges and the refresh's
+        watermark = due
+        for b in range(n_banks):
+            if bq_len[r * n_banks + b] > 0 and bq_time[r * n_banks + b, 0] < watermark:
+                watermark = bq_time[r * n_banks + b, 0]
+        _advance_open(rk, rank, bk[base:base + n_banks], pend, watermark)
+    tried = np.zeros(n_banks, np.bool_)
+    while True:
+        b = -1  # the untried bank whose oldest request entered its queue first
+        for j in range(n_banks):
+            lb = r * n_banks + j
+            if not tried[j] and bq_len[lb] > 0 and row_of[bq[lb, 0]] != bk[base + j, B_OPEN_ROW] and (
+                    b < 0 or bq_time[lb, 0] < bq_time[r * n_banks + b, 0]):
+                b = j
+        if b < 0:
+            return
+        tried[b] = True
+        g = base + b
+        gi = rank * groups + (b & p[P_BG_MASK])
+        start = max(bq_time[r * n_banks + b, 0], rk[rank, R_WAKE])
+        t_pre = max(start, bk[g, B_PRE_READY])
+        ready = t_pre + p[P_RP] if bk[g, B_OPEN_ROW] >= 0 else start
+        t_act = earliest_act(bk, rk, grp, rank, g, gi, ready, p)
+        if t_act >= due:
+            continue
+        if bk[g, B_OPEN_ROW] >= 0:
+            _close_bank(bk, rk, rank, g, pend, t_pre, p, ctr, log, log_n, b)
+        row = row_of[bq[r * n_banks + b, 0]]
+        record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
+        if log_n[0] < log.shape[0]:
+            _log(log, log_n, t_act, CMD_ACT, rank, b, row)
+
+
+@njit(cache=True)
 def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n,
-                         tq_ring, bq_state):
+                         tq_ring, bq_state, bus_gap):
     """Serve one chunk (all arriving at arrival_ps) through the transaction and command queues;
     write each request's data-burst completion time (ps) to ``out`` and return the latest."""
     if p[P_LAYOUT] != LAYOUT_ID:
@@ -133,7 +259,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     n = lines.shape[0]
     if n == 1:  # (no queue arrays to set up)
         return _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
-                          bq_state)
+                          bq_state, bus_gap)
     tq_depth = tq_ring.shape[2] - 1
     bq_depth = bq_state.shape[1] - 2
     n_ranks = decode[1, 1]
@@ -282,10 +408,19 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     best_lb, best_slot, best_t, best_i = lb, slot, t, i
             if best_lb < 0:
                 raise RuntimeError(NO_CANDIDATE)
+            rank = c * n_ranks + best_lb // n_banks
+            if best_t >= rk[rank, R_NEXT_REF]:  # the rank's refresh falls due first: it goes before the request
+                _open_rows_before_refresh(c, best_lb // n_banks, rk[rank, R_NEXT_REF], decode, p, bk, rk, grp, pend,
+                                          ctr, log, log_n, bq, bq_time, bq_len, row_of)
+                _refresh_until(bk, rk, rank, n_banks, pend, rk[rank, R_NEXT_REF], True, p, ctr, log, log_n)
+                r0 = (best_lb // n_banks) * n_banks
+                dirty[r0:r0 + n_banks] = True
+                continue
             i = best_i
             g = bank0 + best_lb
             acts = ctr[K_ACTS]
             refreshes = ctr[K_REFRESHES]
+            bus_gap[c] = ch[c]
             t_done = issue_request(i, bq_time[best_lb, best_slot], lines, is_write, decode, p, bk, rk, grp, ch, pend,
                                    ctr, log, log_n)
             out[i] = t_done

@@ -430,6 +430,34 @@ def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ri
 
 
 @njit(cache=True, inline='always')
+def earliest_act(bk, rk, grp, rank, g, gi, ready, p):
+    """Earliest ACT (ps) of bank g (rank ``rank``, bank-group row gi) no earlier than ``ready``: the bank's
+    tRC and tRP, the rank's refresh end, tRRD_S and tFAW, the group's tRRD_L."""
+    t_act = max(ready, bk[g, B_ACT_READY])
+    t_act = max(t_act, rk[rank, R_READY])
+    t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD_S])
+    t_act = max(t_act, grp[gi, G_LAST_ACT] + p[P_RRD_L])
+    return max(t_act, rk[rank, R_FAW0 + rk[rank, R_FAW_POS]] + p[P_FAW])
+
+
+@njit(cache=True, inline='always')
+def record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p):
+    """Bank g opens ``row`` at t_act (ps): the rank's tFAW window and last ACT, the group's last ACT, the
+    bank's open row and its tRC, tRAS and tRCD readiness, and the ACT count. The caller logs it."""
+    fpos = rk[rank, R_FAW_POS]
+    rk[rank, R_FAW0 + fpos] = t_act
+    rk[rank, R_FAW_POS] = (fpos + 1) & 3
+    rk[rank, R_LAST_ACT] = t_act
+    grp[gi, G_LAST_ACT] = t_act
+    bk[g, B_OPEN_ROW] = row
+    bk[g, B_OPEN_SINCE] = t_act
+    bk[g, B_ACT_READY] = t_act + p[P_RC]
+    bk[g, B_PRE_READY] = t_act + p[P_RAS]
+    bk[g, B_COL_READY] = t_act + p[P_RCD]
+    ctr[K_ACTS] += 1
+
+
+@njit(cache=True, inline='always')
 def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n):
     """Issue the commands of request i of `lines`, next on its channel, none before ``frontier``
     (ps); return its data-burst completion time (ps)."""
@@ -482,22 +510,8 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
             _precharge(bk, rk, pend, ctr, rank, g, t_pre, t_rp)
         else:
             ctr[K_MISSES] += 1
-        t_act = max(ready, bk[g, B_ACT_READY])
-        t_act = max(t_act, rk[rank, R_READY])
-        t_act = max(t_act, rk[rank, R_LAST_ACT] + p[P_RRD_S])
-        t_act = max(t_act, grp[gi, G_LAST_ACT] + p[P_RRD_L])
-        fpos = rk[rank, R_FAW_POS]
-        t_act = max(t_act, rk[rank, R_FAW0 + fpos] + p[P_FAW])
-        rk[rank, R_FAW0 + fpos] = t_act
-        rk[rank, R_FAW_POS] = (fpos + 1) & 3
-        rk[rank, R_LAST_ACT] = t_act
-        grp[gi, G_LAST_ACT] = t_act
-        bk[g, B_OPEN_ROW] = row
-        bk[g, B_OPEN_SINCE] = t_act
-        bk[g, B_ACT_READY] = t_act + p[P_RC]
-        bk[g, B_PRE_READY] = t_act + p[P_RAS]
-        bk[g, B_COL_READY] = t_act + p[P_RCD]
-        ctr[K_ACTS] += 1
+        t_act = earliest_act(bk, rk, grp, rank, g, gi, ready, p)
+        record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_act, CMD_ACT, rank, b, row)
         col_earliest = t_act + p[P_RCD]

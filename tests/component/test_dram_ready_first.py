@@ -5,10 +5,13 @@ the other controllers in test_dram.py.)"""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from tests.component.test_dram import TCK, line, make
+from simulator.memory import dram_kernel as k
+from tests.component.test_dram import GEOMETRY, TCK, TIMING, check_protocol, line, make, open_time_from_log
 
 
 def test_a_row_hit_behind_a_conflict_is_served_first_by_hand():
@@ -94,3 +97,96 @@ def test_command_queues_serve_random_reads_as_fast_as_the_whole_queue():
     lines = rng.integers(0, (1 << 30) // 64, 20_000)
     ends = [make(scheduler="ready_first", command_queue_depth=depth).service(lines, False, 0) for depth in (0, 8)]
     assert 0.95 < ends[1] / ends[0] < 1.05
+
+
+def test_the_input_pipeline_delays_every_first_command():
+    a = 1_000_000
+    for cycles in (0, 2, 5):
+        for scheduler, depth in (("in_order", 0), ("ready_first", 8)):
+            d = make(scheduler=scheduler, command_queue_depth=depth, arrival_to_command_cycles=cycles)
+            assert d.service(np.array([line(5, 3)]), False, a) == a + (cycles + 11 + 11 + 4) * TCK  # + tRCD, CL, burst
+    for bad in (-1, True, 1.0):
+        with pytest.raises(ValueError, match="arrival_to_command_cycles"):
+            make(arrival_to_command_cycles=bad)
+
+
+def _two_rank_line(rank, row, bank, col=0):
+    """Line index of (rank, row, bank, column) on the preset's mapping row:rank:bank:channel:column, two ranks."""
+    return ((row * 2 + rank) * 8 + bank) * 256 + col
+
+
+def _reads_around_a_refresh(command_queue_depth):
+    """A read of rank 1 arriving as its refresh falls due, then one of rank 0 100 ns later, one call each:
+    their completion times (ps) and the system."""
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g, scheduler="ready_first", command_queue_depth=command_queue_depth, refresh="staggered",
+             command_log_capacity=64)
+    due = TIMING.t_refi_ps  # rank 1 of 2, staggered: tREFI
+    first = d.service_lines(np.array([_two_rank_line(1, 4, 2)]), False, due)[0]
+    second = d.service_lines(np.array([_two_rank_line(0, 7, 5)]), False, due + 100_000)[0]
+    return first, second, d
+
+
+def test_a_lone_read_passes_one_waiting_on_its_ranks_refresh_through_the_command_queues():
+    first, second, d = _reads_around_a_refresh(8)
+    assert first == TIMING.t_refi_ps + (TIMING.t_rfc + 11 + 11 + 4) * TCK  # REF, then ACT, tRCD, CL, burst
+    assert second == TIMING.t_refi_ps + 100_000 + (11 + 11 + 4) * TCK  # an idle bank of the other rank
+    log = d.command_log()
+    assert check_protocol(log, TIMING, 2) == len(log)
+    end = d.last_completion_ps
+    assert d.background_times_ps(end)["open"] == open_time_from_log(log, 2, end)
+    # without command queues the controller keeps its column commands in arrival order
+    first, second, _ = _reads_around_a_refresh(0)
+    assert second > first
+
+
+def test_lone_requests_around_refreshes_keep_the_protocol_and_its_accounting():
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g, scheduler="ready_first", command_queue_depth=8, refresh="staggered", command_log_capacity=100_000)
+    rng = np.random.default_rng(4)
+    arrival = 0
+    for _ in range(3000):  # about six tREFI of single requests, 40 to 60 ns apart
+        arrival += int(rng.integers(32, 49)) * TCK
+        d.service_lines(rng.integers(0, g.capacity_lines, 1), rng.random(1) < 0.3, arrival)
+    end = d.last_completion_ps + 10 * TIMING.t_refi_ps
+    times = d.background_times_ps(end)
+    d.idle_until(end)
+    log = d.command_log()
+    assert check_protocol(log, TIMING, 2) == len(log)
+    assert times["open"] == open_time_from_log(log, 2, end)
+    assert int(np.sum(log[:, 1] == k.CMD_REF)) == times["refreshes"] > 0
+
+
+def test_through_the_command_queues_a_refresh_falling_due_goes_before_later_commands():
+    # reads of one row from 100 ns before tREFI: those whose column command would come at or after the refresh's
+    # due time wait for it, and re-open the row after it, as DRAMSim3's controller refreshes a rank when due
+    d = make(scheduler="ready_first", command_queue_depth=8, command_log_capacity=256)
+    due = TIMING.t_refi_ps
+    d.service_lines(np.array([line(1, 0, col) for col in range(64)]), False, due - 100_000)
+    log = d.command_log()
+    ref = int(log[log[:, 1] == k.CMD_REF][0, 0])
+    columns = log[log[:, 1] == k.CMD_RD][:, 0]
+    assert due <= ref <= due + (TIMING.t_rtp + TIMING.t_rp + 4) * TCK  # the bank closed as soon as it may
+    assert not np.any((columns >= due) & (columns < ref + TIMING.t_rfc * TCK))
+    assert 0 < np.sum(columns < due) < 64
+    assert d.counters()["activates"] == 2
+    assert check_protocol(log, TIMING, 1) == len(log)
+
+
+def test_a_row_a_queued_request_could_open_before_a_due_refresh_is_opened_then_and_again_after():
+    # 34 reads of row 1 in bank 0, then one of row 2 in bank 1, from 100 ns before tREFI: bank 1's request waits in
+    # its command queue behind bank 0's reads on the data bus until past the due time, but its ACT could issue
+    # long before; DRAMSim3 issues it then, and the refresh closes the row again
+    d = make(scheduler="ready_first", command_queue_depth=8, command_log_capacity=256)
+    due = TIMING.t_refi_ps
+    d.service_lines(np.array([line(1, 0, col) for col in range(34)] + [line(2, 1)]), False, due - 100_000)
+    log = d.command_log()
+    ref_end = int(log[log[:, 1] == k.CMD_REF][0, 0]) + TIMING.t_rfc * TCK
+    bank1 = log[log[:, 3] == 1]
+    acts = bank1[bank1[:, 1] == k.CMD_ACT][:, 0]
+    assert len(acts) == 2 and acts[0] < due and acts[1] >= ref_end
+    assert bank1[bank1[:, 1] == k.CMD_RD][0, 0] >= acts[1] + TIMING.t_rcd * TCK
+    assert d.counters()["activates"] == 4  # each bank's row, before the refresh and after it
+    assert check_protocol(log, TIMING, 1) == len(log)
+    end = d.last_completion_ps
+    assert d.background_times_ps(end)["open"] == open_time_from_log(log, 1, end)

@@ -44,7 +44,12 @@ class PeerSetup:
     overrides: tuple[str, ...]
 
 
-_DDR3 = ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false", "dram.geometry.refresh=staggered")
+#: DRAMSim3 driven by its trace frontend acts on a request two cycles after its trace cycle: the frontend
+#: adds it after the memory's tick of that cycle, and the controller moves it to a command queue at the end of
+#: the next tick, after that tick's command (``TraceBasedCPU::ClockTick``, ``Controller::ClockTick``)
+_PIPELINE = ("dram.geometry.arrival_to_command_cycles=2",)
+_DDR3 = ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false",
+         "dram.geometry.refresh=staggered") + _PIPELINE
 #: the ready-first controller with per-bank command queues of 8 requests, as the peers' files (DRAMSim3
 #: ``queue_structure = PER_BANK``, ``cmd_queue_size = 8``)
 _READY_FIRST = ("dram.geometry.scheduler=ready_first", "dram.geometry.command_queue_depth=8")
@@ -53,12 +58,13 @@ PEER_SETUPS: dict[str, PeerSetup] = {
     "ddr3": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3),
     "ddr3_ready_first": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3 + _READY_FIRST),
     "ddr4": PeerSetup("ddr4", "dram/ddr4_3200_mt40a1g8", ("dram.geometry.power_down=false",
-                                                         "dram.geometry.refresh=staggered") + _READY_FIRST),
+                                                         "dram.geometry.refresh=staggered") + _PIPELINE
+                      + _READY_FIRST),
     # one 128-bit channel; DRAMSim3 doubles HBM columns (2 KB rows) and reads its file's tRTP_S (4)
     "hbm2": PeerSetup("hbm2", "dram/hbm2_8gb_x128", ("dram.geometry.power_down=false", "dram.geometry.channels=1",
                                                      "dram.geometry.columns=128", "dram.timing.t_rtp=4",
                                                      "dram.interface_energy_j_per_bit=20 pJ/bit")  # unused here
-                      + _READY_FIRST),
+                      + _PIPELINE + _READY_FIRST),
 }
 
 

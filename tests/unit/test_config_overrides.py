@@ -112,3 +112,16 @@ def test_command_queues_are_read_with_the_ready_first_scheduler_only():
     with pytest.raises(ConfigError, match=r"command_queue_depth: 8 with scheduler 'frfcfs'; expected 0, or "
                                           r"scheduler ready_first"):
         load_spec(LAP_LLC, SystemSpec, ["dram.geometry.command_queue_depth=8"])
+
+
+def test_the_input_pipeline_reaches_the_memory_and_is_out_of_the_record_at_its_default():
+    from simulator.config.fields import spec_to_dict
+    from simulator.system import build_dram
+
+    loaded = load_spec(LAP_LLC, SystemSpec, ["dram.geometry.arrival_to_command_cycles=2"])
+    assert build_dram(loaded.spec).arrival_to_command_cycles == 2
+    plain = load_spec(LAP_LLC, SystemSpec)
+    assert "arrival_to_command_cycles" not in spec_to_dict(plain.spec)["dram"]["geometry"]  # hashes as before
+    assert plain.spec.dram.geometry.arrival_to_command_cycles == 0
+    with pytest.raises(ConfigError, match="arrival_to_command_cycles"):
+        load_spec(LAP_LLC, SystemSpec, ["dram.geometry.arrival_to_command_cycles=-1"])
