@@ -41,7 +41,7 @@ def build_memory(dram: DramSpec, line_bytes: int) -> DramSystem:
     g = dram.geometry
     return DramSystem(*memory_parameters(dram, line_bytes), page_policy=g.page_policy, queue_depth=g.queue_depth,
                       scheduler=g.scheduler, power_down=g.power_down, refresh=g.refresh,
-                      command_queue_depth=g.command_queue_depth)
+                      command_queue_depth=g.command_queue_depth, refresh_mode=g.refresh_mode)
 
 
 def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:

@@ -1,5 +1,6 @@
 """DRAM standards declared once: bank-group timings (_S between groups, _L within one) by hand,
-the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations,
+the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations (DDR5's
+too; test_dram_ddr5 checks its timings, refresh modes and preset),
 and the declaration table driving the schema, the reference and the kernel's layout."""
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from simulator.memory.dram import DramSystem
 from tests.component.test_dram import check_protocol, random_chunks
 from tests.conftest import DEFAULT_SYSTEM, refused
 
-INTERFACE = {"ddr3_1600_mt41j256m4": "", "ddr4_3200_mt40a1g8": "", "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit"}
+INTERFACE = {"ddr3_1600_mt41j256m4": "", "ddr4_3200_mt40a1g8": "", "ddr5_4800_mt60b2g8": "",
+             "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit"}
 
 
 def system_file(directory: Path, preset: str) -> Path:
@@ -186,6 +188,19 @@ def test_hbm2_stack_streams_near_its_peak(tmp_path):
     ("ddr4_3200_mt40a1g8", "dram.geometry.bank_groups=32", ["bank_groups", "expected to divide banks (16)"]),
     ("ddr4_3200_mt40a1g8", "dram.standard=ddr3", ["timing.t_rrd", "missing; ddr3 requires it"]),
     ("hbm2_8gb_x128", "dram.geometry.ranks_per_channel=2", ["ranks_per_channel", "one rank"]),
+    ("ddr3_1600_mt41j256m4", "dram.geometry.refresh_mode=same_bank",
+     ["geometry.refresh_mode", "ddr3 refreshes all_bank"]),
+    ("ddr4_3200_mt40a1g8", "dram.timing.t_ccd_l_wr=16", ["timing.t_ccd_l_wr", "ddr4 has no t_ccd_l_wr"]),
+    ("ddr3_1600_mt41j256m4", "dram.timing.t_rfc_sb=40", ["timing.t_rfc_sb", "ddr3 has no t_rfc_sb"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_ccd_l_wr=10",
+     ["dram.timing.t_ccd_l_wr: 10 tCK; expected >= t_ccd_l (12 tCK)"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_ccd_l=6", ["dram.timing.t_ccd_l: 6 tCK; expected >= t_ccd_s (8 tCK)"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_rfc_sb=800",
+     ["dram.timing.t_rfc_sb: 800 tCK; expected <= t_rfc (710 tCK)"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_cke=8", ["timing.t_cke", "ddr5 has no t_cke"]),
+    ("ddr5_4800_mt60b2g8", "dram.currents.vpp_v=1.8 V", ["currents.ipp0_a", "expected every VPP key"]),
+    ("ddr5_4800_mt60b2g8", "dram.currents.idd5sb_a=80 mA", ["currents.idd5sb_a", "expected >= idd2n_a"]),
+    ("ddr5_4800_mt60b2g8", "dram.geometry.bank_groups=1", ["geometry.bank_groups", "expected 2 or more"]),
 ])
 def test_a_wrong_combination_is_refused_with_exit_2_naming_file_and_key(tmp_path, capsys, preset, override, words):
     system = system_file(tmp_path, preset)
@@ -222,11 +237,14 @@ def test_schema_sections_are_the_declared_parameters():
 
 def test_keys_reference_documents_each_standards_parameters():
     rows = {r.key: r for r in describe_spec(SystemSpec)}
-    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2'"
-    assert "[required by ddr4, hbm2]" in rows["dram.timing.t_ccd_l"].doc
+    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2', 'ddr5'"
+    assert "[required by ddr4, hbm2, ddr5]" in rows["dram.timing.t_ccd_l"].doc
+    assert "[required by ddr5]" in rows["dram.timing.t_rfc_sb"].doc and "[required by ddr5]" in rows[
+        "dram.currents.idd5sb_a"].doc
+    assert "one of 'all_bank', 'same_bank'" == rows["dram.geometry.refresh_mode"].accepts
     assert "[required by ddr3]" in rows["dram.timing.t_ccd"].doc
-    assert "[required by ddr4]" in rows["dram.currents.ipp3n_a"].doc and rows["dram.currents.ipp3n_a"].unit == "A"
-    assert "[optional in ddr3, ddr4, hbm2]" in rows["dram.currents.idd3p_a"].doc
+    assert "[required by ddr4; optional in ddr5]" in rows["dram.currents.ipp3n_a"].doc and rows["dram.currents.ipp3n_a"].unit == "A"
+    assert "[optional in ddr3, ddr4, hbm2, ddr5]" in rows["dram.currents.idd3p_a"].doc
     assert rows["dram.timing.tck_s"].default == "required"
 
 
