@@ -25,6 +25,7 @@ from simulator.host.core import CoreTiming, HostCore, StageStats, merged_stages
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
 from simulator.memory.core_caches import CoreCaches
 from simulator.memory.dram import DramSystem
+from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
 from simulator.interconnect.couplings import COUPLING_STRATEGIES, FIRST_LEVEL, LAST_LEVEL, MEMORY_CONTROLLER
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
@@ -62,7 +63,8 @@ def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:
 def dram_unloaded_latency_ps(spec: SystemSpec) -> int:
     """DRAM device time of an isolated read to a closed bank: tRCD + CL + burst, ps."""
     t = spec.dram.timing
-    return seconds_to_ps((t.t_rcd + t.cl + t.burst_length / 2) * t.tck_s)
+    return seconds_to_ps((t.t_rcd + t.cl + t.burst_length / DRAM_STANDARDS[spec.dram.standard].beats_per_tck)
+                         * t.tck_s)
 
 
 @dataclass

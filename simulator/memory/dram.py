@@ -1,4 +1,4 @@
-"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, DDR5, HBM2).
+"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, DDR5, HBM2, HBM3).
 
 ``DramSystem`` serves chunks of 64 B line requests in arrival order (within a chunk, in
 the order its controller chooses: as given, or first-ready) and returns when the last data
@@ -13,7 +13,9 @@ rank r of the R of its channel (``"staggered"``, ``dram_params.first_refresh_ps`
 are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for tRFC. Under same-bank
 refresh (``refresh_mode="same_bank"``, DDR5's REFsb) tREFI above is the interval between commands,
 tREFI / (banks per group): each REFsb precharges and blocks for tRFCsb bank k of every bank group,
-k taking the values 0, 1, ... in turn, while the other banks work. Refreshes
+k taking the values 0, 1, ... in turn, while the other banks work; under per-bank refresh
+(``"per_bank"``, HBM3's REFpb) one command every tREFI / banks blocks bank 0, 1, ... in turn for
+tRFCpb. Refreshes
 happen whether or not requests arrive, so up to a time ``end_ps`` a rank has received the
 refreshes due strictly before ``end_ps`` (simultaneous: ``ceil(end_ps / tREFI) - 1``, e.g.
 ``floor(1 ms / 7.8 us) = 128`` over 1 ms).
@@ -32,7 +34,7 @@ from simulator.memory.array_kernel import value_range
 from simulator.config.units import is_power_of_two
 from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, DramCurrents, DramGeometry,
                                           DramTiming, check_geometry_standard, check_line_is_one_burst,
-                                          check_refresh_mode, first_refresh_ps, pack_timing_ps,
+                                          bursts_per_line, check_refresh_mode, first_refresh_ps, pack_timing_ps,
                                           peak_bandwidth_bytes_per_s, refresh_command_interval_ps, refresh_sets)
 
 #: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
@@ -81,8 +83,8 @@ class DramSystem:
     (active power-down, IDD3P, while a bank holds a row; precharge power-down, IDD2P,
     otherwise) and pays tXP to wake, as DRAMSim2 does with ``USE_LOW_POWER``; needs
     ``currents.idd3p_ma``. refresh: ``"simultaneous"`` or ``"staggered"`` (see the module
-    docstring). refresh_mode: ``"all_bank"`` or, where the standard has it, ``"same_bank"`` (see
-    the module docstring). command_log_capacity: if > 0,
+    docstring). refresh_mode: ``"all_bank"`` or, where the standard has it, ``"same_bank"`` or
+    ``"per_bank"`` (see the module docstring). command_log_capacity: if > 0,
     the first that many commands are recorded for inspection (``command_log``).
     """
 
@@ -130,6 +132,7 @@ class DramSystem:
         p = pack_timing_ps(timing)
         p[k.P_REFI] = self.refresh_interval_ps
         p[k.P_REF_DIV] = divisor
+        p[k.P_BURSTS] = bursts_per_line(timing, geometry)
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
         p[k.P_POWER_DOWN] = 1 if power_down else 0
         p[k.P_IDLE_CLOSE] = 1 if page_policy == "open_adaptive" else 0

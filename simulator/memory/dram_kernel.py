@@ -23,7 +23,11 @@ chunk in its service order with :func:`frfcfs_order`):
   the bank group), column command tRCD later;
 * other row open: PRE (tRAS after ACT, tRTP after a read, tWR after write data), tRP,
   then as for a closed bank;
-* column commands, and hence data bursts, of one channel issue in that order;
+* column commands, and hence data bursts, of one channel issue in that order; a line of several
+  bursts (a pseudo-channel narrower than a line) takes the data bus for them back to back, as if
+  interleaved with the next lines' bursts (a real controller does so across bank groups; an isolated
+  line's later bursts come (bursts - 1) x (tCCD_L - burst) early), and holds its bank group for
+  tCCD_L per burst;
 * closed-page policy: every column command is followed by an auto-precharge at the
   earliest legal time.
 * adaptive open-page policy (DRAMSim2's ``OpenPage``: when nothing else can issue,
@@ -72,10 +76,11 @@ P_WTR_S = SLOT_INDEX["wtr_s"]
 P_WTR_L = SLOT_INDEX["wtr_l"]
 P_RTP = SLOT_INDEX["rtp"]
 P_RFC = SLOT_INDEX["rfc"]
-P_RFC_SB = SLOT_INDEX["rfc_sb"]  # same-bank refresh cycle (tRFCsb)
+P_RFC_PART = SLOT_INDEX["rfc_part"]  # refresh cycle of a partial refresh (tRFCsb, tRFCpb)
 P_REF_DIV = SLOT_INDEX["refresh_set_div"]  # 0: all-bank refresh; else a bank b is in refresh set b // this
 P_FAW = SLOT_INDEX["faw"]
-P_BURST = SLOT_INDEX["burst"]  # data-bus occupancy of one burst, BL/2 tCK
+P_BURST = SLOT_INDEX["burst"]  # data-bus occupancy of one burst, BL/2 tCK (BL/4 at four beats per tCK)
+P_BURSTS = SLOT_INDEX["bursts_per_line"]  # bursts of one line, tCCD_L apart
 P_REFI = SLOT_INDEX["refi"]  # interval between the refresh commands of a rank
 P_RTRS = SLOT_INDEX["rtrs"]  # rank-to-rank data-bus switch
 P_RTW = SLOT_INDEX["rtw"]  # read-to-write data-bus bubble
@@ -331,9 +336,9 @@ def _power_up(rk, rank, t_ps, p):
 @njit(cache=True)
 def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log, log_n):
     """Perform every refresh of `rank` due before limit_ps (at or before when inclusive). An all-bank
-    refresh precharges every open bank and blocks the rank for tRFC; a same-bank refresh (``P_REF_DIV``
-    > 0) precharges and blocks for tRFCsb only the banks of the rank's next refresh set, the others
-    working on."""
+    refresh precharges every open bank and blocks the rank for tRFC; a same-bank or per-bank refresh
+    (``P_REF_DIV`` > 0) precharges and blocks for tRFCsb / tRFCpb only the banks of the rank's next
+    refresh set, the others working on."""
     div = p[P_REF_DIV]
     while True:
         t_ref = rk[rank, R_NEXT_REF]
@@ -367,7 +372,7 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
                 # a partial refresh waits for its banks' tRC and tRP, as an ACT would
                 if div > 0 and bk[base + b, B_ACT_READY] > t_start:
                     t_start = bk[base + b, B_ACT_READY]
-        t_end = t_start + (p[P_RFC] if div == 0 else p[P_RFC_SB])
+        t_end = t_start + (p[P_RFC] if div == 0 else p[P_RFC_PART])
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_start, CMD_REF, rank, -1 if div == 0 else ref_set, -1)
         for b in range(n_banks):
@@ -531,25 +536,32 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
         t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
         t_col = max(t_col, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
     t_col = max(t_col, bus_ready(ch, c, rank, wr, lat, p))
-    t_data = t_col + lat
-    t_done = t_data + p[P_BURST]
+    # a line of several bursts (a pseudo-channel narrower than a line): its bursts take the data bus back to
+    # back, as when a controller interleaves them with the next lines' (t_last: the last burst's command
+    # slot), while its bank group is held tCCD_L (_WR) per burst (t_group: when it could issue the last)
+    t_last = t_col
+    t_group = t_col
+    if p[P_BURSTS] > 1:
+        t_last += (p[P_BURSTS] - 1) * p[P_BURST]
+        t_group += (p[P_BURSTS] - 1) * max(p[P_BURST], p[P_CCD_L_WR] if wr else p[P_CCD_L])
+    t_done = t_last + lat + p[P_BURST]
 
     ch[c, C_BUS_FREE] = t_done
     ch[c, C_LAST_WRITE] = 1 if wr else 0
     ch[c, C_LAST_RANK] = rank
-    ch[c, C_LAST_COL] = t_col
-    rk[rank, R_LAST_COL] = t_col
-    grp[gi, G_LAST_COL] = t_col
+    ch[c, C_LAST_COL] = t_last
+    rk[rank, R_LAST_COL] = t_last
+    grp[gi, G_LAST_COL] = t_group
     if wr:
         rk[rank, R_LAST_WR_END] = t_done
         grp[gi, G_LAST_WR_END] = t_done
-        grp[gi, G_LAST_WR_COL] = t_col
+        grp[gi, G_LAST_WR_COL] = t_group
         bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
         ctr[K_WRITES] += 1
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_col, CMD_WR, rank, b, row)
     else:
-        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
+        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_group + p[P_RTP])
         ctr[K_READS] += 1
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_col, CMD_RD, rank, b, row)

@@ -41,8 +41,9 @@ SCHEDULERS = ("in_order", "frfcfs", "ready_first")
 REFRESH_POLICIES = ("simultaneous", "staggered")
 #: What one refresh command covers (``refresh_sets``): every bank of the rank (REF / REFab, the rank
 #: blocked for tRFC), the same bank of every bank group (DDR5's REFsb: banks of one index within their
-#: groups blocked for tRFCsb, the others working). A standard lists the modes it has.
-REFRESH_MODES = ("all_bank", "same_bank")
+#: groups blocked for tRFCsb, the others working) or one bank (HBM3's REFpb, blocked for tRFCpb). A standard
+#: lists the modes it has.
+REFRESH_MODES = ("all_bank", "same_bank", "per_bank")
 #: Longest timing the DRAM model takes, ps: 2**62, so sums of a few timings stay within int64.
 MAX_TIMING_PS = 2**62
 
@@ -55,7 +56,10 @@ class DramStandard:
     vpp: a second supply (VPP, wordline boost) whose IPP currents add to the energy.
     ranks: a channel may hold several ranks (an HBM channel is one die stack, one rank).
     refresh_modes: the ``REFRESH_MODES`` it has. bankwise_standby: IDD3N is the standby current
-    with every bank open and an open bank adds its share only (``power.active_standby_ma``)."""
+    with every bank open and an open bank adds its share only (``power.active_standby_ma``).
+    beats_per_tck: data beats per clock cycle (2, double data rate; 4 where the data strobe runs at
+    twice the command clock). multi_burst_lines: a cache line may take several bursts of one bank
+    and row (a narrow pseudo-channel), issued tCCD_L apart."""
 
     name: str
     source: str
@@ -64,6 +68,8 @@ class DramStandard:
     ranks: bool
     refresh_modes: tuple[str, ...] = ("all_bank",)
     bankwise_standby: bool = False
+    beats_per_tck: int = 2
+    multi_burst_lines: bool = False
 
 
 STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
@@ -75,6 +81,12 @@ STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
     # data bus and sharing nothing timed with the other: the model's channel is one sub-channel
     DramStandard("ddr5", "JEDEC JESD79-5 DDR5 SDRAM, a channel being one 32-bit sub-channel", bank_groups=True,
                  vpp=True, ranks=True, refresh_modes=("all_bank", "same_bank"), bankwise_standby=True),
+    # an HBM3 channel is two pseudo-channels of 32 bits, each with its own banks and data bus; they share
+    # the channel's command buses, which the model (timing no command bus) leaves out: its channel is one
+    # pseudo-channel. Its data run at four beats per command clock; a 32 B burst is half a 64 B line.
+    DramStandard("hbm3", "JEDEC JESD238 High Bandwidth Memory (HBM3), a channel being one 32-bit pseudo-channel",
+                 bank_groups=True, vpp=False, ranks=False, refresh_modes=("all_bank", "per_bank"), beats_per_tck=4,
+                 multi_burst_lines=True),
 )}
 
 
@@ -117,13 +129,17 @@ class DramParam:
         return f"{self.doc}{unit} [{where}]"
 
 
-_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True}
+_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True}
+#: the IDD currents: no public source gives HBM3's, so it has none (its energy is unknown, ``power``)
+_IDD = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True}
+_XP = _IDD  # power-down is not modelled without the currents it draws
 _NO_GROUPS = {"ddr3": True}
-_GROUPS = {"ddr4": True, "hbm2": True, "ddr5": True}
+_GROUPS = {"ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True}
 _RANKED = {"ddr3": True, "ddr4": True, "ddr5": True}
 _VPP = {"ddr4": True, "ddr5": False}  # DDR5: optional, all or none (no cited IPP of a DDR5 part is at hand)
 _CKE = {"ddr3": True, "ddr4": True, "hbm2": True}  # DDR5 has no CKE pin: power-down is entered by command
 _SAME_BANK = {"ddr5": True}
+_PER_BANK = {"hbm3": True}
 
 # Meanings after JESD79-3F / JESD79-4B / JESD79-5 (timing tables) and Micron TN-41-01 (currents).
 PARAMETERS: tuple[DramParam, ...] = (
@@ -157,25 +173,28 @@ PARAMETERS: tuple[DramParam, ...] = (
     DramParam("t_rfc", "timing", "tck", _ALL, "refresh cycle time (REF to the next ACT; tRFC1 on DDR5)",
               slots=("rfc",)),
     DramParam("t_rfc_sb", "timing", "tck", _SAME_BANK, "same-bank refresh cycle time (REFsb to an ACT of a "
-              "refreshed bank, tRFCsb)", slots=("rfc_sb",)),
+              "refreshed bank, tRFCsb)", slots=("rfc_part",)),
+    DramParam("t_rfc_pb", "timing", "tck", _PER_BANK, "per-bank refresh cycle time (REFpb to an ACT of the "
+              "refreshed bank, tRFCpb)", slots=("rfc_part",)),
     DramParam("t_faw", "timing", "tck", _ALL, "four-activate window of a rank", slots=("faw",)),
-    DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two), beats"),
+    DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two), beats; a burst takes "
+              "BL/2 tCK (BL/4 on hbm3)"),
     DramParam("t_refi_s", "timing", "time", _ALL, "average refresh interval tREFI", slots=("refi",)),
-    DramParam("t_xp", "timing", "tck", _ALL, "power-down exit to the next command", slots=("xp",)),
+    DramParam("t_xp", "timing", "tck", _XP, "power-down exit to the next command", slots=("xp",)),
     DramParam("t_cke", "timing", "tck", _CKE, "shortest power-down (CKE low)", slots=("cke",)),
     DramParam("t_rtrs", "timing", "tck", _RANKED, "data-bus turnaround between ranks", minimum=0,
               slots=("rtrs",)),
-    DramParam("idd0_a", "currents", "current", _ALL, "one-bank ACT-PRE current (IDD0)"),
-    DramParam("idd2p_a", "currents", "current", _ALL, "precharge power-down current (IDD2P)"),
-    DramParam("idd2n_a", "currents", "current", _ALL, "precharge standby current (IDD2N)"),
-    DramParam("idd3n_a", "currents", "current", _ALL, "active standby current (IDD3N)"),
+    DramParam("idd0_a", "currents", "current", _IDD, "one-bank ACT-PRE current (IDD0)"),
+    DramParam("idd2p_a", "currents", "current", _IDD, "precharge power-down current (IDD2P)"),
+    DramParam("idd2n_a", "currents", "current", _IDD, "precharge standby current (IDD2N)"),
+    DramParam("idd3n_a", "currents", "current", _IDD, "active standby current (IDD3N)"),
     DramParam("idd3p_a", "currents", "current", {"ddr3": False, "ddr4": False, "hbm2": False, "ddr5": False},
               "active power-down current (IDD3P); needed with geometry.power_down"),
-    DramParam("idd4r_a", "currents", "current", _ALL, "burst read current (IDD4R)"),
-    DramParam("idd4w_a", "currents", "current", _ALL, "burst write current (IDD4W)"),
-    DramParam("idd5_a", "currents", "current", _ALL, "burst refresh current (IDD5, IDD5B on DDR4 and DDR5)"),
+    DramParam("idd4r_a", "currents", "current", _IDD, "burst read current (IDD4R)"),
+    DramParam("idd4w_a", "currents", "current", _IDD, "burst write current (IDD4W)"),
+    DramParam("idd5_a", "currents", "current", _IDD, "burst refresh current (IDD5, IDD5B on DDR4 and DDR5)"),
     DramParam("idd5sb_a", "currents", "current", _SAME_BANK, "same-bank refresh current (IDD5C on DDR5)"),
-    DramParam("vdd_v", "currents", "voltage", _ALL, "core supply voltage VDD"),
+    DramParam("vdd_v", "currents", "voltage", _IDD, "core supply voltage VDD"),
     DramParam("vpp_v", "currents", "voltage", _VPP, "wordline-boost supply voltage VPP"),
     DramParam("ipp0_a", "currents", "current", _VPP, "one-bank ACT-PRE current on VPP (IPP0)"),
     DramParam("ipp3n_a", "currents", "current", _VPP,
@@ -197,11 +216,12 @@ def section_parameters(section: str) -> tuple[DramParam, ...]:
 #: bubble, the three controller flags (1/0), the bank-group mask of a bank index and the layout id.
 #: The refresh slot: 0 for all-bank refresh, else the divisor d of a bank index b whose quotient b // d
 #: names the refresh set of b (``refresh_sets``).
+#: bursts_per_line: the bursts of one line (1, or more on a standard with ``multi_burst_lines``).
 DERIVED_SLOTS = ("burst", "rtw", "closed_page", "power_down", "idle_close", "bank_group_mask", "refresh_set_div",
-                 "layout")
+                 "bursts_per_line", "layout")
 #: Slots a standard may leave unfilled, with the value they take: a standard without ranks has no
-#: rank-to-rank switch, one without same-bank refresh no tRFCsb, one without CKE no tCKE.
-ABSENT_SLOT_PS = {"rtrs": 0, "rfc_sb": 0, "cke": 0}
+#: rank-to-rank switch, one without partial refresh no tRFCsb or tRFCpb, one without power-down no tXP or tCKE.
+ABSENT_SLOT_PS = {"rtrs": 0, "rfc_part": 0, "cke": 0, "xp": 0}
 #: Slots a standard may leave unfilled that take another slot's value: tCCD_L_WR is tCCD_L where the
 #: standard has no separate write-to-write spacing.
 SLOT_FALLBACK = {"ccd_l_wr": "ccd_l"}
@@ -236,11 +256,13 @@ def refresh_sets(mode: str, banks: int, bank_groups: int) -> tuple[int, int]:
     """(divisor, sets) of a refresh mode over a device of ``banks`` banks in ``bank_groups`` groups: a
     refresh command covers the banks b of one set, b // divisor; the sets take their turn in index
     order. all_bank: (0, 1), one set of every bank. same_bank: (bank_groups, banks / bank_groups), bank
-    k of every group (bank b is in group b mod bank_groups)."""
+    k of every group (bank b is in group b mod bank_groups). per_bank: (1, banks)."""
     if mode == "all_bank":
         return 0, 1
     if mode == "same_bank":
         return bank_groups, banks // bank_groups
+    if mode == "per_bank":
+        return 1, banks
     raise ValueError(f"refresh_mode = {mode!r}: expected one of {REFRESH_MODES}")
 
 
@@ -378,8 +400,8 @@ def _timing_post_init(self: Any) -> None:
 
 
 def _burst_ps(self: Any) -> int:
-    """Data-bus occupancy of one burst, BL/2 tCK, in ps."""
-    return self.burst_length // 2 * self.tck_ps
+    """Data-bus occupancy of one burst, BL / (beats per tCK) tCK, in ps."""
+    return self.burst_length // STANDARDS[self.standard].beats_per_tck * self.tck_ps
 
 
 def _currents_post_init(self: Any) -> None:
@@ -437,6 +459,7 @@ def pack_timing_ps(timing: Any) -> np.ndarray:
     if missing:  # the table gives every standard's timing slots; this guards its edits
         raise ValueError(f"DramTiming ({timing.standard}): no value for kernel slots {missing}")
     p[SLOT_INDEX["burst"]] = timing.burst_ps
+    p[SLOT_INDEX["bursts_per_line"]] = 1
     # JEDEC tRTW = RL + tCCD + 2 tCK - WL: two idle bus cycles between read and write data
     p[SLOT_INDEX["rtw"]] = 2 * tck
     p[SLOT_INDEX["layout"]] = LAYOUT_ID
@@ -522,19 +545,37 @@ class DramGeometry:
                 "channel": self.channels, "column": self.lines_per_row}
 
 
+def burst_bytes(timing: Any, geometry: DramGeometry) -> int:
+    """Bytes one burst moves: bus width x burst length, B."""
+    return geometry.bus_width_bits // 8 * timing.burst_length
+
+
+def bursts_per_line(timing: Any, geometry: DramGeometry) -> int:
+    """Bursts one line takes (``check_line_is_one_burst`` has checked it is a whole number)."""
+    return geometry.line_bytes // burst_bytes(timing, geometry)
+
+
 def peak_bandwidth_bytes_per_s(timing: Any, geometry: DramGeometry) -> float:
-    """Peak data-bus bandwidth of all channels: one line per burst per channel, B/s."""
-    return geometry.channels * geometry.line_bytes * 1e12 / timing.burst_ps
+    """Peak data-bus bandwidth of all channels: one burst per burst time per channel, B/s."""
+    return geometry.channels * burst_bytes(timing, geometry) * 1e12 / timing.burst_ps
 
 
 def check_line_is_one_burst(timing: Any, geometry: DramGeometry, name: Callable[[str], str] = _same) -> None:
     """Raise FieldError (keyed ``line_bytes``) unless a cache line is exactly one burst: bus width x
-    burst length bytes; ``name`` spells a model name as the caller's key."""
-    burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
-    if burst_bytes != geometry.line_bytes:
+    burst length bytes (or, on a standard with ``multi_burst_lines``, a power-of-two number of them);
+    ``name`` spells a model name as the caller's key."""
+    one = burst_bytes(timing, geometry)
+    if STANDARDS[timing.standard].multi_burst_lines:
+        if geometry.line_bytes % one or not is_power_of_two(geometry.line_bytes // one):
+            raise FieldError(name("line_bytes"), f"{geometry.line_bytes!r} B; expected a power-of-two number of "
+                             f"bursts ({name('bus_width_bits')} {geometry.bus_width_bits} / 8 x "
+                             f"{name('burst_length')} {timing.burst_length} = {one} B each)",
+                             (name("bus_width_bits"), name("burst_length")), owner="DramGeometry")
+        return
+    if one != geometry.line_bytes:
         raise FieldError(name("line_bytes"), f"{geometry.line_bytes!r} B; expected one burst "
                          f"({name('bus_width_bits')} {geometry.bus_width_bits} / 8 x {name('burst_length')} "
-                         f"{timing.burst_length} = {burst_bytes} B)", (name("bus_width_bits"), name("burst_length")),
+                         f"{timing.burst_length} = {one} B)", (name("bus_width_bits"), name("burst_length")),
                          owner="DramGeometry")
 
 

@@ -36,11 +36,16 @@ IDD3N above IDD2N: ``IDD2N + (IDD3N - IDD2N) / banks``, DRAMPower's bank-wise DD
 in every formula above. The rank's background counts one open bank however many are open, so this
 is a lower bound on the background with several banks open. Same-bank refresh (REFsb) costs
 ``VDD * (IDD5C - standby) * tRFCsb`` per command.
+
+A line of several bursts (an HBM3 pseudo-channel) costs its bursts' read or write energy. A standard
+without declared currents (HBM3: no public source gives them) has every energy NaN: unknown, not 0.
 """
 
 from __future__ import annotations
 
-from simulator.memory.dram_params import STANDARDS, DramCurrents, DramGeometry, DramTiming
+import math
+
+from simulator.memory.dram_params import STANDARDS, DramCurrents, DramGeometry, DramTiming, bursts_per_line
 
 _MA_TO_A = 1e-3
 _PS_TO_S = 1e-12
@@ -77,6 +82,8 @@ def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: Dra
     ``write`` (one write burst), ``refresh`` (one REF of the rank; one REFsb under
     ``refresh_mode="same_bank"``). include_vpp: False leaves out the VPP supply's share.
     """
+    if currents.vdd_v is None:  # a standard without declared currents: unknown
+        return dict.fromkeys(("activate_precharge", "read", "write", "refresh"), math.nan)
     n_dev = devices_per_rank(geometry)
     vdd = currents.vdd_v
     tck_s = timing.tck_ps * _PS_TO_S
@@ -85,10 +92,11 @@ def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: Dra
     idd3n = active_standby_ma(currents, geometry) * _MA_TO_A
     t_rc_s = timing.t_rc * tck_s
     t_ras_s = timing.t_ras * tck_s
-    burst_s = timing.burst_length / 2 * tck_s
+    beats = STANDARDS[timing.standard].beats_per_tck
+    burst_s = timing.burst_length / beats * tck_s * bursts_per_line(timing, geometry)  # a line's bursts
     # TN-41-01: E_act = VDD * (IDD0*tRC - (IDD3N*tRAS + IDD2N*(tRC - tRAS)))
     e_act = vdd * (idd0 * t_rc_s - (idd3n * t_ras_s + idd2n * (t_rc_s - t_ras_s)))
-    # TN-41-01: E_rd = VDD * (IDD4R - IDD3N) * BL/2 * tCK, likewise for writes with IDD4W
+    # TN-41-01: E_rd = VDD * (IDD4R - IDD3N) * BL/2 * tCK per burst, likewise for writes with IDD4W
     e_rd = vdd * (currents.idd4r_ma * _MA_TO_A - idd3n) * burst_s
     e_wr = vdd * (currents.idd4w_ma * _MA_TO_A - idd3n) * burst_s
     # TN-41-01: E_ref = VDD * (IDD5 - IDD3N) * tRFC; a REFsb draws IDD5C for tRFCsb
@@ -113,6 +121,8 @@ def background_power_w(currents: DramCurrents, geometry: DramGeometry, include_v
     (all banks precharged, IDD2N), ``precharge_power_down`` (IDD2P) and, when the currents
     give IDD3P, ``active_power_down``; active is ``active_standby_ma``; each with VPP x IPP3N added where the standard has VPP
     (unless include_vpp is False)."""
+    if currents.vdd_v is None:  # a standard without declared currents: unknown
+        return dict.fromkeys(("active", "precharge", "precharge_power_down"), math.nan)
     n_dev = devices_per_rank(geometry)
     out = {
         "active": currents.vdd_v * active_standby_ma(currents, geometry) * _MA_TO_A * n_dev,

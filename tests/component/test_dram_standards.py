@@ -1,6 +1,6 @@
 """DRAM standards declared once: bank-group timings (_S between groups, _L within one) by hand,
 the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations (DDR5's
-too; test_dram_ddr5 checks its timings, refresh modes and preset),
+and HBM3's too; test_dram_ddr5 and test_dram_hbm3 check their timings, refresh modes and presets),
 and the declaration table driving the schema, the reference and the kernel's layout."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from tests.component.test_dram import check_protocol, random_chunks
 from tests.conftest import DEFAULT_SYSTEM, refused
 
 INTERFACE = {"ddr3_1600_mt41j256m4": "", "ddr4_3200_mt40a1g8": "", "ddr5_4800_mt60b2g8": "",
-             "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit"}
+             "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit",
+             "hbm3_8gb_6400": ", interface_energy_j_per_bit: 4 pJ/bit"}
 
 
 def system_file(directory: Path, preset: str) -> Path:
@@ -201,6 +202,14 @@ def test_hbm2_stack_streams_near_its_peak(tmp_path):
     ("ddr5_4800_mt60b2g8", "dram.currents.vpp_v=1.8 V", ["currents.ipp0_a", "expected every VPP key"]),
     ("ddr5_4800_mt60b2g8", "dram.currents.idd5sb_a=80 mA", ["currents.idd5sb_a", "expected >= idd2n_a"]),
     ("ddr5_4800_mt60b2g8", "dram.geometry.bank_groups=1", ["geometry.bank_groups", "expected 2 or more"]),
+    ("ddr5_4800_mt60b2g8", "dram.geometry.refresh_mode=per_bank",
+     ["geometry.refresh_mode", "ddr5 refreshes all_bank or same_bank"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_rfc_pb=100", ["timing.t_rfc_pb", "ddr5 has no t_rfc_pb"]),
+    ("hbm3_8gb_6400", "dram.currents.idd0_a=60 mA", ["currents.idd0_a", "hbm3 has no idd0_a"]),
+    ("hbm3_8gb_6400", "dram.geometry.refresh_mode=same_bank", ["geometry.refresh_mode", "hbm3 refreshes"]),
+    ("hbm3_8gb_6400", "dram.geometry.power_down=true", ["currents.idd3p_a", "power_down"]),
+    ("hbm3_8gb_6400", "dram.geometry.bus_width_bits=128",
+     ["caches.line_bytes: 64 B; expected a power-of-two number of bursts", "128 B each"]),
 ])
 def test_a_wrong_combination_is_refused_with_exit_2_naming_file_and_key(tmp_path, capsys, preset, override, words):
     system = system_file(tmp_path, preset)
@@ -237,15 +246,17 @@ def test_schema_sections_are_the_declared_parameters():
 
 def test_keys_reference_documents_each_standards_parameters():
     rows = {r.key: r for r in describe_spec(SystemSpec)}
-    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2', 'ddr5'"
-    assert "[required by ddr4, hbm2, ddr5]" in rows["dram.timing.t_ccd_l"].doc
+    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2', 'ddr5', 'hbm3'"
+    assert "[required by ddr4, hbm2, ddr5, hbm3]" in rows["dram.timing.t_ccd_l"].doc
+    assert "[required by hbm3]" in rows["dram.timing.t_rfc_pb"].doc
     assert "[required by ddr5]" in rows["dram.timing.t_rfc_sb"].doc and "[required by ddr5]" in rows[
         "dram.currents.idd5sb_a"].doc
-    assert "one of 'all_bank', 'same_bank'" == rows["dram.geometry.refresh_mode"].accepts
+    assert "one of 'all_bank', 'same_bank', 'per_bank'" == rows["dram.geometry.refresh_mode"].accepts
     assert "[required by ddr3]" in rows["dram.timing.t_ccd"].doc
     assert "[required by ddr4; optional in ddr5]" in rows["dram.currents.ipp3n_a"].doc and rows["dram.currents.ipp3n_a"].unit == "A"
     assert "[optional in ddr3, ddr4, hbm2, ddr5]" in rows["dram.currents.idd3p_a"].doc
     assert rows["dram.timing.tck_s"].default == "required"
+    assert "[required by ddr3, ddr4, hbm2, ddr5]" in rows["dram.currents.idd0_a"].doc
 
 
 def test_kernel_layout_is_the_declared_one_and_a_stale_layout_is_refused(ddr4):
