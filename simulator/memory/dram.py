@@ -1,4 +1,5 @@
-"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, DDR5, HBM2, HBM3).
+"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, DDR5, LPDDR5,
+HBM2, HBM3).
 
 ``DramSystem`` serves chunks of 64 B line requests in arrival order (within a chunk, in
 the order its controller chooses: as given, or first-ready) and returns when the last data
@@ -14,8 +15,8 @@ are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for tR
 refresh (``refresh_mode="same_bank"``, DDR5's REFsb) tREFI above is the interval between commands,
 tREFI / (banks per group): each REFsb precharges and blocks for tRFCsb bank k of every bank group,
 k taking the values 0, 1, ... in turn, while the other banks work; under per-bank refresh
-(``"per_bank"``, HBM3's REFpb) one command every tREFI / banks blocks bank 0, 1, ... in turn for
-tRFCpb. Refreshes
+(``"per_bank"``, HBM3's and LPDDR5's REFpb) one command every tREFI / (banks / banks per command)
+blocks bank 0, 1, ... in turn for tRFCpb (LPDDR5: banks k and k + banks / 2 together). Refreshes
 happen whether or not requests arrive, so up to a time ``end_ps`` a rank has received the
 refreshes due strictly before ``end_ps`` (simultaneous: ``ceil(end_ps / tREFI) - 1``, e.g.
 ``floor(1 ms / 7.8 us) = 128`` over 1 ms).
@@ -32,8 +33,8 @@ from simulator.memory import dram_command_queues, dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
 from simulator.config.units import is_power_of_two
-from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, DramCurrents, DramGeometry,
-                                          DramTiming, check_geometry_standard, check_line_is_one_burst,
+from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, STANDARDS, DramCurrents,
+                                          DramGeometry, DramTiming, check_geometry_standard, check_line_is_one_burst,
                                           bursts_per_line, check_refresh_mode, first_refresh_ps, pack_timing_ps,
                                           peak_bandwidth_bytes_per_s, refresh_command_interval_ps, refresh_sets)
 
@@ -126,12 +127,14 @@ class DramSystem:
         self.power_down = power_down
         self.refresh = refresh
         self.refresh_mode = refresh_mode
-        divisor, sets = refresh_sets(refresh_mode, geometry.banks, geometry.bank_groups)
+        divisor, sets = refresh_sets(refresh_mode, geometry.banks, geometry.bank_groups,
+                                     STANDARDS[timing.standard].banks_per_refresh)
         #: interval between the refresh commands of a rank, ps
         self.refresh_interval_ps = refresh_command_interval_ps(timing.t_refi_ps, sets)
         p = pack_timing_ps(timing)
         p[k.P_REFI] = self.refresh_interval_ps
         p[k.P_REF_DIV] = divisor
+        p[k.P_REF_SETS] = sets
         p[k.P_BURSTS] = bursts_per_line(timing, geometry)
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
         p[k.P_POWER_DOWN] = 1 if power_down else 0

@@ -77,7 +77,8 @@ P_WTR_L = SLOT_INDEX["wtr_l"]
 P_RTP = SLOT_INDEX["rtp"]
 P_RFC = SLOT_INDEX["rfc"]
 P_RFC_PART = SLOT_INDEX["rfc_part"]  # refresh cycle of a partial refresh (tRFCsb, tRFCpb)
-P_REF_DIV = SLOT_INDEX["refresh_set_div"]  # 0: all-bank refresh; else a bank b is in refresh set b // this
+P_REF_DIV = SLOT_INDEX["refresh_set_div"]  # 0: all-bank refresh; else bank b is in set (b // this) % sets
+P_REF_SETS = SLOT_INDEX["refresh_sets"]  # refresh sets of a rank, refreshed in turn
 P_FAW = SLOT_INDEX["faw"]
 P_BURST = SLOT_INDEX["burst"]  # data-bus occupancy of one burst, BL/2 tCK (BL/4 at four beats per tCK)
 P_BURSTS = SLOT_INDEX["bursts_per_line"]  # bursts of one line, tCCD_L apart
@@ -340,6 +341,7 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
     (``P_REF_DIV`` > 0) precharges and blocks for tRFCsb / tRFCpb only the banks of the rank's next
     refresh set, the others working on."""
     div = p[P_REF_DIV]
+    n_sets = p[P_REF_SETS]
     while True:
         t_ref = rk[rank, R_NEXT_REF]
         if inclusive:
@@ -353,7 +355,7 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
         t_pre = _power_up(rk, rank, t_ref, p)
         n_open = 0
         for b in range(n_banks):
-            if bk[base + b, B_OPEN_ROW] >= 0 and (div == 0 or b // div == ref_set):
+            if bk[base + b, B_OPEN_ROW] >= 0 and (div == 0 or (b // div) % n_sets == ref_set):
                 n_open += 1
                 if bk[base + b, B_PRE_READY] > t_pre:
                     t_pre = bk[base + b, B_PRE_READY]
@@ -362,11 +364,11 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
             if rk[rank, R_PEND] + n_banks > pend.shape[1]:
                 _advance_open(rk, rank, bk[base:base + n_banks], pend, t_ref)
             for b in range(n_banks):
-                if bk[base + b, B_OPEN_ROW] >= 0 and (div == 0 or b // div == ref_set):
+                if bk[base + b, B_OPEN_ROW] >= 0 and (div == 0 or (b // div) % n_sets == ref_set):
                     _close_bank(bk, rk, rank, base + b, pend, t_pre, p, ctr, log, log_n, b)
         t_start = t_pre
         for b in range(n_banks):
-            if div == 0 or b // div == ref_set:
+            if div == 0 or (b // div) % n_sets == ref_set:
                 if bk[base + b, B_PRE_DONE] > t_start:
                     t_start = bk[base + b, B_PRE_DONE]
                 # a partial refresh waits for its banks' tRC and tRP, as an ACT would
@@ -376,12 +378,12 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_start, CMD_REF, rank, -1 if div == 0 else ref_set, -1)
         for b in range(n_banks):
-            if (div == 0 or b // div == ref_set) and bk[base + b, B_ACT_READY] < t_end:
+            if (div == 0 or (b // div) % n_sets == ref_set) and bk[base + b, B_ACT_READY] < t_end:
                 bk[base + b, B_ACT_READY] = t_end
         if div == 0:
             rk[rank, R_READY] = t_end
         else:
-            rk[rank, R_REF_SET] = ref_set + 1 if ref_set + 1 < n_banks // div else 0
+            rk[rank, R_REF_SET] = ref_set + 1 if ref_set + 1 < n_sets else 0
         if t_end > rk[rank, R_IDLE_FROM]:
             rk[rank, R_IDLE_FROM] = t_end
         rk[rank, R_NEXT_REF] = t_ref + p[P_REFI]

@@ -59,7 +59,8 @@ class DramStandard:
     with every bank open and an open bank adds its share only (``power.active_standby_ma``).
     beats_per_tck: data beats per clock cycle (2, double data rate; 4 where the data strobe runs at
     twice the command clock). multi_burst_lines: a cache line may take several bursts of one bank
-    and row (a narrow pseudo-channel), issued tCCD_L apart."""
+    and row (a narrow pseudo-channel), issued tCCD_L apart. banks_per_refresh: banks one per-bank
+    refresh covers (LPDDR5 refreshes a pair)."""
 
     name: str
     source: str
@@ -70,6 +71,7 @@ class DramStandard:
     bankwise_standby: bool = False
     beats_per_tck: int = 2
     multi_burst_lines: bool = False
+    banks_per_refresh: int = 1
 
 
 STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
@@ -87,6 +89,11 @@ STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
     DramStandard("hbm3", "JEDEC JESD238 High Bandwidth Memory (HBM3), a channel being one 32-bit pseudo-channel",
                  bank_groups=True, vpp=False, ranks=False, refresh_modes=("all_bank", "per_bank"), beats_per_tck=4,
                  multi_burst_lines=True),
+    # LPDDR5 in bank-group mode (4 groups of 4 banks, BL16) with the data clock WCK at four times CK: a
+    # 16-bit channel moves 32 B a burst in 2 tCK, half a 64 B line; a REFpb refreshes banks k and k + 8
+    DramStandard("lpddr5", "JEDEC JESD209-5B LPDDR5, bank-group mode, WCK:CK 4:1", bank_groups=True, vpp=False,
+                 ranks=True, refresh_modes=("all_bank", "per_bank"), beats_per_tck=8, multi_burst_lines=True,
+                 banks_per_refresh=2),
 )}
 
 
@@ -129,17 +136,17 @@ class DramParam:
         return f"{self.doc}{unit} [{where}]"
 
 
-_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True}
-#: the IDD currents: no public source gives HBM3's, so it has none (its energy is unknown, ``power``)
+_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True, "lpddr5": True}
+#: the IDD currents: no public source gives HBM3's or LPDDR5's, so they have none (energy unknown, ``power``)
 _IDD = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True}
 _XP = _IDD  # power-down is not modelled without the currents it draws
 _NO_GROUPS = {"ddr3": True}
-_GROUPS = {"ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True}
-_RANKED = {"ddr3": True, "ddr4": True, "ddr5": True}
+_GROUPS = {"ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True, "lpddr5": True}
+_RANKED = {"ddr3": True, "ddr4": True, "ddr5": True, "lpddr5": True}
 _VPP = {"ddr4": True, "ddr5": False}  # DDR5: optional, all or none (no cited IPP of a DDR5 part is at hand)
 _CKE = {"ddr3": True, "ddr4": True, "hbm2": True}  # DDR5 has no CKE pin: power-down is entered by command
 _SAME_BANK = {"ddr5": True}
-_PER_BANK = {"hbm3": True}
+_PER_BANK = {"hbm3": True, "lpddr5": True}
 
 # Meanings after JESD79-3F / JESD79-4B / JESD79-5 (timing tables) and Micron TN-41-01 (currents).
 PARAMETERS: tuple[DramParam, ...] = (
@@ -178,7 +185,7 @@ PARAMETERS: tuple[DramParam, ...] = (
               "refreshed bank, tRFCpb)", slots=("rfc_part",)),
     DramParam("t_faw", "timing", "tck", _ALL, "four-activate window of a rank", slots=("faw",)),
     DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two), beats; a burst takes "
-              "BL/2 tCK (BL/4 on hbm3)"),
+              "BL/2 tCK (BL/4 on hbm3, BL/8 on lpddr5)"),
     DramParam("t_refi_s", "timing", "time", _ALL, "average refresh interval tREFI", slots=("refi",)),
     DramParam("t_xp", "timing", "tck", _XP, "power-down exit to the next command", slots=("xp",)),
     DramParam("t_cke", "timing", "tck", _CKE, "shortest power-down (CKE low)", slots=("cke",)),
@@ -214,11 +221,11 @@ def section_parameters(section: str) -> tuple[DramParam, ...]:
 # -- the kernel's parameter vector -----------------------------------------------------------------
 #: Slots the controller derives: data-bus occupancy of a burst (BL/2 tCK), the read-to-write bus
 #: bubble, the three controller flags (1/0), the bank-group mask of a bank index and the layout id.
-#: The refresh slot: 0 for all-bank refresh, else the divisor d of a bank index b whose quotient b // d
-#: names the refresh set of b (``refresh_sets``).
-#: bursts_per_line: the bursts of one line (1, or more on a standard with ``multi_burst_lines``).
+#: The refresh slots: 0 for all-bank refresh, else the divisor d and count n of the refresh sets, bank b
+#: being in set (b // d) % n (``refresh_sets``). bursts_per_line: the bursts of one line (1, or more on a
+#: standard with ``multi_burst_lines``).
 DERIVED_SLOTS = ("burst", "rtw", "closed_page", "power_down", "idle_close", "bank_group_mask", "refresh_set_div",
-                 "bursts_per_line", "layout")
+                 "refresh_sets", "bursts_per_line", "layout")
 #: Slots a standard may leave unfilled, with the value they take: a standard without ranks has no
 #: rank-to-rank switch, one without partial refresh no tRFCsb or tRFCpb, one without power-down no tXP or tCKE.
 ABSENT_SLOT_PS = {"rtrs": 0, "rfc_part": 0, "cke": 0, "xp": 0}
@@ -252,17 +259,18 @@ def check_refresh_mode(standard: str, mode: str) -> None:
                          f"those")
 
 
-def refresh_sets(mode: str, banks: int, bank_groups: int) -> tuple[int, int]:
+def refresh_sets(mode: str, banks: int, bank_groups: int, banks_per_refresh: int = 1) -> tuple[int, int]:
     """(divisor, sets) of a refresh mode over a device of ``banks`` banks in ``bank_groups`` groups: a
-    refresh command covers the banks b of one set, b // divisor; the sets take their turn in index
-    order. all_bank: (0, 1), one set of every bank. same_bank: (bank_groups, banks / bank_groups), bank
-    k of every group (bank b is in group b mod bank_groups). per_bank: (1, banks)."""
+    refresh command covers the banks b of one set, (b // divisor) % sets; the sets take their turn in
+    index order. all_bank: (0, 1), one set of every bank. same_bank: (bank_groups, banks / bank_groups),
+    bank k of every group (bank b is in group b mod bank_groups). per_bank: (1, banks /
+    banks_per_refresh), bank k alone or, two banks a command, banks k and k + banks / 2."""
     if mode == "all_bank":
         return 0, 1
     if mode == "same_bank":
         return bank_groups, banks // bank_groups
     if mode == "per_bank":
-        return 1, banks
+        return 1, banks // banks_per_refresh
     raise ValueError(f"refresh_mode = {mode!r}: expected one of {REFRESH_MODES}")
 
 
@@ -347,9 +355,10 @@ def check_timing_orders(t: Any, owner: str = "DramTiming", name: Callable[[str],
     if has("t_faw", rrd) and t.t_faw < getattr(t, rrd):
         raise _order_error(owner, name, "t_faw", t.t_faw, ">=", getattr(t, rrd), rrd,
                            why=", the ACT-to-ACT spacing")
-    if has("t_rfc_sb", "t_rfc") and t.t_rfc_sb > t.t_rfc:
-        raise _order_error(owner, name, "t_rfc_sb", t.t_rfc_sb, "<=", t.t_rfc, "t_rfc",
-                           why=": refreshing some banks takes no longer than refreshing all")
+    for part in ("t_rfc_sb", "t_rfc_pb"):
+        if has(part, "t_rfc") and getattr(t, part) > t.t_rfc:
+            raise _order_error(owner, name, part, getattr(t, part), "<=", t.t_rfc, "t_rfc",
+                               why=": refreshing some banks takes no longer than refreshing all")
     if has("cwl", "cl") and t.cwl > t.cl:
         raise _order_error(owner, name, "cwl", t.cwl, "<=", t.cl, "cl")
     if has("t_refi_ps", "t_rfc", "tck_ps") and t.t_refi_ps <= t.t_rfc * t.tck_ps:

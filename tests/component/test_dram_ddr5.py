@@ -9,11 +9,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from simulator.config.loader import load_spec
-from simulator.config.schema import SystemSpec, dram_parameters
 from simulator.memory import dram_kernel as k
 from simulator.memory.dram import DramSystem
-from tests.component.test_dram_standards import system_file
+from tests.component.test_dram_standards import preset_parameters
 
 PRESET = "ddr5_4800_mt60b2g8"
 TCK_PS = 416
@@ -21,9 +19,7 @@ TCK_PS = 416
 
 @pytest.fixture(scope="module")
 def ddr5(tmp_path_factory):
-    """(DramTiming, DramCurrents, DramGeometry) of the DDR5-4800 preset."""
-    path = system_file(tmp_path_factory.mktemp("ddr5"), PRESET)
-    return dram_parameters(load_spec(path, SystemSpec).spec)
+    return preset_parameters(tmp_path_factory, PRESET)
 
 
 def test_sequential_reads_run_at_the_peak_less_all_bank_refresh(ddr5):
@@ -87,11 +83,3 @@ def test_same_bank_refresh_stalls_a_random_stream_less_than_all_bank_refresh(ddr
     # REFab; a ready-first controller serves the other banks meanwhile
     assert stall_sb < 0.6 * stall_ab
 
-
-def test_the_preset_runs_a_stream_workload(tmp_path):
-    from simulator.cli import main
-
-    out = tmp_path / "run"
-    assert main(["run", str(system_file(tmp_path, PRESET)), "configs/workloads/stream_read.yaml",
-                 "--out", str(out)]) == 0
-    assert (out / "summary.json").exists()
