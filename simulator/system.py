@@ -25,6 +25,7 @@ from simulator.host.core import CoreTiming, HostCore, StageStats, merged_stages
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
 from simulator.memory.core_caches import CoreCaches
 from simulator.memory.dram import DramSystem
+from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
 from simulator.interconnect.couplings import COUPLING_STRATEGIES, FIRST_LEVEL, LAST_LEVEL, MEMORY_CONTROLLER
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
@@ -42,7 +43,7 @@ def build_memory(dram: DramSpec, line_bytes: int) -> DramSystem:
     return DramSystem(*memory_parameters(dram, line_bytes), page_policy=g.page_policy, queue_depth=g.queue_depth,
                       scheduler=g.scheduler, power_down=g.power_down, refresh=g.refresh,
                       command_queue_depth=g.command_queue_depth,
-                      arrival_to_command_cycles=g.arrival_to_command_cycles)
+                      arrival_to_command_cycles=g.arrival_to_command_cycles, refresh_mode=g.refresh_mode)
 
 
 def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:
@@ -63,7 +64,8 @@ def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:
 def dram_unloaded_latency_ps(spec: SystemSpec) -> int:
     """DRAM device time of an isolated read to a closed bank: tRCD + CL + burst, ps."""
     t = spec.dram.timing
-    return seconds_to_ps((t.t_rcd + t.cl + t.burst_length / 2) * t.tck_s)
+    return seconds_to_ps((t.t_rcd + t.cl + t.burst_length / DRAM_STANDARDS[spec.dram.standard].beats_per_tck)
+                         * t.tck_s)
 
 
 @dataclass

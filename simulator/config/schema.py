@@ -17,12 +17,13 @@ from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DR
 from simulator.config.errors import FieldError
 from simulator.config.fields import param
 from simulator.memory.dram_params import PAGE_POLICIES as DRAM_PAGE_POLICIES
+from simulator.memory.dram_params import REFRESH_MODES as DRAM_REFRESH_MODES
 from simulator.memory.dram_params import REFRESH_POLICIES as DRAM_REFRESH_POLICIES
 from simulator.memory.dram_params import SCHEDULERS as DRAM_SCHEDULERS
 from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
 from simulator.memory.dram_params import (PARAMETER_BY_MODEL_NAME, DramCurrents, DramGeometry, DramParam, DramTiming,
                                           check_current_orders, check_geometry_standard, check_line_is_one_burst,
-                                          check_standard, check_timing_orders, section_parameters)
+                                          check_refresh_mode, check_standard, check_timing_orders, section_parameters)
 from simulator.config.units import is_power_of_two, seconds_to_ps
 
 
@@ -204,8 +205,10 @@ def _timing_post_init(self: object) -> None:
 
 
 def _currents_post_init(self: object) -> None:
-    # the DRAM model's orderings (IDD0, IDD4R/W, IDD5 >= IDD3N; IPP0, IPP5 >= IPP3N), at load time
-    check_current_orders(SimpleNamespace(**_model_values(self, "currents")), owner="", name=_config_key)
+    # the DRAM model's orderings (IDD0, IDD4R/W, IDD5 >= IDD2N; IPP0, IPP5 >= IPP3N), at load time; those of
+    # the standard (IDD3N instead of IDD2N for most) once it is known (DramSpec)
+    check_current_orders(SimpleNamespace(**_model_values(self, "currents")), owner="", name=_config_key,
+                         bankwise_standby=True, vpp_together=False)
 
 
 def _given(section_spec: object, section: str) -> set[str]:
@@ -240,8 +243,8 @@ class DramGeometrySpec:
     device_width_bits: int = param(min=1, max=1024, power_of_two=True, doc="data pins per device (x4, x8, x16)")
     bus_width_bits: int = param(min=8, max=4096, power_of_two=True, doc="channel data bus width")
     bank_groups: int = param(1, min=1, max=256, power_of_two=True,
-                             doc="bank groups per device (ddr4, hbm2: 2 or more; ddr3: 1); bank b is in group "
-                                 "b mod bank_groups")
+                             doc="bank groups per device (ddr4, ddr5, lpddr5, hbm2, hbm3: 2 or more; ddr3: 1); bank b "
+                                 "is in group b mod bank_groups")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
     page_policy: str = param("open", choices=DRAM_PAGE_POLICIES,
                              doc="row-buffer policy: open (rows stay open until a conflict or refresh), "
@@ -272,6 +275,13 @@ class DramGeometrySpec:
                          doc="when the ranks of a channel refresh: simultaneous (every rank at k x tREFI) or "
                              "staggered (rank r of R at (r + 1) x tREFI / R + k x tREFI, one rank every "
                              "tREFI / R, as DRAMSim3's RANK_LEVEL_STAGGERED)")
+    refresh_mode: str = param("all_bank", choices=DRAM_REFRESH_MODES,
+                              doc="what a refresh command covers: all_bank (every bank of the rank, blocked for "
+                                  "t_rfc, every tREFI), same_bank (ddr5's REFsb: bank k of every bank group, "
+                                  "blocked for t_rfc_sb while the others work, one command every tREFI / (banks "
+                                  "per group)) or per_bank (hbm3's and lpddr5's REFpb: one bank, on lpddr5 a pair, "
+                                  "blocked for t_rfc_pb, the sets in turn within tREFI); the standard decides "
+                                  "which it has")
 
     def __post_init__(self) -> None:
         fields = self.mapping.split(":")
@@ -308,7 +318,13 @@ class DramSpec:
             except FieldError as exc:
                 raise exc.within(section) from None
         try:
+            check_current_orders(SimpleNamespace(**_model_values(self.currents, "currents")), owner="",
+                                 name=_config_key, bankwise_standby=DRAM_STANDARDS[self.standard].bankwise_standby)
+        except FieldError as exc:
+            raise exc.within("currents") from None
+        try:
             check_geometry_standard(self.standard, self.geometry.bank_groups, self.geometry.ranks_per_channel)
+            check_refresh_mode(self.standard, self.geometry.refresh_mode)
         except FieldError as exc:
             raise exc.within("geometry") from None
         if self.geometry.power_down and self.currents.idd3p_a is None:

@@ -1,4 +1,5 @@
-"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, HBM2).
+"""DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, DDR5, LPDDR5,
+HBM2, HBM3).
 
 ``DramSystem`` serves chunks of 64 B line requests in arrival order (within a chunk, in
 the order its controller chooses: as given, or first-ready) and returns when the last data
@@ -10,7 +11,12 @@ composition root builds them from the validated configuration.
 Refresh: rank ``r`` receives its k-th refresh (k = 0, 1, ...) when due at ``first_r + k * tREFI``,
 ``first_r`` being tREFI for every rank (``refresh="simultaneous"``) or ``(r + 1) * tREFI / R`` for
 rank r of the R of its channel (``"staggered"``, ``dram_params.first_refresh_ps``); all its banks
-are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for tRFC. Refreshes
+are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for tRFC. Under same-bank
+refresh (``refresh_mode="same_bank"``, DDR5's REFsb) tREFI above is the interval between commands,
+tREFI / (banks per group): each REFsb precharges and blocks for tRFCsb bank k of every bank group,
+k taking the values 0, 1, ... in turn, while the other banks work; under per-bank refresh
+(``"per_bank"``, HBM3's and LPDDR5's REFpb) one command every tREFI / (banks / banks per command)
+blocks bank 0, 1, ... in turn for tRFCpb (LPDDR5: banks k and k + banks / 2 together). Refreshes
 happen whether or not requests arrive, so up to a time ``end_ps`` a rank has received the
 refreshes due strictly before ``end_ps`` (simultaneous: ``ceil(end_ps / tREFI) - 1``, e.g.
 ``floor(1 ms / 7.8 us) = 128`` over 1 ms).
@@ -27,9 +33,10 @@ from simulator.memory import dram_command_queues, dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
 from simulator.config.units import is_power_of_two
-from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, DramCurrents, DramGeometry,
-                                          DramTiming, check_geometry_standard, check_line_is_one_burst,
-                                          first_refresh_ps, pack_timing_ps, peak_bandwidth_bytes_per_s)
+from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, STANDARDS, DramCurrents,
+                                          DramGeometry, DramTiming, check_geometry_standard, check_line_is_one_burst,
+                                          bursts_per_line, check_refresh_mode, first_refresh_ps, pack_timing_ps,
+                                          peak_bandwidth_bytes_per_s, refresh_command_interval_ps, refresh_sets)
 
 #: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
 ATTRIBUTED_COUNTERS = ("reads", "writes", "activates")
@@ -79,14 +86,16 @@ class DramSystem:
     ``currents.idd3p_ma``. refresh: ``"simultaneous"`` or ``"staggered"`` (see the module
     docstring). arrival_to_command_cycles: the controller sees a request that many tCK after its
     arrival, so none of its commands issues earlier (its input pipeline; latencies still count from
-    the arrival). command_log_capacity: if > 0,
+    the arrival). refresh_mode: ``"all_bank"`` or, where the standard has it, ``"same_bank"`` or
+    ``"per_bank"`` (see the module docstring). command_log_capacity: if > 0,
     the first that many commands are recorded for inspection (``command_log``).
     """
 
     def __init__(self, timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
                  page_policy: str = "open", queue_depth: int = 32, command_log_capacity: int = 0,
                  scheduler: str = "in_order", power_down: bool = False, refresh: str = "simultaneous",
-                 command_queue_depth: int = 0, arrival_to_command_cycles: int = 0) -> None:
+                 command_queue_depth: int = 0, arrival_to_command_cycles: int = 0,
+                 refresh_mode: str = "all_bank") -> None:
         if page_policy not in PAGE_POLICIES:
             raise ValueError(f"page_policy = {page_policy!r}: expected one of {PAGE_POLICIES}")
         if scheduler not in SCHEDULERS:
@@ -111,6 +120,7 @@ class DramSystem:
             raise ValueError("power_down = True: expected currents.idd3p_ma (active power-down current)")
         check_line_is_one_burst(timing, geometry)
         check_geometry_standard(timing.standard, geometry.bank_groups, geometry.ranks_per_channel)
+        check_refresh_mode(timing.standard, refresh_mode)
         if currents.standard != timing.standard:
             raise ValueError(f"currents.standard = {currents.standard!r}: expected timing's ({timing.standard!r})")
         self.timing = timing
@@ -124,7 +134,16 @@ class DramSystem:
         self.refresh = refresh
         self.arrival_to_command_cycles = arrival_to_command_cycles
         self._pipeline_ps = arrival_to_command_cycles * timing.tck_ps
+        self.refresh_mode = refresh_mode
+        divisor, sets = refresh_sets(refresh_mode, geometry.banks, geometry.bank_groups,
+                                     STANDARDS[timing.standard].banks_per_refresh)
+        #: interval between the refresh commands of a rank, ps
+        self.refresh_interval_ps = refresh_command_interval_ps(timing.t_refi_ps, sets)
         p = pack_timing_ps(timing)
+        p[k.P_REFI] = self.refresh_interval_ps
+        p[k.P_REF_DIV] = divisor
+        p[k.P_REF_SETS] = sets
+        p[k.P_BURSTS] = bursts_per_line(timing, geometry)
         p[k.P_CLOSED_PAGE] = 1 if page_policy == "closed" else 0
         p[k.P_POWER_DOWN] = 1 if power_down else 0
         p[k.P_IDLE_CLOSE] = 1 if page_policy == "open_adaptive" else 0
@@ -141,9 +160,9 @@ class DramSystem:
         self._rk[:, k.R_LAST_COL] = k.NEG_INF
         self._rk[:, k.R_LAST_WR_END] = k.NEG_INF
         # global rank index = channel * ranks_per_channel + rank within the channel
-        self._first_refresh_ps = np.array([first_refresh_ps(refresh, timing.t_refi_ps, r % geometry.ranks_per_channel,
-                                                            geometry.ranks_per_channel) for r in range(n_ranks)],
-                                          dtype=np.int64)
+        ranks = geometry.ranks_per_channel
+        self._first_refresh_ps = np.array([first_refresh_ps(refresh, self.refresh_interval_ps, r % ranks, ranks)
+                                           for r in range(n_ranks)], dtype=np.int64)
         self._rk[:, k.R_NEXT_REF] = self._first_refresh_ps
         self._rk[:, k.R_PD_ENTRY] = -1
         self._rk[:, k.R_WAKE] = k.NEG_INF
@@ -204,7 +223,7 @@ class DramSystem:
 
         bus_speedup: for a requester inside the memory (near-memory accelerator) that reaches
         the banks over an internal path ``bus_speedup`` times wider than the channel (any real
-        multiple, e.g. 1.4): the burst occupancy and tCCD (_S and _L) of this chunk are divided by it,
+        multiple, e.g. 1.4): the burst occupancy and tCCD (_S, _L and _L_WR) of this chunk are divided by it,
         to the picosecond (bank timing unchanged).
         requester: who sent the chunk; the reads, writes and activates it causes are also counted
         for that requester (``counters_by_requester``)."""
@@ -241,6 +260,7 @@ class DramSystem:
                 p[k.P_BURST] = max(1, round(p[k.P_BURST] / bus_speedup))
                 p[k.P_CCD_S] = max(1, round(p[k.P_CCD_S] / bus_speedup))
                 p[k.P_CCD_L] = max(1, round(p[k.P_CCD_L] / bus_speedup))
+                p[k.P_CCD_L_WR] = max(1, round(p[k.P_CCD_L_WR] / bus_speedup))
             if self.command_queue_depth:
                 dram_command_queues.serve_command_queues(lines, writes, seen_ps, self._decode, p, self._bk,
                                                          self._rk, self._grp, self._ch, self._pend, self._ctr, out,
@@ -346,7 +366,7 @@ class DramSystem:
         rk, _ = self._state_at(end_ps)
         open_ps = int(rk[:, k.R_ACC_OPEN].sum())
         # refreshes due strictly before end_ps: first + k * tREFI < end_ps, k >= 0
-        due = (int(end_ps) - 1 - self._first_refresh_ps) // self.timing.t_refi_ps + 1
+        due = (int(end_ps) - 1 - self._first_refresh_ps) // self.refresh_interval_ps + 1
         return {"open": open_ps, "precharged": int(end_ps) * rk.shape[0] - open_ps,
                 "power_down_open": int(rk[:, k.R_ACC_PD_OPEN].sum()),
                 "power_down_precharged": int(rk[:, k.R_ACC_PD_CLOSED].sum()),
@@ -357,7 +377,7 @@ class DramSystem:
         background_active (IDD3N while a bank of the rank is open and the rank powered up),
         background_precharge (IDD2N while all banks are precharged and the rank powered up),
         background_power_down (IDD3P / IDD2P while powered down; 0 without power-down), refresh
-        (REFs due before end_ps, above IDD3N), activate_precharge (per ACT), read and write (per
+        (REFs due before end_ps, above the active standby; REFsb under same-bank refresh), activate_precharge (per ACT), read and write (per
         burst, above IDD3N). include_vpp: False leaves out the VPP supply (DDR4), giving the VDD
         share alone."""
         times = self.background_times_ps(end_ps)
@@ -367,4 +387,4 @@ class DramSystem:
             activates=int(c[k.K_ACTS]), reads=int(c[k.K_READS]), writes=int(c[k.K_WRITES]),
             refreshes=times["refreshes"], open_time_ps=times["open"], precharged_time_ps=times["precharged"],
             power_down_open_ps=times["power_down_open"], power_down_precharged_ps=times["power_down_precharged"],
-            include_vpp=include_vpp)
+            include_vpp=include_vpp, refresh_mode=self.refresh_mode)

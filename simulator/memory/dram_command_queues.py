@@ -50,12 +50,12 @@ import numpy as np
 from numba import njit
 
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_LAST_RANK,
-                                          C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_ACTS,
-                                          K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST, P_CCD_L,
-                                          P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RTRS, P_RTW,
-                                          P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT, _advance_open,
-                                          _close_bank, _log, _refresh_until, earliest_act, field, issue_request,
-                                          record_act)
+                                          C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END,
+                                          K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST,
+                                          P_CCD_L, P_CCD_L_WR, P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP,
+                                          P_RRD_L, P_RTRS, P_RTW, P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT,
+                                          _advance_open, _close_bank, _log, _refresh_until, earliest_act, field,
+                                          issue_request, record_act)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -85,14 +85,14 @@ def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
 @njit(cache=True, inline='always')
 def _group_terms(c, decode, p, grp, group_hit, group_miss):
     """The parts of a column-command estimate (ps) that depend on a bank group alone, per kind (0
-    read, 1 write) and group of channel c: its tCCD_L (and tWTR_L before a read) for a row hit, and
-    also its tRRD_L plus tRCD for a request needing an ACT."""
+    read, 1 write) and group of channel c: its tCCD_L (and tCCD_L_WR before a write, tWTR_L before a
+    read) for a row hit, and also its tRRD_L plus tRCD for a request needing an ACT."""
     per_rank = p[P_BG_MASK] + 1
     gi0 = c * decode[1, 1] * per_rank
     for j in range(group_hit.shape[1]):
         gi = gi0 + j
         t = grp[gi, G_LAST_COL] + p[P_CCD_L]
-        group_hit[1, j] = t
+        group_hit[1, j] = max(t, grp[gi, G_LAST_WR_COL] + p[P_CCD_L_WR])
         group_hit[0, j] = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
         act = grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD]
         group_miss[1, j] = max(group_hit[1, j], act)

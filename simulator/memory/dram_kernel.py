@@ -14,15 +14,20 @@ chunk in its service order with :func:`frfcfs_order`):
   queues, ``simulator.memory.dram_command_queues`` gives ``issue_request`` the time the request
   entered its bank's queue instead), and a read of a requester with a read-entry pool not before
   the entry it takes is free (:func:`take_read_entry`);
-* refreshes of the request's rank that are due at or before ``F`` are performed first;
+* refreshes of the request's rank that are due at or before ``F`` are performed first (all-bank:
+  the rank blocked for tRFC; same-bank: the banks of one refresh set blocked for tRFCsb);
 * row hit: column command as soon as the bank (tRCD), the rank (tCCD_S, tWTR_S), the bank
-  group (tCCD_L, tWTR_L) and the data bus (burst occupancy, read-to-write bubble, rank
+  group (tCCD_L, tCCD_L_WR between writes, tWTR_L) and the data bus (burst occupancy, read-to-write bubble, rank
   switch) allow;
 * bank closed: ACT (tRC, tRP of the bank; tRRD_S, tFAW and refresh of the rank; tRRD_L of
   the bank group), column command tRCD later;
 * other row open: PRE (tRAS after ACT, tRTP after a read, tWR after write data), tRP,
   then as for a closed bank;
-* column commands, and hence data bursts, of one channel issue in that order;
+* column commands, and hence data bursts, of one channel issue in that order; a line of several
+  bursts (a pseudo-channel narrower than a line) takes the data bus for them back to back, as if
+  interleaved with the next lines' bursts (a real controller does so across bank groups; an isolated
+  line's later bursts come (bursts - 1) x (tCCD_L - burst) early), and holds its bank group for
+  tCCD_L per burst;
 * closed-page policy: every column command is followed by an auto-precharge at the
   earliest legal time.
 * adaptive open-page policy (DRAMSim2's ``OpenPage``: when nothing else can issue,
@@ -65,14 +70,19 @@ P_RRD_S = SLOT_INDEX["rrd_s"]
 P_RRD_L = SLOT_INDEX["rrd_l"]
 P_CCD_S = SLOT_INDEX["ccd_s"]
 P_CCD_L = SLOT_INDEX["ccd_l"]
+P_CCD_L_WR = SLOT_INDEX["ccd_l_wr"]  # write to write, same bank group (tCCD_L where the standard has no own)
 P_WR = SLOT_INDEX["wr"]
 P_WTR_S = SLOT_INDEX["wtr_s"]
 P_WTR_L = SLOT_INDEX["wtr_l"]
 P_RTP = SLOT_INDEX["rtp"]
 P_RFC = SLOT_INDEX["rfc"]
+P_RFC_PART = SLOT_INDEX["rfc_part"]  # refresh cycle of a partial refresh (tRFCsb, tRFCpb)
+P_REF_DIV = SLOT_INDEX["refresh_set_div"]  # 0: all-bank refresh; else bank b is in set (b // this) % sets
+P_REF_SETS = SLOT_INDEX["refresh_sets"]  # refresh sets of a rank, refreshed in turn
 P_FAW = SLOT_INDEX["faw"]
-P_BURST = SLOT_INDEX["burst"]  # data-bus occupancy of one burst, BL/2 tCK
-P_REFI = SLOT_INDEX["refi"]
+P_BURST = SLOT_INDEX["burst"]  # data-bus occupancy of one burst, BL/2 tCK (BL/4 at four beats per tCK)
+P_BURSTS = SLOT_INDEX["bursts_per_line"]  # bursts of one line, tCCD_L apart
+P_REFI = SLOT_INDEX["refi"]  # interval between the refresh commands of a rank
 P_RTRS = SLOT_INDEX["rtrs"]  # rank-to-rank data-bus switch
 P_RTW = SLOT_INDEX["rtw"]  # read-to-write data-bus bubble
 P_CLOSED_PAGE = SLOT_INDEX["closed_page"]  # 1 for closed-page policy (a flag, not a time)
@@ -111,13 +121,15 @@ R_ACC_PD_OPEN = 14  # power-down time accumulated with a bank open (active power
 R_ACC_PD_CLOSED = 15  # power-down time accumulated with all banks precharged
 R_PD_ENTRY = 16  # entry time of the current power-down, -1 when powered up
 R_WAKE = 17  # earliest command after the last power-down exit (tXP)
-N_RANK = 18
+R_REF_SET = 18  # refresh set the rank's next refresh covers (partial refresh modes)
+N_RANK = 19
 
 # Per-bank-group state columns (a rank's groups are rows rank * groups .. rank * groups + groups - 1).
 G_LAST_ACT = 0
 G_LAST_COL = 1
 G_LAST_WR_END = 2  # end of the group's last write data burst (tWTR_L)
-N_GROUP = 3
+G_LAST_WR_COL = 3  # the group's last write command (tCCD_L_WR)
+N_GROUP = 4
 
 # Per-channel state columns.
 C_BUS_FREE = 0
@@ -324,7 +336,12 @@ def _power_up(rk, rank, t_ps, p):
 
 @njit(cache=True)
 def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log, log_n):
-    """Perform every refresh of `rank` due before limit_ps (at or before when inclusive)."""
+    """Perform every refresh of `rank` due before limit_ps (at or before when inclusive). An all-bank
+    refresh precharges every open bank and blocks the rank for tRFC; a same-bank or per-bank refresh
+    (``P_REF_DIV`` > 0) precharges and blocks for tRFCsb / tRFCpb only the banks of the rank's next
+    refresh set, the others working on."""
+    div = p[P_REF_DIV]
+    n_sets = p[P_REF_SETS]
     while True:
         t_ref = rk[rank, R_NEXT_REF]
         if inclusive:
@@ -333,32 +350,40 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
         elif t_ref >= limit_ps:
             return
         base = rank * n_banks
+        ref_set = rk[rank, R_REF_SET]
         _power_down_until(bk, rk, rank, n_banks, t_ref, p)
         t_pre = _power_up(rk, rank, t_ref, p)
-        any_open = False
+        n_open = 0
         for b in range(n_banks):
-            if bk[base + b, B_OPEN_ROW] >= 0:
-                any_open = True
+            if bk[base + b, B_OPEN_ROW] >= 0 and (div == 0 or (b // div) % n_sets == ref_set):
+                n_open += 1
                 if bk[base + b, B_PRE_READY] > t_pre:
                     t_pre = bk[base + b, B_PRE_READY]
-        if any_open:
+        if n_open > 0:
             # keep the interval buffer bounded before adding up to n_banks intervals
             if rk[rank, R_PEND] + n_banks > pend.shape[1]:
                 _advance_open(rk, rank, bk[base:base + n_banks], pend, t_ref)
             for b in range(n_banks):
-                if bk[base + b, B_OPEN_ROW] >= 0:
+                if bk[base + b, B_OPEN_ROW] >= 0 and (div == 0 or (b // div) % n_sets == ref_set):
                     _close_bank(bk, rk, rank, base + b, pend, t_pre, p, ctr, log, log_n, b)
         t_start = t_pre
         for b in range(n_banks):
-            if bk[base + b, B_PRE_DONE] > t_start:
-                t_start = bk[base + b, B_PRE_DONE]
-        t_end = t_start + p[P_RFC]
+            if div == 0 or (b // div) % n_sets == ref_set:
+                if bk[base + b, B_PRE_DONE] > t_start:
+                    t_start = bk[base + b, B_PRE_DONE]
+                # a partial refresh waits for its banks' tRC and tRP, as an ACT would
+                if div > 0 and bk[base + b, B_ACT_READY] > t_start:
+                    t_start = bk[base + b, B_ACT_READY]
+        t_end = t_start + (p[P_RFC] if div == 0 else p[P_RFC_PART])
         if log_n[0] < log.shape[0]:
-            _log(log, log_n, t_start, CMD_REF, rank, -1, -1)
+            _log(log, log_n, t_start, CMD_REF, rank, -1 if div == 0 else ref_set, -1)
         for b in range(n_banks):
-            if bk[base + b, B_ACT_READY] < t_end:
+            if (div == 0 or (b // div) % n_sets == ref_set) and bk[base + b, B_ACT_READY] < t_end:
                 bk[base + b, B_ACT_READY] = t_end
-        rk[rank, R_READY] = t_end
+        if div == 0:
+            rk[rank, R_READY] = t_end
+        else:
+            rk[rank, R_REF_SET] = ref_set + 1 if ref_set + 1 < n_sets else 0
         if t_end > rk[rank, R_IDLE_FROM]:
             rk[rank, R_IDLE_FROM] = t_end
         rk[rank, R_NEXT_REF] = t_ref + p[P_REFI]
@@ -521,28 +546,38 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
     t_col = max(t_col, rk[rank, R_LAST_COL] + p[P_CCD_S])
     t_col = max(t_col, grp[gi, G_LAST_COL] + p[P_CCD_L])
     lat = p[P_CWL] if wr else p[P_CL]
-    if not wr:
+    if wr:
+        t_col = max(t_col, grp[gi, G_LAST_WR_COL] + p[P_CCD_L_WR])
+    else:
         t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
         t_col = max(t_col, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
     t_col = max(t_col, bus_ready(ch, c, rank, wr, lat, p))
-    t_data = t_col + lat
-    t_done = t_data + p[P_BURST]
+    # a line of several bursts (a pseudo-channel narrower than a line): its bursts take the data bus back to
+    # back, as when a controller interleaves them with the next lines' (t_last: the last burst's command
+    # slot), while its bank group is held tCCD_L (_WR) per burst (t_group: when it could issue the last)
+    t_last = t_col
+    t_group = t_col
+    if p[P_BURSTS] > 1:
+        t_last += (p[P_BURSTS] - 1) * p[P_BURST]
+        t_group += (p[P_BURSTS] - 1) * max(p[P_BURST], p[P_CCD_L_WR] if wr else p[P_CCD_L])
+    t_done = t_last + lat + p[P_BURST]
 
     ch[c, C_BUS_FREE] = t_done
     ch[c, C_LAST_WRITE] = 1 if wr else 0
     ch[c, C_LAST_RANK] = rank
-    ch[c, C_LAST_COL] = t_col
-    rk[rank, R_LAST_COL] = t_col
-    grp[gi, G_LAST_COL] = t_col
+    ch[c, C_LAST_COL] = t_last
+    rk[rank, R_LAST_COL] = t_last
+    grp[gi, G_LAST_COL] = t_group
     if wr:
         rk[rank, R_LAST_WR_END] = t_done
         grp[gi, G_LAST_WR_END] = t_done
+        grp[gi, G_LAST_WR_COL] = t_group
         bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_done + p[P_WR])
         ctr[K_WRITES] += 1
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_col, CMD_WR, rank, b, row)
     else:
-        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_col + p[P_RTP])
+        bk[g, B_PRE_READY] = max(bk[g, B_PRE_READY], t_group + p[P_RTP])
         ctr[K_READS] += 1
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_col, CMD_RD, rank, b, row)

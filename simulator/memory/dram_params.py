@@ -39,6 +39,11 @@ SCHEDULERS = ("in_order", "frfcfs", "ready_first")
 #: Refresh schedules of the ranks of a channel (``first_refresh_ps``): every rank at k x tREFI, or the
 #: ranks spread evenly over tREFI (DRAMSim3's ``RANK_LEVEL_STAGGERED``).
 REFRESH_POLICIES = ("simultaneous", "staggered")
+#: What one refresh command covers (``refresh_sets``): every bank of the rank (REF / REFab, the rank
+#: blocked for tRFC), the same bank of every bank group (DDR5's REFsb: banks of one index within their
+#: groups blocked for tRFCsb, the others working) or one bank (HBM3's REFpb, blocked for tRFCpb). A standard
+#: lists the modes it has.
+REFRESH_MODES = ("all_bank", "same_bank", "per_bank")
 #: Longest timing the DRAM model takes, ps: 2**62, so sums of a few timings stay within int64.
 MAX_TIMING_PS = 2**62
 
@@ -49,13 +54,24 @@ class DramStandard:
     honours for it. bank_groups: banks form groups, column-to-column, ACT-to-ACT and
     write-to-read spacings come in a short (_S, other group) and a long (_L, same group) form.
     vpp: a second supply (VPP, wordline boost) whose IPP currents add to the energy.
-    ranks: a channel may hold several ranks (an HBM channel is one die stack, one rank)."""
+    ranks: a channel may hold several ranks (an HBM channel is one die stack, one rank).
+    refresh_modes: the ``REFRESH_MODES`` it has. bankwise_standby: IDD3N is the standby current
+    with every bank open and an open bank adds its share only (``power.active_standby_ma``).
+    beats_per_tck: data beats per clock cycle (2, double data rate; 4 where the data strobe runs at
+    twice the command clock). multi_burst_lines: a cache line may take several bursts of one bank
+    and row (a narrow pseudo-channel), issued tCCD_L apart. banks_per_refresh: banks one per-bank
+    refresh covers (LPDDR5 refreshes a pair)."""
 
     name: str
     source: str
     bank_groups: bool
     vpp: bool
     ranks: bool
+    refresh_modes: tuple[str, ...] = ("all_bank",)
+    bankwise_standby: bool = False
+    beats_per_tck: int = 2
+    multi_burst_lines: bool = False
+    banks_per_refresh: int = 1
 
 
 STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
@@ -63,6 +79,21 @@ STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
     DramStandard("ddr4", "JEDEC JESD79-4B DDR4 SDRAM", bank_groups=True, vpp=True, ranks=True),
     DramStandard("hbm2", "JEDEC JESD235A High Bandwidth Memory (HBM2), legacy (128-bit channel) mode",
                  bank_groups=True, vpp=False, ranks=False),
+    # a DDR5 DIMM channel is two independent 32-bit sub-channels, each with its own command bus, banks and
+    # data bus and sharing nothing timed with the other: the model's channel is one sub-channel
+    DramStandard("ddr5", "JEDEC JESD79-5 DDR5 SDRAM, a channel being one 32-bit sub-channel", bank_groups=True,
+                 vpp=True, ranks=True, refresh_modes=("all_bank", "same_bank"), bankwise_standby=True),
+    # an HBM3 channel is two pseudo-channels of 32 bits, each with its own banks and data bus; they share
+    # the channel's command buses, which the model (timing no command bus) leaves out: its channel is one
+    # pseudo-channel. Its data run at four beats per command clock; a 32 B burst is half a 64 B line.
+    DramStandard("hbm3", "JEDEC JESD238 High Bandwidth Memory (HBM3), a channel being one 32-bit pseudo-channel",
+                 bank_groups=True, vpp=False, ranks=False, refresh_modes=("all_bank", "per_bank"), beats_per_tck=4,
+                 multi_burst_lines=True),
+    # LPDDR5 in bank-group mode (4 groups of 4 banks, BL16) with the data clock WCK at four times CK: a
+    # 16-bit channel moves 32 B a burst in 2 tCK, half a 64 B line; a REFpb refreshes banks k and k + 8
+    DramStandard("lpddr5", "JEDEC JESD209-5B LPDDR5, bank-group mode, WCK:CK 4:1", bank_groups=True, vpp=False,
+                 ranks=True, refresh_modes=("all_bank", "per_bank"), beats_per_tck=8, multi_burst_lines=True,
+                 banks_per_refresh=2),
 )}
 
 
@@ -105,13 +136,19 @@ class DramParam:
         return f"{self.doc}{unit} [{where}]"
 
 
-_ALL = {"ddr3": True, "ddr4": True, "hbm2": True}
+_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True, "lpddr5": True}
+#: the IDD currents: no public source gives HBM3's or LPDDR5's, so they have none (energy unknown, ``power``)
+_IDD = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True}
+_XP = _IDD  # power-down is not modelled without the currents it draws
 _NO_GROUPS = {"ddr3": True}
-_GROUPS = {"ddr4": True, "hbm2": True}
-_RANKED = {"ddr3": True, "ddr4": True}
-_VPP = {"ddr4": True}
+_GROUPS = {"ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True, "lpddr5": True}
+_RANKED = {"ddr3": True, "ddr4": True, "ddr5": True, "lpddr5": True}
+_VPP = {"ddr4": True, "ddr5": False}  # DDR5: optional, all or none (no cited IPP of a DDR5 part is at hand)
+_CKE = {"ddr3": True, "ddr4": True, "hbm2": True}  # DDR5 has no CKE pin: power-down is entered by command
+_SAME_BANK = {"ddr5": True}
+_PER_BANK = {"hbm3": True, "lpddr5": True}
 
-# Meanings after JESD79-3F / JESD79-4B (timing tables) and Micron TN-41-01 (currents).
+# Meanings after JESD79-3F / JESD79-4B / JESD79-5 (timing tables) and Micron TN-41-01 (currents).
 PARAMETERS: tuple[DramParam, ...] = (
     DramParam("tck_s", "timing", "time", _ALL, "clock period tCK", slots=("tck",)),
     DramParam("cl", "timing", "tck", _ALL, "CAS (read) latency, read command to first data beat", slots=("cl",)),
@@ -130,6 +167,8 @@ PARAMETERS: tuple[DramParam, ...] = (
     DramParam("t_ccd_s", "timing", "tck", _GROUPS, "column to column command, different bank groups",
               slots=("ccd_s",)),
     DramParam("t_ccd_l", "timing", "tck", _GROUPS, "column to column command, same bank group", slots=("ccd_l",)),
+    DramParam("t_ccd_l_wr", "timing", "tck", _SAME_BANK, "write to write command, same bank group (tCCD_L_WR)",
+              slots=("ccd_l_wr",)),
     DramParam("t_wr", "timing", "tck", _ALL, "write recovery, end of write data to PRE", slots=("wr",)),
     DramParam("t_wtr", "timing", "tck", _NO_GROUPS, "end of write data to read command, same rank",
               slots=("wtr_s", "wtr_l")),
@@ -138,24 +177,31 @@ PARAMETERS: tuple[DramParam, ...] = (
     DramParam("t_wtr_l", "timing", "tck", _GROUPS, "end of write data to read command, same bank group",
               slots=("wtr_l",)),
     DramParam("t_rtp", "timing", "tck", _ALL, "read to PRE, same bank", slots=("rtp",)),
-    DramParam("t_rfc", "timing", "tck", _ALL, "refresh cycle time (REF to the next ACT)", slots=("rfc",)),
+    DramParam("t_rfc", "timing", "tck", _ALL, "refresh cycle time (REF to the next ACT; tRFC1 on DDR5)",
+              slots=("rfc",)),
+    DramParam("t_rfc_sb", "timing", "tck", _SAME_BANK, "same-bank refresh cycle time (REFsb to an ACT of a "
+              "refreshed bank, tRFCsb)", slots=("rfc_part",)),
+    DramParam("t_rfc_pb", "timing", "tck", _PER_BANK, "per-bank refresh cycle time (REFpb to an ACT of the "
+              "refreshed bank, tRFCpb)", slots=("rfc_part",)),
     DramParam("t_faw", "timing", "tck", _ALL, "four-activate window of a rank", slots=("faw",)),
-    DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two), beats"),
+    DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two), beats; a burst takes "
+              "BL/2 tCK (BL/4 on hbm3, BL/8 on lpddr5)"),
     DramParam("t_refi_s", "timing", "time", _ALL, "average refresh interval tREFI", slots=("refi",)),
-    DramParam("t_xp", "timing", "tck", _ALL, "power-down exit to the next command", slots=("xp",)),
-    DramParam("t_cke", "timing", "tck", _ALL, "shortest power-down (CKE low)", slots=("cke",)),
+    DramParam("t_xp", "timing", "tck", _XP, "power-down exit to the next command", slots=("xp",)),
+    DramParam("t_cke", "timing", "tck", _CKE, "shortest power-down (CKE low)", slots=("cke",)),
     DramParam("t_rtrs", "timing", "tck", _RANKED, "data-bus turnaround between ranks", minimum=0,
               slots=("rtrs",)),
-    DramParam("idd0_a", "currents", "current", _ALL, "one-bank ACT-PRE current (IDD0)"),
-    DramParam("idd2p_a", "currents", "current", _ALL, "precharge power-down current (IDD2P)"),
-    DramParam("idd2n_a", "currents", "current", _ALL, "precharge standby current (IDD2N)"),
-    DramParam("idd3n_a", "currents", "current", _ALL, "active standby current (IDD3N)"),
-    DramParam("idd3p_a", "currents", "current", {"ddr3": False, "ddr4": False, "hbm2": False},
+    DramParam("idd0_a", "currents", "current", _IDD, "one-bank ACT-PRE current (IDD0)"),
+    DramParam("idd2p_a", "currents", "current", _IDD, "precharge power-down current (IDD2P)"),
+    DramParam("idd2n_a", "currents", "current", _IDD, "precharge standby current (IDD2N)"),
+    DramParam("idd3n_a", "currents", "current", _IDD, "active standby current (IDD3N)"),
+    DramParam("idd3p_a", "currents", "current", {"ddr3": False, "ddr4": False, "hbm2": False, "ddr5": False},
               "active power-down current (IDD3P); needed with geometry.power_down"),
-    DramParam("idd4r_a", "currents", "current", _ALL, "burst read current (IDD4R)"),
-    DramParam("idd4w_a", "currents", "current", _ALL, "burst write current (IDD4W)"),
-    DramParam("idd5_a", "currents", "current", _ALL, "burst refresh current (IDD5, IDD5B on DDR4)"),
-    DramParam("vdd_v", "currents", "voltage", _ALL, "core supply voltage VDD"),
+    DramParam("idd4r_a", "currents", "current", _IDD, "burst read current (IDD4R)"),
+    DramParam("idd4w_a", "currents", "current", _IDD, "burst write current (IDD4W)"),
+    DramParam("idd5_a", "currents", "current", _IDD, "burst refresh current (IDD5, IDD5B on DDR4 and DDR5)"),
+    DramParam("idd5sb_a", "currents", "current", _SAME_BANK, "same-bank refresh current (IDD5C on DDR5)"),
+    DramParam("vdd_v", "currents", "voltage", _IDD, "core supply voltage VDD"),
     DramParam("vpp_v", "currents", "voltage", _VPP, "wordline-boost supply voltage VPP"),
     DramParam("ipp0_a", "currents", "current", _VPP, "one-bank ACT-PRE current on VPP (IPP0)"),
     DramParam("ipp3n_a", "currents", "current", _VPP,
@@ -175,10 +221,17 @@ def section_parameters(section: str) -> tuple[DramParam, ...]:
 # -- the kernel's parameter vector -----------------------------------------------------------------
 #: Slots the controller derives: data-bus occupancy of a burst (BL/2 tCK), the read-to-write bus
 #: bubble, the three controller flags (1/0), the bank-group mask of a bank index and the layout id.
-DERIVED_SLOTS = ("burst", "rtw", "closed_page", "power_down", "idle_close", "bank_group_mask", "layout")
+#: The refresh slots: 0 for all-bank refresh, else the divisor d and count n of the refresh sets, bank b
+#: being in set (b // d) % n (``refresh_sets``). bursts_per_line: the bursts of one line (1, or more on a
+#: standard with ``multi_burst_lines``).
+DERIVED_SLOTS = ("burst", "rtw", "closed_page", "power_down", "idle_close", "bank_group_mask", "refresh_set_div",
+                 "refresh_sets", "bursts_per_line", "layout")
 #: Slots a standard may leave unfilled, with the value they take: a standard without ranks has no
-#: rank-to-rank switch.
-ABSENT_SLOT_PS = {"rtrs": 0}
+#: rank-to-rank switch, one without partial refresh no tRFCsb or tRFCpb, one without power-down no tXP or tCKE.
+ABSENT_SLOT_PS = {"rtrs": 0, "rfc_part": 0, "cke": 0, "xp": 0}
+#: Slots a standard may leave unfilled that take another slot's value: tCCD_L_WR is tCCD_L where the
+#: standard has no separate write-to-write spacing.
+SLOT_FALLBACK = {"ccd_l_wr": "ccd_l"}
 KERNEL_SLOTS: tuple[str, ...] = tuple(dict.fromkeys(s for p in PARAMETERS for s in p.slots)) + DERIVED_SLOTS
 SLOT_INDEX: dict[str, int] = {name: i for i, name in enumerate(KERNEL_SLOTS)}
 #: Identifies the layout; the compiled kernel checks it (numba freezes the index constants into its
@@ -196,6 +249,36 @@ def first_refresh_ps(policy: str, t_refi_ps: int, rank: int, ranks: int) -> int:
     if policy == "simultaneous":
         return t_refi_ps
     return (rank + 1) * t_refi_ps // ranks
+
+
+def check_refresh_mode(standard: str, mode: str) -> None:
+    """Raise FieldError (keyed ``refresh_mode``) unless ``standard`` has refresh mode ``mode``."""
+    modes = STANDARDS[standard].refresh_modes
+    if mode not in modes:
+        raise FieldError("refresh_mode", f"{mode!r}; {standard} refreshes {' or '.join(modes)}; expected one of "
+                         f"those")
+
+
+def refresh_sets(mode: str, banks: int, bank_groups: int, banks_per_refresh: int = 1) -> tuple[int, int]:
+    """(divisor, sets) of a refresh mode over a device of ``banks`` banks in ``bank_groups`` groups: a
+    refresh command covers the banks b of one set, (b // divisor) % sets; the sets take their turn in
+    index order. all_bank: (0, 1), one set of every bank. same_bank: (bank_groups, banks / bank_groups),
+    bank k of every group (bank b is in group b mod bank_groups). per_bank: (1, banks /
+    banks_per_refresh), bank k alone or, two banks a command, banks k and k + banks / 2."""
+    if mode == "all_bank":
+        return 0, 1
+    if mode == "same_bank":
+        return bank_groups, banks // bank_groups
+    if mode == "per_bank":
+        return 1, banks // banks_per_refresh
+    raise ValueError(f"refresh_mode = {mode!r}: expected one of {REFRESH_MODES}")
+
+
+def refresh_command_interval_ps(t_refi_ps: int, sets: int) -> int:
+    """Interval between refresh commands of a rank, ps: every set is refreshed once per tREFI, so one
+    command every tREFI / sets (floored to the ps); JESD79-5 issues the REFsb of each bank index
+    within every tREFI."""
+    return t_refi_ps // sets
 
 
 def _require_int(owner: str, name: str, value: object, minimum: int) -> None:
@@ -265,10 +348,17 @@ def check_timing_orders(t: Any, owner: str = "DramTiming", name: Callable[[str],
         if has(short, long) and getattr(t, long) < getattr(t, short):
             raise _order_error(owner, name, long, getattr(t, long), ">=", getattr(t, short), short,
                                why=": the same bank group waits at least as long as different groups")
+    if has("t_ccd_l", "t_ccd_l_wr") and t.t_ccd_l_wr < t.t_ccd_l:
+        raise _order_error(owner, name, "t_ccd_l_wr", t.t_ccd_l_wr, ">=", t.t_ccd_l, "t_ccd_l",
+                           why=": two writes in a bank group wait at least the column-to-column spacing")
     rrd = "t_rrd" if t.t_rrd is not None else "t_rrd_s"
     if has("t_faw", rrd) and t.t_faw < getattr(t, rrd):
         raise _order_error(owner, name, "t_faw", t.t_faw, ">=", getattr(t, rrd), rrd,
                            why=", the ACT-to-ACT spacing")
+    for part in ("t_rfc_sb", "t_rfc_pb"):
+        if has(part, "t_rfc") and getattr(t, part) > t.t_rfc:
+            raise _order_error(owner, name, part, getattr(t, part), "<=", t.t_rfc, "t_rfc",
+                               why=": refreshing some banks takes no longer than refreshing all")
     if has("cwl", "cl") and t.cwl > t.cl:
         raise _order_error(owner, name, "cwl", t.cwl, "<=", t.cl, "cl")
     if has("t_refi_ps", "t_rfc", "tck_ps") and t.t_refi_ps <= t.t_rfc * t.tck_ps:
@@ -287,12 +377,23 @@ def check_timing_orders(t: Any, owner: str = "DramTiming", name: Callable[[str],
                              () if p.unit == "time" else (name("tck_ps"),), owner=owner)
 
 
-def check_current_orders(c: Any, owner: str = "DramCurrents", name: Callable[[str], str] = _same) -> None:
+def check_current_orders(c: Any, owner: str = "DramCurrents", name: Callable[[str], str] = _same,
+                         bankwise_standby: bool = False, vpp_together: bool = True) -> None:
     """Raise FieldError if currents ``c`` (model names, mA; None where absent) break the TN-41-01
-    orderings the energy model relies on: every command current at least its standby current;
-    ``name`` spells a model name as the caller's key."""
-    for key, base in (("idd0_ma", "idd3n_ma"), ("idd4r_ma", "idd3n_ma"), ("idd4w_ma", "idd3n_ma"),
-                      ("idd5_ma", "idd3n_ma"), ("ipp0_ma", "ipp3n_ma"), ("ipp5_ma", "ipp3n_ma")):
+    orderings the energy model relies on: every command current at least its standby current (with
+    ``bankwise_standby``, where IDD3N holds every bank open, at least the precharge standby IDD2N, the
+    floor of the one-bank standby ``power.active_standby_ma``); ``name`` spells a model name as the
+    caller's key. With ``vpp_together``, the VPP voltage and currents come all together or not at all
+    (where a standard has them optional; check the standard's keys first)."""
+    vpp = [p.model_name for p in PARAMETERS if p.key in ("vpp_v", "ipp0_a", "ipp3n_a", "ipp5_a")]
+    given = [n for n in vpp if getattr(c, n) is not None]
+    if vpp_together and given and len(given) < len(vpp):
+        missing = next(n for n in vpp if getattr(c, n) is None)
+        raise FieldError(name(missing), f"missing; expected every VPP key ({', '.join(name(n) for n in vpp)}) "
+                         "or none", tuple(name(n) for n in given), owner=owner)
+    standby = "idd2n_ma" if bankwise_standby else "idd3n_ma"
+    for key, base in (("idd0_ma", standby), ("idd4r_ma", standby), ("idd4w_ma", standby),
+                      ("idd5_ma", standby), ("idd5sb_ma", standby), ("ipp0_ma", "ipp3n_ma"), ("ipp5_ma", "ipp3n_ma")):
         value, floor = getattr(c, key), getattr(c, base)
         if value is not None and floor is not None and value < floor:
             raise _order_error(owner, name, key, value, ">=", floor, base,
@@ -308,8 +409,8 @@ def _timing_post_init(self: Any) -> None:
 
 
 def _burst_ps(self: Any) -> int:
-    """Data-bus occupancy of one burst, BL/2 tCK, in ps."""
-    return self.burst_length // 2 * self.tck_ps
+    """Data-bus occupancy of one burst, BL / (beats per tCK) tCK, in ps."""
+    return self.burst_length // STANDARDS[self.standard].beats_per_tck * self.tck_ps
 
 
 def _currents_post_init(self: Any) -> None:
@@ -318,7 +419,7 @@ def _currents_post_init(self: Any) -> None:
         value = getattr(self, p.model_name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
             raise FieldError(p.model_name, f"{value!r}; expected a positive number", owner="DramCurrents")
-    check_current_orders(self)
+    check_current_orders(self, bankwise_standby=STANDARDS[self.standard].bankwise_standby)
 
 
 #: DDR timing of one standard: counts in clock cycles (tCK) unless the name ends in _ps; a
@@ -359,10 +460,15 @@ def pack_timing_ps(timing: Any) -> np.ndarray:
         if slot not in filled:
             p[SLOT_INDEX[slot]] = value
             filled.add(slot)
+    for slot, other in SLOT_FALLBACK.items():
+        if slot not in filled:
+            p[SLOT_INDEX[slot]] = p[SLOT_INDEX[other]]
+            filled.add(slot)
     missing = [s for s in KERNEL_SLOTS if s not in filled and s not in DERIVED_SLOTS]
     if missing:  # the table gives every standard's timing slots; this guards its edits
         raise ValueError(f"DramTiming ({timing.standard}): no value for kernel slots {missing}")
     p[SLOT_INDEX["burst"]] = timing.burst_ps
+    p[SLOT_INDEX["bursts_per_line"]] = 1
     # JEDEC tRTW = RL + tCCD + 2 tCK - WL: two idle bus cycles between read and write data
     p[SLOT_INDEX["rtw"]] = 2 * tck
     p[SLOT_INDEX["layout"]] = LAYOUT_ID
@@ -448,19 +554,37 @@ class DramGeometry:
                 "channel": self.channels, "column": self.lines_per_row}
 
 
+def burst_bytes(timing: Any, geometry: DramGeometry) -> int:
+    """Bytes one burst moves: bus width x burst length, B."""
+    return geometry.bus_width_bits // 8 * timing.burst_length
+
+
+def bursts_per_line(timing: Any, geometry: DramGeometry) -> int:
+    """Bursts one line takes (``check_line_is_one_burst`` has checked it is a whole number)."""
+    return geometry.line_bytes // burst_bytes(timing, geometry)
+
+
 def peak_bandwidth_bytes_per_s(timing: Any, geometry: DramGeometry) -> float:
-    """Peak data-bus bandwidth of all channels: one line per burst per channel, B/s."""
-    return geometry.channels * geometry.line_bytes * 1e12 / timing.burst_ps
+    """Peak data-bus bandwidth of all channels: one burst per burst time per channel, B/s."""
+    return geometry.channels * burst_bytes(timing, geometry) * 1e12 / timing.burst_ps
 
 
 def check_line_is_one_burst(timing: Any, geometry: DramGeometry, name: Callable[[str], str] = _same) -> None:
     """Raise FieldError (keyed ``line_bytes``) unless a cache line is exactly one burst: bus width x
-    burst length bytes; ``name`` spells a model name as the caller's key."""
-    burst_bytes = geometry.bus_width_bits // 8 * timing.burst_length
-    if burst_bytes != geometry.line_bytes:
+    burst length bytes (or, on a standard with ``multi_burst_lines``, a power-of-two number of them);
+    ``name`` spells a model name as the caller's key."""
+    one = burst_bytes(timing, geometry)
+    if STANDARDS[timing.standard].multi_burst_lines:
+        if geometry.line_bytes % one or not is_power_of_two(geometry.line_bytes // one):
+            raise FieldError(name("line_bytes"), f"{geometry.line_bytes!r} B; expected a power-of-two number of "
+                             f"bursts ({name('bus_width_bits')} {geometry.bus_width_bits} / 8 x "
+                             f"{name('burst_length')} {timing.burst_length} = {one} B each)",
+                             (name("bus_width_bits"), name("burst_length")), owner="DramGeometry")
+        return
+    if one != geometry.line_bytes:
         raise FieldError(name("line_bytes"), f"{geometry.line_bytes!r} B; expected one burst "
                          f"({name('bus_width_bits')} {geometry.bus_width_bits} / 8 x {name('burst_length')} "
-                         f"{timing.burst_length} = {burst_bytes} B)", (name("bus_width_bits"), name("burst_length")),
+                         f"{timing.burst_length} = {one} B)", (name("bus_width_bits"), name("burst_length")),
                          owner="DramGeometry")
 
 

@@ -21,8 +21,8 @@ from numba import njit
 
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_BUS_FREE, C_LAST_COL,
                                           C_QPOS,
-                                          G_LAST_ACT, G_LAST_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
-                                          P_CCD_L, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
+                                          G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
+                                          P_CCD_L, P_CCD_L_WR, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
                                           P_WTR_L, P_WTR_S, R_FAW0, R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END,
                                           R_READY, STALE_LAYOUT, bus_ready, field, serve_request)
 
@@ -50,12 +50,15 @@ def rank_terms(c, wr, decode, p, rk, ch, rank_hit, rank_miss):
 @njit(cache=True, inline='always')
 def bank_term(g, gi, hit, wr, p, bk, grp):
     """The part of a column-command estimate (ps) that depends on bank g and its bank group gi alone:
-    for a row hit, the bank's column readiness and the group's tCCD_L (and tWTR_L before a read);
+    for a row hit, the bank's column readiness and the group's tCCD_L (and tCCD_L_WR before a write,
+    tWTR_L before a read);
     for a miss, also its ACT: the bank's tRC/tRP (after a PRE no earlier than the bank allows, if
     a row is open), the group's tRRD_L, then tRCD. It changes only when a request of its rank is
     served (refresh, power-down and adaptive closing act on that rank alone)."""
     t = grp[gi, G_LAST_COL] + p[P_CCD_L]
-    if not wr:
+    if wr:
+        t = max(t, grp[gi, G_LAST_WR_COL] + p[P_CCD_L_WR])
+    else:
         t = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
     if hit:
         return max(t, bk[g, B_COL_READY])

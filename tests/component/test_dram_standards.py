@@ -1,5 +1,7 @@
 """DRAM standards declared once: bank-group timings (_S between groups, _L within one) by hand,
-the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations,
+the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations (DDR5's
+HBM3's and LPDDR5's too; test_dram_ddr5, _hbm3 and _lpddr5 check their timings, refresh modes and
+presets),
 and the declaration table driving the schema, the reference and the kernel's layout."""
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from simulator.memory.dram import DramSystem
 from tests.component.test_dram import check_protocol, random_chunks
 from tests.conftest import DEFAULT_SYSTEM, refused
 
-INTERFACE = {"ddr3_1600_mt41j256m4": "", "ddr4_3200_mt40a1g8": "", "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit"}
+INTERFACE = {"ddr3_1600_mt41j256m4": "", "ddr4_3200_mt40a1g8": "", "ddr5_4800_mt60b2g8": "",
+             "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit",
+             "hbm3_8gb_6400": ", interface_energy_j_per_bit: 4 pJ/bit",
+             "lpddr5_6400_16gb_x16": ", interface_energy_j_per_bit: 4 pJ/bit"}
 
 
 def system_file(directory: Path, preset: str) -> Path:
@@ -30,6 +35,12 @@ def system_file(directory: Path, preset: str) -> Path:
     path.write_text(f"name: test {preset}\nhost: {{preset: cpu/i7_920}}\ncaches: {{preset: caches/i7_920}}\n"
                     f"dram: {{preset: dram/{preset}{INTERFACE[preset]}}}\n")
     return path
+
+
+def preset_parameters(tmp_path_factory, preset: str, overrides: tuple[str, ...] = ()):
+    """(DramTiming, DramCurrents, DramGeometry) of the DRAM preset ``preset`` in a system of the i7-920."""
+    path = system_file(tmp_path_factory.mktemp(preset), preset)
+    return dram_parameters(load_spec(path, SystemSpec, list(overrides)).spec)
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +197,29 @@ def test_hbm2_stack_streams_near_its_peak(tmp_path):
     ("ddr4_3200_mt40a1g8", "dram.geometry.bank_groups=32", ["bank_groups", "expected to divide banks (16)"]),
     ("ddr4_3200_mt40a1g8", "dram.standard=ddr3", ["timing.t_rrd", "missing; ddr3 requires it"]),
     ("hbm2_8gb_x128", "dram.geometry.ranks_per_channel=2", ["ranks_per_channel", "one rank"]),
+    ("ddr3_1600_mt41j256m4", "dram.geometry.refresh_mode=same_bank",
+     ["geometry.refresh_mode", "ddr3 refreshes all_bank"]),
+    ("ddr4_3200_mt40a1g8", "dram.timing.t_ccd_l_wr=16", ["timing.t_ccd_l_wr", "ddr4 has no t_ccd_l_wr"]),
+    ("ddr3_1600_mt41j256m4", "dram.timing.t_rfc_sb=40", ["timing.t_rfc_sb", "ddr3 has no t_rfc_sb"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_ccd_l_wr=10",
+     ["dram.timing.t_ccd_l_wr: 10 tCK; expected >= t_ccd_l (12 tCK)"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_ccd_l=6", ["dram.timing.t_ccd_l: 6 tCK; expected >= t_ccd_s (8 tCK)"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_rfc_sb=800",
+     ["dram.timing.t_rfc_sb: 800 tCK; expected <= t_rfc (710 tCK)"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_cke=8", ["timing.t_cke", "ddr5 has no t_cke"]),
+    ("ddr5_4800_mt60b2g8", "dram.currents.vpp_v=1.8 V", ["currents.ipp0_a", "expected every VPP key"]),
+    ("ddr5_4800_mt60b2g8", "dram.currents.idd5sb_a=80 mA", ["currents.idd5sb_a", "expected >= idd2n_a"]),
+    ("ddr5_4800_mt60b2g8", "dram.geometry.bank_groups=1", ["geometry.bank_groups", "expected 2 or more"]),
+    ("ddr5_4800_mt60b2g8", "dram.geometry.refresh_mode=per_bank",
+     ["geometry.refresh_mode", "ddr5 refreshes all_bank or same_bank"]),
+    ("ddr5_4800_mt60b2g8", "dram.timing.t_rfc_pb=100", ["timing.t_rfc_pb", "ddr5 has no t_rfc_pb"]),
+    ("hbm3_8gb_6400", "dram.currents.idd0_a=60 mA", ["currents.idd0_a", "hbm3 has no idd0_a"]),
+    ("hbm3_8gb_6400", "dram.geometry.refresh_mode=same_bank", ["geometry.refresh_mode", "hbm3 refreshes"]),
+    ("hbm3_8gb_6400", "dram.geometry.power_down=true", ["currents.idd3p_a", "power_down"]),
+    ("lpddr5_6400_16gb_x16", "dram.geometry.refresh_mode=same_bank", ["geometry.refresh_mode", "lpddr5 refreshes"]),
+    ("lpddr5_6400_16gb_x16", "dram.timing.t_rfc_pb=300", ["dram.timing.t_rfc_pb: 300 tCK; expected <= t_rfc (224 tCK)"]),
+    ("hbm3_8gb_6400", "dram.geometry.bus_width_bits=128",
+     ["caches.line_bytes: 64 B; expected a power-of-two number of bursts", "128 B each"]),
 ])
 def test_a_wrong_combination_is_refused_with_exit_2_naming_file_and_key(tmp_path, capsys, preset, override, words):
     system = system_file(tmp_path, preset)
@@ -194,6 +228,30 @@ def test_a_wrong_combination_is_refused_with_exit_2_naming_file_and_key(tmp_path
                      capsys, out)
     assert len(errors) == 1
     assert str(system) in errors[0] and all(w in errors[0] for w in words), errors[0]
+
+
+# peak by hand: channels x one burst (bus width x BL) per BL / (beats per tCK) tCK
+@pytest.mark.parametrize("preset, peak_bytes_per_s", [
+    ("hbm3_8gb_6400", 32 * 32 / 1.25e-9),  # 32 pseudo-channels x 32 B per 2 tCK of 0.625 ns: 819.2 GB/s
+    ("lpddr5_6400_16gb_x16", 4 * 32 / 2.5e-9),  # 4 x16 channels x 32 B per 2 tCK of 1.25 ns: 51.2 GB/s
+])
+def test_sequential_reads_of_a_preset_with_two_bursts_a_line_run_near_its_peak(tmp_path_factory, preset,
+                                                                               peak_bytes_per_s):
+    timing, currents, geometry = preset_parameters(tmp_path_factory, preset)
+    d = DramSystem(timing, currents, geometry, scheduler="ready_first", refresh_mode="per_bank")
+    assert d.peak_bandwidth_bytes_per_s == pytest.approx(peak_bytes_per_s)
+    n = 1 << 16
+    end = d.service(np.arange(n), False, 0)
+    assert 0.95 * peak_bytes_per_s <= n * 64 / (end * 1e-12) <= peak_bytes_per_s
+
+
+@pytest.mark.parametrize("preset", ["ddr5_4800_mt60b2g8", "hbm3_8gb_6400", "lpddr5_6400_16gb_x16"])
+def test_a_preset_runs_a_stream_workload(tmp_path, preset):
+    from simulator.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", str(system_file(tmp_path, preset)), "configs/workloads/stream_read.yaml", "--out", str(out)]) == 0
+    assert (out / "summary.json").exists()
 
 
 def test_a_missing_timing_of_the_standard_is_refused(tmp_path):
@@ -222,12 +280,17 @@ def test_schema_sections_are_the_declared_parameters():
 
 def test_keys_reference_documents_each_standards_parameters():
     rows = {r.key: r for r in describe_spec(SystemSpec)}
-    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2'"
-    assert "[required by ddr4, hbm2]" in rows["dram.timing.t_ccd_l"].doc
+    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2', 'ddr5', 'hbm3', 'lpddr5'"
+    assert "[required by ddr4, hbm2, ddr5, hbm3, lpddr5]" in rows["dram.timing.t_ccd_l"].doc
+    assert "[required by hbm3, lpddr5]" in rows["dram.timing.t_rfc_pb"].doc
+    assert "[required by ddr5]" in rows["dram.timing.t_rfc_sb"].doc and "[required by ddr5]" in rows[
+        "dram.currents.idd5sb_a"].doc
+    assert "one of 'all_bank', 'same_bank', 'per_bank'" == rows["dram.geometry.refresh_mode"].accepts
     assert "[required by ddr3]" in rows["dram.timing.t_ccd"].doc
-    assert "[required by ddr4]" in rows["dram.currents.ipp3n_a"].doc and rows["dram.currents.ipp3n_a"].unit == "A"
-    assert "[optional in ddr3, ddr4, hbm2]" in rows["dram.currents.idd3p_a"].doc
+    assert "[required by ddr4; optional in ddr5]" in rows["dram.currents.ipp3n_a"].doc and rows["dram.currents.ipp3n_a"].unit == "A"
+    assert "[optional in ddr3, ddr4, hbm2, ddr5]" in rows["dram.currents.idd3p_a"].doc
     assert rows["dram.timing.tck_s"].default == "required"
+    assert "[required by ddr3, ddr4, hbm2, ddr5]" in rows["dram.currents.idd0_a"].doc
 
 
 def test_kernel_layout_is_the_declared_one_and_a_stale_layout_is_refused(ddr4):
