@@ -67,7 +67,7 @@ from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
-from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
+from workloads.kernels import BETA, KERNELS, device_work, host_cycles, kernel_host, kernel_offload
 
 GPU_PLATFORMS = ("discrete", "apu", "hsa")
 TABLE_ROW = {"discrete": "discrete_gpu", "apu": "apu", "hsa": "apu"}  # HSA: the APU's C (no Table 4.3 row)
@@ -89,6 +89,8 @@ TABLE_4_7_SORT = {2**12: (0.30, 0.28, 0.25), 2**13: (0.30, 0.28, 0.27), 2**14: (
                   2**24: (11.6, 13.1, 14.2), 2**25: (12.8, 14.4, 15.4), 2**26: (13.1, 15.6, 16.8)}
 PIPELINE_TABLES = {"gemm": TABLE_4_5_GEMM, "fft": TABLE_4_6_FFT, "radix_sort": TABLE_4_7_SORT}
 TABLE_STAGES = (1, 2, 4)
+# LogCA's A is read where the speedup flattens (000:L734): the device's A at the largest buffer of the tables
+A_REFERENCE_BYTES = 2**26
 
 
 @functools.lru_cache(maxsize=None)
@@ -126,9 +128,32 @@ def link_latency_cycles_per_byte(name: str, kernel: str, g_ref_bytes: int = 2**2
     return moved / g_ref_bytes / iface.bandwidth_bytes_per_s * cfg.host.frequency_hz
 
 
+def device_cycles(name: str, kernel: str, g_bytes: float) -> float:
+    """Host cycles platform ``name``'s device spends on one request of ``kernel`` over ``g_bytes``, its launch
+    included: the roofline of the kernel's work (``workloads.kernels.device_work``,
+    ``KernelSpec.device_seconds``); ValueError for a device with a fixed acceleration (its time is the host's
+    cost over A)."""
+    cfg = load_system(str(system_path(name))).spec
+    acc = cfg.accelerators["gpu"]
+    if acc.acceleration:
+        raise ValueError(f"platform {name!r}: its device has a fixed acceleration ({acc.acceleration!r}), no roofline")
+    return (acc.launch_latency_s + acc.device_seconds(*device_work(kernel, g_bytes))) * cfg.host.frequency_hz
+
+
+def derived_acceleration(name: str, kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
+    """LogCA's A of platform ``name``'s device on ``kernel`` at ``g_bytes``: the host's cost C g^beta over the
+    device's roofline time (launch excluded), or the device's fixed acceleration if it has one."""
+    cfg = load_system(str(system_path(name))).spec
+    acc = cfg.accelerators["gpu"]
+    if acc.acceleration:
+        return acc.acceleration
+    roofline = acc.device_seconds(*device_work(kernel, g_bytes)) * cfg.host.frequency_hz
+    return host_cycles(kernel, g_bytes, c_cycles_per_byte_beta) / roofline
+
+
 def load_gpu_platform(name: str, kernel: str) -> Platform:
-    """Platform ``name`` running ``kernel``: C and o as the module docstring says, beta of 000 Table 4.2, A of the
-    system, L of the link."""
+    """Platform ``name`` running ``kernel``: C and o as the module docstring says, beta of 000 Table 4.2, L of the
+    link, A of the device at ``A_REFERENCE_BYTES`` (``derived_acceleration``)."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     path = system_path(name)
@@ -142,7 +167,9 @@ def load_gpu_platform(name: str, kernel: str) -> Platform:
                          overhead_cycles=(overhead.params.overhead_cycles if overhead is not None
                                           else acc.interface.offload_overhead_cycles),
                          c_cycles_per_byte_beta=host.params.c_cycles_per_byte_beta,
-                         acceleration=acc.acceleration, beta=BETA[kernel])
+                         acceleration=derived_acceleration(name, kernel, A_REFERENCE_BYTES,
+                                                           host.params.c_cycles_per_byte_beta),
+                         beta=BETA[kernel])
     return Platform(name, kernel, path, params, cfg.host.frequency_hz)
 
 
