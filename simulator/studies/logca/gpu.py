@@ -8,7 +8,12 @@ to Table 4.7 beside Table 4.3's printed C (``CALIBRATED``, made by
 GPU C and o cannot be used with a physical link); every platform runs the
 same host software, so the APU and the HSA GPU take the discrete GPU's C; the
 APU's o keeps Table 4.3's APU / discrete ratio, the HSA GPU's o is its
-system's. Other kernels take C of 000 Table 4.3 and o of the system. A point
+system's. Other kernels take C of 000 Table 4.3 and o of the system. The
+device's time per request is its roofline (``device_cycles``: the kernel's
+flops and memory bytes on the device's peak flop/s and memory bandwidth, plus
+its launch), so its acceleration is derived, not set: ``derived_acceleration``
+is C g^beta over that time, and a platform's LogCA A is the value at
+``A_REFERENCE_BYTES``, where the speedup flattens. A point
 runs ``workloads.kernels`` host and offload traces on fresh systems (o set
 to the platform's) and times the ``kernel`` stage in host cycles
 (``logca_study`` conventions).
@@ -303,7 +308,8 @@ class RoundTripRow:
 ROUND_TRIP_NOTES = {
     "T0": "the simulated host also loads and stores the buffer, which C g^beta omits (they outweigh the calibrated "
           "C g^beta at small g), so the fit trades beta for C",
-    "A": "at large g the device's memory accesses and the copies left in T1 lower the plateau",
+    "A": "the preset's A is the device's derived A at 64 MiB; the device's A rises with g (host C g^beta against "
+         "its roofline), so LogCA's one A fitted over the sweep lies below it",
 }
 
 
