@@ -383,7 +383,7 @@ def plot_gpu_speedup(platform: Platform, points: list[SimulatedSpeedup], fit: Lo
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     g = np.array([pt.g_bytes for pt in points], dtype=float)
     grid = np.geomspace(g.min(), g.max(), 200)
-    ax.loglog(grid, speedup(platform.logca, grid), "-", color="k", lw=1, label="LogCA: Table 4.3 C, o, A; L from link")
+    ax.loglog(grid, speedup(platform.logca, grid), "-", color="k", lw=1, label="LogCA: platform C, o, A (derived at 64 MiB); L from link")
     ax.loglog(grid, speedup(fit.params, grid), "--", color="tab:orange", lw=1, label="LogCA fitted to simulation")
     ax.loglog(g, [pt.speedup for pt in points], "o", ms=4, label="simulated")
     ax.axhline(1.0, color="gray", lw=0.5)
