@@ -201,15 +201,16 @@ def test_a_kernel_command_declares_its_device_work_unless_the_unit_fixes_a():
     """A device whose rate is its roofline needs each request's flops and memory_bytes; one with a fixed A
     does not."""
     regions = {"unit": "gpu", "op": "fft", "inputs": [[0, 64]], "outputs": [[4096, 64]], "host_cycles": 10}
+    roofline = _system(KERNEL, ("accelerators.gpu.acceleration=0",)).units["gpu"]  # the preset's A removed
     with pytest.raises(CommandError, match=r"offload to gpu: flops: missing; expected a number >= 0: the unit has "
                                            r"no fixed acceleration"):
-        _system(KERNEL).units["gpu"].check_command(regions)
+        roofline.check_command(regions)
     parts = [{"inputs": [[0, 64]], "host_cycles": 10, "flops": 8, "memory_bytes": 64},
              {"inputs": [[64, 64]], "host_cycles": 5, "flops": 8}]
     with pytest.raises(CommandError, match=r"parts\[1\]\.memory_bytes: missing"):
-        _system(KERNEL).units["gpu"].check_command({"unit": "gpu", "op": "fft", "parts": parts})
-    fixed = _system(KERNEL, ("accelerators.gpu.acceleration=30",)).units["gpu"]
-    assert fixed.check_command(regions)["host_cycles"] == 10
+        roofline.check_command({"unit": "gpu", "op": "fft", "parts": parts})
+    fixed = _system(KERNEL).units["gpu"]  # the preset fixes 000 Table 4.3's A = 30
+    assert fixed.spec.acceleration == 30 and fixed.check_command(regions)["host_cycles"] == 10
 
 
 # --- trace rows addressed to an accelerator ------------------------------------------------------------

@@ -9,11 +9,13 @@ GPU C and o cannot be used with a physical link); every platform runs the
 same host software, so the APU and the HSA GPU take the discrete GPU's C; the
 APU's o keeps Table 4.3's APU / discrete ratio, the HSA GPU's o is its
 system's. Other kernels take C of 000 Table 4.3 and o of the system. The
-device's time per request is its roofline (``device_cycles``: the kernel's
-flops and memory bytes on the device's peak flop/s and memory bandwidth, plus
-its launch), so its acceleration is derived, not set: ``derived_acceleration``
-is C g^beta over that time, and a platform's LogCA A is the value at
-``A_REFERENCE_BYTES``, where the speedup flattens. A point
+device's acceleration A is its preset's: 000 Table 4.3's A for the shipped
+GPUs, a fixed override of the roofline. A preset without one runs each request
+at its roofline (the kernel's flops and memory bytes on the device's peak
+flop/s and memory bandwidth, plus its launch: ``device_cycles``), and its LogCA
+A is C g^beta over that time at ``A_REFERENCE_BYTES``, where the speedup
+flattens (``device_acceleration``). ``roofline_acceleration`` gives what the
+roofline would make of any device with a peak, override or not. A point
 runs ``workloads.kernels`` host and offload traces on fresh systems (o set
 to the platform's) and times the ``kernel`` stage in host cycles
 (``logca_study`` conventions).
@@ -133,32 +135,47 @@ def link_latency_cycles_per_byte(name: str, kernel: str, g_ref_bytes: int = 2**2
     return moved / g_ref_bytes / iface.bandwidth_bytes_per_s * cfg.host.frequency_hz
 
 
-def device_cycles(name: str, kernel: str, g_bytes: float) -> float:
-    """Host cycles platform ``name``'s device spends on one request of ``kernel`` over ``g_bytes``, its launch
-    included: the roofline of the kernel's work (``workloads.kernels.device_work``,
-    ``KernelSpec.device_seconds``); ValueError for a device with a fixed acceleration (its time is the host's
-    cost over A)."""
+def _device(name: str):
+    """Platform ``name``'s system spec and its ``gpu`` accelerator spec."""
     cfg = load_system(str(system_path(name))).spec
-    acc = cfg.accelerators["gpu"]
-    if acc.acceleration:
-        raise ValueError(f"platform {name!r}: its device has a fixed acceleration ({acc.acceleration!r}), no roofline")
-    return (acc.launch_latency_s + acc.device_seconds(*device_work(kernel, g_bytes))) * cfg.host.frequency_hz
+    return cfg, cfg.accelerators["gpu"]
 
 
-def derived_acceleration(name: str, kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
-    """LogCA's A of platform ``name``'s device on ``kernel`` at ``g_bytes``: the host's cost C g^beta over the
-    device's roofline time (launch excluded), or the device's fixed acceleration if it has one."""
-    cfg = load_system(str(system_path(name))).spec
-    acc = cfg.accelerators["gpu"]
+def roofline_cycles(name: str, kernel: str, g_bytes: float) -> float:
+    """Host cycles of platform ``name``'s device on one request of ``kernel`` over ``g_bytes`` at its roofline
+    (``workloads.kernels.device_work`` on ``KernelSpec.device_seconds``; launch excluded), whether or not its
+    preset fixes the acceleration: what the datasheet figures would give."""
+    cfg, acc = _device(name)
+    if not acc.peak_flops_per_s > 0:
+        raise ValueError(f"platform {name!r}: its device declares no peak_flops_per_s, so it has no roofline")
+    return acc.device_seconds(*device_work(kernel, g_bytes)) * cfg.host.frequency_hz
+
+
+def device_cycles(name: str, kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
+    """Host cycles platform ``name``'s device spends on one request of ``kernel`` over ``g_bytes``: with a fixed
+    acceleration LogCA's C g^beta / A (no launch, as in LogCA), else its roofline plus its launch."""
+    cfg, acc = _device(name)
     if acc.acceleration:
-        return acc.acceleration
-    roofline = acc.device_seconds(*device_work(kernel, g_bytes)) * cfg.host.frequency_hz
-    return host_cycles(kernel, g_bytes, c_cycles_per_byte_beta) / roofline
+        return host_cycles(kernel, g_bytes, c_cycles_per_byte_beta) / acc.acceleration
+    return acc.launch_latency_s * cfg.host.frequency_hz + roofline_cycles(name, kernel, g_bytes)
+
+
+def roofline_acceleration(name: str, kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
+    """The acceleration platform ``name``'s device would have on ``kernel`` at ``g_bytes`` at its roofline: the
+    host's cost C g^beta over ``roofline_cycles``."""
+    return host_cycles(kernel, g_bytes, c_cycles_per_byte_beta) / roofline_cycles(name, kernel, g_bytes)
+
+
+def device_acceleration(name: str, c_cycles_per_byte_beta: float, kernel: str) -> float:
+    """LogCA's A of platform ``name``'s device on ``kernel``: the preset's fixed acceleration, else the roofline's
+    at ``A_REFERENCE_BYTES`` (``roofline_acceleration``)."""
+    _, acc = _device(name)
+    return acc.acceleration or roofline_acceleration(name, kernel, A_REFERENCE_BYTES, c_cycles_per_byte_beta)
 
 
 def load_gpu_platform(name: str, kernel: str) -> Platform:
     """Platform ``name`` running ``kernel``: C and o as the module docstring says, beta of 000 Table 4.2, L of the
-    link, A of the device at ``A_REFERENCE_BYTES`` (``derived_acceleration``)."""
+    link, A of the device (``device_acceleration``)."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     path = system_path(name)
@@ -172,10 +189,17 @@ def load_gpu_platform(name: str, kernel: str) -> Platform:
                          overhead_cycles=(overhead.params.overhead_cycles if overhead is not None
                                           else acc.interface.offload_overhead_cycles),
                          c_cycles_per_byte_beta=host.params.c_cycles_per_byte_beta,
-                         acceleration=derived_acceleration(name, kernel, A_REFERENCE_BYTES,
-                                                           host.params.c_cycles_per_byte_beta),
+                         acceleration=device_acceleration(name, host.params.c_cycles_per_byte_beta, kernel),
                          beta=BETA[kernel])
     return Platform(name, kernel, path, params, cfg.host.frequency_hz)
+
+
+def implied_device_cycles(platform: Platform, g_bytes: int, measured_speedup: float) -> float:
+    """Host cycles a measured speedup T0 / T1 at ``g_bytes`` leaves for the device on the platform's calibrated
+    scale: T0 / S less o and the copies L(g) (<= 0: o and L(g) alone already exceed T0 / S)."""
+    p = platform.logca
+    t0 = float(time_unaccelerated(p, g_bytes))
+    return t0 / measured_speedup - (float(time_accelerated(p, g_bytes)) - t0 / p.acceleration)
 
 
 def _overhead(platform: Platform) -> tuple[str, ...]:
@@ -308,8 +332,7 @@ class RoundTripRow:
 ROUND_TRIP_NOTES = {
     "T0": "the simulated host also loads and stores the buffer, which C g^beta omits (they outweigh the calibrated "
           "C g^beta at small g), so the fit trades beta for C",
-    "A": "the preset's A is the device's derived A at 64 MiB; the device's A rises with g (host C g^beta against "
-         "its roofline), so LogCA's one A fitted over the sweep lies below it",
+    "A": "at large g the device's memory accesses and the copies left in T1 lower the plateau",
 }
 
 
@@ -383,7 +406,7 @@ def plot_gpu_speedup(platform: Platform, points: list[SimulatedSpeedup], fit: Lo
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     g = np.array([pt.g_bytes for pt in points], dtype=float)
     grid = np.geomspace(g.min(), g.max(), 200)
-    ax.loglog(grid, speedup(platform.logca, grid), "-", color="k", lw=1, label="LogCA: platform C, o, A (derived at 64 MiB); L from link")
+    ax.loglog(grid, speedup(platform.logca, grid), "-", color="k", lw=1, label="LogCA: Table 4.3 C, o, A; L from link")
     ax.loglog(grid, speedup(fit.params, grid), "--", color="tab:orange", lw=1, label="LogCA fitted to simulation")
     ax.loglog(g, [pt.speedup for pt in points], "o", ms=4, label="simulated")
     ax.axhline(1.0, color="gray", lw=0.5)
