@@ -549,7 +549,8 @@ def _gpu_roofline_what_if(gs, tables: dict[str, dict[int, dict[int, ReferenceRow
             for g in GPU_WHAT_IF_BYTES:
                 roofline = gs.roofline_cycles(name, kernel, g)
                 rows.append(Comparison(f"{name} {kernel} at {g} B: roofline", t43_a[name],
-                                       gs.roofline_acceleration(name, kernel, g, c), "", "datasheet peak (configs/presets/accel)",
+                                       gs.roofline_acceleration(name, kernel, g, c), "",
+                                       "datasheet peak (configs/presets/accel)",
                                        f"what-if, not counted: roofline time {roofline / f_hz * 1e3:.3g} ms"))
                 if name != "discrete":
                     continue

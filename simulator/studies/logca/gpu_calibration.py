@@ -186,8 +186,8 @@ def calibrated_yaml() -> str:
             q.c_cycles_per_byte_beta, q.acceleration, q.beta,
             f"o fitted to the n = 1 column of {TABLE_NAME[kernel]} ({TABLE_LINES[kernel]}): LogCA's g1 where the "
             f"column crosses 1 ({g1_bytes / 1024:.0f} KiB), the feature 000 finds LogCA predicts for radix sort "
-            f"(000:L820); C printed in 000 Table 4.3; L from the simulated link; {acceleration_source('discrete', kernel)}; "
-            "beta 000 Table 4.2",
+            f"(000:L820); C printed in 000 Table 4.3; L from the simulated link; "
+            f"{acceleration_source('discrete', kernel)}; beta 000 Table 4.2",
             f"rms relative error of the fitted speedup over the column: {fit.rms_relative:.3f}")
     for kernel in APU_KERNELS:
         q = fits[kernel].params
