@@ -8,9 +8,10 @@ the memory it works in), seconds; that bandwidth is the interface's
 ``device_memory_bandwidth_bytes_per_s`` for ``pcie`` and the data path's
 ``bandwidth_bytes_per_s`` for the couplings that work in host memory. The
 device's LogCA acceleration A then follows from the host's cost of the same
-request. ``acceleration`` > 0 overrides this with a fixed A: the request's work
-takes host_cycles / A host cycles (``host_cycles``, carried by the command, is
-the host's C g^beta share of that request). Each request also pays
+request. ``acceleration`` > 0 overrides this with a fixed A (the shipped GPU
+presets fix 000 Table 4.3's): the request's work takes host_cycles / A host
+cycles (``host_cycles``, carried by the command, is the host's C g^beta share
+of that request). Each request also pays
 ``launch_latency_s`` (each part of a pipelined command is a request). The
 unit streams its inputs and outputs in chunks of ``chunk_bytes`` through its
 interface's data path while it computes.

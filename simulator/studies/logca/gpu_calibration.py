@@ -112,8 +112,7 @@ def break_even_bytes(g_bytes: list[int], speedups: list[float]) -> float:
 def fit_discrete_overhead(kernel: str) -> SpeedupFit:
     """o (cycles) of the discrete GPU for ``kernel``: the value that puts LogCA's break-even g1 where the n = 1
     column of its 000 table crosses 1, with 000 Table 4.3's printed C, L from the simulated link, the device's
-    own time and beta of 000 Table 4.2 (module docstring); A (at the column's largest granularity) follows;
-    residuals over the whole column."""
+    time (``gpu.device_cycles``) and beta of 000 Table 4.2 (module docstring); residuals over the whole column."""
     if kernel not in OVERHEAD_KERNELS:
         raise ValueError(f"kernel must be one of {OVERHEAD_KERNELS}, got {kernel!r}")
     g_list, measured = n1_column(kernel)
