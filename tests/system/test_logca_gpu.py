@@ -219,6 +219,38 @@ def test_calibrated_host_cost_file_matches_a_fresh_fit():
     assert hsa.overhead_cycles == hsa_system.accelerators["gpu"].interface.offload_overhead_cycles
 
 
+def test_calibration_of_a_preset_without_a_fixed_a_fits_beside_the_device_roofline(monkeypatch):
+    # the same calibration for the C2070 without its preset's A: the device's roofline time and launch stand in for
+    # C g^beta / A, and the entries' A is the roofline's at 64 MiB
+    import simulator.studies.logca.gpu as gs
+    import simulator.studies.logca.gpu_calibration as cal
+    from simulator.runner import load_system
+
+    def roofline_system(path, overrides=()):
+        return load_system(path, tuple(overrides) + tuple(ROOFLINE))
+
+    shipped = {k: cal.fit_discrete(k) for k in ("gemm", "fft")}
+    monkeypatch.setattr(gs, "load_system", roofline_system)
+    monkeypatch.setattr(cal, "load_system", roofline_system)
+    assert cal.fixed_acceleration("discrete") == 0
+    assert cal.acceleration_source("discrete", "gemm") == "A derived from the device's roofline at 67108864 B"
+    for kernel in ("gemm", "fft"):
+        fit = cal.fit_discrete(kernel)
+        q = fit.params
+        assert q.c_cycles_per_byte_beta != pytest.approx(shipped[kernel].params.c_cycles_per_byte_beta, rel=0.1)
+        assert q.acceleration == pytest.approx(host_cycles(kernel, 2**26, q.c_cycles_per_byte_beta)
+                                               / device_cycles("discrete", kernel, 2**26, q.c_cycles_per_byte_beta))
+    # FFT follows its n = 1 column beside the roofline; GEMM cannot: the roofline's A rises with g (host C g^1.7
+    # against 2 n^3 flops, g^1.5), so at 16 and 64 MiB the fit lies far above 000's plateau
+    assert cal.fit_discrete("fft").rms_relative < 0.35
+    gemm = cal.fit_discrete("gemm").relative_residuals
+    assert gemm[-1] > gemm[-2] > 0.5
+    overhead = cal.fit_discrete_overhead("radix_sort")
+    crossing = cal.break_even_bytes(*cal.n1_column("radix_sort"))
+    t1 = (overhead.params.overhead_cycles + overhead.params.latency * crossing
+          + device_cycles("discrete", "radix_sort", crossing, 290.0))
+    assert host_cycles("radix_sort", crossing, 290.0) / t1 == pytest.approx(1.0, rel=1e-9)
+
 
 def test_radix_sort_overhead_puts_break_even_where_table_4_7_crosses_one():
     from models.calibrate import load_platform_entries
