@@ -27,6 +27,11 @@ thesis table lists T0/T1, not the times): with L per byte, A and beta given,
 1/S - 1/A = (o/C) g^-beta + (L/C) g^(1-beta) is linear in o/C and L/C, so the
 supplied L sets the scale of C.
 
+``fit_host_cost_to_speedups`` does the same when the accelerator's time is
+known instead of A (a device whose rate follows from its own figures): with
+D(g) the device's cycles, 1/S = (o/C) g^-beta + (1/C) (L g + D(g)) g^-beta is
+linear in o/C and 1/C.
+
 ``load_platforms`` reads a YAML table of published parameters such as
 ``configs/presets/platforms/logca_table_4_3.yaml`` (000 Table 4.3).
 Times are in host cycles, granularities in bytes.
@@ -232,6 +237,35 @@ def fit_logca_to_speedups(g_bytes: ArrayLike, speedups: ArrayLike, *, latency_cy
                          overhead_cycles=coef.get("o/C", 0.0) * c, c_cycles_per_byte_beta=c,
                          acceleration=acceleration, beta=beta)
     model = time_unaccelerated(params, g) / time_accelerated(params, g)
+    return SpeedupFit(params, tuple(model / s - 1.0))
+
+
+def fit_host_cost_to_speedups(g_bytes: ArrayLike, speedups: ArrayLike, *, latency_cycles_per_byte: float,
+                              device_cycles: ArrayLike, beta: float) -> SpeedupFit:
+    """Fit C (cycles/byte^beta) and o (cycles) to measured speedups T0/T1 with L (host cycles per byte), the
+    accelerator's own time D(g) per sample (host cycles) and beta supplied (module docstring). The returned
+    parameters' A is the host's cost over D at the largest granularity (LogCA's A, read where the speedup
+    flattens); the residuals use D itself.
+
+    Least squares on 1/S weighted by S, i.e. on the relative error of S, with o, C >= 0.
+    """
+    g = _samples("g_bytes", g_bytes)
+    s = _samples("speedups", speedups, g.size)
+    d = _samples("device_cycles", device_cycles, g.size)
+    for name, value in (("latency_cycles_per_byte", latency_cycles_per_byte), ("beta", beta)):
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    columns = {"o/C": g ** -beta, "1/C": (latency_cycles_per_byte * g + d) * g ** -beta}
+    coef = _nonnegative_weighted_lstsq(columns, 1.0 / s, s)
+    if not coef.get("1/C", 0.0) > 0:
+        raise ValueError("speedups leave no room for the copies and the device (fitted 1/C <= 0): C is not "
+                         "identifiable")
+    c = 1.0 / coef["1/C"]
+    overhead = coef.get("o/C", 0.0) * c
+    top = int(np.argmax(g))
+    params = LogCAParams(latency=latency_cycles_per_byte, latency_per_byte=True, overhead_cycles=overhead,
+                         c_cycles_per_byte_beta=c, acceleration=float(c * g[top] ** beta / d[top]), beta=beta)
+    model = c * g ** beta / (overhead + latency_cycles_per_byte * g + d)
     return SpeedupFit(params, tuple(model / s - 1.0))
 
 

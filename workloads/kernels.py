@@ -12,13 +12,25 @@ Binary search touches only the ~log2(elements) probe elements of one lookup
 and stores one 8 B result.
 
 Buffers (input g bytes): GEMM reads two matrices (g bytes together) and writes
-one (g/2); FFT and sort write g bytes; binary search writes 8 B.
+one (g/2); FFT and sort write g bytes; binary search writes 8 B. Elements are
+single precision (``ELEM_BYTES``): 4 B floats, 8 B complex floats, 32-bit keys.
+
+Device work (``device_work``): the flops and the bytes the kernel moves in the
+device's memory, from each kernel's standard count: GEMM of n x n matrices
+2 n^3 flops (n^3 multiply-add pairs, the count BLAS rates are quoted in) over
+3 n^2 elements (A and B read, C written once); FFT of N complex points
+5 N log2 N flops (the count FFT benchmarks quote rates in: FFTW's benchFFT,
+fftw.org/speed/method.html) over one read and one write of the points; radix
+sort of 32-bit keys in passes of ``SORT_DIGIT_BITS`` bits, each pass reading
+and writing every key (Satish, Harris and Garland, "Designing efficient sorting
+algorithms for manycore GPUs", IPDPS 2009, sort 4 bits per pass), no flops;
+binary search ~log2 N probes of one element and its 8 B result, no flops.
 
 Offload (``kernel_offload``): the buffer goes to unit ``unit`` (default
 ``gpu``) as one command, then the host waits for it. With ``stages`` > 1 the
 command carries ``parts``: ``stages`` sub-requests, part i covering its share
 of input and output and carrying ``host_cycles`` = its share of C g^beta
-(which the unit runs A times faster). The host pays the offload overhead o
+and its share of the device work (a part's share of the elements). The host pays the offload overhead o
 and flushes the buffer once, as in 000's pipelined runs (one set-up, then the
 stages streamed: speedup at o-dominated g is the same for every n, 000 Tables
 4.5-4.7 at 000:L1050-1094); the unit pipelines the parts (copy-in of part
@@ -39,6 +51,25 @@ KERNELS = tuple(BETA)
 ELEM_BYTES = {"gemm": 4, "fft": 8, "radix_sort": 4, "binary_search": 4}
 RESULT_BYTES = 8  # binary search: one index
 DEFAULT_ROW_BYTES = 256 * 1024
+SORT_DIGIT_BITS = 4  # radix sort digit per pass (module docstring)
+SORT_KEY_BITS = 32
+
+
+def device_work(kernel: str, g_bytes: float) -> tuple[float, float]:
+    """(flops, bytes moved in the device's memory) of ``kernel`` over an input of ``g_bytes`` (module docstring)."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    e = ELEM_BYTES[kernel]
+    if kernel == "gemm":
+        n = math.sqrt(g_bytes / (2 * e))  # two n x n input matrices
+        return 2.0 * n ** 3, 3.0 * n * n * e
+    if kernel == "fft":
+        points = g_bytes / e
+        return 5.0 * points * math.log2(max(points, 2.0)), 2.0 * g_bytes
+    if kernel == "radix_sort":
+        return 0.0, SORT_KEY_BITS / SORT_DIGIT_BITS * 2.0 * g_bytes
+    probes = max(1, math.ceil(math.log2(max(g_bytes / e, 2.0))))
+    return 0.0, float(probes * e + RESULT_BYTES)
 
 
 def _check(kernel: str, g_bytes: int) -> None:
@@ -133,6 +164,7 @@ def kernel_offload(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, uni
     tb = TraceBuilder()
     src, dst, out = _layout(tb, kernel, g_bytes)
     total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta)
+    flops, memory_bytes = device_work(kernel, g_bytes)
     beta, e = BETA[kernel], ELEM_BYTES[kernel]
     n_elems = g_bytes // e
     bounds = [round(n_elems * i / stages) * e for i in range(stages + 1)]
@@ -144,10 +176,12 @@ def kernel_offload(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, uni
         else:
             o_lo, o_hi = int(lo * out / g_bytes), int(hi * out / g_bytes)
         parts.append({"inputs": [[src + lo, hi - lo]], "outputs": [[dst + o_lo, o_hi - o_lo]],
-                      "host_cycles": _share(total, g_bytes, lo, hi, beta)})
+                      "host_cycles": _share(total, g_bytes, lo, hi, beta),
+                      "flops": flops * (hi - lo) / g_bytes, "memory_bytes": memory_bytes * (hi - lo) / g_bytes})
     extra = {"parts": parts} if stages > 1 else {}
     tb.offload("host", "kernel", unit, op=kernel, inputs=[[src, g_bytes]], outputs=[[dst, out]],
-               host_cycles=sum(p["host_cycles"] for p in parts), **extra)
+               host_cycles=sum(p["host_cycles"] for p in parts), flops=math.fsum(p["flops"] for p in parts),
+               memory_bytes=math.fsum(p["memory_bytes"] for p in parts), **extra)
     tb.wait("host", "kernel", unit)
     return tb.to_table(units=["host", unit])
 

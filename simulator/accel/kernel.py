@@ -2,16 +2,19 @@
 
 A command (``KernelCommand``; ``offsim commands kernel``: ``op`` one of gemm,
 fft, radix_sort, binary_search) names its input and output regions (its
-operands) and ``host_cycles``, what the host would spend on it; the
-unit spends host_cycles / A host cycles on it (A = ``spec.acceleration``)
-after ``launch_latency_s``, streaming its data in chunks through the
-interface: it asks for chunk i+1 while it works on chunk i and writes chunk i
-back when done.
+operands), ``host_cycles``, what the host would spend on it, and its device
+work: ``flops`` and ``memory_bytes`` (the bytes the kernel moves in the memory
+the device works in). After ``launch_latency_s`` the unit spends the roofline
+time of that work on it (``KernelSpec.device_seconds``), or host_cycles / A
+host cycles when the spec fixes A (``acceleration``), streaming its data in
+chunks through the interface: it asks for chunk i+1 while it works on chunk i
+and writes chunk i back when done, so the stream of its operands overlaps the
+work.
 
 Requests flow through three stages that run at once, like a GPU with copy
 engines: copy-in (``pcie`` only: the inputs cross the link into device
 memory), compute, copy-out (``pcie`` only) and completion. A command may
-carry ``parts``, a list of ``{inputs, outputs, host_cycles}`` sub-requests
+carry ``parts``, a list of ``{inputs, outputs, host_cycles, flops, memory_bytes}`` sub-requests
 (a pipelined offload: the host paid its overhead once for the whole
 command): the parts flow through the stages one behind the other, so the
 copy-in of part i+1, the work on part i and the copy-out of part i-1 overlap,
@@ -20,8 +23,8 @@ command's own regions default to the union of its parts'. Without
 ``parts`` the command is one request; separate commands pipeline the same
 way. Copies in and out take turns on the link, or run at once on its two
 directions when the interface is ``full_duplex``. Counters:
-``requests`` (sub-requests run), ``work_host_cycles``, ``compute_s``,
-``bytes_read``, ``bytes_written``.
+``requests`` (sub-requests run), ``work_host_cycles``, ``flops``,
+``memory_bytes``, ``compute_s``, ``bytes_read``, ``bytes_written``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import numpy as np
 import simpy
 
 from simulator.accel.base import AcceleratorUnit, Command
-from simulator.accel.command_schema import Regions, command_field, union_regions
+from simulator.accel.command_schema import CommandError, Regions, command_field, union_regions
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_kernel import KernelSpec
 from simulator.engine import ClockDomain
@@ -49,6 +52,10 @@ class KernelPart:
     """One sub-request of a pipelined kernel command."""
 
     host_cycles: float = command_field(unit="host cycles", min=0.0, doc="the part's work, as the host would spend it")
+    flops: float = command_field(None, unit="flop", min=0.0, default_text="required unless the unit fixes A",
+                                 doc="the part's arithmetic on the device")
+    memory_bytes: float = command_field(None, unit="B", min=0.0, default_text="required unless the unit fixes A",
+                                        doc="bytes the part moves in the device's memory")
     inputs: Regions = command_field((), default_text="none", doc="regions the part reads")
     outputs: Regions = command_field((), default_text="none", doc="regions the part writes")
 
@@ -69,6 +76,12 @@ class KernelCommand:
                                     doc="regions the kernel reads (flushed or copied in before it starts)")
     outputs: Regions = command_field(None, default_text="the parts' outputs; required without parts",
                                      doc="regions the kernel writes (fresh for the host after its wait)")
+    flops: float = command_field(None, unit="flop", min=0.0,
+                                 default_text="required without parts unless the unit fixes A",
+                                 doc="the kernel's arithmetic on the device (with parts: theirs)")
+    memory_bytes: float = command_field(None, unit="B", min=0.0,
+                                        default_text="required without parts unless the unit fixes A",
+                                        doc="bytes the kernel moves in the device's memory (with parts: theirs)")
     parts: tuple[KernelPart, ...] = command_field(None, check=_not_empty, default_text="none: one request",
                                                   doc="pipelined sub-requests (the host pays its overhead once)")
 
@@ -78,10 +91,15 @@ class KernelCommand:
                 if getattr(self, key) is None:
                     raise ValueError(f"{key}: missing; expected {_WITHOUT_PARTS[key]} (or parts)")
             return
-        total = math.fsum(p.host_cycles for p in self.parts)
-        if self.host_cycles is not None and not math.isclose(self.host_cycles, total, rel_tol=1e-9):
-            raise ValueError(f"host_cycles = {self.host_cycles!r}: expected the sum of the parts' host_cycles, "
-                             f"{total:.10g}, or no host_cycles (the parts' work is what runs)")
+        for key in ("host_cycles", "flops", "memory_bytes"):
+            given = getattr(self, key)
+            if given is None:
+                continue
+            values = [getattr(p, key) for p in self.parts]
+            total = math.fsum(v for v in values if v is not None)
+            if None in values or not math.isclose(given, total, rel_tol=1e-9):
+                raise ValueError(f"{key} = {given!r}: expected the sum of the parts' {key}, {total:.10g} (given "
+                                 f"for every part), or no {key} (the parts' work is what runs)")
 
     def operand_regions(self) -> tuple[Regions, Regions]:
         """The union of the parts' inputs and of their outputs."""
@@ -102,6 +120,19 @@ class KernelUnit(AcceleratorUnit):
         super().__init__(name=name, env=context.env, clock=ClockDomain(name, context.host_frequency_hz),
                          interface=context.interface, static_power_w=spec.static_power_w,
                          idle_power_w=spec.idle_power_w)
+
+    def check_args(self, cmd: KernelCommand) -> None:
+        """CommandError unless every request of ``cmd`` declares its device work, when the unit derives its rate."""
+        if self.spec.acceleration:
+            return
+        requests = cmd.parts if cmd.parts is not None else (cmd,)
+        for i, req in enumerate(requests):
+            where = "" if cmd.parts is None else f"parts[{i}]."
+            for key in ("flops", "memory_bytes"):
+                if getattr(req, key) is None:
+                    raise CommandError(f"{where}{key}: missing; expected a number >= 0: the unit has no fixed "
+                                       "acceleration, so its time is the roofline of the request's flops and "
+                                       "memory_bytes")
 
     # --- the three-stage pipeline ------------------------------------------------------------------
 
@@ -156,7 +187,7 @@ class KernelUnit(AcceleratorUnit):
     # --- one request's work ------------------------------------------------------------------------
 
     def execute(self, cmd: Command):
-        """Launch, then stream the inputs in chunks while spending host_cycles / A, then write the outputs."""
+        """Launch, then stream the inputs in chunks while spending the request's device time, then write the outputs."""
         work = cmd.params["host_cycles"]  # checked by check_command before the run
         env, line = self.env, self.interface.line_bytes
         in_lines = region_lines(cmd.inputs, line)
@@ -169,7 +200,13 @@ class KernelUnit(AcceleratorUnit):
         n_chunks = max(1, min(MAX_CHUNKS, math.ceil(max(total_bytes, 1) / self.spec.chunk_bytes)))
         in_parts = np.array_split(in_lines, n_chunks)
         out_parts = np.array_split(out_lines, n_chunks)
-        work_ps = self.compute_ps(work / self.spec.acceleration)
+        if self.spec.acceleration:
+            work_ps = self.compute_ps(work / self.spec.acceleration)
+        else:
+            flops, memory_bytes = cmd.params["flops"], cmd.params["memory_bytes"]
+            work_ps = seconds_to_ps(self.spec.device_seconds(flops, memory_bytes))
+            self.count("flops", flops)
+            self.count("memory_bytes", memory_bytes)
         work_parts = np.diff(np.linspace(0, work_ps, n_chunks + 1).round().astype(np.int64))
         arrival = self.interface.access(in_parts[0], False, env.now) if len(in_parts[0]) else env.now
         written = env.now

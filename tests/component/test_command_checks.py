@@ -21,7 +21,8 @@ SYSTOLIC = "configs/systems/systolic_dram.yaml"  # unit 'systolic'
 
 AES = {"op": "aes128", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]]}
 GEMM = {"op": "gemm", "m": 64, "n": 64, "k": 64, "a_addr": 0, "b_addr": 1 << 20, "c_addr": 1 << 21}
-GPU = {"op": "gemm", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]], "host_cycles": 1000}
+GPU = {"op": "gemm", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]], "host_cycles": 1000, "flops": 92682,
+       "memory_bytes": 6144}
 TILE = {"inputs": [[0, 512]], "outputs": [[1 << 20, 512]], "points": 64, "rows": [8] * 8}
 STENCIL_CMD = {"op": "stencil_tiles", "stencil": "jacobi_2d", "t_t": 2, "m_tile_words": 256, "tiles": [TILE]}
 
@@ -46,6 +47,7 @@ CASES = [
     (SYSTOLIC, "systolic", GEMM | {"b_addr": 2**40}, "b_addr = 1099511627776: the matrix ends at byte"),
     (KERNEL, "gpu", GPU | {"op": "conv"}, "op: expected one of 'gemm', 'fft', 'radix_sort', 'binary_search', got 'conv'"),
     (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles: expected a value >= 0.0, got -1"),
+    (KERNEL, "gpu", GPU | {"flops": -1}, "flops: expected a value >= 0.0, got -1"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": []}]},
      "parts[0].host_cycles: missing; expected a number (host cycles)"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0]], "host_cycles": 1}]}, "parts[0].inputs[0] = [0]"),

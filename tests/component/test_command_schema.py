@@ -32,7 +32,8 @@ TILE = {"inputs": [[0, 512]], "outputs": [[1 << 20, 512]], "points": 64, "rows":
 GOOD = {  # a good command of every kind, on a system that has a unit of it
     "lap": (LAP_DRAM, "lap", GEMM),
     "crypto": (CRYPTO, "crypto", {"op": "aes128", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]]}),
-    "kernel": (KERNEL, "gpu", {"op": "fft", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]], "host_cycles": 1e4}),
+    "kernel": (KERNEL, "gpu", {"op": "fft", "inputs": [[0, 4096]], "outputs": [[1 << 20, 4096]], "host_cycles": 1e4,
+                               "flops": 1e5, "memory_bytes": 8192}),
     "stencil": (STENCIL, "stencil", {"op": "stencil_tiles", "stencil": "jacobi_2d", "t_t": 2, "m_tile_words": 256,
                                      "tiles": [TILE]}),
 }
@@ -49,8 +50,8 @@ def _gemm_trace(params: dict):
     return tb.to_table()
 
 
-def _system(path: Path):
-    return build_system(load_spec(path, SystemSpec).spec)
+def _system(path: Path, overrides: tuple[str, ...] = ()):
+    return build_system(load_spec(path, SystemSpec, list(overrides)).spec)
 
 
 def _trace_workload(tmp_path: Path, table, name: str = "t") -> Path:
@@ -124,7 +125,7 @@ def test_the_default_regions_of_a_gemm_are_its_operands():
     assert given["inputs"] == [[B, 2 * N * N * E], [A, N * N * E]] and given["outputs"] == [[C, N * N * E]]
 
 
-PART = {"inputs": [[0, 64]], "outputs": [[4096, 64]], "host_cycles": 1e4}
+PART = {"inputs": [[0, 64]], "outputs": [[4096, 64]], "host_cycles": 1e4, "flops": 1e3, "memory_bytes": 128}
 OTHER_REGIONS = {  # GOOD's commands with their regions given the other way: explicit, or from parts or tiles
     "lap": GEMM | EXPLICIT,
     "kernel": {"op": "fft", "parts": [PART, PART | {"inputs": [[64, 64]]}]},
@@ -169,8 +170,9 @@ def test_regions_given_row_by_row_cover_a_matrix_with_a_wider_leading_dimension(
 
 
 def test_kernel_and_stencil_regions_default_to_their_parts_and_tiles():
-    parts = [{"inputs": [[0, 64]], "outputs": [[4096, 64]], "host_cycles": 10},
-             {"inputs": [[64, 64]], "host_cycles": 5}]
+    work = {"flops": 10, "memory_bytes": 64}
+    parts = [{"inputs": [[0, 64]], "outputs": [[4096, 64]], "host_cycles": 10} | work,
+             {"inputs": [[64, 64]], "host_cycles": 5} | work]
     gpu = _system(KERNEL).units["gpu"]
     resolved = gpu.check_command({"unit": "gpu", "op": "fft", "parts": parts})
     assert resolved["inputs"] == [[0, 64], [64, 64]] and resolved["outputs"] == [[4096, 64]]
@@ -186,10 +188,29 @@ def test_a_kernel_command_needs_its_regions_or_parts_and_consistent_work():
     with pytest.raises(CommandError, match=r"offload to gpu: inputs: missing; expected a list of \[byte address, "
                                            r"bytes\] regions \(or parts\)"):
         gpu.check_command({"unit": "gpu", "op": "fft", "host_cycles": 10, "outputs": []})
-    parts = [{"inputs": [[0, 64]], "host_cycles": 10}, {"inputs": [[64, 64]], "host_cycles": 5}]
+    parts = [{"inputs": [[0, 64]], "host_cycles": 10, "flops": 8, "memory_bytes": 64},
+             {"inputs": [[64, 64]], "host_cycles": 5, "flops": 8, "memory_bytes": 64}]
     with pytest.raises(CommandError, match=r"host_cycles = 16.0: expected the sum of the parts' host_cycles, 15"):
         gpu.check_command({"unit": "gpu", "op": "fft", "host_cycles": 16, "parts": parts})
+    with pytest.raises(CommandError, match=r"flops = 17.0: expected the sum of the parts' flops, 16"):
+        gpu.check_command({"unit": "gpu", "op": "fft", "flops": 17, "parts": parts})
     assert gpu.check_command({"unit": "gpu", "op": "fft", "host_cycles": 15, "parts": parts})["host_cycles"] == 15
+
+
+def test_a_kernel_command_declares_its_device_work_unless_the_unit_fixes_a():
+    """A device whose rate is its roofline needs each request's flops and memory_bytes; one with a fixed A
+    does not."""
+    regions = {"unit": "gpu", "op": "fft", "inputs": [[0, 64]], "outputs": [[4096, 64]], "host_cycles": 10}
+    roofline = _system(KERNEL, ("accelerators.gpu.acceleration=0",)).units["gpu"]  # the preset's A removed
+    with pytest.raises(CommandError, match=r"offload to gpu: flops: missing; expected a number >= 0: the unit has "
+                                           r"no fixed acceleration"):
+        roofline.check_command(regions)
+    parts = [{"inputs": [[0, 64]], "host_cycles": 10, "flops": 8, "memory_bytes": 64},
+             {"inputs": [[64, 64]], "host_cycles": 5, "flops": 8}]
+    with pytest.raises(CommandError, match=r"parts\[1\]\.memory_bytes: missing"):
+        roofline.check_command({"unit": "gpu", "op": "fft", "parts": parts})
+    fixed = _system(KERNEL).units["gpu"]  # the preset fixes 000 Table 4.3's A = 30
+    assert fixed.spec.acceleration == 30 and fixed.check_command(regions)["host_cycles"] == 10
 
 
 # --- trace rows addressed to an accelerator ------------------------------------------------------------

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.calibrate import fit_complexity, fit_logca, fit_logca_to_speedups, load_platform_entries, load_platforms
+from models.calibrate import (fit_complexity, fit_host_cost_to_speedups, fit_logca, fit_logca_to_speedups,
+                             load_platform_entries, load_platforms)
 from models.logca import LogCAParams, g1, speedup, time_accelerated, time_unaccelerated
 
 TABLE = Path(__file__).resolve().parents[2] / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
@@ -170,6 +171,23 @@ def test_fit_to_speedups_recovers_c_and_o_with_l_a_and_beta_given():
     double = fit_logca_to_speedups(g, speedup(truth, g), latency_cycles_per_byte=1.5, acceleration=30.0, beta=1.2)
     assert double.params.c_cycles_per_byte_beta == pytest.approx(0.5, rel=1e-9)
     assert double.params.overhead_cycles == pytest.approx(6e6, rel=1e-9)
+
+
+def test_fit_host_cost_recovers_c_and_o_beside_the_device_s_own_time():
+    # a device whose time D(g) is its own (here g^1.5, a GEMM's n^3 in the bytes of its matrices) against a host
+    # cost C g^1.7: the fit recovers C and o exactly, and A follows at the largest g
+    g = 2.0 ** np.arange(14, 27, 2)
+    device = 1e-3 * g**1.5 + 1e4
+    truth_s = 4e-4 * g**1.7 / (5e5 + 0.5675 * g + device)
+    fit = fit_host_cost_to_speedups(g, truth_s, latency_cycles_per_byte=0.5675, device_cycles=device, beta=1.7)
+    assert fit.params.c_cycles_per_byte_beta == pytest.approx(4e-4, rel=1e-9)
+    assert fit.params.overhead_cycles == pytest.approx(5e5, rel=1e-6)
+    assert fit.params.acceleration == pytest.approx(4e-4 * g[-1] ** 1.7 / device[-1], rel=1e-9)
+    assert fit.rms_relative < 1e-9
+    with pytest.raises(ValueError, match="device_cycles must have 7 samples"):
+        fit_host_cost_to_speedups(g, truth_s, latency_cycles_per_byte=0.5675, device_cycles=device[:3], beta=1.7)
+    with pytest.raises(ValueError, match="beta"):
+        fit_host_cost_to_speedups(g, truth_s, latency_cycles_per_byte=0.5675, device_cycles=device, beta=0.0)
 
 
 def test_fit_to_speedups_rejects_what_logca_cannot_follow():

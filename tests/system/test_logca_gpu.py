@@ -10,14 +10,16 @@ import yaml
 from models.logca import g1, speedup
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.studies.logca.gpu import (PIPELINE_TABLES, calibrate, granularities, latency_bottleneck_granularities,
-                                       latency_region_bandwidth, load_gpu_platform, main, offload_breakdown,
+from simulator.studies.logca.gpu import (PIPELINE_TABLES, calibrate, device_cycles, granularities,
+                                       latency_bottleneck_granularities, latency_region_bandwidth, load_gpu_platform,
+                                       main, offload_breakdown, roofline_acceleration, roofline_cycles,
                                        simulate_point, simulated_latency_gain, sweep, table_4_3_params)
 from simulator.engine.replay import replay
 from simulator.system import build_system
-from workloads.kernels import host_cycles, kernel_host, kernel_offload, output_bytes
+from workloads.kernels import device_work, host_cycles, kernel_host, kernel_offload, output_bytes
 
 DISCRETE = "configs/systems/logca_gpu_discrete.yaml"
+ROOFLINE = ["accelerators.gpu.acceleration=0"]  # the preset's fixed A removed: the device runs at its roofline
 
 
 def _run(path, trace, overrides=()):
@@ -75,12 +77,68 @@ def test_pcie_copies_in_and_out_cross_the_link():
 
 
 def test_unit_runs_a_times_faster_than_host_at_large_g():
-    # with o and the copies made negligible, T1 approaches T0 / A (A = 30, 000 Table 4.3)
+    # with o and the copies made negligible, T1 approaches T0 / A (A = 30, 000 Table 4.3, which the preset fixes
+    # over its roofline)
+    spec = load_spec(DISCRETE, SystemSpec).spec.accelerators["gpu"]
+    assert spec.acceleration == 30 and spec.peak_flops_per_s == pytest.approx(1.03e12)
     over = ["accelerators.gpu.interface.offload_overhead_cycles=0",
             "accelerators.gpu.interface.bandwidth_bytes_per_s=1000 GB/s"]
     t0, _ = _run(DISCRETE, kernel_host("gemm", 2**21, 2.0), over)
-    t1, _ = _run(DISCRETE, kernel_offload("gemm", 2**21, 2.0), over)
+    t1, system = _run(DISCRETE, kernel_offload("gemm", 2**21, 2.0), over)
     assert t0 / t1 == pytest.approx(30.0, rel=0.05)
+    assert "flops" not in system.units["gpu"].counts  # the fixed A, not the roofline, timed the request
+
+
+def test_unit_time_is_the_roofline_of_the_request_work_without_a_fixed_a():
+    # GEMM is compute-bound on the C2070 (2 n^3 flops at 1.03 TFLOP/s), FFT memory-bound (one read and one write of
+    # the points at 144 GB/s, above 5 N log2 N flops at peak): the unit's compute time is the larger term
+    assert load_spec(DISCRETE, SystemSpec, ROOFLINE).spec.accelerators["gpu"].acceleration == 0
+    g = 2**21
+    for kernel, bound in (("gemm", "flops"), ("fft", "memory_bytes")):
+        flops, memory_bytes = device_work(kernel, g)
+        by_flops, by_bytes = flops / 1.03e12, memory_bytes / 144e9
+        assert (by_flops > by_bytes) == (bound == "flops"), kernel
+        _, system = _run(DISCRETE, kernel_offload(kernel, g, 2.0), ROOFLINE)
+        unit = system.units["gpu"]
+        assert unit.counts["compute_s"] == pytest.approx(max(by_flops, by_bytes), rel=1e-9), kernel
+        assert unit.counts["flops"] == pytest.approx(flops) and unit.counts["memory_bytes"] == pytest.approx(memory_bytes)
+
+
+def test_device_work_follows_each_kernel_standard_count():
+    n = 512  # two 512 x 512 float matrices: 2 MiB in
+    assert device_work("gemm", 2 * n * n * 4) == pytest.approx((2 * n**3, 3 * n * n * 4))
+    points = 2**16  # complex floats, 8 B each
+    assert device_work("fft", points * 8) == pytest.approx((5 * points * 16, 2 * points * 8))
+    keys = 2**20  # 32-bit keys, 4 bits per pass: 8 passes, each reading and writing every key
+    assert device_work("radix_sort", keys * 4) == pytest.approx((0.0, 8 * 2 * keys * 4))
+
+
+def test_a_roofline_device_needs_its_peak_and_memory_bandwidth():
+    from simulator.config.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="peak_flops_per_s"):
+        load_spec(DISCRETE, SystemSpec, ROOFLINE + ["accelerators.gpu.peak_flops_per_s=0 FLOP/s"])
+    with pytest.raises(ConfigError, match="device_memory_bandwidth_bytes_per_s"):
+        load_spec(DISCRETE, SystemSpec,
+                  ROOFLINE + ["accelerators.gpu.interface.device_memory_bandwidth_bytes_per_s=0 B/s"])
+    fixed = load_spec(DISCRETE, SystemSpec, ["accelerators.gpu.peak_flops_per_s=0 FLOP/s"]).spec
+    assert fixed.accelerators["gpu"].acceleration == 30  # a fixed A needs no peak
+
+
+def test_roofline_what_if_beside_the_preset_fixed_a():
+    # the study's roofline figures use the datasheet peak and bandwidth although the preset fixes A = 30
+    c = load_gpu_platform("discrete", "gemm").logca.c_cycles_per_byte_beta
+    g, f_hz = 2**26, 2.27e9
+    flops, _ = device_work("gemm", g)
+    assert roofline_cycles("discrete", "gemm", g) == pytest.approx(flops / 1.03e12 * f_hz, rel=1e-12)
+    a_64m = roofline_acceleration("discrete", "gemm", g, c)
+    assert a_64m == pytest.approx(host_cycles("gemm", g, c) / (flops / 1.03e12 * f_hz), rel=1e-12)
+    # host C g^1.7 against 2 n^3 = g^1.5 flops: the roofline's A rises with g, past 000's A = 30 at 64 MiB
+    assert roofline_acceleration("discrete", "gemm", 2**20, c) < a_64m and a_64m > 30
+    assert load_gpu_platform("discrete", "gemm").logca.acceleration == 30.0  # the preset's A is what runs
+    assert device_cycles("discrete", "gemm", g, c) == pytest.approx(host_cycles("gemm", g, c) / 30)
+    _, bw = device_work("radix_sort", g)  # no flops: memory-bound at 144 GB/s
+    assert roofline_cycles("discrete", "radix_sort", g) == pytest.approx(bw / 144e9 * f_hz, rel=1e-12)
 
 
 def test_pipelining_overlaps_copies_with_compute():
@@ -160,6 +218,38 @@ def test_calibrated_host_cost_file_matches_a_fresh_fit():
     hsa_system = load_spec(str(system_path("hsa")), SystemSpec).spec
     assert hsa.overhead_cycles == hsa_system.accelerators["gpu"].interface.offload_overhead_cycles
 
+
+def test_calibration_of_a_preset_without_a_fixed_a_fits_beside_the_device_roofline(monkeypatch):
+    # the same calibration for the C2070 without its preset's A: the device's roofline time and launch stand in for
+    # C g^beta / A, and the entries' A is the roofline's at 64 MiB
+    import simulator.studies.logca.gpu as gs
+    import simulator.studies.logca.gpu_calibration as cal
+    from simulator.runner import load_system
+
+    def roofline_system(path, overrides=()):
+        return load_system(path, tuple(overrides) + tuple(ROOFLINE))
+
+    shipped = {k: cal.fit_discrete(k) for k in ("gemm", "fft")}
+    monkeypatch.setattr(gs, "load_system", roofline_system)
+    monkeypatch.setattr(cal, "load_system", roofline_system)
+    assert cal.fixed_acceleration("discrete") == 0
+    assert cal.acceleration_source("discrete", "gemm") == "A derived from the device's roofline at 67108864 B"
+    for kernel in ("gemm", "fft"):
+        fit = cal.fit_discrete(kernel)
+        q = fit.params
+        assert q.c_cycles_per_byte_beta != pytest.approx(shipped[kernel].params.c_cycles_per_byte_beta, rel=0.1)
+        assert q.acceleration == pytest.approx(host_cycles(kernel, 2**26, q.c_cycles_per_byte_beta)
+                                               / device_cycles("discrete", kernel, 2**26, q.c_cycles_per_byte_beta))
+    # FFT follows its n = 1 column beside the roofline; GEMM cannot: the roofline's A rises with g (host C g^1.7
+    # against 2 n^3 flops, g^1.5), so at 16 and 64 MiB the fit lies far above 000's plateau
+    assert cal.fit_discrete("fft").rms_relative < 0.35
+    gemm = cal.fit_discrete("gemm").relative_residuals
+    assert gemm[-1] > gemm[-2] > 0.5
+    overhead = cal.fit_discrete_overhead("radix_sort")
+    crossing = cal.break_even_bytes(*cal.n1_column("radix_sort"))
+    t1 = (overhead.params.overhead_cycles + overhead.params.latency * crossing
+          + device_cycles("discrete", "radix_sort", crossing, 290.0))
+    assert host_cycles("radix_sort", crossing, 290.0) / t1 == pytest.approx(1.0, rel=1e-9)
 
 
 def test_radix_sort_overhead_puts_break_even_where_table_4_7_crosses_one():

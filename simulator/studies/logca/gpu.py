@@ -8,7 +8,14 @@ to Table 4.7 beside Table 4.3's printed C (``CALIBRATED``, made by
 GPU C and o cannot be used with a physical link); every platform runs the
 same host software, so the APU and the HSA GPU take the discrete GPU's C; the
 APU's o keeps Table 4.3's APU / discrete ratio, the HSA GPU's o is its
-system's. Other kernels take C of 000 Table 4.3 and o of the system. A point
+system's. Other kernels take C of 000 Table 4.3 and o of the system. The
+device's acceleration A is its preset's: 000 Table 4.3's A for the shipped
+GPUs, a fixed override of the roofline. A preset without one runs each request
+at its roofline (the kernel's flops and memory bytes on the device's peak
+flop/s and memory bandwidth, plus its launch: ``device_cycles``), and its LogCA
+A is C g^beta over that time at ``A_REFERENCE_BYTES``, where the speedup
+flattens (``device_acceleration``). ``roofline_acceleration`` gives what the
+roofline would make of any device with a peak, override or not. A point
 runs ``workloads.kernels`` host and offload traces on fresh systems (o set
 to the platform's) and times the ``kernel`` stage in host cycles
 (``logca_study`` conventions).
@@ -67,7 +74,7 @@ from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
-from workloads.kernels import BETA, KERNELS, kernel_host, kernel_offload
+from workloads.kernels import BETA, KERNELS, device_work, host_cycles, kernel_host, kernel_offload
 
 GPU_PLATFORMS = ("discrete", "apu", "hsa")
 TABLE_ROW = {"discrete": "discrete_gpu", "apu": "apu", "hsa": "apu"}  # HSA: the APU's C (no Table 4.3 row)
@@ -89,6 +96,8 @@ TABLE_4_7_SORT = {2**12: (0.30, 0.28, 0.25), 2**13: (0.30, 0.28, 0.27), 2**14: (
                   2**24: (11.6, 13.1, 14.2), 2**25: (12.8, 14.4, 15.4), 2**26: (13.1, 15.6, 16.8)}
 PIPELINE_TABLES = {"gemm": TABLE_4_5_GEMM, "fft": TABLE_4_6_FFT, "radix_sort": TABLE_4_7_SORT}
 TABLE_STAGES = (1, 2, 4)
+# LogCA's A is read where the speedup flattens (000:L734): the device's A at the largest buffer of the tables
+A_REFERENCE_BYTES = 2**26
 
 
 @functools.lru_cache(maxsize=None)
@@ -126,9 +135,47 @@ def link_latency_cycles_per_byte(name: str, kernel: str, g_ref_bytes: int = 2**2
     return moved / g_ref_bytes / iface.bandwidth_bytes_per_s * cfg.host.frequency_hz
 
 
+def _device(name: str):
+    """Platform ``name``'s system spec and its ``gpu`` accelerator spec."""
+    cfg = load_system(str(system_path(name))).spec
+    return cfg, cfg.accelerators["gpu"]
+
+
+def roofline_cycles(name: str, kernel: str, g_bytes: float) -> float:
+    """Host cycles of platform ``name``'s device on one request of ``kernel`` over ``g_bytes`` at its roofline
+    (``workloads.kernels.device_work`` on ``KernelSpec.device_seconds``; launch excluded), whether or not its
+    preset fixes the acceleration: what the datasheet figures would give."""
+    cfg, acc = _device(name)
+    if not acc.peak_flops_per_s > 0:
+        raise ValueError(f"platform {name!r}: its device declares no peak_flops_per_s, so it has no roofline")
+    return acc.device_seconds(*device_work(kernel, g_bytes)) * cfg.host.frequency_hz
+
+
+def device_cycles(name: str, kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
+    """Host cycles platform ``name``'s device spends on one request of ``kernel`` over ``g_bytes``: with a fixed
+    acceleration LogCA's C g^beta / A (no launch, as in LogCA), else its roofline plus its launch."""
+    cfg, acc = _device(name)
+    if acc.acceleration:
+        return host_cycles(kernel, g_bytes, c_cycles_per_byte_beta) / acc.acceleration
+    return acc.launch_latency_s * cfg.host.frequency_hz + roofline_cycles(name, kernel, g_bytes)
+
+
+def roofline_acceleration(name: str, kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
+    """The acceleration platform ``name``'s device would have on ``kernel`` at ``g_bytes`` at its roofline: the
+    host's cost C g^beta over ``roofline_cycles``."""
+    return host_cycles(kernel, g_bytes, c_cycles_per_byte_beta) / roofline_cycles(name, kernel, g_bytes)
+
+
+def device_acceleration(name: str, c_cycles_per_byte_beta: float, kernel: str) -> float:
+    """LogCA's A of platform ``name``'s device on ``kernel``: the preset's fixed acceleration, else the roofline's
+    at ``A_REFERENCE_BYTES`` (``roofline_acceleration``)."""
+    _, acc = _device(name)
+    return acc.acceleration or roofline_acceleration(name, kernel, A_REFERENCE_BYTES, c_cycles_per_byte_beta)
+
+
 def load_gpu_platform(name: str, kernel: str) -> Platform:
-    """Platform ``name`` running ``kernel``: C and o as the module docstring says, beta of 000 Table 4.2, A of the
-    system, L of the link."""
+    """Platform ``name`` running ``kernel``: C and o as the module docstring says, beta of 000 Table 4.2, L of the
+    link, A of the device (``device_acceleration``)."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     path = system_path(name)
@@ -142,8 +189,17 @@ def load_gpu_platform(name: str, kernel: str) -> Platform:
                          overhead_cycles=(overhead.params.overhead_cycles if overhead is not None
                                           else acc.interface.offload_overhead_cycles),
                          c_cycles_per_byte_beta=host.params.c_cycles_per_byte_beta,
-                         acceleration=acc.acceleration, beta=BETA[kernel])
+                         acceleration=device_acceleration(name, host.params.c_cycles_per_byte_beta, kernel),
+                         beta=BETA[kernel])
     return Platform(name, kernel, path, params, cfg.host.frequency_hz)
+
+
+def implied_device_cycles(platform: Platform, g_bytes: int, measured_speedup: float) -> float:
+    """Host cycles a measured speedup T0 / T1 at ``g_bytes`` leaves for the device on the platform's calibrated
+    scale: T0 / S less o and the copies L(g) (<= 0: o and L(g) alone already exceed T0 / S)."""
+    p = platform.logca
+    t0 = float(time_unaccelerated(p, g_bytes))
+    return t0 / measured_speedup - (float(time_accelerated(p, g_bytes)) - t0 / p.acceleration)
 
 
 def _overhead(platform: Platform) -> tuple[str, ...]:
