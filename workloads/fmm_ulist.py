@@ -132,7 +132,7 @@ DENSITIES = ("uniform", "plummer", "gaussian", "table2")
 @dataclass(frozen=True)
 class UListProblem:
     """A tree's U-list, sorted by target leaf: ``n_q`` points per leaf, ``n_oct`` leaves and
-    parallel arrays ``target``, ``source``, ``kind``, ``class_id`` (one entry per interaction)."""
+    parallel arrays ``target``, ``source``, ``kind``, ``class_id`` (int32, one entry per interaction)."""
 
     n_q: int
     n_oct: int
@@ -185,11 +185,11 @@ def _build_problem(q: int, n_points: int, density: str, seed: int, periodic: boo
     """:func:`build_problem` on checked arguments."""
     n_q = fmm_tree.leaf_points(q)
     dens = fmm_tree.TABLE2_DENSITY if density == "table2" else fmm_tree.Density(density)
-    pts = fmm_tree.sample_points(n_points, dens, seed)
-    tree, _ = fmm_tree.volume_fmm_tree(pts, n_q, n_points, periodic=periodic)
-    ul = fmm_tree.u_lists(tree, periodic)
-    order = np.lexsort((ul.source, ul.target))
-    arrays = [ul.target[order], ul.source[order], ul.kind[order], ul.class_id[order]]
+    codes = fmm_tree.point_codes(fmm_tree.sample_points(n_points, dens, seed))  # the points are not kept
+    tree, _ = fmm_tree.volume_fmm_tree_of_codes(codes, n_q, n_points, periodic=periodic)
+    del codes
+    ul = fmm_tree.u_lists(tree, periodic)  # sorted by target, then source
+    arrays = [ul.target, ul.source, ul.kind, ul.class_id]
     for a in arrays:
         a.setflags(write=False)  # shared by every caller of the cache
     return UListProblem(n_q, tree.n_leaves, *arrays)
@@ -255,7 +255,7 @@ def split_blocks(problem: UListProblem, b: int, order: str = "class") -> list[np
         raise ValueError(f"blocks must be a positive integer, got {b!r}")
     check_block_order(order)
     if order == "class":
-        columns = np.argsort(problem.class_id, kind="stable")  # target order kept within a class
+        columns = np.argsort(problem.class_id, kind="stable").astype(np.int32)  # target order kept within a class
         return [c for c in np.array_split(columns, min(int(b), problem.n_u)) if c.size]
     b = min(int(b), problem.n_oct)
     n = problem.n_u
@@ -267,7 +267,7 @@ def split_blocks(problem: UListProblem, b: int, order: str = "class") -> list[np
         if pos > cuts[-1]:
             cuts.append(pos)
     cuts.append(n)
-    return [np.arange(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+    return [np.arange(lo, hi, dtype=np.int32) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
 
 
 @dataclass(frozen=True)
