@@ -112,15 +112,39 @@ def _cluster_offsets(kind: str, n: int, scale: float, rng: np.random.Generator) 
 
 def sample_points(n_points: int, density: Density = Density(), seed: int = 0) -> np.ndarray:
     """``n_points`` x 3 array of positions in [0, 1)^3 drawn from ``density`` (deterministic in ``seed``)."""
+    out = np.empty((n_points, 3))
+    kept = 0
+    for points in _point_chunks(n_points, density, seed):
+        out[kept:kept + len(points)] = points
+        kept += len(points)
+    return out
+
+
+def sample_codes(n_points: int, density: Density = Density(), seed: int = 0) -> np.ndarray:
+    """:func:`point_codes` of :func:`sample_points`, drawn and converted a chunk at a time, so that the
+    positions are never held all at once."""
+    codes = np.empty(n_points, dtype=np.uint64)
+    kept = 0
+    for points in _point_chunks(n_points, density, seed):
+        codes[kept:kept + len(points)] = morton_codes(grid_coords(points))
+        kept += len(points)
+    codes.sort()
+    return codes
+
+
+def _point_chunks(n_points: int, density: Density, seed: int) -> Iterator[np.ndarray]:
+    """The positions :func:`sample_points` returns, in order, a few thousand at a time (points outside the
+    cube are redrawn in further rounds)."""
     if n_points < 1:
         raise ValueError(f"n_points must be >= 1, got {n_points!r}")
     rng = np.random.default_rng(seed)
-    if density.kind == "uniform":
-        return rng.random((n_points, 3))
+    if density.kind == "uniform":  # one uniform per coordinate, drawn in the order of a whole-array call
+        for lo in range(0, n_points, CHUNK_POINTS):
+            yield rng.random((min(CHUNK_POINTS, n_points - lo), 3))
+        return
     centres = rng.uniform(0.25, 0.75, size=(density.n_clusters, 3))
-    out = np.empty((n_points, 3))
     kept = 0
-    while kept < n_points:  # points outside the cube are redrawn, in further rounds
+    while kept < n_points:
         need = n_points - kept
         which = rng.integers(0, density.n_clusters, size=need)
         lo = 0
@@ -128,9 +152,8 @@ def sample_points(n_points: int, density: Density = Density(), seed: int = 0) ->
             p = centres[which[lo:lo + len(offsets)]] + offsets
             lo += len(offsets)
             p = p[np.all((p >= 0.0) & (p < 1.0), axis=1)]
-            out[kept:kept + len(p)] = p
             kept += len(p)
-    return out
+            yield p
 
 
 # --------------------------------------------------------------------------- Morton codes
@@ -425,9 +448,14 @@ def u_lists(tree: Octree, periodic: bool = False) -> UList:
     positions through the periodic wrap counts once per position). The interactions are
     sorted by target, then source, then kind; the arrays are int32 (leaf indices and kinds
     fit), listed :data:`CHUNK_LEAVES` targets at a time."""
-    parts = [_u_list_part(tree, periodic, lo, min(lo + CHUNK_LEAVES, tree.n_leaves))
+    parts = [list(_u_list_part(tree, periodic, lo, min(lo + CHUNK_LEAVES, tree.n_leaves)))
              for lo in range(0, tree.n_leaves, CHUNK_LEAVES)]
-    return UList(*(np.concatenate([p[f] for p in parts]) if parts else np.zeros(0, np.int32) for f in range(4)))
+    fields = []
+    for f in range(4):  # one field at a time, its parts dropped once joined
+        fields.append(np.concatenate([p[f] for p in parts]) if parts else np.zeros(0, np.int32))
+        for p in parts:
+            p[f] = None
+    return UList(*fields)
 
 
 def _u_list_part(tree: Octree, periodic: bool, lo: int, hi: int) -> tuple[np.ndarray, ...]:

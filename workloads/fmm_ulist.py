@@ -185,7 +185,7 @@ def _build_problem(q: int, n_points: int, density: str, seed: int, periodic: boo
     """:func:`build_problem` on checked arguments."""
     n_q = fmm_tree.leaf_points(q)
     dens = fmm_tree.TABLE2_DENSITY if density == "table2" else fmm_tree.Density(density)
-    codes = fmm_tree.point_codes(fmm_tree.sample_points(n_points, dens, seed))  # the points are not kept
+    codes = fmm_tree.sample_codes(n_points, dens, seed)  # the points themselves are not kept
     tree, _ = fmm_tree.volume_fmm_tree_of_codes(codes, n_q, n_points, periodic=periodic)
     del codes
     ul = fmm_tree.u_lists(tree, periodic)  # sorted by target, then source
