@@ -5,8 +5,9 @@ to line addresses, a block of rows per compiled call
 (``workloads.line_kernel.lines_of_rows``, the lines ``workloads.trace.element_lines``
 and ``gather_lines`` give each row), and handed to the host core; ``offload``/``wait`` rows hand commands to the
 accelerator units the system has and wait for their completion. Every row and
-command is checked against the system before the run starts
-(``simulator.accel.command_check``).
+command of a table is checked against the system before the run starts
+(``simulator.accel.command_check``); a stream's (``workloads.trace_stream``) batch by batch, each as it
+arrives, so that the run holds one batch at a time.
 
 A trace with a ``thread`` column runs one process per thread, thread t on
 core t (a trace with more threads than ``host.cores`` is refused). A barrier
