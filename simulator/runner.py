@@ -16,10 +16,11 @@ import glob
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import yaml
 
@@ -34,11 +35,13 @@ from simulator.config.files import umask
 from simulator.config.outputs import check_output_dir, check_path_name
 from simulator.engine.replay import check_trace, replay
 from simulator.results import Results
-from simulator.engine.limits import (SimulatedTimeLimit, host_time_problem, start_watchdog, trace_lines_problem,
-                                  watchdog_message)
+from simulator.engine.limits import (SimulatedTimeLimit, add_work, host_time_message, host_time_problem,
+                                     host_work_cycles, start_watchdog, trace_lines, trace_lines_message,
+                                     trace_lines_problem, watchdog_message)
 from simulator.system import System, build_system
 from simulator.config.units import PS_PER_S, format_quantity
 from workloads.trace import TraceError, address_end_bytes
+from workloads.trace_stream import TraceStream
 
 
 #: Energy categories that are paid per unit of time whatever the machine does (component, category).
@@ -183,9 +186,34 @@ def _system_for(loaded: LoadedConfig, trace: pa.Table, source: str) -> System:
     return system
 
 
-def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table, source: str, meta: dict[str, Any]) -> Results:
-    """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results."""
-    system = _system_for(loaded, trace, source)
+def _checked_batches(loaded: LoadedConfig, stream: TraceStream, source: str, capacity_bytes: int) -> Iterator[pa.Table]:
+    """``stream``'s batches, the checks of ``trace_size_problem`` made on the batches so far as each arrives
+    (the memory reached is the largest batch's, the host's time and the lines add up); ConfigError naming
+    ``source`` at the first batch that goes beyond a limit."""
+    spec = loaded.spec
+    end_bytes, work, lines = 0.0, np.zeros(1), 0.0
+    for batch in stream:
+        end_bytes = max(end_bytes, _reach_bytes(batch, capacity_bytes))
+        batch_work = host_work_cycles(spec, batch)
+        work = work if batch_work is None else add_work(work, batch_work)
+        lines += trace_lines(spec, batch) or 0.0
+        problem = (memory_reach_problem(end_bytes, capacity_bytes, source, loaded.source)
+                   or host_time_message(spec, work, source, loaded.source)
+                   or trace_lines_message(spec, lines, source, loaded.source))
+        if problem:
+            raise ConfigError(problem)
+        yield batch
+
+
+def _replay_on_fresh_system(loaded: LoadedConfig, trace: pa.Table | TraceStream, source: str,
+                            meta: dict[str, Any]) -> Results:
+    """Build the system, replay ``trace`` (a bad trace is a ConfigError naming ``source``) and collect Results.
+    A stream is checked batch by batch as it runs (``_checked_batches``)."""
+    if isinstance(trace, TraceStream):
+        system = build_system(loaded.spec)
+        trace = TraceStream(_checked_batches(loaded, trace, source, system.dram.capacity_bytes), trace.threaded)
+    else:
+        system = _system_for(loaded, trace, source)
     start_watchdog(system.env, loaded.spec)
     try:
         end_ps = replay(system, trace, source)
@@ -227,8 +255,9 @@ def load_system(system: str | Path | LoadedConfig, overrides: Sequence[str] = ()
     return load_spec(system, SystemSpec, list(overrides))
 
 
-def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table) -> Results:
-    """Build a fresh system, replay ``trace`` on it and collect its Results."""
+def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table | TraceStream) -> Results:
+    """Build a fresh system, replay ``trace`` (a table, or a stream of batches replayed as they come) on it
+    and collect its Results."""
     loaded = load_system(system)
     return _replay_on_fresh_system(loaded, trace, "<memory>", {"system_name": loaded.spec.name})
 

@@ -37,6 +37,7 @@ reproduced (see :func:`table2_stats`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -87,34 +88,72 @@ class Density:
             raise ValueError(f"scale must be in (0, 1] (cube edges), got {self.scale!r}")
 
 
-def _cluster_offsets(kind: str, n: int, scale: float, rng: np.random.Generator) -> np.ndarray:
-    """``n`` offsets from a cluster centre (unit-cube lengths)."""
+#: Points drawn, converted or looked up per step of the tree's array work, so that its temporaries stay
+#: a few MiB whatever the number of points.
+CHUNK_POINTS = 1 << 16
+
+
+def _cluster_offsets(kind: str, n: int, scale: float, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """``n`` offsets from a cluster centre (unit-cube lengths), :data:`CHUNK_POINTS` rows at a time. The
+    generator's draws are those of whole-array calls (a uniform for every point, then three normals for
+    every point), which it hands out in the same order in pieces."""
     if kind == "gaussian":
-        return rng.normal(0.0, scale, size=(n, 3))
+        for lo in range(0, n, CHUNK_POINTS):
+            yield rng.normal(0.0, scale, size=(min(CHUNK_POINTS, n - lo), 3))
+        return
     # Plummer: enclosed mass fraction u = r^3 / (r^2 + a^2)^(3/2)  ->  r = a / sqrt(u^(-2/3) - 1)
     u = rng.uniform(1e-12, 1.0 - 1e-12, size=n)
-    r = scale / np.sqrt(u ** (-2.0 / 3.0) - 1.0)
-    v = rng.normal(size=(n, 3))
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    return v * r[:, None]
+    for lo in range(0, n, CHUNK_POINTS):
+        r = scale / np.sqrt(u[lo:lo + CHUNK_POINTS] ** (-2.0 / 3.0) - 1.0)
+        v = rng.normal(size=(r.size, 3))
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        yield v * r[:, None]
 
 
 def sample_points(n_points: int, density: Density = Density(), seed: int = 0) -> np.ndarray:
     """``n_points`` x 3 array of positions in [0, 1)^3 drawn from ``density`` (deterministic in ``seed``)."""
+    out = np.empty((n_points, 3))
+    kept = 0
+    for points in _point_chunks(n_points, density, seed):
+        out[kept:kept + len(points)] = points
+        kept += len(points)
+    return out
+
+
+def sample_codes(n_points: int, density: Density = Density(), seed: int = 0) -> np.ndarray:
+    """:func:`point_codes` of :func:`sample_points`, drawn and converted a chunk at a time, so that the
+    positions are never held all at once."""
+    codes = np.empty(n_points, dtype=np.uint64)
+    kept = 0
+    for points in _point_chunks(n_points, density, seed):
+        codes[kept:kept + len(points)] = morton_codes(grid_coords(points))
+        kept += len(points)
+    codes.sort()
+    return codes
+
+
+def _point_chunks(n_points: int, density: Density, seed: int) -> Iterator[np.ndarray]:
+    """The positions :func:`sample_points` returns, in order, a few thousand at a time (points outside the
+    cube are redrawn in further rounds)."""
     if n_points < 1:
         raise ValueError(f"n_points must be >= 1, got {n_points!r}")
     rng = np.random.default_rng(seed)
-    if density.kind == "uniform":
-        return rng.random((n_points, 3))
+    if density.kind == "uniform":  # one uniform per coordinate, drawn in the order of a whole-array call
+        for lo in range(0, n_points, CHUNK_POINTS):
+            yield rng.random((min(CHUNK_POINTS, n_points - lo), 3))
+        return
     centres = rng.uniform(0.25, 0.75, size=(density.n_clusters, 3))
-    out = np.empty((0, 3))
-    while len(out) < n_points:
-        need = n_points - len(out)
+    kept = 0
+    while kept < n_points:
+        need = n_points - kept
         which = rng.integers(0, density.n_clusters, size=need)
-        p = centres[which] + _cluster_offsets(density.kind, need, density.scale, rng)
-        inside = np.all((p >= 0.0) & (p < 1.0), axis=1)
-        out = np.concatenate([out, p[inside]])
-    return out[:n_points]
+        lo = 0
+        for offsets in _cluster_offsets(density.kind, need, density.scale, rng):
+            p = centres[which[lo:lo + len(offsets)]] + offsets
+            lo += len(offsets)
+            p = p[np.all((p >= 0.0) & (p < 1.0), axis=1)]
+            kept += len(p)
+            yield p
 
 
 # --------------------------------------------------------------------------- Morton codes
@@ -126,6 +165,19 @@ def morton_codes(coords: np.ndarray) -> np.ndarray:
     if c.ndim == 0 or c.shape[-1] != 3:
         raise ValueError(f"coords must have shape (..., 3), got {c.shape}")
     return tree_kernel.morton_codes(np.ascontiguousarray(c.reshape(-1, 3))).reshape(c.shape[:-1])
+
+
+def point_codes(points: np.ndarray) -> np.ndarray:
+    """Sorted Morton codes (uint64) of the grid cells of positions ``points`` (n x 3, in [0, 1)^3), converted
+    :data:`CHUNK_POINTS` points at a time."""
+    p = np.asarray(points, dtype=float)
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise ValueError(f"points must have shape (n, 3), got {p.shape}")
+    codes = np.empty(len(p), dtype=np.uint64)
+    for lo in range(0, len(p), CHUNK_POINTS):
+        codes[lo:lo + CHUNK_POINTS] = morton_codes(grid_coords(p[lo:lo + CHUNK_POINTS]))
+    codes.sort()
+    return codes
 
 
 def grid_coords(points: np.ndarray) -> np.ndarray:
@@ -201,13 +253,14 @@ def _sorted(levels: np.ndarray, corners: np.ndarray, sorted_codes: np.ndarray) -
     return Octree(lv, cr, cd, _count(sorted_codes, lv, cd))
 
 
-def _shell_lookup(tree: Octree, periodic: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each leaf and each of its 56 fine-shell boxes: index of the leaf holding the
-    box's corner (-1 where the box lies outside a non-periodic cube), whether it is
-    valid, and the shift (grid cells, n x 56 x 3) from the wrapped to the unwrapped
-    position (zero unless ``periodic``)."""
-    half = np.left_shift(np.int64(1), (MAX_DEPTH - tree.levels - 1).astype(np.int64))
-    q = tree.corners[:, None, :] + _SHELL[None, :, :] * half[:, None, None]
+def _shell_lookup(tree: Octree, periodic: bool, lo: int = 0,
+                  hi: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each leaf of ``lo:hi`` (default: all) and each of its 56 fine-shell boxes: index of the leaf
+    holding the box's corner (-1 where the box lies outside a non-periodic cube), whether it is valid, and
+    the shift (grid cells, n x 56 x 3) from the wrapped to the unwrapped position (zero unless ``periodic``)."""
+    levels, corners = tree.levels[lo:hi], tree.corners[lo:hi]
+    half = np.left_shift(np.int64(1), (MAX_DEPTH - levels - 1).astype(np.int64))
+    q = corners[:, None, :] + _SHELL[None, :, :] * half[:, None, None]
     if periodic:
         wrapped = np.mod(q, _GRID)
         inside = np.ones(q.shape[:2], dtype=bool)
@@ -247,7 +300,7 @@ def build_octree(
         raise ValueError(f"max_points_per_leaf must be >= 1, got {max_points_per_leaf!r}")
     if not (1 <= max_level < MAX_DEPTH):
         raise ValueError(f"max_level must be in [1, {MAX_DEPTH - 1}], got {max_level!r}")
-    sorted_codes = np.sort(morton_codes(grid_coords(points)))
+    sorted_codes = point_codes(points)
     tree = _build_sorted(sorted_codes, int(max_points_per_leaf), int(max_level))
     return balance(tree, sorted_codes, periodic) if balanced else tree
 
@@ -276,14 +329,21 @@ def volume_fmm_tree(
     ``n_total / n_q``.  This is the paper's "problem size fixed at N by adjusting
     the number of leaf nodes" (003:L127).  Returns the tree and the bound.
     """
+    return volume_fmm_tree_of_codes(point_codes(points), n_q, n_total, max_level, periodic)
+
+
+def volume_fmm_tree_of_codes(
+    sorted_codes: np.ndarray, n_q: int, n_total: int, max_level: int = 12, periodic: bool = False
+) -> tuple[Octree, int]:
+    """:func:`volume_fmm_tree` of the points whose sorted Morton codes are ``sorted_codes``
+    (:func:`point_codes`), so that a caller need not keep the points themselves."""
     if n_q < 1 or n_total < n_q:
         raise ValueError(f"need 1 <= n_q <= n_total, got n_q={n_q!r}, n_total={n_total!r}")
     if not (1 <= max_level < MAX_DEPTH):
         raise ValueError(f"max_level must be in [1, {MAX_DEPTH - 1}], got {max_level!r}")
-    sorted_codes = np.sort(morton_codes(grid_coords(points)))
     target = n_total / n_q
     lo, hi = 1, len(sorted_codes)  # leaves(lo) >= leaves(hi)
-    cache: dict[int, Octree] = {}
+    cache: dict[int, Octree] = {}  # the trees of the bounds lo and hi, as far as built
 
     def tree_for(cap: int) -> Octree:
         if cap not in cache:
@@ -299,6 +359,8 @@ def volume_fmm_tree(
             lo = mid
         else:
             hi = mid
+        for cap in [c for c in cache if c not in (lo, hi)]:  # a bound passed over is not needed again
+            del cache[cap]
     best = min((lo, hi), key=lambda c: (abs(tree_for(c).n_leaves - target), c))  # lo only if needed
     return tree_for(best), best
 
@@ -367,7 +429,7 @@ class UList:
     """All U-list interactions of a tree: parallel arrays, one entry per (target, source) pair.
 
     ``target``/``source``: leaf indices; ``kind``: index into :data:`KINDS`;
-    ``class_id``: 0..9.
+    ``class_id``: 0..9 (int32 each).
     """
 
     target: np.ndarray
@@ -376,18 +438,37 @@ class UList:
     class_id: np.ndarray
 
 
+#: Target leaves whose U-lists are listed per step (their 56 shell boxes' lookups take about 2 MiB).
+CHUNK_LEAVES = 1024
+
+
 def u_lists(tree: Octree, periodic: bool = False) -> UList:
     """U-list of every leaf of a 2:1-balanced ``tree``: itself and every leaf it touches
     (through the cube's faces too if ``periodic``; a leaf met at two different relative
-    positions through the periodic wrap counts once per position)."""
-    idx, inside, shift = _shell_lookup(tree, periodic)
-    if np.any(inside & (tree.levels[np.maximum(idx, 0)] > tree.levels[:, None] + 1)):
+    positions through the periodic wrap counts once per position). The interactions are
+    sorted by target, then source, then kind; the arrays are int32 (leaf indices and kinds
+    fit), listed :data:`CHUNK_LEAVES` targets at a time."""
+    parts = [list(_u_list_part(tree, periodic, lo, min(lo + CHUNK_LEAVES, tree.n_leaves)))
+             for lo in range(0, tree.n_leaves, CHUNK_LEAVES)]
+    fields = []
+    for f in range(4):  # one field at a time, its parts dropped once joined
+        fields.append(np.concatenate([p[f] for p in parts]) if parts else np.zeros(0, np.int32))
+        for p in parts:
+            p[f] = None
+    return UList(*fields)
+
+
+def _u_list_part(tree: Octree, periodic: bool, lo: int, hi: int) -> tuple[np.ndarray, ...]:
+    """(target, source, kind, class_id) of the interactions of target leaves ``lo:hi``, sorted (``u_lists``)."""
+    idx, inside, shift = _shell_lookup(tree, periodic, lo, hi)
+    if np.any(inside & (tree.levels[np.maximum(idx, 0)] > tree.levels[lo:hi, None] + 1)):
         raise ValueError("tree is not 2:1 balanced; call balance() with the same periodic flag")
     n = tree.n_leaves
     row, col = np.nonzero(inside)
-    tgt = np.concatenate([np.arange(n), row])
-    src = np.concatenate([np.arange(n), idx[row, col]])
-    sft = np.concatenate([np.zeros((n, 3), dtype=np.int64), shift[row, col]])
+    own = np.arange(lo, hi)
+    tgt = np.concatenate([own, lo + row])
+    src = np.concatenate([own, idx[row, col]])
+    sft = np.concatenate([np.zeros((hi - lo, 3), dtype=np.int64), shift[row, col]])
 
     size = tree.sizes()
     centre2 = 2 * tree.corners + size[:, None]  # doubled centres, grid cells
@@ -400,10 +481,11 @@ def u_lists(tree: Octree, periodic: bool = False) -> UList:
     kind = _KIND_INDEX[code]
     if np.any(kind < 0):
         raise ValueError("interaction outside the 139 U-list positions")
-    key = np.unique((tgt * n + src) * len(KINDS) + kind)
+    key = np.unique((tgt * n + src) * len(KINDS) + kind)  # every target of the part is in lo:hi
     kind = key % len(KINDS)
     pair = key // len(KINDS)
-    return UList(pair // n, pair % n, kind, _KIND_CLASS[kind])
+    return ((pair // n).astype(np.int32), (pair % n).astype(np.int32), kind.astype(np.int32),
+            _KIND_CLASS[kind].astype(np.int32))
 
 
 @dataclass(frozen=True)

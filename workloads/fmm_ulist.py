@@ -101,7 +101,7 @@ For a pipeline the bound trades differently (more blocks hide more of the permut
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,9 +110,10 @@ import pyarrow.compute as pc
 
 from models.ulist import BLOCK_ORDERS, UListDims, check_block_order, llc_blocks
 from workloads import fmm_tree
-from workloads.gemm import host_gemm
+from workloads.gemm import host_gemm_panels
 from workloads.trace import (MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace, TraceBuilder,
                              check_trace_limit)
+from workloads.trace_stream import BATCH_ROWS, TraceStream
 
 ELEM_BYTES = 8  # double precision
 META_BYTES = 16  # per interaction: leaf index (int64) and scale (double)
@@ -131,7 +132,7 @@ DENSITIES = ("uniform", "plummer", "gaussian", "table2")
 @dataclass(frozen=True)
 class UListProblem:
     """A tree's U-list, sorted by target leaf: ``n_q`` points per leaf, ``n_oct`` leaves and
-    parallel arrays ``target``, ``source``, ``kind``, ``class_id`` (one entry per interaction)."""
+    parallel arrays ``target``, ``source``, ``kind``, ``class_id`` (int32, one entry per interaction)."""
 
     n_q: int
     n_oct: int
@@ -184,11 +185,11 @@ def _build_problem(q: int, n_points: int, density: str, seed: int, periodic: boo
     """:func:`build_problem` on checked arguments."""
     n_q = fmm_tree.leaf_points(q)
     dens = fmm_tree.TABLE2_DENSITY if density == "table2" else fmm_tree.Density(density)
-    pts = fmm_tree.sample_points(n_points, dens, seed)
-    tree, _ = fmm_tree.volume_fmm_tree(pts, n_q, n_points, periodic=periodic)
-    ul = fmm_tree.u_lists(tree, periodic)
-    order = np.lexsort((ul.source, ul.target))
-    arrays = [ul.target[order], ul.source[order], ul.kind[order], ul.class_id[order]]
+    codes = fmm_tree.sample_codes(n_points, dens, seed)  # the points themselves are not kept
+    tree, _ = fmm_tree.volume_fmm_tree_of_codes(codes, n_q, n_points, periodic=periodic)
+    del codes
+    ul = fmm_tree.u_lists(tree, periodic)  # sorted by target, then source
+    arrays = [ul.target, ul.source, ul.kind, ul.class_id]
     for a in arrays:
         a.setflags(write=False)  # shared by every caller of the cache
     return UListProblem(n_q, tree.n_leaves, *arrays)
@@ -254,7 +255,7 @@ def split_blocks(problem: UListProblem, b: int, order: str = "class") -> list[np
         raise ValueError(f"blocks must be a positive integer, got {b!r}")
     check_block_order(order)
     if order == "class":
-        columns = np.argsort(problem.class_id, kind="stable")  # target order kept within a class
+        columns = np.argsort(problem.class_id, kind="stable").astype(np.int32)  # target order kept within a class
         return [c for c in np.array_split(columns, min(int(b), problem.n_u)) if c.size]
     b = min(int(b), problem.n_oct)
     n = problem.n_u
@@ -266,7 +267,7 @@ def split_blocks(problem: UListProblem, b: int, order: str = "class") -> list[np
         if pos > cuts[-1]:
             cuts.append(pos)
     cuts.append(n)
-    return [np.arange(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+    return [np.arange(lo, hi, dtype=np.int32) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
 
 
 @dataclass(frozen=True)
@@ -327,7 +328,8 @@ def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, 
 
 
 class _Writer:
-    """Emits the rows of the FMM stages for one layout."""
+    """Emits the rows of the FMM stages for one layout into ``tb`` (which the caller may replace between
+    groups of rows: a stream hands out the rows so far as a batch and starts a new builder)."""
 
     def __init__(self, problem: UListProblem, tb: TraceBuilder, sp: AddressSpace, layout: str) -> None:
         self.p, self.tb, self.layout = problem, tb, layout
@@ -353,37 +355,41 @@ class _Writer:
         self.tb.access("host", stage, "read", base + int(idx[0]) * META_BYTES, META_BYTES, META_BYTES, idx.size,
                        thread=self.thread)
 
-    def input_perm(self, cls: _Class, stage: str = "input_perm", lo: int = 0, hi: int | None = None) -> None:
+    def input_perm(self, cls: _Class, stage: str = "input_perm", lo: int = 0,
+                   hi: int | None = None) -> Iterator[None]:
         """Gather source leaves (apply K), write columns [lo, hi) of B (default: all); K records one group
-        ahead."""
-        p, tb, nq, th = self.p, self.tb, self.p.n_q, self.thread
+        ahead. Yields after each group's rows."""
+        p, nq, th = self.p, self.p.n_q, self.thread
         hi = cls.n if hi is None else hi
         self._meta_records(stage, self.meta_in, cls.cols[lo:min(hi, lo + GROUP)])
         for c0 in range(lo, hi, GROUP):
             c1 = min(hi, c0 + GROUP)
             idx = cls.cols[c0:c1]
-            tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
+            self.tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
                       thread=th)
-            tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
+            self.tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
                       flops=idx.size * nq, thread=th)
             self._meta_records(stage, self.meta_in, cls.cols[c1:min(hi, c1 + GROUP)])  # the next group's, before the stores
-            columns_access(tb, stage, "write", cls.b_addr, nq, cls.n, c0, c1, self.layout, th)
+            columns_access(self.tb, stage, "write", cls.b_addr, nq, cls.n, c0, c1, self.layout, th)
+            yield
 
-    def output_perm(self, cls: _Class, stage: str = "output_perm", lo: int = 0, hi: int | None = None) -> None:
+    def output_perm(self, cls: _Class, stage: str = "output_perm", lo: int = 0,
+                    hi: int | None = None) -> Iterator[None]:
         """Read columns [lo, hi) of C (default: all; apply M), scatter-accumulate into the target leaves; M
-        records one group ahead."""
-        p, tb, nq, th = self.p, self.tb, self.p.n_q, self.thread
+        records one group ahead. Yields after each group's rows."""
+        p, nq, th = self.p, self.p.n_q, self.thread
         hi = cls.n if hi is None else hi
         self._meta_records(stage, self.meta_out, cls.cols[lo:min(hi, lo + GROUP)])
         for c0 in range(lo, hi, GROUP):
             c1 = min(hi, c0 + GROUP)
             idx = cls.cols[c0:c1]
-            tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
+            self.tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
                       thread=th)
-            columns_access(tb, stage, "read", cls.c_addr, nq, cls.n, c0, c1, self.layout, th)
+            columns_access(self.tb, stage, "read", cls.c_addr, nq, cls.n, c0, c1, self.layout, th)
             self._meta_records(stage, self.meta_out, cls.cols[c1:min(hi, c1 + GROUP)])  # the next group's, before the updates
-            tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
+            self.tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
                       flops=2 * idx.size * nq, thread=th)
+            yield
 
     def prefetch_out(self, cls: _Class, stage: str = "out_prefetch") -> None:
         """Read the M records and permutation vectors the output permutation of ``cls`` will use."""
@@ -489,13 +495,22 @@ def variant_blocks(problem: UListProblem, variant: str, blocks: int | None = Non
 def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray],
                 bc_layout: str = "rows", threads: int = 1) -> pa.Table:
     """The trace of ``problem`` for interactions cut into ``blocks`` (index arrays), B and C
-    stored in ``bc_layout``, the permutations on ``threads`` host threads (module docstring)."""
+    stored in ``bc_layout``, the permutations on ``threads`` host threads (module docstring): the
+    batches of :func:`ulist_stream` as one table."""
+    return ulist_stream(problem, variant, placement, blocks, bc_layout, threads).to_table()
+
+
+def ulist_stream(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray],
+                 bc_layout: str = "rows", threads: int = 1, batch_rows: int = BATCH_ROWS) -> TraceStream:
+    """The trace of :func:`ulist_trace` as a :class:`TraceStream` of tables of about ``batch_rows`` rows (a
+    batch ends after the group of rows that reaches it), made as the stream is read: the addresses are laid
+    out at the call, the rows come as they are replayed."""
     check_bc_layout(bc_layout)
     bounds = target_ranges(problem, threads)
     nq = problem.n_q
     sp = AddressSpace()
     w = _Writer(problem, TraceBuilder(), sp, bc_layout)
-    gemm_tables: dict[tuple[int, int], pa.Table] = {}
+    gemm_panels: dict[tuple[int, int], Iterator[pa.Table]] = {}
     a_addr: dict[int, int] = {}
     plan: list[list[_Class]] = []
     if placement != "cpu":  # B and C buffers of one block, reused by every block (module docstring)
@@ -507,16 +522,14 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
         classes = []
         offset = 0  # bytes into this block's B and C buffers
         for j in range(N_CLASSES):
-            cols = idx[problem.class_id[idx] == j]
+            cols = _class_columns(problem, idx, j)
             if cols.size == 0:
                 continue
             if placement == "cpu":
                 name = f"gemm.b{i}.c{j}"
                 rows = bc_layout == "rows"  # else PVFMM's C_j^T += B_j^T Â_j^T: host_gemm's A is B_j
-                table = host_gemm(*((nq, int(cols.size)) if rows else (int(cols.size), nq)), nq, space=sp, stage=name)
-                gemm_tables[(i, j)] = table.set_column(
-                    table.schema.get_field_index("stage"), TRACE_SCHEMA.field("stage"),
-                    pc.replace_substring(table.column("stage"), name, "gemm"))
+                gemm_panels[(i, j)] = host_gemm_panels(*((nq, int(cols.size)) if rows else (int(cols.size), nq)), nq,
+                                                       space=sp, stage=name)
                 a_name, b_name = ("A", "B") if rows else ("B", "A")
                 classes.append(_Class(j, cols, sp[f"{name}.{a_name}"].addr, sp[f"{name}.{b_name}"].addr,
                                       sp[f"{name}.C"].addr))
@@ -527,9 +540,8 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
                 classes.append(_Class(j, cols, a_addr[j], b_slots[slot] + offset, c_slots[slot] + offset))
                 offset += -(-nq * int(cols.size) * ELEM_BYTES // LINE_BYTES) * LINE_BYTES
         plan.append(classes)
-
-    tables: list[pa.Table] = []
     pref = variant in ("orig_pref", "blocking_pref")
+    done: list[pa.Table] = []  # tables finished and not yet handed out
 
     def barrier(stage: str) -> None:
         """The implicit barrier ending a parallel loop (none on one thread)."""
@@ -537,31 +549,29 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
             for t in range(threads):
                 w.tb.barrier(stage, thread=t)
 
-    def emit_perm(i: int, perm: Callable[..., None], stage: str) -> None:
+    def emit_perm(i: int, perm: Callable[..., Iterator[None]], stage: str) -> Iterator[None]:
         """One permutation stage of block ``i``: each class's columns split by target range over the threads."""
         for cls in plan[i]:
             if threads == 1:
-                perm(cls)
+                yield from perm(cls)
                 continue
             for t, (lo, hi) in enumerate(thread_spans(problem, cls.cols, bounds)):
                 w.thread = t
                 if hi > lo:
-                    perm(cls, lo=lo, hi=hi)
+                    yield from perm(cls, lo=lo, hi=hi)
             w.thread = 0
         barrier(stage)
 
-    def emit_in(i: int) -> None:
-        emit_perm(i, w.input_perm, "input_perm")
-
-    def emit_out(i: int) -> None:
-        emit_perm(i, w.output_perm, "output_perm")
-
-    def emit_gemm(i: int, wait: bool) -> None:
+    def emit_gemm(i: int, wait: bool) -> Iterator[None]:
         for k, cls in enumerate(plan[i]):
             if placement == "cpu":
-                w.tb = _append_table(tables, w.tb)
-                gemm = gemm_tables[(i, cls.j)]
-                tables.append(gemm if threads == 1 else _with_thread(gemm, k % threads))  # dealt in turn
+                w.tb = _append_table(done, w.tb)
+                stage = f"gemm.b{i}.c{cls.j}"
+                for panel in gemm_panels.pop((i, cls.j)):  # its rows staged "gemm" (the unique name laid it out)
+                    panel = panel.set_column(panel.schema.get_field_index("stage"), TRACE_SCHEMA.field("stage"),
+                                             pc.replace_substring(panel.column("stage"), stage, "gemm"))
+                    done.append(panel if threads == 1 else _with_thread(panel, k % threads))  # dealt in turn
+                    yield
                 continue
             offload_class_gemm(w.tb, cls.a_addr, cls.b_addr, cls.c_addr, nq, cls.n, bc_layout, placement)
             if pref:
@@ -571,26 +581,46 @@ def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: lis
         if wait:
             barrier("gemm")
 
-    if variant == "pipelining":
-        emit_in(0)
-        for i in range(len(plan)):
-            emit_gemm(i, wait=False)
-            if i + 1 < len(plan):
-                emit_in(i + 1)
-            if i > 0:
-                emit_out(i - 1)
-            w.tb.wait("host", "gemm", placement)
-            barrier("gemm")
-        emit_out(len(plan) - 1)
-    else:
-        for i in range(len(plan)):
-            emit_in(i)
-            emit_gemm(i, wait=True)
-            emit_out(i)
-    _append_table(tables, w.tb)
-    if threads > 1:  # one schema for all: the builder's tables of thread 0 alone and the GEMMs have no thread column
-        tables = [_with_thread(t, 0) for t in tables]
-    return pa.concat_tables(tables)
+    def emit_all() -> Iterator[None]:
+        if variant == "pipelining":
+            yield from emit_perm(0, w.input_perm, "input_perm")
+            for i in range(len(plan)):
+                yield from emit_gemm(i, wait=False)
+                if i + 1 < len(plan):
+                    yield from emit_perm(i + 1, w.input_perm, "input_perm")
+                if i > 0:
+                    yield from emit_perm(i - 1, w.output_perm, "output_perm")
+                w.tb.wait("host", "gemm", placement)
+                barrier("gemm")
+            yield from emit_perm(len(plan) - 1, w.output_perm, "output_perm")
+        else:
+            for i in range(len(plan)):
+                yield from emit_perm(i, w.input_perm, "input_perm")
+                yield from emit_gemm(i, wait=True)
+                yield from emit_perm(i, w.output_perm, "output_perm")
+
+    def batches() -> Iterator[pa.Table]:
+        for _ in emit_all():
+            if len(w.tb) >= batch_rows:
+                w.tb = _append_table(done, w.tb)
+            while done:
+                yield done.pop(0)
+        w.tb = _append_table(done, w.tb)
+        yield from done
+
+    if threads == 1:
+        return TraceStream(batches())
+    # one schema for all: the builder's tables of thread 0 alone and the GEMMs have no thread column
+    return TraceStream((_with_thread(t, 0) for t in batches()), threaded=True)
+
+
+def _class_columns(problem: UListProblem, idx: np.ndarray, j: int) -> np.ndarray:
+    """The interactions of class ``j`` in block ``idx``, in block order: a view where they are one run of it
+    (blocks cut class by class), else a copy."""
+    where = np.flatnonzero(problem.class_id[idx] == j)
+    if where.size and int(where[-1]) - int(where[0]) + 1 == where.size:
+        return idx[int(where[0]):int(where[-1]) + 1]
+    return idx[where]
 
 
 GENERATORS: dict[str, Callable[..., pa.Table]] = {"fmm_ulist": fmm_ulist}

@@ -17,7 +17,7 @@ and afterwards reads C.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -88,6 +88,16 @@ def host_gemm(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, n
     addresses and flops as one row set per sliver, in far fewer rows, so the simulator
     times them as one chunk.
     """
+    panels = host_gemm_panels(m, n, k, mc=mc, kc=kc, nc=nc, nr=nr, slivers_per_row=slivers_per_row, unit=unit,
+                              stage=stage, space=space)
+    return pa.concat_tables(list(panels)).combine_chunks()
+
+
+def host_gemm_panels(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, nc: int = HOST_NC,
+                     nr: int = HOST_NR, slivers_per_row: int = HOST_SLIVERS_PER_ROW, unit: str = "host",
+                     stage: str = "gemm", space: AddressSpace | None = None) -> Iterator[pa.Table]:
+    """The trace of :func:`host_gemm` as one table per n_c-wide column panel, made as they are iterated;
+    the arguments are checked and the matrices allocated in ``space`` at the call."""
     m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
     mc, kc, nc, nr = _positive("mc", mc), _positive("kc", kc), _positive("nc", nc), _positive("nr", nr)
     group = _positive("slivers_per_row", slivers_per_row)
@@ -99,31 +109,36 @@ def host_gemm(m: int, n: int, k: int, *, mc: int = HOST_MC, kc: int = HOST_KC, n
     c = sp.alloc(f"{stage}.C", m * n * ELEM_BYTES)
     ap = sp.alloc(f"{stage}.A_packed", min(mc, m) * min(kc, k) * ELEM_BYTES)
     bp = sp.alloc(f"{stage}.B_packed", min(kc, k) * min(nc, n) * ELEM_BYTES)
-    tb = TraceBuilder()
     v = VECTOR_BYTES
-    for j0 in range(0, n, nc):
-        nb = min(nc, n - j0)
-        for p0 in range(0, k, kc):
-            kb = min(kc, k - p0)
-            # pack B[p0:p0+kb, j0:j0+nb] into sliver-major order
-            _gather_tile(tb, unit, stage, "read", b, n, p0, p0 + kb, j0, j0 + nb, v)
-            tb.access(unit, stage, "write", bp, v, v, -(-kb * nb * ELEM_BYTES // v))
-            for i0 in range(0, m, mc):
-                mb = min(mc, m - i0)
-                _gather_tile(tb, unit, stage, "read", a, k, i0, i0 + mb, p0, p0 + kb, v)
-                a_vectors = -(-mb * kb * ELEM_BYTES // v)  # the packed A block, in vector loads
-                tb.access(unit, stage, "write", ap, v, v, a_vectors)
-                for s0 in range(0, nb, nr * group):
-                    gw = min(nr * group, nb - s0)  # columns of this group of slivers
-                    n_slivers = -(-gw // nr)
-                    # slivers are consecutive in sliver-major packed B
-                    tb.access(unit, stage, "read", bp + s0 * kb * ELEM_BYTES, v, v, -(-kb * gw * ELEM_BYTES // v))
-                    # each sliver streams the whole packed A block once
-                    tb.gather(unit, stage, "read", np.full(n_slivers, ap, dtype=np.int64), v, run=a_vectors,
-                              flops=2 * mb * gw * kb)
-                    piece = min(v, min(nr, gw) * ELEM_BYTES)
-                    _gather_tile(tb, unit, stage, "update", c, n, i0, i0 + mb, j0 + s0, j0 + s0 + gw, piece)
-    return tb.to_table()
+
+    def panels() -> Iterator[pa.Table]:
+        for j0 in range(0, n, nc):
+            tb = TraceBuilder()
+            nb = min(nc, n - j0)
+            for p0 in range(0, k, kc):
+                kb = min(kc, k - p0)
+                # pack B[p0:p0+kb, j0:j0+nb] into sliver-major order
+                _gather_tile(tb, unit, stage, "read", b, n, p0, p0 + kb, j0, j0 + nb, v)
+                tb.access(unit, stage, "write", bp, v, v, -(-kb * nb * ELEM_BYTES // v))
+                for i0 in range(0, m, mc):
+                    mb = min(mc, m - i0)
+                    _gather_tile(tb, unit, stage, "read", a, k, i0, i0 + mb, p0, p0 + kb, v)
+                    a_vectors = -(-mb * kb * ELEM_BYTES // v)  # the packed A block, in vector loads
+                    tb.access(unit, stage, "write", ap, v, v, a_vectors)
+                    for s0 in range(0, nb, nr * group):
+                        gw = min(nr * group, nb - s0)  # columns of this group of slivers
+                        n_slivers = -(-gw // nr)
+                        # slivers are consecutive in sliver-major packed B
+                        tb.access(unit, stage, "read", bp + s0 * kb * ELEM_BYTES, v, v,
+                                  -(-kb * gw * ELEM_BYTES // v))
+                        # each sliver streams the whole packed A block once
+                        tb.gather(unit, stage, "read", np.full(n_slivers, ap, dtype=np.int64), v, run=a_vectors,
+                                  flops=2 * mb * gw * kb)
+                        piece = min(v, min(nr, gw) * ELEM_BYTES)
+                        _gather_tile(tb, unit, stage, "update", c, n, i0, i0 + mb, j0 + s0, j0 + s0 + gw, piece)
+            yield tb.to_table()
+
+    return panels()
 
 
 def lap_gemm(m: int, n: int, k: int, *, target: str = "lap", accumulate: bool = True,

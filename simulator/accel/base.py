@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import simpy
@@ -204,19 +204,22 @@ class AcceleratorUnit:
         """SimPy generator: carry out one command (subclasses)."""
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
 
-    def run_double_buffered(self, steps: Sequence, duration_ps: Callable[[Any], int],
+    def run_double_buffered(self, steps: Iterable, duration_ps: Callable[[Any], int],
                             computed: Callable[[Any], None]):
-        """SimPy generator: run ``steps`` double-buffered through the interface. A step has ``reads`` and
-        ``writes`` (line arrays); the reads of step s+1 start when step s starts computing (for
-        ``duration_ps(step)``), a step's writes start when its compute ends (``computed(step)`` is called
-        then), and the command ends when the last write has arrived. Counts ``bytes_read``/``bytes_written``."""
+        """SimPy generator: run ``steps`` (at least one; made as they are needed) double-buffered through the
+        interface. A step has ``reads`` and ``writes`` (line arrays); the reads of step s+1 start when step s
+        starts computing (for ``duration_ps(step)``), a step's writes start when its compute ends
+        (``computed(step)`` is called then), and the command ends when the last write has arrived. Counts
+        ``bytes_read``/``bytes_written``."""
         env, port = self.env, self.interface
-        ready = port.access(steps[0].reads, False, env.now)
-        self._moved(steps[0].reads, False)
+        steps = iter(steps)
+        step = next(steps)
+        ready = port.access(step.reads, False, env.now)
+        self._moved(step.reads, False)
         yield env.timeout(max(0, ready - env.now))
         written = env.now
-        for s, step in enumerate(steps):
-            nxt = steps[s + 1] if s + 1 < len(steps) else None
+        while step is not None:
+            nxt = next(steps, None)
             if nxt is not None:  # the other buffer fills while this step computes
                 ready = port.access(nxt.reads, False, env.now)
                 self._moved(nxt.reads, False)
@@ -227,6 +230,7 @@ class AcceleratorUnit:
                 self._moved(step.writes, True)
             if nxt is not None:
                 yield env.timeout(max(0, ready - env.now))
+            step = nxt
         yield env.timeout(max(0, written - env.now))
 
     def _moved(self, lines, is_write: bool) -> None:

@@ -23,6 +23,7 @@ small for the largest blocks is refused when the config is loaded.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ from simulator.accel.base import AcceleratorUnit, Command
 from simulator.accel.command_schema import Regions
 from simulator.accel.gemm_command import GemmCommand, check_gemm_command, tile_lines
 from simulator.accel.registry import BuildContext, register_builder, register_command
-from simulator.config.accel_lap import LapSpec, block_size, k_slice
+from simulator.config.accel_lap import LapSpec, block_size, k_slice, sub_block_count
 from simulator.engine import ClockDomain
 
 
@@ -48,20 +49,25 @@ class GemmStep:
 register_command("lap")(GemmCommand)
 
 
-def gemm_steps(g: GemmCommand, spec: LapSpec, line_bytes: int) -> tuple[list[GemmStep], int]:
-    """The steps of a ``gemm`` command ``g`` in execution order, and the number of sub-blocks r."""
+def gemm_counts(g: GemmCommand, spec: LapSpec) -> tuple[int, int]:
+    """(sub-blocks r, steps) of a ``gemm`` command ``g`` (``gemm_steps``)."""
+    blocks = sub_block_count(g.m, g.n)
+    ks = k_slice(g.k, block_size(g.m), block_size(g.n), spec.local_memory_bytes, spec.elem_bytes)
+    return blocks, blocks * -(-g.k // ks)
+
+
+def gemm_steps(g: GemmCommand, spec: LapSpec, line_bytes: int) -> Iterator[GemmStep]:
+    """The steps of a ``gemm`` command ``g`` in execution order, each made when it is needed (a command's
+    lines grow with its matrices)."""
     m, n, k, a, b, c = g.m, g.n, g.k, g.a_addr, g.b_addr, g.c_addr
     lda, ldb, ldc, accumulate = g.lda, g.ldb, g.ldc, g.accumulate
     eb = spec.elem_bytes
     m_c, n_c = block_size(m), block_size(n)
     ks = k_slice(k, m_c, n_c, spec.local_memory_bytes, eb)
-    steps: list[GemmStep] = []
-    blocks = 0
     for i0 in range(0, m, m_c):
         i1 = min(m, i0 + m_c)
         for j0 in range(0, n, n_c):
             j1 = min(n, j0 + n_c)
-            blocks += 1
             c_lines = tile_lines(c, ldc, i0, i1, j0, j1, eb, line_bytes)
             c_elems = (i1 - i0) * (j1 - j0)
             for k0 in range(0, k, ks):
@@ -74,11 +80,8 @@ def gemm_steps(g: GemmCommand, spec: LapSpec, line_bytes: int) -> tuple[list[Gem
                     in_elems += c_elems
                 last = k1 == k
                 out_elems = c_elems if last else 0
-                steps.append(GemmStep(reads=np.concatenate(parts),
-                                      writes=c_lines if last else np.zeros(0, dtype=np.int64),
-                                      flops=2 * (i1 - i0) * (j1 - j0) * (k1 - k0),
-                                      local_bytes=(in_elems + out_elems) * eb))
-    return steps, blocks
+                yield GemmStep(reads=np.concatenate(parts), writes=c_lines if last else np.zeros(0, dtype=np.int64),
+                               flops=2 * (i1 - i0) * (j1 - j0) * (k1 - k0), local_bytes=(in_elems + out_elems) * eb)
 
 
 @dataclass
@@ -108,11 +111,11 @@ class LapUnit(AcceleratorUnit):
 
     def execute(self, cmd: Command):
         """SimPy generator: run one ``gemm`` command, double-buffered (module docstring)."""
-        steps, blocks = gemm_steps(cmd.args, self.spec, self.line_bytes)
+        blocks, n_steps = gemm_counts(cmd.args, self.spec)
         self.count("sub_blocks", blocks)
-        self.count("steps", len(steps))
-        yield from self.run_double_buffered(steps, lambda step: self.compute_ps(self.cycles_for(step.flops)),
-                                            self._computed)
+        self.count("steps", n_steps)
+        yield from self.run_double_buffered(gemm_steps(cmd.args, self.spec, self.line_bytes),
+                                            lambda step: self.compute_ps(self.cycles_for(step.flops)), self._computed)
 
     def _computed(self, step: GemmStep) -> None:
         self.count("flops", step.flops)

@@ -9,14 +9,15 @@ that time (some 90 s of wall time). It is checked
 
 * before the run, against a lower bound of the host's time: its rows' (its busiest thread's) flops at
   ``host.flops_per_cycle``, their other cycles, and their elements at
-  ``host.loads_per_cycle``, at ``host.frequency_hz`` (``host_time_problem``);
+  ``host.loads_per_cycle``, at ``host.frequency_hz`` (``host_time_problem``); a trace that arrives in
+  batches (``workloads.trace_stream``) is checked on the sum of its batches so far, as each arrives;
 * during the run, by a process that stops the simulation at the limit
   (``start_watchdog``): memory stalls, accelerators and latencies are not in
   the bound above, and this catches what they add.
 
 The caches and the DRAM take some 1.2 million lines a second, so a trace may also
 touch at most ``MAX_TRACE_LINES`` cache lines (counted from above, before the
-run: ``trace_lines_problem``), some four minutes of wall time.
+run: ``trace_lines_problem``; a stream's batches summed as they arrive), some four minutes of wall time.
 
 Each refusal is bad input (the workload is too large for one run), named by the
 workload and the system's keys.
@@ -64,7 +65,14 @@ def _why(limit_s: float) -> str:
 def host_time_problem(spec: SystemSpec, trace: pa.Table, source: str, system_source: str) -> str | None:
     """Why ``trace`` (of workload ``source``) cannot run within the limit on ``spec`` (of ``system_source``):
     the host's rows alone (of its busiest thread) take longer than ``simulated_limit_s``; or None."""
-    limit = simulated_limit_s(spec)
+    work = host_work_cycles(spec, trace)
+    return None if work is None else host_time_message(spec, work, source, system_source)
+
+
+def host_work_cycles(spec: SystemSpec, trace: pa.Table) -> np.ndarray | None:
+    """A lower bound of the cycles each host thread's rows of ``trace`` take on ``spec`` (index: thread id;
+    one entry for a trace without threads): flops, other cycles and elements at the host's rates; None for a
+    table that is not a trace. The bounds of a trace's parts add up (``add_work``)."""
     try:
         units = trace.column("unit")
         host = np.asarray(pc.equal(units.cast(pa.string()) if pa.types.is_dictionary(units.type) else units,
@@ -80,10 +88,23 @@ def host_time_problem(spec: SystemSpec, trace: pa.Table, source: str, system_sou
     h = spec.host
     per_row = np.maximum(flops / h.flops_per_cycle + cycles, elements / h.loads_per_cycle)
     if threads is not None:  # threads run side by side: the busiest one bounds the time
-        work_cycles = float(np.bincount(threads, weights=per_row).max(initial=0.0)) if threads.size else 0.0
-    else:
-        work_cycles = float(np.sum(per_row))
-    seconds = work_cycles / h.frequency_hz
+        return np.bincount(threads, weights=per_row) if threads.size else np.zeros(1)
+    return np.array([np.sum(per_row)])
+
+
+def add_work(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The per-thread cycles of two parts of a trace together (``host_work_cycles``)."""
+    out = np.zeros(max(a.size, b.size))
+    out[:a.size] += a
+    out[:b.size] += b
+    return out
+
+
+def host_time_message(spec: SystemSpec, work_cycles: np.ndarray, source: str, system_source: str) -> str | None:
+    """Why host rows of ``work_cycles`` per thread (``host_work_cycles``) cannot run within the limit, or None."""
+    limit = simulated_limit_s(spec)
+    h = spec.host
+    seconds = float(work_cycles.max(initial=0.0)) / h.frequency_hz
     if seconds <= limit:
         return None
     return (f"{source}: the host's rows take at least {format_quantity(seconds, 's')} at {system_source}'s "
@@ -99,6 +120,13 @@ def _column(trace: pa.Table, name: str) -> np.ndarray:
 def trace_lines_problem(spec: SystemSpec, trace: pa.Table, source: str, system_source: str) -> str | None:
     """Why ``trace`` (of workload ``source``) touches too many cache lines of ``spec`` (of ``system_source``)
     for one run: more than MAX_TRACE_LINES, counted from above; or None."""
+    lines = trace_lines(spec, trace)
+    return None if lines is None else trace_lines_message(spec, lines, source, system_source)
+
+
+def trace_lines(spec: SystemSpec, trace: pa.Table) -> float | None:
+    """An upper bound of the cache lines of ``spec`` that ``trace``'s memory rows touch, each row counted
+    alone (so the bounds of a trace's parts add up); None for a table that is not a trace."""
     line = spec.caches.line_bytes
     try:
         memory = np.asarray(pc.is_in(trace.column("op"), value_set=pa.array(MEMORY_OPS)).to_numpy(
@@ -111,10 +139,14 @@ def trace_lines_problem(spec: SystemSpec, trace: pa.Table, source: str, system_s
     per_element = count * (elem // line + 2)  # each element's lines, apart
     span = (stride * np.maximum(count - 1, 0) + elem) // line + 2  # the range of a strided row's elements
     per_run = runs * ((count / np.maximum(runs, 1) * elem) // line + 2)  # each listed address starts a run
-    lines = float(np.sum(np.minimum(per_element, np.where(runs > 0, per_run, span))))
+    return float(np.sum(np.minimum(per_element, np.where(runs > 0, per_run, span))))
+
+
+def trace_lines_message(spec: SystemSpec, lines: float, source: str, system_source: str) -> str | None:
+    """Why a trace whose memory rows touch up to ``lines`` lines (``trace_lines``) is too large, or None."""
     if lines <= MAX_TRACE_LINES:
         return None
-    return (f"{source}: the trace's memory rows touch up to {lines:,.0f} lines of {line} B "
+    return (f"{source}: the trace's memory rows touch up to {lines:,.0f} lines of {spec.caches.line_bytes} B "
             f"({system_source}: caches.line_bytes); expected at most {MAX_TRACE_LINES:,} "
             "(simulator.engine.limits.MAX_TRACE_LINES: some four minutes of simulation)")
 

@@ -5,8 +5,9 @@ to line addresses, a block of rows per compiled call
 (``workloads.line_kernel.lines_of_rows``, the lines ``workloads.trace.element_lines``
 and ``gather_lines`` give each row), and handed to the host core; ``offload``/``wait`` rows hand commands to the
 accelerator units the system has and wait for their completion. Every row and
-command is checked against the system before the run starts
-(``simulator.accel.command_check``).
+command of a table is checked against the system before the run starts
+(``simulator.accel.command_check``); a stream's (``workloads.trace_stream``) batch by batch, each as it
+arrives, so that the run holds one batch at a time.
 
 A trace with a ``thread`` column runs one process per thread, thread t on
 core t (a trace with more threads than ``host.cores`` is refused). A barrier
@@ -29,6 +30,7 @@ from simulator.accel.command_check import check_commands
 from simulator.system import System
 from workloads.line_kernel import lines_of_rows
 from workloads.trace import THREAD_FIELD, TraceError, thread_ids, validate_trace
+from workloads.trace_stream import TraceStream
 
 
 MEMORY_ROW_OPS = ("read", "write", "update", "zero")
@@ -174,11 +176,13 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray, core=None, sy
             core.sync_wait_ps += env.now - start
 
 
-def check_trace(system: System, table: pa.Table, source: str = "<memory>") -> dict[int, tuple[dict, Any]]:
+def check_trace(system: System, table: pa.Table, source: str = "<memory>", row_offset: int = 0,
+                whole_trace: bool = True) -> dict[int, tuple[dict, Any]]:
     """Validate ``table`` against ``system``: its units, rows, threads and commands (TraceError naming
     ``source``); return the (params, parsed command) of its offload/wait rows as the units run them
-    (``check_commands``)."""
-    decoded = validate_trace(table, source, units=system.unit_names())
+    (``check_commands``). ``row_offset`` and ``whole_trace``: a batch of a longer trace (``validate_trace``)."""
+    decoded = validate_trace(table, source, units=system.unit_names(), row_offset=row_offset,
+                             whole_trace=whole_trace)
     if THREAD_FIELD.name in table.schema.names and len(table):
         threads = thread_ids(table)
         cores = len(system.cores)
@@ -186,8 +190,8 @@ def check_trace(system: System, table: pa.Table, source: str = "<memory>") -> di
         if beyond.size:
             raise TraceError(source, f"thread {int(threads[beyond[0]])}, but the system has {cores} "
                              f"core{'s' if cores > 1 else ''} (host.cores; thread t runs on core t): expected "
-                             f"threads 0..{cores - 1}", row=int(beyond[0]), column=THREAD_FIELD.name)
-    return check_commands(system, table, source, decoded)
+                             f"threads 0..{cores - 1}", row=int(beyond[0]) + row_offset, column=THREAD_FIELD.name)
+    return check_commands(system, table, source, decoded, row_offset)
 
 
 def _run_threads(system: System, cols: _Columns, threads: np.ndarray) -> None:
@@ -201,16 +205,36 @@ def _run_threads(system: System, cols: _Columns, threads: np.ndarray) -> None:
     env.run(until=env.all_of(list(sync.done.values())))
 
 
-def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
-    """Validate ``table`` against the system (``check_trace``), replay it, return the end time in ps."""
-    cols = _Columns(table, check_trace(system, table, source))
-    if THREAD_FIELD.name in table.schema.names:
-        _run_threads(system, cols, thread_ids(table))
+def _host_rows(cols: _Columns) -> np.ndarray:
+    """The rows of ``cols`` the host runs (checked: every row)."""
+    return np.flatnonzero(np.array(cols.unit, dtype=object) == "host")
+
+
+def _stream_process(system: System, stream: TraceStream, source: str):
+    """SimPy process: the host replays a stream's batches one after another, each checked (``check_trace``,
+    rows numbered from the stream's first) as it arrives and dropped once run."""
+    offset = 0
+    for batch in stream:
+        cols = _Columns(batch, check_trace(system, batch, source, offset, whole_trace=False))
+        yield from host_process(system, cols, _host_rows(cols))
+        offset += batch.num_rows
+
+
+def replay(system: System, trace: pa.Table | TraceStream, source: str = "<memory>") -> int:
+    """Validate ``trace`` against the system (``check_trace``), replay it, return the end time in ps.
+
+    A table is checked whole before it runs; a stream batch by batch as it runs, so that the run holds one
+    batch at a time. A threaded stream is gathered into one table first: its threads' rows interleave
+    across batches."""
+    if isinstance(trace, TraceStream) and trace.threaded:
+        trace = trace.to_table()
+    if isinstance(trace, TraceStream):
+        system.env.run(until=system.env.process(_stream_process(system, trace, source)))
+    elif THREAD_FIELD.name in trace.schema.names:
+        _run_threads(system, _Columns(trace, check_trace(system, trace, source)), thread_ids(trace))
     else:
-        units = np.array(cols.unit, dtype=object)
-        host_rows = np.flatnonzero(units == "host")
-        proc = system.env.process(host_process(system, cols, host_rows))
-        system.env.run(until=proc)
+        cols = _Columns(trace, check_trace(system, trace, source))
+        system.env.run(until=system.env.process(host_process(system, cols, _host_rows(cols))))
     for unit in system.units.values():  # accelerators finish their queued commands
         system.env.run(until=unit.idle_event())
     # the run ends when the last posted write-back has reached DRAM too

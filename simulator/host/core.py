@@ -39,6 +39,7 @@ at a barrier or join is the core's ``sync_wait_ps``, not busy time.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -280,10 +281,16 @@ class HostCore:
         outstanding-miss limit); dirty lines written to DRAM bound the time by
         DRAM's completion.
         """
+        yield from self.run_maintenance_chunks(env, stage, (lines[lo:lo + CHUNK_LINES]
+                                                            for lo in range(0, len(lines), CHUNK_LINES)), op, requester)
+
+    def run_maintenance_chunks(self, env, stage: StageStats, chunks: Iterable[np.ndarray], op: str,
+                               requester: str | None = None):
+        """SimPy generator: ``run_maintenance_row`` over lines that come as ``chunks`` (each of at most
+        CHUNK_LINES lines, timed as one)."""
         action = {"flush": self.port.flush, "evict_llc": self.port.evict_to_llc, "invalidate": self.port.invalidate}[op]
         llc_cycles = self.timing.level_latency_cycles[-1]
-        for lo in range(0, len(lines), CHUNK_LINES):
-            chunk = lines[lo:lo + CHUNK_LINES]
+        for chunk in chunks:
             start = env.now
             res = action(chunk, start, requester)
             t = self.clock.cycles_to_ps(max(len(chunk) / self.loads_per_cycle,

@@ -21,6 +21,8 @@ driver and its DMA) for ``<unit>.driver`` (``driver_name``).
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,30 +33,71 @@ from simulator.interconnect.link import Link
 from simulator.memory.cache import CacheHierarchy
 from simulator.memory.dram import DramSystem
 from simulator.config.units import seconds_to_ps
-from workloads.trace import element_lines
+from simulator.host.core import CHUNK_LINES
 
 def driver_name(unit: str) -> str:
     """The requester name of ``unit``'s driver: its coherence work on the host and its DMA copies."""
     return f"{unit}.driver"
 
 
+def region_runs(regions: list, line_bytes: int) -> list[tuple[int, int]]:
+    """The lines covered by ``[[addr, nbytes], ...]`` byte regions as runs ``(first, end)`` of consecutive
+    line numbers, in order of first appearance, each line once: a region's lines that no earlier region
+    covered, ascending (a region that is both input and output is flushed once)."""
+    runs = [(int(a) // line_bytes, (int(a) + int(n) - 1) // line_bytes + 1) for a, n in regions if int(n) > 0]
+    if len(runs) < 2:
+        return runs
+    lo = np.array([r[0] for r in runs])
+    hi = np.array([r[1] for r in runs])
+    by_start = np.argsort(lo, kind="stable")
+    if np.all(lo[by_start[1:]] >= hi[by_start[:-1]]):  # no two runs share a line: nothing to drop
+        return runs
+    starts: list[int] = []  # the lines seen so far, as disjoint runs sorted by start
+    ends: list[int] = []
+    out = []
+    for first, end in runs:
+        pos = first
+        k = bisect.bisect_right(ends, first)  # the first seen run that ends after ``first``
+        while k < len(starts) and starts[k] < end and pos < end:
+            if starts[k] > pos:
+                out.append((pos, starts[k]))
+            pos = max(pos, ends[k])
+            k += 1
+        if pos < end:
+            out.append((pos, end))
+        i = bisect.bisect_left(ends, first)  # merge [first, end) into the seen runs it touches
+        j = bisect.bisect_right(starts, end)
+        if i < j:
+            first, end = min(first, starts[i]), max(end, ends[j - 1])
+        starts[i:j], ends[i:j] = [first], [end]
+    return out
+
+
 def region_lines(regions: list, line_bytes: int) -> np.ndarray:
     """Line numbers covered by ``[[addr, nbytes], ...]`` byte regions, in order of first
-    appearance, each once (a region that is both input and output is flushed once)."""
-    parts = [element_lines(int(a), int(n), int(n), 1, line_bytes) for a, n in regions if int(n) > 0]
-    if not parts:
+    appearance, each once (``region_runs``)."""
+    runs = region_runs(regions, line_bytes)
+    if not runs:
         return np.zeros(0, dtype=np.int64)
-    lines = np.concatenate(parts)
-    if len(parts) == 1:
-        return lines
-    # each part is one ascending run of lines: if no two runs share a line, there is nothing to drop
-    lo = np.array([p[0] for p in parts])
-    hi = np.array([p[-1] for p in parts])
-    by_start = np.argsort(lo, kind="stable")
-    if np.all(lo[by_start[1:]] > hi[by_start[:-1]]):
-        return lines
-    _, first = np.unique(lines, return_index=True)
-    return lines[np.sort(first)]
+    return np.concatenate([np.arange(first, end, dtype=np.int64) for first, end in runs])
+
+
+def region_line_chunks(regions: list, line_bytes: int, chunk_lines: int) -> Iterator[np.ndarray]:
+    """``region_lines(regions, line_bytes)`` in consecutive pieces of ``chunk_lines`` lines (the last may be
+    shorter), made one at a time, so that a large region is never held whole."""
+    piece: list[np.ndarray] = []
+    held = 0
+    for first, end in region_runs(regions, line_bytes):
+        while first < end:
+            take = min(end - first, chunk_lines - held)
+            piece.append(np.arange(first, first + take, dtype=np.int64))
+            held += take
+            first += take
+            if held == chunk_lines:
+                yield piece[0] if len(piece) == 1 else np.concatenate(piece)
+                piece, held = [], 0
+    if held:
+        yield piece[0] if len(piece) == 1 else np.concatenate(piece)
 
 
 @dataclass
@@ -112,20 +155,20 @@ class Interface:
             stage.add_interval(start, env.now)
         op = self.strategy.before_offload
         if op is not None:
-            lines = region_lines(inputs + outputs, self.line_bytes)
-            if len(lines):
-                yield from core.run_maintenance_row(env, stage, lines, op, self.driver)
+            yield from core.run_maintenance_chunks(env, stage, region_line_chunks(inputs + outputs, self.line_bytes,
+                                                                                  CHUNK_LINES), op, self.driver)
 
     def host_after(self, core, env, stage, outputs: list):
         """SimPy generator run by the host after completion: drop stale copies of the outputs."""
         after = self.strategy.after_offload
-        lines = region_lines(outputs, self.line_bytes) if after != "none" else ()
-        if not len(lines):
+        if after == "none":
             return
+        chunks = region_line_chunks(outputs, self.line_bytes, CHUNK_LINES)
         if after == "all":
-            yield from core.run_maintenance_row(env, stage, lines, "invalidate", self.driver)
+            yield from core.run_maintenance_chunks(env, stage, chunks, "invalidate", self.driver)
         else:  # above_llc: the accelerator's writes are in the LLC already
-            self.caches.invalidate(lines, levels=list(range(self.llc_level)), requester=self.driver)
+            for lines in chunks:
+                self.caches.invalidate(lines, levels=list(range(self.llc_level)), requester=self.driver)
 
     # --- accelerator data path ----------------------------------------------------------------
 
