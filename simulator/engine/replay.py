@@ -203,7 +203,9 @@ def _run_threads(system: System, cols: _Columns, threads: np.ndarray) -> None:
 
 def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
     """Validate ``table`` against the system (``check_trace``), replay it, return the end time in ps."""
-    cols = _Columns(table, check_trace(system, table, source))
+    commands = check_trace(system, table, source)
+    system.place_operands(params for params, command in commands.values() if command is not None)
+    cols = _Columns(table, commands)
     if THREAD_FIELD.name in table.schema.names:
         _run_threads(system, cols, thread_ids(table))
     else:
@@ -213,7 +215,7 @@ def replay(system: System, table: pa.Table, source: str = "<memory>") -> int:
         system.env.run(until=proc)
     for unit in system.units.values():  # accelerators finish their queued commands
         system.env.run(until=unit.idle_event())
-    # the run ends when the last posted write-back has reached DRAM too
-    end_ps = max(int(system.env.now), system.dram.last_completion_ps)
-    system.dram.idle_until(end_ps)  # refreshes and background state up to the end of the run
+    # the run ends when the last posted write-back has reached its memory too
+    end_ps = max(int(system.env.now), system.last_completion_ps)
+    system.memories_idle_until(end_ps)  # refreshes and background state up to the end of the run
     return end_ps
