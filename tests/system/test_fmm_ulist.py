@@ -496,6 +496,29 @@ def test_findings_on_a_hand_made_table():
     assert first.llc_vs_dram_runtime == pytest.approx(1 - 50 / 60)
 
 
+def test_the_hbm_findings_set_the_stack_beside_the_near_memory_lap_in_main_memory():
+    import pandas as pd
+
+    from simulator.studies.fmm.placement import findings
+
+    def row(pl, v, cycles, dram, total, e_dram=2.0, e_lap=1.0):
+        return {"q": 8, "placement": pl, "gemm": "lap", "variant": v, "cycles": cycles, "dram_accesses": dram,
+                "energy_host_j": 5.0, "energy_dram_j": e_dram, "energy_lap_j": e_lap, "dram_background_j": 1.0,
+                "dram_refresh_j": 0.2, "dram_dynamic_j": e_dram - 1.2, "energy_total_j": total, "cycles_gemm": 40}
+
+    near = [row("lap-near-memory", "orig", 100, 1000, 8.0), row("lap-near-memory", "pipelining", 80, 900, 6.0)]
+    # the stack's main memory moves less than the LAP's energy: 003's order is of the LAP in main memory
+    hbm = [row("lap-hbm", "orig", 90, 250, 7.0, e_dram=0.5), row("lap-hbm", "pipelining", 84, 300, 6.6, e_dram=0.5)]
+    f = findings(pd.DataFrame(near + hbm)).iloc[0]
+    assert f.hbm_vs_near_memory_runtime_orig == pytest.approx(-0.1)
+    assert f.hbm_vs_near_memory_runtime_pipelining == pytest.approx(0.05)
+    assert f.hbm_vs_near_memory_energy_orig == pytest.approx(7 / 8 - 1)
+    assert f.hbm_vs_near_memory_energy_pipelining == pytest.approx(0.1)
+    assert f.hbm_main_dram_cut_orig == pytest.approx(0.75) and f.hbm_main_dram_cut_pipelining == pytest.approx(2 / 3)
+    assert f.energy_order_host_dram_lap == 1.0
+    assert not any(c.startswith("hbm_") for c in findings(pd.DataFrame(near)).columns)  # no stack, no columns
+
+
 def test_build_problem_shares_one_read_only_problem_per_arguments():
     a = build_problem(4, N_POINTS, "table2")
     assert build_problem(4, float(N_POINTS), "table2", periodic=1) is a  # same arguments, normalised
