@@ -3,9 +3,13 @@
 A placement names a system file, the unit its GEMMs run on (``gemm``: ``cpu``, or the accelerator
 ``lap`` or ``systolic`` of that name in the system) and optional ``overrides`` of the system
 (``key=value``, as ``offsim run --set``), so one system file serves a systolic array of either
-dataflow. The study's own models (003's U-list model, the 003 tables and findings, figures 8-11)
+dataflow; the study key ``system_overrides`` comes before every placement's own (and sets the systems of the
+micro runs too), so one study file runs the grid with, say, another DRAM controller. The study's own models (003's U-list model, the 003 tables and findings, figures 8-11)
 cover the CPU-only and LAP placements; the systolic placements appear in ``table.csv`` and
-figure 12, beside the LAP at the same coupling.
+figure 12, beside the LAP at the same coupling. A LAP working in a near memory of its own (``lap-hbm``: an HBM
+stack holding its operands) is a LAP placement of the model and figures 8-11, has its own column in figure 12
+and its own findings beside ``lap-near-memory`` (:func:`hbm_findings`); 003's own placements
+(:func:`paper_placements`) leave it out.
 
 Runs the grid of ``configs/studies/fmm_placement.yaml`` with a process pool of
 two (or on a dask.distributed cluster, ``simulator.studies.executors``), writes to the
