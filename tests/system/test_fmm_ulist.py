@@ -296,7 +296,7 @@ def test_study_lets_the_model_choose_the_pipelined_blocks():
     study = load_study("configs/studies/fmm_placement.yaml")
     assert study.pipelined_blocks == "model"  # the default
     tuned = [(p.q, p.placement) for p in grid(study, False) if needs_model_blocks(p, study)]
-    assert tuned == [(q, pl) for q in study.qs for pl in ("lap-dram", "lap-llc", "lap-near-memory")]
+    assert tuned == [(q, pl) for q in study.qs for pl in ("lap-dram", "lap-llc", "lap-near-memory", "lap-hbm")]
     # q = 14 on the measured default machine: the re-read bound starts the range at 26 blocks,
     # the LLC rule (share 1/2) ends it at 45; near memory, where the A_j re-reads cost least,
     # the model picks more blocks than the bound to hide more of the permutations
@@ -305,6 +305,9 @@ def test_study_lets_the_model_choose_the_pipelined_blocks():
     b_min, b_fit = block_range(p, study.llc_bytes, "pipelining", study.block_llc_share)
     b = pipelined_blocks(machine, "lap-near-memory", p, study.llc_bytes, study.block_llc_share)
     assert (b_min, b_fit) == (26, 45) and b_min < b <= b_fit
+    # the LAP in the HBM stack is priced as near memory (its recorded coupling), with its own measured inputs
+    assert machine["lap-hbm.coupling"] == "near-memory"
+    assert b_min <= pipelined_blocks(machine, "lap-hbm", p, study.llc_bytes, study.block_llc_share) <= b_fit
 
 
 def test_region_lines_counts_shared_lines_once():
