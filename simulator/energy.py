@@ -251,18 +251,21 @@ def _check_lines(system: System) -> list[str]:
             split = sum(r[name][counter] for r in per_requester.values())
             if split != value:
                 problems.append(f"{name}.{counter}: {value} in total, {split} summed over requesters")
-    dram = system.dram.counters()
-    dram_split = system.dram.counters_by_requester()
-    for counter in ATTRIBUTED_COUNTERS:
-        split = sum(r[counter] for r in dram_split.values())
-        if split != dram[counter]:
-            problems.append(f"dram.{counter}: {dram[counter]} in total, {split} summed over requesters")
+    host_dram = {"reads": 0, "writes": 0}  # the host's lines, wherever they live (main or a near memory)
+    for name, memory in {"dram": system.dram, **system.near_memories}.items():
+        served = memory.counters()
+        split = memory.counters_by_requester()
+        for counter in ATTRIBUTED_COUNTERS:
+            total = sum(r[counter] for r in split.values())
+            if total != served[counter]:
+                problems.append(f"{name}.{counter}: {served[counter]} in total, {total} summed over requesters")
+        for key in host_dram:
+            host_dram[key] += split.get("host", {}).get(key, 0)
     host_cache = per_requester.get("host", {}).get(DRAM_NAME, {"dram_reads": 0, "dram_writes": 0})
-    host_dram = dram_split.get("host", {"reads": 0, "writes": 0})
     for cache_key, dram_key in (("dram_reads", "reads"), ("dram_writes", "writes")):
         if host_cache[cache_key] != host_dram[dram_key]:
-            problems.append(f"host: the caches sent {host_cache[cache_key]} lines to DRAM ({cache_key}), "
-                            f"DRAM served {host_dram[dram_key]} ({dram_key})")
+            problems.append(f"host: the caches sent {host_cache[cache_key]} lines to memory ({cache_key}), "
+                            f"the memories served {host_dram[dram_key]} ({dram_key})")
     return problems
 
 

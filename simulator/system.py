@@ -12,6 +12,7 @@ knows how they connect.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -26,6 +27,7 @@ from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetch
 from simulator.memory.core_caches import CoreCaches
 from simulator.memory.dram import DramSystem
 from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
+from simulator.memory.memory_map import MemoryMap, line_ranges
 from simulator.interconnect.couplings import COUPLING_STRATEGIES, FIRST_LEVEL, LAST_LEVEL, MEMORY_CONTROLLER
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
@@ -100,6 +102,33 @@ class System:
     def unit_names(self) -> list[str]:
         """Units a trace may name: the host and every accelerator."""
         return ["host", *self.units]
+
+    def place_operands(self, commands: Iterable[dict]) -> None:
+        """Keep the operands of every accelerator that works in a near memory in that memory: the regions the
+        offload ``commands`` (their checked params) name as inputs and outputs. The cores' DRAM traffic to
+        their lines is then served there (``simulator.memory.memory_map``); without such operands the cores
+        keep main memory alone."""
+        regions: dict[str, list] = {name: [] for name in self.near_memories}
+        for params in commands:
+            memory = self.spec.accelerators[params["unit"]].interface.memory
+            if memory:
+                regions[memory] += [*params.get("inputs", ()), *params.get("outputs", ())]
+        line_bytes = self.spec.caches.line_bytes
+        homes = [(self.near_memories[name], line_ranges(held, line_bytes)) for name, held in regions.items() if held]
+        if homes:
+            memory_map = MemoryMap(self.dram, homes)
+            for core in self.cores:
+                core.port.dram = memory_map
+
+    @property
+    def last_completion_ps(self) -> int:
+        """The latest data burst any memory (main or near) has served so far, ps."""
+        return max([self.dram.last_completion_ps, *(m.last_completion_ps for m in self.near_memories.values())])
+
+    def memories_idle_until(self, t_ps: int) -> None:
+        """Every memory's refreshes and background state up to ``t_ps`` (the end of the run), ps."""
+        for memory in (self.dram, *self.near_memories.values()):
+            memory.idle_until(t_ps)
 
 
 def system_graph(spec: SystemSpec) -> nx.DiGraph:

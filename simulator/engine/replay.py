@@ -210,12 +210,20 @@ def _host_rows(cols: _Columns) -> np.ndarray:
     return np.flatnonzero(np.array(cols.unit, dtype=object) == "host")
 
 
+def _checked(system: System, table: pa.Table, source: str, offset: int = 0, whole_trace: bool = True) -> _Columns:
+    """``table`` checked against the system (``check_trace``), with the operands its commands name placed
+    in the memories their units work in (``System.place_operands``)."""
+    commands = check_trace(system, table, source, offset, whole_trace=whole_trace)
+    system.place_operands(params for params, command in commands.values() if command is not None)
+    return _Columns(table, commands)
+
+
 def _stream_process(system: System, stream: TraceStream, source: str):
     """SimPy process: the host replays a stream's batches one after another, each checked (``check_trace``,
     rows numbered from the stream's first) as it arrives and dropped once run."""
     offset = 0
     for batch in stream:
-        cols = _Columns(batch, check_trace(system, batch, source, offset, whole_trace=False))
+        cols = _checked(system, batch, source, offset, whole_trace=False)
         yield from host_process(system, cols, _host_rows(cols))
         offset += batch.num_rows
 
@@ -224,20 +232,21 @@ def replay(system: System, trace: pa.Table | TraceStream, source: str = "<memory
     """Validate ``trace`` against the system (``check_trace``), replay it, return the end time in ps.
 
     A table is checked whole before it runs; a stream batch by batch as it runs, so that the run holds one
-    batch at a time. A threaded stream is gathered into one table first: its threads' rows interleave
-    across batches."""
-    if isinstance(trace, TraceStream) and trace.threaded:
+    batch at a time. A threaded stream is gathered into one table first (its threads' rows interleave
+    across batches), and so is any stream on a system with near memories (the operands its commands name
+    must be placed in their memory before the host first writes them)."""
+    if isinstance(trace, TraceStream) and (trace.threaded or system.near_memories):
         trace = trace.to_table()
     if isinstance(trace, TraceStream):
         system.env.run(until=system.env.process(_stream_process(system, trace, source)))
     elif THREAD_FIELD.name in trace.schema.names:
-        _run_threads(system, _Columns(trace, check_trace(system, trace, source)), thread_ids(trace))
+        _run_threads(system, _checked(system, trace, source), thread_ids(trace))
     else:
-        cols = _Columns(trace, check_trace(system, trace, source))
+        cols = _checked(system, trace, source)
         system.env.run(until=system.env.process(host_process(system, cols, _host_rows(cols))))
     for unit in system.units.values():  # accelerators finish their queued commands
         system.env.run(until=unit.idle_event())
-    # the run ends when the last posted write-back has reached DRAM too
-    end_ps = max(int(system.env.now), system.dram.last_completion_ps)
-    system.dram.idle_until(end_ps)  # refreshes and background state up to the end of the run
+    # the run ends when the last posted write-back has reached its memory too
+    end_ps = max(int(system.env.now), system.last_completion_ps)
+    system.memories_idle_until(end_ps)  # refreshes and background state up to the end of the run
     return end_ps

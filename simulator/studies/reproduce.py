@@ -679,10 +679,11 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
     # Table 5 simulation columns and the §8 findings, which 003 measured on MARSSx86.
     study_dir, marss_dir = out / "study", out / "study_marssx86"
     flags = ["--quick"] if quick else []
-    # 003's placements only: the study file's other accelerators (a systolic array) are not 003's
+    # 003's placements only: the study file's other accelerators (a systolic array) and the LAP in a memory of
+    # its own are not 003's
     default = fmm_study.load_study(fmm_study.STUDY)
-    paper_pairs = [f"{name}/{v}" for name, pl in default.placements.items() if pl.gemm in fmm_study.MODELLED_GEMMS
-                   for v in pl.variants]
+    paper_pairs = [f"{name}/{v}" for name in fmm_study.paper_placements(default)
+                   for v in default.placements[name].variants]
     for args in (["--out", str(study_dir), "--only", ",".join(paper_pairs)],
                  ["--study", str(MARSSX86_STUDY), "--out", str(marss_dir), "--only", ",".join(MARSSX86_PAIRS)]):
         if fmm_study.main(flags + args) != 0:

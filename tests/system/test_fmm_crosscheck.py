@@ -63,6 +63,24 @@ def test_model_rows_leave_out_the_systolic_points() -> None:
     pd.testing.assert_frame_equal(both, model_rows(table, MACHINE, DIMS, class_counts={}))
 
 
+def test_a_placement_named_otherwise_takes_its_recorded_coupling() -> None:
+    """A LAP placement whose name is not "lap-<coupling>" (the LAP in an HBM stack) is modelled with the
+    coupling its micro runs recorded: as "lap-<that coupling>" with the same measured figures."""
+    from simulator.studies.fmm.crosscheck import lap_coupling, model_coupling
+
+    from tests.conftest import CONFIGS
+
+    assert lap_coupling(str(CONFIGS / "systems" / "lap_hbm_stack.yaml")) == "near-memory"
+    assert lap_coupling(str(CONFIGS / "systems" / "lap_llc.yaml")) == "llc"
+    machine = {**MACHINE, **{k.replace("lap-llc", "lap-stack"): v for k, v in MACHINE.items() if k.startswith("lap-llc")},
+               "lap-stack.coupling": "llc"}
+    assert model_coupling(machine, "lap-stack") == "llc" and model_coupling(machine, "lap-dram") == "dram"
+    table = _table()
+    renamed = table.assign(placement=table.placement.replace("lap-llc", "lap-stack"))
+    cross, named = model_rows(renamed, machine, DIMS, class_counts={}), model_rows(table, MACHINE, DIMS, class_counts={})
+    pd.testing.assert_frame_equal(cross.drop(columns="placement"), named.drop(columns="placement"))
+
+
 def test_model_rows_use_the_measured_residency_curve() -> None:
     """A curve that keeps half of the lines at every ratio halves the LLC share of B and C."""
     half = {**MACHINE, "llc_residency": [[0.5, 0.5], [4.0, 0.5]]}

@@ -51,6 +51,9 @@ BAD = {
     "an override the system refuses": (
         {"placements.systolic-ws-llc.overrides": ["accelerators.systolic.dataflow=xs"]},
         "placements.systolic-ws-llc.system: --set accelerators.systolic.dataflow=xs (over "),
+    "an override of every system the systems refuse": (
+        {"system_overrides": ["dram.geometry.scheduler=fastest"]},
+        "system_overrides: --set dram.geometry.scheduler=fastest (over "),
     "a LAP variant on the CPU": ({"placements.cpu.variants": ["orig", "pipelining"]},
                                  "placements.cpu.variants[1]: 'pipelining'; expected only 'orig' for gemm: cpu"),
     "no variant": ({"placements.lap-llc.variants": []}, "placements.lap-llc.variants: []; expected a non-empty list"),
@@ -79,8 +82,36 @@ def test_a_study_file_whose_points_cannot_run_is_refused_at_load(tmp_path, capsy
 def test_the_shipped_files_still_load():
     from simulator.studies.fmm.placement import load_study
 
-    for name in ("fmm_placement.yaml", "fmm_placement_marssx86.yaml"):
+    for name in ("fmm_placement.yaml", "fmm_placement_marssx86.yaml", "fmm_placement_ready_first.yaml"):
         assert set(load_study(ROOT / "configs" / "studies" / name).placements) >= {"cpu"}
+
+
+def test_system_overrides_reach_every_placement_and_every_micro_run(tmp_path):
+    """The ready-first study's overrides come before each placement's own, in its points and in the micro runs
+    that measure the model's inputs on the same systems; the keys tell the two studies apart."""
+    from simulator.config.loader import LoadedConfig
+    from simulator.studies.fmm.placement import grid, load_study, micro_runs
+
+    ready = ["dram.geometry.scheduler=ready_first", "dram.geometry.command_queue_depth=8"]
+    study = load_study(variant(tmp_path, {"system_overrides": ready}))
+    default = load_study(STUDY)
+    for name, pl in study.placements.items():
+        assert pl.overrides == (*ready, *default.placements[name].overrides)
+    assert all(p.overrides[:2] == tuple(ready) for p in grid(study, True))
+    systems = [a for run in micro_runs(study) for a in run.part.args if isinstance(a, LoadedConfig)]
+    assert systems and all(s.spec.dram.geometry.scheduler == "ready_first" for s in systems)
+    assert not {r.key() for r in micro_runs(study)} & {r.key() for r in micro_runs(default)}
+    shipped = load_study(ROOT / "configs" / "studies" / "fmm_placement_ready_first.yaml")
+    assert all(pl.overrides[:2] == tuple(ready) for pl in shipped.placements.values())
+
+
+def test_the_paper_placements_are_the_cpu_and_the_lap_in_main_memory():
+    from simulator.studies.fmm.placement import accelerator_couplings, load_study, paper_placements
+
+    study = load_study(STUDY)
+    assert paper_placements(study) == ["cpu", "lap-dram", "lap-llc", "lap-near-memory"]
+    assert accelerator_couplings(study)["lap-hbm"] == "near_memory (hbm)"
+    assert accelerator_couplings(study)["lap-near-memory"] == "near_memory"
 
 
 def test_the_plugin_plans_the_micro_runs_and_the_untuned_points_first():

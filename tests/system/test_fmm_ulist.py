@@ -296,7 +296,7 @@ def test_study_lets_the_model_choose_the_pipelined_blocks():
     study = load_study("configs/studies/fmm_placement.yaml")
     assert study.pipelined_blocks == "model"  # the default
     tuned = [(p.q, p.placement) for p in grid(study, False) if needs_model_blocks(p, study)]
-    assert tuned == [(q, pl) for q in study.qs for pl in ("lap-dram", "lap-llc", "lap-near-memory")]
+    assert tuned == [(q, pl) for q in study.qs for pl in ("lap-dram", "lap-llc", "lap-near-memory", "lap-hbm")]
     # q = 14 on the measured default machine: the re-read bound starts the range at 26 blocks,
     # the LLC rule (share 1/2) ends it at 45; near memory, where the A_j re-reads cost least,
     # the model picks more blocks than the bound to hide more of the permutations
@@ -305,6 +305,9 @@ def test_study_lets_the_model_choose_the_pipelined_blocks():
     b_min, b_fit = block_range(p, study.llc_bytes, "pipelining", study.block_llc_share)
     b = pipelined_blocks(machine, "lap-near-memory", p, study.llc_bytes, study.block_llc_share)
     assert (b_min, b_fit) == (26, 45) and b_min < b <= b_fit
+    # the LAP in the HBM stack is priced as near memory (its recorded coupling), with its own measured inputs
+    assert machine["lap-hbm.coupling"] == "near-memory"
+    assert b_min <= pipelined_blocks(machine, "lap-hbm", p, study.llc_bytes, study.block_llc_share) <= b_fit
 
 
 def test_region_lines_counts_shared_lines_once():
@@ -494,6 +497,29 @@ def test_findings_on_a_hand_made_table():
     # a variant run on the LLC coupling only is left out of the runtime gap, whichever row comes first
     first = findings(pd.concat([t[t.variant == "blocking"], t[t.variant != "blocking"]])).iloc[0]
     assert first.llc_vs_dram_runtime == pytest.approx(1 - 50 / 60)
+
+
+def test_the_hbm_findings_set_the_stack_beside_the_near_memory_lap_in_main_memory():
+    import pandas as pd
+
+    from simulator.studies.fmm.placement import findings
+
+    def row(pl, v, cycles, dram, total, e_dram=2.0, e_lap=1.0):
+        return {"q": 8, "placement": pl, "gemm": "lap", "variant": v, "cycles": cycles, "dram_accesses": dram,
+                "energy_host_j": 5.0, "energy_dram_j": e_dram, "energy_lap_j": e_lap, "dram_background_j": 1.0,
+                "dram_refresh_j": 0.2, "dram_dynamic_j": e_dram - 1.2, "energy_total_j": total, "cycles_gemm": 40}
+
+    near = [row("lap-near-memory", "orig", 100, 1000, 8.0), row("lap-near-memory", "pipelining", 80, 900, 6.0)]
+    # the stack's main memory moves less than the LAP's energy: 003's order is of the LAP in main memory
+    hbm = [row("lap-hbm", "orig", 90, 250, 7.0, e_dram=0.5), row("lap-hbm", "pipelining", 84, 300, 6.6, e_dram=0.5)]
+    f = findings(pd.DataFrame(near + hbm)).iloc[0]
+    assert f.hbm_vs_near_memory_runtime_orig == pytest.approx(-0.1)
+    assert f.hbm_vs_near_memory_runtime_pipelining == pytest.approx(0.05)
+    assert f.hbm_vs_near_memory_energy_orig == pytest.approx(7 / 8 - 1)
+    assert f.hbm_vs_near_memory_energy_pipelining == pytest.approx(0.1)
+    assert f.hbm_main_dram_cut_orig == pytest.approx(0.75) and f.hbm_main_dram_cut_pipelining == pytest.approx(2 / 3)
+    assert f.energy_order_host_dram_lap == 1.0
+    assert not any(c.startswith("hbm_") for c in findings(pd.DataFrame(near)).columns)  # no stack, no columns
 
 
 def test_build_problem_shares_one_read_only_problem_per_arguments():

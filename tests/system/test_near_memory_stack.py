@@ -1,10 +1,12 @@
 """A near memory of its own: the LAP coupled near_memory works in an HBM2 stack beside the DDR3 main
-memory; its traffic reaches the stack, not main memory, with the stack's energy; wrong set-ups are refused."""
+memory; the stack holds the LAP's operands, so their traffic (the LAP's and the host's) reaches the stack, not
+main memory, with the stack's energy; wrong set-ups are refused."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from simulator.config.errors import ConfigError
@@ -14,6 +16,7 @@ from simulator.engine.replay import replay
 from simulator.runner import collect
 from simulator.system import build_system
 from workloads.gemm import lap_gemm
+from workloads.trace import AddressSpace, TraceBuilder
 
 from tests.conftest import CONFIGS
 
@@ -36,24 +39,42 @@ def simulate(path: Path, table, *overrides: str):
     return system, collect(system, end_ps, {})
 
 
-def test_the_accelerators_traffic_reaches_its_stack_and_the_hosts_main_memory(tmp_path):
+def test_the_accelerators_operands_live_in_its_stack_and_the_rest_in_main_memory(tmp_path):
+    """The stack holds the LAP's operands: the LAP's traffic, the host's production of A, B and C, the
+    driver's flush and the host's read of C all reach it; the host's other data stays in main memory."""
     m, n, k = 35, 2000, 35
-    system, res = simulate(system_file(tmp_path), lap_gemm(m, n, k, produce_inputs=True),
-                           "near_memories.hbm.interface_energy_j_per_bit=4 pJ/bit")
+    space = AddressSpace()
+    other = space.alloc("other", 1 << 20)  # 1 MiB the host writes beside the GEMM: 16384 lines
+    tb = TraceBuilder()
+    tb.access("host", "other", "write", other, 8, 8, (1 << 20) // 8)
+    table = pa.concat_tables([tb.to_table(), lap_gemm(m, n, k, produce_inputs=True, consume_output=True,
+                                                      space=space)])
+    system, res = simulate(system_file(tmp_path), table, "near_memories.hbm.interface_energy_j_per_bit=4 pJ/bit")
     stack = system.near_memories["hbm"].counters_by_requester()
     main = system.dram.counters_by_requester()
-    assert "lap" not in main and set(stack) == {"lap"}
+    operand_lines = -(-8 * m * k // 64) + -(-8 * k * n // 64) + -(-8 * m * n // 64)
+    assert "lap" not in main and "lap.driver" not in main and set(stack) == {"host", "lap", "lap.driver"}
+    assert main["host"]["reads"] == (1 << 20) // 64  # the other data's lines, read for ownership, and no more
+    # the host reads each operand line for ownership and, after the LAP's run, C again
+    assert stack["host"]["reads"] == operand_lines + -(-8 * m * n // 64)
     assert stack["lap"]["reads"] * 64 >= 8 * (m * k + k * n + m * n)  # A, B and C read from the stack
-    assert main["lap.driver"]["writes"] > 0  # the host's flush of the inputs it produced goes to main memory
-    assert res.value("near_memory/hbm", "bytes_read") == stack["lap"]["reads"] * 64
+    assert stack["lap.driver"]["writes"] > 0  # the flush of what the host produced lands in the stack
+    assert res.value("near_memory/hbm", "bytes_read") == sum(c["reads"] for c in stack.values()) * 64
     assert res.value("energy/hbm", "read") > 0 and res.value("energy/hbm", "refresh") > 0
-    stack_bytes = (stack["lap"]["reads"] + stack["lap"]["writes"]) * 64  # each pays the stack's own interface
+    stack_bytes = sum(c["reads"] + c["writes"] for c in stack.values()) * 64  # each pays the stack's interface
     assert res.value("energy/hbm", "interface") == pytest.approx(stack_bytes * 8 * 4e-12)
-    assert main["host"]["reads"] > 0  # the host's own misses (it produces A, B, C) go to main memory
-    assert res.value("energy/dram_interface", "transfer") > 0  # the host's flushed lines cross it ...
-    # ... and the stack's traffic does not: the interface carries exactly main memory's bytes
+    # main memory's off-chip interface carries exactly main memory's bytes
     main_bytes = res.value("dram", "bytes_read") + res.value("dram", "bytes_written")
     assert res.value("energy/dram_interface", "transfer") == pytest.approx(main_bytes * 8 * 20e-12)
+
+
+def test_without_operands_in_the_stack_the_host_keeps_main_memory(tmp_path):
+    """A trace that offloads nothing to the stack's LAP leaves every host access in main memory."""
+    tb = TraceBuilder()
+    tb.access("host", "other", "write", 0, 8, 8, (1 << 20) // 8)
+    system, _ = simulate(system_file(tmp_path), tb.to_table())
+    assert system.near_memories["hbm"].counters_by_requester() == {}
+    assert system.dram.counters_by_requester()["host"]["reads"] == (1 << 20) // 64
 
 
 def test_the_stack_serves_the_lap_faster_than_main_memory_over_the_dram_coupling(tmp_path):

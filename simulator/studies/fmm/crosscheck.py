@@ -462,7 +462,7 @@ def _measure_lap_system(name: str, sysf: str | LoadedConfig, non_coherent: bool,
                         pipelined: bool = True) -> dict[str, Any]:
     """One LAP system's part of :func:`measure_machine`, its keys prefixed with ``name``; without
     the contention factors unless ``pipelined``."""
-    m: dict[str, Any] = {}
+    m: dict[str, Any] = {f"{name}.coupling": lap_coupling(sysf)}
     m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
     if non_coherent:
         m[f"{name}.dirty_flush_cycles_per_line"] = measure_dirty_flush(sysf)
@@ -478,6 +478,18 @@ def _measure_lap_system(name: str, sysf: str | LoadedConfig, non_coherent: bool,
     moved = stage_quantity(b, "accel/lap", "bytes_read") + stage_quantity(b, "accel/lap", "bytes_written")
     m[f"{name}.w_l_bytes_per_s"] = moved / stage_quantity(b, "accel/lap", "busy_s")
     return m
+
+
+def lap_coupling(sysf: str | LoadedConfig) -> str:
+    """The U-list model's coupling ('llc', 'dram' or 'near-memory') of the LAP named "lap" in the system
+    ``sysf``."""
+    return load_system(sysf).spec.accelerators["lap"].interface.coupling.replace("_", "-")
+
+
+def model_coupling(machine: dict[str, Any], lap: str) -> str:
+    """The U-list model's coupling of the LAP placement ``lap``: its system's, as its micro runs recorded it
+    (``{lap}.coupling``), or for a machine without that record the one its name "lap-<coupling>" says."""
+    return machine.get(f"{lap}.coupling", lap.removeprefix("lap-"))
 
 
 def _machine(machine: dict[str, Any], lap: str) -> ulist.UListMachine:
@@ -532,7 +544,7 @@ def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist
     b_min, b_max = fmm_ulist.block_range(problem, llc_bytes, "pipelining", llc_share, order)
     return ulist.fastest_pipelined_blocks(problem.dims(), _machine(machine, placement),
                                           extended_params(machine, placement), b_min, b_max,
-                                          llc_bytes=float(llc_bytes), coupling=placement.removeprefix("lap-"),
+                                          llc_bytes=float(llc_bytes), coupling=model_coupling(machine, placement),
                                           class_counts=class_counts(problem), order=order)
 
 
@@ -615,7 +627,7 @@ def point_model(machine: dict[str, Any], lap: str, d: ulist.UListDims, class_cou
         ext = es.blocked_cycles()
     else:
         es = ulist.extended_stages(d, mc, xp, b, llc_bytes=llc_bytes, sets=fmm_ulist.exchange_buffers(variant),
-                                   coupling=placement.removeprefix("lap-"), class_counts=class_counts,
+                                   coupling=model_coupling(machine, placement), class_counts=class_counts,
                                    order=block_order)
         ext = es.pipelined_cycles() if variant == "pipelining" else es.blocked_cycles()
         bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share

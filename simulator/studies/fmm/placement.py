@@ -3,9 +3,13 @@
 A placement names a system file, the unit its GEMMs run on (``gemm``: ``cpu``, or the accelerator
 ``lap`` or ``systolic`` of that name in the system) and optional ``overrides`` of the system
 (``key=value``, as ``offsim run --set``), so one system file serves a systolic array of either
-dataflow. The study's own models (003's U-list model, the 003 tables and findings, figures 8-11)
+dataflow; the study key ``system_overrides`` comes before every placement's own (and sets the systems of the
+micro runs too), so one study file runs the grid with, say, another DRAM controller. The study's own models (003's U-list model, the 003 tables and findings, figures 8-11)
 cover the CPU-only and LAP placements; the systolic placements appear in ``table.csv`` and
-figure 12, beside the LAP at the same coupling.
+figure 12, beside the LAP at the same coupling. A LAP working in a near memory of its own (``lap-hbm``: an HBM
+stack holding its operands) is a LAP placement of the model and figures 8-11, has its own column in figure 12
+and its own findings beside ``lap-near-memory`` (:func:`hbm_findings`); 003's own placements
+(:func:`paper_placements`) leave it out.
 
 Runs the grid of ``configs/studies/fmm_placement.yaml`` with a process pool of
 two (or on a dask.distributed cluster, ``simulator.studies.executors``), writes to the
@@ -70,9 +74,10 @@ ADDRESS | --dask-local N]``; ``offsim reproduce asri-fmm`` runs it with ``main``
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -80,8 +85,9 @@ from typing import Any
 import pandas as pd
 
 from simulator.config.accel_lap import LapSpec
+from simulator.config.accelerators import InterfaceSpec
 from simulator.config.accel_systolic import SystolicSpec
-from simulator.config.loader import PROJECT_ROOT, load_spec, project_file
+from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.studies.references import reference_table
@@ -107,6 +113,8 @@ OUTPUT_FILES = ("table.csv", "table5.csv", "table3.csv", "findings.csv", "crossc
 OUTPUT_PATTERNS = ("table*.csv", "findings.csv", "crosscheck*.csv", "machine.json", "fig*.png",
                    "README.md")  # the folder's guide (results/fmm keeps one), which the study leaves as it is
 PIPELINED_BLOCK_RULES = ("model", "llc_rule")
+#: the placement of the LAP in an HBM stack of its own, which the findings set beside lap-near-memory
+HBM_PLACEMENT = "lap-hbm"
 
 # Published figures, from the cited reference table (results/reference/asri_fmm.csv), MCycles.
 # 003 Table 5: sim and model for LAP-DRAM Orig, LAP-LLC Block, LAP-LLC Pipeline.
@@ -220,6 +228,9 @@ class FmmStudySpec:
     bc_layout: str = param("rows", choices=fmm_ulist.BC_LAYOUTS,
                            doc="how B and C are stored: 'rows' (row by row) or 'interactions' (each "
                                "interaction's N_q values contiguous, PVFMM's layout)")
+    system_overrides: tuple[str, ...] = param((), doc="--set style overrides of every placement's system (before "
+                                                     "the placement's own) and of the micro runs', e.g. "
+                                                     "dram.geometry.scheduler=ready_first")
     pipelined_blocks: str = param("model", choices=PIPELINED_BLOCK_RULES,
                                   doc="b of the pipelined LAP points: 'model' (the fastest the U-list model "
                                       "predicts within fmm_ulist.block_range) or 'llc_rule' (choose_blocks)")
@@ -237,6 +248,13 @@ def load_study(path: str | Path) -> FmmStudySpec:
     are checked here, before the runner starts its workers or writes anything."""
     source = str(path)
     study = load_spec(path, FmmStudySpec).spec
+    if study.system_overrides:  # every placement's system takes them, before its own
+        first = next(iter(study.placements.values()))  # a bad override is one error, not one per placement
+        errors = load_referenced_system(source, "system_overrides", first.system, study.system_overrides)[1]
+        if errors:
+            raise ConfigError(errors)
+        study = replace(study, placements={name: replace(pl, overrides=(*study.system_overrides, *pl.overrides))
+                                           for name, pl in study.placements.items()})
     errors = list_problems(study, source, ("qs", "quick.qs", "placements.*.variants"))
     for name, placement in study.placements.items():
         errors += placement_problems(placement, source, f"placements.{name}")
@@ -376,7 +394,10 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
     * ``dram_factor_llc_orig_vs_llc_block``: LAP-LLC Orig / LAP-LLC Blocking DRAM accesses, what blocking
       saves over the naive on-chip coupling (003: up to 2x, 003:L17 and L39);
     * ``dram_factor_dram_orig_vs_llc_best``: LAP-DRAM Orig over the fewest DRAM accesses of the blocked
-      LAP-LLC variants run (Blocking, Blocking+Pref, Pipelining; 003: "a total of 3x", 003:L39).
+      LAP-LLC variants run (Blocking, Blocking+Pref, Pipelining; 003: "a total of 3x", 003:L39);
+    * with ``lap-hbm`` points (the LAP in an HBM stack of its own, not 003's): :func:`hbm_findings`.
+
+    003 studied the LAP in main memory: the energy order leaves ``lap-hbm`` out.
     """
     def get(q, pl, v, col):
         c = table[(table.q == q) & (table.placement == pl) & (table.variant == v)]
@@ -407,7 +428,7 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
         # variants run on one coupling only give NaN; max() would keep a NaN that came first
         row["llc_vs_dram_runtime"] = max(known(abs(ratio(("lap-llc", v), ("lap-dram", v), "cycles") - 1)
                                                for v in variants), default=float("nan"))
-        lap = table[(table.q == q) & (table.gemm == "lap")]
+        lap = table[(table.q == q) & (table.gemm == "lap") & (table.placement != HBM_PLACEMENT)]  # 003's: main memory
         coupled = lap[lap.placement.isin(("lap-dram", "lap-llc"))]
         share = (coupled.dram_background_j + coupled.dram_refresh_j) / coupled.energy_dram_j
         row["dram_static_refresh_share_min"] = float(share.min()) if len(coupled) else float("nan")
@@ -426,8 +447,28 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
         blocked = known(get(q, "lap-llc", v, "dram_accesses") for v in ("blocking", "blocking_pref", "pipelining"))
         row["dram_factor_dram_orig_vs_llc_best"] = (get(q, "lap-dram", "orig", "dram_accesses") / min(blocked)
                                                     if blocked else float("nan"))
+        if (table.placement == HBM_PLACEMENT).any():
+            row.update(hbm_findings(ratio, table[(table.q == q) & (table.placement == HBM_PLACEMENT)].variant))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def hbm_findings(ratio: Callable[[tuple[str, str], tuple[str, str], str], float],
+                 variants: Iterable[str]) -> dict[str, float]:
+    """The HBM stack's columns of :func:`findings` at one q, against the near-memory LAP in main memory
+    (``ratio``: a column of one (placement, variant) point over another's, NaN where one is missing):
+    ``hbm_vs_near_memory_runtime_<variant>``: T_HBM / T_near-memory - 1 for each variant run;
+    ``hbm_vs_near_memory_energy_<variant>``: the same for total energy (J); ``hbm_main_dram_cut_<variant>``:
+    1 - main memory's DRAM accesses with the stack / without it (the stack's own accesses are not main
+    memory's); the last two for Orig and Pipelining."""
+    out: dict[str, float] = {}
+    for v in variants:
+        out[f"hbm_vs_near_memory_runtime_{v}"] = ratio((HBM_PLACEMENT, v), ("lap-near-memory", v), "cycles") - 1
+    for v in ("orig", "pipelining"):
+        out[f"hbm_vs_near_memory_energy_{v}"] = ratio((HBM_PLACEMENT, v), ("lap-near-memory", v),
+                                                      "energy_total_j") - 1
+        out[f"hbm_main_dram_cut_{v}"] = 1 - ratio((HBM_PLACEMENT, v), ("lap-near-memory", v), "dram_accesses")
+    return out
 
 
 def table3(table: pd.DataFrame) -> pd.DataFrame:
@@ -456,14 +497,26 @@ def _bar_ticks(ax, qs: list, configs: list[str], width: float) -> None:
         ax.text(qi + 0.4 - width / 2, 1.01, f"q={q}", transform=ax.get_xaxis_transform(), ha="center")
 
 
+def offload_interface(placement: PlacementSpec) -> InterfaceSpec:
+    """The interface of the accelerator an accelerator placement's GEMMs offload to."""
+    return load_system(PROJECT_ROOT / placement.system, placement.overrides).spec.accelerators[placement.gemm].interface
+
+
 def accelerator_couplings(study: FmmStudySpec) -> dict[str, str]:
-    """Placement name -> the coupling of the accelerator its GEMMs offload to (CPU-only placements left out)."""
+    """Placement name -> the coupling of the accelerator its GEMMs offload to, with the near memory it works
+    in if it has one of its own (``near_memory (hbm)``); CPU-only placements left out."""
     out = {}
     for name, pl in study.placements.items():
         if pl.gemm in GEMM_UNITS:
-            spec = load_system(PROJECT_ROOT / pl.system, pl.overrides).spec
-            out[name] = spec.accelerators[pl.gemm].interface.coupling
+            interface = offload_interface(pl)
+            out[name] = interface.coupling + (f" ({interface.memory})" if interface.memory else "")
     return out
+
+
+def paper_placements(study: FmmStudySpec) -> list[str]:
+    """The placements 003 studied: CPU only, and the LAP in main memory (not in a memory of its own)."""
+    return [name for name, pl in study.placements.items()
+            if pl.gemm == "cpu" or (pl.gemm == "lap" and not offload_interface(pl).memory)]
 
 
 def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
@@ -569,21 +622,32 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
 # --------------------------------------------------------------------------- the study's plug-in
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MicroRun:
     """One share of the micro runs that measure the U-list model's parameters (``machine_parts``):
-    ``index`` orders them for ``assemble_machine``; ``systems`` names every system they run on."""
+    ``index`` orders them for ``assemble_machine``; ``systems`` names every system they run on. Two are
+    equal when their keys are (a part may hold a loaded system, which is no dict key)."""
 
     index: int
     part: MachinePart
-    systems: tuple[str, ...]
+    systems: tuple[tuple[str, tuple[str, ...]], ...]  # (system file, its overrides)
+
+    @functools.cached_property
+    def _key(self) -> str:
+        args = [str(Path(a).relative_to(PROJECT_ROOT)) if isinstance(a, str) and a.startswith(str(PROJECT_ROOT))
+                else a.content_hash if isinstance(a, LoadedConfig) else a for a in self.part.args]
+        return point_key("micro", self.part.kind, self.part.fn.__name__, args,
+                         [system_hash(s, overrides) for s, overrides in self.systems])
 
     def key(self) -> str:
         """Storage key: the part's function and arguments and its systems' content."""
-        args = [str(Path(a).relative_to(PROJECT_ROOT)) if isinstance(a, str) and a.startswith(str(PROJECT_ROOT))
-                else a for a in self.part.args]
-        return point_key("micro", self.part.kind, self.part.fn.__name__, args,
-                         [system_hash(s) for s in self.systems])
+        return self._key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MicroRun) and (self.index, self.key()) == (other.index, other.key())
+
+    def __hash__(self) -> int:
+        return hash((self.index, self.key()))
 
     def cost(self) -> tuple[int, float]:
         """Before every point: the pipelined points wait for the model these runs measure."""
@@ -592,10 +656,15 @@ class MicroRun:
 
 def micro_runs(study: FmmStudySpec) -> list[MicroRun]:
     """The micro runs of ``study``: the host's on its CPU placement's system, the LAP systems' on each."""
-    systems = {name: pl.system for name, pl in study.placements.items()}
-    laps = {name: str(PROJECT_ROOT / pl.system) for name, pl in study.placements.items() if pl.gemm == "lap"}
-    parts = machine_parts(str(PROJECT_ROOT / systems["cpu"]), laps, study.bc_layout)
-    used = tuple(dict.fromkeys([systems["cpu"], *(study.placements[name].system for name in laps)]))
+    def system(pl: PlacementSpec) -> str | LoadedConfig:
+        """The placement's system: its path, or loaded with its overrides (a path alone cannot carry them)."""
+        path = str(PROJECT_ROOT / pl.system)
+        return load_system(path, pl.overrides) if pl.overrides else path
+
+    laps = {name: system(pl) for name, pl in study.placements.items() if pl.gemm == "lap"}
+    parts = machine_parts(system(study.placements["cpu"]), laps, study.bc_layout)
+    used = tuple(dict.fromkeys((study.placements[name].system, study.placements[name].overrides)
+                               for name in ("cpu", *laps)))
     return [MicroRun(i, part, used) for i, part in enumerate(parts)]
 
 
