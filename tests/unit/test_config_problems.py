@@ -57,11 +57,19 @@ def test_a_sum_rule_reads_each_of_its_terms(tmp_path):
 
 
 def test_a_current_order_is_keyed_and_shown_in_the_configs_units(tmp_path):
-    # the model keeps currents in mA under other names (idd0_ma); the problem names the config's keys
-    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "currents"), {"idd0_a": "30 mA", "idd3n_a": "40 mA"})
+    # the model keeps currents in mA under other names (idd0_ma); the problem names the config's keys. IDD0 is
+    # above the preset's IDD2N (70 mA), the floor of every standard, and below IDD3N, DDR3's own floor
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "currents"), {"idd0_a": "80 mA", "idd3n_a": "90 mA"})
     problem = _only_problem(path)
     assert (problem.key, problem.related) == ("dram.currents.idd0_a", ("dram.currents.idd3n_a",))
-    assert problem.detail.startswith("30 mA; expected >= idd3n_a (40 mA)")
+    assert problem.detail.startswith("80 mA; expected >= idd3n_a (90 mA)")
+
+
+def test_a_current_below_every_standards_floor_names_idd2n(tmp_path):
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "currents"), {"idd0_a": "30 mA"})
+    problem = _only_problem(path)
+    assert (problem.key, problem.related) == ("dram.currents.idd0_a", ("dram.currents.idd2n_a",))
+    assert problem.detail.startswith("30 mA; expected >= idd2n_a (70 mA)")
 
 
 def test_a_refresh_interval_rule_names_config_keys_not_model_fields(tmp_path):
