@@ -25,6 +25,7 @@ expected) to stderr and exits with code 2, leaving no output behind.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -44,15 +45,24 @@ def _print_summary(summary: dict) -> None:
     print(f"system    {summary['system_name']}  (config {summary['config_hash']})")
     print(f"workload  {summary['workload_name']}  (run {summary['run_hash']})")
     print(f"time      {format_quantity(t, 's')}  = {summary['host_cycles']:.6g} host cycles")
-    print(f"energy    {format_quantity(summary['energy_total_j'], 'J')}")
-    for comp, joules in sorted(summary["energy_by_component_j"].items(), key=lambda kv: -kv[1]):
-        print(f"  {comp:<16} {format_quantity(joules, 'J'):>12}")
+    print(f"energy    {_joules(summary['energy_total_j'])}")
+    if math.isnan(summary["energy_total_j"]):
+        print("          (a memory without declared currents: its energy, and so the total, is not known)")
+    # largest first, the components whose energy is not known last
+    for comp, joules in sorted(summary["energy_by_component_j"].items(),
+                               key=lambda kv: (math.isnan(kv[1]), 0.0 if math.isnan(kv[1]) else -kv[1])):
+        print(f"  {comp:<16} {_joules(joules):>12}")
     for level, c in summary["caches"].items():
         print(f"{level:<5} accesses {c['accesses']:>12,}  hits {c['hits']:>12,}  misses {c['misses']:>12,}  "
               f"write-backs {c['writebacks']:>10,}  (lines)")
     d = summary["dram"]
     print(f"DRAM  reads {d['reads']:,}  writes {d['writes']:,}  activates {d['activates']:,}  "
           f"row hits {d['row_hits']:,}  ({format_quantity(d['bandwidth_bytes_per_s'], 'B/s')})")
+
+
+def _joules(value: float) -> str:
+    """An energy for the summary: with its unit, or "not known" (NaN: a memory without declared currents)."""
+    return "not known" if math.isnan(value) else format_quantity(value, "J")
 
 
 def _print_columns(table: list[tuple[str, ...]], caps: tuple[int, ...] = (), indent: str = "") -> None:

@@ -55,6 +55,18 @@ def test_run_writes_a_complete_run_directory(tmp_path, workload, capsys):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_memory_without_currents_shows_its_energy_as_not_known(tmp_path, workload, capsys):
+    # the HBM3 preset declares no currents: its energy and the total are NaN, printed as "not known" and last
+    system = _write(tmp_path / "hbm3.yaml", "name: t\nhost: {preset: cpu/i7_920}\ncaches: {preset: caches/i7_920}\n"
+                    "dram: {preset: dram/hbm3_8gb_6400, interface_energy_j_per_bit: 0 pJ/bit}\n")
+    assert main(["run", str(system), str(workload), "--out", str(tmp_path / "run")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert next(l for l in lines if l.startswith("energy ")).split() == ["energy", "not", "known"]
+    components = [l.split(maxsplit=1) for l in lines if l.startswith("  ") and not l.startswith("   ")]
+    assert components[-1] == ["dram", "not known"] and "nan" not in "\n".join(lines).lower()
+    assert all(text != "not known" for _, text in components[:-1])
+
+
 def test_same_inputs_give_identical_results(tmp_path, workload):
     for name in ("a", "b"):
         assert main(["run", str(DEFAULT_SYSTEM), str(workload), "--out", str(tmp_path / name)]) == 0
