@@ -92,3 +92,11 @@ def test_the_lap_works_in_the_hbm2e_stack(tmp_path):
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["energy_by_component_j"]["hbm"] is None and summary["energy_total_j"] is None
     assert summary["energy_j"]["hbm"]["read"] == 0.0 and summary["energy_j"]["dram"]["read"] > 0
+
+
+def test_offsim_keys_dram_lists_the_standard_and_its_per_bank_refresh(capsys):
+    assert main(["keys", "dram"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "'hbm2e'" in rows["dram.standard"] and "JESD235C/D" in rows["dram.standard"]
+    assert "[required by hbm2e, hbm3, lpddr5]" in rows["dram.timing.t_rfc_pb"]
+    assert "hbm2e" not in rows["dram.currents.idd0_a"].split("[")[1]  # no currents
