@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from simulator.accel.base import counter_unit
 from simulator.memory.cache import COUNTER_NAMES, DRAM_NAME
 from simulator.memory.dram import ATTRIBUTED_COUNTERS
-from simulator.memory.power import command_energies_j
+from simulator.memory.power import command_energies_j, priced
 from simulator.config.schema import dram_parameters, memory_parameters
 from simulator.system import System
 from simulator.config.units import PS_PER_S
@@ -171,7 +171,7 @@ def _memory(component: str, dram, parameters, end_ps: int, acc: EnergyAccount) -
         for action in ATTRIBUTED_COUNTERS:
             acc.count(component, who, action, counts[action])
         for cat, counter in DRAM_COMMAND_PRICES.items():
-            acc.charge(component, who, cat, counts[counter] * per_command[cat])
+            acc.charge(component, who, cat, priced(per_command[cat], counts[counter]))
         moved[who] = (counts["reads"] + counts["writes"]) * line_bytes
     acc.count(component, BACKGROUND, "refreshes", dram.background_times_ps(end_ps)["refreshes"])
     for cat, joules in total.items():

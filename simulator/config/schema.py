@@ -243,8 +243,8 @@ class DramGeometrySpec:
     device_width_bits: int = param(min=1, max=1024, power_of_two=True, doc="data pins per device (x4, x8, x16)")
     bus_width_bits: int = param(min=8, max=4096, power_of_two=True, doc="channel data bus width")
     bank_groups: int = param(1, min=1, max=256, power_of_two=True,
-                             doc="bank groups per device (ddr4, ddr5, lpddr5, hbm2, hbm3: 2 or more; ddr3: 1); bank b "
-                                 "is in group b mod bank_groups")
+                             doc="bank groups per device (ddr4, ddr5, lpddr5, hbm2, hbm2e, hbm3: 2 or more; ddr3: "
+                                 "1); bank b is in group b mod bank_groups")
     mapping: str = param("row:rank:bank:channel:column", doc="address bit fields, most to least significant")
     page_policy: str = param("open", choices=DRAM_PAGE_POLICIES,
                              doc="row-buffer policy: open (rows stay open until a conflict or refresh), "
@@ -279,9 +279,9 @@ class DramGeometrySpec:
                               doc="what a refresh command covers: all_bank (every bank of the rank, blocked for "
                                   "t_rfc, every tREFI), same_bank (ddr5's REFsb: bank k of every bank group, "
                                   "blocked for t_rfc_sb while the others work, one command every tREFI / (banks "
-                                  "per group)) or per_bank (hbm3's and lpddr5's REFpb: one bank, on lpddr5 a pair, "
-                                  "blocked for t_rfc_pb, the sets in turn within tREFI); the standard decides "
-                                  "which it has")
+                                  "per group)) or per_bank (hbm2e's REFSB, hbm3's and lpddr5's REFpb: one bank, "
+                                  "on lpddr5 a pair, blocked for t_rfc_pb, the sets in turn within tREFI); the "
+                                  "standard decides which it has")
 
     def __post_init__(self) -> None:
         fields = self.mapping.split(":")

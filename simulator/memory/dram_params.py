@@ -79,6 +79,14 @@ STANDARDS: dict[str, DramStandard] = {s.name: s for s in (
     DramStandard("ddr4", "JEDEC JESD79-4B DDR4 SDRAM", bank_groups=True, vpp=True, ranks=True),
     DramStandard("hbm2", "JEDEC JESD235A High Bandwidth Memory (HBM2), legacy (128-bit channel) mode",
                  bank_groups=True, vpp=False, ranks=False),
+    # HBM2E (JESD235C/D: HBM2 at up to 3.2-3.6 Gb/s a pin, 16 Gb dies, 8- and 12-high stacks) keeps HBM2's
+    # commands, bank groups and timing parameters. Its stacks run in pseudo-channel mode, each 64-bit half of
+    # a channel with its own banks and data bus, so the model's channel is one pseudo-channel and a 32 B BL4
+    # burst is half a 64 B line (hbm2 here is legacy mode: a 128-bit channel, a line one burst). It has
+    # JESD235's single-bank refresh (REFSB, one bank blocked for tRFCSB) as per_bank, and no currents.
+    DramStandard("hbm2e", "JEDEC JESD235C/D High Bandwidth Memory (HBM2E), a channel being one 64-bit "
+                 "pseudo-channel", bank_groups=True, vpp=False, ranks=False, refresh_modes=("all_bank", "per_bank"),
+                 multi_burst_lines=True),
     # a DDR5 DIMM channel is two independent 32-bit sub-channels, each with its own command bus, banks and
     # data bus and sharing nothing timed with the other: the model's channel is one sub-channel
     DramStandard("ddr5", "JEDEC JESD79-5 DDR5 SDRAM, a channel being one 32-bit sub-channel", bank_groups=True,
@@ -136,17 +144,18 @@ class DramParam:
         return f"{self.doc}{unit} [{where}]"
 
 
-_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True, "lpddr5": True}
-#: the IDD currents: no public source gives HBM3's or LPDDR5's, so they have none (energy unknown, ``power``)
+_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "hbm2e": True, "ddr5": True, "hbm3": True, "lpddr5": True}
+#: the IDD currents: no public source gives HBM2E's, HBM3's or LPDDR5's, so they have none (energy unknown,
+#: ``power``)
 _IDD = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True}
 _XP = _IDD  # power-down is not modelled without the currents it draws
 _NO_GROUPS = {"ddr3": True}
-_GROUPS = {"ddr4": True, "hbm2": True, "ddr5": True, "hbm3": True, "lpddr5": True}
+_GROUPS = {"ddr4": True, "hbm2": True, "hbm2e": True, "ddr5": True, "hbm3": True, "lpddr5": True}
 _RANKED = {"ddr3": True, "ddr4": True, "ddr5": True, "lpddr5": True}
 _VPP = {"ddr4": True, "ddr5": False}  # DDR5: optional, all or none (no cited IPP of a DDR5 part is at hand)
 _CKE = {"ddr3": True, "ddr4": True, "hbm2": True}  # DDR5 has no CKE pin: power-down is entered by command
 _SAME_BANK = {"ddr5": True}
-_PER_BANK = {"hbm3": True, "lpddr5": True}
+_PER_BANK = {"hbm2e": True, "hbm3": True, "lpddr5": True}
 
 # Meanings after JESD79-3F / JESD79-4B / JESD79-5 (timing tables) and Micron TN-41-01 (currents).
 PARAMETERS: tuple[DramParam, ...] = (

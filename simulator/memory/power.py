@@ -37,8 +37,10 @@ in every formula above. The rank's background counts one open bank however many 
 is a lower bound on the background with several banks open. Same-bank refresh (REFsb) costs
 ``VDD * (IDD5C - standby) * tRFCsb`` per command.
 
-A line of several bursts (an HBM3 pseudo-channel) costs its bursts' read or write energy. A standard
-without declared currents (HBM3: no public source gives them) has every energy NaN: unknown, not 0.
+A line of several bursts (an HBM2E or HBM3 pseudo-channel) costs its bursts' read or write energy. A
+standard without declared currents (HBM2E, HBM3: no public source gives them) prices every command and
+state at NaN: an energy it spent is unknown, not 0, while a command it never issued, or a state it never
+held, costs 0 J.
 """
 
 from __future__ import annotations
@@ -176,12 +178,19 @@ def energy_by_category_j(
     if power_down_open_ps and "active_power_down" not in bg:
         raise ValueError("power_down_open_ps > 0: expected currents.idd3p_ma (active power-down current)")
     return {
-        "background_active": bg["active"] * (open_time_ps - power_down_open_ps) * _PS_TO_S,
-        "background_precharge": bg["precharge"] * (precharged_time_ps - power_down_precharged_ps) * _PS_TO_S,
-        "background_power_down": (bg.get("active_power_down", 0.0) * power_down_open_ps
-                                  + bg["precharge_power_down"] * power_down_precharged_ps) * _PS_TO_S,
-        "refresh": cmd["refresh"] * refreshes,
-        "activate_precharge": cmd["activate_precharge"] * activates,
-        "read": cmd["read"] * reads,
-        "write": cmd["write"] * writes,
+        "background_active": priced(bg["active"], (open_time_ps - power_down_open_ps) * _PS_TO_S),
+        "background_precharge": priced(bg["precharge"],
+                                       (precharged_time_ps - power_down_precharged_ps) * _PS_TO_S),
+        "background_power_down": (priced(bg.get("active_power_down", 0.0), power_down_open_ps * _PS_TO_S)
+                                  + priced(bg["precharge_power_down"], power_down_precharged_ps * _PS_TO_S)),
+        "refresh": priced(cmd["refresh"], refreshes),
+        "activate_precharge": priced(cmd["activate_precharge"], activates),
+        "read": priced(cmd["read"], reads),
+        "write": priced(cmd["write"], writes),
     }
+
+
+def priced(price: float, amount: float) -> float:
+    """price x amount (J per command x commands, W x s); none of a thing costs 0 J even where its price
+    is unknown (NaN), so a memory without declared currents that served no command has 0 J of it."""
+    return price * amount if amount else 0.0

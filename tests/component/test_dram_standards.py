@@ -1,7 +1,7 @@
 """DRAM standards declared once: bank-group timings (_S between groups, _L within one) by hand,
-the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations (DDR5's
-HBM3's and LPDDR5's too; test_dram_ddr5, _hbm3 and _lpddr5 check their timings, refresh modes and
-presets),
+the VPP currents in the energy, the shipped DDR4 and HBM2 presets, refusals of wrong combinations (DDR5's,
+HBM2E's, HBM3's and LPDDR5's too; test_dram_ddr5, _hbm2e, _hbm3 and _lpddr5 check their timings, refresh
+modes and presets),
 and the declaration table driving the schema, the reference and the kernel's layout."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from tests.conftest import DEFAULT_SYSTEM, refused
 
 INTERFACE = {"ddr3_1600_mt41j256m4": "", "ddr4_3200_mt40a1g8": "", "ddr5_4800_mt60b2g8": "",
              "hbm2_8gb_x128": ", interface_energy_j_per_bit: 4 pJ/bit",
+             "hbm2e_16gb_3200": ", interface_energy_j_per_bit: 4 pJ/bit",
              "hbm3_8gb_6400": ", interface_energy_j_per_bit: 4 pJ/bit",
              "lpddr5_6400_16gb_x16": ", interface_energy_j_per_bit: 4 pJ/bit"}
 
@@ -41,6 +42,48 @@ def preset_parameters(tmp_path_factory, preset: str, overrides: tuple[str, ...] 
     """(DramTiming, DramCurrents, DramGeometry) of the DRAM preset ``preset`` in a system of the i7-920."""
     path = system_file(tmp_path_factory.mktemp(preset), preset)
     return dram_parameters(load_spec(path, SystemSpec, list(overrides)).spec)
+
+
+def column_bank_channel_line(channels: int, banks: int, lines_per_row: int):
+    """line(channel, bank, column=0, row=0): the line index under the mapping row:rank:column:bank:channel of
+    one rank (consecutive lines alternate channels, then banks)."""
+    def line(channel: int, bank: int, column: int = 0, row: int = 0) -> int:
+        return ((row * lines_per_row + column) * banks + bank) * channels + channel
+    return line
+
+
+def check_two_burst_lines(timing, currents, geometry, line, same_group_bank: int, first_ps: int,
+                          same_group_gap_ps: int) -> None:
+    """A 64 B line of two bursts on a pseudo-channel (``line(channel, bank, column)``): the first read of an idle
+    memory ends ``first_ps`` after its arrival (tRCD + CL + two bursts back to back); between two row hits,
+    a line of ``same_group_bank`` (bank 0's group) ends ``same_group_gap_ps`` (2 x tCCD_L) after bank 0's, and
+    one of bank 1 (another group) two bursts after it."""
+    d = DramSystem(timing, currents, geometry)
+    assert d.service_lines(np.array([line(0, 0)]), np.array([False]), 0)[0] == first_ps
+    a = 1_000_000  # the rows opened at 0 are still open: the first refresh is due at tREFI
+    for bank, gap_ps in ((same_group_bank, same_group_gap_ps), (1, 2 * timing.burst_ps)):
+        d = DramSystem(timing, currents, geometry)
+        d.service_lines(np.array([line(0, 0), line(0, bank)]), np.array([False, False]), 0)
+        out = d.service_lines(np.array([line(0, 0, 1), line(0, bank, 1)]), np.array([False, False]), a)
+        assert out[1] - out[0] == gap_ps
+
+
+def check_per_bank_refresh(timing, currents, geometry, line, banks: int, t_rfc_pb_ps: int, access_ps: int) -> None:
+    """Per-bank refresh of a memory of ``banks`` banks: one command every tREFI / banks to bank 0, 1, 2 in
+    turn; then a read of bank 3 (not refreshed yet) takes ``access_ps`` (tRCD + CL + its bursts) and one of
+    bank 2 waits for the end of its refresh, ``t_rfc_pb_ps`` after the command."""
+    d = DramSystem(timing, currents, geometry, refresh_mode="per_bank", command_log_capacity=256)
+    interval = timing.t_refi_ps // banks
+    assert d.refresh_interval_ps == interval
+    d.idle_until(3 * interval + 1)
+    refs = d.command_log()
+    refs = refs[refs[:, 2] == 0]  # channel 0
+    assert refs[:, 1].tolist() == [k.CMD_REF] * 3 and refs[:, 3].tolist() == [0, 1, 2]
+    assert refs[:, 0].tolist() == [interval, 2 * interval, 3 * interval]
+    t = 3 * interval + 1
+    out = d.service_lines(np.array([line(0, 3), line(0, 2)]), np.array([False, False]), t)
+    assert out[0] == t + access_ps
+    assert out[1] == 3 * interval + t_rfc_pb_ps + access_ps
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +263,18 @@ def test_hbm2_stack_streams_near_its_peak(tmp_path):
     ("lpddr5_6400_16gb_x16", "dram.timing.t_rfc_pb=300", ["dram.timing.t_rfc_pb: 300 tCK; expected <= t_rfc (224 tCK)"]),
     ("hbm3_8gb_6400", "dram.geometry.bus_width_bits=128",
      ["caches.line_bytes: 64 B; expected a power-of-two number of bursts", "128 B each"]),
+    ("hbm2e_16gb_3200", "dram.geometry.refresh_mode=same_bank",
+     ["geometry.refresh_mode", "hbm2e refreshes all_bank or per_bank"]),
+    ("hbm2e_16gb_3200", "dram.timing.t_ccd_l=1", ["dram.timing.t_ccd_l: 1 tCK; expected >= t_ccd_s (2 tCK)"]),
+    ("hbm2e_16gb_3200", "dram.timing.t_rfc_pb=600", ["dram.timing.t_rfc_pb: 600 tCK; expected <= t_rfc (560 tCK)"]),
+    ("hbm2e_16gb_3200", "dram.timing.t_rc=60", ["dram.timing.t_rc: 60 tCK; expected >= t_ras + t_rp (68 tCK)"]),
+    ("hbm2e_16gb_3200", "dram.currents.idd0_a=60 mA", ["currents.idd0_a", "hbm2e has no idd0_a"]),
+    ("hbm2e_16gb_3200", "dram.timing.t_cke=8", ["timing.t_cke", "hbm2e has no t_cke"]),
+    ("hbm2e_16gb_3200", "dram.geometry.ranks_per_channel=2", ["ranks_per_channel", "one rank"]),
+    ("hbm2e_16gb_3200", "dram.geometry.power_down=true", ["currents.idd3p_a", "power_down"]),
+    ("hbm2e_16gb_3200", "dram.standard=hbm2", ["timing.t_rfc_pb", "hbm2 has no t_rfc_pb"]),
+    ("hbm2e_16gb_3200", "dram.geometry.bus_width_bits=256",
+     ["caches.line_bytes: 64 B; expected a power-of-two number of bursts", "128 B each"]),
 ])
 def test_a_wrong_combination_is_refused_with_exit_2_naming_file_and_key(tmp_path, capsys, preset, override, words):
     system = system_file(tmp_path, preset)
@@ -233,6 +288,7 @@ def test_a_wrong_combination_is_refused_with_exit_2_naming_file_and_key(tmp_path
 # peak by hand: channels x one burst (bus width x BL) per BL / (beats per tCK) tCK
 @pytest.mark.parametrize("preset, peak_bytes_per_s", [
     ("hbm3_8gb_6400", 32 * 32 / 1.25e-9),  # 32 pseudo-channels x 32 B per 2 tCK of 0.625 ns: 819.2 GB/s
+    ("hbm2e_16gb_3200", 16 * 32 / 1.25e-9),  # 16 pseudo-channels x 32 B (BL4 x 64 bits) per 2 tCK of 0.625 ns: 409.6
     ("lpddr5_6400_16gb_x16", 4 * 32 / 2.5e-9),  # 4 x16 channels x 32 B per 2 tCK of 1.25 ns: 51.2 GB/s
 ])
 def test_sequential_reads_of_a_preset_with_two_bursts_a_line_run_near_its_peak(tmp_path_factory, preset,
@@ -245,7 +301,8 @@ def test_sequential_reads_of_a_preset_with_two_bursts_a_line_run_near_its_peak(t
     assert 0.95 * peak_bytes_per_s <= n * 64 / (end * 1e-12) <= peak_bytes_per_s
 
 
-@pytest.mark.parametrize("preset", ["ddr5_4800_mt60b2g8", "hbm3_8gb_6400", "lpddr5_6400_16gb_x16"])
+@pytest.mark.parametrize("preset", ["ddr5_4800_mt60b2g8", "hbm2e_16gb_3200", "hbm3_8gb_6400",
+                                    "lpddr5_6400_16gb_x16"])
 def test_a_preset_runs_a_stream_workload(tmp_path, preset):
     from simulator.cli import main
 
@@ -280,9 +337,9 @@ def test_schema_sections_are_the_declared_parameters():
 
 def test_keys_reference_documents_each_standards_parameters():
     rows = {r.key: r for r in describe_spec(SystemSpec)}
-    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2', 'ddr5', 'hbm3', 'lpddr5'"
-    assert "[required by ddr4, hbm2, ddr5, hbm3, lpddr5]" in rows["dram.timing.t_ccd_l"].doc
-    assert "[required by hbm3, lpddr5]" in rows["dram.timing.t_rfc_pb"].doc
+    assert rows["dram.standard"].accepts == "one of 'ddr3', 'ddr4', 'hbm2', 'hbm2e', 'ddr5', 'hbm3', 'lpddr5'"
+    assert "[required by ddr4, hbm2, hbm2e, ddr5, hbm3, lpddr5]" in rows["dram.timing.t_ccd_l"].doc
+    assert "[required by hbm2e, hbm3, lpddr5]" in rows["dram.timing.t_rfc_pb"].doc
     assert "[required by ddr5]" in rows["dram.timing.t_rfc_sb"].doc and "[required by ddr5]" in rows[
         "dram.currents.idd5sb_a"].doc
     assert "one of 'all_bank', 'same_bank', 'per_bank'" == rows["dram.geometry.refresh_mode"].accepts
