@@ -6,8 +6,8 @@ DRAMSim3 on every stream in FOLDER (written by ``dram_streams.py``) twice: first
 when the last data burst ends; then the plain build (``--plain``) for exactly that many cycles, so
 that its statistics cover the stream's run and nothing after it. It writes one CSV row per stream.
 
-``python tests/peers/dram_peer_tables.py ramulator2 FOLDER --out CSV`` reads the
-``<stream>.ramulator2.stats.json`` files the generated Ramulator 2 configurations wrote.
+``python tests/peers/dram_peer_tables.py ramulator2 FOLDER --config CONFIG --out CSV`` reads the
+``<stream>.ramulator2.stats.json`` files the generated Ramulator 2 configurations of CONFIG wrote.
 
 Units: times in ns and in the peer's clock cycles, bytes in B, bandwidth in GB/s (1e9 B/s),
 energy in pJ. DRAMSim3 reports energies in V x mA x cycles (labelled pJ, but only so when a
@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.peers.dram_streams import LINE_BYTES, bank_stride_lines, dramsim3_layout, stream_digest, streams
+from tests.peers.dram_streams import (CONFIGS, LINE_BYTES, RAMULATOR_ONLY, bank_stride_lines, dramsim3_layout,
+                                     reference_layout, stream_digest, streams)
 
 #: DRAMSim3 energy statistics (V x mA x cycles) and offsim's names for their categories.
 DRAMSIM3_ENERGY = {"act_energy": "activate_precharge", "read_energy": "read", "write_energy": "write",
@@ -141,13 +142,13 @@ def run_dramsim3(folder: Path, traced: Path, plain: Path, out_csv: Path) -> None
     write_csv(out_csv, rows)
 
 
-def read_ramulator2(folder: Path, out_csv: Path) -> None:
-    ini = _read_ini(folder)
+def read_ramulator2(folder: Path, config: str, out_csv: Path) -> None:
+    ini = None if config in RAMULATOR_ONLY else _read_ini(folder)
+    layout, tck = reference_layout(config, ini)
     rows = []
-    for stream in streams(bank_stride_lines(dramsim3_layout(ini))):
+    for stream in streams(bank_stride_lines(layout)):
         stats = json.loads((folder / f"{stream.name}.ramulator2.stats.json").read_text())
         ctrl = stats["memory_system"]["controller"]
-        tck = round(float(ini["timing"]["tCK"]) * 1000)
         cycles = int(ctrl["cycles"])
         reads, writes = int(ctrl["num_read_reqs_served"]), int(ctrl["num_write_reqs_served"])
         row = {"stream": stream.name, "digest": stream_digest(stream), "requests": stream.lines.size,
@@ -179,12 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("ramulator2")
     r.add_argument("folder", type=Path)
+    r.add_argument("--config", choices=("ddr3", *CONFIGS, *RAMULATOR_ONLY), required=True,
+                   help="the configuration the folder holds (dram_streams.py --config)")
     r.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.peer == "dramsim3":
         run_dramsim3(args.folder, args.traced, args.plain, args.out)
     else:
-        read_ramulator2(args.folder, args.out)
+        read_ramulator2(args.folder, args.config, args.out)
     return 0
 
 

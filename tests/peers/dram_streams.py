@@ -6,7 +6,7 @@ request waits in the driver until the controller's queue takes it) or a fixed in
 timed one. Streams are generated from fixed seeds, so the same code gives the same requests;
 ``stream_digest`` fingerprints them and the reference tables record it.
 
-``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2 [--dramsim3-configs DIR]`` writes,
+``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2|ddr5 [--dramsim3-configs DIR]`` writes,
 for every stream of that configuration:
 
 * ``OUT/<config>/<stream>.npz``: offsim's line-address form (``lines`` int64, ``is_write`` bool,
@@ -22,7 +22,9 @@ for every stream of that configuration:
 
 and ``OUT/<config>/dramsim3.ini``, the DRAMSim3 configuration (``--dramsim3-configs``: the
 ``configs`` folder of a DRAMSim3 checkout, for the DDR4 and HBM2 configurations, which start from
-one of its shipped files). ``tests/peers/README.md`` says how the peers run them.
+one of its shipped files). DRAMSim3 has no DDR5: the ddr5 configuration (``RAMULATOR_ONLY``) is
+offsim's shipped preset as one sub-channel, its streams' fields are offsim's mapping of it, and only
+Ramulator 2's files are written. ``tests/peers/README.md`` says how the peers run them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import configparser
 import hashlib
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -167,27 +170,35 @@ def dramsim3_layout(ini: configparser.ConfigParser) -> Layout:
 #: DRAMSim3's address mapping of each configuration (the DDR3 one written by ``ddr3_dramsim3_edits``, the
 #: others as in the shipped file it starts from; ``dramsim3_ini`` checks).
 DRAMSIM3_MAPPING = {"ddr3": "rorabgbachco", "ddr4": "rochrababgco", "hbm2": "rorabgbachco"}
-#: offsim's mapping ``row:rank:bank:channel:column`` in DRAMSim3's fields: a bank's group is the low bits
-#: of its index (``DramGeometry``), so the bank-group field sits below the bank field.
-OFFSIM_ORDER = ("ro", "ra", "ba", "bg", "ch", "co")
+#: offsim's mapping fields in DRAMSim3's: a bank's group is the low bits of its index (``DramGeometry``),
+#: so the bank-group field sits below the bank field.
+OFFSIM_FIELDS = {"row": ("ro",), "rank": ("ra",), "bank": ("ba", "bg"), "channel": ("ch",), "column": ("co",)}
+
+
+def offsim_order(geometry) -> tuple[str, ...]:
+    """The fields of offsim's mapping of ``geometry`` (a ``DramGeometry``), most significant first."""
+    return tuple(f for name in geometry.mapping.split(":") for f in OFFSIM_FIELDS[name])
 
 
 def offsim_layout(config: str, geometry) -> Layout:
-    """The DRAMSim3 address fields of ``config`` with the widths of offsim's ``geometry`` (a
-    ``DramGeometry`` set up as that configuration)."""
-    if geometry.mapping != "row:rank:bank:channel:column":
-        raise ValueError(f"offsim mapping {geometry.mapping!r}: expected row:rank:bank:channel:column")
-    mapping = DRAMSIM3_MAPPING[config]
+    """The reference address fields of ``config`` (DRAMSim3's mapping, or offsim's own where only
+    Ramulator 2 runs it) with the widths of offsim's ``geometry`` (a ``DramGeometry`` set up as that
+    configuration)."""
+    if config in DRAMSIM3_MAPPING:
+        mapping = DRAMSIM3_MAPPING[config]
+        order = tuple(mapping[i:i + 2] for i in range(0, len(mapping), 2))
+    else:
+        order = offsim_order(geometry)
     bits = {"ch": _log2(geometry.channels), "ra": _log2(geometry.ranks_per_channel),
             "bg": _log2(geometry.bank_groups), "ba": _log2(geometry.banks // geometry.bank_groups),
             "ro": _log2(geometry.rows), "co": _log2(geometry.lines_per_row)}
-    return Layout(tuple(mapping[i:i + 2] for i in range(0, len(mapping), 2)), bits)
+    return Layout(order, bits)
 
 
-def offsim_lines(stream: Stream, layout: Layout) -> np.ndarray:
-    """offsim line indices that its mapping decodes to the channel, rank, bank group, bank, row
-    and column DRAMSim3 finds in the stream (``layout``: ``offsim_layout``)."""
-    return layout.encode(layout.decode(stream.lines), OFFSIM_ORDER)
+def offsim_lines(stream: Stream, layout: Layout, geometry) -> np.ndarray:
+    """offsim line indices that its mapping of ``geometry`` decodes to the channel, rank, bank group,
+    bank, row and column the reference layout finds in the stream (``layout``: ``offsim_layout``)."""
+    return layout.encode(layout.decode(stream.lines), offsim_order(geometry))
 
 
 #: Ramulator 2's RoBaRaCoCh mapper, most significant first; the bank-group level sits between
@@ -263,6 +274,46 @@ CONFIGS = {
 }
 
 
+#: Configurations only Ramulator 2 runs (DRAMSim3 has no DDR5): offsim's shipped preset and the overrides that
+#: make it the organisation Ramulator 2 models, one 32-bit sub-channel of a single rank.
+RAMULATOR_ONLY = {"ddr5": ("dram/ddr5_4800_mt60b2g8", ("dram.geometry.channels=1",))}
+
+
+def offsim_spec(preset: str, overrides: tuple[str, ...]):
+    """offsim's system spec with main memory the DRAM ``preset`` (under configs/presets) and the
+    ``overrides`` on top (the host and caches of the shipped i7-920 system, which the checks do not use)."""
+    from simulator.config.loader import apply_overrides, build_spec, load_yaml, resolve_presets
+    from simulator.config.schema import SystemSpec
+
+    source = Path(__file__).resolve().parents[2] / "configs" / "systems" / "i7_920_ddr3.yaml"
+    raw = dict(load_yaml(source), dram={"preset": preset})
+    resolved = apply_overrides(resolve_presets(raw, str(source)), overrides, SystemSpec)
+    errors: list = []
+    spec = build_spec(SystemSpec, resolved, str(source), "", errors)
+    if errors:
+        raise ValueError(f"{preset}: " + "; ".join(str(e) for e in errors))
+    return spec
+
+
+def ramulator_only_parameters(config: str):
+    """offsim's (DramTiming, DramGeometry) of a configuration of ``RAMULATOR_ONLY``."""
+    from simulator.config.schema import dram_parameters
+
+    timing, _, geometry = dram_parameters(offsim_spec(*RAMULATOR_ONLY[config]))
+    return timing, geometry
+
+
+def reference_layout(config: str, ini: configparser.ConfigParser | None) -> tuple[Layout, int]:
+    """The address fields the peers are given and their clock period in ps: DRAMSim3's (``ini``, its
+    configuration) or, for a configuration of ``RAMULATOR_ONLY``, offsim's mapping of its preset."""
+    if config in RAMULATOR_ONLY:
+        timing, geometry = ramulator_only_parameters(config)
+        return offsim_layout(config, geometry), timing.tck_ps
+    if ini is None:
+        raise ValueError(f"--config {config}: expected its DRAMSim3 configuration")
+    return dramsim3_layout(ini), tck_ps(ini)
+
+
 def dramsim3_ini(config: str, dramsim3_configs: Path | None) -> configparser.ConfigParser:
     """The DRAMSim3 configuration of ``config``: offsim's preset for ddr3, else the shipped file
     with the recorded edits."""
@@ -321,15 +372,19 @@ def ramulator_addresses(stream: Stream, layout: Layout) -> np.ndarray:
 def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[str, object]) -> str:
     """A Ramulator 2 Python configuration that replays the stream's trace and writes its stats.
 
-    Timed streams need a fixed interval: the frontend then ticks once per ``interval`` memory
-    cycles and sends one request per tick."""
+    Timed streams need a fixed interval: the frontend then ticks once per ``interval`` of memory
+    time and sends one request per tick. Ramulator 2's loop ticks the frontend once per
+    ``memory_ratio`` steps and the memory once per ``frontend_ratio``, so the interval / tCK, reduced
+    to ``memory_ratio / frontend_ratio``, need not be whole: the controller then takes request k in
+    memory cycle ceil(k x interval / tCK)."""
     if stream.timed:
         gaps = np.diff(stream.arrival_ps)
-        if stream.arrival_ps[0] != 0 or (gaps != gaps[0]).any() or gaps[0] % tck:
-            raise ValueError(f"{stream.name}: timed streams need arrivals every fixed whole number of cycles from 0")
-        memory_ratio = int(gaps[0] // tck)
+        if stream.arrival_ps[0] != 0 or (gaps != gaps[0]).any():
+            raise ValueError(f"{stream.name}: timed streams need arrivals at a fixed interval from 0")
+        ratio = Fraction(int(gaps[0]), tck)
+        memory_ratio, frontend_ratio = ratio.numerator, ratio.denominator
     else:
-        memory_ratio = 1
+        memory_ratio, frontend_ratio = 1, 1
     kwargs = ", ".join(f"{k}={v!r}" for k, v in dram_kwargs.items())
     return f'''"""Ramulator 2 run of stream {stream.name} (written by dram_streams.py)."""
 import json
@@ -337,7 +392,8 @@ import pathlib
 import ramulator
 
 here = pathlib.Path(__file__).resolve().parent
-frontend = ramulator.frontend.LoadStoreTrace(clock_ratio=1, path=str(here / "{stream.name}.ramulator2.trace"))
+frontend = ramulator.frontend.LoadStoreTrace(clock_ratio={frontend_ratio},
+                                             path=str(here / "{stream.name}.ramulator2.trace"))
 dram = ramulator.dram.{standard}({kwargs})
 ctrl = ramulator.controller.GenericDDR(
     dram=dram,
@@ -378,33 +434,69 @@ def ramulator_dram_kwargs(config: str, ini: configparser.ConfigParser, layout: L
     return out
 
 
+#: Ramulator 2's DDR5 standard and presets (python/ramulator/dram/ddr5.py) for the ddr5 configuration: the
+#: organisation offsim's preset is (16 Gb x8, 8 bank groups x 4 banks, 65536 rows, 1024 columns, a 32-bit
+#: sub-channel) and the speed bin its timings come from.
+RAMULATOR_DDR5 = ("DDR5", "DDR5_16Gb_x8", "DDR5_4800AN")
+#: The organisation of RAMULATOR_DDR5's org preset, to check offsim's geometry against.
+RAMULATOR_DDR5_ORG = {"bank_groups": 8, "banks": 32, "rows": 1 << 16, "columns": 1 << 10, "device_width_bits": 8,
+                      "bus_width_bits": 32}
+#: The clock period of RAMULATOR_DDR5's timing preset, ps.
+RAMULATOR_DDR5_TCK_PS = 416
+
+
+def ramulator_ddr5_kwargs(timing, geometry) -> dict[str, object]:
+    """Ramulator 2 DDR5 arguments with every timing it takes set to offsim's (``timing``, a
+    ``DramTiming`` in tCK); its two-cycle commands, its nPPD (PRE to PRE, 2 tCK in its presets; offsim
+    has none) and its read-to-write spacing stay its own (README)."""
+    org = {k: getattr(geometry, k) for k in RAMULATOR_DDR5_ORG}
+    if org != RAMULATOR_DDR5_ORG:
+        raise ValueError(f"offsim's DDR5 organisation {org}: expected Ramulator 2's {RAMULATOR_DDR5[1]}, "
+                         f"{RAMULATOR_DDR5_ORG}")
+    if timing.tck_ps != RAMULATOR_DDR5_TCK_PS:
+        raise ValueError(f"offsim's DDR5 tCK {timing.tck_ps} ps: expected {RAMULATOR_DDR5[2]}'s "
+                         f"{RAMULATOR_DDR5_TCK_PS} ps")
+    t = timing
+    return {"org_preset": RAMULATOR_DDR5[1], "timing_preset": RAMULATOR_DDR5[2], "rank": geometry.ranks_per_channel,
+            "nBL": t.burst_length // 2, "nCL": t.cl, "nRCD": t.t_rcd, "nRP": t.t_rp, "nRAS": t.t_ras, "nRC": t.t_rc,
+            "nWR": t.t_wr, "nRTP": t.t_rtp, "nCWL": t.cwl,
+            "nCCDS": t.t_ccd_s, "nCCDL": t.t_ccd_l, "nCCDS_WR": t.t_ccd_s, "nCCDL_WR": t.t_ccd_l_wr,
+            "nRRDS": t.t_rrd_s, "nRRDL": t.t_rrd_l, "nWTRS": t.t_wtr_s, "nWTRL": t.t_wtr_l, "nFAW": t.t_faw,
+            "nRFC": t.t_rfc, "nREFI": round(t.t_refi_ps / t.tck_ps), "nCS": t.t_rtrs}
+
+
 def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
-    ini = dramsim3_ini(config, dramsim3_configs)
-    layout = dramsim3_layout(ini)
-    tck = tck_ps(ini)
     folder = out / config
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "dramsim3.ini", "w") as f:
-        ini.write(f)
-    dram_kwargs = ramulator_dram_kwargs(config, ini, layout) if config in RAMULATOR_PRESETS else None
+    if config in RAMULATOR_ONLY:
+        ini = None
+        layout, tck = reference_layout(config, None)
+        standard, dram_kwargs = RAMULATOR_DDR5[0], ramulator_ddr5_kwargs(*ramulator_only_parameters(config))
+    else:
+        ini = dramsim3_ini(config, dramsim3_configs)
+        layout, tck = reference_layout(config, ini)
+        with open(folder / "dramsim3.ini", "w") as f:
+            ini.write(f)
+        standard = RAMULATOR_PRESETS[config][0] if config in RAMULATOR_PRESETS else None
+        dram_kwargs = ramulator_dram_kwargs(config, ini, layout) if standard else None
     for stream in streams(bank_stride_lines(layout)):
         np.savez(folder / f"{stream.name}.npz", lines=stream.lines, is_write=stream.is_write,
                  arrival_ps=stream.arrival_ps)
-        write_dramsim3_trace(folder / f"{stream.name}.dramsim3.trace", stream, tck)
+        if ini is not None:
+            write_dramsim3_trace(folder / f"{stream.name}.dramsim3.trace", stream, tck)
         if dram_kwargs is not None:
             addresses = ramulator_addresses(stream, layout)
             ops = np.where(stream.is_write, "ST", "LD")
             (folder / f"{stream.name}.ramulator2.trace").write_text(
                 "".join(f"{o} {a:#x}\n" for o, a in zip(ops, addresses.tolist())))
-            (folder / f"{stream.name}.ramulator2.py").write_text(
-                ramulator_script(stream, tck, RAMULATOR_PRESETS[config][0], dram_kwargs))
+            (folder / f"{stream.name}.ramulator2.py").write_text(ramulator_script(stream, tck, standard, dram_kwargs))
         print(f"{config}/{stream.name}: {stream.lines.size} requests, digest {stream_digest(stream)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="folder to write the streams and configurations into")
-    parser.add_argument("--config", choices=("ddr3", *CONFIGS), default="ddr3")
+    parser.add_argument("--config", choices=("ddr3", *CONFIGS, *RAMULATOR_ONLY), default="ddr3")
     parser.add_argument("--dramsim3-configs", type=Path, help="DRAMSim3's configs folder (ddr4, hbm2)")
     args = parser.parse_args(argv)
     try:
