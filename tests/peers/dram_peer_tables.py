@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.peers.dram_streams import (CONFIGS, LINE_BYTES, RAMULATOR_ONLY, bank_stride_lines, dramsim3_layout,
+from tests.peers.dram_streams import (CONFIG_NAMES, LINE_BYTES, RAMULATOR_ONLY, bank_stride_lines, dramsim3_layout,
                                      reference_layout, stream_digest, streams)
 
 #: DRAMSim3 energy statistics (V x mA x cycles) and offsim's names for their categories.
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("ramulator2")
     r.add_argument("folder", type=Path)
-    r.add_argument("--config", choices=("ddr3", *CONFIGS, *RAMULATOR_ONLY), required=True,
+    r.add_argument("--config", choices=CONFIG_NAMES, required=True,
                    help="the configuration the folder holds (dram_streams.py --config)")
     r.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)

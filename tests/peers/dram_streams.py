@@ -279,6 +279,10 @@ CONFIGS = {
 RAMULATOR_ONLY = {"ddr5": ("dram/ddr5_4800_mt60b2g8", ("dram.geometry.channels=1",))}
 
 
+#: Every configuration: ddr3 (written from offsim's preset), the DRAMSim3-based CONFIGS, the RAMULATOR_ONLY ones.
+CONFIG_NAMES = ("ddr3", *CONFIGS, *RAMULATOR_ONLY)
+
+
 def offsim_spec(preset: str, overrides: tuple[str, ...]):
     """offsim's system spec with main memory the DRAM ``preset`` (under configs/presets) and the
     ``overrides`` on top (the host and caches of the shipped i7-920 system, which the checks do not use)."""
@@ -466,8 +470,6 @@ def ramulator_ddr5_kwargs(timing, geometry) -> dict[str, object]:
 
 
 def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
-    folder = out / config
-    folder.mkdir(parents=True, exist_ok=True)
     if config in RAMULATOR_ONLY:
         ini = None
         layout, tck = reference_layout(config, None)
@@ -475,10 +477,13 @@ def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
     else:
         ini = dramsim3_ini(config, dramsim3_configs)
         layout, tck = reference_layout(config, ini)
-        with open(folder / "dramsim3.ini", "w") as f:
-            ini.write(f)
         standard = RAMULATOR_PRESETS[config][0] if config in RAMULATOR_PRESETS else None
         dram_kwargs = ramulator_dram_kwargs(config, ini, layout) if standard else None
+    folder = out / config
+    folder.mkdir(parents=True, exist_ok=True)
+    if ini is not None:
+        with open(folder / "dramsim3.ini", "w") as f:
+            ini.write(f)
     for stream in streams(bank_stride_lines(layout)):
         np.savez(folder / f"{stream.name}.npz", lines=stream.lines, is_write=stream.is_write,
                  arrival_ps=stream.arrival_ps)
@@ -496,7 +501,7 @@ def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="folder to write the streams and configurations into")
-    parser.add_argument("--config", choices=("ddr3", *CONFIGS, *RAMULATOR_ONLY), default="ddr3")
+    parser.add_argument("--config", choices=CONFIG_NAMES, default="ddr3")
     parser.add_argument("--dramsim3-configs", type=Path, help="DRAMSim3's configs folder (ddr4, hbm2)")
     args = parser.parse_args(argv)
     try:
