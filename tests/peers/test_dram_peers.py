@@ -47,8 +47,9 @@ RAMULATOR_ORDER = (
     "serves a queued row hit before an older request to another row of its bank (earliest column "
     "command): {hits:,} row hits. Ramulator 2's frontend sends requests in stream order, stopping at a full "
     "buffer, and its FRFCFS issues the oldest ready command, so an older request's PRE goes before a younger "
-    "row hit; it is held to tFAW (one ACT per 12.25 tCK). Two scheduling policies, not a timing rule; not "
-    "yet reconciled")
+    "row hit (its FRFCFS-RowHit gives the same figures on triad: it only keeps a younger PRE from closing an "
+    "older hit's row); it is held to tFAW (one ACT per 12.25 tCK). Two scheduling policies, not a timing rule; "
+    "not yet reconciled")
 
 #: setup -> stream -> checks offsim fails today, with the cause (figures: offsim / the setup's peer).
 KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
