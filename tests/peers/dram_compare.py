@@ -7,9 +7,9 @@ set up as a configuration's peers were (``PEER_SETUPS``): the shipped DDR3-1600 
 ranks, under the preset's controller and under the ready-first one with per-bank command queues of 8
 (the peers' structure); the shipped DDR4-3200 preset and one channel of the shipped HBM2 preset with
 DRAMSim3's edits, under the latter; power-down off and ranks refreshed staggered, as DRAMSim3's, everywhere;
-one sub-channel of the shipped DDR5-4800 preset under the ready-first controller without command queues,
-as Ramulator 2's. ``peer_streams`` gives the streams in offsim's line addresses: the same channel, rank,
-bank group, bank, row and column as the peers decode from them.
+one sub-channel of the shipped DDR5-4800 preset and one pseudo-channel of the shipped HBM3 preset under
+the ready-first controller without command queues, as Ramulator 2's. ``peer_streams`` gives the streams in
+offsim's line addresses: the same channel, rank, bank group, bank, row and column as the peers decode from them.
 
 ``python tests/peers/dram_compare.py [SETUP ...]`` prints, per stream, offsim against each peer
 with a table of the setup's configuration: run-time ratio, GB/s, mean read latency and, against
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.peers.dram_streams import (LINE_BYTES, RAMULATOR_ONLY, Stream, bank_stride_lines, offsim_layout,
-                                     offsim_lines, offsim_spec, streams)
+from tests.peers.dram_streams import (LINE_BYTES, RAMULATOR_ONLY, Stream, config_streams, offsim_layout, offsim_lines,
+                                     offsim_spec)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -57,6 +57,10 @@ _DDR3 = ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false",
 #: the ready-first controller with per-bank command queues of 8 requests, as the peers' files (DRAMSim3
 #: ``queue_structure = PER_BANK``, ``cmd_queue_size = 8``)
 _READY_FIRST = ("dram.geometry.scheduler=ready_first", "dram.geometry.command_queue_depth=8")
+#: offsim as Ramulator 2's controllers: ready-first over a read queue and a write buffer of 32 requests without
+#: per-bank command queues, power-down off, one cycle from a request's arrival to its first command
+_RAMULATOR = ("dram.geometry.power_down=false", "dram.geometry.scheduler=ready_first", "dram.geometry.queue_depth=32",
+              "dram.geometry.command_queue_depth=0", "dram.geometry.arrival_to_command_cycles=1")
 #: setup name -> setup; ddr3 keeps the preset's own controller (frfcfs), the others run ready_first
 PEER_SETUPS: dict[str, PeerSetup] = {
     "ddr3": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3),
@@ -74,13 +78,12 @@ PEER_SETUPS: dict[str, PeerSetup] = {
     # takes a request in the cycle the frontend sends it and issues its first command at the next tick
     # (Simulation::run ticks the frontend before the memory, ControllerBase::tick_prologue advances the clock
     # before scheduling), so one cycle of input pipeline
-    "ddr5": PeerSetup("ddr5", RAMULATOR_ONLY["ddr5"][0],
-                      RAMULATOR_ONLY["ddr5"][1] + ("dram.geometry.power_down=false",
-                                                   "dram.geometry.refresh_mode=all_bank",
-                                                   "dram.geometry.scheduler=ready_first",
-                                                   "dram.geometry.queue_depth=32",
-                                                   "dram.geometry.command_queue_depth=0",
-                                                   "dram.geometry.arrival_to_command_cycles=1"),
+    "ddr5": PeerSetup("ddr5", RAMULATOR_ONLY["ddr5"].preset, RAMULATOR_ONLY["ddr5"].overrides + _RAMULATOR,
+                      peer="ramulator2"),
+    # one HBM3 pseudo-channel, all-bank refresh, under Ramulator 2's HBM34 controller (buffers of 64 of its 32 B
+    # requests: 32 lines); a request's first command (an ACT or a column command, which issue on rising clock
+    # edges only) comes at the next rising edge, half a cycle or one after its arrival: offsim takes one cycle
+    "hbm3": PeerSetup("hbm3", RAMULATOR_ONLY["hbm3"].preset, RAMULATOR_ONLY["hbm3"].overrides + _RAMULATOR,
                       peer="ramulator2"),
 }
 
@@ -99,7 +102,7 @@ def peer_streams(setup: str) -> list[tuple[Stream, Stream]]:
     geometry = peer_dram(setup).geometry
     layout = offsim_layout(PEER_SETUPS[setup].config, geometry)
     return [(s, dataclasses.replace(s, lines=offsim_lines(s, layout, geometry)))
-            for s in streams(bank_stride_lines(layout))]
+            for s in config_streams(PEER_SETUPS[setup].config, layout)]
 
 
 def serve(dram, stream: Stream) -> np.ndarray:

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.peers.dram_streams import (CONFIG_NAMES, LINE_BYTES, RAMULATOR_ONLY, bank_stride_lines, dramsim3_layout,
-                                     reference_layout, stream_digest, streams)
+from tests.peers.dram_streams import (CONFIG_NAMES, LINE_BYTES, RAMULATOR_ONLY, bank_stride_lines, config_streams,
+                                     dramsim3_layout, reference_layout, stream_digest, streams)
 
 #: DRAMSim3 energy statistics (V x mA x cycles) and offsim's names for their categories.
 DRAMSIM3_ENERGY = {"act_energy": "activate_precharge", "read_energy": "read", "write_energy": "write",
@@ -143,23 +143,32 @@ def run_dramsim3(folder: Path, traced: Path, plain: Path, out_csv: Path) -> None
 
 
 def read_ramulator2(folder: Path, config: str, out_csv: Path) -> None:
-    ini = None if config in RAMULATOR_ONLY else _read_ini(folder)
-    layout, tck = reference_layout(config, ini)
+    """One row per stream from Ramulator 2's statistics, in lines and ns (its controller may count
+    bursts, several to a line, and half clock cycles: ``RamulatorOnly``)."""
+    peer = RAMULATOR_ONLY.get(config)
+    per_line, ticks = (peer.requests_per_line, peer.ticks_per_tck) if peer else (1, 1)
+    layout, tck = reference_layout(config, None if peer else _read_ini(folder))
     rows = []
-    for stream in streams(bank_stride_lines(layout)):
+    for stream in config_streams(config, layout):
         stats = json.loads((folder / f"{stream.name}.ramulator2.stats.json").read_text())
         ctrl = stats["memory_system"]["controller"]
-        cycles = int(ctrl["cycles"])
+        cycles = _ratio(int(ctrl["cycles"]), ticks)
         reads, writes = int(ctrl["num_read_reqs_served"]), int(ctrl["num_write_reqs_served"])
         row = {"stream": stream.name, "digest": stream_digest(stream), "requests": stream.lines.size,
                "reads": int((~stream.is_write).sum()), "writes": int(stream.is_write.sum()),
-               "reads_issued": reads, "writes_issued": writes, "time_cycles": cycles, "tck_ps": tck,
-               "time_ns": cycles * tck / 1000, "bytes": (reads + writes) * LINE_BYTES,
-               "mean_read_latency_ns": float(ctrl["avg_read_latency"]) * tck / 1000,
+               "reads_issued": _ratio(reads, per_line), "writes_issued": _ratio(writes, per_line),
+               "time_cycles": cycles, "tck_ps": tck, "time_ns": cycles * tck / 1000,
+               "bytes": (reads + writes) * LINE_BYTES // per_line,
+               "mean_read_latency_ns": float(ctrl["avg_read_latency"]) / ticks * tck / 1000,
                "activates": "", "refreshes": ""}
         row["bandwidth_gb_s"] = row["bytes"] / row["time_ns"]
         rows.append(row)
     write_csv(out_csv, rows)
+
+
+def _ratio(count: int, divisor: int) -> int | float:
+    """count / divisor, an int where it is whole (Ramulator 2's bursts and half cycles to lines and cycles)."""
+    return count // divisor if count % divisor == 0 else count / divisor
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:

@@ -6,7 +6,7 @@ request waits in the driver until the controller's queue takes it) or a fixed in
 timed one. Streams are generated from fixed seeds, so the same code gives the same requests;
 ``stream_digest`` fingerprints them and the reference tables record it.
 
-``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2|ddr5 [--dramsim3-configs DIR]`` writes,
+``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2|ddr5|hbm3 [--dramsim3-configs DIR]`` writes,
 for every stream of that configuration:
 
 * ``OUT/<config>/<stream>.npz``: offsim's line-address form (``lines`` int64, ``is_write`` bool,
@@ -22,9 +22,10 @@ for every stream of that configuration:
 
 and ``OUT/<config>/dramsim3.ini``, the DRAMSim3 configuration (``--dramsim3-configs``: the
 ``configs`` folder of a DRAMSim3 checkout, for the DDR4 and HBM2 configurations, which start from
-one of its shipped files). DRAMSim3 has no DDR5: the ddr5 configuration (``RAMULATOR_ONLY``) is
-offsim's shipped preset as one sub-channel, its streams' fields are offsim's mapping of it, and only
-Ramulator 2's files are written. ``tests/peers/README.md`` says how the peers run them.
+one of its shipped files). DRAMSim3 has neither DDR5 nor HBM3: the ddr5 and hbm3 configurations
+(``RAMULATOR_ONLY``) are offsim's shipped presets as one sub-channel or pseudo-channel, their streams'
+fields are offsim's mapping of it, and only Ramulator 2's files are written (on hbm3, two 32 B requests a
+line and no timed stream). ``tests/peers/README.md`` says how the peers run them.
 """
 
 from __future__ import annotations
@@ -274,9 +275,43 @@ CONFIGS = {
 }
 
 
-#: Configurations only Ramulator 2 runs (DRAMSim3 has no DDR5): offsim's shipped preset and the overrides that
-#: make it the organisation Ramulator 2 models, one 32-bit sub-channel of a single rank.
-RAMULATOR_ONLY = {"ddr5": ("dram/ddr5_4800_mt60b2g8", ("dram.geometry.channels=1",))}
+@dataclass(frozen=True)
+class RamulatorOnly:
+    """A configuration only Ramulator 2 runs: offsim's shipped ``preset`` with the ``overrides`` that
+    make it the organisation Ramulator 2 models, and Ramulator 2's model of it: its DRAM class
+    (``standard``), org and timing presets, the tCK of that timing preset (ps), the offsim geometry
+    fields its org preset has (``org``), its controller class, its controller ticks per tCK (2 where
+    it ticks half cycles) and its requests per 64 B line (its request is one burst)."""
+
+    preset: str
+    overrides: tuple[str, ...]
+    standard: str
+    org_preset: str
+    timing_preset: str
+    tck_ps: int
+    org: dict[str, int]
+    controller: str
+    ticks_per_tck: int = 1
+    requests_per_line: int = 1
+
+
+#: Configurations only Ramulator 2 runs (DRAMSim3 has neither standard); Ramulator 2's presets are in its
+#: python/ramulator/dram/ddr5.py and hbm3.py. ddr5: one 32-bit sub-channel of a single rank (16 Gb x8, 8 bank
+#: groups x 4 banks, 65536 rows, 1024 columns) at DDR5-4800AN. hbm3: one 32-bit pseudo-channel of a 4 Gb HBM3
+#: channel (4 bank groups x 4 banks, 16384 rows, 1 KiB rows) at 6400 Mb/s, refreshed all-bank; Ramulator 2
+#: moves 32 B (one BL8 burst) per request and ticks half clock cycles.
+RAMULATOR_ONLY = {
+    "ddr5": RamulatorOnly("dram/ddr5_4800_mt60b2g8",
+                          ("dram.geometry.channels=1", "dram.geometry.refresh_mode=all_bank"),
+                          "DDR5", "DDR5_16Gb_x8", "DDR5_4800AN", 416,
+                          {"bank_groups": 8, "banks": 32, "rows": 1 << 16, "columns": 1 << 10, "device_width_bits": 8,
+                           "bus_width_bits": 32}, "GenericDDR"),
+    "hbm3": RamulatorOnly("dram/hbm3_8gb_6400", ("dram.geometry.channels=1", "dram.geometry.refresh_mode=all_bank",
+                                                 "dram.interface_energy_j_per_bit=20 pJ/bit"),  # unused here
+                          "HBM3", "HBM3_4Gb", "HBM3_6400Mbps", 625,
+                          {"bank_groups": 4, "banks": 16, "rows": 1 << 14, "columns": 256, "device_width_bits": 32,
+                           "bus_width_bits": 32}, "HBM34", ticks_per_tck=2, requests_per_line=2),
+}
 
 
 #: Every configuration: ddr3 (written from offsim's preset), the DRAMSim3-based CONFIGS, the RAMULATOR_ONLY ones.
@@ -303,8 +338,19 @@ def ramulator_only_parameters(config: str):
     """offsim's (DramTiming, DramGeometry) of a configuration of ``RAMULATOR_ONLY``."""
     from simulator.config.schema import dram_parameters
 
-    timing, _, geometry = dram_parameters(offsim_spec(*RAMULATOR_ONLY[config]))
+    peer = RAMULATOR_ONLY[config]
+    timing, _, geometry = dram_parameters(offsim_spec(peer.preset, peer.overrides))
     return timing, geometry
+
+
+def config_streams(config: str, layout: Layout) -> list[Stream]:
+    """The streams the peers of ``config`` run (``layout``: its reference fields): all of them but, where
+    Ramulator 2 takes a line as several requests, the timed one (its trace frontend sends one request per
+    tick, so it cannot send a line's requests together at a fixed interval)."""
+    out = streams(bank_stride_lines(layout))
+    if config in RAMULATOR_ONLY and RAMULATOR_ONLY[config].requests_per_line > 1:
+        out = [s for s in out if not s.timed]
+    return out
 
 
 def reference_layout(config: str, ini: configparser.ConfigParser | None) -> tuple[Layout, int]:
@@ -366,26 +412,33 @@ def write_dramsim3_trace(path: Path, stream: Stream, tck: int) -> None:
     path.write_text(text + f"0x0 READ {DRAMSIM3_NEVER}")  # see the module docstring
 
 
-def ramulator_addresses(stream: Stream, layout: Layout) -> np.ndarray:
-    """Byte addresses that Ramulator 2's RoBaRaCoCh mapper decodes to the fields DRAMSim3 gives."""
+def ramulator_addresses(stream: Stream, layout: Layout, requests_per_line: int = 1) -> np.ndarray:
+    """Byte addresses that Ramulator 2's RoBaRaCoCh mapper decodes to the fields the reference layout
+    gives; with several requests per line, each line's requests in turn, its column's consecutive bursts."""
     if layout.bits["ch"]:
         raise ValueError("one channel expected")
-    return layout.encode(layout.decode(stream.lines), RAMULATOR_ORDER) * LINE_BYTES
+    fields = layout.decode(stream.lines)
+    bursts = Layout(RAMULATOR_ORDER, dict(layout.bits, co=layout.bits["co"] + _log2(requests_per_line)))
+    parts = [bursts.encode(dict(fields, co=fields["co"] * requests_per_line + k), RAMULATOR_ORDER)
+             for k in range(requests_per_line)]
+    return np.stack(parts, axis=1).reshape(-1) * (LINE_BYTES // requests_per_line)
 
 
-def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[str, object]) -> str:
+def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[str, object],
+                     controller: str = "GenericDDR", buffer_requests: int = 32, ticks_per_tck: int = 1) -> str:
     """A Ramulator 2 Python configuration that replays the stream's trace and writes its stats.
 
     Timed streams need a fixed interval: the frontend then ticks once per ``interval`` of memory
     time and sends one request per tick. Ramulator 2's loop ticks the frontend once per
     ``memory_ratio`` steps and the memory once per ``frontend_ratio``, so the interval / tCK, reduced
     to ``memory_ratio / frontend_ratio``, need not be whole: the controller then takes request k in
-    memory cycle ceil(k x interval / tCK)."""
+    memory cycle ceil(k x interval / tCK). ``buffer_requests``: the controller's read and write buffers, in
+    its requests; ``ticks_per_tck``: its ticks per clock cycle ``tck`` (ps)."""
     if stream.timed:
         gaps = np.diff(stream.arrival_ps)
         if stream.arrival_ps[0] != 0 or (gaps != gaps[0]).any():
             raise ValueError(f"{stream.name}: timed streams need arrivals at a fixed interval from 0")
-        ratio = Fraction(int(gaps[0]), tck)
+        ratio = Fraction(int(gaps[0]) * ticks_per_tck, tck)
         memory_ratio, frontend_ratio = ratio.numerator, ratio.denominator
     else:
         memory_ratio, frontend_ratio = 1, 1
@@ -399,8 +452,10 @@ here = pathlib.Path(__file__).resolve().parent
 frontend = ramulator.frontend.LoadStoreTrace(clock_ratio={frontend_ratio},
                                              path=str(here / "{stream.name}.ramulator2.trace"))
 dram = ramulator.dram.{standard}({kwargs})
-ctrl = ramulator.controller.GenericDDR(
+ctrl = ramulator.controller.{controller}(
     dram=dram,
+    read_buffer_size={buffer_requests},
+    write_buffer_size={buffer_requests},
     scheduler=ramulator.scheduler.FRFCFS(),
     refresh_manager=ramulator.refresh_manager.AllBank(),
     row_policy=ramulator.row_policy.Open(),
@@ -438,42 +493,38 @@ def ramulator_dram_kwargs(config: str, ini: configparser.ConfigParser, layout: L
     return out
 
 
-#: Ramulator 2's DDR5 standard and presets (python/ramulator/dram/ddr5.py) for the ddr5 configuration: the
-#: organisation offsim's preset is (16 Gb x8, 8 bank groups x 4 banks, 65536 rows, 1024 columns, a 32-bit
-#: sub-channel) and the speed bin its timings come from.
-RAMULATOR_DDR5 = ("DDR5", "DDR5_16Gb_x8", "DDR5_4800AN")
-#: The organisation of RAMULATOR_DDR5's org preset, to check offsim's geometry against.
-RAMULATOR_DDR5_ORG = {"bank_groups": 8, "banks": 32, "rows": 1 << 16, "columns": 1 << 10, "device_width_bits": 8,
-                      "bus_width_bits": 32}
-#: The clock period of RAMULATOR_DDR5's timing preset, ps.
-RAMULATOR_DDR5_TCK_PS = 416
-
-
-def ramulator_ddr5_kwargs(timing, geometry) -> dict[str, object]:
-    """Ramulator 2 DDR5 arguments with every timing it takes set to offsim's (``timing``, a
-    ``DramTiming`` in tCK); its two-cycle commands, its nPPD (PRE to PRE, 2 tCK in its presets; offsim
-    has none) and its read-to-write spacing stay its own (README)."""
-    org = {k: getattr(geometry, k) for k in RAMULATOR_DDR5_ORG}
-    if org != RAMULATOR_DDR5_ORG:
-        raise ValueError(f"offsim's DDR5 organisation {org}: expected Ramulator 2's {RAMULATOR_DDR5[1]}, "
-                         f"{RAMULATOR_DDR5_ORG}")
-    if timing.tck_ps != RAMULATOR_DDR5_TCK_PS:
-        raise ValueError(f"offsim's DDR5 tCK {timing.tck_ps} ps: expected {RAMULATOR_DDR5[2]}'s "
-                         f"{RAMULATOR_DDR5_TCK_PS} ps")
+def ramulator_only_kwargs(config: str, timing, geometry) -> dict[str, object]:
+    """Ramulator 2 DRAM arguments of a ``RAMULATOR_ONLY`` configuration with every timing it takes set to
+    offsim's (``timing``, a ``DramTiming`` in tCK; ``geometry``, offsim's, checked against its org preset).
+    What stays Ramulator 2's own is in the README: DDR5's two-cycle commands, nPPD (PRE to PRE, 2 tCK; offsim
+    has none) and read-to-write spacing; HBM3's half-cycle row commands on their own bus, nPPD, nRREFD."""
+    peer = RAMULATOR_ONLY[config]
+    org = {k: getattr(geometry, k) for k in peer.org}
+    if org != peer.org:
+        raise ValueError(f"offsim's {config} organisation {org}: expected Ramulator 2's {peer.org_preset}, {peer.org}")
+    if timing.tck_ps != peer.tck_ps:
+        raise ValueError(f"offsim's {config} tCK {timing.tck_ps} ps: expected {peer.timing_preset}'s {peer.tck_ps} ps")
     t = timing
-    return {"org_preset": RAMULATOR_DDR5[1], "timing_preset": RAMULATOR_DDR5[2], "rank": geometry.ranks_per_channel,
-            "nBL": t.burst_length // 2, "nCL": t.cl, "nRCD": t.t_rcd, "nRP": t.t_rp, "nRAS": t.t_ras, "nRC": t.t_rc,
-            "nWR": t.t_wr, "nRTP": t.t_rtp, "nCWL": t.cwl,
-            "nCCDS": t.t_ccd_s, "nCCDL": t.t_ccd_l, "nCCDS_WR": t.t_ccd_s, "nCCDL_WR": t.t_ccd_l_wr,
-            "nRRDS": t.t_rrd_s, "nRRDL": t.t_rrd_l, "nWTRS": t.t_wtr_s, "nWTRL": t.t_wtr_l, "nFAW": t.t_faw,
-            "nRFC": t.t_rfc, "nREFI": round(t.t_refi_ps / t.tck_ps), "nCS": t.t_rtrs}
+    n_bl = t.burst_ps // t.tck_ps
+    out: dict[str, object] = {
+        "org_preset": peer.org_preset, "timing_preset": peer.timing_preset, "nBL": n_bl, "nCL": t.cl, "nRP": t.t_rp,
+        "nRAS": t.t_ras, "nRC": t.t_rc, "nWR": t.t_wr, "nRTP": t.t_rtp, "nCWL": t.cwl, "nCCDS": t.t_ccd_s,
+        "nCCDL": t.t_ccd_l, "nRRDS": t.t_rrd_s, "nRRDL": t.t_rrd_l, "nWTRS": t.t_wtr_s, "nWTRL": t.t_wtr_l,
+        "nFAW": t.t_faw, "nRFC": t.t_rfc, "nREFI": round(t.t_refi_ps / t.tck_ps)}
+    if peer.standard == "DDR5":
+        out.update(rank=geometry.ranks_per_channel, nRCD=t.t_rcd, nCCDS_WR=t.t_ccd_s, nCCDL_WR=t.t_ccd_l_wr,
+                   nCS=t.t_rtrs)
+    else:  # HBM3: one pseudo-channel; offsim's one tRCD for reads and writes, its read-to-write bus bubble of 2 tCK
+        out.update(pseudochannel=1, nRCDRD=t.t_rcd, nRCDWR=t.t_rcd, nRTW=t.cl + n_bl + 2 - t.cwl, nRFCpb=t.t_rfc_pb)
+    return out
 
 
 def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
-    if config in RAMULATOR_ONLY:
+    peer = RAMULATOR_ONLY.get(config)
+    if peer is not None:
         ini = None
         layout, tck = reference_layout(config, None)
-        standard, dram_kwargs = RAMULATOR_DDR5[0], ramulator_ddr5_kwargs(*ramulator_only_parameters(config))
+        standard, dram_kwargs = peer.standard, ramulator_only_kwargs(config, *ramulator_only_parameters(config))
     else:
         ini = dramsim3_ini(config, dramsim3_configs)
         layout, tck = reference_layout(config, ini)
@@ -484,17 +535,20 @@ def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
     if ini is not None:
         with open(folder / "dramsim3.ini", "w") as f:
             ini.write(f)
-    for stream in streams(bank_stride_lines(layout)):
+    per_line = peer.requests_per_line if peer else 1
+    for stream in config_streams(config, layout):
         np.savez(folder / f"{stream.name}.npz", lines=stream.lines, is_write=stream.is_write,
                  arrival_ps=stream.arrival_ps)
         if ini is not None:
             write_dramsim3_trace(folder / f"{stream.name}.dramsim3.trace", stream, tck)
         if dram_kwargs is not None:
-            addresses = ramulator_addresses(stream, layout)
-            ops = np.where(stream.is_write, "ST", "LD")
+            addresses = ramulator_addresses(stream, layout, per_line)
+            ops = np.repeat(np.where(stream.is_write, "ST", "LD"), per_line)
             (folder / f"{stream.name}.ramulator2.trace").write_text(
                 "".join(f"{o} {a:#x}\n" for o, a in zip(ops, addresses.tolist())))
-            (folder / f"{stream.name}.ramulator2.py").write_text(ramulator_script(stream, tck, standard, dram_kwargs))
+            (folder / f"{stream.name}.ramulator2.py").write_text(ramulator_script(
+                stream, tck, standard, dram_kwargs, peer.controller if peer else "GenericDDR", 32 * per_line,
+                peer.ticks_per_tck if peer else 1))
         print(f"{config}/{stream.name}: {stream.lines.size} requests, digest {stream_digest(stream)}")
 
 
