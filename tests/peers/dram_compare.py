@@ -7,9 +7,10 @@ set up as a configuration's peers were (``PEER_SETUPS``): the shipped DDR3-1600 
 ranks, under the preset's controller and under the ready-first one with per-bank command queues of 8
 (the peers' structure); the shipped DDR4-3200 preset and one channel of the shipped HBM2 preset with
 DRAMSim3's edits, under the latter; power-down off and ranks refreshed staggered, as DRAMSim3's, everywhere;
-one sub-channel of the shipped DDR5-4800 preset and one pseudo-channel of the shipped HBM3 preset under
-the ready-first controller without command queues, as Ramulator 2's. ``peer_streams`` gives the streams in
-offsim's line addresses: the same channel, rank, bank group, bank, row and column as the peers decode from them.
+one sub-channel of the shipped DDR5-4800 preset, one pseudo-channel of the shipped HBM3 preset and one
+channel of the shipped LPDDR5 preset under the ready-first controller without command queues, as Ramulator
+2's. ``peer_streams`` gives the streams in offsim's line addresses: the same channel, rank, bank group,
+bank, row and column as the peers decode from them.
 
 ``python tests/peers/dram_compare.py [SETUP ...]`` prints, per stream, offsim against each peer
 with a table of the setup's configuration: run-time ratio, GB/s, mean read latency and, against
@@ -85,6 +86,10 @@ PEER_SETUPS: dict[str, PeerSetup] = {
     # edges only) comes at the next rising edge, half a cycle or one after its arrival: offsim takes one cycle
     "hbm3": PeerSetup("hbm3", RAMULATOR_ONLY["hbm3"].preset, RAMULATOR_ONLY["hbm3"].overrides + _RAMULATOR,
                       peer="ramulator2"),
+    # one LPDDR5 channel, all-bank refresh, under Ramulator 2's LPDDR5 controller (buffers of 64 of its 32 B
+    # requests: 32 lines; its data clock kept running)
+    "lpddr5": PeerSetup("lpddr5", RAMULATOR_ONLY["lpddr5"].preset, RAMULATOR_ONLY["lpddr5"].overrides + _RAMULATOR,
+                        peer="ramulator2"),
 }
 
 

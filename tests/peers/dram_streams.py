@@ -281,7 +281,8 @@ class RamulatorOnly:
     make it the organisation Ramulator 2 models, and Ramulator 2's model of it: its DRAM class
     (``standard``), org and timing presets, the tCK of that timing preset (ps), the offsim geometry
     fields its org preset has (``org``), its controller class, its controller ticks per tCK (2 where
-    it ticks half cycles) and its requests per 64 B line (its request is one burst)."""
+    it ticks half cycles), its requests per 64 B line (its request is one burst) and further
+    (name, value) arguments of its controller."""
 
     preset: str
     overrides: tuple[str, ...]
@@ -293,6 +294,7 @@ class RamulatorOnly:
     controller: str
     ticks_per_tck: int = 1
     requests_per_line: int = 1
+    controller_options: tuple[tuple[str, object], ...] = ()
 
 
 #: Configurations only Ramulator 2 runs (DRAMSim3 has neither standard); Ramulator 2's presets are in its
@@ -311,6 +313,14 @@ RAMULATOR_ONLY = {
                           "HBM3", "HBM3_4Gb", "HBM3_6400Mbps", 625,
                           {"bank_groups": 4, "banks": 16, "rows": 1 << 14, "columns": 256, "device_width_bits": 32,
                            "bus_width_bits": 32}, "HBM34", ticks_per_tck=2, requests_per_line=2),
+    "lpddr5": RamulatorOnly("dram/lpddr5_6400_16gb_x16",
+                            ("dram.geometry.channels=1", "dram.geometry.refresh_mode=all_bank",
+                             "dram.interface_energy_j_per_bit=20 pJ/bit"),  # unused here
+                            "LPDDR5", "LPDDR5_16Gb_x16", "LPDDR5_6400", 1250,
+                            {"bank_groups": 4, "banks": 16, "rows": 1 << 16, "columns": 1 << 10,
+                             "device_width_bits": 16, "bus_width_bits": 16}, "LPDDR5", requests_per_line=2,
+                            # its data clock kept running: no CAS-WCK synchronisation, which offsim does not model
+                            controller_options=(("wck_sync_mode", "always_on"),)),
 }
 
 
@@ -425,7 +435,8 @@ def ramulator_addresses(stream: Stream, layout: Layout, requests_per_line: int =
 
 
 def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[str, object],
-                     controller: str = "GenericDDR", buffer_requests: int = 32, ticks_per_tck: int = 1) -> str:
+                     controller: str = "GenericDDR", buffer_requests: int = 32, ticks_per_tck: int = 1,
+                     controller_options: tuple[tuple[str, object], ...] = ()) -> str:
     """A Ramulator 2 Python configuration that replays the stream's trace and writes its stats.
 
     Timed streams need a fixed interval: the frontend then ticks once per ``interval`` of memory
@@ -433,7 +444,8 @@ def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[
     ``memory_ratio`` steps and the memory once per ``frontend_ratio``, so the interval / tCK, reduced
     to ``memory_ratio / frontend_ratio``, need not be whole: the controller then takes request k in
     memory cycle ceil(k x interval / tCK). ``buffer_requests``: the controller's read and write buffers, in
-    its requests; ``ticks_per_tck``: its ticks per clock cycle ``tck`` (ps)."""
+    its requests; ``ticks_per_tck``: its ticks per clock cycle ``tck`` (ps); ``controller_options``: further
+    (name, value) arguments of the controller."""
     if stream.timed:
         gaps = np.diff(stream.arrival_ps)
         if stream.arrival_ps[0] != 0 or (gaps != gaps[0]).any():
@@ -443,6 +455,7 @@ def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[
     else:
         memory_ratio, frontend_ratio = 1, 1
     kwargs = ", ".join(f"{k}={v!r}" for k, v in dram_kwargs.items())
+    options = "".join(f"\n    {k}={v!r}," for k, v in controller_options)
     return f'''"""Ramulator 2 run of stream {stream.name} (written by dram_streams.py)."""
 import json
 import pathlib
@@ -455,7 +468,7 @@ dram = ramulator.dram.{standard}({kwargs})
 ctrl = ramulator.controller.{controller}(
     dram=dram,
     read_buffer_size={buffer_requests},
-    write_buffer_size={buffer_requests},
+    write_buffer_size={buffer_requests},{options}
     scheduler=ramulator.scheduler.FRFCFS(),
     refresh_manager=ramulator.refresh_manager.AllBank(),
     row_policy=ramulator.row_policy.Open(),
@@ -514,6 +527,10 @@ def ramulator_only_kwargs(config: str, timing, geometry) -> dict[str, object]:
     if peer.standard == "DDR5":
         out.update(rank=geometry.ranks_per_channel, nRCD=t.t_rcd, nCCDS_WR=t.t_ccd_s, nCCDL_WR=t.t_ccd_l_wr,
                    nCS=t.t_rtrs)
+    elif peer.standard == "LPDDR5":  # one tRP before an all-bank precharge too; no tCCD_L_WR of its own
+        del out["nBL"]
+        out.update(rank=geometry.ranks_per_channel, nBL_min=n_bl, nRCD=t.t_rcd, nRPab=t.t_rp, nCCDS_WR=t.t_ccd_s,
+                   nCCDL_WR=t.t_ccd_l, nRFCpb=t.t_rfc_pb, nCS=t.t_rtrs)
     else:  # HBM3: one pseudo-channel; offsim's one tRCD for reads and writes, its read-to-write bus bubble of 2 tCK
         out.update(pseudochannel=1, nRCDRD=t.t_rcd, nRCDWR=t.t_rcd, nRTW=t.cl + n_bl + 2 - t.cwl, nRFCpb=t.t_rfc_pb)
     return out
@@ -548,7 +565,7 @@ def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
                 "".join(f"{o} {a:#x}\n" for o, a in zip(ops, addresses.tolist())))
             (folder / f"{stream.name}.ramulator2.py").write_text(ramulator_script(
                 stream, tck, standard, dram_kwargs, peer.controller if peer else "GenericDDR", 32 * per_line,
-                peer.ticks_per_tck if peer else 1))
+                peer.ticks_per_tck if peer else 1, peer.controller_options if peer else ()))
         print(f"{config}/{stream.name}: {stream.lines.size} requests, digest {stream_digest(stream)}")
 
 
