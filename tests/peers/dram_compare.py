@@ -6,13 +6,15 @@ arriving at 0, a timed stream one request per call at its arrival time. ``peer_d
 set up as a configuration's peers were (``PEER_SETUPS``): the shipped DDR3-1600 preset with two
 ranks, under the preset's controller and under the ready-first one with per-bank command queues of 8
 (the peers' structure); the shipped DDR4-3200 preset and one channel of the shipped HBM2 preset with
-DRAMSim3's edits, under the latter; power-down off and ranks refreshed staggered, as DRAMSim3's, everywhere.
-``peer_streams`` gives the streams in offsim's line addresses: the same channel, rank, bank
-group, bank, row and column as DRAMSim3 decodes from them.
+DRAMSim3's edits, under the latter; power-down off and ranks refreshed staggered, as DRAMSim3's, everywhere;
+one sub-channel of the shipped DDR5-4800 preset, one pseudo-channel of the shipped HBM3 preset and one
+channel of the shipped LPDDR5 preset under the ready-first controller without command queues, as Ramulator
+2's. ``peer_streams`` gives the streams in offsim's line addresses: the same channel, rank, bank group,
+bank, row and column as the peers decode from them.
 
-``python tests/peers/dram_compare.py [SETUP ...]`` prints, per stream, offsim against
-DRAMSim3 (and Ramulator 2 where it has a table): run-time ratio, GB/s, mean read latency and each
-energy category.
+``python tests/peers/dram_compare.py [SETUP ...]`` prints, per stream, offsim against each peer
+with a table of the setup's configuration: run-time ratio, GB/s, mean read latency and, against
+DRAMSim3, each energy category.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.peers.dram_streams import LINE_BYTES, Stream, offsim_layout, offsim_lines, streams
+from tests.peers.dram_streams import (LINE_BYTES, RAMULATOR_ONLY, Stream, config_streams, offsim_layout, offsim_lines,
+                                     offsim_spec)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -37,11 +40,13 @@ ENERGY_CATEGORIES = ("activate_precharge", "read", "write", "refresh", "backgrou
 @dataclass(frozen=True)
 class PeerSetup:
     """offsim set up as the peers of one configuration's tables were: the configuration (its
-    tables ``<peer>_<config>.csv``), offsim's DRAM preset and the overrides on top of it."""
+    tables ``<peer>_<config>.csv``), offsim's DRAM preset and the overrides on top of it, and the
+    peer whose table the check holds it to (``dramsim3`` or ``ramulator2``)."""
 
     config: str
     preset: str
     overrides: tuple[str, ...]
+    peer: str = "dramsim3"
 
 
 #: DRAMSim3 driven by its trace frontend acts on a request two cycles after its trace cycle: the frontend
@@ -53,6 +58,10 @@ _DDR3 = ("dram.geometry.ranks_per_channel=2", "dram.geometry.power_down=false",
 #: the ready-first controller with per-bank command queues of 8 requests, as the peers' files (DRAMSim3
 #: ``queue_structure = PER_BANK``, ``cmd_queue_size = 8``)
 _READY_FIRST = ("dram.geometry.scheduler=ready_first", "dram.geometry.command_queue_depth=8")
+#: offsim as Ramulator 2's controllers: ready-first over a read queue and a write buffer of 32 requests without
+#: per-bank command queues, power-down off, one cycle from a request's arrival to its first command
+_RAMULATOR = ("dram.geometry.power_down=false", "dram.geometry.scheduler=ready_first", "dram.geometry.queue_depth=32",
+              "dram.geometry.command_queue_depth=0", "dram.geometry.arrival_to_command_cycles=1")
 #: setup name -> setup; ddr3 keeps the preset's own controller (frfcfs), the others run ready_first
 PEER_SETUPS: dict[str, PeerSetup] = {
     "ddr3": PeerSetup("ddr3", "dram/ddr3_1600_mt41j256m4", _DDR3),
@@ -65,32 +74,40 @@ PEER_SETUPS: dict[str, PeerSetup] = {
                                                      "dram.geometry.columns=128", "dram.timing.t_rtp=4",
                                                      "dram.interface_energy_j_per_bit=20 pJ/bit")  # unused here
                       + _PIPELINE + _READY_FIRST),
+    # one DDR5 sub-channel under Ramulator 2's GenericDDR controller: one read and one write buffer of 32 (the
+    # preset's queue_depth) scanned whole, first-ready then oldest, no per-bank command queues; the controller
+    # takes a request in the cycle the frontend sends it and issues its first command at the next tick
+    # (Simulation::run ticks the frontend before the memory, ControllerBase::tick_prologue advances the clock
+    # before scheduling), so one cycle of input pipeline
+    "ddr5": PeerSetup("ddr5", RAMULATOR_ONLY["ddr5"].preset, RAMULATOR_ONLY["ddr5"].overrides + _RAMULATOR,
+                      peer="ramulator2"),
+    # one HBM3 pseudo-channel, all-bank refresh, under Ramulator 2's HBM34 controller (buffers of 64 of its 32 B
+    # requests: 32 lines); a request's first command (an ACT or a column command, which issue on rising clock
+    # edges only) comes at the next rising edge, half a cycle or one after its arrival: offsim takes one cycle
+    "hbm3": PeerSetup("hbm3", RAMULATOR_ONLY["hbm3"].preset, RAMULATOR_ONLY["hbm3"].overrides + _RAMULATOR,
+                      peer="ramulator2"),
+    # one LPDDR5 channel, all-bank refresh, under Ramulator 2's LPDDR5 controller (buffers of 64 of its 32 B
+    # requests: 32 lines; its data clock kept running)
+    "lpddr5": PeerSetup("lpddr5", RAMULATOR_ONLY["lpddr5"].preset, RAMULATOR_ONLY["lpddr5"].overrides + _RAMULATOR,
+                        peer="ramulator2"),
 }
 
 
 def peer_dram(setup: str):
     """A fresh DramSystem of offsim set up as ``PEER_SETUPS[setup]``."""
-    from simulator.config.loader import apply_overrides, build_spec, load_yaml, resolve_presets
-    from simulator.config.schema import SystemSpec
     from simulator.system import build_dram
 
     peer = PEER_SETUPS[setup]
-    source = ROOT / "configs" / "systems" / "i7_920_ddr3.yaml"  # the host and caches; the DRAM replaced
-    raw = dict(load_yaml(source), dram={"preset": peer.preset})
-    resolved = apply_overrides(resolve_presets(raw, str(source)), peer.overrides, SystemSpec)
-    errors: list[str] = []
-    spec = build_spec(SystemSpec, resolved, str(source), "", errors)
-    if errors:
-        raise ValueError(f"{setup}: " + "; ".join(errors))
-    return build_dram(spec)
+    return build_dram(offsim_spec(peer.preset, peer.overrides))
 
 
 def peer_streams(setup: str) -> list[tuple[Stream, Stream]]:
-    """The streams of the setup's tables (the triad's arrays offset by whole rows), each as the
-    peers were given it and in offsim's line addresses."""
+    """The streams of the setup's tables, each as the peers were given it and in offsim's line
+    addresses."""
     geometry = peer_dram(setup).geometry
     layout = offsim_layout(PEER_SETUPS[setup].config, geometry)
-    return [(s, dataclasses.replace(s, lines=offsim_lines(s, layout))) for s in streams(geometry.lines_per_row)]
+    return [(s, dataclasses.replace(s, lines=offsim_lines(s, layout, geometry)))
+            for s in config_streams(PEER_SETUPS[setup].config, layout)]
 
 
 def serve(dram, stream: Stream) -> np.ndarray:
@@ -120,6 +137,10 @@ def offsim_figures(dram, stream: Stream) -> dict[str, float]:
     return out
 
 
+#: table file prefix -> the peer's name
+PEER_NAMES = {"dramsim3": "DRAMSim3", "ramulator2": "Ramulator2"}
+
+
 def read_table(path: Path) -> dict[str, dict[str, str]]:
     """Rows of a reference table by stream name."""
     with open(path, newline="") as f:
@@ -134,22 +155,23 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     for setup in setups:
         config = PEER_SETUPS[setup].config
-        dramsim3 = read_table(HERE / f"dramsim3_{config}.csv")
-        ram_path = HERE / f"ramulator2_{config}.csv"
-        ramulator2 = read_table(ram_path) if ram_path.exists() else {}
+        tables = {name: read_table(HERE / f"{peer}_{config}.csv") for peer, name in PEER_NAMES.items()
+                  if (HERE / f"{peer}_{config}.csv").exists()}
         for stream, ours_stream in peer_streams(setup):
             dram = peer_dram(setup)
             start = time.perf_counter()
             ours = offsim_figures(dram, ours_stream)
             wall_s = time.perf_counter() - start
-            ref = dramsim3[stream.name]
-            ram = ramulator2.get(stream.name, {})
-            print(f"{setup} {stream.name}: offsim/DRAMSim3 time {ours['time_ns'] / float(ref['time_ns']):.4f}; "
-                  f"GB/s offsim {ours['bandwidth_gb_s']:.3f} DRAMSim3 {float(ref['bandwidth_gb_s']):.3f} Ramulator2 "
-                  f"{ram.get('bandwidth_gb_s', '-')}; mean read latency ns offsim {ours['mean_read_latency_ns']:.2f} "
-                  f"DRAMSim3 {ref['mean_read_latency_ns']} Ramulator2 {ram.get('mean_read_latency_ns', '-')}; "
-                  f"offsim wall {wall_s:.3f} s")
-            for category in ENERGY_CATEGORIES:
+            rows = {name: table[stream.name] for name, table in tables.items()}
+            ratios = "; ".join(f"offsim/{name} time {ours['time_ns'] / float(row['time_ns']):.4f}"
+                               for name, row in rows.items())
+            print(f"{setup} {stream.name}: {ratios}; GB/s offsim {ours['bandwidth_gb_s']:.3f} "
+                  + " ".join(f"{name} {float(row['bandwidth_gb_s']):.3f}" for name, row in rows.items())
+                  + f"; mean read latency ns offsim {ours['mean_read_latency_ns']:.2f} "
+                  + " ".join(f"{name} {row['mean_read_latency_ns']}" for name, row in rows.items())
+                  + f"; offsim wall {wall_s:.3f} s")
+            ref = rows.get(PEER_NAMES["dramsim3"])
+            for category in ENERGY_CATEGORIES if ref else ():  # only DRAMSim3 reports energy
                 theirs = float(ref[f"energy_{category}_pj"])
                 mine = ours[f"energy_{category}_pj"]
                 ratio = f"{mine / theirs:.4f}" if theirs else "-"

@@ -6,8 +6,8 @@ DRAMSim3 on every stream in FOLDER (written by ``dram_streams.py``) twice: first
 when the last data burst ends; then the plain build (``--plain``) for exactly that many cycles, so
 that its statistics cover the stream's run and nothing after it. It writes one CSV row per stream.
 
-``python tests/peers/dram_peer_tables.py ramulator2 FOLDER --out CSV`` reads the
-``<stream>.ramulator2.stats.json`` files the generated Ramulator 2 configurations wrote.
+``python tests/peers/dram_peer_tables.py ramulator2 FOLDER --config CONFIG --out CSV`` reads the
+``<stream>.ramulator2.stats.json`` files the generated Ramulator 2 configurations of CONFIG wrote.
 
 Units: times in ns and in the peer's clock cycles, bytes in B, bandwidth in GB/s (1e9 B/s),
 energy in pJ. DRAMSim3 reports energies in V x mA x cycles (labelled pJ, but only so when a
@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.peers.dram_streams import LINE_BYTES, bank_stride_lines, dramsim3_layout, stream_digest, streams
+from tests.peers.dram_streams import (CONFIG_NAMES, LINE_BYTES, RAMULATOR_ONLY, bank_stride_lines, config_streams,
+                                     dramsim3_layout, reference_layout, stream_digest, streams)
 
 #: DRAMSim3 energy statistics (V x mA x cycles) and offsim's names for their categories.
 DRAMSIM3_ENERGY = {"act_energy": "activate_precharge", "read_energy": "read", "write_energy": "write",
@@ -141,24 +142,33 @@ def run_dramsim3(folder: Path, traced: Path, plain: Path, out_csv: Path) -> None
     write_csv(out_csv, rows)
 
 
-def read_ramulator2(folder: Path, out_csv: Path) -> None:
-    ini = _read_ini(folder)
+def read_ramulator2(folder: Path, config: str, out_csv: Path) -> None:
+    """One row per stream from Ramulator 2's statistics, in lines and ns (its controller may count
+    bursts, several to a line, and half clock cycles: ``RamulatorOnly``)."""
+    peer = RAMULATOR_ONLY.get(config)
+    per_line, ticks = (peer.requests_per_line, peer.ticks_per_tck) if peer else (1, 1)
+    layout, tck = reference_layout(config, None if peer else _read_ini(folder))
     rows = []
-    for stream in streams(bank_stride_lines(dramsim3_layout(ini))):
+    for stream in config_streams(config, layout):
         stats = json.loads((folder / f"{stream.name}.ramulator2.stats.json").read_text())
         ctrl = stats["memory_system"]["controller"]
-        tck = round(float(ini["timing"]["tCK"]) * 1000)
-        cycles = int(ctrl["cycles"])
+        cycles = _ratio(int(ctrl["cycles"]), ticks)
         reads, writes = int(ctrl["num_read_reqs_served"]), int(ctrl["num_write_reqs_served"])
         row = {"stream": stream.name, "digest": stream_digest(stream), "requests": stream.lines.size,
                "reads": int((~stream.is_write).sum()), "writes": int(stream.is_write.sum()),
-               "reads_issued": reads, "writes_issued": writes, "time_cycles": cycles, "tck_ps": tck,
-               "time_ns": cycles * tck / 1000, "bytes": (reads + writes) * LINE_BYTES,
-               "mean_read_latency_ns": float(ctrl["avg_read_latency"]) * tck / 1000,
+               "reads_issued": _ratio(reads, per_line), "writes_issued": _ratio(writes, per_line),
+               "time_cycles": cycles, "tck_ps": tck, "time_ns": cycles * tck / 1000,
+               "bytes": (reads + writes) * LINE_BYTES // per_line,
+               "mean_read_latency_ns": float(ctrl["avg_read_latency"]) / ticks * tck / 1000,
                "activates": "", "refreshes": ""}
         row["bandwidth_gb_s"] = row["bytes"] / row["time_ns"]
         rows.append(row)
     write_csv(out_csv, rows)
+
+
+def _ratio(count: int, divisor: int) -> int | float:
+    """count / divisor, an int where it is whole (Ramulator 2's bursts and half cycles to lines and cycles)."""
+    return count // divisor if count % divisor == 0 else count / divisor
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
@@ -179,12 +189,14 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("ramulator2")
     r.add_argument("folder", type=Path)
+    r.add_argument("--config", choices=CONFIG_NAMES, required=True,
+                   help="the configuration the folder holds (dram_streams.py --config)")
     r.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.peer == "dramsim3":
         run_dramsim3(args.folder, args.traced, args.plain, args.out)
     else:
-        read_ramulator2(args.folder, args.out)
+        read_ramulator2(args.folder, args.config, args.out)
     return 0
 
 

@@ -6,7 +6,7 @@ request waits in the driver until the controller's queue takes it) or a fixed in
 timed one. Streams are generated from fixed seeds, so the same code gives the same requests;
 ``stream_digest`` fingerprints them and the reference tables record it.
 
-``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2 [--dramsim3-configs DIR]`` writes,
+``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2|ddr5|hbm3 [--dramsim3-configs DIR]`` writes,
 for every stream of that configuration:
 
 * ``OUT/<config>/<stream>.npz``: offsim's line-address form (``lines`` int64, ``is_write`` bool,
@@ -22,7 +22,10 @@ for every stream of that configuration:
 
 and ``OUT/<config>/dramsim3.ini``, the DRAMSim3 configuration (``--dramsim3-configs``: the
 ``configs`` folder of a DRAMSim3 checkout, for the DDR4 and HBM2 configurations, which start from
-one of its shipped files). ``tests/peers/README.md`` says how the peers run them.
+one of its shipped files). DRAMSim3 has neither DDR5 nor HBM3: the ddr5 and hbm3 configurations
+(``RAMULATOR_ONLY``) are offsim's shipped presets as one sub-channel or pseudo-channel, their streams'
+fields are offsim's mapping of it, and only Ramulator 2's files are written (on hbm3, two 32 B requests a
+line and no timed stream). ``tests/peers/README.md`` says how the peers run them.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import configparser
 import hashlib
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -167,27 +171,35 @@ def dramsim3_layout(ini: configparser.ConfigParser) -> Layout:
 #: DRAMSim3's address mapping of each configuration (the DDR3 one written by ``ddr3_dramsim3_edits``, the
 #: others as in the shipped file it starts from; ``dramsim3_ini`` checks).
 DRAMSIM3_MAPPING = {"ddr3": "rorabgbachco", "ddr4": "rochrababgco", "hbm2": "rorabgbachco"}
-#: offsim's mapping ``row:rank:bank:channel:column`` in DRAMSim3's fields: a bank's group is the low bits
-#: of its index (``DramGeometry``), so the bank-group field sits below the bank field.
-OFFSIM_ORDER = ("ro", "ra", "ba", "bg", "ch", "co")
+#: offsim's mapping fields in DRAMSim3's: a bank's group is the low bits of its index (``DramGeometry``),
+#: so the bank-group field sits below the bank field.
+OFFSIM_FIELDS = {"row": ("ro",), "rank": ("ra",), "bank": ("ba", "bg"), "channel": ("ch",), "column": ("co",)}
+
+
+def offsim_order(geometry) -> tuple[str, ...]:
+    """The fields of offsim's mapping of ``geometry`` (a ``DramGeometry``), most significant first."""
+    return tuple(f for name in geometry.mapping.split(":") for f in OFFSIM_FIELDS[name])
 
 
 def offsim_layout(config: str, geometry) -> Layout:
-    """The DRAMSim3 address fields of ``config`` with the widths of offsim's ``geometry`` (a
-    ``DramGeometry`` set up as that configuration)."""
-    if geometry.mapping != "row:rank:bank:channel:column":
-        raise ValueError(f"offsim mapping {geometry.mapping!r}: expected row:rank:bank:channel:column")
-    mapping = DRAMSIM3_MAPPING[config]
+    """The reference address fields of ``config`` (DRAMSim3's mapping, or offsim's own where only
+    Ramulator 2 runs it) with the widths of offsim's ``geometry`` (a ``DramGeometry`` set up as that
+    configuration)."""
+    if config in DRAMSIM3_MAPPING:
+        mapping = DRAMSIM3_MAPPING[config]
+        order = tuple(mapping[i:i + 2] for i in range(0, len(mapping), 2))
+    else:
+        order = offsim_order(geometry)
     bits = {"ch": _log2(geometry.channels), "ra": _log2(geometry.ranks_per_channel),
             "bg": _log2(geometry.bank_groups), "ba": _log2(geometry.banks // geometry.bank_groups),
             "ro": _log2(geometry.rows), "co": _log2(geometry.lines_per_row)}
-    return Layout(tuple(mapping[i:i + 2] for i in range(0, len(mapping), 2)), bits)
+    return Layout(order, bits)
 
 
-def offsim_lines(stream: Stream, layout: Layout) -> np.ndarray:
-    """offsim line indices that its mapping decodes to the channel, rank, bank group, bank, row
-    and column DRAMSim3 finds in the stream (``layout``: ``offsim_layout``)."""
-    return layout.encode(layout.decode(stream.lines), OFFSIM_ORDER)
+def offsim_lines(stream: Stream, layout: Layout, geometry) -> np.ndarray:
+    """offsim line indices that its mapping of ``geometry`` decodes to the channel, rank, bank group,
+    bank, row and column the reference layout finds in the stream (``layout``: ``offsim_layout``)."""
+    return layout.encode(layout.decode(stream.lines), offsim_order(geometry))
 
 
 #: Ramulator 2's RoBaRaCoCh mapper, most significant first; the bank-group level sits between
@@ -263,6 +275,105 @@ CONFIGS = {
 }
 
 
+@dataclass(frozen=True)
+class RamulatorOnly:
+    """A configuration only Ramulator 2 runs: offsim's shipped ``preset`` with the ``overrides`` that
+    make it the organisation Ramulator 2 models, and Ramulator 2's model of it: its DRAM class
+    (``standard``), org and timing presets, the tCK of that timing preset (ps), the offsim geometry
+    fields its org preset has (``org``), its controller class, its controller ticks per tCK (2 where
+    it ticks half cycles), its requests per 64 B line (its request is one burst) and further
+    (name, value) arguments of its controller."""
+
+    preset: str
+    overrides: tuple[str, ...]
+    standard: str
+    org_preset: str
+    timing_preset: str
+    tck_ps: int
+    org: dict[str, int]
+    controller: str
+    ticks_per_tck: int = 1
+    requests_per_line: int = 1
+    controller_options: tuple[tuple[str, object], ...] = ()
+
+
+#: Configurations only Ramulator 2 runs (DRAMSim3 has neither standard); Ramulator 2's presets are in its
+#: python/ramulator/dram/ddr5.py and hbm3.py. ddr5: one 32-bit sub-channel of a single rank (16 Gb x8, 8 bank
+#: groups x 4 banks, 65536 rows, 1024 columns) at DDR5-4800AN. hbm3: one 32-bit pseudo-channel of a 4 Gb HBM3
+#: channel (4 bank groups x 4 banks, 16384 rows, 1 KiB rows) at 6400 Mb/s, refreshed all-bank; Ramulator 2
+#: moves 32 B (one BL8 burst) per request and ticks half clock cycles.
+RAMULATOR_ONLY = {
+    "ddr5": RamulatorOnly("dram/ddr5_4800_mt60b2g8",
+                          ("dram.geometry.channels=1", "dram.geometry.refresh_mode=all_bank"),
+                          "DDR5", "DDR5_16Gb_x8", "DDR5_4800AN", 416,
+                          {"bank_groups": 8, "banks": 32, "rows": 1 << 16, "columns": 1 << 10, "device_width_bits": 8,
+                           "bus_width_bits": 32}, "GenericDDR"),
+    "hbm3": RamulatorOnly("dram/hbm3_8gb_6400", ("dram.geometry.channels=1", "dram.geometry.refresh_mode=all_bank",
+                                                 "dram.interface_energy_j_per_bit=20 pJ/bit"),  # unused here
+                          "HBM3", "HBM3_4Gb", "HBM3_6400Mbps", 625,
+                          {"bank_groups": 4, "banks": 16, "rows": 1 << 14, "columns": 256, "device_width_bits": 32,
+                           "bus_width_bits": 32}, "HBM34", ticks_per_tck=2, requests_per_line=2),
+    "lpddr5": RamulatorOnly("dram/lpddr5_6400_16gb_x16",
+                            ("dram.geometry.channels=1", "dram.geometry.refresh_mode=all_bank",
+                             "dram.interface_energy_j_per_bit=20 pJ/bit"),  # unused here
+                            "LPDDR5", "LPDDR5_16Gb_x16", "LPDDR5_6400", 1250,
+                            {"bank_groups": 4, "banks": 16, "rows": 1 << 16, "columns": 1 << 10,
+                             "device_width_bits": 16, "bus_width_bits": 16}, "LPDDR5", requests_per_line=2,
+                            # its data clock kept running: no CAS-WCK synchronisation, which offsim does not model
+                            controller_options=(("wck_sync_mode", "always_on"),)),
+}
+
+
+#: Every configuration: ddr3 (written from offsim's preset), the DRAMSim3-based CONFIGS, the RAMULATOR_ONLY ones.
+CONFIG_NAMES = ("ddr3", *CONFIGS, *RAMULATOR_ONLY)
+
+
+def offsim_spec(preset: str, overrides: tuple[str, ...]):
+    """offsim's system spec with main memory the DRAM ``preset`` (under configs/presets) and the
+    ``overrides`` on top (the host and caches of the shipped i7-920 system, which the checks do not use)."""
+    from simulator.config.loader import apply_overrides, build_spec, load_yaml, resolve_presets
+    from simulator.config.schema import SystemSpec
+
+    source = Path(__file__).resolve().parents[2] / "configs" / "systems" / "i7_920_ddr3.yaml"
+    raw = dict(load_yaml(source), dram={"preset": preset})
+    resolved = apply_overrides(resolve_presets(raw, str(source)), overrides, SystemSpec)
+    errors: list = []
+    spec = build_spec(SystemSpec, resolved, str(source), "", errors)
+    if errors:
+        raise ValueError(f"{preset}: " + "; ".join(str(e) for e in errors))
+    return spec
+
+
+def ramulator_only_parameters(config: str):
+    """offsim's (DramTiming, DramGeometry) of a configuration of ``RAMULATOR_ONLY``."""
+    from simulator.config.schema import dram_parameters
+
+    peer = RAMULATOR_ONLY[config]
+    timing, _, geometry = dram_parameters(offsim_spec(peer.preset, peer.overrides))
+    return timing, geometry
+
+
+def config_streams(config: str, layout: Layout) -> list[Stream]:
+    """The streams the peers of ``config`` run (``layout``: its reference fields): all of them but, where
+    Ramulator 2 takes a line as several requests, the timed one (its trace frontend sends one request per
+    tick, so it cannot send a line's requests together at a fixed interval)."""
+    out = streams(bank_stride_lines(layout))
+    if config in RAMULATOR_ONLY and RAMULATOR_ONLY[config].requests_per_line > 1:
+        out = [s for s in out if not s.timed]
+    return out
+
+
+def reference_layout(config: str, ini: configparser.ConfigParser | None) -> tuple[Layout, int]:
+    """The address fields the peers are given and their clock period in ps: DRAMSim3's (``ini``, its
+    configuration) or, for a configuration of ``RAMULATOR_ONLY``, offsim's mapping of its preset."""
+    if config in RAMULATOR_ONLY:
+        timing, geometry = ramulator_only_parameters(config)
+        return offsim_layout(config, geometry), timing.tck_ps
+    if ini is None:
+        raise ValueError(f"--config {config}: expected its DRAMSim3 configuration")
+    return dramsim3_layout(ini), tck_ps(ini)
+
+
 def dramsim3_ini(config: str, dramsim3_configs: Path | None) -> configparser.ConfigParser:
     """The DRAMSim3 configuration of ``config``: offsim's preset for ddr3, else the shipped file
     with the recorded edits."""
@@ -311,36 +422,53 @@ def write_dramsim3_trace(path: Path, stream: Stream, tck: int) -> None:
     path.write_text(text + f"0x0 READ {DRAMSIM3_NEVER}")  # see the module docstring
 
 
-def ramulator_addresses(stream: Stream, layout: Layout) -> np.ndarray:
-    """Byte addresses that Ramulator 2's RoBaRaCoCh mapper decodes to the fields DRAMSim3 gives."""
+def ramulator_addresses(stream: Stream, layout: Layout, requests_per_line: int = 1) -> np.ndarray:
+    """Byte addresses that Ramulator 2's RoBaRaCoCh mapper decodes to the fields the reference layout
+    gives; with several requests per line, each line's requests in turn, its column's consecutive bursts."""
     if layout.bits["ch"]:
         raise ValueError("one channel expected")
-    return layout.encode(layout.decode(stream.lines), RAMULATOR_ORDER) * LINE_BYTES
+    fields = layout.decode(stream.lines)
+    bursts = Layout(RAMULATOR_ORDER, dict(layout.bits, co=layout.bits["co"] + _log2(requests_per_line)))
+    parts = [bursts.encode(dict(fields, co=fields["co"] * requests_per_line + k), RAMULATOR_ORDER)
+             for k in range(requests_per_line)]
+    return np.stack(parts, axis=1).reshape(-1) * (LINE_BYTES // requests_per_line)
 
 
-def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[str, object]) -> str:
+def ramulator_script(stream: Stream, tck: int, standard: str, dram_kwargs: dict[str, object],
+                     controller: str = "GenericDDR", buffer_requests: int = 32, ticks_per_tck: int = 1,
+                     controller_options: tuple[tuple[str, object], ...] = ()) -> str:
     """A Ramulator 2 Python configuration that replays the stream's trace and writes its stats.
 
-    Timed streams need a fixed interval: the frontend then ticks once per ``interval`` memory
-    cycles and sends one request per tick."""
+    Timed streams need a fixed interval: the frontend then ticks once per ``interval`` of memory
+    time and sends one request per tick. Ramulator 2's loop ticks the frontend once per
+    ``memory_ratio`` steps and the memory once per ``frontend_ratio``, so the interval / tCK, reduced
+    to ``memory_ratio / frontend_ratio``, need not be whole: the controller then takes request k in
+    memory cycle ceil(k x interval / tCK). ``buffer_requests``: the controller's read and write buffers, in
+    its requests; ``ticks_per_tck``: its ticks per clock cycle ``tck`` (ps); ``controller_options``: further
+    (name, value) arguments of the controller."""
     if stream.timed:
         gaps = np.diff(stream.arrival_ps)
-        if stream.arrival_ps[0] != 0 or (gaps != gaps[0]).any() or gaps[0] % tck:
-            raise ValueError(f"{stream.name}: timed streams need arrivals every fixed whole number of cycles from 0")
-        memory_ratio = int(gaps[0] // tck)
+        if stream.arrival_ps[0] != 0 or (gaps != gaps[0]).any():
+            raise ValueError(f"{stream.name}: timed streams need arrivals at a fixed interval from 0")
+        ratio = Fraction(int(gaps[0]) * ticks_per_tck, tck)
+        memory_ratio, frontend_ratio = ratio.numerator, ratio.denominator
     else:
-        memory_ratio = 1
+        memory_ratio, frontend_ratio = 1, 1
     kwargs = ", ".join(f"{k}={v!r}" for k, v in dram_kwargs.items())
+    options = "".join(f"\n    {k}={v!r}," for k, v in controller_options)
     return f'''"""Ramulator 2 run of stream {stream.name} (written by dram_streams.py)."""
 import json
 import pathlib
 import ramulator
 
 here = pathlib.Path(__file__).resolve().parent
-frontend = ramulator.frontend.LoadStoreTrace(clock_ratio=1, path=str(here / "{stream.name}.ramulator2.trace"))
+frontend = ramulator.frontend.LoadStoreTrace(clock_ratio={frontend_ratio},
+                                             path=str(here / "{stream.name}.ramulator2.trace"))
 dram = ramulator.dram.{standard}({kwargs})
-ctrl = ramulator.controller.GenericDDR(
+ctrl = ramulator.controller.{controller}(
     dram=dram,
+    read_buffer_size={buffer_requests},
+    write_buffer_size={buffer_requests},{options}
     scheduler=ramulator.scheduler.FRFCFS(),
     refresh_manager=ramulator.refresh_manager.AllBank(),
     row_policy=ramulator.row_policy.Open(),
@@ -378,33 +506,73 @@ def ramulator_dram_kwargs(config: str, ini: configparser.ConfigParser, layout: L
     return out
 
 
+def ramulator_only_kwargs(config: str, timing, geometry) -> dict[str, object]:
+    """Ramulator 2 DRAM arguments of a ``RAMULATOR_ONLY`` configuration with every timing it takes set to
+    offsim's (``timing``, a ``DramTiming`` in tCK; ``geometry``, offsim's, checked against its org preset).
+    What stays Ramulator 2's own is in the README: DDR5's two-cycle commands, nPPD (PRE to PRE, 2 tCK; offsim
+    has none) and read-to-write spacing; HBM3's half-cycle row commands on their own bus, nPPD, nRREFD."""
+    peer = RAMULATOR_ONLY[config]
+    org = {k: getattr(geometry, k) for k in peer.org}
+    if org != peer.org:
+        raise ValueError(f"offsim's {config} organisation {org}: expected Ramulator 2's {peer.org_preset}, {peer.org}")
+    if timing.tck_ps != peer.tck_ps:
+        raise ValueError(f"offsim's {config} tCK {timing.tck_ps} ps: expected {peer.timing_preset}'s {peer.tck_ps} ps")
+    t = timing
+    n_bl = t.burst_ps // t.tck_ps
+    out: dict[str, object] = {
+        "org_preset": peer.org_preset, "timing_preset": peer.timing_preset, "nBL": n_bl, "nCL": t.cl, "nRP": t.t_rp,
+        "nRAS": t.t_ras, "nRC": t.t_rc, "nWR": t.t_wr, "nRTP": t.t_rtp, "nCWL": t.cwl, "nCCDS": t.t_ccd_s,
+        "nCCDL": t.t_ccd_l, "nRRDS": t.t_rrd_s, "nRRDL": t.t_rrd_l, "nWTRS": t.t_wtr_s, "nWTRL": t.t_wtr_l,
+        "nFAW": t.t_faw, "nRFC": t.t_rfc, "nREFI": round(t.t_refi_ps / t.tck_ps)}
+    if peer.standard == "DDR5":
+        out.update(rank=geometry.ranks_per_channel, nRCD=t.t_rcd, nCCDS_WR=t.t_ccd_s, nCCDL_WR=t.t_ccd_l_wr,
+                   nCS=t.t_rtrs)
+    elif peer.standard == "LPDDR5":  # one tRP before an all-bank precharge too; no tCCD_L_WR of its own
+        del out["nBL"]
+        out.update(rank=geometry.ranks_per_channel, nBL_min=n_bl, nRCD=t.t_rcd, nRPab=t.t_rp, nCCDS_WR=t.t_ccd_s,
+                   nCCDL_WR=t.t_ccd_l, nRFCpb=t.t_rfc_pb, nCS=t.t_rtrs)
+    else:  # HBM3: one pseudo-channel; offsim's one tRCD for reads and writes, its read-to-write bus bubble of 2 tCK
+        out.update(pseudochannel=1, nRCDRD=t.t_rcd, nRCDWR=t.t_rcd, nRTW=t.cl + n_bl + 2 - t.cwl, nRFCpb=t.t_rfc_pb)
+    return out
+
+
 def write_all(out: Path, config: str, dramsim3_configs: Path | None) -> None:
-    ini = dramsim3_ini(config, dramsim3_configs)
-    layout = dramsim3_layout(ini)
-    tck = tck_ps(ini)
+    peer = RAMULATOR_ONLY.get(config)
+    if peer is not None:
+        ini = None
+        layout, tck = reference_layout(config, None)
+        standard, dram_kwargs = peer.standard, ramulator_only_kwargs(config, *ramulator_only_parameters(config))
+    else:
+        ini = dramsim3_ini(config, dramsim3_configs)
+        layout, tck = reference_layout(config, ini)
+        standard = RAMULATOR_PRESETS[config][0] if config in RAMULATOR_PRESETS else None
+        dram_kwargs = ramulator_dram_kwargs(config, ini, layout) if standard else None
     folder = out / config
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "dramsim3.ini", "w") as f:
-        ini.write(f)
-    dram_kwargs = ramulator_dram_kwargs(config, ini, layout) if config in RAMULATOR_PRESETS else None
-    for stream in streams(bank_stride_lines(layout)):
+    if ini is not None:
+        with open(folder / "dramsim3.ini", "w") as f:
+            ini.write(f)
+    per_line = peer.requests_per_line if peer else 1
+    for stream in config_streams(config, layout):
         np.savez(folder / f"{stream.name}.npz", lines=stream.lines, is_write=stream.is_write,
                  arrival_ps=stream.arrival_ps)
-        write_dramsim3_trace(folder / f"{stream.name}.dramsim3.trace", stream, tck)
+        if ini is not None:
+            write_dramsim3_trace(folder / f"{stream.name}.dramsim3.trace", stream, tck)
         if dram_kwargs is not None:
-            addresses = ramulator_addresses(stream, layout)
-            ops = np.where(stream.is_write, "ST", "LD")
+            addresses = ramulator_addresses(stream, layout, per_line)
+            ops = np.repeat(np.where(stream.is_write, "ST", "LD"), per_line)
             (folder / f"{stream.name}.ramulator2.trace").write_text(
                 "".join(f"{o} {a:#x}\n" for o, a in zip(ops, addresses.tolist())))
-            (folder / f"{stream.name}.ramulator2.py").write_text(
-                ramulator_script(stream, tck, RAMULATOR_PRESETS[config][0], dram_kwargs))
+            (folder / f"{stream.name}.ramulator2.py").write_text(ramulator_script(
+                stream, tck, standard, dram_kwargs, peer.controller if peer else "GenericDDR", 32 * per_line,
+                peer.ticks_per_tck if peer else 1, peer.controller_options if peer else ()))
         print(f"{config}/{stream.name}: {stream.lines.size} requests, digest {stream_digest(stream)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="folder to write the streams and configurations into")
-    parser.add_argument("--config", choices=("ddr3", *CONFIGS), default="ddr3")
+    parser.add_argument("--config", choices=CONFIG_NAMES, default="ddr3")
     parser.add_argument("--dramsim3-configs", type=Path, help="DRAMSim3's configs folder (ddr4, hbm2)")
     args = parser.parse_args(argv)
     try:
