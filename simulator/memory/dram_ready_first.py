@@ -2,7 +2,9 @@
 chosen one request at a time from the whole transaction queue as the DRAM state evolves.
 
 Per channel, reads wait in a read queue and writes in a write buffer, each ``queue_depth``
-requests deep and filled in arrival order. Each step the controller serves the request of the
+requests deep. Requests enter them in arrival order, and one that finds its queue full holds back
+every later request, as a memory controller's front end does (DRAMSim3's trace driver and Ramulator
+2's ``LoadStoreTrace`` frontend retry the refused request before sending the next). Each step the controller serves the request of the
 active queue whose column command could issue earliest given the banks, ranks, bank groups and
 data bus as they are now (row hits first, as their column needs no ACT; ties go to the oldest),
 so one request waiting on its bank does not hold back the others. Reads are served unless the
@@ -96,22 +98,31 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     step = 0
     last_done = -(1 << 62)
     no_pool = np.zeros(1, np.int64)  # no read-entry limit: this order serves a chunk channel by channel, not in time
+    arrivals = np.empty(n, np.int64)  # the channel's requests in arrival order, both kinds
     for c in range(decode[0, 1]):
         count = np.zeros(2, np.int64)
+        n_arrivals = 0
         for i in range(n):
             if field(lines[i], decode, 0) == c:
                 kind = 1 if is_write[i] != 0 else 0
                 by_kind[kind, count[kind]] = i
                 count[kind] += 1
+                arrivals[n_arrivals] = i
+                n_arrivals += 1
         queued = np.zeros(2, np.int64)  # requests in each queue
         admitted = np.zeros(2, np.int64)  # requests of each kind that have entered their queue
+        next_arrival = 0
         draining = 0
         while True:
-            for kind in range(2):  # fill both queues in arrival order
-                while queued[kind] < qdepth and admitted[kind] < count[kind]:
-                    queue[kind, queued[kind]] = admitted[kind]
-                    queued[kind] += 1
-                    admitted[kind] += 1
+            # admit in arrival order; a request whose queue is full holds back every later one
+            while next_arrival < n_arrivals:
+                kind = 1 if is_write[arrivals[next_arrival]] != 0 else 0
+                if queued[kind] >= qdepth:
+                    break
+                queue[kind, queued[kind]] = admitted[kind]
+                queued[kind] += 1
+                admitted[kind] += 1
+                next_arrival += 1
             if queued[0] + queued[1] == 0:
                 break
             if draining == 0 and queued[1] > 0 and (queued[1] >= qdepth or queued[0] == 0):

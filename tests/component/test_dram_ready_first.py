@@ -1,5 +1,5 @@
-"""Ready-first controller: the request whose column can issue earliest goes first, by hand; the
-write buffer is drained when full or when no read waits; it serves random reads faster than the
+"""Ready-first controller: the request whose column can issue earliest goes first, by hand; requests
+enter their queues in arrival order; the write buffer is drained when full or when no read waits; it serves random reads faster than the
 block-sorting first-ready controller. (Its command logs are checked against the DDR3 rules with
 the other controllers in test_dram.py.)"""
 
@@ -44,6 +44,16 @@ def test_a_full_write_buffer_is_drained_first():
     lines = [line(1, b) for b in range(4)]
     kinds = _served_kinds(d, lines, [True, True, False, False])
     assert kinds == [3, 3, 2, 2]  # two writes fill the 2-deep buffer: drained before the reads
+
+
+def test_requests_enter_their_queues_in_arrival_order():
+    d = make(scheduler="ready_first", queue_depth=2, command_log_capacity=64)
+    lines = [line(1, b) for b in range(6)]
+    kinds = _served_kinds(d, lines, [False, False, False, False, True, True])
+    # the third read finds the 2-deep read queue full and holds back the writes behind it; the writes
+    # enter only with the fourth read, once two reads are served, and their full buffer is drained
+    # before the last two reads (admitted apart, the writes would fill their buffer at once: 3, 3, 2, 2, 2, 2)
+    assert kinds == [2, 2, 3, 3, 2, 2]
 
 
 def test_random_reads_run_faster_than_with_block_sorting():

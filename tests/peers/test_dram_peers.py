@@ -42,14 +42,12 @@ ROW_HITS = ("row hits per ACT: {ours} column commands per ACT in offsim, {theirs
 RAMULATOR_ORDER = (
     "offsim serves the triad in another order than Ramulator 2. In offsim's {standard} mapping each bank takes "
     "the three arrays' rows in turn, so in stream order nearly every line needs an ACT (Ramulator 2: {peer_rows}). "
-    "offsim's ready_first (without command queues) fills its read queue and write buffer independently from a "
-    "chunk that arrives at once, so the write buffer stays full and every write is drained first (the last "
-    "write's burst ends at cycle {writes_done:,}, the first read's at {first_read:,}); it serves a queued row hit "
-    "before an older request to another row of its bank (earliest column command): {acts:,} ACTs for {lines:,} "
-    "lines. Ramulator 2's frontend sends requests in stream order, stopping at a full buffer, and its FRFCFS "
-    "issues the oldest ready command, so an older request's PRE goes before a younger row hit (its "
-    "FRFCFS-RowHit gives the same figures on the DDR5 triad: it only keeps a younger PRE from closing an older "
-    "hit's row); {bound}. Two scheduling policies, not a timing rule; not yet reconciled")
+    "Both admit requests in stream order, stopping at a full buffer; offsim's ready_first (without command "
+    "queues) then serves the queued request whose column command can issue earliest, so a row hit goes before an "
+    "older request to another row of its bank: {acts:,} ACTs for {lines:,} lines. Ramulator 2's FRFCFS issues "
+    "the oldest ready command, so an older request's PRE goes before a younger row hit (its FRFCFS-RowHit gives "
+    "the same figures on the DDR5 triad: it only keeps a younger PRE from closing an older hit's row); {bound}. "
+    "Two scheduling policies, not a timing rule; not yet reconciled")
 
 TFAW = "it runs near its tFAW bound (one ACT per {} tCK)"
 LPDDR5_COMMANDS = (
@@ -88,34 +86,34 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
         "triad_one_bank": {"energy": "activate_precharge 0.900: " + ROW_HITS.format(ours=11.12, theirs=10.01)},
     },
     "ddr5": {
-        "triad": {"time": "time 0.660: " + RAMULATOR_ORDER.format(
-            standard="DDR5", peer_rows="0 row hits, 711,269 conflicts, 75,124 misses", writes_done=2_319_412,
-            first_read=2_319_460, acts=354_095, lines=786_432, bound=TFAW.format(12.25))},
-        "triad_one_bank": {"time": "time 0.660: " + RAMULATOR_ORDER.format(
-            standard="DDR5", peer_rows="0 row hits, 644,369 conflicts, 142,022 misses", writes_done=2_319_412,
-            first_read=2_319_460, acts=343_655, lines=786_432, bound=TFAW.format(12.25))},
+        "triad": {"time": "time 0.852: " + RAMULATOR_ORDER.format(
+            standard="DDR5", peer_rows="0 row hits, 711,269 conflicts, 75,124 misses", acts=664_431, lines=786_432,
+            bound=TFAW.format(12.25))},
+        "triad_one_bank": {"time": "time 0.819: " + RAMULATOR_ORDER.format(
+            standard="DDR5", peer_rows="0 row hits, 644,369 conflicts, 142,022 misses", acts=644_998, lines=786_432,
+            bound=TFAW.format(12.25))},
     },
     "lpddr5": {
         "random_read": {"time": "time 0.783: " + LPDDR5_COMMANDS + ". Ramulator 2: 5,963,859 cycles for 1,048,542 "
                                 "lines (5.69 tCK a line; 1,040,118 of its requests meet another row open); offsim: "
                                 "4,671,739 cycles, 1,048,516 ACTs (4.46 tCK a line, the data bus and tFAW's one ACT "
                                 "per 4 tCK); refresh takes 7.2 % of both; not yet reconciled"},
-        "triad": {"time": "time 0.784: " + LPDDR5_COMMANDS + "; and " + RAMULATOR_ORDER.format(
+        "triad": {"time": "time 0.830: " + LPDDR5_COMMANDS + "; and " + RAMULATOR_ORDER.format(
             standard="LPDDR5", peer_rows="556,672 conflicts and 133,908 misses among its 1,572,760 32 B requests",
-            writes_done=1_160_066, first_read=1_160_092, acts=538_249, lines=786_432,
+            acts=655_360, lines=786_432,
             bound="its command bus bounds it (about 3.5 million commands in its 4,408,169 cycles)")},
-        "triad_one_bank": {"time": "time 0.783: " + LPDDR5_COMMANDS + "; and " + RAMULATOR_ORDER.format(
+        "triad_one_bank": {"time": "time 0.829: " + LPDDR5_COMMANDS + "; and " + RAMULATOR_ORDER.format(
             standard="LPDDR5", peer_rows="552,853 conflicts and 139,232 misses among its 1,572,756 32 B requests",
-            writes_done=1_160_066, first_read=1_160_092, acts=538_249, lines=786_432,
+            acts=654_301, lines=786_432,
             bound="its command bus bounds it (about 3.5 million commands in its 4,412,867 cycles)")},
     },
     "hbm3": {
-        "triad": {"time": "time 0.733: " + RAMULATOR_ORDER.format(
+        "triad": {"time": "time 0.801: " + RAMULATOR_ORDER.format(
             standard="HBM3", peer_rows="537,767 conflicts and 112,750 misses among its 1,572,746 32 B requests",
-            writes_done=1_186_930, first_read=1_186_984, acts=268_262, lines=786_432, bound=TFAW.format(6))},
-        "triad_one_bank": {"time": "time 0.735: " + RAMULATOR_ORDER.format(
+            acts=445_349, lines=786_432, bound=TFAW.format(6))},
+        "triad_one_bank": {"time": "time 0.785: " + RAMULATOR_ORDER.format(
             standard="HBM3", peer_rows="536,487 conflicts and 114,259 misses among its 1,572,748 32 B requests",
-            writes_done=1_186_930, first_read=1_186_984, acts=259_529, lines=786_432, bound=TFAW.format(6))},
+            acts=381_321, lines=786_432, bound=TFAW.format(6))},
     },
 }
 
