@@ -216,6 +216,8 @@ def as_lines(lines: object, what: str = "lines") -> np.ndarray:
 
 def check_start_level(start_level: int, n_levels: int) -> None:
     """Raise ValueError unless ``0 <= start_level < n_levels``."""
+    if type(start_level) is int and 0 <= start_level < n_levels:
+        return  # the common case, without the slower checks below
     if not _is_int(start_level) or not 0 <= start_level < n_levels:
         raise ValueError(f"start_level: {start_level!r}; expected an integer in 0..{n_levels - 1}")
 
@@ -268,8 +270,10 @@ class CacheHierarchy:
         self._rd = np.empty(0, dtype=np.int64)
         self._wr = np.empty(0, dtype=np.int64)
         self._no_stores = np.zeros(1, dtype=np.uint8)
-        # per requester: the level counters, and a last row holding DRAM reads and writes (lines)
-        self._by_requester: dict[str, np.ndarray] = {}
+        # room a kernel keeps in the DRAM buffers beyond two per input: one access's reads and cascading writes
+        self._reserve_extra = n * (1 + (pf.degree if on else 0)) + 1024
+        # per requester: the level counters, and [DRAM reads, DRAM writes] (lines)
+        self._by_requester: dict[str, tuple[np.ndarray, list[int]]] = {}
 
     @property
     def n_levels(self) -> int:
@@ -278,17 +282,18 @@ class CacheHierarchy:
 
     # -- buffers ---------------------------------------------------------------
     def _reserve(self, n_inputs: int) -> None:
-        per = 1 + (int(self._pf_cfg[2]) if self._pf_cfg[0] else 0)
         # Bounded: a call that fills the buffers is resumed after draining them.
-        want = min(2 * n_inputs, 1 << 20) + self.n_levels * per + 1024
+        want = min(2 * n_inputs, 1 << 20) + self._reserve_extra
         if self._rd.shape[0] < want:
             self._rd = np.empty(want, dtype=np.int64)
             self._wr = np.empty(want, dtype=np.int64)
 
     def _drain(self, reads: list, writes: list) -> None:
-        reads.append(self._rd[: self._pos[0]].copy())
-        writes.append(self._wr[: self._pos[1]].copy())
-        self._pos[:] = 0
+        pos = self._pos
+        n_reads, n_writes = pos.tolist()
+        reads.append(self._rd[:n_reads].copy())
+        writes.append(self._wr[:n_writes].copy())
+        pos.fill(0)
 
     def _run(self, n_inputs: int, step) -> tuple[list, list]:
         """Run a resumable kernel over ``n_inputs`` lines: ``step(done) -> next index``.
@@ -311,10 +316,11 @@ class CacheHierarchy:
         result = ChunkResult(self._counts - before, _concat(reads), _concat(writes), served)
         mine = self._by_requester.get(requester)
         if mine is None:
-            mine = self._by_requester[requester] = np.zeros((self.n_levels + 1, ck.N_COUNTERS), dtype=np.int64)
-        mine[:-1] += result.level_counts
-        mine[-1, 0] += len(result.dram_reads)
-        mine[-1, 1] += len(result.dram_writes)
+            mine = self._by_requester[requester] = (np.zeros((self.n_levels, ck.N_COUNTERS), dtype=np.int64), [0, 0])
+        levels, dram = mine
+        levels += result.level_counts
+        dram[0] += len(result.dram_reads)
+        dram[1] += len(result.dram_writes)
         return result
 
     # -- operations -------------------------------------------------------------
@@ -411,10 +417,10 @@ class CacheHierarchy:
     def counters_by_requester(self) -> dict[str, dict[str, dict[str, int]]]:
         """The counters of ``counters()`` split by requester: requester -> level name (and ``DRAM``) -> counter."""
         out = {}
-        for who, table in self._by_requester.items():
+        for who, (table, dram) in self._by_requester.items():
             mine = {g.name: {c: int(table[i, j]) for j, c in enumerate(COUNTER_NAMES)}
                     for i, g in enumerate(self.levels)}
-            mine[DRAM_NAME] = {"dram_reads": int(table[-1, 0]), "dram_writes": int(table[-1, 1])}
+            mine[DRAM_NAME] = {"dram_reads": dram[0], "dram_writes": dram[1]}
             out[who] = mine
         return out
 
