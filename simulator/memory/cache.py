@@ -234,10 +234,6 @@ def check_levels_arg(levels: Sequence[int] | None, n_levels: int) -> list[int]:
     return out
 
 
-def _concat(parts: list[np.ndarray]) -> np.ndarray:
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
 class CacheHierarchy:
     """Exact write-back non-inclusive hierarchy over line numbers (compiled kernels).
 
@@ -295,11 +291,12 @@ class CacheHierarchy:
         writes.append(self._wr[:n_writes].copy())
         pos.fill(0)
 
-    def _run(self, n_inputs: int, step) -> tuple[list, list]:
-        """Run a resumable kernel over ``n_inputs`` lines: ``step(done) -> next index``.
+    def _run(self, n_inputs: int, step) -> tuple[np.ndarray, np.ndarray]:
+        """Run a resumable kernel over ``n_inputs`` lines: ``step(done) -> next index``; return the
+        DRAM reads and writes it made, in order.
 
         A kernel stops early when the DRAM read/write buffers are full; the
-        buffers are drained into the returned lists and the kernel is resumed.
+        buffers are drained and the kernel is resumed.
         """
         self._reserve(n_inputs)
         reads: list = []
@@ -309,19 +306,23 @@ class CacheHierarchy:
             done = step(done)
             self._drain(reads, writes)
             if done >= n_inputs:
-                return reads, writes
+                if len(reads) == 1:  # the common case: one pass
+                    return reads[0], writes[0]
+                return np.concatenate(reads), np.concatenate(writes)
 
-    def _result(self, before: np.ndarray, reads: list, writes: list,
+    def _result(self, before: np.ndarray, reads: np.ndarray, writes: np.ndarray,
                 served: np.ndarray, requester: str) -> ChunkResult:
-        result = ChunkResult(self._counts - before, _concat(reads), _concat(writes), served)
+        """The call's result: the counters since ``before`` (a copy taken for the call, reused for the
+        difference), added to ``requester``'s table too."""
+        delta = np.subtract(self._counts, before, out=before)
         mine = self._by_requester.get(requester)
         if mine is None:
             mine = self._by_requester[requester] = (np.zeros((self.n_levels, ck.N_COUNTERS), dtype=np.int64), [0, 0])
         levels, dram = mine
-        levels += result.level_counts
-        dram[0] += len(result.dram_reads)
-        dram[1] += len(result.dram_writes)
-        return result
+        levels += delta
+        dram[0] += len(reads)
+        dram[1] += len(writes)
+        return ChunkResult(delta, reads, writes, served)
 
     # -- operations -------------------------------------------------------------
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False,
@@ -404,7 +405,7 @@ class CacheHierarchy:
         ck.invalidate_kernel(arr, level_mask, st["ts"], st["base"], st["mask"], st["ways"], self._mru,
                              self._counts)
         empty = np.empty(0, dtype=np.int64)
-        return self._result(before, [empty], [empty], np.empty(0, dtype=np.int8), requester)
+        return self._result(before, empty, empty, np.empty(0, dtype=np.int8), requester)
 
     # -- inspection -------------------------------------------------------------
     def counters(self) -> dict[str, dict[str, int]]:
