@@ -40,7 +40,7 @@ from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHED
 
 #: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
 ATTRIBUTED_COUNTERS = ("reads", "writes", "activates")
-_ATTRIBUTED = np.array([k.K_READS, k.K_WRITES, k.K_ACTS])
+_ATTRIBUTED = (k.K_READS, k.K_WRITES, k.K_ACTS)
 
 
 class AddressOutOfRange(ValueError):
@@ -182,7 +182,7 @@ class DramSystem:
         self._log_n = np.zeros(1, dtype=np.int64)
         self._min_arrival_ps = 0
         # requester -> [reads, writes, activates] caused by its chunks (refresh belongs to none)
-        self._by_requester: dict[str, np.ndarray] = {}
+        self._by_requester: dict[str, list[int]] = {}
         self._no_pool = np.zeros(1, dtype=np.int64)
         self._read_pool = self._no_pool  # the read entries shared by ``_pooled`` (``limit_reads``)
         self._pooled: frozenset[str] = frozenset()
@@ -257,7 +257,7 @@ class DramSystem:
         seen_ps = arrival_ps + self._pipeline_ps  # when the controller may act on the chunk
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
-            before = self._ctr[_ATTRIBUTED]  # a copy (indexing by an array)
+            before = self._ctr.tolist()
             pool = self._read_pool if requester in self._pooled else self._no_pool
             p = self._p
             if bus_speedup > 1:
@@ -289,11 +289,10 @@ class DramSystem:
             else:
                 k.serve(lines, writes, seen_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
                         self._ring, self._pend, self._ctr, out, self._log, self._log_n, pool)
-            mine = self._by_requester.get(requester)
-            if mine is None:
-                mine = self._by_requester[requester] = np.zeros(len(_ATTRIBUTED), dtype=np.int64)
-            mine += self._ctr[_ATTRIBUTED]
-            mine -= before
+            after = self._ctr.tolist()
+            mine = self._by_requester.setdefault(requester, [0] * len(_ATTRIBUTED))
+            for j, column in enumerate(_ATTRIBUTED):
+                mine[j] += after[column] - before[column]
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
@@ -337,7 +336,7 @@ class DramSystem:
     def counters_by_requester(self) -> dict[str, dict[str, int]]:
         """reads, writes (data bursts, lines) and activates (commands) by the requester whose chunk
         caused them; refreshes and the precharges they force belong to no requester."""
-        return {who: dict(zip(ATTRIBUTED_COUNTERS, (int(v) for v in c))) for who, c in self._by_requester.items()}
+        return {who: dict(zip(ATTRIBUTED_COUNTERS, c)) for who, c in self._by_requester.items()}
 
     @property
     def last_completion_ps(self) -> int:
