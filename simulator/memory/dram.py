@@ -228,7 +228,7 @@ class DramSystem:
         to the picosecond (bank timing unchanged).
         requester: who sent the chunk; the reads, writes and activates it causes are also counted
         for that requester (``counters_by_requester``)."""
-        if bus_speedup != 1 or type(bus_speedup) is not int:  # the common case checked at no cost
+        if type(bus_speedup) is not int or bus_speedup != 1:  # the common case (exactly 1) needs no checks
             if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, float, np.integer, np.floating)) \
                     or not 1 <= bus_speedup < math.inf:
                 raise ValueError(f"bus_speedup = {bus_speedup!r}: expected a finite number >= 1")
