@@ -46,6 +46,7 @@ import numpy as np
 
 from simulator.engine import ClockDomain
 from simulator.host.prefetch_timing import PrefetchSlots
+from simulator.memory.array_kernel import add_scaled, count_levels
 from simulator.memory.port import MemoryPort, PortResult
 
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
@@ -152,9 +153,12 @@ class HostCore:
     def memory_ps(self, served_counts: np.ndarray, dram_done_ps: int | None, now_ps: int) -> int:
         """Duration of a chunk of independent accesses, ps (see module docstring)."""
         lat = self.timing.level_latency_cycles
-        hidden = sum(int(served_counts[i]) * lat[i] for i in range(1, len(lat)))
+        counts = served_counts.tolist()  # int64 -> int: Python arithmetic on a few numbers
+        hidden = 0
+        for i in range(1, len(lat)):
+            hidden += counts[i] * lat[i]
         t = self.clock.cycles_to_ps(hidden / self.max_outstanding_misses)
-        n_dram = int(served_counts[-1])
+        n_dram = counts[-1]
         t += (n_dram * self.timing.dram_latency_ps) // self.max_outstanding_misses
         if dram_done_ps is not None:
             t = max(t, dram_done_ps + self.timing.path_latency_ps - now_ps)
@@ -221,6 +225,9 @@ class HostCore:
             yield from self.run_compute_row(env, stage, flops, cycles)
             return
         bytes_per_line = n_bytes / n_lines
+        n_out = len(self.bytes_by_level)
+        if stage.bytes_by_level is None:
+            stage.bytes_by_level = np.zeros(n_out, dtype=np.float64)
         for lo in range(0, n_lines, CHUNK_LINES):
             chunk = lines[lo:lo + CHUNK_LINES]
             share = len(chunk) / n_lines
@@ -228,12 +235,12 @@ class HostCore:
             c_elems = n_elements * share
             start = env.now
             if dependent:
-                counts = np.zeros(len(self.bytes_by_level), dtype=np.int64)
+                counts = np.zeros(n_out, dtype=np.int64)
                 yield from self.dependent_accesses(env, chunk, op, counts)
                 mem_ps = env.now - start
             else:
                 res = self._access(chunk, op, start)
-                counts = np.bincount(res.cache.served_by, minlength=len(self.bytes_by_level))
+                counts = count_levels(res.cache.served_by, n_out)
                 if self.prefetch is not None and op != "zero":
                     mem_ps = self._prefetching_memory_ps(chunk, res, counts, start)
                 else:
@@ -244,9 +251,7 @@ class HostCore:
             issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)
             comp_ps = self.compute_ps(c_flops, c_cycles)
             busy = max(mem_ps, issue_ps, comp_ps, 1)
-            served_bytes = counts * bytes_per_line
-            self.bytes_by_level += served_bytes
-            stage.add_served(served_bytes)
+            add_scaled(counts, bytes_per_line, self.bytes_by_level, stage.bytes_by_level)  # B served per level
             stage.compute_ps += comp_ps
             stage.stall_ps += busy - comp_ps
             stage.lines += len(chunk)

@@ -216,6 +216,8 @@ def as_lines(lines: object, what: str = "lines") -> np.ndarray:
 
 def check_start_level(start_level: int, n_levels: int) -> None:
     """Raise ValueError unless ``0 <= start_level < n_levels``."""
+    if type(start_level) is int and 0 <= start_level < n_levels:
+        return  # the common case, without the slower checks below
     if not _is_int(start_level) or not 0 <= start_level < n_levels:
         raise ValueError(f"start_level: {start_level!r}; expected an integer in 0..{n_levels - 1}")
 
@@ -230,10 +232,6 @@ def check_levels_arg(levels: Sequence[int] | None, n_levels: int) -> list[int]:
             raise ValueError(f"levels: {lv!r}; expected level indices in 0..{n_levels - 1}")
         out.append(int(lv))
     return out
-
-
-def _concat(parts: list[np.ndarray]) -> np.ndarray:
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 class CacheHierarchy:
@@ -268,8 +266,10 @@ class CacheHierarchy:
         self._rd = np.empty(0, dtype=np.int64)
         self._wr = np.empty(0, dtype=np.int64)
         self._no_stores = np.zeros(1, dtype=np.uint8)
-        # per requester: the level counters, and a last row holding DRAM reads and writes (lines)
-        self._by_requester: dict[str, np.ndarray] = {}
+        # room a kernel keeps in the DRAM buffers beyond two per input: one access's reads and cascading writes
+        self._reserve_extra = n * (1 + (pf.degree if on else 0)) + 1024
+        # per requester: the level counters, and [DRAM reads, DRAM writes] (lines)
+        self._by_requester: dict[str, tuple[np.ndarray, list[int]]] = {}
 
     @property
     def n_levels(self) -> int:
@@ -278,23 +278,25 @@ class CacheHierarchy:
 
     # -- buffers ---------------------------------------------------------------
     def _reserve(self, n_inputs: int) -> None:
-        per = 1 + (int(self._pf_cfg[2]) if self._pf_cfg[0] else 0)
         # Bounded: a call that fills the buffers is resumed after draining them.
-        want = min(2 * n_inputs, 1 << 20) + self.n_levels * per + 1024
+        want = min(2 * n_inputs, 1 << 20) + self._reserve_extra
         if self._rd.shape[0] < want:
             self._rd = np.empty(want, dtype=np.int64)
             self._wr = np.empty(want, dtype=np.int64)
 
     def _drain(self, reads: list, writes: list) -> None:
-        reads.append(self._rd[: self._pos[0]].copy())
-        writes.append(self._wr[: self._pos[1]].copy())
-        self._pos[:] = 0
+        pos = self._pos
+        n_reads, n_writes = pos.tolist()
+        reads.append(self._rd[:n_reads].copy())
+        writes.append(self._wr[:n_writes].copy())
+        pos.fill(0)
 
-    def _run(self, n_inputs: int, step) -> tuple[list, list]:
-        """Run a resumable kernel over ``n_inputs`` lines: ``step(done) -> next index``.
+    def _run(self, n_inputs: int, step) -> tuple[np.ndarray, np.ndarray]:
+        """Run a resumable kernel over ``n_inputs`` lines: ``step(done) -> next index``; return the
+        DRAM reads and writes it made, in order.
 
         A kernel stops early when the DRAM read/write buffers are full; the
-        buffers are drained into the returned lists and the kernel is resumed.
+        buffers are drained and the kernel is resumed.
         """
         self._reserve(n_inputs)
         reads: list = []
@@ -304,18 +306,23 @@ class CacheHierarchy:
             done = step(done)
             self._drain(reads, writes)
             if done >= n_inputs:
-                return reads, writes
+                if len(reads) == 1:  # the common case: one pass
+                    return reads[0], writes[0]
+                return np.concatenate(reads), np.concatenate(writes)
 
-    def _result(self, before: np.ndarray, reads: list, writes: list,
+    def _result(self, before: np.ndarray, reads: np.ndarray, writes: np.ndarray,
                 served: np.ndarray, requester: str) -> ChunkResult:
-        result = ChunkResult(self._counts - before, _concat(reads), _concat(writes), served)
+        """The call's result: the counters since ``before`` (a copy taken for the call, reused for the
+        difference), added to ``requester``'s table too."""
+        delta = np.subtract(self._counts, before, out=before)
         mine = self._by_requester.get(requester)
         if mine is None:
-            mine = self._by_requester[requester] = np.zeros((self.n_levels + 1, ck.N_COUNTERS), dtype=np.int64)
-        mine[:-1] += result.level_counts
-        mine[-1, 0] += len(result.dram_reads)
-        mine[-1, 1] += len(result.dram_writes)
-        return result
+            mine = self._by_requester[requester] = (np.zeros((self.n_levels, ck.N_COUNTERS), dtype=np.int64), [0, 0])
+        levels, dram = mine
+        levels += delta
+        dram[0] += len(reads)
+        dram[1] += len(writes)
+        return ChunkResult(delta, reads, writes, served)
 
     # -- operations -------------------------------------------------------------
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False,
@@ -398,7 +405,7 @@ class CacheHierarchy:
         ck.invalidate_kernel(arr, level_mask, st["ts"], st["base"], st["mask"], st["ways"], self._mru,
                              self._counts)
         empty = np.empty(0, dtype=np.int64)
-        return self._result(before, [empty], [empty], np.empty(0, dtype=np.int8), requester)
+        return self._result(before, empty, empty, np.empty(0, dtype=np.int8), requester)
 
     # -- inspection -------------------------------------------------------------
     def counters(self) -> dict[str, dict[str, int]]:
@@ -411,10 +418,10 @@ class CacheHierarchy:
     def counters_by_requester(self) -> dict[str, dict[str, dict[str, int]]]:
         """The counters of ``counters()`` split by requester: requester -> level name (and ``DRAM``) -> counter."""
         out = {}
-        for who, table in self._by_requester.items():
+        for who, (table, dram) in self._by_requester.items():
             mine = {g.name: {c: int(table[i, j]) for j, c in enumerate(COUNTER_NAMES)}
                     for i, g in enumerate(self.levels)}
-            mine[DRAM_NAME] = {"dram_reads": int(table[-1, 0]), "dram_writes": int(table[-1, 1])}
+            mine[DRAM_NAME] = {"dram_reads": dram[0], "dram_writes": dram[1]}
             out[who] = mine
         return out
 

@@ -40,7 +40,7 @@ from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHED
 
 #: the counters split by requester (``DramSystem.counters_by_requester``) and their kernel columns
 ATTRIBUTED_COUNTERS = ("reads", "writes", "activates")
-_ATTRIBUTED = np.array([k.K_READS, k.K_WRITES, k.K_ACTS])
+_ATTRIBUTED = (k.K_READS, k.K_WRITES, k.K_ACTS)
 
 
 class AddressOutOfRange(ValueError):
@@ -150,6 +150,7 @@ class DramSystem:
         p[k.P_BG_MASK] = geometry.bank_groups - 1
         self._p = p
         self._decode = _decode_table(geometry)
+        self._capacity_lines = geometry.capacity_lines
         n_ranks = geometry.channels * geometry.ranks_per_channel
         n_banks = n_ranks * geometry.banks
         self._bk = np.zeros((n_banks, k.N_BANK), dtype=np.int64)
@@ -181,7 +182,7 @@ class DramSystem:
         self._log_n = np.zeros(1, dtype=np.int64)
         self._min_arrival_ps = 0
         # requester -> [reads, writes, activates] caused by its chunks (refresh belongs to none)
-        self._by_requester: dict[str, np.ndarray] = {}
+        self._by_requester: dict[str, list[int]] = {}
         self._no_pool = np.zeros(1, dtype=np.int64)
         self._read_pool = self._no_pool  # the read entries shared by ``_pooled`` (``limit_reads``)
         self._pooled: frozenset[str] = frozenset()
@@ -227,16 +228,20 @@ class DramSystem:
         to the picosecond (bank timing unchanged).
         requester: who sent the chunk; the reads, writes and activates it causes are also counted
         for that requester (``counters_by_requester``)."""
-        if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, float, np.integer, np.floating)) \
-                or not 1 <= bus_speedup < math.inf:
-            raise ValueError(f"bus_speedup = {bus_speedup!r}: expected a finite number >= 1")
-        lines = np.ascontiguousarray(lines, dtype=np.int64)
+        if type(bus_speedup) is not int or bus_speedup != 1:  # the common case (exactly 1) needs no checks
+            if isinstance(bus_speedup, bool) or not isinstance(bus_speedup, (int, float, np.integer, np.floating)) \
+                    or not 1 <= bus_speedup < math.inf:
+                raise ValueError(f"bus_speedup = {bus_speedup!r}: expected a finite number >= 1")
+        if type(lines) is not np.ndarray or lines.dtype != np.int64 or not lines.flags.c_contiguous:
+            lines = np.ascontiguousarray(lines, dtype=np.int64)
         if lines.ndim != 1:
             raise ValueError(f"lines has shape {lines.shape}: expected a 1-D array of line indices")
         if isinstance(is_write, (bool, np.bool_)):
             writes = np.full(lines.shape[0], 1 if is_write else 0, dtype=np.uint8)
         else:
-            writes = np.ascontiguousarray(is_write).astype(np.uint8, copy=False)
+            if type(is_write) is not np.ndarray or is_write.dtype != np.uint8 or not is_write.flags.c_contiguous:
+                is_write = np.ascontiguousarray(is_write).astype(np.uint8, copy=False)
+            writes = is_write
             if writes.shape != lines.shape:
                 raise ValueError(f"is_write has shape {writes.shape}: expected a bool or shape {lines.shape}")
         arrival_ps = int(arrival_ps)
@@ -245,14 +250,14 @@ class DramSystem:
                              "must not go back in time)")
         if lines.size:
             lo, hi = value_range(lines)
-            if lo < 0 or hi >= self.geometry.capacity_lines:
+            if lo < 0 or hi >= self._capacity_lines:
                 raise AddressOutOfRange(f"lines span [{lo}, {hi}]: expected indices in "
                                         f"[0, {self.geometry.capacity_lines}), the {self.capacity_bytes} B of this memory")
         self._min_arrival_ps = arrival_ps
         seen_ps = arrival_ps + self._pipeline_ps  # when the controller may act on the chunk
         out = np.empty(lines.shape[0], dtype=np.int64)
         if lines.size:
-            before = self._ctr[_ATTRIBUTED].copy()
+            before = self._ctr.tolist()
             pool = self._read_pool if requester in self._pooled else self._no_pool
             p = self._p
             if bus_speedup > 1:
@@ -284,8 +289,10 @@ class DramSystem:
             else:
                 k.serve(lines, writes, seen_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
                         self._ring, self._pend, self._ctr, out, self._log, self._log_n, pool)
-            mine = self._by_requester.setdefault(requester, np.zeros(len(_ATTRIBUTED), dtype=np.int64))
-            mine += self._ctr[_ATTRIBUTED] - before
+            after = self._ctr.tolist()
+            mine = self._by_requester.setdefault(requester, [0] * len(_ATTRIBUTED))
+            for j, column in enumerate(_ATTRIBUTED):
+                mine[j] += after[column] - before[column]
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
@@ -329,7 +336,7 @@ class DramSystem:
     def counters_by_requester(self) -> dict[str, dict[str, int]]:
         """reads, writes (data bursts, lines) and activates (commands) by the requester whose chunk
         caused them; refreshes and the precharges they force belong to no requester."""
-        return {who: dict(zip(ATTRIBUTED_COUNTERS, (int(v) for v in c))) for who, c in self._by_requester.items()}
+        return {who: dict(zip(ATTRIBUTED_COUNTERS, c)) for who, c in self._by_requester.items()}
 
     @property
     def last_completion_ps(self) -> int:

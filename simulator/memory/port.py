@@ -56,20 +56,38 @@ class MemoryPort:
         self.caches = caches
         self.dram = dram
         self.start_level = start_level
+        # read/write flags of a chunk's DRAM requests (0 = read, 1 = write), served as a slice of this
+        # array: its first half zeros, its second half ones (``_write_flags``)
+        self._flags = np.zeros(0, dtype=np.uint8)
+
+    def _write_flags(self, n_reads: int, n_writes: int) -> np.ndarray:
+        """uint8 flags of ``n_reads`` reads followed by ``n_writes`` writes: a view, no allocation (the DRAM
+        model only reads it)."""
+        half = len(self._flags) // 2
+        if n_reads > half or n_writes > half:
+            half = max(n_reads, n_writes, 2 * half, 4096)
+            self._flags = np.zeros(2 * half, dtype=np.uint8)
+            self._flags[half:] = 1
+        return self._flags[half - n_reads:half + n_writes]
 
     def _to_dram(self, result, now_ps: int, requester: str, posted_writes: bool = False) -> PortResult:
         """Send the chunk's DRAM reads, then its write-backs; ``dram_done_ps`` is the last
         completion, of the reads only when ``posted_writes`` (None if there is nothing to wait for)."""
         reads, writes = result.dram_reads, result.dram_writes
-        n = len(reads) + len(writes)
+        n_reads = len(reads)
+        n = n_reads + len(writes)
         if n == 0:
             return PortResult(result, None, 0)
-        lines = np.concatenate([reads, writes]).astype(np.int64, copy=False)
-        is_write = np.zeros(n, dtype=np.bool_)
-        is_write[len(reads):] = True
-        done = self.dram.service_lines(lines, is_write, now_ps, requester=requester)
-        waited = done[:len(reads)] if posted_writes else done
-        return PortResult(result, int(value_range(waited)[1]) if len(waited) else None, n, done[:len(reads)])
+        if not len(writes):
+            lines = reads.astype(np.int64, copy=False)
+        elif not n_reads:
+            lines = writes.astype(np.int64, copy=False)
+        else:
+            lines = np.concatenate((reads, writes)).astype(np.int64, copy=False)
+        done = self.dram.service_lines(lines, self._write_flags(n_reads, len(writes)), now_ps, requester=requester)
+        read_done = done[:n_reads]
+        waited = read_done if posted_writes else done
+        return PortResult(result, int(value_range(waited)[1]) if len(waited) else None, n, read_done)
 
     def access(self, lines: np.ndarray, is_store: bool, now_ps: int) -> PortResult:
         """Load (or store) ``lines`` at ``now_ps``. The write-backs of the lines the caches evict

@@ -1,0 +1,40 @@
+"""The compiled array helpers agree with the numpy expressions they stand in for, to the bit."""
+
+import numpy as np
+
+from simulator.memory.array_kernel import add_scaled, count_levels, value_range
+
+
+def test_value_range_is_min_and_max():
+    values = np.array([7, -3, 12, 0, 12, -3], dtype=np.int64)
+    assert value_range(values) == (-3, 12)
+    assert value_range(np.array([5], dtype=np.int64)) == (5, 5)
+
+
+def test_count_levels_matches_bincount():
+    rng = np.random.default_rng(1)
+    for n_levels in (1, 2, 4, 5):
+        levels = rng.integers(0, n_levels, size=1000).astype(np.int8)
+        expected = np.bincount(levels, minlength=n_levels)
+        got = count_levels(levels, n_levels)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, expected)
+    # levels that never occur are counted as zero, an empty chunk as all zeros
+    assert count_levels(np.array([3, 3], dtype=np.int8), 5).tolist() == [0, 0, 0, 2, 0]
+    assert count_levels(np.zeros(0, dtype=np.int8), 3).tolist() == [0, 0, 0]
+
+
+def test_add_scaled_rounds_as_numpy_does():
+    rng = np.random.default_rng(2)
+    a = rng.random(5) * 1e6
+    b = rng.random(5) * 1e3
+    expected_a, expected_b = a.copy(), b.copy()
+    for _ in range(200):
+        counts = rng.integers(0, 9000, size=5).astype(np.int64)
+        scale = float(rng.random() * 100 / 3)  # bytes per line of a row: rarely a whole number
+        served = counts * scale
+        expected_a += served
+        expected_b += served
+        add_scaled(counts, scale, a, b)
+    assert a.tobytes() == expected_a.tobytes()
+    assert b.tobytes() == expected_b.tobytes()
