@@ -83,20 +83,22 @@ def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
 
 
 @njit(cache=True, inline='always')
-def _group_terms(c, decode, p, grp, group_hit, group_miss):
-    """The parts of a column-command estimate (ps) that depend on a bank group alone, per kind (0
-    read, 1 write) and group of channel c: its tCCD_L (and tCCD_L_WR before a write, tWTR_L before a
-    read) for a row hit, and also its tRRD_L plus tRCD for a request needing an ACT."""
-    per_rank = p[P_BG_MASK] + 1
-    gi0 = c * decode[1, 1] * per_rank
+def _kind_terms(c, kind, decode, p, rk, ch, grp, rank_hit, rank_miss, group_hit, group_miss):
+    """The parts of a column-command estimate (ps) of a request of ``kind`` (0 read, 1 write) on channel c
+    that depend on its rank or its bank group alone: ``rank_terms`` into ``rank_hit[kind]`` and
+    ``rank_miss[kind]``, and per group of the channel its tCCD_L (and tCCD_L_WR before a write, tWTR_L before
+    a read) for a row hit, and also its tRRD_L plus tRCD for a request needing an ACT."""
+    rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit[kind], rank_miss[kind])
+    gi0 = c * decode[1, 1] * (p[P_BG_MASK] + 1)
     for j in range(group_hit.shape[1]):
         gi = gi0 + j
         t = grp[gi, G_LAST_COL] + p[P_CCD_L]
-        group_hit[1, j] = max(t, grp[gi, G_LAST_WR_COL] + p[P_CCD_L_WR])
-        group_hit[0, j] = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
-        act = grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD]
-        group_miss[1, j] = max(group_hit[1, j], act)
-        group_miss[0, j] = max(group_hit[0, j], act)
+        if kind == 1:
+            t = max(t, grp[gi, G_LAST_WR_COL] + p[P_CCD_L_WR])
+        else:
+            t = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
+        group_hit[kind, j] = t
+        group_miss[kind, j] = max(t, grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD])
 
 
 @njit(cache=True, inline='always')
@@ -277,7 +279,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     bq_len = np.zeros(per_channel, np.int64)
     rank_hit = np.empty((2, n_ranks), np.int64)  # rank_terms per kind
     rank_miss = np.empty((2, n_ranks), np.int64)
-    group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _group_terms per kind
+    group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _kind_terms per kind
     group_miss = np.empty_like(group_hit)
     # per bank of the channel, kept until its queue or state changes: its oldest row hit's slot (-1: none) and
     # bank part, its oldest request's bank part, and the time that request's PRE may issue past the row-hit
@@ -287,6 +289,15 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     hit_part = np.empty(per_channel, np.int64)
     head_part = np.empty(per_channel, np.int64)
     head_pre = np.empty(per_channel, np.int64)
+    # and the kind of each of its two requests, and the lesser bank part of the offers it can make (no offer of
+    # the bank comes earlier)
+    hit_kind = np.empty(per_channel, np.int64)
+    head_kind = np.empty(per_channel, np.int64)
+    lower = np.empty(per_channel, np.int64)
+    terms_ready = np.zeros(2, np.bool_)
+    # per bank of the channel: its rank's index in rank_hit / rank_miss and its group's in group_hit / group_miss
+    rank_in_channel = np.arange(per_channel) // n_banks
+    group_in_channel = rank_in_channel * (p[P_BG_MASK] + 1) + (np.arange(per_channel) % n_banks & p[P_BG_MASK])
     last_done = NEG_INF
     for c in range(decode[0, 1]):
         m = 0
@@ -364,9 +375,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                             drain_end = t_move
                             break
                 scan_from[kind] = slot
-            rank_terms(c, False, decode, p, rk, ch, rank_hit[0], rank_miss[0])
-            rank_terms(c, True, decode, p, rk, ch, rank_hit[1], rank_miss[1])
-            _group_terms(c, decode, p, grp, group_hit, group_miss)
+            terms_ready[:] = False  # rank and group terms of a kind, computed when a bank first needs them
             best_lb = -1
             best_slot = 0
             best_t = 0
@@ -377,31 +386,46 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                 g = bank0 + lb
                 if dirty[lb]:  # the bank's offer: its oldest row hit and its oldest request, bank parts
                     dirty[lb] = False
-                    hit_slot[lb] = -1
+                    hit = -1
                     open_row = bk[g, B_OPEN_ROW]
                     if open_row >= 0:
                         for s in range(bq_len[lb]):
                             if row_of[bq[lb, s]] == open_row:
-                                hit_slot[lb] = s
+                                hit = s
                                 break
-                    if hit_slot[lb] >= 0:
-                        hit_part[lb] = _bank_part(g, bq_time[lb, hit_slot[lb]], True, p, bk)
-                    if hit_slot[lb] != 0:
+                    hit_slot[lb] = hit
+                    bound = NEG_INF
+                    if hit >= 0:
+                        hit_part[lb] = _bank_part(g, bq_time[lb, hit], True, p, bk)
+                        hit_kind[lb] = 1 if is_write[bq[lb, hit]] != 0 else 0
+                        bound = hit_part[lb]
+                    if hit != 0:
                         head_part[lb] = _bank_part(g, bq_time[lb, 0], False, p, bk)
+                        head_kind[lb] = 1 if is_write[bq[lb, 0]] != 0 else 0
+                        bound = head_part[lb] if hit < 0 else min(bound, head_part[lb])
+                    lower[lb] = bound
                     # past the row-hit limit, the oldest request's PRE goes when it may, unless a hit comes first
                     head_pre[lb] = max(bq_time[lb, 0], bk[g, B_PRE_READY]) \
-                        if hit_slot[lb] > 0 and bq_state[g, bq_depth + 1] >= ROW_HIT_LIMIT else NEG_INF
-                r = lb // n_banks
-                j = r * (p[P_BG_MASK] + 1) + (lb % n_banks & p[P_BG_MASK])
+                        if hit > 0 and bq_state[g, bq_depth + 1] >= ROW_HIT_LIMIT else NEG_INF
+                if best_lb >= 0 and lower[lb] > best_t:
+                    continue  # its offer comes after the best so far: no tie to break
+                r = rank_in_channel[lb]
+                j = group_in_channel[lb]
                 slot = hit_slot[lb]
                 if slot >= 0:
-                    kind = 1 if is_write[bq[lb, slot]] != 0 else 0
+                    kind = hit_kind[lb]
+                    if not terms_ready[kind]:
+                        _kind_terms(c, kind, decode, p, rk, ch, grp, rank_hit, rank_miss, group_hit, group_miss)
+                        terms_ready[kind] = True
                     t = max(hit_part[lb], group_hit[kind, j], rank_hit[kind, r])
                     if t >= head_pre[lb] > NEG_INF:
                         slot = -1
                 if slot < 0:
                     slot = 0
-                    kind = 1 if is_write[bq[lb, 0]] != 0 else 0
+                    kind = head_kind[lb]
+                    if not terms_ready[kind]:
+                        _kind_terms(c, kind, decode, p, rk, ch, grp, rank_hit, rank_miss, group_hit, group_miss)
+                        terms_ready[kind] = True
                     t = max(head_part[lb], group_miss[kind, j], rank_miss[kind, r])
                 i = bq[lb, slot]
                 if best_lb < 0 or t < best_t or (t == best_t and i < best_i):
