@@ -321,6 +321,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
         room_version = 0  # command-queue slots freed so far
         room_seen = np.full(2, -1, np.int64)  # per kind: room_version at its last scan
         scan_from = np.zeros(2, np.int64)  # per kind: requests at the front of its queue found blocked
+        last_served = 0  # the bank of the channel whose service made room_version what it is
         while served < m:
             progress = True
             while progress:
@@ -344,9 +345,19 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                         drain_start = max(drain_start, ch[c, C_LAST_COL])
                 kind = 1 if draining > 0 else 0
                 gate = drain_start if kind == 1 else drain_end
-                # the requests ahead of scan_from were found blocked (their command queue full) and no
-                # command queue has gained room since: they stay blocked, and the scan starts after them
-                slot = scan_from[kind] if room_seen[kind] == room_version else 0
+                # the requests ahead of scan_from were found blocked (their command queue full): with no
+                # service since, they stay blocked, and the scan starts after them; with one, only the first
+                # of them to the bank served (if that bank has room) can move, the rest staying blocked
+                slot = 0
+                blocked = 0  # requests ahead of slot are blocked up to this one
+                if room_seen[kind] >= room_version - 1:
+                    blocked = scan_from[kind]
+                    slot = blocked
+                    if room_seen[kind] < room_version and bq_len[last_served] < bq_depth:
+                        for s in range(blocked):
+                            if local_bank_of[tq[kind, s]] == last_served:
+                                slot = s
+                                break
                 room_seen[kind] = room_version
                 while slot < tq_len[kind]:  # the oldest request whose command queue has room moves
                     i = tq[kind, slot]
@@ -368,6 +379,9 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     for s in range(slot, tq_len[kind]):
                         tq[kind, s] = tq[kind, s + 1]
                         tq_time[kind, s] = tq_time[kind, s + 1]
+                    if slot < blocked:  # the requests after it up to `blocked` are still blocked: its bank is full
+                        blocked -= 1
+                        slot = blocked
                     progress = True
                     if kind == 1:
                         draining -= 1
@@ -375,7 +389,8 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                             drain_end = t_move
                             break
                 scan_from[kind] = slot
-            terms_ready[:] = False  # rank and group terms of a kind, computed when a bank first needs them
+            terms_ready[0] = False  # rank and group terms of a kind, computed when a bank first needs them
+            terms_ready[1] = False
             best_lb = -1
             best_slot = 0
             best_t = 0
@@ -457,6 +472,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
             in_bq -= 1
             served += 1
             room_version += 1
+            last_served = best_lb
             dirty[best_lb] = True
             if ctr[K_REFRESHES] != refreshes or p[P_IDLE_CLOSE] != 0:  # other banks of the rank changed too
                 r0 = (best_lb // n_banks) * n_banks
