@@ -54,8 +54,8 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
                                           K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST,
                                           P_CCD_L, P_CCD_L_WR, P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP,
                                           P_RRD_L, P_RTRS, P_RTW, P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT,
-                                          _advance_open, _close_bank, _log, _refresh_until, earliest_act, field,
-                                          issue_request, record_act)
+                                          _advance_open, _close_bank, _log, _refresh_until, bus_bubble, earliest_act,
+                                          field, issue_request, record_act)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -83,12 +83,10 @@ def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
 
 
 @njit(cache=True, inline='always')
-def _kind_terms(c, kind, decode, p, rk, ch, grp, rank_hit, rank_miss, group_hit, group_miss):
+def _group_terms(c, kind, decode, p, grp, group_hit, group_miss):
     """The parts of a column-command estimate (ps) of a request of ``kind`` (0 read, 1 write) on channel c
-    that depend on its rank or its bank group alone: ``rank_terms`` into ``rank_hit[kind]`` and
-    ``rank_miss[kind]``, and per group of the channel its tCCD_L (and tCCD_L_WR before a write, tWTR_L before
-    a read) for a row hit, and also its tRRD_L plus tRCD for a request needing an ACT."""
-    rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit[kind], rank_miss[kind])
+    that depend on its bank group alone, per group of the channel: its tCCD_L (and tCCD_L_WR before a
+    write, tWTR_L before a read) for a row hit, and also its tRRD_L plus tRCD for a request needing an ACT."""
     gi0 = c * decode[1, 1] * (p[P_BG_MASK] + 1)
     for j in range(group_hit.shape[1]):
         gi = gi0 + j
@@ -127,15 +125,6 @@ def _note_served(bq_state, g, activated, t_col):
 
 
 @njit(cache=True)
-def _bus_bubble(first_rank, first_write, then_rank, then_write, p):
-    """Idle bus time (ps) a burst of ``then_rank`` needs after one of ``first_rank`` (``dram_kernel.bus_ready``)."""
-    gap = p[P_RTRS] if first_rank != then_rank else 0
-    if then_write and not first_write and p[P_RTW] > gap:
-        gap = p[P_RTW]
-    return gap
-
-
-@njit(cache=True)
 def _issue_in_gap(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n, bus_gap, c):
     """Serve request ``line_i`` on the data bus as it was before channel c's latest column command
     (``bus_gap``) if its burst ends, with the bubble between them, before that command's burst begins;
@@ -147,7 +136,7 @@ def _issue_in_gap(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, p
     rank = c * decode[1, 1] + field(lines[line_i], decode, 1)
     soonest = t_move + (p[P_CWL] if wr else p[P_CL]) + p[P_BURST]
     if latest_rank < 0 or rank == latest_rank or \
-            soonest + _bus_bubble(rank, wr, latest_rank, latest_write, p) > latest_data:
+            soonest + bus_bubble(rank, wr, latest_rank, latest_write, p[P_RTRS], p[P_RTW]) > latest_data:
         return NEG_INF  # no gap it could fit (one rank's column commands keep their order: tCCD)
     n_banks = decode[2, 1]
     groups = p[P_BG_MASK] + 1
@@ -160,7 +149,7 @@ def _issue_in_gap(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, p
     logged = log_n[0]
     ch[c] = bus_gap[c]
     t_done = issue_request(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
-    if t_done + _bus_bubble(rank, wr, latest_rank, latest_write, p) <= latest_data:
+    if t_done + bus_bubble(rank, wr, latest_rank, latest_write, p[P_RTRS], p[P_RTW]) <= latest_data:
         bus_gap[c] = ch[c]  # the gap now begins after this burst
         ch[c] = latest
         return t_done
@@ -279,7 +268,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     bq_len = np.zeros(per_channel, np.int64)
     rank_hit = np.empty((2, n_ranks), np.int64)  # rank_terms per kind
     rank_miss = np.empty((2, n_ranks), np.int64)
-    group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _kind_terms per kind
+    group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _group_terms per kind
     group_miss = np.empty_like(group_hit)
     # per bank of the channel, kept until its queue or state changes: its oldest row hit's slot (-1: none) and
     # bank part, its oldest request's bank part, and the time that request's PRE may issue past the row-hit
@@ -430,7 +419,8 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                 if slot >= 0:
                     kind = hit_kind[lb]
                     if not terms_ready[kind]:
-                        _kind_terms(c, kind, decode, p, rk, ch, grp, rank_hit, rank_miss, group_hit, group_miss)
+                        rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit, rank_miss, kind)
+                        _group_terms(c, kind, decode, p, grp, group_hit, group_miss)
                         terms_ready[kind] = True
                     t = max(hit_part[lb], group_hit[kind, j], rank_hit[kind, r])
                     if t >= head_pre[lb] > NEG_INF:
@@ -439,7 +429,8 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     slot = 0
                     kind = head_kind[lb]
                     if not terms_ready[kind]:
-                        _kind_terms(c, kind, decode, p, rk, ch, grp, rank_hit, rank_miss, group_hit, group_miss)
+                        rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit, rank_miss, kind)
+                        _group_terms(c, kind, decode, p, grp, group_hit, group_miss)
                         terms_ready[kind] = True
                     t = max(head_part[lb], group_miss[kind, j], rank_miss[kind, r])
                 i = bq[lb, slot]
