@@ -131,15 +131,20 @@ def dram_speed(setups: list[str], names: list[str], dramsim3_configs: Path | Non
         if config != "ddr3" and dramsim3_configs is None:
             print(f"dram     {config}: DRAMSim3's configs folder not given (--dramsim3-configs): no speed ratio")
             continue
+        table_path = HERE / f"dramsim3_{config}.csv"
+        if not table_path.exists():
+            print(f"dram     {config}: no DRAMSim3 reference table ({table_path.name}) to give the cycles to run: "
+                  "no speed ratio")
+            continue
         ini = dramsim3_ini(config, dramsim3_configs)
-        table = read_table(HERE / f"dramsim3_{config}.csv")
+        table = read_table(table_path)
         mine = [setup for setup in setups if PEER_SETUPS[setup].config == config]
         ours = {setup: {s.name: o for s, o in peer_streams(setup)} for setup in mine}
         with tempfile.TemporaryDirectory() as tmp:
             for theirs_stream, _ in peer_streams(mine[0]):
-                row = table[theirs_stream.name]
                 if theirs_stream.timed or theirs_stream.name not in names:
                     continue  # a timed stream measures latency, not the simulator's throughput
+                row = table[theirs_stream.name]
                 if row["digest"] != stream_digest(theirs_stream):
                     raise RuntimeError(f"{config} {theirs_stream.name}: the stream differs from the table's")
                 theirs_s, stats = dramsim3_cpu_s(binary, Path(tmp), theirs_stream, ini, int(row["time_cycles"]))
@@ -194,13 +199,16 @@ def main() -> None:
     parser.add_argument("--dram-streams", help="comma-separated stream names (default: all)")
     args = parser.parse_args()
     from tests.peers.dram_compare import PEER_SETUPS
-    from tests.peers.dram_streams import streams
+    from tests.peers.dram_streams import CONFIGS, streams
 
     setups = _choice(args.dram_setups, list(PEER_SETUPS), "--dram-setups")
     names = _choice(args.dram_streams, [s.name for s in streams(1)], "--dram-streams")  # (the names alone)
-    if args.dramsim3_configs is not None and not args.dramsim3_configs.is_dir():
-        parser.exit(2, f"bench_peers: --dramsim3-configs {args.dramsim3_configs}: expected DRAMSim3's configs "
-                       "folder\n")
+    if args.dramsim3_configs is not None:
+        for config in dict.fromkeys(PEER_SETUPS[setup].config for setup in setups):
+            base = args.dramsim3_configs / CONFIGS[config].dramsim3_base if config in CONFIGS else None
+            if base is not None and not base.is_file():
+                parser.exit(2, f"bench_peers: --dramsim3-configs {args.dramsim3_configs}: expected DRAMSim3's "
+                               f"configs folder, with {base.name} (the {config} configuration's base)\n")
     caches(args.accesses)
     dram(setups, names)
     dram_speed(setups, names, args.dramsim3_configs)
