@@ -54,8 +54,8 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
                                           K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST,
                                           P_CCD_L, P_CCD_L_WR, P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP,
                                           P_RRD_L, P_RTRS, P_RTW, P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT,
-                                          _advance_open, _close_bank, _log, _refresh_until, earliest_act, field,
-                                          issue_request, record_act)
+                                          _advance_open, _close_bank, _log, _refresh_until, bus_bubble, earliest_act,
+                                          field, issue_request, record_act)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -83,20 +83,20 @@ def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
 
 
 @njit(cache=True, inline='always')
-def _group_terms(c, decode, p, grp, group_hit, group_miss):
-    """The parts of a column-command estimate (ps) that depend on a bank group alone, per kind (0
-    read, 1 write) and group of channel c: its tCCD_L (and tCCD_L_WR before a write, tWTR_L before a
-    read) for a row hit, and also its tRRD_L plus tRCD for a request needing an ACT."""
-    per_rank = p[P_BG_MASK] + 1
-    gi0 = c * decode[1, 1] * per_rank
+def _group_terms(c, kind, decode, p, grp, group_hit, group_miss):
+    """The parts of a column-command estimate (ps) of a request of ``kind`` (0 read, 1 write) on channel c
+    that depend on its bank group alone, per group of the channel: its tCCD_L (and tCCD_L_WR before a
+    write, tWTR_L before a read) for a row hit, and also its tRRD_L plus tRCD for a request needing an ACT."""
+    gi0 = c * decode[1, 1] * (p[P_BG_MASK] + 1)
     for j in range(group_hit.shape[1]):
         gi = gi0 + j
         t = grp[gi, G_LAST_COL] + p[P_CCD_L]
-        group_hit[1, j] = max(t, grp[gi, G_LAST_WR_COL] + p[P_CCD_L_WR])
-        group_hit[0, j] = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
-        act = grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD]
-        group_miss[1, j] = max(group_hit[1, j], act)
-        group_miss[0, j] = max(group_hit[0, j], act)
+        if kind == 1:
+            t = max(t, grp[gi, G_LAST_WR_COL] + p[P_CCD_L_WR])
+        else:
+            t = max(t, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
+        group_hit[kind, j] = t
+        group_miss[kind, j] = max(t, grp[gi, G_LAST_ACT] + p[P_RRD_L] + p[P_RCD])
 
 
 @njit(cache=True, inline='always')
@@ -125,15 +125,6 @@ def _note_served(bq_state, g, activated, t_col):
 
 
 @njit(cache=True)
-def _bus_bubble(first_rank, first_write, then_rank, then_write, p):
-    """Idle bus time (ps) a burst of ``then_rank`` needs after one of ``first_rank`` (``dram_kernel.bus_ready``)."""
-    gap = p[P_RTRS] if first_rank != then_rank else 0
-    if then_write and not first_write and p[P_RTW] > gap:
-        gap = p[P_RTW]
-    return gap
-
-
-@njit(cache=True)
 def _issue_in_gap(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n, bus_gap, c):
     """Serve request ``line_i`` on the data bus as it was before channel c's latest column command
     (``bus_gap``) if its burst ends, with the bubble between them, before that command's burst begins;
@@ -145,7 +136,7 @@ def _issue_in_gap(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, p
     rank = c * decode[1, 1] + field(lines[line_i], decode, 1)
     soonest = t_move + (p[P_CWL] if wr else p[P_CL]) + p[P_BURST]
     if latest_rank < 0 or rank == latest_rank or \
-            soonest + _bus_bubble(rank, wr, latest_rank, latest_write, p) > latest_data:
+            soonest + bus_bubble(rank, wr, latest_rank, latest_write, p[P_RTRS], p[P_RTW]) > latest_data:
         return NEG_INF  # no gap it could fit (one rank's column commands keep their order: tCCD)
     n_banks = decode[2, 1]
     groups = p[P_BG_MASK] + 1
@@ -158,7 +149,7 @@ def _issue_in_gap(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, p
     logged = log_n[0]
     ch[c] = bus_gap[c]
     t_done = issue_request(line_i, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
-    if t_done + _bus_bubble(rank, wr, latest_rank, latest_write, p) <= latest_data:
+    if t_done + bus_bubble(rank, wr, latest_rank, latest_write, p[P_RTRS], p[P_RTW]) <= latest_data:
         bus_gap[c] = ch[c]  # the gap now begins after this burst
         ch[c] = latest
         return t_done
@@ -287,6 +278,15 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     hit_part = np.empty(per_channel, np.int64)
     head_part = np.empty(per_channel, np.int64)
     head_pre = np.empty(per_channel, np.int64)
+    # and the kind of each of its two requests, and the lesser bank part of the offers it can make (no offer of
+    # the bank comes earlier)
+    hit_kind = np.empty(per_channel, np.int64)
+    head_kind = np.empty(per_channel, np.int64)
+    lower = np.empty(per_channel, np.int64)
+    terms_ready = np.zeros(2, np.bool_)
+    # per bank of the channel: its rank's index in rank_hit / rank_miss and its group's in group_hit / group_miss
+    rank_in_channel = np.arange(per_channel) // n_banks
+    group_in_channel = rank_in_channel * (p[P_BG_MASK] + 1) + (np.arange(per_channel) % n_banks & p[P_BG_MASK])
     last_done = NEG_INF
     for c in range(decode[0, 1]):
         m = 0
@@ -310,6 +310,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
         room_version = 0  # command-queue slots freed so far
         room_seen = np.full(2, -1, np.int64)  # per kind: room_version at its last scan
         scan_from = np.zeros(2, np.int64)  # per kind: requests at the front of its queue found blocked
+        last_served = 0  # the bank of the channel whose service made room_version what it is
         while served < m:
             progress = True
             while progress:
@@ -333,9 +334,19 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                         drain_start = max(drain_start, ch[c, C_LAST_COL])
                 kind = 1 if draining > 0 else 0
                 gate = drain_start if kind == 1 else drain_end
-                # the requests ahead of scan_from were found blocked (their command queue full) and no
-                # command queue has gained room since: they stay blocked, and the scan starts after them
-                slot = scan_from[kind] if room_seen[kind] == room_version else 0
+                # the requests ahead of scan_from were found blocked (their command queue full): with no
+                # service since, they stay blocked, and the scan starts after them; with one, only the first
+                # of them to the bank served (if that bank has room) can move, the rest staying blocked
+                slot = 0
+                blocked = 0  # requests ahead of slot are blocked up to this one
+                if room_seen[kind] >= room_version - 1:
+                    blocked = scan_from[kind]
+                    slot = blocked
+                    if room_seen[kind] < room_version and bq_len[last_served] < bq_depth:
+                        for s in range(blocked):
+                            if local_bank_of[tq[kind, s]] == last_served:
+                                slot = s
+                                break
                 room_seen[kind] = room_version
                 while slot < tq_len[kind]:  # the oldest request whose command queue has room moves
                     i = tq[kind, slot]
@@ -357,6 +368,9 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     for s in range(slot, tq_len[kind]):
                         tq[kind, s] = tq[kind, s + 1]
                         tq_time[kind, s] = tq_time[kind, s + 1]
+                    if slot < blocked:  # the requests after it up to `blocked` are still blocked: its bank is full
+                        blocked -= 1
+                        slot = blocked
                     progress = True
                     if kind == 1:
                         draining -= 1
@@ -364,9 +378,8 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                             drain_end = t_move
                             break
                 scan_from[kind] = slot
-            rank_terms(c, False, decode, p, rk, ch, rank_hit[0], rank_miss[0])
-            rank_terms(c, True, decode, p, rk, ch, rank_hit[1], rank_miss[1])
-            _group_terms(c, decode, p, grp, group_hit, group_miss)
+            terms_ready[0] = False  # rank and group terms of a kind, computed when a bank first needs them
+            terms_ready[1] = False
             best_lb = -1
             best_slot = 0
             best_t = 0
@@ -377,31 +390,48 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                 g = bank0 + lb
                 if dirty[lb]:  # the bank's offer: its oldest row hit and its oldest request, bank parts
                     dirty[lb] = False
-                    hit_slot[lb] = -1
+                    hit = -1
                     open_row = bk[g, B_OPEN_ROW]
                     if open_row >= 0:
                         for s in range(bq_len[lb]):
                             if row_of[bq[lb, s]] == open_row:
-                                hit_slot[lb] = s
+                                hit = s
                                 break
-                    if hit_slot[lb] >= 0:
-                        hit_part[lb] = _bank_part(g, bq_time[lb, hit_slot[lb]], True, p, bk)
-                    if hit_slot[lb] != 0:
+                    hit_slot[lb] = hit
+                    bound = NEG_INF
+                    if hit >= 0:
+                        hit_part[lb] = _bank_part(g, bq_time[lb, hit], True, p, bk)
+                        hit_kind[lb] = 1 if is_write[bq[lb, hit]] != 0 else 0
+                        bound = hit_part[lb]
+                    if hit != 0:
                         head_part[lb] = _bank_part(g, bq_time[lb, 0], False, p, bk)
+                        head_kind[lb] = 1 if is_write[bq[lb, 0]] != 0 else 0
+                        bound = head_part[lb] if hit < 0 else min(bound, head_part[lb])
+                    lower[lb] = bound
                     # past the row-hit limit, the oldest request's PRE goes when it may, unless a hit comes first
                     head_pre[lb] = max(bq_time[lb, 0], bk[g, B_PRE_READY]) \
-                        if hit_slot[lb] > 0 and bq_state[g, bq_depth + 1] >= ROW_HIT_LIMIT else NEG_INF
-                r = lb // n_banks
-                j = r * (p[P_BG_MASK] + 1) + (lb % n_banks & p[P_BG_MASK])
+                        if hit > 0 and bq_state[g, bq_depth + 1] >= ROW_HIT_LIMIT else NEG_INF
+                if best_lb >= 0 and lower[lb] > best_t:
+                    continue  # its offer comes after the best so far: no tie to break
+                r = rank_in_channel[lb]
+                j = group_in_channel[lb]
                 slot = hit_slot[lb]
                 if slot >= 0:
-                    kind = 1 if is_write[bq[lb, slot]] != 0 else 0
+                    kind = hit_kind[lb]
+                    if not terms_ready[kind]:
+                        rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit, rank_miss, kind)
+                        _group_terms(c, kind, decode, p, grp, group_hit, group_miss)
+                        terms_ready[kind] = True
                     t = max(hit_part[lb], group_hit[kind, j], rank_hit[kind, r])
                     if t >= head_pre[lb] > NEG_INF:
                         slot = -1
                 if slot < 0:
                     slot = 0
-                    kind = 1 if is_write[bq[lb, 0]] != 0 else 0
+                    kind = head_kind[lb]
+                    if not terms_ready[kind]:
+                        rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit, rank_miss, kind)
+                        _group_terms(c, kind, decode, p, grp, group_hit, group_miss)
+                        terms_ready[kind] = True
                     t = max(head_part[lb], group_miss[kind, j], rank_miss[kind, r])
                 i = bq[lb, slot]
                 if best_lb < 0 or t < best_t or (t == best_t and i < best_i):
@@ -433,6 +463,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
             in_bq -= 1
             served += 1
             room_version += 1
+            last_served = best_lb
             dirty[best_lb] = True
             if ctr[K_REFRESHES] != refreshes or p[P_IDLE_CLOSE] != 0:  # other banks of the rank changed too
                 r0 = (best_lb // n_banks) * n_banks

@@ -391,17 +391,17 @@ def _refresh_until(bk, rk, rank, n_banks, pend, limit_ps, inclusive, p, ctr, log
 
 
 @njit(cache=True, inline='always')
-def bus_ready(ch, c, rank, wr, lat, p):
-    """Earliest column command of channel c whose data (lat after it) follows the last burst on
-    the bus, with the rank-switch or read-to-write bubble between them."""
+def bus_bubble(last_rank, last_write, rank, wr, t_rtrs, t_rtw):
+    """Idle data-bus time (ps) a burst of ``rank`` (a write if ``wr``) needs after one of ``last_rank``
+    (a write if ``last_write``; -1: no burst yet): the rank switch tRTRS, or the read-to-write bubble
+    if longer. Scalars only: a helper taking arrays costs reference counting in the callers' loops."""
     gap = 0
-    last_rank = ch[c, C_LAST_RANK]
     if last_rank >= 0:
         if last_rank != rank:
-            gap = p[P_RTRS]
-        if wr and ch[c, C_LAST_WRITE] == 0 and p[P_RTW] > gap:
-            gap = p[P_RTW]
-    return ch[c, C_BUS_FREE] + gap - lat
+            gap = t_rtrs
+        if wr and not last_write and t_rtw > gap:
+            gap = t_rtw
+    return gap
 
 
 @njit(cache=True, inline='always')
@@ -551,7 +551,8 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
     else:
         t_col = max(t_col, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
         t_col = max(t_col, grp[gi, G_LAST_WR_END] + p[P_WTR_L])
-    t_col = max(t_col, bus_ready(ch, c, rank, wr, lat, p))
+    t_col = max(t_col, ch[c, C_BUS_FREE] + bus_bubble(ch[c, C_LAST_RANK], ch[c, C_LAST_WRITE] != 0, rank, wr,
+                                                      p[P_RTRS], p[P_RTW]) - lat)  # the data bus
     # a line of several bursts (a pseudo-channel narrower than a line): its bursts take the data bus back to
     # back, as when a controller interleaves them with the next lines' (t_last: the last burst's command
     # slot), while its bank group is held tCCD_L (_WR) per burst (t_group: when it could issue the last)

@@ -22,31 +22,34 @@ import numpy as np
 from numba import njit
 
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_BUS_FREE, C_LAST_COL,
-                                          C_QPOS,
+                                          C_LAST_RANK, C_LAST_WRITE, C_QPOS, P_RTRS, P_RTW,
                                           G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
                                           P_CCD_L, P_CCD_L_WR, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
                                           P_WTR_L, P_WTR_S, R_FAW0, R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END,
-                                          R_READY, STALE_LAYOUT, bus_ready, field, serve_request)
+                                          R_READY, STALE_LAYOUT, bus_bubble, field, serve_request)
 
 
 @njit(cache=True, inline='always')
-def rank_terms(c, wr, decode, p, rk, ch, rank_hit, rank_miss):
+def rank_terms(c, wr, decode, p, rk, ch, rank_hit, rank_miss, row):
     """The parts of a column-command estimate (ps) that depend on the channel and a rank alone, for
-    each rank r of channel c: ``rank_hit[r]`` for a row hit (the channel's last column command, the
+    each rank r of channel c: ``rank_hit[row, r]`` for a row hit (the channel's last column command, the
     rank's tCCD_S, tWTR_S before a read, the data bus with its rank-switch or read-to-write gap) and
-    ``rank_miss[r]`` for a request needing an ACT (that, and the ACT's refresh end, tRRD_S and tFAW
-    plus tRCD). They change with every request served on the channel."""
+    ``rank_miss[row, r]`` for a request needing an ACT (that, and the ACT's refresh end, tRRD_S and tFAW
+    plus tRCD). They change with every request served on the channel. (It calls no helper that takes
+    arrays, and writes rows of 2-D arrays rather than taking views: either costs reference counting.)"""
     n_ranks = decode[1, 1]
     lat = p[P_CWL] if wr else p[P_CL]
     for r in range(n_ranks):
         rank = c * n_ranks + r
-        hit = max(ch[c, C_LAST_COL], rk[rank, R_LAST_COL] + p[P_CCD_S], bus_ready(ch, c, rank, wr, lat, p))
+        bus = ch[c, C_BUS_FREE] + bus_bubble(ch[c, C_LAST_RANK], ch[c, C_LAST_WRITE] != 0, rank, wr, p[P_RTRS],
+                                             p[P_RTW]) - lat
+        hit = max(ch[c, C_LAST_COL], rk[rank, R_LAST_COL] + p[P_CCD_S], bus)
         if not wr:
             hit = max(hit, rk[rank, R_LAST_WR_END] + p[P_WTR_S])
         act = max(rk[rank, R_READY], rk[rank, R_LAST_ACT] + p[P_RRD_S],
                   rk[rank, R_FAW0 + rk[rank, R_FAW_POS]] + p[P_FAW])
-        rank_hit[r] = hit
-        rank_miss[r] = max(hit, act + p[P_RCD])
+        rank_hit[row, r] = hit
+        rank_miss[row, r] = max(hit, act + p[P_RCD])
 
 
 @njit(cache=True, inline='always')
@@ -93,7 +96,7 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     cached = np.empty(4 * bk.shape[0], np.int64)
     cached_ver = np.full(4 * bk.shape[0], -1, np.int64)
     rank_ver = np.zeros(rk.shape[0], np.int64)
-    rank_hit = np.empty(decode[1, 1], np.int64)  # rank_terms of the channel being served
+    rank_hit = np.empty((1, decode[1, 1]), np.int64)  # rank_terms of the channel being served
     rank_miss = np.empty_like(rank_hit)
     step = 0
     last_done = -(1 << 62)
@@ -132,7 +135,7 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
             # no request of this kind can issue its column before `floor`: the scan, oldest first,
             # stops at the first request that can
             floor = max(frontier, ch[c, C_LAST_COL], ch[c, C_BUS_FREE] - (p[P_CWL] if kind == 1 else p[P_CL]))
-            rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit, rank_miss)
+            rank_terms(c, kind == 1, decode, p, rk, ch, rank_hit, rank_miss, 0)
             best = -1  # slot in the queue
             best_t = 0
             step += 1
@@ -153,10 +156,10 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
                 # where the bank needs them; refresh, power-down and adaptive closing are not foreseen
                 r = local_rank_of[i]
                 if hit:
-                    t = max(frontier, cached[key], rank_hit[r])
+                    t = max(frontier, cached[key], rank_hit[0, r])
                 else:
                     after = p[P_RP] + p[P_RCD] if open_row >= 0 else p[P_RCD]
-                    t = max(frontier + after, cached[key], rank_miss[r])
+                    t = max(frontier + after, cached[key], rank_miss[0, r])
                 if best < 0 or t < best_t:
                     best, best_t = slot, t
                     if t <= floor:
