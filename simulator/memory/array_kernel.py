@@ -29,13 +29,19 @@ def count_levels(levels: np.ndarray, n: int) -> np.ndarray:
     """How many entries of ``levels`` (integers in 0..n-1) equal 0, 1, ..., n-1: int64[n]."""
     out = np.zeros(n, dtype=np.int64)
     for i in range(levels.size):
-        out[levels[i]] += 1
+        level = levels[i]
+        if level < 0 or level >= n:  # compiled code does not bound-check: refuse, as bincount would
+            raise ValueError("count_levels: a level outside 0..n-1")
+        out[level] += 1
     return out
 
 
 @njit(cache=True)
 def add_scaled(counts: np.ndarray, scale: float, into_a: np.ndarray, into_b: np.ndarray) -> None:
-    """``into_a += counts * scale`` and ``into_b += counts * scale`` (float64), rounded as numpy rounds them."""
+    """``into_a += counts * scale`` and ``into_b += counts * scale`` (float64), rounded as numpy rounds them.
+    The three arrays must have one length (ValueError otherwise, as numpy's broadcasting would raise)."""
+    if into_a.size != counts.size or into_b.size != counts.size:  # compiled code does not bound-check
+        raise ValueError("add_scaled: counts, into_a and into_b differ in length")
     for i in range(counts.size):
         x = counts[i] * scale
         into_a[i] += x

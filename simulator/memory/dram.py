@@ -233,14 +233,20 @@ class DramSystem:
                     or not 1 <= bus_speedup < math.inf:
                 raise ValueError(f"bus_speedup = {bus_speedup!r}: expected a finite number >= 1")
         if type(lines) is not np.ndarray or lines.dtype != np.int64 or not lines.flags.c_contiguous:
-            lines = np.ascontiguousarray(lines, dtype=np.int64)
+            given = np.asarray(lines)
+            if given.size and given.dtype.kind not in "iu":
+                raise ValueError(f"lines has dtype {given.dtype}: expected integer line indices")
+            lines = np.ascontiguousarray(given, dtype=np.int64)
         if lines.ndim != 1:
             raise ValueError(f"lines has shape {lines.shape}: expected a 1-D array of line indices")
         if isinstance(is_write, (bool, np.bool_)):
             writes = np.full(lines.shape[0], 1 if is_write else 0, dtype=np.uint8)
         else:
             if type(is_write) is not np.ndarray or is_write.dtype != np.uint8 or not is_write.flags.c_contiguous:
-                is_write = np.ascontiguousarray(is_write).astype(np.uint8, copy=False)
+                given = np.asarray(is_write)
+                if given.size and given.dtype.kind not in "biu":
+                    raise ValueError(f"is_write has dtype {given.dtype}: expected bools (or 0 and 1)")
+                is_write = np.ascontiguousarray(given).astype(np.uint8, copy=False)
             writes = is_write
             if writes.shape != lines.shape:
                 raise ValueError(f"is_write has shape {writes.shape}: expected a bool or shape {lines.shape}")

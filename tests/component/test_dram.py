@@ -206,6 +206,10 @@ def test_input_validation():
         d.service(np.array([7, -1], dtype=np.int64), False, 6000)
     with pytest.raises(ValueError, match="is_write"):
         d.service(np.array([1, 2]), np.array([True]), 6000)
+    with pytest.raises(ValueError, match="lines has dtype float64"):  # not rounded down to a line
+        d.service(np.array([1.9, 2.7]), False, 6000)
+    with pytest.raises(ValueError, match="is_write has dtype float64"):
+        d.service(np.array([1, 2]), np.array([0.4, 1.6]), 6000)
     with pytest.raises(ValueError, match="end_ps"):
         d.energy_j(4000)
     with pytest.raises(ValueError, match="end_ps"):  # after the arrival, before its data burst ends

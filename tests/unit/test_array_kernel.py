@@ -1,6 +1,8 @@
-"""The compiled array helpers agree with the numpy expressions they stand in for, to the bit."""
+"""The compiled array helpers agree with the numpy expressions they stand in for, to the bit, and refuse
+the inputs those expressions would refuse."""
 
 import numpy as np
+import pytest
 
 from simulator.memory.array_kernel import add_scaled, count_levels, value_range
 
@@ -38,3 +40,14 @@ def test_add_scaled_rounds_as_numpy_does():
         add_scaled(counts, scale, a, b)
     assert a.tobytes() == expected_a.tobytes()
     assert b.tobytes() == expected_b.tobytes()
+
+
+def test_count_levels_refuses_a_level_outside_its_range():
+    for levels in ([0, 7], [-1, 0]):
+        with pytest.raises(ValueError, match="outside 0..n-1"):
+            count_levels(np.array(levels, dtype=np.int64), 3)
+
+
+def test_add_scaled_refuses_arrays_of_differing_lengths():
+    with pytest.raises(ValueError, match="differ in length"):
+        add_scaled(np.ones(3, dtype=np.int64), 2.0, np.zeros(3), np.zeros(2))
