@@ -6,7 +6,7 @@ request waits in the driver until the controller's queue takes it) or a fixed in
 timed one. Streams are generated from fixed seeds, so the same code gives the same requests;
 ``stream_digest`` fingerprints them and the reference tables record it.
 
-``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2|ddr5|hbm3 [--dramsim3-configs DIR]`` writes,
+``python tests/peers/dram_streams.py OUT --config ddr3|ddr4|hbm2|ddr5|hbm3|lpddr5 [--dramsim3-configs DIR]`` writes,
 for every stream of that configuration:
 
 * ``OUT/<config>/<stream>.npz``: offsim's line-address form (``lines`` int64, ``is_write`` bool,
@@ -22,10 +22,11 @@ for every stream of that configuration:
 
 and ``OUT/<config>/dramsim3.ini``, the DRAMSim3 configuration (``--dramsim3-configs``: the
 ``configs`` folder of a DRAMSim3 checkout, for the DDR4 and HBM2 configurations, which start from
-one of its shipped files). DRAMSim3 has neither DDR5 nor HBM3: the ddr5 and hbm3 configurations
-(``RAMULATOR_ONLY``) are offsim's shipped presets as one sub-channel or pseudo-channel, their streams'
-fields are offsim's mapping of it, and only Ramulator 2's files are written (on hbm3, two 32 B requests a
-line and no timed stream). ``tests/peers/README.md`` says how the peers run them.
+one of its shipped files). DRAMSim3 has none of DDR5, HBM3 and LPDDR5: the ddr5, hbm3 and lpddr5
+configurations (``RAMULATOR_ONLY``) are offsim's shipped presets as one sub-channel, pseudo-channel or
+channel, their streams' fields are offsim's mapping of it, and only Ramulator 2's files are written (on
+hbm3 and lpddr5, two 32 B requests a line and no timed stream). ``tests/peers/README.md`` says how the
+peers run them.
 """
 
 from __future__ import annotations
@@ -297,11 +298,14 @@ class RamulatorOnly:
     controller_options: tuple[tuple[str, object], ...] = ()
 
 
-#: Configurations only Ramulator 2 runs (DRAMSim3 has neither standard); Ramulator 2's presets are in its
-#: python/ramulator/dram/ddr5.py and hbm3.py. ddr5: one 32-bit sub-channel of a single rank (16 Gb x8, 8 bank
-#: groups x 4 banks, 65536 rows, 1024 columns) at DDR5-4800AN. hbm3: one 32-bit pseudo-channel of a 4 Gb HBM3
-#: channel (4 bank groups x 4 banks, 16384 rows, 1 KiB rows) at 6400 Mb/s, refreshed all-bank; Ramulator 2
-#: moves 32 B (one BL8 burst) per request and ticks half clock cycles.
+#: Configurations only Ramulator 2 runs (DRAMSim3 has none of these standards); Ramulator 2's presets are in
+#: its python/ramulator/dram/ddr5.py, hbm3.py and lpddr5.py.
+#: ddr5: one 32-bit sub-channel of a single rank (16 Gb x8, 8 bank groups x 4 banks, 65536 rows, 1024 columns)
+#: at DDR5-4800AN.
+#: hbm3: one 32-bit pseudo-channel of a 4 Gb HBM3 channel (4 bank groups x 4 banks, 16384 rows, 1 KiB rows) at
+#: 6400 Mb/s, refreshed all-bank; Ramulator 2 moves 32 B (one BL8 burst) per request and ticks half clock cycles.
+#: lpddr5: one 16-bit channel (16 Gb x16, 4 bank groups x 4 banks, 65536 rows, 1024 columns) at LPDDR5-6400,
+#: 32 B per request.
 RAMULATOR_ONLY = {
     "ddr5": RamulatorOnly("dram/ddr5_4800_mt60b2g8",
                           ("dram.geometry.channels=1", "dram.geometry.refresh_mode=all_bank"),

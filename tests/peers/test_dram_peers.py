@@ -55,7 +55,7 @@ LPDDR5_COMMANDS = (
     "commands (ACT-1, ACT-2), each command a tCK of the CA bus, so a line to another row costs PRE, ACT-1, ACT-2 "
     "and two column commands, 5 tCK of commands against 4 tCK of data; offsim's model has no command bus")
 
-#: setup -> stream -> checks offsim fails today, with the cause (figures: offsim / the setup's peer).
+#: setup -> stream -> checks offsim fails, with the cause (figures: offsim / the setup's peer).
 KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
     "ddr3": {
         "seq_write": {"energy": "background_precharge 1.082: offsim's ranks spend more time with every bank "
