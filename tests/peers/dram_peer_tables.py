@@ -171,12 +171,23 @@ def _ratio(count: int, divisor: int) -> int | float:
     return count // divisor if count % divisor == 0 else count / divisor
 
 
+#: columns that count cycles or commands: Ramulator 2's halves (``_ratio``) are written exactly
+HALF_COUNT_COLUMNS = ("time_cycles", "reads_issued", "writes_issued")
+
+
+def _cell(column: str, value: object) -> object:
+    """A table cell: a count of ``HALF_COUNT_COLUMNS`` exactly, any other float to 6 significant digits."""
+    if isinstance(value, float) and column in HALF_COUNT_COLUMNS:
+        return repr(value)
+    return f"{value:.6g}" if isinstance(value, float) else value
+
+
 def write_csv(path: Path, rows: list[dict]) -> None:
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, restval="", lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+            writer.writerow({k: _cell(k, v) for k, v in row.items()})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -94,7 +94,7 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
             bound=TFAW.format(12.25))},
     },
     "lpddr5": {
-        "random_read": {"time": "time 0.783: " + LPDDR5_COMMANDS + ". Ramulator 2: 5,963,859 cycles for 1,048,542 "
+        "random_read": {"time": "time 0.783: " + LPDDR5_COMMANDS + ". Ramulator 2: 5,963,859 cycles for 1,048,542.5 "
                                 "lines (5.69 tCK a line; 1,040,118 of its requests meet another row open); offsim: "
                                 "4,671,739 cycles, 1,048,516 ACTs (4.46 tCK a line, the data bus and tFAW's one ACT "
                                 "per 4 tCK); refresh takes 7.2 % of both; not yet reconciled"},
