@@ -144,18 +144,18 @@ class DramParam:
         return f"{self.doc}{unit} [{where}]"
 
 
-_ALL = {"ddr3": True, "ddr4": True, "hbm2": True, "hbm2e": True, "ddr5": True, "hbm3": True, "lpddr5": True}
+_ALL = dict.fromkeys(STANDARDS, True)
 #: the IDD currents: no public source gives HBM2E's, HBM3's or LPDDR5's, so they have none (energy unknown,
 #: ``power``)
 _IDD = {"ddr3": True, "ddr4": True, "hbm2": True, "ddr5": True}
 _XP = _IDD  # power-down is not modelled without the currents it draws
-_NO_GROUPS = {"ddr3": True}
-_GROUPS = {"ddr4": True, "hbm2": True, "hbm2e": True, "ddr5": True, "hbm3": True, "lpddr5": True}
-_RANKED = {"ddr3": True, "ddr4": True, "ddr5": True, "lpddr5": True}
+_NO_GROUPS = {name: True for name, s in STANDARDS.items() if not s.bank_groups}
+_GROUPS = {name: True for name, s in STANDARDS.items() if s.bank_groups}
+_RANKED = {name: True for name, s in STANDARDS.items() if s.ranks}
 _VPP = {"ddr4": True, "ddr5": False}  # DDR5: optional, all or none (no cited IPP of a DDR5 part is at hand)
 _CKE = {"ddr3": True, "ddr4": True, "hbm2": True}  # DDR5 has no CKE pin: power-down is entered by command
-_SAME_BANK = {"ddr5": True}
-_PER_BANK = {"hbm2e": True, "hbm3": True, "lpddr5": True}
+_SAME_BANK = {name: True for name, s in STANDARDS.items() if "same_bank" in s.refresh_modes}
+_PER_BANK = {name: True for name, s in STANDARDS.items() if "per_bank" in s.refresh_modes}
 
 # Meanings after JESD79-3F / JESD79-4B / JESD79-5 (timing tables) and Micron TN-41-01 (currents).
 PARAMETERS: tuple[DramParam, ...] = (
