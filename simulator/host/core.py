@@ -68,12 +68,17 @@ class StageStats:
     last_ps: int = 0
     bytes_by_level: np.ndarray | None = None  # bytes its memory rows found at each level (last = DRAM), B
 
+    def served_record(self, n_levels: int) -> np.ndarray:
+        """The stage's bytes served per level (B, caches in order, then DRAM), zero-filled on first use,
+        for a caller to add to in place."""
+        if self.bytes_by_level is None:
+            self.bytes_by_level = np.zeros(n_levels, dtype=np.float64)
+        return self.bytes_by_level
+
     def add_served(self, served_bytes: np.ndarray) -> None:
         """Add ``served_bytes`` (B per level, caches in order, then DRAM) to the stage's record."""
-        if self.bytes_by_level is None:
-            self.bytes_by_level = served_bytes.copy()
-        else:
-            self.bytes_by_level += served_bytes
+        record = self.served_record(len(served_bytes))
+        record += served_bytes
 
     def add_interval(self, start_ps: int, end_ps: int) -> None:
         """Record activity from start_ps to end_ps."""
@@ -226,8 +231,7 @@ class HostCore:
             return
         bytes_per_line = n_bytes / n_lines
         n_out = len(self.bytes_by_level)
-        if stage.bytes_by_level is None:
-            stage.bytes_by_level = np.zeros(n_out, dtype=np.float64)
+        stage_served = stage.served_record(n_out)
         for lo in range(0, n_lines, CHUNK_LINES):
             chunk = lines[lo:lo + CHUNK_LINES]
             share = len(chunk) / n_lines
@@ -251,7 +255,7 @@ class HostCore:
             issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)
             comp_ps = self.compute_ps(c_flops, c_cycles)
             busy = max(mem_ps, issue_ps, comp_ps, 1)
-            add_scaled(counts, bytes_per_line, self.bytes_by_level, stage.bytes_by_level)  # B served per level
+            add_scaled(counts, bytes_per_line, self.bytes_by_level, stage_served)  # B served per level
             stage.compute_ps += comp_ps
             stage.stall_ps += busy - comp_ps
             stage.lines += len(chunk)
