@@ -502,7 +502,10 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
              f"{', '.join(map(str, study.multi_unit_engines))} units up to {study.multi_unit_max_bytes} B "
              "(the Table 4.4 granularities).",)
     table4 = isca.crypto_section(ref, curves, "ultrasparc_t2", sha_sweeps["ultrasparc_t2"])
-    notes += tuple(c.sentence() for c in isca.crypto_claims(curves, ls.PCIE_CARD))
+    claims = isca.crypto_claims(curves, ls.PCIE_CARD) + isca.region_claims(
+        {k: f.params for k, f in fits.items()}, ls.granularities(*ACCELEROMETER_GRID), SHA_PLATFORMS,
+        ((ls.PCIE_CARD, "oL", "002:L1201"),), "002:L1190", "the on-chip SPARC crypto units")
+    notes += tuple(c.sentence() for c in claims)
     return Reproduction("logca-crypto", "LogCA (000, 002): crypto accelerators, Table 4.4 and interface evolution",
                         (table44, *threaded, table43, table43_sha, overheads, cutoffs, regions, table4),
                         tuple(figures), notes)
@@ -652,8 +655,10 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
              "C and o of GEMM and FFT are fitted to the n = 1 columns of Tables 4.5-4.6 "
              "(configs/presets/platforms/gpu_host_cost_calibrated.yaml); the n = 2 and n = 4 rows are the check. "
              "Radix sort keeps 000 Table 4.3's C; its o is fitted to where Table 4.7's n = 1 column crosses 1.")
-    notes += tuple(c.sentence() for c in isca.gpu_claims(n1_curves, gs.load_gpu_platform("discrete", "gemm")
-                                                          .logca.acceleration))
+    claims = isca.gpu_claims(n1_curves, gs.load_gpu_platform("discrete", "gemm").logca.acceleration)
+    claims += isca.region_claims(fitted, gs.granularities(*ACCELEROMETER_GRID), ("hsa",),
+                                 (("discrete", "L", "002:L1254"),), "002:L1272", "the HSA GPU")
+    notes += tuple(c.sentence() for c in claims)
     if quick:
         notes += (f"quick: granularities up to {GPU_QUICK_MAX_BYTES} B only.",)
     return Reproduction("logca-gpu", "LogCA (000, 002): pipelined GPU offload, Tables 4.5-4.7", tuple(sections),

@@ -9,7 +9,7 @@ import pytest
 from models.logca import LogCAParams
 from simulator.studies.logca.crypto import SimulatedSpeedup
 from simulator.studies.logca.isca_figures import (TABLE4, TABLE5_GPU, beta_rows, break_even_bytes, crypto_claims,
-                                                  gpu_claims, gpu_table5_rows, host_beta)
+                                                  gpu_claims, gpu_table5_rows, host_beta, region_claims)
 from simulator.studies.references import ReferenceRow, index_rows, load_reference
 
 
@@ -43,7 +43,8 @@ def test_table5_rows_take_l_and_c_from_the_fits_and_the_host_runs():
     ref = index_rows(load_reference("logca_gpu"))
     fitted = {name: LogCAParams(latency=0.5, overhead_cycles=1e6, c_cycles_per_byte_beta=0.001, acceleration=30.0,
                                 beta=1.7, latency_per_byte=True) for name in ("discrete", "apu")}
-    rows = {c.key[1:]: c for c in gpu_table5_rows(ref, fitted, {"fft": _sweep({1024: 1.0, 4096: 1.0}, c=0.2, beta=1.2)})}
+    fft = _sweep({1024: 1.0, 4096: 1.0}, c=0.2, beta=1.2)
+    rows = {c.key[1:]: c for c in gpu_table5_rows(ref, fitted, {"fft": fft})}
     assert {k for k in index_rows(load_reference("logca_gpu")) if k[0] == TABLE5_GPU} == \
         {(TABLE5_GPU, *k) for k in rows}  # every Table 5 entry gets a row
     assert rows[("discrete", "L")].ours == 0.5 and rows[("apu", "C gemm")].ours == 0.001
@@ -72,3 +73,16 @@ def test_gpu_claims_compare_at_the_largest_common_buffer():
     verdicts = {c.claim: c.holds for c in gpu_claims(n1, acceleration=30.0)}
     assert verdicts["g_A/2 does not exist for FFT"] is False  # 16 > A / 2
     assert verdicts["GEMM, of higher complexity, achieves a higher speedup than sort and FFT"] is True
+
+
+def test_region_claims_read_the_accelerometer_rule_on_the_grid():
+    grid = [2**k for k in range(4, 27)]
+    on_chip = LogCAParams(latency=4.0, overhead_cycles=100.0, c_cycles_per_byte_beta=30.0, acceleration=12.0,
+                          beta=1.0, latency_per_byte=False)
+    pcie = LogCAParams(latency=5.0, overhead_cycles=1e6, c_cycles_per_byte_beta=3.0, acceleration=30.0, beta=1.0,
+                       latency_per_byte=True)
+    claims = region_claims({"chip": on_chip, "card": pcie}, grid, ("chip",), (("card", "oL", "002:L1201"),),
+                           "002:L1190", "the chip")
+    assert [c.holds for c in claims] == [True, True]  # card: o limits the small buffers, L (C / L = 0.6) the large
+    claims = region_claims({"card": pcie}, grid, ("card",), (), "002:L1190", "the card")
+    assert claims[0].holds is False and "card 48%" in claims[0].ours  # L limits from 64 KiB: 11 of 23 buffers

@@ -11,8 +11,9 @@ a value. The sections here set ours beside them:
   are inputs the report counts apart.
 - ``gpu_table5_rows``: Table 5's GPU L (host cycles per byte; the GPUs' latency is granularity dependent,
   002:L1032-1033) and C (host cycles per byte^beta) beside the L and C of our simulated sweeps.
-- ``crypto_claims`` / ``gpu_claims``: thresholds the text states rather than values (no break-even, no gain
-  at 128 B, one platform breaking even before another, no g_A/2), each with the simulated value it is about and
+- ``crypto_claims`` / ``gpu_claims`` / ``region_claims``: thresholds the text states rather than values (no
+  break-even, no gain at 128 B, one platform breaking even before another, no g_A/2, latency absent from or
+  filling the optimisation regions), each with the simulated value it is about and
   whether it holds; the reports list them as notes, not as counted rows.
 
 Break-even granularities of a simulated sweep (``break_even_bytes``) are interpolated between the two powers
@@ -25,7 +26,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from models.accelerometer import bottlenecks
 from models.calibrate import fit_complexity
+from models.logca import LogCAParams
 from simulator.studies.comparisons import Comparison, Section, published
 from simulator.studies.logca.crypto import SimulatedSpeedup
 from simulator.studies.references import ReferenceRow
@@ -165,6 +168,33 @@ def gpu_claims(n1_curves: Mapping[str, Sequence[SimulatedSpeedup]], acceleration
                             f"simulated one-stage speedup at {g} B: gemm {top['gemm'].speedup:.3g}, "
                             + ", ".join(f"{k} {top[k].speedup:.3g}" for k in others),
                             all(top["gemm"].speedup > top[k].speedup for k in others)))
+    return tuple(claims)
+
+
+def _share_limited_by(p: LogCAParams, parameters: str, g_grid: Sequence[int]) -> float:
+    """Fraction of the buffers ``g_grid`` at which one of ``parameters`` (letters of L, o, C, A) is a bottleneck
+    by the Accelerometer rule (a 10x improvement gains >= 20 %)."""
+    sets = bottlenecks(p, list(g_grid))
+    return sum(bool(set(parameters) & b) for b in sets) / len(sets)
+
+
+def region_claims(fitted: Mapping[str, LogCAParams], g_grid: Sequence[int], latency_free: Sequence[str],
+                  latency_bound: Sequence[tuple[str, str, str]], source_free: str, what_free: str) -> tuple[Claim, ...]:
+    """002's statements about which parameters occupy the optimisation regions, on the parameters fitted to our
+    sweeps (``fitted``), over ``g_grid`` (bytes): latency limits none of the buffers of the platforms
+    ``latency_free`` (``what_free`` names them, ``source_free`` cites the claim), and for each (platform, letters,
+    source) of ``latency_bound`` those parameters limit most of them."""
+    free = {n: _share_limited_by(fitted[n], "L", g_grid) for n in latency_free if n in fitted}
+    claims = [Claim(f"latency is absent from the optimisation regions of {what_free}", source_free,
+                    "share of the buffers where L limits: " + ", ".join(f"{n} {v:.0%}" for n, v in free.items()),
+                    all(v == 0 for v in free.values()))] if free else []
+    for name, letters, source in latency_bound:
+        if name in fitted:
+            share = _share_limited_by(fitted[name], letters, g_grid)
+            what = f"{' and '.join(letters)} occupy" if len(letters) > 1 else f"{letters} occupies"
+            claims.append(Claim(f"{what} most of the optimisation regions of {name}", source,
+                                f"share of the buffers {g_grid[0]} B .. {g_grid[-1]} B where one limits: {share:.0%}",
+                                share > 0.5))
     return tuple(claims)
 
 
