@@ -503,8 +503,9 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
              "(the Table 4.4 granularities).",)
     table4 = isca.crypto_section(ref, curves, "ultrasparc_t2", sha_sweeps["ultrasparc_t2"])
     claims = isca.crypto_claims(curves, ls.PCIE_CARD) + isca.region_claims(
-        {k: f.params for k, f in fits.items()}, ls.granularities(*ACCELEROMETER_GRID), SHA_PLATFORMS,
-        ((ls.PCIE_CARD, "oL", "002:L1201"),), "002:L1190", "the on-chip SPARC crypto units")
+        {k: f.params for k, f in fits.items()}, {k: ls.load_platform(k, "aes").logca for k in SHA_PLATFORMS},
+        ls.granularities(*ACCELEROMETER_GRID), SHA_PLATFORMS, ((ls.PCIE_CARD, "oL", "002:L1201"),), "002:L1190",
+        "the on-chip SPARC crypto units")
     notes += tuple(c.sentence() for c in claims)
     return Reproduction("logca-crypto", "LogCA (000, 002): crypto accelerators, Table 4.4 and interface evolution",
                         (table44, *threaded, table43, table43_sha, overheads, cutoffs, regions, table4),
@@ -656,8 +657,9 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
              "(configs/presets/platforms/gpu_host_cost_calibrated.yaml); the n = 2 and n = 4 rows are the check. "
              "Radix sort keeps 000 Table 4.3's C; its o is fitted to where Table 4.7's n = 1 column crosses 1.")
     claims = isca.gpu_claims(n1_curves, gs.load_gpu_platform("discrete", "gemm").logca.acceleration)
-    claims += isca.region_claims(fitted, gs.granularities(*ACCELEROMETER_GRID), ("hsa",),
-                                 (("discrete", "L", "002:L1254"),), "002:L1272", "the HSA GPU")
+    claims += isca.region_claims(fitted, {k: gs.table_4_3_params(k, "gemm") for k in ("discrete", "apu")},
+                                 gs.granularities(*ACCELEROMETER_GRID), ("hsa",), (("discrete", "L", "002:L1254"),),
+                                 "002:L1272", "the HSA GPU")
     notes += tuple(c.sentence() for c in claims)
     if quick:
         notes += (f"quick: granularities up to {GPU_QUICK_MAX_BYTES} B only.",)

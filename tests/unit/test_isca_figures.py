@@ -81,8 +81,9 @@ def test_region_claims_read_the_accelerometer_rule_on_the_grid():
                           beta=1.0, latency_per_byte=False)
     pcie = LogCAParams(latency=5.0, overhead_cycles=1e6, c_cycles_per_byte_beta=3.0, acceleration=30.0, beta=1.0,
                        latency_per_byte=True)
-    claims = region_claims({"chip": on_chip, "card": pcie}, grid, ("chip",), (("card", "oL", "002:L1201"),),
+    claims = region_claims({"chip": on_chip, "card": pcie}, {}, grid, ("chip",), (("card", "oL", "002:L1201"),),
                            "002:L1190", "the chip")
     assert [c.holds for c in claims] == [True, True]  # card: o limits the small buffers, L (C / L = 0.6) the large
-    claims = region_claims({"card": pcie}, grid, ("card",), (), "002:L1190", "the card")
-    assert claims[0].holds is False and "card 48%" in claims[0].ours  # L limits from 64 KiB: 11 of 23 buffers
+    claims = region_claims({"card": pcie}, {"card": on_chip}, grid, ("card",), (), "002:L1190", "the card")
+    # L limits from 64 KiB: 11 of 23 buffers; the printed parameters, given beside, put it nowhere
+    assert claims[0].holds is False and "card 48% (printed parameters: 0%)" in claims[0].ours

@@ -178,23 +178,31 @@ def _share_limited_by(p: LogCAParams, parameters: str, g_grid: Sequence[int]) ->
     return sum(bool(set(parameters) & b) for b in sets) / len(sets)
 
 
-def region_claims(fitted: Mapping[str, LogCAParams], g_grid: Sequence[int], latency_free: Sequence[str],
-                  latency_bound: Sequence[tuple[str, str, str]], source_free: str, what_free: str) -> tuple[Claim, ...]:
-    """002's statements about which parameters occupy the optimisation regions, on the parameters fitted to our
-    sweeps (``fitted``), over ``g_grid`` (bytes): latency limits none of the buffers of the platforms
-    ``latency_free`` (``what_free`` names them, ``source_free`` cites the claim), and for each (platform, letters,
-    source) of ``latency_bound`` those parameters limit most of them."""
-    free = {n: _share_limited_by(fitted[n], "L", g_grid) for n in latency_free if n in fitted}
+def region_claims(fitted: Mapping[str, LogCAParams], printed: Mapping[str, LogCAParams], g_grid: Sequence[int],
+                  latency_free: Sequence[str], latency_bound: Sequence[tuple[str, str, str]], source_free: str,
+                  what_free: str) -> tuple[Claim, ...]:
+    """002's statements about which parameters occupy the optimisation regions, read on the parameters fitted to
+    our sweeps (``fitted``) over ``g_grid`` (bytes), with the share the source's own printed parameters give
+    beside it where ``printed`` has them: latency limits none of the buffers of the platforms ``latency_free``
+    (``what_free`` names them, ``source_free`` cites the claim), and for each (platform, letters, source) of
+    ``latency_bound`` those parameters limit most of them."""
+    def share(name: str, letters: str) -> tuple[float, str]:
+        ours = _share_limited_by(fitted[name], letters, g_grid)
+        theirs = (f" (printed parameters: {_share_limited_by(printed[name], letters, g_grid):.0%})"
+                  if name in printed else "")
+        return ours, f"{name} {ours:.0%}{theirs}"
+
+    free = [share(n, "L") for n in latency_free if n in fitted]
     claims = [Claim(f"latency is absent from the optimisation regions of {what_free}", source_free,
-                    "share of the buffers where L limits: " + ", ".join(f"{n} {v:.0%}" for n, v in free.items()),
-                    all(v == 0 for v in free.values()))] if free else []
+                    f"share of the buffers {g_grid[0]} B .. {g_grid[-1]} B where L limits: "
+                    + ", ".join(text for _, text in free), all(v == 0 for v, _ in free))] if free else []
     for name, letters, source in latency_bound:
         if name in fitted:
-            share = _share_limited_by(fitted[name], letters, g_grid)
+            value, text = share(name, letters)
             what = f"{' and '.join(letters)} occupy" if len(letters) > 1 else f"{letters} occupies"
             claims.append(Claim(f"{what} most of the optimisation regions of {name}", source,
-                                f"share of the buffers {g_grid[0]} B .. {g_grid[-1]} B where one limits: {share:.0%}",
-                                share > 0.5))
+                                f"share of the buffers {g_grid[0]} B .. {g_grid[-1]} B where one limits: {text}",
+                                value > 0.5))
     return tuple(claims)
 
 
