@@ -50,7 +50,7 @@ def host_c(points: Sequence[SimulatedSpeedup]) -> float:
 
 def break_even_bytes(points: Sequence[SimulatedSpeedup]) -> float | None:
     """Smallest buffer at which the simulated speedup reaches 1 (bytes; interpolated in log-log between the
-    two buffers around the crossing), None if it never does; the speedup at the smallest buffer if already >= 1."""
+    two buffers around the crossing), None if it never does; the smallest buffer if the speedup is >= 1 there."""
     pts = sorted(points, key=lambda p: p.g_bytes)
     if not pts:
         return None
@@ -78,7 +78,7 @@ def beta_rows(ref: Mapping[tuple[str, str, str], ReferenceRow],
     return tuple(rows)
 
 
-def gpu_table5_rows(ref: Mapping[tuple[str, str, str], ReferenceRow], fitted: Mapping[str, object],
+def gpu_table5_rows(ref: Mapping[tuple[str, str, str], ReferenceRow], fitted: Mapping[str, LogCAParams],
                     host_sweeps: Mapping[str, Sequence[SimulatedSpeedup]]) -> tuple[Comparison, ...]:
     """002 Table 5's GPU entries beside ours: L of a platform against the L of its simulated link (``fitted``:
     {platform: LogCAParams of the GEMM sweep}), C of GEMM against that fit's C, C of another kernel against C
@@ -219,7 +219,7 @@ def crypto_section(ref: Mapping[tuple[str, str, str], ReferenceRow],
                    "values.")
 
 
-def gpu_sections(ref: Mapping[tuple[str, str, str], ReferenceRow], fitted: Mapping[str, object],
+def gpu_sections(ref: Mapping[tuple[str, str, str], ReferenceRow], fitted: Mapping[str, LogCAParams],
                  gemm_points: Sequence[SimulatedSpeedup],
                  n1_curves: Mapping[str, Sequence[SimulatedSpeedup]]) -> tuple[Section, ...]:
     """The GPU report's 002 sections: Table 4's beta and Table 5's L and C (discrete GPU runs)."""
