@@ -427,6 +427,7 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
     from dataclasses import replace
 
     from simulator.studies.logca import crypto as ls
+    from simulator.studies.logca import isca_figures as isca
 
     ref = index_rows(load_reference("logca_crypto"))
     t44 = {int(k[1][2:]): {} for k in ref if k[0] == "000 Table 4.4"}
@@ -457,10 +458,11 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
                       f"(beta fitted: {', '.join(f'{k} {f.params.beta:.3f}' for k, f in fits.items())}).")
 
     sha_g = ls.granularities(study.calibration_min_bytes, g_max)
-    sha_rows = []
+    sha_rows, sha_sweeps = [], {}
     for name in SHA_PLATFORMS:
         platform = ls.load_platform(name, "sha")
-        fit = ls.calibrate(platform, ls.sweep(platform, sha_g), study.calibration_min_bytes)
+        sha_sweeps[name] = ls.sweep(platform, sha_g)
+        fit = ls.calibrate(platform, sha_sweeps[name], study.calibration_min_bytes)
         sha_rows += _table43_rows(ref, "SHA", name, fit.params)
     table43_sha = Section("000 Table 4.3 (SHA rows) vs LogCA fitted to our simulated SHA-256 sweeps", tuple(sha_rows),
                           f"Fit over g = {study.calibration_min_bytes} B .. {g_max} B in powers of two, L fixed as "
@@ -499,9 +501,15 @@ def _logca_crypto(out: Path, quick: bool) -> Reproduction:
              f"{study.min_granularity_bytes} B .. {g_max} B; {study.multi_unit_platform} with n = "
              f"{', '.join(map(str, study.multi_unit_engines))} units up to {study.multi_unit_max_bytes} B "
              "(the Table 4.4 granularities).",)
-    return Reproduction("logca-crypto", "LogCA (000): crypto accelerators, Table 4.4 and interface evolution",
-                        (table44, *threaded, table43, table43_sha, overheads, cutoffs, regions), tuple(figures),
-                        notes)
+    table4 = isca.crypto_section(ref, curves, "ultrasparc_t2", sha_sweeps["ultrasparc_t2"])
+    claims = isca.crypto_claims(curves, ls.PCIE_CARD) + isca.region_claims(
+        {k: f.params for k, f in fits.items()}, {k: ls.load_platform(k, "aes").logca for k in SHA_PLATFORMS},
+        ls.granularities(*ACCELEROMETER_GRID), SHA_PLATFORMS, ((ls.PCIE_CARD, "oL", "002:L1201"),), "002:L1190",
+        "the on-chip SPARC crypto units")
+    notes += tuple(c.sentence() for c in claims)
+    return Reproduction("logca-crypto", "LogCA (000, 002): crypto accelerators, Table 4.4 and interface evolution",
+                        (table44, *threaded, table43, table43_sha, overheads, cutoffs, regions, table4),
+                        tuple(figures), notes)
 
 
 #: 000 Table 4.4's entries from this granularity up are the ones the threaded runs are judged on (smaller ones
@@ -579,6 +587,7 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
         raise TargetUnavailable(f"target logca-gpu not available yet: simulator.studies.logca.gpu with "
                                 f"load_gpu_platform/simulate_point/plot_pipelined is missing ({exc})") from None
     del needed
+    from simulator.studies.logca import isca_figures as isca
     from simulator.studies.logca.crypto import SimulatedSpeedup
 
     ref = load_reference("logca_gpu")
@@ -588,13 +597,14 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
             continue
         kernel = r.table.split()[-1]
         tables.setdefault(kernel, {}).setdefault(int(r.row[2:]), {})[int(r.column[2:])] = r
-    sections, figures = [], []
+    sections, figures, n1_curves = [], [], {}
     for kernel, table in tables.items():
         platform = gs.load_gpu_platform("discrete", kernel)
         g_list = [g for g in sorted(table) if not quick or g <= GPU_QUICK_MAX_BYTES]
         stages = sorted({n for row in table.values() for n in row})
         curves: dict[int, list[SimulatedSpeedup]] = {n: [gs.simulate_point(platform, g, n) for g in g_list] for n in stages}
         figures.append(gs.plot_pipelined(kernel, curves, out / f"pipelined_gpu_{kernel}.png"))
+        n1_curves[kernel] = curves.get(1, [])
         sim = {n: {p.g_bytes: p.speedup for p in pts} for n, pts in curves.items()}
         rows = tuple(published(r, f"g = {g} B, n = {n}", sim[n].get(g), "" if g in sim[n] else "not run (quick)")
                      for g, row in sorted(table.items()) for n, r in sorted(row.items()))
@@ -602,10 +612,10 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
         sections.append(Section(f"{title}: pipelined offload on the discrete GPU, n stages", rows))
     g_top = GPU_QUICK_MAX_BYTES if quick else 2**26
     g_trip = [2**k for k in range(12, g_top.bit_length())]
-    trip, fitted = [], {}
+    trip, fitted, gemm_sweeps = [], {}, {}
     for name in gs.GPU_PLATFORMS:
         platform = gs.load_gpu_platform(name, "gemm")
-        pts = gs.sweep(platform, g_trip)
+        pts = gemm_sweeps[name] = gs.sweep(platform, g_trip)
         fitted[name] = gs.calibrate(platform, pts).params
         for row in gs.round_trip(name, "gemm", g_trip, pts):
             trip.append(Comparison(f"{name} {row.label}", row.preset, row.fitted, row.unit,
@@ -638,6 +648,7 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
                             "this reads 000's own scale, not an independent measurement); the note gives that time as "
                             "a fraction of the roofline's. The gap between the two is why the presets keep 000's A.",
                             reference_header="000 Table 4.3 A", ours_header="A"))
+    sections += isca.gpu_sections(ref_gpu, fitted, gemm_sweeps["discrete"], n1_curves)
     notes = ("L of the discrete GPU is calibrated from the simulated PCIe link (000 Table 4.3's GPU L is unreliable, "
              "where C / L < 1 would mean AES never breaks even).",
              "The device runs 000 Table 4.3's A (the presets' fixed acceleration); the roofline section shows what "
@@ -645,9 +656,14 @@ def _logca_gpu(out: Path, quick: bool) -> Reproduction:
              "C and o of GEMM and FFT are fitted to the n = 1 columns of Tables 4.5-4.6 "
              "(configs/presets/platforms/gpu_host_cost_calibrated.yaml); the n = 2 and n = 4 rows are the check. "
              "Radix sort keeps 000 Table 4.3's C; its o is fitted to where Table 4.7's n = 1 column crosses 1.")
+    claims = isca.gpu_claims(n1_curves, gs.load_gpu_platform("discrete", "gemm").logca.acceleration)
+    claims += isca.region_claims(fitted, {k: gs.table_4_3_params(k, "gemm") for k in ("discrete", "apu")},
+                                 gs.granularities(*ACCELEROMETER_GRID), ("hsa",), (("discrete", "L", "002:L1254"),),
+                                 "002:L1272", "the HSA GPU")
+    notes += tuple(c.sentence() for c in claims)
     if quick:
         notes += (f"quick: granularities up to {GPU_QUICK_MAX_BYTES} B only.",)
-    return Reproduction("logca-gpu", "LogCA (000): pipelined GPU offload, Tables 4.5-4.7", tuple(sections),
+    return Reproduction("logca-gpu", "LogCA (000, 002): pipelined GPU offload, Tables 4.5-4.7", tuple(sections),
                         tuple(Path(f) for f in figures), notes)
 
 
