@@ -10,6 +10,11 @@ call's argument handling instead of about ten calls' and the numpy work between 
 
 It covers the common case: no stream prefetcher (its timing needs each DRAM read), a DRAM model with
 the in_order or frfcfs scheduler, the chunk's bus at the channel's width. Times are integer ps.
+
+Numba's on-disk cache of ``access_and_serve`` holds compiled copies of the kernels it calls and is
+keyed on this file alone: after a change to ``cache_kernel.py`` or ``dram_kernel.py`` it must be
+recompiled (delete its ``__pycache__/chunk_kernel.*`` entries); ``tests/component/test_chunk_kernel.py``
+compares it with the steps made one by one.
 """
 
 from __future__ import annotations
