@@ -50,6 +50,7 @@ from simulator.memory.array_kernel import add_scaled, count_levels
 from simulator.memory.port import MemoryPort, PortResult
 
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
+STORE_OPS = ("write", "update")  # the memory rows whose accesses store
 
 
 @dataclass
@@ -196,7 +197,7 @@ class HostCore:
         """One chunk of memory row ``op`` (read/write/update/zero) through the port."""
         if op == "zero":
             return self.port.zero(lines, now_ps)
-        return self.port.access(lines, op in ("write", "update"), now_ps)
+        return self.port.access(lines, op in STORE_OPS, now_ps)
 
     def dependent_accesses(self, env, lines: np.ndarray, op: str, counts: np.ndarray):
         """SimPy generator: serialised accesses of memory row ``op``, each paying its full latency in turn.
@@ -243,14 +244,18 @@ class HostCore:
                 yield from self.dependent_accesses(env, chunk, op, counts)
                 mem_ps = env.now - start
             else:
-                res = self._access(chunk, op, start)
-                counts = count_levels(res.cache.served_by, n_out)
-                if self.prefetch is not None and op != "zero":
-                    mem_ps = self._prefetching_memory_ps(chunk, res, counts, start)
-                else:
-                    mem_ps = self.memory_ps(counts, res.dram_done_ps, start)
-                if res.cache.snooped:  # the invalidations of other cores' copies, in flight as misses are
-                    mem_ps += self.clock.cycles_to_ps(res.cache.snooped * self.timing.snoop_latency_cycles
+                if op == "zero" or self.prefetch is not None:
+                    res = self._access(chunk, op, start)
+                    counts, snooped = count_levels(res.cache.served_by, n_out), res.cache.snooped
+                    if op == "zero":
+                        mem_ps = self.memory_ps(counts, res.dram_done_ps, start)
+                    else:
+                        mem_ps = self._prefetching_memory_ps(chunk, res, counts, start)
+                else:  # what the timing needs of the chunk, without the rest of its result
+                    counts, dram_done_ps, snooped = self.port.access_levels(chunk, op in STORE_OPS, start)
+                    mem_ps = self.memory_ps(counts, dram_done_ps, start)
+                if snooped:  # the invalidations of other cores' copies, in flight as misses are
+                    mem_ps += self.clock.cycles_to_ps(snooped * self.timing.snoop_latency_cycles
                                                       / self.max_outstanding_misses)
             issue_ps = self.clock.cycles_to_ps(c_elems * issue_factor / self.loads_per_cycle)
             comp_ps = self.compute_ps(c_flops, c_cycles)

@@ -269,7 +269,8 @@ class CacheHierarchy:
         # room a kernel keeps in the DRAM buffers beyond two per input: one access's reads and cascading writes
         self._reserve_extra = n * (1 + (pf.degree if on else 0)) + 1024
         # per requester: the level counters, and [DRAM reads, DRAM writes] (lines)
-        self._by_requester: dict[str, tuple[np.ndarray, list[int]]] = {}
+        self._by_requester: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._chunk_args: dict[str, tuple] = {}  # per requester: what ``chunk_args`` gives, while the buffers last
 
     @property
     def n_levels(self) -> int:
@@ -279,10 +280,13 @@ class CacheHierarchy:
     # -- buffers ---------------------------------------------------------------
     def _reserve(self, n_inputs: int) -> None:
         # Bounded: a call that fills the buffers is resumed after draining them.
-        want = min(2 * n_inputs, 1 << 20) + self._reserve_extra
+        self._grow_buffers(min(2 * n_inputs, 1 << 20) + self._reserve_extra)
+
+    def _grow_buffers(self, want: int) -> None:
         if self._rd.shape[0] < want:
             self._rd = np.empty(want, dtype=np.int64)
             self._wr = np.empty(want, dtype=np.int64)
+            self._chunk_args.clear()
 
     def _drain(self, reads: list, writes: list) -> None:
         pos = self._pos
@@ -315,14 +319,40 @@ class CacheHierarchy:
         """The call's result: the counters since ``before`` (a copy taken for the call, reused for the
         difference), added to ``requester``'s table too."""
         delta = np.subtract(self._counts, before, out=before)
-        mine = self._by_requester.get(requester)
-        if mine is None:
-            mine = self._by_requester[requester] = (np.zeros((self.n_levels, ck.N_COUNTERS), dtype=np.int64), [0, 0])
-        levels, dram = mine
+        levels, dram = self._requester_tables(requester)
         levels += delta
         dram[0] += len(reads)
         dram[1] += len(writes)
         return ChunkResult(delta, reads, writes, served)
+
+    def _requester_tables(self, requester: str) -> tuple[np.ndarray, np.ndarray]:
+        """``requester``'s level counters (int64[n_levels, N_COUNTERS]) and [DRAM reads, DRAM writes] (lines)."""
+        mine = self._by_requester.get(requester)
+        if mine is None:
+            mine = self._by_requester[requester] = (np.zeros((self.n_levels, ck.N_COUNTERS), dtype=np.int64),
+                                                    np.zeros(2, dtype=np.int64))
+        return mine
+
+    def chunk_args(self, n_inputs: int, requester: str) -> tuple | None:
+        """The state ``chunk_kernel.access_and_serve`` works on for ``n_inputs`` demand accesses counted for
+        ``requester`` (its arguments from ``ts`` to ``mine_dram``), with DRAM buffers that hold the whole chunk;
+        None when the prefetcher is on (the core's timing then needs each DRAM read)."""
+        if self._pf_cfg[0]:
+            return None
+        if self._wr.shape[0] < n_inputs * self.n_levels:
+            self._grow_buffers(n_inputs * self.n_levels)
+        args = self._chunk_args.get(requester)
+        if args is None:
+            st = self._st
+            args = self._chunk_args[requester] = (
+                st["ts"], st["base"], st["mask"], st["ways"], self._mru, st["clock"], self._counts, self._dram,
+                self._rd, self._wr, self._pos, self._pf_cfg, self._pf_last, self._pf_stamp,
+                *self._requester_tables(requester))
+        return args
+
+    def chunk_view(self, is_store: bool) -> "CacheHierarchy":
+        """The hierarchy a chunk of demand accesses works on alone (``chunk_kernel``): this one."""
+        return self
 
     # -- operations -------------------------------------------------------------
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False,
@@ -421,7 +451,7 @@ class CacheHierarchy:
         for who, (table, dram) in self._by_requester.items():
             mine = {g.name: {c: int(table[i, j]) for j, c in enumerate(COUNTER_NAMES)}
                     for i, g in enumerate(self.levels)}
-            mine[DRAM_NAME] = {"dram_reads": dram[0], "dram_writes": dram[1]}
+            mine[DRAM_NAME] = {"dram_reads": int(dram[0]), "dram_writes": int(dram[1])}
             out[who] = mine
         return out
 

@@ -78,6 +78,11 @@ class CoherentView:
         snoops = self._snoop(written, requester) if written is not None and len(written) else []
         return _merge_writes(snoops, self.own.access(lines, is_store, start_level, requester))
 
+    def chunk_view(self, is_store: bool) -> CacheHierarchy | None:
+        """The hierarchy a chunk of demand accesses works on alone (``chunk_kernel``): the core's own, unless
+        the chunk stores and other cores have private copies to invalidate (None)."""
+        return None if is_store and self.others else self.own
+
     def zero(self, lines: np.ndarray, start_level: int = 0, requester: str = "host") -> ChunkResult:
         """Full-line zeroing writes, after invalidating the other cores' private copies."""
         snoops = self._snoop(lines, requester)

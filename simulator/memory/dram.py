@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from simulator.memory import dram_kernel as k
+from simulator.memory.chunk_kernel import order_mode
 from simulator.memory import dram_command_queues, dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
@@ -182,7 +183,8 @@ class DramSystem:
         self._log_n = np.zeros(1, dtype=np.int64)
         self._min_arrival_ps = 0
         # requester -> [reads, writes, activates] caused by its chunks (refresh belongs to none)
-        self._by_requester: dict[str, list[int]] = {}
+        self._by_requester: dict[str, np.ndarray] = {}
+        self._chunk_args: dict[str, tuple] = {}  # per requester: what ``chunk_args`` gives after the arrival
         self._no_pool = np.zeros(1, dtype=np.int64)
         self._read_pool = self._no_pool  # the read entries shared by ``_pooled`` (``limit_reads``)
         self._pooled: frozenset[str] = frozenset()
@@ -203,6 +205,7 @@ class DramSystem:
         self._read_pool = np.zeros(entries + 1, dtype=np.int64)
         self._read_pool[k.POOL_HOLD] = hold_ps
         self._pooled = frozenset(requesters)
+        self._chunk_args.clear()
 
     # -- serving ---------------------------------------------------------------------------
     @property
@@ -257,8 +260,7 @@ class DramSystem:
         if lines.size:
             lo, hi = value_range(lines)
             if lo < 0 or hi >= self._capacity_lines:
-                raise AddressOutOfRange(f"lines span [{lo}, {hi}]: expected indices in "
-                                        f"[0, {self.geometry.capacity_lines}), the {self.capacity_bytes} B of this memory")
+                raise self.out_of_range(lo, hi)
         self._min_arrival_ps = arrival_ps
         seen_ps = arrival_ps + self._pipeline_ps  # when the controller may act on the chunk
         out = np.empty(lines.shape[0], dtype=np.int64)
@@ -296,10 +298,43 @@ class DramSystem:
                 k.serve(lines, writes, seen_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
                         self._ring, self._pend, self._ctr, out, self._log, self._log_n, pool)
             after = self._ctr.tolist()
-            mine = self._by_requester.setdefault(requester, [0] * len(_ATTRIBUTED))
+            mine = self._attributed(requester)
             for j, column in enumerate(_ATTRIBUTED):
                 mine[j] += after[column] - before[column]
         return out
+
+    def out_of_range(self, lo: int, hi: int) -> AddressOutOfRange:
+        """The error of a chunk whose lines span [lo, hi], beyond this memory."""
+        return AddressOutOfRange(f"lines span [{lo}, {hi}]: expected indices in "
+                                 f"[0, {self.geometry.capacity_lines}), the {self.capacity_bytes} B of this memory")
+
+    def _attributed(self, requester: str) -> np.ndarray:
+        """``requester``'s reads, writes and activates (int64[3], the order of ``ATTRIBUTED_COUNTERS``)."""
+        mine = self._by_requester.get(requester)
+        if mine is None:
+            mine = self._by_requester[requester] = np.zeros(len(_ATTRIBUTED), dtype=np.int64)
+        return mine
+
+    def chunk_args(self, arrival_ps: int, requester: str) -> tuple | None:
+        """The arguments ``chunk_kernel.access_and_serve`` takes of this memory (from its ``arrival_ps``, the
+        time the controller sees the chunk, to ``mine_attributed``) for a chunk of ``requester`` arriving at
+        ``arrival_ps`` at the channel's width; None under the ready_first scheduler, or for an arrival before
+        the last (which ``service_lines`` refuses). A chunk that reaches DRAM is then ``chunk_served``."""
+        if arrival_ps < self._min_arrival_ps or self.scheduler == "ready_first":
+            return None
+        args = self._chunk_args.get(requester)
+        if args is None:
+            pool = self._read_pool if requester in self._pooled else self._no_pool
+            args = self._chunk_args[requester] = (
+                order_mode(self.scheduler, self.page_policy), self.queue_depth, self._capacity_lines, self._decode,
+                self._p, self._bk, self._rk, self._grp, self._ch, self._ring, self._pend, self._ctr, self._log,
+                self._log_n, pool, self._attributed(requester))
+        return (arrival_ps + self._pipeline_ps, *args)
+
+    def chunk_served(self, arrival_ps: int) -> None:
+        """Note that a chunk arriving at ``arrival_ps`` was served through ``chunk_args``: later ones must
+        not arrive earlier."""
+        self._min_arrival_ps = arrival_ps
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
                 bus_speedup: float = 1, requester: str = "host") -> int:
@@ -342,7 +377,7 @@ class DramSystem:
     def counters_by_requester(self) -> dict[str, dict[str, int]]:
         """reads, writes (data bursts, lines) and activates (commands) by the requester whose chunk
         caused them; refreshes and the precharges they force belong to no requester."""
-        return {who: dict(zip(ATTRIBUTED_COUNTERS, c)) for who, c in self._by_requester.items()}
+        return {who: dict(zip(ATTRIBUTED_COUNTERS, c.tolist())) for who, c in self._by_requester.items()}
 
     @property
     def last_completion_ps(self) -> int:

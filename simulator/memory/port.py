@@ -6,7 +6,9 @@ and sends the resulting DRAM line stream to the shared DRAM model, which
 serves chunks from every requester in arrival order. It returns what the
 chunk did and when DRAM delivered its last line (integer picoseconds). Every
 chunk is counted for a requester: the port's own name, or the one a call names
-(a driver's coherence work runs on the host core's port).
+(a driver's coherence work runs on the host core's port). For a core's timing,
+``access_levels`` makes a chunk's cache and DRAM steps in one compiled call
+(``simulator.memory.chunk_kernel``) where the caches and the memory allow it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Protocol
 
 import numpy as np
 
-from simulator.memory.array_kernel import value_range
+from simulator.memory import chunk_kernel
+from simulator.memory.array_kernel import count_levels, value_range
+from simulator.memory.cache import MAX_LINE
 
 
 class CacheModel(Protocol):
@@ -59,6 +63,7 @@ class MemoryPort:
         # read/write flags of a chunk's DRAM requests (0 = read, 1 = write), served as a slice of this
         # array: its first half zeros, its second half ones (``_write_flags``)
         self._flags = np.zeros(0, dtype=np.uint8)
+        self._no_stores = np.zeros(1, dtype=np.uint8)  # ``access_and_serve``'s per-access store flags, unused
 
     def _write_flags(self, n_reads: int, n_writes: int) -> np.ndarray:
         """uint8 flags of ``n_reads`` reads followed by ``n_writes`` writes: a view, no allocation (the DRAM
@@ -95,6 +100,46 @@ class MemoryPort:
         for them; a later chunk meets them in the DRAM's queues and banks."""
         return self._to_dram(self.caches.access(lines, is_store, self.start_level, requester=self.name), now_ps,
                              self.name, posted_writes=True)
+
+    def access_levels(self, lines: np.ndarray, is_store: bool, now_ps: int) -> tuple[np.ndarray, int | None, int]:
+        """``access``, reduced to what a core's timing needs of it: the lines served by each cache level and by
+        DRAM (int64[levels + 1]), the completion of the chunk's last DRAM read (ps; None without one) and the
+        lines of other cores' private caches its stores invalidated. In one compiled call
+        (``chunk_kernel.access_and_serve``) where the caches and the memory allow it, else through ``access``."""
+        n_out = self.caches.n_levels + 1
+        fused = self._chunk_args(lines, is_store, now_ps)
+        if fused is not None:
+            result = np.empty(n_out + chunk_kernel.N_RESULT, dtype=np.int64)
+            chunk_kernel.access_and_serve(lines, self._no_stores, 1 if is_store else 0, self.start_level, MAX_LINE,
+                                          *fused, result)
+            status, dram_done, dram_lines, lo, hi = result[n_out:].tolist()
+            if status == chunk_kernel.OUT_OF_RANGE:
+                raise self.dram.out_of_range(lo, hi)
+            if status == chunk_kernel.OK:
+                if dram_lines:
+                    self.dram.chunk_served(now_ps)
+                return result[:n_out], (None if dram_done == chunk_kernel.NO_READS else dram_done), 0
+        # refused before any work (status BAD_LINES): ``access`` raises the error
+        res = self.access(lines, is_store, now_ps)
+        return count_levels(res.cache.served_by, n_out), res.dram_done_ps, res.cache.snooped
+
+    def _chunk_args(self, lines: np.ndarray, is_store: bool, now_ps: int) -> tuple | None:
+        """The state arguments of ``chunk_kernel.access_and_serve`` for this chunk, or None where it does not
+        apply: lines not a contiguous int64 array, a prefetcher, stores that snoop other cores, a memory other
+        than one ``DramSystem`` or one that cannot take the chunk that way (``DramSystem.chunk_args``)."""
+        if type(lines) is not np.ndarray or lines.dtype != np.int64 or lines.ndim != 1 \
+                or not lines.flags.c_contiguous or not 0 <= self.start_level < self.caches.n_levels:
+            return None
+        view = getattr(self.caches, "chunk_view", None)
+        hierarchy = view(is_store) if view is not None else None
+        chunk_dram = getattr(self.dram, "chunk_args", None)
+        if hierarchy is None or chunk_dram is None:
+            return None
+        cache_args = hierarchy.chunk_args(len(lines), self.name)
+        dram_args = chunk_dram(now_ps, self.name) if cache_args is not None else None
+        if dram_args is None:
+            return None
+        return cache_args + dram_args
 
     def zero(self, lines: np.ndarray, now_ps: int) -> PortResult:
         """Full-line zeroing writes (dcbz / DC ZVA / CLZERO): allocated dirty, memory not read;
