@@ -8,7 +8,8 @@ fixed cost of a call, not its work, dominates rows of a few hundred lines.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from simulator.config.kernel_cache import njit
 
 
 @njit(cache=True)

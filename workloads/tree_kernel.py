@@ -13,7 +13,8 @@ volume_fmm_tree at q = 4 (Table 2 density) took 0.76 s before, 0.28 s now.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from simulator.config.kernel_cache import njit
 
 
 @njit(cache=True, inline="always")

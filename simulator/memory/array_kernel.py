@@ -9,7 +9,8 @@ tens of lines), where numpy's ``min()`` and ``max()`` cost about 1.4 us each in 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from simulator.config.kernel_cache import njit
 
 
 @njit(cache=True)

@@ -36,7 +36,8 @@ caller empties the buffers and calls again.  The semantics are documented in
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from simulator.config.kernel_cache import njit
 
 # Column indices into ``counts`` (order of cache.COUNTER_NAMES).
 C_LOADS = 0

@@ -11,17 +11,16 @@ call's argument handling instead of about ten calls' and the numpy work between 
 It covers the common case: no stream prefetcher (its timing needs each DRAM read), a DRAM model with
 the in_order or frfcfs scheduler, the chunk's bus at the channel's width. Times are integer ps.
 
-Numba's on-disk cache of ``access_and_serve`` holds compiled copies of the kernels it calls and is
-keyed on this file alone: after a change to ``cache_kernel.py`` or ``dram_kernel.py`` it must be
-recompiled (delete its ``__pycache__/chunk_kernel.*`` entries); ``tests/component/test_chunk_kernel.py``
-compares it with the steps made one by one.
+Its compiled copy holds the kernels it calls, inlined; ``simulator.config.kernel_cache`` keeps it
+apart for each version of their source. ``tests/component/test_chunk_kernel.py`` compares it with the
+steps made one by one.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from simulator.config.kernel_cache import njit
 from simulator.memory.array_kernel import value_range
 from simulator.memory.cache_kernel import access_kernel, demand_counts
 from simulator.memory.dram_kernel import B_OPEN_ROW, B_PRE_READY, K_ACTS, K_READS, K_WRITES, frfcfs_order, serve

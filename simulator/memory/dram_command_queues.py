@@ -47,8 +47,8 @@ channel (``bus_gap``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from simulator.config.kernel_cache import njit
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_LAST_RANK,
                                           C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END,
                                           K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST,

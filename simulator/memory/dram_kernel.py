@@ -52,8 +52,8 @@ at or after ``min(F, next refresh)``), then their union is added up.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from simulator.config.kernel_cache import njit
 from simulator.memory.dram_params import KERNEL_SLOTS, LAYOUT_ID, SLOT_INDEX
 
 # Parameter vector (int64, picoseconds except the flags): its layout is declared with the DRAM
@@ -94,7 +94,7 @@ P_BG_MASK = SLOT_INDEX["bank_group_mask"]  # bank groups - 1: a bank's group is 
 P_LAYOUT = SLOT_INDEX["layout"]
 N_PARAMS = len(KERNEL_SLOTS)
 STALE_LAYOUT = ("DRAM kernel: parameter layout differs from the compiled one (a stale numba cache); "
-                "delete simulator/memory/__pycache__")
+                "delete simulator/__pycache__/kernels-* and simulator/memory/__pycache__")
 
 # Per-bank state columns.
 B_OPEN_ROW = 0  # -1 when precharged

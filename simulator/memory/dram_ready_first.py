@@ -19,8 +19,8 @@ rank is served, and a channel-and-rank part, recomputed each step. Times are int
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from simulator.config.kernel_cache import njit
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_BUS_FREE, C_LAST_COL,
                                           C_LAST_RANK, C_LAST_WRITE, C_QPOS, P_RTRS, P_RTW,
                                           G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,

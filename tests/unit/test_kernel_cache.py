@@ -1,0 +1,54 @@
+"""The compiled kernels' cache folder follows their source: every kernel module is listed, takes its
+``njit`` from ``simulator.config.kernel_cache``, and an edit of any of them names another folder."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from simulator.config import kernel_cache
+from simulator.config.kernel_cache import KERNEL_MODULES, kernel_digest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("simulator", "workloads", "models")
+
+
+def _modules_matching(pattern: str) -> set[str]:
+    found = set()
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if re.search(pattern, path.read_text(), re.MULTILINE):
+                found.add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_every_kernel_module_is_listed_and_none_bypasses_the_cache_folder():
+    assert _modules_matching(r"^from simulator\.config\.kernel_cache import njit$") == set(KERNEL_MODULES)
+    assert _modules_matching(r"^\s*(from numba import|import numba)") == {"simulator/config/kernel_cache.py"}
+
+
+def test_an_edit_of_any_kernel_module_changes_the_digest(tmp_path):
+    for name in KERNEL_MODULES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, tmp_path / name)
+    base = kernel_digest(tmp_path)
+    assert base == kernel_digest(ROOT)
+    seen = {base}
+    for name in KERNEL_MODULES:
+        original = (tmp_path / name).read_bytes()
+        (tmp_path / name).write_bytes(original + b"\n")
+        seen.add(kernel_digest(tmp_path))
+        (tmp_path / name).write_bytes(original)
+    assert len(seen) == len(KERNEL_MODULES) + 1
+    assert kernel_digest(tmp_path) == base
+
+
+def test_kernels_are_cached_in_the_folder_of_their_digest(monkeypatch):
+    from simulator.memory import chunk_kernel, dram_kernel
+
+    folder = f"kernels-{kernel_digest()}"
+    for kernel in (dram_kernel.serve, chunk_kernel.access_and_serve):
+        assert folder in Path(kernel._cache.cache_path).parts
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/elsewhere")
+    assert kernel_cache._cache_folder() == Path("/elsewhere") / f"offsim-kernels-{kernel_digest()}"
