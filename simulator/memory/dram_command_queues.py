@@ -54,8 +54,8 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
                                           K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST,
                                           P_CCD_L, P_CCD_L_WR, P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP,
                                           P_RRD_L, P_RTRS, P_RTW, P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT,
-                                          _advance_open, _close_bank, _log, _refresh_until, bus_bubble, earliest_act,
-                                          field, issue_request, record_act)
+                                          _advance_open, _close_bank, _log, _refresh_until, borrowed, bus_bubble,
+                                          earliest_act, field, issue_request, record_act)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -282,6 +282,12 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     if n == 1:  # (no queue arrays to set up)
         return _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
                           bq_state, bus_gap)
+    # the arrays of the per-request loop's helpers, borrowed (no reference counting in the loop)
+    lines, is_write, decode, p, bk, rk = borrowed(lines), borrowed(is_write), borrowed(decode), borrowed(p), \
+        borrowed(bk), borrowed(rk)
+    grp, ch, pend, ctr, log, log_n = borrowed(grp), borrowed(ch), borrowed(pend), borrowed(ctr), borrowed(log), \
+        borrowed(log_n)
+    bq_state = borrowed(bq_state)
     tq_depth = tq_ring.shape[2] - 1
     bq_depth = bq_state.shape[1] - 2
     n_ranks = decode[1, 1]
