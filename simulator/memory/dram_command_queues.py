@@ -229,7 +229,7 @@ def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ct
 
 
 @njit(cache=True)
-def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log, log_n, bq, bq_time, bq_len, row_of):
+def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log, log_n, bq, bq_time, bq_len, lines):
     """Rank r of channel c is about to be refreshed, due at ``due`` (ps): each bank of the rank whose oldest
     queued request needs another row opens it first if its PRE (when a row is open) and ACT could issue
     before ``due`` (oldest request first), as DRAMSim3 issues any ready ACT at once, whatever its column
@@ -249,7 +249,7 @@ def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log,
         b = -1  # the untried bank whose oldest request entered its queue first
         for j in range(n_banks):
             lb = r * n_banks + j
-            if not tried[j] and bq_len[lb] > 0 and row_of[bq[lb, 0]] != bk[base + j, B_OPEN_ROW] and (
+            if not tried[j] and bq_len[lb] > 0 and field(lines[bq[lb, 0]], decode, 3) != bk[base + j, B_OPEN_ROW] and (
                     b < 0 or bq_time[lb, 0] < bq_time[r * n_banks + b, 0]):
                 b = j
         if b < 0:
@@ -265,7 +265,7 @@ def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log,
             continue
         if bk[g, B_OPEN_ROW] >= 0:
             _close_bank(bk, rk, rank, g, pend, t_pre, p, ctr, log, log_n, b)
-        row = row_of[bq[r * n_banks + b, 0]]
+        row = field(lines[bq[r * n_banks + b, 0]], decode, 3)
         record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_act, CMD_ACT, rank, b, row)
@@ -293,20 +293,17 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     n_ranks = decode[1, 1]
     n_banks = decode[2, 1]
     per_channel = n_ranks * n_banks
-    local_bank_of = np.empty(n, np.int64)  # per request: its bank's index within its channel
-    row_of = np.empty(n, np.int64)
-    for i in range(n):
-        line = lines[i]
-        local_bank_of[i] = field(line, decode, 1) * n_banks + field(line, decode, 2)
-        row_of[i] = field(line, decode, 3)
-    order = np.empty(n, np.int64)
     # the transaction queue of each kind, as one list per bank of the channel of its requests to that bank, oldest
-    # first (a request's index is its age: the chunk's requests enter in index order): the list's first and last
-    # request (-1: empty), each request's next and its entry time; and the banks whose lists hold a request
+    # first (a request's index is its age: the chunk's requests enter in index order), in the entries of a pool
+    # (each a request, its entry time and the list's next entry, -1 at its end; a stack of the free ones): each
+    # list's first and last entry (-1: empty); and the banks whose lists hold a request
+    pool_request = np.empty(2 * tq_depth, np.int64)
+    pool_entry_ps = np.empty(2 * tq_depth, np.int64)
+    pool_next = np.empty(2 * tq_depth, np.int64)
+    free = np.arange(2 * tq_depth)
+    n_free = 2 * tq_depth
     tq_first = np.full((2, per_channel), -1, np.int64)
     tq_last = np.empty((2, per_channel), np.int64)
-    tq_next = np.empty(n, np.int64)
-    entry_ps = np.empty(n, np.int64)
     waiting, waiting_at, n_waiting = bank_set(2, per_channel)
     bq = np.empty((per_channel, bq_depth), np.int64)  # per bank of the channel: its command queue
     bq_time = np.empty((per_channel, bq_depth), np.int64)
@@ -335,10 +332,9 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     group_in_channel = rank_in_channel * (p[P_BG_MASK] + 1) + (np.arange(per_channel) % n_banks & p[P_BG_MASK])
     last_done = NEG_INF
     for c in range(decode[0, 1]):
-        m = 0
+        m = 0  # the channel's requests
         for i in range(n):
             if field(lines[i], decode, 0) == c:
-                order[m] = i
                 m += 1
         bank0 = c * per_channel
         dirty[:] = True
@@ -352,28 +348,34 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
         draining = 0  # writes of the current drain still to move
         drain_start = NEG_INF
         drain_end = NEG_INF
-        admitted = 0
+        admitted = 0  # the chunk's requests up to this one have entered (or belong to another channel)
         served = 0
         while served < m:
             progress = True
             while progress:
                 progress = False
-                while admitted < m:  # enter the transaction queues in arrival order
-                    i = order[admitted]
+                while admitted < n:  # enter the transaction queues in arrival order
+                    i = admitted
+                    if field(lines[i], decode, 0) != c:
+                        admitted += 1
+                        continue
                     kind = 1 if is_write[i] != 0 else 0
                     if tq_len[kind] >= tq_depth:
                         break
                     last_entry = max(last_entry, tq_ring[c, kind, enter_pos[kind]])
                     enter_pos[kind] = _next_pos(enter_pos[kind], tq_depth)
-                    entry_ps[i] = last_entry
-                    lb = local_bank_of[i]
-                    tq_next[i] = -1
+                    n_free -= 1
+                    e = free[n_free]
+                    pool_request[e] = i
+                    pool_entry_ps[e] = last_entry
+                    pool_next[e] = -1
+                    lb = field(lines[i], decode, 1) * n_banks + field(lines[i], decode, 2)
                     if tq_first[kind, lb] < 0:
-                        tq_first[kind, lb] = i
+                        tq_first[kind, lb] = e
                         _set_add(waiting, waiting_at, n_waiting, kind, lb)
                     else:
-                        tq_next[tq_last[kind, lb]] = i
-                    tq_last[kind, lb] = i
+                        pool_next[tq_last[kind, lb]] = e
+                    tq_last[kind, lb] = e
                     tq_len[kind] += 1
                     admitted += 1
                 if draining == 0 and tq_len[1] > 0 and (
@@ -381,7 +383,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     draining = tq_len[1]
                     youngest = NEG_INF  # the entry of the youngest write queued (entries do not decrease with age)
                     for w in range(n_waiting[1]):
-                        youngest = max(youngest, entry_ps[tq_last[1, waiting[1, w]]])
+                        youngest = max(youngest, pool_entry_ps[tq_last[1, waiting[1, w]]])
                     drain_start = max(youngest, drain_end)
                     if in_bq == 0:
                         drain_start = max(drain_start, ch[c, C_LAST_COL])
@@ -392,12 +394,13 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     i = n
                     for w in range(n_waiting[kind]):  # (a bank's requests move oldest first)
                         b = waiting[kind, w]
-                        if bq_len[b] < bq_depth and tq_first[kind, b] < i:
+                        if bq_len[b] < bq_depth and pool_request[tq_first[kind, b]] < i:
                             lb = b
-                            i = tq_first[kind, b]
+                            i = pool_request[tq_first[kind, b]]
                     if lb < 0:
                         break
-                    t_move = max(entry_ps[i], gate, bq_state[bank0 + lb, bq_pos[lb]])
+                    e = tq_first[kind, lb]
+                    t_move = max(pool_entry_ps[e], gate, bq_state[bank0 + lb, bq_pos[lb]])
                     bq_pos[lb] = _next_pos(bq_pos[lb], bq_depth)
                     if bq_len[lb] == 0:
                         _set_add(busy, busy_at, n_busy, 0, lb)
@@ -408,9 +411,11 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     in_bq += 1
                     tq_ring[c, kind, move_pos[kind]] = t_move
                     move_pos[kind] = _next_pos(move_pos[kind], tq_depth)
-                    tq_first[kind, lb] = tq_next[i]
-                    if tq_next[i] < 0:
+                    tq_first[kind, lb] = pool_next[e]
+                    if pool_next[e] < 0:
                         _set_remove(waiting, waiting_at, n_waiting, kind, lb)
+                    free[n_free] = e
+                    n_free += 1
                     tq_len[kind] -= 1
                     progress = True
                     if kind == 1:
@@ -433,7 +438,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     open_row = bk[g, B_OPEN_ROW]
                     if open_row >= 0:
                         for s in range(bq_len[lb]):
-                            if row_of[bq[lb, s]] == open_row:
+                            if field(lines[bq[lb, s]], decode, 3) == open_row:
                                 hit = s
                                 break
                     hit_slot[lb] = hit
@@ -480,7 +485,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
             rank = c * n_ranks + best_lb // n_banks
             if best_t >= rk[rank, R_NEXT_REF]:  # the rank's refresh falls due first: it goes before the request
                 _open_rows_before_refresh(c, best_lb // n_banks, rk[rank, R_NEXT_REF], decode, p, bk, rk, grp, pend,
-                                          ctr, log, log_n, bq, bq_time, bq_len, row_of)
+                                          ctr, log, log_n, bq, bq_time, bq_len, lines)
                 _refresh_until(bk, rk, rank, n_banks, pend, rk[rank, R_NEXT_REF], True, p, ctr, log, log_n)
                 r0 = (best_lb // n_banks) * n_banks
                 dirty[r0:r0 + n_banks] = True
