@@ -66,7 +66,8 @@ NO_CANDIDATE = "DRAM command queues: no request can be served (a queue structure
 
 def bank_queue_state(n_banks: int, depth: int) -> np.ndarray:
     """Per bank: the service times (ps) of its last ``depth`` command-queue entries (a ring), the
-    ring position of the next entry's, and the column commands since its ACT."""
+    ring position of the next one (the same for the next entry: between chunks, every entry has been
+    served), and the column commands since its ACT."""
     return np.zeros((n_banks, depth + 2), dtype=np.int64)
 
 
@@ -78,8 +79,8 @@ def bus_gap_state(channel_state: np.ndarray) -> np.ndarray:
 
 def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
     """Per channel and kind (0 read, 1 write): the times (ps) the last ``depth`` requests moved to a
-    command queue (a ring), and the ring position of the next request's (between chunks, every request that
-    entered its transaction queue has moved on)."""
+    command queue (a ring), and the ring position of the next one (the same for the next request to enter:
+    between chunks, every request that entered its transaction queue has moved on)."""
     return np.zeros((channels, 2, depth + 1), dtype=np.int64)
 
 
