@@ -138,7 +138,8 @@ C_LAST_WRITE = 1  # 1 if the last data burst was a write
 C_LAST_RANK = 2  # rank of the last data burst, -1 before any
 C_LAST_COL = 3
 C_QPOS = 4
-N_CHANNEL = 5
+C_LAST_QUEUE = 5  # the bank (index within the channel) whose command queue was served last
+N_CHANNEL = 6
 
 # Counter indices.
 K_READS = 0
