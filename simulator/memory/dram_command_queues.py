@@ -15,8 +15,14 @@ commands have gone to that row since its ACT (a precharge waits for them); past 
 if its column command would come before the precharge its queue's oldest request needs; otherwise
 the oldest request (its PRE, if another row is open, then ACT). Among the banks' offers the
 controller serves the one whose column command could issue earliest (``dram_ready_first``'s
-estimate; ties go to the oldest), with every rule of ``dram_kernel.issue_request`` and none of its
-commands before the request entered its command queue.
+estimate), with every rule of ``dram_kernel.issue_request`` and none of its commands before the
+request entered its command queue. Ties go round-robin: to the first of the tied banks after the
+bank served last (``C_LAST_QUEUE``, kept between chunks), in the channel's bank order, rank-major,
+as ``CommandQueue::GetCommandToIssue`` visits the queues from the one after the queue it issued
+from last, whatever the age of their requests. Being blind to age, the round-robin lets the banks'
+backlogs drift apart: the read queue fills with requests to banks whose command queues are full
+while the other banks' queues run dry, so fewer banks have an ACT ready (on DDR4 random reads, 4.6
+tCK a line against 4.25 served oldest first, DRAMSim3 4.65).
 
 A rank's refresh goes first once it falls due: when the request to serve next belongs to a rank whose
 refresh is due at or before that request's column-command estimate, the rank's banks are precharged and
@@ -49,13 +55,13 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.kernel_cache import njit
-from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_LAST_RANK,
-                                          C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END,
-                                          K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF, P_BG_MASK, P_BURST,
-                                          P_CCD_L, P_CCD_L_WR, P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT, P_RCD, P_RP,
-                                          P_RRD_L, P_RTRS, P_RTW, P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE, STALE_LAYOUT,
-                                          _advance_open, _close_bank, _log, _refresh_until, bus_bubble, earliest_act,
-                                          field, issue_request, record_act)
+from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_LAST_QUEUE,
+                                          C_LAST_RANK, C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL,
+                                          G_LAST_WR_END, K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF,
+                                          P_BG_MASK, P_BURST, P_CCD_L, P_CCD_L_WR, P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT,
+                                          P_RCD, P_RP, P_RRD_L, P_RTRS, P_RTW, P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE,
+                                          STALE_LAYOUT, _advance_open, _close_bank, _log, _refresh_until, borrowed,
+                                          bus_bubble, earliest_act, field, issue_request, record_act)
 from simulator.memory.dram_ready_first import rank_terms
 
 #: column commands to an open row after which a queued request to another row may precharge it
@@ -66,7 +72,8 @@ NO_CANDIDATE = "DRAM command queues: no request can be served (a queue structure
 
 def bank_queue_state(n_banks: int, depth: int) -> np.ndarray:
     """Per bank: the service times (ps) of its last ``depth`` command-queue entries (a ring), the
-    count of entries served, and the column commands since its ACT."""
+    ring position of the next one (the same for the next entry: between chunks, every entry has been
+    served), and the column commands since its ACT."""
     return np.zeros((n_banks, depth + 2), dtype=np.int64)
 
 
@@ -78,8 +85,39 @@ def bus_gap_state(channel_state: np.ndarray) -> np.ndarray:
 
 def transaction_queue_state(channels: int, depth: int) -> np.ndarray:
     """Per channel and kind (0 read, 1 write): the times (ps) the last ``depth`` requests moved to a
-    command queue (a ring), and the count of requests moved."""
+    command queue (a ring), and the ring position of the next one (the same for the next request to enter:
+    between chunks, every request that entered its transaction queue has moved on)."""
     return np.zeros((channels, 2, depth + 1), dtype=np.int64)
+
+
+@njit(cache=True)
+def bank_set(rows: int, n_banks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``rows`` empty sets of bank indices below ``n_banks``: per row, its members (the first ``size[row]``
+    entries, in no set order), each member's place among them, and the row's size."""
+    return np.empty((rows, n_banks), np.int64), np.empty((rows, n_banks), np.int64), np.zeros(rows, np.int64)
+
+
+@njit(cache=True, inline='always')
+def _set_add(members, place, size, row, b):
+    """Add bank b, not a member, to set ``row`` of a ``bank_set``."""
+    place[row, b] = size[row]
+    members[row, size[row]] = b
+    size[row] += 1
+
+
+@njit(cache=True, inline='always')
+def _set_remove(members, place, size, row, b):
+    """Remove member b from set ``row`` of a ``bank_set`` (the last member takes its place)."""
+    size[row] -= 1
+    last = members[row, size[row]]
+    members[row, place[row, b]] = last
+    place[row, last] = place[row, b]
+
+
+@njit(cache=True, inline='always')
+def _next_pos(pos, depth):
+    """The ring position after ``pos`` in a ring of ``depth`` entries."""
+    return pos + 1 if pos + 1 < depth else 0
 
 
 @njit(cache=True, inline='always')
@@ -117,11 +155,11 @@ def _bank_part(g, frontier, hit, p, bk):
 @njit(cache=True, inline='always')
 def _note_served(bq_state, g, activated, t_col):
     """Bank g served a request of its command queue, its column command at t_col (ps): note the
-    service time and count, and the column commands since its ACT."""
+    service time in the ring, and the column commands since its ACT."""
     depth = bq_state.shape[1] - 2
     bq_state[g, depth + 1] = 1 if activated else bq_state[g, depth + 1] + 1
-    bq_state[g, bq_state[g, depth] % depth] = t_col
-    bq_state[g, depth] += 1
+    bq_state[g, bq_state[g, depth]] = t_col
+    bq_state[g, depth] = _next_pos(bq_state[g, depth], depth)
 
 
 @njit(cache=True)
@@ -176,12 +214,12 @@ def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ct
     c = field(line, decode, 0)
     g = (c * decode[1, 1] + field(line, decode, 1)) * decode[2, 1] + field(line, decode, 2)
     kind = 1 if is_write[0] != 0 else 0
-    entered = tq_ring[c, kind, tq_depth]
-    t_move = max(arrival_ps, tq_ring[c, kind, entered % tq_depth], bq_state[g, bq_state[g, bq_depth] % bq_depth])
+    pos = tq_ring[c, kind, tq_depth]
+    t_move = max(arrival_ps, tq_ring[c, kind, pos], bq_state[g, bq_state[g, bq_depth]])
     if kind == 1:
         t_move = max(t_move, ch[c, C_LAST_COL])
-    tq_ring[c, kind, entered % tq_depth] = t_move
-    tq_ring[c, kind, tq_depth] = entered + 1
+    tq_ring[c, kind, pos] = t_move
+    tq_ring[c, kind, tq_depth] = _next_pos(pos, tq_depth)
     acts = ctr[K_ACTS]
     t_done = _issue_in_gap(0, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n, bus_gap, c)
     if t_done != NEG_INF:
@@ -191,6 +229,7 @@ def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ct
         t_done = issue_request(0, t_move, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
         t_col = ch[c, C_LAST_COL]
     _note_served(bq_state, g, ctr[K_ACTS] != acts, t_col)
+    ch[c, C_LAST_QUEUE] = g - c * decode[1, 1] * decode[2, 1]
     out[0] = t_done
     if t_done > ctr[K_LAST_DONE]:
         ctr[K_LAST_DONE] = t_done
@@ -198,7 +237,7 @@ def _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ct
 
 
 @njit(cache=True)
-def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log, log_n, bq, bq_time, bq_len, row_of):
+def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log, log_n, bq, bq_time, bq_len, lines):
     """Rank r of channel c is about to be refreshed, due at ``due`` (ps): each bank of the rank whose oldest
     queued request needs another row opens it first if its PRE (when a row is open) and ACT could issue
     before ``due`` (oldest request first), as DRAMSim3 issues any ready ACT at once, whatever its column
@@ -218,7 +257,7 @@ def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log,
         b = -1  # the untried bank whose oldest request entered its queue first
         for j in range(n_banks):
             lb = r * n_banks + j
-            if not tried[j] and bq_len[lb] > 0 and row_of[bq[lb, 0]] != bk[base + j, B_OPEN_ROW] and (
+            if not tried[j] and bq_len[lb] > 0 and field(lines[bq[lb, 0]], decode, 3) != bk[base + j, B_OPEN_ROW] and (
                     b < 0 or bq_time[lb, 0] < bq_time[r * n_banks + b, 0]):
                 b = j
         if b < 0:
@@ -234,7 +273,7 @@ def _open_rows_before_refresh(c, r, due, decode, p, bk, rk, grp, pend, ctr, log,
             continue
         if bk[g, B_OPEN_ROW] >= 0:
             _close_bank(bk, rk, rank, g, pend, t_pre, p, ctr, log, log_n, b)
-        row = row_of[bq[r * n_banks + b, 0]]
+        row = field(lines[bq[r * n_banks + b, 0]], decode, 3)
         record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_act, CMD_ACT, rank, b, row)
@@ -251,21 +290,33 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     if n == 1:  # (no queue arrays to set up)
         return _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
                           bq_state, bus_gap)
+    # the arrays of the per-request loop's helpers, borrowed (no reference counting in the loop)
+    lines, is_write, decode, p, bk, rk = borrowed(lines), borrowed(is_write), borrowed(decode), borrowed(p), \
+        borrowed(bk), borrowed(rk)
+    grp, ch, pend, ctr, log, log_n = borrowed(grp), borrowed(ch), borrowed(pend), borrowed(ctr), borrowed(log), \
+        borrowed(log_n)
+    bq_state = borrowed(bq_state)
     tq_depth = tq_ring.shape[2] - 1
     bq_depth = bq_state.shape[1] - 2
     n_ranks = decode[1, 1]
     n_banks = decode[2, 1]
     per_channel = n_ranks * n_banks
-    local_rank_of = (lines // decode[1, 0]) % decode[1, 1]
-    bank_in_rank = (lines // decode[2, 0]) % decode[2, 1]
-    local_bank_of = local_rank_of * n_banks + bank_in_rank
-    row_of = (lines // decode[3, 0]) % decode[3, 1]
-    order = np.empty(n, np.int64)
-    tq = np.empty((2, tq_depth), np.int64)  # per kind: the queued requests, oldest first
-    tq_time = np.empty((2, tq_depth), np.int64)  # their entry times
+    # the transaction queue of each kind, as one list per bank of the channel of its requests to that bank, oldest
+    # first (a request's index is its age: the chunk's requests enter in index order), in the entries of a pool
+    # (each a request, its entry time and the list's next entry, -1 at its end; a stack of the free ones): each
+    # list's first and last entry (-1: empty); and the banks whose lists hold a request
+    pool_request = np.empty(2 * tq_depth, np.int64)
+    pool_entry_ps = np.empty(2 * tq_depth, np.int64)
+    pool_next = np.empty(2 * tq_depth, np.int64)
+    free = np.arange(2 * tq_depth)
+    n_free = 2 * tq_depth
+    tq_first = np.full((2, per_channel), -1, np.int64)
+    tq_last = np.empty((2, per_channel), np.int64)
+    waiting, waiting_at, n_waiting = bank_set(2, per_channel)
     bq = np.empty((per_channel, bq_depth), np.int64)  # per bank of the channel: its command queue
     bq_time = np.empty((per_channel, bq_depth), np.int64)
     bq_len = np.zeros(per_channel, np.int64)
+    busy, busy_at, n_busy = bank_set(1, per_channel)  # the banks whose command queues hold a request
     rank_hit = np.empty((2, n_ranks), np.int64)  # rank_terms per kind
     rank_miss = np.empty((2, n_ranks), np.int64)
     group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _group_terms per kind
@@ -289,104 +340,107 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     group_in_channel = rank_in_channel * (p[P_BG_MASK] + 1) + (np.arange(per_channel) % n_banks & p[P_BG_MASK])
     last_done = NEG_INF
     for c in range(decode[0, 1]):
-        m = 0
+        m = 0  # the channel's requests
         for i in range(n):
             if field(lines[i], decode, 0) == c:
-                order[m] = i
                 m += 1
         bank0 = c * per_channel
         dirty[:] = True
         tq_len = np.zeros(2, np.int64)
-        entered = np.array([tq_ring[c, 0, tq_depth], tq_ring[c, 1, tq_depth]])  # requests that entered, per kind
-        moved = entered.copy()  # requests that moved to a command queue, per kind
-        bq_entered = bq_state[bank0:bank0 + per_channel, bq_depth].copy()
+        # per kind: the ring positions of the next request to enter and of the next to move to a command queue
+        enter_pos = np.array([tq_ring[c, 0, tq_depth], tq_ring[c, 1, tq_depth]])
+        move_pos = enter_pos.copy()
+        bq_pos = bq_state[bank0:bank0 + per_channel, bq_depth].copy()  # per bank: its ring position of the next entry
         in_bq = 0
         last_entry = arrival_ps
         draining = 0  # writes of the current drain still to move
         drain_start = NEG_INF
         drain_end = NEG_INF
-        admitted = 0
+        admitted = 0  # the chunk's requests up to this one have entered (or belong to another channel)
         served = 0
-        room_version = 0  # command-queue slots freed so far
-        room_seen = np.full(2, -1, np.int64)  # per kind: room_version at its last scan
-        scan_from = np.zeros(2, np.int64)  # per kind: requests at the front of its queue found blocked
-        last_served = 0  # the bank of the channel whose service made room_version what it is
+        last_served = ch[c, C_LAST_QUEUE]  # the bank of the channel served last: ties go round-robin after it
         while served < m:
             progress = True
             while progress:
                 progress = False
-                while admitted < m:  # enter the transaction queues in arrival order
-                    i = order[admitted]
+                while admitted < n:  # enter the transaction queues in arrival order
+                    i = admitted
+                    if field(lines[i], decode, 0) != c:
+                        admitted += 1
+                        continue
                     kind = 1 if is_write[i] != 0 else 0
                     if tq_len[kind] >= tq_depth:
                         break
-                    last_entry = max(last_entry, tq_ring[c, kind, entered[kind] % tq_depth])
-                    tq[kind, tq_len[kind]] = i
-                    tq_time[kind, tq_len[kind]] = last_entry
+                    last_entry = max(last_entry, tq_ring[c, kind, enter_pos[kind]])
+                    enter_pos[kind] = _next_pos(enter_pos[kind], tq_depth)
+                    n_free -= 1
+                    e = free[n_free]
+                    pool_request[e] = i
+                    pool_entry_ps[e] = last_entry
+                    pool_next[e] = -1
+                    lb = field(lines[i], decode, 1) * n_banks + field(lines[i], decode, 2)
+                    if tq_first[kind, lb] < 0:
+                        tq_first[kind, lb] = e
+                        _set_add(waiting, waiting_at, n_waiting, kind, lb)
+                    else:
+                        pool_next[tq_last[kind, lb]] = e
+                    tq_last[kind, lb] = e
                     tq_len[kind] += 1
-                    entered[kind] += 1
                     admitted += 1
                 if draining == 0 and tq_len[1] > 0 and (
                         tq_len[1] >= tq_depth or (tq_len[0] == 0 and in_bq == 0)):
                     draining = tq_len[1]
-                    drain_start = max(tq_time[1, tq_len[1] - 1], drain_end)
+                    youngest = NEG_INF  # the entry of the youngest write queued (entries do not decrease with age)
+                    for w in range(n_waiting[1]):
+                        youngest = max(youngest, pool_entry_ps[tq_last[1, waiting[1, w]]])
+                    drain_start = max(youngest, drain_end)
                     if in_bq == 0:
                         drain_start = max(drain_start, ch[c, C_LAST_COL])
                 kind = 1 if draining > 0 else 0
                 gate = drain_start if kind == 1 else drain_end
-                # the requests ahead of scan_from were found blocked (their command queue full): with no
-                # service since, they stay blocked, and the scan starts after them; with one, only the first
-                # of them to the bank served (if that bank has room) can move, the rest staying blocked
-                slot = 0
-                blocked = 0  # requests ahead of slot are blocked up to this one
-                if room_seen[kind] >= room_version - 1:
-                    blocked = scan_from[kind]
-                    slot = blocked
-                    if room_seen[kind] < room_version and bq_len[last_served] < bq_depth:
-                        for s in range(blocked):
-                            if local_bank_of[tq[kind, s]] == last_served:
-                                slot = s
-                                break
-                room_seen[kind] = room_version
-                while slot < tq_len[kind]:  # the oldest request whose command queue has room moves
-                    i = tq[kind, slot]
-                    lb = local_bank_of[i]
-                    if bq_len[lb] >= bq_depth:
-                        slot += 1
-                        continue
-                    t_move = max(tq_time[kind, slot], gate,
-                                 bq_state[bank0 + lb, bq_entered[lb] % bq_depth])
+                while True:  # the oldest request whose command queue has room moves, until none can
+                    lb = -1
+                    i = n
+                    for w in range(n_waiting[kind]):  # (a bank's requests move oldest first)
+                        b = waiting[kind, w]
+                        if bq_len[b] < bq_depth and pool_request[tq_first[kind, b]] < i:
+                            lb = b
+                            i = pool_request[tq_first[kind, b]]
+                    if lb < 0:
+                        break
+                    e = tq_first[kind, lb]
+                    t_move = max(pool_entry_ps[e], gate, bq_state[bank0 + lb, bq_pos[lb]])
+                    bq_pos[lb] = _next_pos(bq_pos[lb], bq_depth)
+                    if bq_len[lb] == 0:
+                        _set_add(busy, busy_at, n_busy, 0, lb)
                     bq[lb, bq_len[lb]] = i
                     bq_time[lb, bq_len[lb]] = t_move
                     bq_len[lb] += 1
                     dirty[lb] = True
-                    bq_entered[lb] += 1
                     in_bq += 1
-                    tq_ring[c, kind, moved[kind] % tq_depth] = t_move
-                    moved[kind] += 1
+                    tq_ring[c, kind, move_pos[kind]] = t_move
+                    move_pos[kind] = _next_pos(move_pos[kind], tq_depth)
+                    tq_first[kind, lb] = pool_next[e]
+                    if pool_next[e] < 0:
+                        _set_remove(waiting, waiting_at, n_waiting, kind, lb)
+                    free[n_free] = e
+                    n_free += 1
                     tq_len[kind] -= 1
-                    for s in range(slot, tq_len[kind]):
-                        tq[kind, s] = tq[kind, s + 1]
-                        tq_time[kind, s] = tq_time[kind, s + 1]
-                    if slot < blocked:  # the requests after it up to `blocked` are still blocked: its bank is full
-                        blocked -= 1
-                        slot = blocked
                     progress = True
                     if kind == 1:
                         draining -= 1
                         if draining == 0:
                             drain_end = t_move
                             break
-                scan_from[kind] = slot
             terms_ready[0] = False  # rank and group terms of a kind, computed when a bank first needs them
             terms_ready[1] = False
             best_lb = -1
             best_slot = 0
             best_t = 0
             best_i = 0
-            for lb in range(per_channel):
-                if bq_len[lb] == 0:
-                    continue
+            best_turn = 0
+            for w in range(n_busy[0]):  # (ties go by turn, so the order of the banks here does not matter)
+                lb = busy[0, w]
                 g = bank0 + lb
                 if dirty[lb]:  # the bank's offer: its oldest row hit and its oldest request, bank parts
                     dirty[lb] = False
@@ -394,7 +448,7 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                     open_row = bk[g, B_OPEN_ROW]
                     if open_row >= 0:
                         for s in range(bq_len[lb]):
-                            if row_of[bq[lb, s]] == open_row:
+                            if field(lines[bq[lb, s]], decode, 3) == open_row:
                                 hit = s
                                 break
                     hit_slot[lb] = hit
@@ -434,14 +488,17 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
                         terms_ready[kind] = True
                     t = max(head_part[lb], group_miss[kind, j], rank_miss[kind, r])
                 i = bq[lb, slot]
-                if best_lb < 0 or t < best_t or (t == best_t and i < best_i):
-                    best_lb, best_slot, best_t, best_i = lb, slot, t, i
+                turn = lb - last_served - 1  # round-robin: the banks after the one served last come first
+                if turn < 0:
+                    turn += per_channel
+                if best_lb < 0 or t < best_t or (t == best_t and turn < best_turn):
+                    best_lb, best_slot, best_t, best_i, best_turn = lb, slot, t, i, turn
             if best_lb < 0:
                 raise RuntimeError(NO_CANDIDATE)
             rank = c * n_ranks + best_lb // n_banks
             if best_t >= rk[rank, R_NEXT_REF]:  # the rank's refresh falls due first: it goes before the request
                 _open_rows_before_refresh(c, best_lb // n_banks, rk[rank, R_NEXT_REF], decode, p, bk, rk, grp, pend,
-                                          ctr, log, log_n, bq, bq_time, bq_len, row_of)
+                                          ctr, log, log_n, bq, bq_time, bq_len, lines)
                 _refresh_until(bk, rk, rank, n_banks, pend, rk[rank, R_NEXT_REF], True, p, ctr, log, log_n)
                 r0 = (best_lb // n_banks) * n_banks
                 dirty[r0:r0 + n_banks] = True
@@ -450,26 +507,29 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
             g = bank0 + best_lb
             acts = ctr[K_ACTS]
             refreshes = ctr[K_REFRESHES]
-            bus_gap[c] = ch[c]
+            for k in range(ch.shape[1]):  # (a loop: a row copy costs reference counting)
+                bus_gap[c, k] = ch[c, k]
             t_done = issue_request(i, bq_time[best_lb, best_slot], lines, is_write, decode, p, bk, rk, grp, ch, pend,
                                    ctr, log, log_n)
             out[i] = t_done
             last_done = max(last_done, t_done)
             _note_served(bq_state, g, ctr[K_ACTS] != acts, ch[c, C_LAST_COL])
             bq_len[best_lb] -= 1
+            if bq_len[best_lb] == 0:
+                _set_remove(busy, busy_at, n_busy, 0, best_lb)
             for s in range(best_slot, bq_len[best_lb]):
                 bq[best_lb, s] = bq[best_lb, s + 1]
                 bq_time[best_lb, s] = bq_time[best_lb, s + 1]
             in_bq -= 1
             served += 1
-            room_version += 1
             last_served = best_lb
             dirty[best_lb] = True
             if ctr[K_REFRESHES] != refreshes or p[P_IDLE_CLOSE] != 0:  # other banks of the rank changed too
                 r0 = (best_lb // n_banks) * n_banks
                 dirty[r0:r0 + n_banks] = True
-        tq_ring[c, 0, tq_depth] = entered[0]
-        tq_ring[c, 1, tq_depth] = entered[1]
+        tq_ring[c, 0, tq_depth] = enter_pos[0]
+        tq_ring[c, 1, tq_depth] = enter_pos[1]
+        ch[c, C_LAST_QUEUE] = last_served
     if last_done > ctr[K_LAST_DONE]:
         ctr[K_LAST_DONE] = last_done
     return last_done

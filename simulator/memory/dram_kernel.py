@@ -52,6 +52,8 @@ at or after ``min(F, next refresh)``), then their union is added up.
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 
 from simulator.config.kernel_cache import njit
 from simulator.memory.dram_params import KERNEL_SLOTS, LAYOUT_ID, SLOT_INDEX
@@ -137,7 +139,8 @@ C_LAST_WRITE = 1  # 1 if the last data burst was a write
 C_LAST_RANK = 2  # rank of the last data burst, -1 before any
 C_LAST_COL = 3
 C_QPOS = 4
-N_CHANNEL = 5
+C_LAST_QUEUE = 5  # the bank (index within the channel) whose command queue was served last
+N_CHANNEL = 6
 
 # Counter indices.
 K_READS = 0
@@ -163,6 +166,29 @@ POOL_HOLD = 0
 
 NEG_INF = -(1 << 60)
 PEND_OVERFLOW = "DRAM kernel: open-interval buffer overflow"
+
+
+@intrinsic
+def borrowed(typingctx, array):
+    """A view of ``array`` (the same data, shape and strides) that holds no reference to it, for a kernel's
+    per-request loop: the caller keeps ``array`` alive for the whole call.
+
+    Each array an inlined helper takes is reference counted (an atomic increment and decrement at every
+    call), and numba's pruning of those counts gives up in a function that calls others that may raise; a
+    view without an owner has no count to keep. (Profiled on a long stream, the counts took about a third
+    of the command-queue controller's time.) Only a function's arguments may be borrowed: numba frees an
+    array it allocated after the array's last use, which a borrowed view does not count as one."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(array)(context, builder, args[0])
+        view = context.make_array(array)(context, builder)
+        context.populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
+                               itemsize=source.itemsize, meminfo=None)
+        return view._getvalue()
+
+    return array(array), codegen
 
 
 @njit(cache=True, inline='always')
@@ -603,6 +629,11 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
     """
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
+    # the arrays of the per-request step, borrowed (no reference counting in the loop)
+    lines, is_write, decode, p, bk, rk = borrowed(lines), borrowed(is_write), borrowed(decode), borrowed(p), \
+        borrowed(bk), borrowed(rk)
+    grp, ch, ring, pend, ctr, log, log_n, pool = borrowed(grp), borrowed(ch), borrowed(ring), borrowed(pend), \
+        borrowed(ctr), borrowed(log), borrowed(log_n), borrowed(pool)
     last_done = NEG_INF
     for i in range(lines.shape[0]):
         t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log,

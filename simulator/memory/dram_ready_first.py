@@ -26,7 +26,7 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
                                           G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
                                           P_CCD_L, P_CCD_L_WR, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
                                           P_WTR_L, P_WTR_S, R_FAW0, R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END,
-                                          R_READY, STALE_LAYOUT, bus_bubble, field, serve_request)
+                                          R_READY, STALE_LAYOUT, borrowed, bus_bubble, field, serve_request)
 
 
 @njit(cache=True, inline='always')
@@ -80,6 +80,11 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     data-burst completion time (ps) to ``out`` (in the order of ``lines``) and return the latest."""
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
+    # the arrays of the per-request loop's helpers, borrowed (no reference counting in the loop)
+    lines, is_write, decode, p, bk, rk = borrowed(lines), borrowed(is_write), borrowed(decode), borrowed(p), \
+        borrowed(bk), borrowed(rk)
+    grp, ch, ring, pend, ctr, log, log_n = borrowed(grp), borrowed(ch), borrowed(ring), borrowed(pend), \
+        borrowed(ctr), borrowed(log), borrowed(log_n)
     n = lines.shape[0]
     qdepth = ring.shape[1]
     by_kind = np.empty((2, n), np.int64)  # per kind (0 read, 1 write): the channel's requests in arrival order

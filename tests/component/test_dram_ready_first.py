@@ -184,19 +184,40 @@ def test_through_the_command_queues_a_refresh_falling_due_goes_before_later_comm
 
 
 def test_a_row_a_queued_request_could_open_before_a_due_refresh_is_opened_then_and_again_after():
-    # 34 reads of row 1 in bank 0, then one of row 2 in bank 1, from 100 ns before tREFI: bank 1's request waits in
-    # its command queue behind bank 0's reads on the data bus until past the due time, but its ACT could issue
-    # long before; DRAMSim3 issues it then, and the refresh closes the row again
-    d = make(scheduler="ready_first", command_queue_depth=8, command_log_capacity=256)
+    # two ranks; from 100 ns before tREFI, 34 reads of the open row 1 of rank 0's bank 0, then one of row 2 of
+    # rank 1's bank 1: that request waits in its command queue behind bank 0's row hits, each of which the data bus
+    # takes a rank switch earlier, until past the due time, but its ACT could issue long before; DRAMSim3 issues
+    # it then, and the refresh closes the row again
+    geometry = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+
+    def at(row, rank, bank, col=0):  # the line of that place (mapping row:rank:bank:column)
+        return line(row * 2 + rank, bank, col)
+
+    d = make(geometry, scheduler="ready_first", command_queue_depth=8, command_log_capacity=256)
     due = TIMING.t_refi_ps
-    d.service_lines(np.array([line(1, 0, col) for col in range(34)] + [line(2, 1)]), False, due - 100_000)
+    d.service(np.array([at(1, 0, 0)]), False, due - 200_000)
+    d.service_lines(np.array([at(1, 0, 0, col) for col in range(1, 35)] + [at(2, 1, 1)]), False, due - 100_000)
     log = d.command_log()
-    ref_end = int(log[log[:, 1] == k.CMD_REF][0, 0]) + TIMING.t_rfc * TCK
-    bank1 = log[log[:, 3] == 1]
-    acts = bank1[bank1[:, 1] == k.CMD_ACT][:, 0]
+    rank1 = log[log[:, 2] == 1]
+    ref_end = int(rank1[rank1[:, 1] == k.CMD_REF][0, 0]) + TIMING.t_rfc * TCK
+    acts = rank1[rank1[:, 1] == k.CMD_ACT][:, 0]
     assert len(acts) == 2 and acts[0] < due and acts[1] >= ref_end
-    assert bank1[bank1[:, 1] == k.CMD_RD][0, 0] >= acts[1] + TIMING.t_rcd * TCK
+    assert rank1[rank1[:, 1] == k.CMD_RD][0, 0] >= acts[1] + TIMING.t_rcd * TCK
     assert d.counters()["activates"] == 4  # each bank's row, before the refresh and after it
-    assert check_protocol(log, TIMING, 1) == len(log)
+    assert check_protocol(log, TIMING, 2) == len(log)
     end = d.last_completion_ps
-    assert d.background_times_ps(end)["open"] == open_time_from_log(log, 1, end)
+    assert d.background_times_ps(end)["open"] == open_time_from_log(log, 2, end)
+
+
+def test_through_the_command_queues_tied_banks_take_turns():
+    # DRAMSim3's CommandQueue::GetCommandToIssue visits its per-bank queues round-robin from the one after the
+    # queue it issued from last, whatever the age of their requests: row hits of banks 0 and 1, each of which the
+    # data bus could take next, go to the banks in turn, bank 1's younger requests among them
+    d = make(scheduler="ready_first", command_queue_depth=8, command_log_capacity=64)
+    d.service_lines(np.array([line(1, 1), line(1, 0)]), False, 0)  # both banks hold row 1, bank 0 served last
+    before = len(d.command_log())
+    d.service_lines(np.array([line(1, 0, col) for col in range(1, 5)] + [line(1, 1, 1), line(1, 1, 2)]), False,
+                    1_000_000)
+    log = d.command_log()[before:]
+    assert log[:, 1].tolist() == [k.CMD_RD] * 6
+    assert log[:, 3].tolist() == [1, 0, 1, 0, 0, 0]

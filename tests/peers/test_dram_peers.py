@@ -33,12 +33,6 @@ IN_ORDER = ("the in-order controller: offsim serves each 32-request block in an 
             "command is ready")
 IN_ORDER_ENERGY = "the run time is off (" + IN_ORDER + "), and background and refresh energy follow it"
 
-ROW_HITS = ("row hits per ACT: {ours} column commands per ACT in offsim, {theirs} in DRAMSim3; both hold 8 "
-            "requests of a bank in its command queue and let hits past the fourth only ahead of the precharge, "
-            "but DRAMSim3 issues whichever command is ready cycle by cycle, offsim the request whose column command "
-            "can issue earliest (moving one request a cycle into the queues, as DRAMSim3 does, changes the figures "
-            "by under 0.2 %); not yet reconciled")
-
 RAMULATOR_ORDER = (
     "offsim serves the triad in another order than Ramulator 2. In offsim's {standard} mapping each bank takes "
     "the three arrays' rows in turn, so in stream order nearly every line needs an ACT (Ramulator 2: {peer_rows}). "
@@ -65,26 +59,15 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
         "triad_one_bank": {"time": IN_ORDER + " (time 1.16)", "energy": IN_ORDER_ENERGY},
     },
     "ddr3_ready_first": {
-        "random_read": {"energy": "background_precharge 1.535 (0.6 % of the energy): DRAMSim3's ranks have every "
+        "random_read": {"energy": "background_precharge 1.156 (0.5 % of the energy): DRAMSim3's ranks have every "
                                   "bank precharged only from each refresh's precharge to the end of its REF (306 uJ "
-                                  "is 1468 x (tRP + tRFC)); offsim's also in about 1,550 spans of 1 to 14 cycles a "
-                                  "rank in the first 859k cycles (0.8 % of the time), each bank precharged at its "
-                                  "earliest and its next ACT later (tRRD, tFAW, the data bus); not yet reconciled"},
-        "triad_one_bank": {"energy": "activate_precharge 0.928: " + ROW_HITS.format(ours=12.98, theirs=12.04)},
+                                  "is 1468 x (tRP + tRFC)); offsim's also in 311 and 364 spans of 1 to 11 cycles "
+                                  "(ranks 0 and 1) in the first 859k cycles (0.2 and 0.3 % of the time), each bank "
+                                  "precharged at its earliest and its next ACT later (tRRD, tFAW, the data bus); not "
+                                  "yet reconciled"},
     },
-    "ddr4": {
-        "random_read": {
-            "time": "time 0.908: with refresh off, offsim serves the first 212,914 reads (DRAMSim3's count by cycle "
-                    "1,000,000, refresh off) in 908,341 cycles; refresh costs both about 5 %. DRAMSim3 issues one "
-                    "command a cycle, from per-bank queues visited round-robin; offsim's model has no command bus; "
-                    "not yet reconciled",
-            "energy": "refresh 0.909, background_active 0.909, background_precharge 0.905: they follow the run time"},
-        "triad": {"energy": "background_precharge 1.079 (6 % of the energy): offsim's ranks spend more time with "
-                            "every bank precharged (7,297 ACTs, 742 REFs against 7,444 and 756); not yet reconciled"},
-    },
-    "hbm2": {
-        "triad_one_bank": {"energy": "activate_precharge 0.900: " + ROW_HITS.format(ours=11.12, theirs=10.01)},
-    },
+    "ddr4": {},
+    "hbm2": {},
     "ddr5": {
         "triad": {"time": "time 0.852: " + RAMULATOR_ORDER.format(
             standard="DDR5", peer_rows="0 row hits, 711,269 conflicts, 75,124 misses", acts=664_431, lines=786_432,
