@@ -391,3 +391,19 @@ def test_ready_first_interleaves_bank_groups_that_in_order_serves_back_to_back(d
     assert done["in_order"] == [first, first + 8 * tck, first + 12 * tck]
     # ready first: bank 1 (other group, tCCD_S) before bank 4, which still waits tCCD_L after bank 0
     assert done["ready_first"] == [first, first + 8 * tck, first + 4 * tck]
+
+
+def test_through_the_command_queues_tied_banks_take_turns_in_dramsim3s_queue_order(ddr4):
+    # DRAMSim3 numbers its per-bank queues by rank, bank group, then bank within the group; offsim's bank index has
+    # the group in its low bits (bank 4 is group 0's second bank, bank 1 group 1's first). After bank 0, its next
+    # queue is bank 4's: of two row hits ready at once, bank 4's goes first though bank 1's is older.
+    timing, currents, geometry = ddr4
+    d = DramSystem(timing, currents, geometry, scheduler="ready_first", command_queue_depth=8,
+                   command_log_capacity=64)
+    for bank in (1, 4, 0):  # open row 1 in banks 1, 4 and 0, bank 0 served last
+        served(d, [line(1, bank)], [False], 0)
+    before = len(d.command_log())
+    served(d, [line(1, 1, 1), line(1, 4, 1)], [False, False], 1_000_000)
+    log = d.command_log()[before:]
+    assert log[:, 1].tolist() == [k.CMD_RD] * 2
+    assert log[:, 3].tolist() == [4, 1]
