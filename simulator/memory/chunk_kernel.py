@@ -2,14 +2,18 @@
 
 A host core's chunk of loads or stores (``MemoryPort.access_levels``) is the cache hierarchy's
 ``cache_kernel.access_kernel`` and ``demand_counts``, then the chunk's DRAM stream (its reads, then its
-write-backs, all arriving together) in the controller's order (``dram_kernel.frfcfs_order``) through
-``dram_kernel.serve``, then the tally of the level that served each line. ``access_and_serve`` makes
+write-backs, all arriving together) in the controller's order through ``dram_kernel.serve_ordered``,
+then the tally of the level that served each line. ``access_and_serve`` makes
 these steps in one call, on the same state arrays and in the same order as ``CacheHierarchy.access``
 and ``DramSystem.service_lines`` make them one by one, so every number is the same; a chunk costs one
 call's argument handling instead of about ten calls' and the numpy work between them.
 
-It covers the common case: no stream prefetcher (its timing needs each DRAM read), a DRAM model with
-the in_order or frfcfs scheduler, the chunk's bus at the channel's width. Times are integer ps.
+It covers the common case. The steps serve, one by one, a chunk with: a stream prefetcher (its timing
+needs each DRAM read); stores while another core holds a private copy of a line (they invalidate it);
+the ready_first scheduler; a memory that is not one ``DramSystem`` (a near memory's ``MemoryMap``);
+lines that are not one contiguous int64 array; an arrival before the memory's last; a bus other than
+the channel's width (``MemoryPort._chunk_args`` and the ``chunk_args`` of the caches and the memory
+decide). Times are integer ps.
 
 Its compiled copy holds the kernels it calls, inlined; ``simulator.config.kernel_cache`` keeps it
 apart for each version of their source. ``tests/component/test_chunk_kernel.py`` compares it with the
@@ -23,15 +27,7 @@ import numpy as np
 from simulator.config.kernel_cache import njit
 from simulator.memory.array_kernel import value_range
 from simulator.memory.cache_kernel import access_kernel, demand_counts
-from simulator.memory.dram_kernel import B_OPEN_ROW, B_PRE_READY, K_ACTS, K_READS, K_WRITES, frfcfs_order, serve
-
-# How the controller orders a chunk (``order_mode``): as it arrives, or first-ready against the rows the
-# banks hold open (all precharged under the closed-page policy; under the adaptive open-page policy, a
-# row whose earliest precharge lies before the chunk is seen is closed by then)
-IN_ORDER = 0
-FRFCFS_OPEN = 1
-FRFCFS_CLOSED = 2
-FRFCFS_ADAPTIVE = 3
+from simulator.memory.dram_kernel import K_ACTS, K_READS, K_WRITES, serve_ordered
 
 # ``result`` after the per-level tally (its first n_levels + 1 entries): the outcome
 R_STATUS = 0     # OK, BAD_LINES or OUT_OF_RANGE
@@ -59,7 +55,7 @@ def access_and_serve(lines, stores, store_mode, start_level, max_line,
     Cache arguments as ``access_kernel`` takes them (``rd_buf`` and ``wr_buf`` must hold a whole chunk's
     reads and write-backs: one and ``len(base)`` per access); ``mine_levels`` and ``mine_dram`` are the
     requester's level counters and [DRAM reads, writes]. DRAM arguments as ``serve`` takes them, with
-    ``order_mode`` (IN_ORDER, FRFCFS_*) and ``window`` (the transaction queue) for ``frfcfs_order``;
+    ``order_mode`` (``dram_kernel.serve_ordered``'s mode) and ``window`` (the transaction queue) for it;
     ``mine_attributed`` the requester's reads, writes and activates. Writes into ``result`` (int64[n_levels
     + 1 + N_RESULT]) the accesses served by each level (the last: DRAM), then the R_* entries."""
     n = lines.shape[0]
@@ -108,31 +104,10 @@ def access_and_serve(lines, stores, store_mode, start_level, max_line,
         return
     done = np.empty(m, np.int64)
     attributed_before = (ctr[K_READS], ctr[K_WRITES], ctr[K_ACTS])
-    if order_mode != IN_ORDER and m > 1:
-        open_row = bk[:, B_OPEN_ROW].copy()
-        if order_mode == FRFCFS_CLOSED:
-            open_row[:] = -1
-        elif order_mode == FRFCFS_ADAPTIVE:
-            for b in range(open_row.shape[0]):
-                if bk[b, B_PRE_READY] < arrival_ps:
-                    open_row[b] = -1
-        order = frfcfs_order(stream, writes, decode, window, open_row)
-        in_order = np.empty(m, np.int64)
-        serve(stream[order], writes[order], arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, in_order, log,
-              log_n, pool)
-        for a in range(m):
-            done[order[a]] = in_order[a]
-    else:
-        serve(stream, writes, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, done, log, log_n, pool)
+    serve_ordered(stream, writes, arrival_ps, order_mode, window, decode, p, bk, rk, grp, ch, ring, pend, ctr, done,
+                  log, log_n, pool)
     mine_attributed[0] += ctr[K_READS] - attributed_before[0]
     mine_attributed[1] += ctr[K_WRITES] - attributed_before[1]
     mine_attributed[2] += ctr[K_ACTS] - attributed_before[2]
     if n_reads:
         result[n_out + R_DRAM_DONE] = value_range(done[:n_reads])[1]
-
-
-def order_mode(scheduler: str, page_policy: str) -> int:
-    """The ``order_mode`` of a DRAM model with ``scheduler`` (in_order or frfcfs) and ``page_policy``."""
-    if scheduler == "in_order":
-        return IN_ORDER
-    return {"open": FRFCFS_OPEN, "closed": FRFCFS_CLOSED, "open_adaptive": FRFCFS_ADAPTIVE}[page_policy]

@@ -29,7 +29,6 @@ import math
 import numpy as np
 
 from simulator.memory import dram_kernel as k
-from simulator.memory.chunk_kernel import order_mode
 from simulator.memory import dram_command_queues, dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
@@ -283,20 +282,10 @@ class DramSystem:
                 dram_ready_first.serve_ready_first(lines, writes, seen_ps, self._decode, p, self._bk, self._rk,
                                                    self._grp, self._ch, self._ring, self._pend, self._ctr, out,
                                                    self._log, self._log_n)
-            elif self.scheduler == "frfcfs" and lines.size > 1:
-                open_row = self._bk[:, k.B_OPEN_ROW].copy()
-                if self.page_policy == "closed":
-                    open_row[:] = -1
-                elif self.page_policy == "open_adaptive":  # rows with no request queued by now are closed
-                    open_row[self._bk[:, k.B_PRE_READY] < seen_ps] = -1
-                order = k.frfcfs_order(lines, writes, self._decode, self.queue_depth, open_row)
-                served = np.empty_like(out)
-                k.serve(lines[order], writes[order], seen_ps, self._decode, p, self._bk, self._rk, self._grp,
-                        self._ch, self._ring, self._pend, self._ctr, served, self._log, self._log_n, pool)
-                out[order] = served
             else:
-                k.serve(lines, writes, seen_ps, self._decode, p, self._bk, self._rk, self._grp, self._ch,
-                        self._ring, self._pend, self._ctr, out, self._log, self._log_n, pool)
+                k.serve_ordered(lines, writes, seen_ps, k.order_mode(self.scheduler, self.page_policy), self.queue_depth,
+                                self._decode, p, self._bk, self._rk, self._grp, self._ch, self._ring, self._pend,
+                                self._ctr, out, self._log, self._log_n, pool)
             after = self._ctr.tolist()
             mine = self._attributed(requester)
             for j, column in enumerate(_ATTRIBUTED):
@@ -326,7 +315,7 @@ class DramSystem:
         if args is None:
             pool = self._read_pool if requester in self._pooled else self._no_pool
             args = self._chunk_args[requester] = (
-                order_mode(self.scheduler, self.page_policy), self.queue_depth, self._capacity_lines, self._decode,
+                k.order_mode(self.scheduler, self.page_policy), self.queue_depth, self._capacity_lines, self._decode,
                 self._p, self._bk, self._rk, self._grp, self._ch, self._ring, self._pend, self._ctr, self._log,
                 self._log_n, pool, self._attributed(requester))
         return (arrival_ps + self._pipeline_ps, *args)

@@ -177,7 +177,10 @@ def borrowed(typingctx, array):
     call), and numba's pruning of those counts gives up in a function that calls others that may raise; a
     view without an owner has no count to keep. (Profiled on a long stream, the counts took about a third
     of the command-queue controller's time.) Only a function's arguments may be borrowed: numba frees an
-    array it allocated after the array's last use, which a borrowed view does not count as one."""
+    array it allocated after the array's last use, which a borrowed view does not count as one. And the
+    function that borrows them must not be ``inline='always'``, so that its caller's temporaries (such as
+    an array built in the call's argument list) live until it returns; no borrowed view may be returned
+    or stored."""
     if not isinstance(array, types.Array):
         return None
 
@@ -643,6 +646,48 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
             last_done = t_done
     if last_done > ctr[K_LAST_DONE]:
         ctr[K_LAST_DONE] = last_done
+    return last_done
+
+
+# How a controller without queues of its own orders a chunk (``serve_ordered``): as it arrives, or first-ready
+# (``frfcfs_order``) against the rows the banks hold open (all precharged under the closed-page policy; under
+# the adaptive open-page policy, a row whose earliest precharge lies before the chunk is seen is closed by then)
+IN_ORDER = 0
+FRFCFS_OPEN = 1
+FRFCFS_CLOSED = 2
+FRFCFS_ADAPTIVE = 3
+
+
+def order_mode(scheduler: str, page_policy: str) -> int:
+    """The ``serve_ordered`` mode of a DRAM model with ``scheduler`` and ``page_policy`` (IN_ORDER for any
+    scheduler but frfcfs)."""
+    if scheduler != "frfcfs":
+        return IN_ORDER
+    return {"open": FRFCFS_OPEN, "closed": FRFCFS_CLOSED, "open_adaptive": FRFCFS_ADAPTIVE}[page_policy]
+
+
+@njit(cache=True)
+def serve_ordered(lines, is_write, arrival_ps, mode, window, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log,
+                  log_n, pool):
+    """``serve`` a chunk in the order of ``mode`` (IN_ORDER, FRFCFS_*; ``frfcfs_order`` sees ``window``
+    requests at a time); write each request's completion time (ps) to ``out`` in the order of ``lines`` and
+    return the latest."""
+    m = lines.shape[0]
+    if mode == IN_ORDER or m < 2:
+        return serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n, pool)
+    open_row = bk[:, B_OPEN_ROW].copy()
+    if mode == FRFCFS_CLOSED:
+        open_row[:] = -1
+    elif mode == FRFCFS_ADAPTIVE:
+        for b in range(open_row.shape[0]):
+            if bk[b, B_PRE_READY] < arrival_ps:
+                open_row[b] = -1
+    order = frfcfs_order(lines, is_write, decode, window, open_row)
+    served = np.empty(m, np.int64)
+    last_done = serve(lines[order], is_write[order], arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, served,
+                      log, log_n, pool)
+    for a in range(m):
+        out[order[a]] = served[a]
     return last_done
 
 

@@ -15,13 +15,13 @@ TIMING, CURRENTS, GEOMETRY = ddr3_preset()
 LEVELS = [CacheGeometry("L1D", 2 * 1024, 2, 64), CacheGeometry("L2", 8 * 1024, 4, 64)]
 
 
-def twin_ports(scheduler="frfcfs", page_policy="open", replacement="lru", cores=1, pool=False):
+def twin_ports(scheduler="frfcfs", page_policy="open", replacement="lru", cores=1, pool=False, pipeline_cycles=0):
     """Two ports on caches and memories in one state: the first is timed by ``access_levels``, the second by
     ``access``."""
     ports = []
     for _ in range(2):
         dram = DramSystem(TIMING, CURRENTS, GEOMETRY, scheduler=scheduler, page_policy=page_policy, queue_depth=8,
-                          command_log_capacity=100_000)
+                          command_log_capacity=100_000, arrival_to_command_cycles=pipeline_cycles)
         if pool:
             dram.limit_reads(4, 5_000, ("host",))
         if cores == 1:
@@ -50,19 +50,21 @@ def state(port):
             dram.background_times_ps(dram.last_completion_ps + 1))
 
 
-@pytest.mark.parametrize("scheduler, page_policy, replacement, cores, pool", [
-    ("frfcfs", "open", "lru", 1, False),
-    ("frfcfs", "closed", "mru_bits", 1, False),
-    ("frfcfs", "open_adaptive", "lru", 1, False),
-    ("in_order", "open", "lru", 1, True),
-    ("frfcfs", "open", "lru", 2, False),   # loads in one call; stores snoop the other core, step by step
+@pytest.mark.parametrize("scheduler, page_policy, replacement, cores, pool, pipeline_cycles", [
+    ("frfcfs", "open", "lru", 1, False, 0),
+    ("frfcfs", "closed", "mru_bits", 1, False, 0),
+    ("frfcfs", "open_adaptive", "lru", 1, False, 2),
+    ("in_order", "open", "lru", 1, True, 0),
+    ("frfcfs", "open", "lru", 2, False, 0),   # loads in one call; stores snoop the other core, step by step
 ])
-def test_one_call_gives_the_numbers_of_the_steps(scheduler, page_policy, replacement, cores, pool):
-    fused, steps = twin_ports(scheduler, page_policy, replacement, cores, pool)
+def test_one_call_gives_the_numbers_of_the_steps(scheduler, page_policy, replacement, cores, pool, pipeline_cycles):
+    fused, steps = twin_ports(scheduler, page_policy, replacement, cores, pool, pipeline_cycles)
     t = 0
     n_out = len(LEVELS) + 1
+    in_one_call = 0
     for k, (core, lines, is_store) in enumerate(chunks(seed=len(page_policy) + cores)):
         core %= cores
+        in_one_call += fused[core]._chunk_args(lines, is_store, t) is not None
         got = fused[core].access_levels(lines, is_store, t)
         res = steps[core].access(lines, is_store, t)
         want = (count_levels(res.cache.served_by, n_out).tolist(), res.dram_done_ps, res.cache.snooped)
@@ -70,6 +72,20 @@ def test_one_call_gives_the_numbers_of_the_steps(scheduler, page_policy, replace
         t += 40_000 if k % 3 else 0  # some chunks arrive together
     for a, b in zip(fused, steps):
         assert state(a) == state(b)
+    assert in_one_call >= 20  # the chunks were served in one call (of 60; the 2-core stores take the steps)
+
+
+def test_the_cases_the_one_call_does_not_cover_take_the_steps():
+    lines = np.arange(4, dtype=np.int64)
+    (ready_first,), _ = twin_ports(scheduler="ready_first")
+    assert ready_first._chunk_args(lines, False, 0) is None
+    two_cores, _ = twin_ports(cores=2)
+    two_cores[1].access(lines, False, 0)  # core 1 holds the lines: a store of core 0 must invalidate them
+    assert two_cores[0]._chunk_args(lines, False, 0) is not None
+    assert two_cores[0]._chunk_args(lines, True, 0) is None
+    (port,), _ = twin_ports()
+    assert port._chunk_args(lines[::2], False, 0) is None  # not contiguous
+    assert port._chunk_args(lines.astype(np.int32), False, 0) is None
 
 
 def test_lines_outside_the_caches_or_the_memory_are_refused_as_by_the_steps():

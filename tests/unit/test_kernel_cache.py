@@ -7,8 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from simulator.config import kernel_cache
-from simulator.config.kernel_cache import KERNEL_MODULES, kernel_digest
+from simulator.config.kernel_cache import COMPILED_IN, KERNEL_MODULES, cache_folder, kernel_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("simulator", "workloads", "models")
@@ -29,27 +28,32 @@ def test_every_kernel_module_is_listed_and_none_takes_njit_from_numba_itself():
     assert _modules_matching(direct) == {"simulator/config/kernel_cache.py"}
 
 
-def test_an_edit_of_any_kernel_module_changes_the_digest(tmp_path):
-    for name in KERNEL_MODULES:
+def test_an_edit_of_any_kernel_module_or_what_they_compile_in_changes_the_digest(tmp_path):
+    sources = KERNEL_MODULES + COMPILED_IN
+    for name in sources:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / name, tmp_path / name)
     base = kernel_digest(tmp_path)
     assert base == kernel_digest(ROOT)
     seen = {base}
-    for name in KERNEL_MODULES:
+    for name in sources:
         original = (tmp_path / name).read_bytes()
         (tmp_path / name).write_bytes(original + b"\n")
         seen.add(kernel_digest(tmp_path))
         (tmp_path / name).write_bytes(original)
-    assert len(seen) == len(KERNEL_MODULES) + 1
+    assert len(seen) == len(sources) + 1
     assert kernel_digest(tmp_path) == base
 
 
-def test_kernels_are_cached_in_the_folder_of_their_digest(monkeypatch):
+def test_kernels_are_cached_in_the_folder_of_their_digest_and_numba_keeps_its_setting(monkeypatch):
+    import numba
+
     from simulator.memory import chunk_kernel, dram_kernel
 
-    folder = f"kernels-{kernel_digest()}"
     for kernel in (dram_kernel.serve, chunk_kernel.access_and_serve):
-        assert folder in Path(kernel._cache.cache_path).parts
+        assert cache_folder().name in Path(kernel._cache.cache_path).parts
+    assert numba.config.CACHE_DIR != str(cache_folder())  # put back after each declaration
     monkeypatch.setenv("NUMBA_CACHE_DIR", "/elsewhere")
-    assert kernel_cache._cache_folder() == Path("/elsewhere") / f"offsim-kernels-{kernel_digest()}"
+    assert cache_folder() == Path("/elsewhere") / f"offsim-kernels-{kernel_digest()}"
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert cache_folder().name == f"kernels-{kernel_digest()}"
