@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.kernel_cache import njit
-from simulator.memory.array_kernel import value_range
+from simulator.memory.array_kernel import count_levels, value_range
 from simulator.memory.cache_kernel import access_kernel, demand_counts
 from simulator.memory.dram_kernel import K_ACTS, K_READS, K_WRITES, serve_ordered
 
@@ -81,10 +81,7 @@ def access_and_serve(lines, stores, store_mode, start_level, max_line,
     pos[1] = 0
     mine_dram[0] += n_reads
     mine_dram[1] += n_writes
-    for i in range(n_out):
-        result[i] = 0
-    for j in range(n):
-        result[served[j]] += 1
+    result[:n_out] = count_levels(served, n_out)
     result[status] = OK
     result[n_out + R_DRAM_DONE] = NO_READS
     m = n_reads + n_writes

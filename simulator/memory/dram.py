@@ -128,6 +128,7 @@ class DramSystem:
         self.geometry = geometry
         self.page_policy = page_policy
         self.scheduler = scheduler
+        self._order_mode = k.order_mode(scheduler, page_policy)  # ``k.serve_ordered``'s, outside ready_first
         self.queue_depth = queue_depth
         self.command_queue_depth = command_queue_depth
         self.power_down = power_down
@@ -283,9 +284,9 @@ class DramSystem:
                                                    self._grp, self._ch, self._ring, self._pend, self._ctr, out,
                                                    self._log, self._log_n)
             else:
-                k.serve_ordered(lines, writes, seen_ps, k.order_mode(self.scheduler, self.page_policy), self.queue_depth,
-                                self._decode, p, self._bk, self._rk, self._grp, self._ch, self._ring, self._pend,
-                                self._ctr, out, self._log, self._log_n, pool)
+                k.serve_ordered(lines, writes, seen_ps, self._order_mode, self.queue_depth, self._decode, p, self._bk,
+                                self._rk, self._grp, self._ch, self._ring, self._pend, self._ctr, out, self._log,
+                                self._log_n, pool)
             after = self._ctr.tolist()
             mine = self._attributed(requester)
             for j, column in enumerate(_ATTRIBUTED):
@@ -315,7 +316,7 @@ class DramSystem:
         if args is None:
             pool = self._read_pool if requester in self._pooled else self._no_pool
             args = self._chunk_args[requester] = (
-                k.order_mode(self.scheduler, self.page_policy), self.queue_depth, self._capacity_lines, self._decode,
+                self._order_mode, self.queue_depth, self._capacity_lines, self._decode,
                 self._p, self._bk, self._rk, self._grp, self._ch, self._ring, self._pend, self._ctr, self._log,
                 self._log_n, pool, self._attributed(requester))
         return (arrival_ps + self._pipeline_ps, *args)
