@@ -178,6 +178,7 @@ class DramSystem:
         self._tq_ring = dram_command_queues.transaction_queue_state(geometry.channels, queue_depth)
         self._bq_state = dram_command_queues.bank_queue_state(n_banks, max(command_queue_depth, 1))
         self._bus_gap = dram_command_queues.bus_gap_state(self._ch)
+        self._act_hist = k.act_history(n_ranks)
         self._ctr = np.zeros(k.N_COUNTERS, dtype=np.int64)
         self._log = np.zeros((command_log_capacity, 5), dtype=np.int64)
         self._log_n = np.zeros(1, dtype=np.int64)
@@ -278,7 +279,7 @@ class DramSystem:
                 dram_command_queues.serve_command_queues(lines, writes, seen_ps, self._decode, p, self._bk,
                                                          self._rk, self._grp, self._ch, self._pend, self._ctr, out,
                                                          self._log, self._log_n, self._tq_ring, self._bq_state,
-                                                         self._bus_gap)
+                                                         self._bus_gap, self._act_hist)
             elif self.scheduler == "ready_first" and lines.size > 1:
                 dram_ready_first.serve_ready_first(lines, writes, seen_ps, self._decode, p, self._bk, self._rk,
                                                    self._grp, self._ch, self._ring, self._pend, self._ctr, out,

@@ -459,12 +459,13 @@ def take_read_entry(pool):
 
 
 @njit(cache=True, inline='always')
-def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n, pool):
+def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log, log_n, pool,
+                  no_acts):
     """Serve request i of `lines`, arriving at arrival_ps, next on its channel; return its
     data-burst completion time (ps). The per-request step of :func:`serve`: the frontier is the
     arrival or the column time of the request queue_depth places earlier (``ring``), and for a read
     with a read-entry pool (``pool``, see :func:`take_read_entry`; of length 1, no limit) not before
-    the entry it takes is free."""
+    the entry it takes is free. no_acts: ``no_act_history()``, made once by the caller."""
     c = field(lines[i], decode, 0)
     qpos = ch[c, C_QPOS]
     frontier = arrival_ps
@@ -475,7 +476,8 @@ def serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ri
         entry = take_read_entry(pool)
         if pool[entry] > frontier:
             frontier = pool[entry]
-    t_done = issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n)
+    t_done = issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n,
+                           no_acts)
     ring[c, qpos] = ch[c, C_LAST_COL]
     ch[c, C_QPOS] = qpos + 1 if qpos + 1 < ring.shape[1] else 0
     if entry > 0:  # the entry frees when the data is back with the requester
@@ -511,10 +513,107 @@ def record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p):
     ctr[K_ACTS] += 1
 
 
+#: ACTs per rank the command-queue controller remembers (``act_history``): an ACT may fall among the
+#: latest twelve, every tFAW window it can fall in within the history
+ACT_HISTORY = 16
+
+
 @njit(cache=True, inline='always')
-def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n):
+def no_act_history():
+    """The ACT history of a controller that places every ACT after the ones placed before it (empty)."""
+    return np.zeros((0, ACT_HISTORY, 2), dtype=np.int64)
+
+
+def act_history(n_ranks: int) -> np.ndarray:
+    """Per rank, its latest ``ACT_HISTORY`` ACTs in time order, oldest first: time (ps; NEG_INF while
+    empty) and bank-group row."""
+    h = np.zeros((n_ranks, ACT_HISTORY, 2), dtype=np.int64)
+    h[:, :, 0] = NEG_INF
+    return h
+
+
+@njit(cache=True, inline='always')
+def _with(h, q, t, x):
+    """Element x of the rank's ACT times with t inserted at position q."""
+    if x < q:
+        return h[x, 0]
+    if x == q:
+        return t
+    return h[x - 1, 0]
+
+
+@njit(cache=True)
+def backfill_act(h, bk, rk, rank, g, gi, ready, p):
+    """Earliest ACT (ps) of bank g no earlier than ``ready``, the bank's tRC and tRP and the rank's
+    refresh end, that keeps tRRD_S (tRRD_L within its bank group) from every ACT of the rank's history
+    ``h`` and no five ACTs within a tFAW: it may fall before ACTs placed earlier, as a controller that
+    issues each command when it is ready (DRAMSim3's) issues an ACT whose column command waits behind
+    other banks' before their ACTs."""
+    t = max(ready, bk[g, B_ACT_READY], rk[rank, R_READY])
+    first = 0  # the history's oldest real entry
+    while first < ACT_HISTORY and h[first, 0] == NEG_INF:
+        first += 1
+    if first == 0:  # ACTs older than the history bound it too: keep every tFAW window it can fall in within it
+        t = max(t, h[3, 0])
+    n = ACT_HISTORY - first
+    for _ in range(4 * ACT_HISTORY + 4):
+        moved = False
+        for k in range(first, ACT_HISTORY):
+            a = h[k, 0]
+            d = p[P_RRD_L] if h[k, 1] == gi else p[P_RRD_S]
+            if a - d < t < a + d:
+                t = a + d
+                moved = True
+        q = 0  # t's place among the history's times
+        while q < n and h[first + q, 0] <= t:
+            q += 1
+        for j in range(max(q - 4, 0), q + 1):  # the windows of five ACTs that hold t
+            if j + 4 > n:
+                break
+            if _with(h[first:], q, t, j + 4) - _with(h[first:], q, t, j) < p[P_FAW]:
+                t = _with(h[first:], q, t, j) + p[P_FAW] if j < q else h[first + q, 0] + 1
+                moved = True
+                break
+        if not moved:
+            return t
+    return max(t, rk[rank, R_LAST_ACT] + p[P_RRD_S], rk[rank, R_FAW0 + rk[rank, R_FAW_POS]] + p[P_FAW])
+
+
+@njit(cache=True, inline='always')
+def place_act(acts, bk, rk, grp, ctr, rank, g, gi, row, ready, p):
+    """Open ``row`` in bank g at its earliest ACT no earlier than ``ready`` and record it; return the ACT
+    time (ps). Without a history (``no_act_history``) the ACT comes after the rank's ACTs placed before;
+    with one (``acts``, see ``act_history``), it may fall between them (``backfill_act``), and the rank's
+    and group's latest ACT and tFAW ring stay those of the latest in time."""
+    if acts.shape[0] == 0:
+        t_act = earliest_act(bk, rk, grp, rank, g, gi, ready, p)
+        record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
+        return t_act
+    h = acts[rank]
+    t_act = backfill_act(h, bk, rk, rank, g, gi, ready, p)
+    group_last = grp[gi, G_LAST_ACT]
+    record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
+    grp[gi, G_LAST_ACT] = max(group_last, t_act)
+    if t_act >= h[0, 0]:  # (never older than the history: backfill_act)
+        q = 0
+        while q + 1 < ACT_HISTORY and h[q + 1, 0] <= t_act:
+            h[q, 0] = h[q + 1, 0]
+            h[q, 1] = h[q + 1, 1]
+            q += 1
+        h[q, 0] = t_act
+        h[q, 1] = gi
+    rk[rank, R_LAST_ACT] = h[ACT_HISTORY - 1, 0]
+    for k in range(4):
+        rk[rank, R_FAW0 + k] = h[ACT_HISTORY - 4 + k, 0]
+    rk[rank, R_FAW_POS] = 0
+    return t_act
+
+
+@njit(cache=True, inline='always')
+def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend, ctr, log, log_n, acts):
     """Issue the commands of request i of `lines`, next on its channel, none before ``frontier``
-    (ps); return its data-burst completion time (ps)."""
+    (ps); return its data-burst completion time (ps). acts: the ranks' ACT histories of a controller
+    that places an ACT among those placed before it, or an empty one (``no_act_history``; ``place_act``)."""
     bg_mask = p[P_BG_MASK]
     n_banks = decode[2, 1]
     n_ranks_per_ch = decode[1, 1]
@@ -564,8 +663,7 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
             _precharge(bk, rk, pend, ctr, rank, g, t_pre, t_rp)
         else:
             ctr[K_MISSES] += 1
-        t_act = earliest_act(bk, rk, grp, rank, g, gi, ready, p)
-        record_act(bk, rk, grp, ctr, rank, g, gi, row, t_act, p)
+        t_act = place_act(acts, bk, rk, grp, ctr, rank, g, gi, row, ready, p)
         if log_n[0] < log.shape[0]:
             _log(log, log_n, t_act, CMD_ACT, rank, b, row)
         col_earliest = t_act + p[P_RCD]
@@ -638,9 +736,10 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
     grp, ch, ring, pend, ctr, log, log_n, pool = borrowed(grp), borrowed(ch), borrowed(ring), borrowed(pend), \
         borrowed(ctr), borrowed(log), borrowed(log_n), borrowed(pool)
     last_done = NEG_INF
+    no_acts = no_act_history()
     for i in range(lines.shape[0]):
         t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log,
-                               log_n, pool)
+                               log_n, pool, no_acts)
         out[i] = t_done
         if t_done > last_done:
             last_done = t_done

@@ -26,7 +26,7 @@ from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, 
                                           G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
                                           P_CCD_L, P_CCD_L_WR, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
                                           P_WTR_L, P_WTR_S, R_FAW0, R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END,
-                                          R_READY, STALE_LAYOUT, borrowed, bus_bubble, field, serve_request)
+                                          R_READY, STALE_LAYOUT, borrowed, bus_bubble, field, no_act_history, serve_request)
 
 
 @njit(cache=True, inline='always')
@@ -105,6 +105,7 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     rank_miss = np.empty_like(rank_hit)
     step = 0
     last_done = -(1 << 62)
+    no_acts = no_act_history()
     no_pool = np.zeros(1, np.int64)  # no read-entry limit: this order serves a chunk channel by channel, not in time
     arrivals = np.empty(n, np.int64)  # the channel's requests in arrival order, both kinds
     for c in range(decode[0, 1]):
@@ -171,7 +172,7 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
                         break
             i = by_kind[kind, queue[kind, best]]
             t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr,
-                                   log, log_n, no_pool)
+                                   log, log_n, no_pool, no_acts)
             out[i] = t_done
             rank_ver[rank_of[i]] += 1
             last_done = max(last_done, t_done)

@@ -58,20 +58,7 @@ KNOWN_MISSES: dict[str, dict[str, dict[str, str]]] = {
         "triad": {"time": IN_ORDER + " (time 1.07)", "energy": IN_ORDER_ENERGY},
         "triad_one_bank": {"time": IN_ORDER + " (time 1.16)", "energy": IN_ORDER_ENERGY},
     },
-    "ddr3_ready_first": {
-        "random_read": {"energy": (
-            "background_precharge 1.156 (0.5 % of the energy). Over the first 200,000 reads DRAMSim3's ranks have "
-            "every bank precharged only around refreshes (1 and 3 other spans), offsim's in 266 and 314 other spans "
-            "of 1 to 11 cycles. Cause: offsim places a request's ACT when it serves the request, after every ACT "
-            "of the rank placed before it; when requests of several banks wait on the same data bus, the round-robin "
-            "turn serves a bank precharged later first, and the ACT of a bank precharged earlier waits behind its ACT "
-            "(PRE to ACT: mean 24.2 and 90th percentile 54 cycles, DRAMSim3 17.7 and 25), while DRAMSim3 issues each "
-            "ACT once it is ready. Tried: serving such ties by the bank's own readiness gives 0.948 but the run time "
-            "0.951 and DDR4's random read 0.911; placing an ACT among the ACTs placed before it (a history of eight "
-            "a rank, tRRD and tFAW kept) gives 0.986 with the run time 0.982, but DDR4's random read 0.944 and "
-            "HBM2's 0.861 (DRAMSim3 also issues at most one command a clock, which offsim does not model and which "
-            "would hold such ACTs back; not measured). Not yet reconciled")},
-    },
+    "ddr3_ready_first": {},
     "ddr4": {},
     "hbm2": {},
     "ddr5": {
