@@ -22,8 +22,10 @@ the measured constant power of the machine (``MeasuredMachine.pi0_w``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from simulator.config.loader import LoadedConfig
 from simulator.runner import load_system, simulate_trace
@@ -52,7 +54,10 @@ class Rate:
     energy_j: float
 
 
-def _run(loaded: LoadedConfig, trace, pi0_w: float) -> tuple[float, float]:
+System = str | Path | LoadedConfig
+
+
+def _run(loaded: LoadedConfig, trace: pa.Table, pi0_w: float) -> tuple[float, float]:
     """(time s, energy above pi_0 J) of one run of ``trace``."""
     r = simulate_trace(loaded, trace)
     t = r.value("system", "simulated_time_s")
@@ -60,7 +65,7 @@ def _run(loaded: LoadedConfig, trace, pi0_w: float) -> tuple[float, float]:
     return t, total - pi0_w * t
 
 
-def cache_stream(system, level: str, pi0_w: float, quick: bool = False) -> Rate:
+def cache_stream(system: System, level: str, pi0_w: float, quick: bool = False) -> Rate:
     """Bytes per second a level serves to every core, and its energy per byte above pi_0 (J/B)."""
     loaded = load_system(system)
     cores = loaded.spec.host.cores
@@ -75,7 +80,7 @@ def cache_stream(system, level: str, pi0_w: float, quick: bool = False) -> Rate:
     return Rate(warm_bytes / (tn - t1), (en - e1) / warm_bytes)
 
 
-def random_trace(threads: int, accesses_per_thread: int, seed: int = 1):
+def random_trace(threads: int, accesses_per_thread: int, seed: int = 1) -> pa.Table:
     """``threads`` threads, each reading ``accesses_per_thread`` random 8 B elements of one shared array."""
     rng = np.random.default_rng(seed)
     b = TraceBuilder()
@@ -86,7 +91,7 @@ def random_trace(threads: int, accesses_per_thread: int, seed: int = 1):
     return b.to_table()
 
 
-def random_access(system, pi0_w: float, quick: bool = False) -> Rate:
+def random_access(system: System, pi0_w: float, quick: bool = False) -> Rate:
     """Independent random 8 B reads on every core: accesses per second and energy per access above pi_0 (J)."""
     loaded = load_system(system)
     cores = loaded.spec.host.cores
@@ -101,7 +106,7 @@ def peak_flops_per_s(loaded: LoadedConfig) -> float:
     return host.cores * host.flops_per_cycle * host.frequency_hz
 
 
-def claims(system, machine: MeasuredMachine, quick: bool = False) -> dict[tuple[str, str, str], tuple[float, str]]:
+def claims(system: System, machine: MeasuredMachine, quick: bool = False) -> dict[tuple[str, str, str], tuple[float, str]]:
     """Ours for each entry of ``results/reference/choi_roofline.csv`` this module measures, keyed as there:
     (value, unit)."""
     loaded = load_system(system)

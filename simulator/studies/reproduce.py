@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from simulator.config.errors import InputError
 from simulator.config.loader import PROJECT_ROOT, load_spec
@@ -45,6 +45,11 @@ from simulator.studies.comparisons import Comparison, Reproduction, Section, pub
 from simulator.studies.fidelity import Standing, median, standing, tally
 from simulator.studies.references import Reason, ReferenceRow, index_rows, load_reasons, load_reference
 from workloads.kernels import host_cycles
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from simulator.studies.roofline import MeasuredMachine
 
 DEFAULT_OUT_DIR = Path("results") / "reproduce"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -202,8 +207,7 @@ def _gpu_area(ref: dict[tuple[str, str, str], ReferenceRow]) -> Section:
     without their caches, and Table C.2's cache-less designs."""
     from simulator.studies.gpu_area_claims import claims
 
-    rows = tuple(published(ref[k], f"{k[1]}: {k[2]}" if not k[0].startswith("004 Table") else f"{k[0][4:]}, {k[1]}",
-                           ours) for k, ours in claims().items())
+    rows = tuple(published(ref[k], f"{k[1]}: {k[2]}", ours) for k, ours in claims().items())
     return Section("004 app. C.2-C.4: die area of the Maxwell GPUs and of the cache-less designs", rows,
                    "`models.gpu_area` (eq. C.6) with 004's Cacti-fitted memory lines and the areas it measured on "
                    "the GTX980's die photograph (`simulator/studies/gpu_area_claims.py`); the L1 of an SM pair "
@@ -334,8 +338,8 @@ CHOI_CLAIM_TABLES = ("001 Table 2", "001 §3.4.2", "001 §3.4.5", "001 §4.1", "
                      "001 §5.2.3.1")
 
 
-def _nehalem_microbenchmarks(ref: dict[tuple[str, str, str], ReferenceRow], system: Path, machine,
-                             quick: bool) -> Section:
+def _nehalem_microbenchmarks(ref: dict[tuple[str, str, str], ReferenceRow], system: Path,
+                             machine: MeasuredMachine, quick: bool) -> Section:
     """001 Table 6's cache and random-access columns and section 3.3.2's CPU microbenchmark on the simulator."""
     from simulator.studies.nehalem_claims import CACHE_LOAD_BYTES, claims
 
@@ -848,7 +852,8 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                         tuple(notes))
 
 
-def _asri_further(ref: list[ReferenceRow], machine: dict, marss_machine: dict, marss_table, cross) -> Section:
+def _asri_further(ref: list[ReferenceRow], machine: dict, marss_machine: dict, marss_table: pd.DataFrame,
+                  cross: pd.DataFrame) -> Section:
     """003's host rates (003:L185, L301), the pipelined couplings' runtime gap (003:L41) and the model's average
     error (003:L381), from the two studies' outputs (``simulator.studies.fmm.report_claims``)."""
     from simulator.studies.fmm.report_claims import claims, model_errors_pct
