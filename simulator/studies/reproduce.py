@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from simulator.config.errors import InputError
 from simulator.config.loader import PROJECT_ROOT, load_spec
@@ -45,6 +45,11 @@ from simulator.studies.comparisons import Comparison, Reproduction, Section, pub
 from simulator.studies.fidelity import Standing, median, standing, tally
 from simulator.studies.references import Reason, ReferenceRow, index_rows, load_reasons, load_reference
 from workloads.kernels import host_cycles
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from simulator.studies.roofline import MeasuredMachine
 
 DEFAULT_OUT_DIR = Path("results") / "reproduce"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -153,9 +158,17 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     plan = fused_data_movement(order, m_elems)
     chosen = {node.choice: node for node in plan.nodes.values() if node.choice in ("left", "right")}
     table = "004 §D.7 worked example"
+    root = plan.nodes[(1, len(CHAIN_DIMS) - 1)]
     ours = {("chain", "minimum op count"): order.op_count,
             ("chain", "unfused data movement S(1,6)"): unfused,
-            ("chain", "fused data movement F(1,6)+P0P6"): plan.total_words}
+            ("chain", "fused data movement F(1,6)+P0P6"): plan.total_words,
+            ("chain", "fused data movement F(1,6)"): root.f_best,
+            ("chain", "reduction of fused over unfused data movement"): 100 * (1 - plan.total_words / unfused),
+            # Fig. D.11 prints the root's costs in units of 1e5 elements (its "multiples of 10^4", 004:L5320, is
+            # garbled: 31 + 28 + 20 = 79 is F(1,6) = 7,882,874)
+            ("T5 (root)", "F without fusion"): root.f_none / 1e5,
+            ("T5 (root)", "F with left fuse"): root.f_left / 1e5,
+            ("T5 (root)", "F with right fuse"): root.f_right / 1e5}
     for key, choice in (("T3 (right fuse)", "right"), ("T4 (left fuse)", "left")):
         node = chosen.get(choice)
         ours[(key, "tile x")] = None if node is None else node.tile_x
@@ -163,7 +176,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
     rows = []
     for (row, col), value in ours.items():
         r = ref[(table, row, col)]
-        note = "unrounded" if "tile" in col else ""
+        note = "unrounded" if "tile" in col or row.startswith("T5") else ""
         rows.append(published(r, f"{row}: {col}" if row != "chain" else col, None if value is None else float(value),
                               note))
     chain = Section("Matrix chain worked example (004 §D.7)", tuple(rows),
@@ -198,14 +211,17 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
 
 
 def _gpu_area(ref: dict[tuple[str, str, str], ReferenceRow]) -> Section:
-    """004 app. C.2: the Maxwell area model on the GTX980 (calibration) and the Titan X (validation)."""
+    """004 app. C.2-C.4: the Maxwell area model on the GTX980 (calibration), the Titan X (validation), both
+    without their caches, and Table C.2's cache-less designs."""
     from simulator.studies.gpu_area_claims import claims
 
     rows = tuple(published(ref[k], f"{k[1]}: {k[2]}", ours) for k, ours in claims().items())
-    return Section("004 app. C.2: die area of the Maxwell GPUs", rows,
+    return Section("004 app. C.2-C.4: die area of the Maxwell GPUs and of the cache-less designs", rows,
                    "`models.gpu_area` (eq. C.6) with 004's Cacti-fitted memory lines and the areas it measured on "
                    "the GTX980's die photograph (`simulator/studies/gpu_area_claims.py`); the L1 of an SM pair "
-                   "is 48 KiB, the size at which 004's L1 line gives its printed 7.78 mm^2.")
+                   "is 48 KiB, the size at which 004's L1 line gives its printed 7.78 mm^2. Section C.4.1 deletes "
+                   "the L1 pairs and the L2 from both dies; Table C.2's designs have no caches and keep 2 KiB of "
+                   "registers per vector unit.")
 
 
 # --------------------------------------------------------------------------- choi-roofline
@@ -316,9 +332,10 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
                      "with the vendor's peaks, as 001 section 3 instantiates the model): "
                      "`simulator/studies/roofline_claims.py`.")
     table7 = _dvfs_table7(list(ref.values()))
+    micro_runs = _nehalem_microbenchmarks(ref, system, machine, quick)
     fig1 = plot_roofline(machine, points, out / "roofline_sweep.png")
     fig2 = _plot_roofline_vs_table6(vendor, plat, out / "roofline_vs_table6.png", cores)
-    sections, figures = (table6, claims, table7, sweep), (Path(fig1), fig2)
+    sections, figures = (table6, micro_runs, claims, table7, sweep), (Path(fig1), fig2)
     if cores > 1:
         triad, fig3 = _triad_threads(system, t6["sustained memory bandwidth"], quick, out)
         sections, figures = sections + (triad,), figures + (fig3,)
@@ -327,6 +344,21 @@ def _choi_roofline(out: Path, quick: bool) -> Reproduction:
 
 CHOI_CLAIM_TABLES = ("001 Table 2", "001 §3.4.2", "001 §3.4.5", "001 §4.1", "001 §4.4.3", "001 §4.4.4",
                      "001 §5.2.3.1")
+
+
+def _nehalem_microbenchmarks(ref: dict[tuple[str, str, str], ReferenceRow], system: Path,
+                             machine: MeasuredMachine, quick: bool) -> Section:
+    """001 Table 6's cache and random-access columns and section 3.3.2's CPU microbenchmark on the simulator."""
+    from simulator.studies.nehalem_claims import CACHE_LOAD_BYTES, claims
+
+    rows = tuple(published(ref[k], f"{k[1]}: {k[2]}", value) for k, (value, _) in claims(system, machine, quick).items())
+    return Section("001 Table 6 Nehalem caches and random access, and the section 3.3.2 CPU microbenchmark, "
+                   "measured on the simulator", rows,
+                   f"Micro runs on every core of `{system.relative_to(PROJECT_ROOT)}`: each thread streams half of "
+                   f"its L1-D or L2 with {CACHE_LOAD_BYTES} B loads (warm passes only), or reads random 8 B "
+                   "elements of a 256 MiB array; energies above the measured pi_0, as 001 eq. 9 separates "
+                   "constant power; shares of peak are the sustained rates above over the machine's peaks "
+                   "(`simulator/studies/nehalem_claims.py`).")
 
 
 def _dvfs_table7(ref: list[ReferenceRow]) -> Section:
@@ -747,13 +779,13 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                     ours = (fn(d, mc) if fn else ulist.t2_cycles(d, mc, "cpu")) / 1e6
                     note = "003 eqs. 3-5, our measured w_C, f_C"
             t3.append(published(r, f"q = {q}: {r.column}", ours, note))
-    t2 = []
-    for r in ref:
-        if r.table == "003 Table 2":
-            dims = machine.get("dims", {}).get(r.row[2:])
-            t2.append(published(r, f"{r.row.replace('=', ' = ')}: {r.column}",
-                                None if dims is None else float(dims[TABLE2_DIMS[r.column]]),
-                                "our octree of the study's N points" if dims is not None else "q not run"))
+    from simulator.studies.fmm.report_claims import table2_dims
+
+    t2_rows = [r for r in ref if r.table == "003 Table 2"]
+    t2_dims = table2_dims((int(r.row[2:]) for r in t2_rows), FMM_PAPER_N, default.density)
+    t2 = [published(r, f"{r.row.replace('=', ' = ')}: {r.column}",
+                    float(getattr(t2_dims[int(r.row[2:])], TABLE2_DIMS[r.column])),
+                    f"our octree of {FMM_PAPER_N:,} points") for r in t2_rows]
     found = fmm_study.findings(pd.read_csv(marss_dir / "table.csv"))
     small = found[found.q <= 10]
     ours_finding = {
@@ -796,6 +828,8 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
     }
     t8 = [published(r, f"{r.column} ({r.row})", ours_finding[r.column][0], ours_finding[r.column][1])
           for r in ref if r.table == "003 §8"]
+    further = _asri_further(ref, machine, json.loads((marss_dir / "machine.json").read_text()),
+                            pd.read_csv(marss_dir / "table.csv"), cross)
     marss = load_spec(MARSSX86_CPU, SystemSpec).spec.host  # the calibrated values the study's host runs with
     notes = [f"Results from {origin}; N = {n_points} points. Table 5 and the §8 findings: the MARSSx86-like "
              f"host (configs/presets/cpu/i7_920_marssx86.yaml, two calibrated parameters: {marss.max_outstanding_misses} "
@@ -814,14 +848,37 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                 "(`study_marssx86/machine.json`); our extended model is in `study_marssx86/crosscheck.csv`."),
         Section("003 Table 3: CPU-only stages (model and real i7-920) vs ours", tuple(t3)),
         Section("003 Table 2: expansion size N_q, leaves N_oct and U-list interactions N_U", tuple(t2),
-                "Ours: the octree the study builds for its N points (`study/machine.json`, `dims`)."),
+                f"Ours: the octree the study's generator builds for 003's N = {FMM_PAPER_N:,} points (density "
+                f"`{default.density}`) at every order Table 2 prints, whichever orders the runs used."),
         Section("003 §8 findings on the MARSSx86-like host", tuple(t8),
                 "Per q in `study_marssx86/findings.csv`; the host > DRAM > LAP energy order holds on "
                 f"{int(found.energy_order_host_dram_lap.sum())} of {len(found)} orders q."),
+        further,
     )
     figures = tuple(study_dir / f for f in FMM_FIGURES)
     return Reproduction("asri-fmm", "Asri et al. (003): LAP placement for the FMM U-list", sections, figures,
                         tuple(notes))
+
+
+def _asri_further(ref: list[ReferenceRow], machine: dict, marss_machine: dict, marss_table: pd.DataFrame,
+                  cross: pd.DataFrame) -> Section:
+    """003's host rates (003:L185, L301), the pipelined couplings' runtime gap (003:L41) and the model's average
+    error (003:L381), from the two studies' outputs (``simulator.studies.fmm.report_claims``)."""
+    from simulator.studies.fmm.report_claims import claims, model_errors_pct
+
+    ours = claims(machine, marss_machine, marss_table, cross)
+    printed, extended = model_errors_pct(cross), model_errors_pct(cross, "ext_mcycles")
+    notes = {("003 §8.4", "Table 5"): "003's equations as printed; per model " + ", ".join(
+        f"{k} {v:.1f} % (extended model {extended.get(k, float('nan')):.1f} %)" for k, v in printed.items()),
+        ("003 §1", "any q"): "1 - T_LLC / T_DRAM, both pipelined; largest over q",
+        ("003 §4.2", "real i7-920"): "the study's default host (machine.json)",
+        ("003 §8 host", "MARSSx86 model"): "the MARSSx86-like host (study_marssx86/machine.json)"}
+    rows = tuple(published(r, f"{r.row}: {r.column}", ours[(r.table, r.row, r.column)],
+                           notes.get((r.table, r.row), "")) for r in ref if (r.table, r.row, r.column) in ours)
+    return Section("003's host rates, pipelined couplings and model error", rows,
+                   "The rates the FMM study measures on its hosts by micro runs, the runtime gap between the "
+                   "pipelined couplings on the MARSSx86-like host, and the mean |model / simulation - 1| of "
+                   "003's equations over the Table 5 points run (`simulator/studies/fmm/report_claims.py`).")
 
 
 # --------------------------------------------------------------------------- entry point

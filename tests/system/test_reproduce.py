@@ -163,6 +163,11 @@ def test_prajapati_stencil_quick(tmp_path, capsys):
         cells = _cells(text, label)
         assert cells[1] == value and cells[2] == value, cells
     assert "traffic reduction of time tiling" in text
+    # fusion saves 1 - 8,392,058 / 10,190,344 of the unfused movement; Fig. D.11 prints the root's costs in 1e5
+    # elements: 31 + 28 + 20 = 79 without fusion is F(1,6) = 7,882,874 (the totals less P0 P6 = 936 x 544)
+    reduction = _cells(text, "reduction of fused over unfused data movement")
+    assert reduction[1] == "17.6" and float(reduction[2]) == pytest.approx(100 * (1 - 8392058 / 10190344), rel=1e-3)
+    assert float(_cells(text, "T5 (root): F without fusion")[2]) == pytest.approx((8392058 - 936 * 544) / 1e5, rel=1e-3)
     titan = _cells(text, "Titan X: die area, published")
     assert titan[1] == "601" and float(titan[2]) == pytest.approx(601, rel=0.02)
 
