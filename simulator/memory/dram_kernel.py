@@ -20,7 +20,9 @@ chunk in its service order with :func:`frfcfs_order`):
   group (tCCD_L, tCCD_L_WR between writes, tWTR_L) and the data bus (burst occupancy, read-to-write bubble, rank
   switch) allow;
 * bank closed: ACT (tRC, tRP of the bank; tRRD_S, tFAW and refresh of the rank; tRRD_L of
-  the bank group), column command tRCD later;
+  the bank group), column command tRCD later; the ACT comes after the rank's ACTs issued before
+  it, or, with the per-bank command queues' ACT history (:func:`place_act`), at the earliest time
+  those rules allow among them;
 * other row open: PRE (tRAS after ACT, tRTP after a read, tWR after write data), tRP,
   then as for a closed bank;
 * column commands, and hence data bursts, of one channel issue in that order; a line of several
