@@ -46,7 +46,7 @@ default host it then predicts 486 MCycles against 460 simulated (its largest q =
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,7 @@ from simulator.system import build_system
 from workloads import fmm_ulist
 from workloads.gemm import HOST_KC, HOST_NC, lap_gemm
 from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace_stream import TraceStream
 
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
 #: the host's micro runs (``_measure_host``): a read stream, and random 8 B reads over a footprint, B;
@@ -154,10 +155,9 @@ RESIDENCY_RATIOS = (0.9, 1.0, 1.05, 1.1, 1.15, 1.2, 1.3, 1.4, 1.6, 1.8, 2.0, 2.5
 RESIDENCY_HEIGHTS = (35, 84, 165, 286)
 
 
-def _exchange_dram_lines(system: SystemArg, n_q: int, n: int, rounds: int, bc_layout: str = "rows") -> float:
-    """DRAM lines (reads + writes) of ``rounds`` exchanges through reused buffers: the host
-    writes B (n_q x n doubles), the LAP computes C += A B (n_q x n_q A; B and C in ``bc_layout``,
-    ``fmm_ulist.BC_LAYOUTS``), the host reads C."""
+def _exchange_trace(n_q: int, n: int, rounds: int, bc_layout: str = "rows") -> pa.Table:
+    """``rounds`` exchanges through reused buffers: the host writes B (n_q x n doubles), the LAP computes
+    C += A B (n_q x n_q A; B and C in ``bc_layout``, ``fmm_ulist.BC_LAYOUTS``), the host reads C."""
     sp = AddressSpace()
     eb = fmm_ulist.ELEM_BYTES
     nbytes, a_bytes = n_q * n * eb, n_q * n_q * eb
@@ -168,8 +168,43 @@ def _exchange_dram_lines(system: SystemArg, n_q: int, n: int, rounds: int, bc_la
         fmm_ulist.offload_class_gemm(tb, a, b, c, n_q, n, bc_layout)
         tb.wait("host", "gemm", "lap")
         tb.access("host", "out", "read", c, 64, 64, nbytes // 64)
-    df = simulate_trace(system, tb.to_table()).to_pandas()
+    return tb.to_table()
+
+
+def _exchange_dram_lines(system: SystemArg, n_q: int, n: int, rounds: int, bc_layout: str = "rows") -> float:
+    """DRAM lines (reads + writes) of ``rounds`` exchanges (:func:`_exchange_trace`) on a fresh ``system``."""
+    df = simulate_trace(system, _exchange_trace(n_q, n, rounds, bc_layout)).to_pandas()
     return stage_quantity(df, "dram", "reads") + stage_quantity(df, "dram", "writes")
+
+
+def _dram_lines(sim: Any) -> float:
+    """DRAM lines (reads + writes) a built system's main memory has served so far."""
+    counters = sim.dram.counters()
+    return float(counters["reads"]) + float(counters["writes"])
+
+
+def _exchange_dram_lines_1_3(system: SystemArg, n_q: int, n: int, bc_layout: str = "rows") -> tuple[float, float]:
+    """(D_1, D_3): the DRAM lines of one exchange and of three (:func:`_exchange_dram_lines`), from one run of
+    three: the rounds are one stream (``TraceStream``) of three batches, and D_1 is read when the host asks
+    for the second, its first round replayed. Up to there the run is the one-round run row for row, and
+    the lines a round sends DRAM are counted as it runs (its write-backs as they are posted), so D_1 is
+    that run's count. A system with near memories gathers a stream whole before its replay: there the
+    rounds run apart."""
+    loaded = load_system(system)
+    sim = build_system(loaded.spec)
+    if sim.near_memories:
+        return (_exchange_dram_lines(loaded, n_q, n, 1, bc_layout), _exchange_dram_lines(loaded, n_q, n, 3, bc_layout))
+    one_round = _exchange_trace(n_q, n, 1, bc_layout)
+    after_first: list[float] = []
+
+    def rounds() -> Iterator[pa.Table]:
+        yield one_round
+        after_first.append(_dram_lines(sim))
+        yield one_round
+        yield one_round
+
+    replay(sim, TraceStream(rounds()), "<micro>")
+    return after_first[0], _dram_lines(sim)
 
 
 def measure_llc_residency(system: SystemArg, ratios: tuple[float, ...] = RESIDENCY_RATIOS,
@@ -198,7 +233,7 @@ def _llc_residency_shares(system: SystemArg, m: int, ratios: tuple[float, ...], 
     for x in ratios:
         n = max(8, int(x * llc / (2 * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
         lines = m * n * fmm_ulist.ELEM_BYTES / 64
-        d3, d1 = (_exchange_dram_lines(system, m, n, rounds, bc_layout) for rounds in (3, 1))
+        d1, d3 = _exchange_dram_lines_1_3(system, m, n, bc_layout)
         per_line.append((d3 - d1) / 2 / lines)
     return [float(h) for h in np.clip(1 - np.array(per_line) / per_line[-1], 0.0, 1.0)]
 
