@@ -155,6 +155,7 @@ class _Running:
     reported: bool = False
 
     def keep(self, point: Any) -> bool:
+        """Whether the job runs ``point`` (its ``select``)."""
         return self.job.select is None or self.job.select(point)
 
 
