@@ -174,10 +174,12 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
     return _build_problem(int(q), int(n_points), density, seed, bool(periodic))
 
 
-#: Problems :func:`build_problem` keeps: the FMM study hands its workers the 15 LAP points of one q
-#: before the next q (its 5 CPU-only points, one per q, go first), and a problem takes about 0.3 s to
-#: build at q = 4 (N = 2.4e5; 0.65 s as a process's first), against about 0.25 s for the trace itself.
-PROBLEM_CACHE_SIZE = 2
+#: Problems :func:`build_problem` keeps: every order q of an FMM study (five), so that a worker builds each
+#: once, though it meets every q twice (the CPU-only points go first, then the LAP points q by q) and the
+#: driver asks for them again for the pipelined points' b and for each study's report. A problem takes
+#: about 0.3 s to build at q = 4 (N = 2.4e5; 0.65 s as a process's first), against about 0.25 s for the
+#: trace itself, and holds about 3 MB of arrays.
+PROBLEM_CACHE_SIZE = 8
 
 
 @functools.lru_cache(maxsize=PROBLEM_CACHE_SIZE)

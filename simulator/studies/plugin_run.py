@@ -4,7 +4,8 @@
 those already stored in the output directory, runs the rest longest first on the chosen executor
 (a local process pool, or dask.distributed: ``simulator.studies.executors``, the options of a
 generic sweep), stores each record as it arrives, and once every point has a record calls the
-plug-in's ``report``.
+plug-in's ``report``. ``run_plugins`` runs several studies so on one executor: their points share one
+queue, and each study's report is written while the others' points still run.
 
 The output directory holds the plug-in's outputs (its ``outputs`` globs) beside the engine's own
 entries: ``points/<key>.json`` (one per point: ``{"key": ..., "record": ...}``, written whole and
@@ -26,7 +27,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,38 @@ def _locked_output(out: Path, kind: str, pool: PointPool, open_pool: bool) -> It
         lock.release()
 
 
+@dataclass
+class PluginJob:
+    """One study for ``run_plugins``: ``plugin``'s points for ``spec`` into ``out_dir`` (``kind`` names the study
+    in its lock; ``quick``, ``select`` and ``owned`` as ``run_plugin`` takes them)."""
+
+    plugin: StudyPlugin
+    kind: str
+    spec: Any
+    out_dir: str | Path
+    quick: bool = False
+    select: Callable[[Any], bool] | None = None
+    owned: bool = False
+
+
+@dataclass(eq=False)
+class _Running:
+    """A job's state while ``run_plugins`` runs it: its output directory, its points (planned order), what
+    they gave, its tasks on the queue and whether its follow-up points are known."""
+
+    job: PluginJob
+    out: Path
+    planned: list[Any]
+    outcome: PluginOutcome = field(default_factory=PluginOutcome)
+    pending: int = 0
+    followed: bool = False
+    reported: bool = False
+
+    def keep(self, point: Any) -> bool:
+        """Whether the job runs ``point`` (its ``select``)."""
+        return self.job.select is None or self.job.select(point)
+
+
 def run_plugin(plugin: StudyPlugin, kind: str, spec: Any, out_dir: str | Path, *, quick: bool = False,
                select: Callable[[Any], bool] | None = None, workers: int | None = None,
                scheduler: str | None = None, dask_local: int | None = None,
@@ -139,74 +172,95 @@ def run_plugin(plugin: StudyPlugin, kind: str, spec: Any, out_dir: str | Path, *
     written only if no point failed.
     Bad options or output directory raise InputError before anything is written.
     """
+    return run_plugins([PluginJob(plugin, kind, spec, out_dir, quick, select, owned)], workers=workers,
+                       scheduler=scheduler, dask_local=dask_local, progress=progress)[0]
+
+
+def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler: str | None = None,
+                dask_local: int | None = None, progress: bool | None = None) -> list[PluginOutcome]:
+    """Run several studies (``run_plugin``'s, each into its own directory) on one executor: their points share
+    one queue, longest first, and a study's report is written as soon as its own points are done, while the
+    other studies' points run on. Returns each job's outcome, in order."""
     from tqdm import tqdm
 
     check_parallel_options(workers, scheduler, dask_local)
-    out = Path(out_dir) if owned else check_plugin_dir(out_dir, plugin)
-    keep = select or (lambda point: True)
-    planned = _unique([p for p in plugin.points(spec, quick) if keep(p)])
-    outcome = PluginOutcome()
-    interruption.keep(lambda: _kept(out, outcome, lambda: len(planned)))
-    stored = {p.key() for p in planned if record_path(out, p.key()).is_file()}
-    with PointPool(workers, scheduler, dask_local) as pool, \
-            _locked_output(out, kind, pool, len(stored) < len(planned)), \
-            tqdm(total=len(planned), desc=plugin.title, unit="pt", disable=None if progress is None else not progress,
-                 dynamic_ncols=True) as bar:
+    runs = []
+    for job in jobs:
+        out = Path(job.out_dir) if job.owned else check_plugin_dir(job.out_dir, job.plugin)
+        runs.append(_Running(job, out, []))
+        runs[-1].planned = _unique([p for p in job.plugin.points(job.spec, job.quick) if runs[-1].keep(p)])
+    interruption.keep(lambda: "; ".join(_kept(r.out, r.outcome, lambda r=r: len(r.planned)) for r in runs))
+    missing = [any(not record_path(r.out, p.key()).is_file() for p in r.planned) for r in runs]
+    titles = list(dict.fromkeys(r.job.plugin.title for r in runs))
+    with PointPool(workers, scheduler, dask_local) as pool, ExitStack() as locks, \
+            tqdm(total=sum(len(r.planned) for r in runs), desc=" and ".join(titles), unit="pt",
+                 disable=None if progress is None else not progress, dynamic_ncols=True) as bar:
+        for r, open_pool in zip(runs, missing):
+            locks.enter_context(_locked_output(r.out, r.job.kind, pool, open_pool))
         queue: LongestFirst | None = None
-        tasks: dict[Any, Any] = {}
+        tasks: dict[Any, tuple[_Running, Any]] = {}
 
-        def plan(points: list[Any]) -> None:
+        def plan(r: _Running, points: list[Any]) -> None:
             """Take each point's stored record, or queue it."""
             nonlocal queue
             for point in points:
-                record = read_record(out, point.key())
+                record = read_record(r.out, point.key())
                 if record is not None:
-                    outcome.records[point] = record
-                    outcome.reused.append(point.key())
+                    r.outcome.records[point] = record
+                    r.outcome.reused.append(point.key())
                     bar.update()
                     continue
                 if queue is None:
                     queue = LongestFirst(pool.open(), pool.capacity())
-                tasks[queue.submit(point.cost(), plugin.run_point, point)] = point
+                tasks[queue.submit(point.cost(), r.job.plugin.run_point, point)] = (r, point)
+                r.pending += 1
 
-        def follow() -> bool:
-            """Plan the follow-up points once the plug-in can tell them; True once it has."""
-            more = plugin.follow_up(spec, quick, dict(outcome.records)) if plugin.follow_up else []
+        def follow(r: _Running) -> bool:
+            """Plan the job's follow-up points once its plug-in can tell them; True once it has."""
+            job = r.job
+            more = job.plugin.follow_up(job.spec, job.quick, dict(r.outcome.records)) if job.plugin.follow_up else []
             if more is None:
                 return False
-            known = {p.key() for p in planned}
-            more = [p for p in _unique([p for p in more if keep(p)]) if p.key() not in known]
-            planned.extend(more)
-            bar.total = len(planned)
-            plan(more)
+            known = {p.key() for p in r.planned}
+            more = [p for p in _unique([p for p in more if r.keep(p)]) if p.key() not in known]
+            r.planned.extend(more)
+            bar.total = sum(len(x.planned) for x in runs)
+            plan(r, more)
             return True
 
-        plan(planned)
-        followed = follow()
+        def settle(r: _Running) -> None:
+            """Once the job has no point left to run: its follow-ups, and when none remain its report."""
+            if not r.followed and (r.pending == 0 or follow(r)):
+                r.followed = follow(r) or True if r.pending == 0 and not r.followed else True
+            if r.followed and r.pending == 0 and not r.reported:
+                r.reported = True
+                r.outcome.records = {p: r.outcome.records[p] for p in r.planned if p in r.outcome.records}
+                if not r.outcome.failed:
+                    r.outcome.result = r.job.plugin.report(r.job.spec, r.job.quick, r.outcome.records, r.out)
+
+        for r in runs:
+            plan(r, r.planned)
+        for r in runs:
+            settle(r)
         while queue is not None and tasks:
             for task in queue.completed():
-                point = tasks.pop(task)
+                r, point = tasks.pop(task)
+                r.pending -= 1
                 key = point.key()
                 try:
                     record = task.result()
                 except Exception as exc:  # noqa: BLE001 -- the point's error is recorded, the others run on
-                    outcome.failed[key] = f"{type(exc).__name__}: {exc}"
-                    _store(out, key, {"key": key, "point": repr(point), "error": outcome.failed[key]}, "failed")
+                    r.outcome.failed[key] = f"{type(exc).__name__}: {exc}"
+                    _store(r.out, key, {"key": key, "point": repr(point), "error": r.outcome.failed[key]}, "failed")
                 else:
-                    _store(out, key, {"key": key, "record": record})
-                    (out / "failed" / f"{key}.json").unlink(missing_ok=True)
-                    outcome.records[point] = record
-                    outcome.simulated.append(key)
+                    _store(r.out, key, {"key": key, "record": record})
+                    (r.out / "failed" / f"{key}.json").unlink(missing_ok=True)
+                    r.outcome.records[point] = record
+                    r.outcome.simulated.append(key)
                 bar.update()
-                if not followed:
-                    followed = follow()
-            if not followed:  # every point ran and the plug-in still cannot tell its follow-ups
-                followed = follow() or True
+                settle(r)
         pool.close()
-    outcome.records = {p: outcome.records[p] for p in planned if p in outcome.records}
-    if not outcome.failed:
-        outcome.result = plugin.report(spec, quick, outcome.records, out)
-    return outcome
+    return [r.outcome for r in runs]
 
 
 def _unique(points: list[Any]) -> list[Any]:

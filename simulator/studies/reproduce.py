@@ -726,16 +726,17 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
     # i7-920's 6.4 GB/s) for 003 Table 3 and the figures; the MARSSx86-like host (3 GB/s, 003:L301) for the
     # Table 5 simulation columns and the §8 findings, which 003 measured on MARSSx86.
     study_dir, marss_dir = out / "study", out / "study_marssx86"
-    flags = ["--quick"] if quick else []
     # 003's placements only: the study file's other accelerators (a systolic array) and the LAP in a memory of
     # its own are not 003's
     default = fmm_study.load_study(fmm_study.STUDY)
     paper_pairs = [f"{name}/{v}" for name in fmm_study.paper_placements(default)
                    for v in default.placements[name].variants]
-    for args in (["--out", str(study_dir), "--only", ",".join(paper_pairs)],
-                 ["--study", str(MARSSX86_STUDY), "--out", str(marss_dir), "--only", ",".join(MARSSX86_PAIRS)]):
-        if fmm_study.main(flags + args) != 0:
-            raise TargetUnavailable(f"the FMM study {' '.join(args)} failed")
+    # both studies on one pool: their points in one queue, longest first, each study's tables and figures
+    # written while the other's points run
+    runs = [fmm_study.StudyRun(fmm_study.STUDY, study_dir, ",".join(paper_pairs)),
+            fmm_study.StudyRun(MARSSX86_STUDY, marss_dir, ",".join(MARSSX86_PAIRS))]
+    if fmm_study.run_studies(runs, quick) != 0:
+        raise TargetUnavailable("the FMM studies " + " and ".join(f"{r.study} --out {r.out}" for r in runs) + " failed")
     origin = "fresh runs of simulator.studies.fmm.placement" + (" --quick" if quick else "")
     table = pd.read_csv(study_dir / "table.csv")
     cross = pd.read_csv(marss_dir / "crosscheck.csv")

@@ -102,6 +102,18 @@ def test_measure_llc_residency_falls_past_the_capacity() -> None:
     assert h2 == 0.0
 
 
+@pytest.mark.parametrize("system", ["configs/systems/lap_llc.yaml", "configs/systems/marssx86/lap_llc.yaml"])
+def test_one_run_of_three_exchanges_counts_what_runs_of_one_and_of_three_count(system) -> None:
+    """The residency's D_1 and D_3, read from one run of three rounds, are the DRAM lines of a run of one
+    round and of a run of three, bit for bit: at an LLC-sized exchange (1.1x) that keeps part of B and C."""
+    from simulator.studies.fmm.crosscheck import _exchange_dram_lines, _exchange_dram_lines_1_3
+
+    n = int(1.1 * 8 * 2**20 / (2 * 35 * 8)) // 8 * 8
+    d1, d3 = _exchange_dram_lines_1_3(system, 35, n)
+    assert (d1, d3) == (_exchange_dram_lines(system, 35, n, 1), _exchange_dram_lines(system, 35, n, 3))
+    assert d3 > d1 > 0
+
+
 def test_exchange_micro_runs_store_b_and_c_in_the_studys_layout() -> None:
     """The pipelined exchange micro run lays B and C out as the FMM trace of the same layout does:
     contiguous runs and PVFMM's GEMM orientation for ``interactions``, line-group gathers for ``rows``;

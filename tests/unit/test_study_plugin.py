@@ -11,7 +11,7 @@ import pytest
 
 from simulator.config.errors import InputError
 from simulator.studies.plugin import STUDY_KINDS, StudyPlugin, point_key, study_plugin
-from simulator.studies.plugin_run import check_plugin_dir, run_plugin
+from simulator.studies.plugin_run import PluginJob, check_plugin_dir, run_plugin, run_plugins
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,21 @@ def test_a_failing_point_is_recorded_and_no_report_is_written(tmp_path):
     assert (out / "failed" / f"{Square(-1).key()}.json").is_file()
     assert (out / "points" / f"{Square(2).key()}.json").is_file()  # the other point is kept
     assert not (out / "squares.txt").exists() and outcome.result is None
+
+
+def test_two_studies_on_one_pool_each_report_their_own_points(tmp_path):
+    """run_plugins: two studies' points in one queue, each study's follow-up from its own records, each
+    report in its own directory with what a run of its own gives; one study failing leaves the other's."""
+    jobs = [PluginJob(TOY, "toy", {"ns": [1, 2, 3]}, tmp_path / "a"),
+            PluginJob(TOY, "toy", {"ns": [5, 6, 7, 8]}, tmp_path / "b", quick=True),
+            PluginJob(TOY, "toy", {"ns": [4, -1]}, tmp_path / "c")]
+    a, b, c = run_plugins(jobs, workers=2, progress=False)
+    assert a.result == [1, 4, 9, 196] and (tmp_path / "a" / "squares.txt").read_text() == "1 4 9 196\n"
+    assert b.result == [25, 36, 61 ** 2] and (tmp_path / "b" / "squares.txt").read_text() == "25 36 3721\n"
+    assert c.result is None and list(c.failed) == [Square(-1).key()] and not (tmp_path / "c" / "squares.txt").exists()
+    assert len(a.simulated) == 4 and len(b.simulated) == 3 and not a.failed and not b.failed
+    again = run_plugins(jobs[:2], workers=1, progress=False)  # resumed from each directory's own records
+    assert [o.result for o in again] == [a.result, b.result] and not any(o.simulated for o in again)
 
 
 def test_select_keeps_only_the_points_it_accepts(tmp_path):

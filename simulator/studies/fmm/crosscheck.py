@@ -46,7 +46,7 @@ default host it then predicts 486 MCycles against 460 simulated (its largest q =
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,7 @@ from simulator.system import build_system
 from workloads import fmm_ulist
 from workloads.gemm import HOST_KC, HOST_NC, lap_gemm
 from workloads.trace import AddressSpace, TraceBuilder
+from workloads.trace_stream import TraceStream
 
 CLOCK_HZ = 2e9  # host clock (003 Table 4)
 #: the host's micro runs (``_measure_host``): a read stream, and random 8 B reads over a footprint, B;
@@ -83,12 +84,17 @@ def stage_quantity(df: pd.DataFrame, component: str, quantity: str) -> float:
     return float(s.sum())
 
 
-def _run_workload(system: str, raw: dict) -> pd.DataFrame:
+#: A system of the micro runs: a config path, or the config loaded. Every function that runs several
+#: simulations loads its system once (``load_system``) and hands the loaded config on.
+SystemArg = str | LoadedConfig
+
+
+def _run_workload(system: SystemArg, raw: dict) -> pd.DataFrame:
     spec = build_workload(raw, "<micro>", Path.cwd())
     return simulate_trace(system, generate_trace(spec, "<micro>")).to_pandas()
 
 
-def _region_run(system: str, nbytes: int, steps: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+def _region_run(system: SystemArg, nbytes: int, steps: tuple[tuple[str, str], ...]) -> pd.DataFrame:
     """The results of one host pass per (stage, op) of ``steps``, in order, over a region of
     ``nbytes`` at address 0, one 64 B access per line."""
     tb = TraceBuilder()
@@ -97,7 +103,7 @@ def _region_run(system: str, nbytes: int, steps: tuple[tuple[str, str], ...]) ->
     return simulate_trace(system, tb.to_table()).to_pandas()
 
 
-def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[float, float]:
+def measure_llc_exchange(system: SystemArg, nbytes: int = 2 * 1024 * 1024) -> tuple[float, float]:
     """(host bandwidth for lines the LLC serves, bytes/s; host cycles per line evicted to the LLC).
 
     A region larger than L2 and smaller than the LLC is written once (warm-up), then read
@@ -111,7 +117,7 @@ def measure_llc_exchange(system: str, nbytes: int = 2 * 1024 * 1024) -> tuple[fl
     return nbytes / read_s, evict_cycles / (nbytes // 64)
 
 
-def measure_dirty_flush(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
+def measure_dirty_flush(system: SystemArg, nbytes: int = 2 * 1024 * 1024) -> float:
     """Host cycles per dirty line flushed to DRAM (the driver's flush before an offload on a
     non-coherent coupling): a region larger than L2 and smaller than the LLC is written, then
     flushed; cycles of the flush stage / lines."""
@@ -119,7 +125,7 @@ def measure_dirty_flush(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
     return stage_quantity(df, "stage/host/flush", "busy_s") * CLOCK_HZ / (nbytes // 64)
 
 
-def measure_llc_energy(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
+def measure_llc_energy(system: SystemArg, nbytes: int = 2 * 1024 * 1024) -> float:
     """Energy per byte of LLC traffic, J/B: a region larger than L2 and smaller than the LLC is
     written, then read twice; the LLC's energy (every category of the system's energy model) over its
     accesses x 64 B."""
@@ -128,7 +134,7 @@ def measure_llc_energy(system: str, nbytes: int = 2 * 1024 * 1024) -> float:
     return llc_j / (stage_quantity(df, "cache/LLC", "accesses") * 64)
 
 
-def measure_access_rate(system: str, n_leaves: int = 64, n_q: int = 35, repeats: int = 50) -> float:
+def measure_access_rate(system: SystemArg, n_leaves: int = 64, n_q: int = 35, repeats: int = 50) -> float:
     """Loads the host issues per second when they hit L1: a gather of runs (``n_leaves``
     vectors of ``n_q`` doubles, 18 KiB, read ``repeats`` times, one load per element)."""
     tb = TraceBuilder()
@@ -149,10 +155,9 @@ RESIDENCY_RATIOS = (0.9, 1.0, 1.05, 1.1, 1.15, 1.2, 1.3, 1.4, 1.6, 1.8, 2.0, 2.5
 RESIDENCY_HEIGHTS = (35, 84, 165, 286)
 
 
-def _exchange_dram_lines(system: str, n_q: int, n: int, rounds: int, bc_layout: str = "rows") -> float:
-    """DRAM lines (reads + writes) of ``rounds`` exchanges through reused buffers: the host
-    writes B (n_q x n doubles), the LAP computes C += A B (n_q x n_q A; B and C in ``bc_layout``,
-    ``fmm_ulist.BC_LAYOUTS``), the host reads C."""
+def _exchange_trace(n_q: int, n: int, rounds: int, bc_layout: str = "rows") -> pa.Table:
+    """``rounds`` exchanges through reused buffers: the host writes B (n_q x n doubles), the LAP computes
+    C += A B (n_q x n_q A; B and C in ``bc_layout``, ``fmm_ulist.BC_LAYOUTS``), the host reads C."""
     sp = AddressSpace()
     eb = fmm_ulist.ELEM_BYTES
     nbytes, a_bytes = n_q * n * eb, n_q * n_q * eb
@@ -163,11 +168,46 @@ def _exchange_dram_lines(system: str, n_q: int, n: int, rounds: int, bc_layout: 
         fmm_ulist.offload_class_gemm(tb, a, b, c, n_q, n, bc_layout)
         tb.wait("host", "gemm", "lap")
         tb.access("host", "out", "read", c, 64, 64, nbytes // 64)
-    df = simulate_trace(system, tb.to_table()).to_pandas()
+    return tb.to_table()
+
+
+def _exchange_dram_lines(system: SystemArg, n_q: int, n: int, rounds: int, bc_layout: str = "rows") -> float:
+    """DRAM lines (reads + writes) of ``rounds`` exchanges (:func:`_exchange_trace`) on a fresh ``system``."""
+    df = simulate_trace(system, _exchange_trace(n_q, n, rounds, bc_layout)).to_pandas()
     return stage_quantity(df, "dram", "reads") + stage_quantity(df, "dram", "writes")
 
 
-def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RATIOS,
+def _dram_lines(sim: Any) -> float:
+    """DRAM lines (reads + writes) a built system's main memory has served so far."""
+    counters = sim.dram.counters()
+    return float(counters["reads"]) + float(counters["writes"])
+
+
+def _exchange_dram_lines_1_3(system: SystemArg, n_q: int, n: int, bc_layout: str = "rows") -> tuple[float, float]:
+    """(D_1, D_3): the DRAM lines of one exchange and of three (:func:`_exchange_dram_lines`), from one run of
+    three: the rounds are one stream (``TraceStream``) of three batches, and D_1 is read when the host asks
+    for the second, its first round replayed. Up to there the run is the one-round run row for row, and
+    the lines a round sends DRAM are counted as it runs (its write-backs as they are posted), so D_1 is
+    that run's count. A system with near memories gathers a stream whole before its replay: there the
+    rounds run apart."""
+    loaded = load_system(system)
+    sim = build_system(loaded.spec)
+    if sim.near_memories:
+        return (_exchange_dram_lines(loaded, n_q, n, 1, bc_layout), _exchange_dram_lines(loaded, n_q, n, 3, bc_layout))
+    one_round = _exchange_trace(n_q, n, 1, bc_layout)
+    after_first: list[float] = []
+
+    def rounds() -> Iterator[pa.Table]:
+        yield one_round
+        after_first.append(_dram_lines(sim))
+        yield one_round
+        yield one_round
+
+    replay(sim, TraceStream(rounds()), "<micro>")
+    return after_first[0], _dram_lines(sim)
+
+
+def measure_llc_residency(system: SystemArg, ratios: tuple[float, ...] = RESIDENCY_RATIOS,
                           heights: tuple[int, ...] = RESIDENCY_HEIGHTS,
                           bc_layout: str = "rows") -> list[list[float]]:
     """LLC residency of a reused B / C exchange on ``system`` (a LAP behind the LLC), as
@@ -181,17 +221,19 @@ def measure_llc_residency(system: str, ratios: tuple[float, ...] = RESIDENCY_RAT
     ``bc_layout`` (``fmm_ulist.BC_LAYOUTS``), which decides the order the LAP sweeps them in. Not fitted
     to anything: a property of the simulated LLC (geometry, LRU, non-inclusion) and port.
     """
+    system = load_system(system)
     return _residency_curve(ratios, [_llc_residency_shares(system, m, ratios, bc_layout) for m in heights])
 
 
-def _llc_residency_shares(system: str, m: int, ratios: tuple[float, ...], bc_layout: str) -> list[float]:
+def _llc_residency_shares(system: SystemArg, m: int, ratios: tuple[float, ...], bc_layout: str) -> list[float]:
     """:func:`measure_llc_residency`'s shares kept at height ``m``, one per ratio (dimensionless)."""
-    llc = load_system(system).spec.caches.levels[-1].size_bytes
+    system = load_system(system)
+    llc = system.spec.caches.levels[-1].size_bytes
     per_line = []
     for x in ratios:
         n = max(8, int(x * llc / (2 * m * fmm_ulist.ELEM_BYTES)) // 8 * 8)
         lines = m * n * fmm_ulist.ELEM_BYTES / 64
-        d3, d1 = (_exchange_dram_lines(system, m, n, rounds, bc_layout) for rounds in (3, 1))
+        d1, d3 = _exchange_dram_lines_1_3(system, m, n, bc_layout)
         per_line.append((d3 - d1) / 2 / lines)
     return [float(h) for h in np.clip(1 - np.array(per_line) / per_line[-1], 0.0, 1.0)]
 
@@ -226,7 +268,7 @@ PIPELINED_BLOCKS = 10
 CONTENTION_RATIO = 2.0
 
 
-def _host_stages(system: str, table: Any) -> dict[str, Any]:
+def _host_stages(system: SystemArg, table: Any) -> dict[str, Any]:
     """The host's stage records (``StageStats``: busy time, bytes each level served, ...) per
     stage label of ``table``, replayed on a fresh ``system``."""
     sim = build_system(load_system(system).spec)
@@ -283,7 +325,7 @@ def _steady_stages(blocks: int) -> tuple[list[str], list[str]]:
     return [f"in{i}" for i in range(2, blocks)], [f"out{i}" for i in range(1, blocks - 2)]
 
 
-def _pipelined_exchange_shares(system: str, n_q: int, n_class: int, blocks: int = PIPELINED_BLOCKS,
+def _pipelined_exchange_shares(system: SystemArg, n_q: int, n_class: int, blocks: int = PIPELINED_BLOCKS,
                                bc_layout: str = "rows") -> tuple[float, float]:
     """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in
     the steady blocks of the double-buffered exchange of :func:`_pipelined_exchange_trace`,
@@ -297,7 +339,7 @@ def _pipelined_exchange_shares(system: str, n_q: int, n_class: int, blocks: int 
     return tuple(share(st) for st in _steady_stages(blocks))
 
 
-def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
+def measure_pipelined_contention(system: SystemArg, ratio: float = CONTENTION_RATIO,
                                  heights: tuple[int, ...] = RESIDENCY_HEIGHTS,
                                  blocks: int = PIPELINED_BLOCKS, bc_layout: str = "rows"
                                  ) -> list[list[float]]:
@@ -312,7 +354,8 @@ def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
     press the DRAM harder; the model reads the factors at its N_q). Not fitted:
     it measures how much the GEMM's memory traffic (through the coupling's DRAM and, LLC-coupled,
     the LLC) delays a host whose misses wait in the same queues."""
-    llc = load_system(system).spec.caches.levels[-1].size_bytes
+    system = load_system(system)
+    llc = system.spec.caches.levels[-1].size_bytes
     ins, outs = _steady_stages(blocks)
     curve = []
     for m in heights:
@@ -324,7 +367,7 @@ def measure_pipelined_contention(system: str, ratio: float = CONTENTION_RATIO,
     return curve
 
 
-def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELINED_RATIOS,
+def measure_pipelined_residency(system: SystemArg, ratios: tuple[float, ...] = PIPELINED_RATIOS,
                                 heights: tuple[int, ...] = RESIDENCY_HEIGHTS, bc_layout: str = "rows"
                                 ) -> tuple[list[list[float]], list[list[float]]]:
     """LLC residency of B and of C in the pipelined (double-buffered) exchange on ``system``:
@@ -339,15 +382,17 @@ def measure_pipelined_residency(system: str, ratios: tuple[float, ...] = PIPELIN
     by the LAP right after the host writes it, C of block i - 1 only after gemm(i) and in(i + 1)
     have swept the cache), and the curves measure what that does.
     """
+    system = load_system(system)
     per_height = [_pipelined_residency_shares(system, m, ratios, bc_layout) for m in heights]
     return (_residency_curve(ratios, [b for b, _ in per_height]),
             _residency_curve(ratios, [c for _, c in per_height]))
 
 
-def _pipelined_residency_shares(system: str, m: int, ratios: tuple[float, ...], bc_layout: str
+def _pipelined_residency_shares(system: SystemArg, m: int, ratios: tuple[float, ...], bc_layout: str
                                 ) -> tuple[list[float], list[float]]:
     """:func:`measure_pipelined_residency`'s shares of B and of C kept at height ``m``, one per ratio."""
-    llc = load_system(system).spec.caches.levels[-1].size_bytes
+    system = load_system(system)
+    llc = system.spec.caches.levels[-1].size_bytes
     shares = [_pipelined_exchange_shares(system, m, _pipelined_class_width(x, llc, m), bc_layout=bc_layout)
               for x in ratios]
     return [float(b) for b, _ in shares], [float(c) for _, c in shares]
@@ -435,9 +480,10 @@ def assemble_machine(parts: list[MachinePart], results: list[Any]) -> dict[str, 
     return m
 
 
-def _measure_host(cpu_system: str) -> dict[str, float]:
+def _measure_host(cpu_system: SystemArg) -> dict[str, float]:
     """The host's part of :func:`measure_machine`: w_C (regular, irregular), f_C, the access rate,
     pi_0, eps_byte_dram and eps_flop_cpu."""
+    cpu_system = load_system(cpu_system)
     m: dict[str, float] = {}
     nbytes = STREAM_BYTES
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": f"{nbytes} B"}})
@@ -462,6 +508,7 @@ def _measure_lap_system(name: str, sysf: str | LoadedConfig, non_coherent: bool,
                         pipelined: bool = True) -> dict[str, Any]:
     """One LAP system's part of :func:`measure_machine`, its keys prefixed with ``name``; without
     the contention factors unless ``pipelined``."""
+    sysf = load_system(sysf)
     m: dict[str, Any] = {f"{name}.coupling": lap_coupling(sysf)}
     m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
     if non_coherent:

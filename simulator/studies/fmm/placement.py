@@ -67,8 +67,8 @@ The points' executor is started (a scheduler connected) before the directory is 
 ``--scheduler`` leaves nothing behind.
 
 Entry point: ``offsim study configs/studies/fmm_placement.yaml [--out DIR] [--workers N | --scheduler
-ADDRESS | --dask-local N]``; ``offsim reproduce asri-fmm`` runs it with ``main``'s ``--quick`` and
-``--only PAIRS`` options.
+ADDRESS | --dask-local N]``; ``offsim reproduce asri-fmm`` runs it and the MARSSx86-like study, each
+on some of its placement/variant pairs (``--only PAIRS``), on one executor (``run_studies``).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachineP
                                               pipelined_blocks, stage_quantity)
 from simulator.runner import load_system, simulate_trace
 from simulator.studies.plugin import StudyPlugin, point_key, system_hash
-from simulator.studies.plugin_run import check_plugin_dir, finished, run_plugin
+from simulator.studies.plugin_run import PluginJob, check_plugin_dir, finished, run_plugins
 from simulator.studies.plots import save_figure
 from simulator.studies.spec import list_problems, load_referenced_system
 from models.ulist import BLOCK_ORDERS
@@ -283,6 +283,13 @@ def placement_problems(placement: PlacementSpec, source: str, key: str) -> list[
     return errors
 
 
+@functools.lru_cache(maxsize=None)
+def placement_system(system: str, overrides: tuple[str, ...] = ()) -> LoadedConfig:
+    """A placement's system file (relative to the project root) loaded with ``overrides``, once per process:
+    a worker runs many points on the same few systems (like ``plugin.system_hash``, which keys them)."""
+    return load_system(PROJECT_ROOT / system, overrides)
+
+
 def run_point(p: PlacementPoint) -> dict[str, Any]:
     """Generate and simulate one point; the row of ``table.csv``."""
     t0 = time.perf_counter()
@@ -291,7 +298,7 @@ def run_point(p: PlacementPoint) -> dict[str, Any]:
                                       p.block_order)
     trace = fmm_ulist.ulist_stream(problem, p.variant, p.gemm, blocks, p.bc_layout)  # rows made as replayed
     t1 = time.perf_counter()
-    res = simulate_trace(load_system(PROJECT_ROOT / p.system, p.overrides), trace)
+    res = simulate_trace(placement_system(p.system, p.overrides), trace)
     t2 = time.perf_counter()
     point = {k: v for k, v in asdict(p).items() if k != "overrides"}  # the placement's name stands for them
     row = {**point, **summarise(res.to_pandas()), "blocks": len(blocks), "rows": trace.rows,
@@ -499,7 +506,7 @@ def _bar_ticks(ax, qs: list, configs: list[str], width: float) -> None:
 
 def offload_interface(placement: PlacementSpec) -> InterfaceSpec:
     """The interface of the accelerator an accelerator placement's GEMMs offload to."""
-    return load_system(PROJECT_ROOT / placement.system, placement.overrides).spec.accelerators[placement.gemm].interface
+    return placement_system(placement.system, placement.overrides).spec.accelerators[placement.gemm].interface
 
 
 def accelerator_couplings(study: FmmStudySpec) -> dict[str, str]:
@@ -654,18 +661,31 @@ class MicroRun:
         return MICRO_RUN_PRIORITY
 
 
+#: the micro runs of the studies run lately (``micro_runs``), by the study's id: the engine asks for the
+#: follow-up points after every completed point, and each answer needs the micro runs' list
+_MICRO_RUNS: dict[int, tuple[FmmStudySpec, list[MicroRun]]] = {}
+_MICRO_RUNS_KEPT = 4
+
+
 def micro_runs(study: FmmStudySpec) -> list[MicroRun]:
     """The micro runs of ``study``: the host's on its CPU placement's system, the LAP systems' on each."""
+    held = _MICRO_RUNS.get(id(study))
+    if held is not None and held[0] is study:
+        return held[1]
+
     def system(pl: PlacementSpec) -> str | LoadedConfig:
         """The placement's system: its path, or loaded with its overrides (a path alone cannot carry them)."""
-        path = str(PROJECT_ROOT / pl.system)
-        return load_system(path, pl.overrides) if pl.overrides else path
+        return placement_system(pl.system, pl.overrides) if pl.overrides else str(PROJECT_ROOT / pl.system)
 
     laps = {name: system(pl) for name, pl in study.placements.items() if pl.gemm == "lap"}
     parts = machine_parts(system(study.placements["cpu"]), laps, study.bc_layout)
     used = tuple(dict.fromkeys((study.placements[name].system, study.placements[name].overrides)
                                for name in ("cpu", *laps)))
-    return [MicroRun(i, part, used) for i, part in enumerate(parts)]
+    runs = [MicroRun(i, part, used) for i, part in enumerate(parts)]
+    while len(_MICRO_RUNS) >= _MICRO_RUNS_KEPT:
+        del _MICRO_RUNS[next(iter(_MICRO_RUNS))]
+    _MICRO_RUNS[id(study)] = (study, runs)  # the study held: its id names no other while it is kept
+    return runs
 
 
 def plan_points(study: FmmStudySpec, quick: bool) -> list[MicroRun | PlacementPoint]:
@@ -755,14 +775,34 @@ def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
                     "(e.g. lap-dram/orig,lap-llc/blocking)")
     args = ap.parse_args(argv)
+    return run_studies([StudyRun(args.study, args.out, args.only)], args.quick, prog, workers=args.workers,
+                       scheduler=args.scheduler, dask_local=args.dask_local)
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One study of ``run_studies``: its file, its output directory and ``--only``'s pairs (None: all)."""
+
+    study: str | Path
+    out: str | Path
+    only: str | None = None
+
+
+def run_studies(runs: list[StudyRun], quick: bool = False, prog: str = "fmm_study", **executor: Any) -> int:
+    """Run the studies ``runs`` on one executor (``plugin_run.run_plugins``: their points in one queue, longest
+    first; each study's tables and figures written once its own points are done) and return the exit status:
+    2 on bad input (said on stderr, naming ``prog``), 1 if a point failed. ``executor``: the workers /
+    scheduler / dask_local options."""
     t0 = time.perf_counter()
     try:
-        study = load_study(args.study)
-        only = parse_only(args.only, study) if args.only is not None else None
-        outcome = run_plugin(PLUGIN, "fmm_placement", study, args.out, quick=args.quick,
-                             select=None if only is None else lambda p: not isinstance(p, PlacementPoint)
-                             or (p.placement, p.variant) in only,
-                             workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local)
+        jobs = []
+        for run in runs:
+            study = load_study(run.study)
+            only = parse_only(run.only, study) if run.only is not None else None
+            jobs.append(PluginJob(PLUGIN, "fmm_placement", study, run.out, quick, None if only is None else (
+                lambda p, only=only: not isinstance(p, PlacementPoint) or (p.placement, p.variant) in only)))
+        outcomes = run_plugins(jobs, **executor)
     except (InputError, ValueError) as exc:
         return (exc if isinstance(exc, InputError) else InputError(str(exc))).report(prog)
-    return finished(outcome, args.out, time.perf_counter() - t0)
+    wall_s = time.perf_counter() - t0
+    return max(finished(outcome, run.out, wall_s) for run, outcome in zip(runs, outcomes))
