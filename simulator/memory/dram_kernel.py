@@ -640,6 +640,8 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
         wm = frontier
         if rk[rank, R_NEXT_REF] < wm:
             wm = rk[rank, R_NEXT_REF]
+        if acts.shape[0] > 0:  # a later ACT may fall before this frontier, but not before its history's fourth
+            wm = min(wm, acts[rank, 3, 0] if acts[rank, 0, 0] != NEG_INF else NEG_INF)  # entry (backfill_act)
         _advance_open(rk, rank, bk[rank * n_banks:(rank + 1) * n_banks], pend, wm)
         if rk[rank, R_PEND] + 2 > pend_room:  # room for this request's two precharges at most
             raise RuntimeError(PEND_OVERFLOW)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from simulator.memory import dram_kernel as k
-from tests.component.test_dram import GEOMETRY, TCK, TIMING, check_protocol, line, make, open_time_from_log
+from tests.component.test_dram import (GEOMETRY, TCK, TIMING, check_protocol, line, make, open_time_from_log,
+                                       random_chunks)
 
 
 def test_a_row_hit_behind_a_conflict_is_served_first_by_hand():
@@ -165,6 +166,27 @@ def test_lone_requests_around_refreshes_keep_the_protocol_and_its_accounting():
     assert check_protocol(log, TIMING, 2) == len(log)
     assert times["open"] == open_time_from_log(log, 2, end)
     assert int(np.sum(log[:, 1] == k.CMD_REF)) == times["refreshes"] > 0
+
+
+@pytest.mark.parametrize("seed", [3, 9])
+@pytest.mark.parametrize("policy,power_down,depth", [("open", False, 8), ("closed", False, 8),
+                                                     ("open_adaptive", True, 4)])
+def test_chunks_through_the_command_queues_keep_the_accounted_open_time_of_their_log(seed, policy, power_down, depth):
+    # requests of one chunk are served out of their order of entry, and an ACT may go before ACTs served
+    # earlier: the open time accounted while serving must still be the union of the log's [ACT, PRE) intervals
+    g = dataclasses.replace(GEOMETRY, ranks_per_channel=2)
+    d = make(g, page_policy=policy, scheduler="ready_first", command_queue_depth=depth, power_down=power_down,
+             command_log_capacity=400_000)
+    last = 0
+    for arrival, lines, wr in random_chunks(seed):
+        last = max(last, d.service(lines, wr, arrival))
+    end = last + 50_000_000
+    times = d.background_times_ps(end)
+    d.idle_until(end)
+    log = d.command_log()
+    assert len(log) < 400_000
+    assert check_protocol(log, TIMING, 2) == len(log)
+    assert times["open"] == open_time_from_log(log, 2, end)
 
 
 def test_through_the_command_queues_a_refresh_falling_due_goes_before_later_commands():
