@@ -32,7 +32,8 @@ requests served earlier (``dram_kernel.backfill_act``, over the rank's last ``AC
 issues an ACT once it is ready, while its column command waits on the data bus behind other banks'. An ACT
 placed after every ACT served before it would keep a bank precharged early waiting behind the turn's later
 banks, and the ranks would spend more time with every bank precharged (background_precharge on DDR3's 1M
-random reads: 1.156 of DRAMSim3's that way, 0.986 this way).
+random reads: 1.156 of DRAMSim3's that way, 0.986 this way). The column-command estimates that pick the request
+to serve still take a miss's ACT after the rank's latest ACT, so they may put it later than it is placed.
 
 A rank's refresh goes first once it falls due: when the request to serve next belongs to a rank whose
 refresh is due at or before that request's column-command estimate, the rank's banks are precharged and

@@ -578,7 +578,9 @@ def backfill_act(h, bk, rk, rank, g, gi, ready, p):
                 break
         if not moved:
             return t
-    return max(t, rk[rank, R_LAST_ACT] + p[P_RRD_S], rk[rank, R_FAW0 + rk[rank, R_FAW_POS]] + p[P_FAW])
+    # (not reached: each round moves t past a bound it cannot fall back behind) after every ACT of the history,
+    # whatever its bank group, and tFAW after the fourth latest
+    return max(t, h[ACT_HISTORY - 1, 0] + max(p[P_RRD_S], p[P_RRD_L]), h[ACT_HISTORY - 4, 0] + p[P_FAW])
 
 
 @njit(cache=True, inline='always')
