@@ -397,6 +397,7 @@ class _Writer:
         perms, records = self._perm(perm_base, p.kind[idx]), self._records(meta_base, idx)
         lines = self._column_groups(matrix, cls.n, lo, hi)
         self._meta_records(stage, meta_base, idx[:GROUP], records[:GROUP])
+        column_op = "write" if inward else "read"
         tb = None
         for k, c0 in enumerate(range(lo, hi, GROUP)):
             a, b, c = c0 - lo, min(hi, c0 + GROUP) - lo, min(hi, c0 + 2 * GROUP) - lo
@@ -404,14 +405,20 @@ class _Writer:
                 tb = self.tb
                 read_perm = tb.gather_rows("host", stage, "read", PERM_ELEM_BYTES, run=nq, thread=th)
                 leaf_rows = tb.gather_rows("host", stage, leaf_op, ELEM_BYTES, run=nq, thread=th)
+                record_rows = tb.gather_rows("host", stage, "read", META_BYTES, thread=th)
+                column_rows = tb.gather_rows("host", stage, column_op, ELEM_BYTES, run=COLS_PER_LINE, thread=th)
             read_perm(perms[a:b], 0)
             if inward:
                 leaf_rows(leaves[a:b], (b - a) * flops_per_column)
-                self._meta_records(stage, meta_base, idx[b:c], records[b:c])  # the next group's, before the stores
-                columns_access(tb, stage, "write", matrix, nq, cls.n, c0, lo + b, self.layout, th, lines[k])
+                # the next group's records, before the stores
+                self._meta_records(stage, meta_base, idx[b:c], records[b:c], record_rows)
+            if lines[k] is not None and b - a >= COLS_PER_LINE:  # whole line groups: runs of COLS_PER_LINE
+                column_rows(lines[k], 0)
             else:
-                columns_access(tb, stage, "read", matrix, nq, cls.n, c0, lo + b, self.layout, th, lines[k])
-                self._meta_records(stage, meta_base, idx[b:c], records[b:c])  # the next group's, before the updates
+                columns_access(tb, stage, column_op, matrix, nq, cls.n, c0, lo + b, self.layout, th, lines[k])
+            if not inward:
+                # the next group's records, before the updates
+                self._meta_records(stage, meta_base, idx[b:c], records[b:c], record_rows)
                 leaf_rows(leaves[a:b], (b - a) * flops_per_column)
             yield
 
@@ -434,13 +441,17 @@ class _Writer:
         """Byte addresses of the records of interactions ``idx`` in the table at ``base``."""
         return base + idx.astype(np.int64) * META_BYTES
 
-    def _meta_records(self, stage: str, base: int, idx: np.ndarray, records: np.ndarray | None = None) -> None:
+    def _meta_records(self, stage: str, base: int, idx: np.ndarray, records: np.ndarray | None = None,
+                      gather: Callable[[np.ndarray, int], None] | None = None) -> None:
         """Read the records of interactions ``idx`` (``records``: their addresses, where the caller has them):
-        one strided row where ``idx`` is a run of consecutive interactions, else a gather."""
+        one strided row where ``idx`` is a run of consecutive interactions, else a gather (through ``gather``,
+        the ``TraceBuilder.gather_rows`` of these rows, where the caller has one, and ``records``)."""
         if not idx.size:
             return
         if int(idx[-1]) - int(idx[0]) == idx.size - 1:
             self._meta(stage, base, idx)
+        elif gather is not None:
+            gather(records, 0)
         else:
             self.tb.gather("host", stage, "read", self._records(base, idx) if records is None else records,
                            META_BYTES, thread=self.thread)
