@@ -580,16 +580,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the commands that start no processes and leave no files open once they return: a process of its own that
+#: ran one ends there, without the interpreter's teardown, which after a run (its modules, arrays and compiled
+#: kernels) takes about a second and has nothing left to save
+ENDS_WITHOUT_TEARDOWN = frozenset({"run", "validate", "keys", "show", "compare", "generators", "commands", "models"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``offsim`` console script; returns the exit code. Without ``argv`` (the
     command line of a process of its own) Ctrl-C is also watched for while compiled code runs
-    (``simulator.studies.interruption``)."""
+    (``simulator.studies.interruption``), and a command of ``ENDS_WITHOUT_TEARDOWN`` ends the process
+    when it returns."""
     from simulator.studies import interruption
 
     if argv is None:
         interruption.install("offsim")
     args = build_parser().parse_args(argv)
     interruption.keep(lambda: "nothing written")
+    code = _run_command(args)
+    if argv is None and args.command in ENDS_WITHOUT_TEARDOWN:
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> None:
+    """Flush standard output and error, then end the process with exit code ``code`` at once."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+            pass
+    os._exit(code)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command; its exit code (bad input, an interruption and a closed pipe as ``main`` says)."""
+    from simulator.studies import interruption
+
     try:
         return args.func(args)
     except InputError as exc:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # imported when a table is asked for: a run's other steps need no pandas
+    import pandas as pd
 
 COLUMNS = ("component", "quantity", "value", "unit")
 
@@ -51,6 +52,8 @@ class Results:
 
     def to_pandas(self) -> pd.DataFrame:
         """The long-form table: component, quantity, value, unit."""
+        import pandas as pd
+
         return pd.DataFrame(self.rows, columns=list(COLUMNS))
 
     def summary(self) -> dict[str, Any]:

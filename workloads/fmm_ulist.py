@@ -303,13 +303,26 @@ def column_lines(base: int, n_rows: int, ld: int, c0: int, c1: int) -> np.ndarra
     return (base + (groups[:, None] + rows[None, :]) * ELEM_BYTES).reshape(-1)
 
 
+def group_column_lines(base: int, n_rows: int, ld: int, lo: int, hi: int) -> list[np.ndarray]:
+    """:func:`column_lines` of each group of :data:`GROUP` columns from ``lo`` to ``hi`` ([lo, lo + GROUP), ...):
+    computed at once, as views of one array, where ``lo`` starts a line (the groups then share no line group),
+    else group by group."""
+    bounds = list(range(lo, hi, GROUP)) + [hi]
+    if lo % COLS_PER_LINE:
+        return [column_lines(base, n_rows, ld, c0, c1) for c0, c1 in zip(bounds[:-1], bounds[1:])]
+    lines = column_lines(base, n_rows, ld, lo, hi)  # line group major: a group's pieces are one run of it
+    cuts = [-(-(c - lo) // COLS_PER_LINE) * n_rows for c in bounds]
+    return [lines[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+
+
 def columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n: int, c0: int, c1: int,
-                   layout: str, thread: int = 0) -> None:
+                   layout: str, thread: int = 0, lines: np.ndarray | None = None) -> None:
     """One host row (of ``thread``) touching columns [c0, c1) of the N_q x ``n`` matrix at ``base`` stored in
-    ``layout``, one access per double: a gather of line-group pieces (rows) or one run (interactions)."""
+    ``layout``, one access per double: a gather of line-group pieces (rows; ``lines``: their
+    :func:`column_lines` where the caller has them) or one run (interactions)."""
     if check_bc_layout(layout) == "rows":
-        tb.gather("host", stage, op, column_lines(base, n_q, n, c0, c1), ELEM_BYTES, run=min(COLS_PER_LINE, c1 - c0),
-                  thread=thread)
+        tb.gather("host", stage, op, column_lines(base, n_q, n, c0, c1) if lines is None else lines, ELEM_BYTES,
+                  run=min(COLS_PER_LINE, c1 - c0), thread=thread)
     else:
         tb.access("host", stage, op, base + c0 * n_q * ELEM_BYTES, ELEM_BYTES, ELEM_BYTES, (c1 - c0) * n_q,
                   thread=thread)
@@ -361,37 +374,60 @@ class _Writer:
                    hi: int | None = None) -> Iterator[None]:
         """Gather source leaves (apply K), write columns [lo, hi) of B (default: all); K records one group
         ahead. Yields after each group's rows."""
-        p, nq, th = self.p, self.p.n_q, self.thread
-        hi = cls.n if hi is None else hi
-        self._meta_records(stage, self.meta_in, cls.cols[lo:min(hi, lo + GROUP)])
-        for c0 in range(lo, hi, GROUP):
-            c1 = min(hi, c0 + GROUP)
-            idx = cls.cols[c0:c1]
-            self.tb.gather("host", stage, "read", self._perm(self.perm_in, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
-                      thread=th)
-            self.tb.gather("host", stage, "read", self._leaf(self.src, p.source[idx]), ELEM_BYTES, run=nq,
-                      flops=idx.size * nq, thread=th)
-            self._meta_records(stage, self.meta_in, cls.cols[c1:min(hi, c1 + GROUP)])  # the next group's, before the stores
-            columns_access(self.tb, stage, "write", cls.b_addr, nq, cls.n, c0, c1, self.layout, th)
-            yield
+        return self._permutation(cls, stage, lo, cls.n if hi is None else hi, inward=True)
 
     def output_perm(self, cls: _Class, stage: str = "output_perm", lo: int = 0,
                     hi: int | None = None) -> Iterator[None]:
         """Read columns [lo, hi) of C (default: all; apply M), scatter-accumulate into the target leaves; M
         records one group ahead. Yields after each group's rows."""
+        return self._permutation(cls, stage, lo, cls.n if hi is None else hi, inward=False)
+
+    def _permutation(self, cls: _Class, stage: str, lo: int, hi: int, inward: bool) -> Iterator[None]:
+        """The rows of :meth:`input_perm` (``inward``) or :meth:`output_perm`, group by group; each group's
+        addresses are slices of arrays made for the whole range at once."""
         p, nq, th = self.p, self.p.n_q, self.thread
-        hi = cls.n if hi is None else hi
-        self._meta_records(stage, self.meta_out, cls.cols[lo:min(hi, lo + GROUP)])
-        for c0 in range(lo, hi, GROUP):
-            c1 = min(hi, c0 + GROUP)
-            idx = cls.cols[c0:c1]
-            self.tb.gather("host", stage, "read", self._perm(self.perm_out, p.kind[idx]), PERM_ELEM_BYTES, run=nq,
-                      thread=th)
-            columns_access(self.tb, stage, "read", cls.c_addr, nq, cls.n, c0, c1, self.layout, th)
-            self._meta_records(stage, self.meta_out, cls.cols[c1:min(hi, c1 + GROUP)])  # the next group's, before the updates
-            self.tb.gather("host", stage, "update", self._leaf(self.tgt, p.target[idx]), ELEM_BYTES, run=nq,
-                      flops=2 * idx.size * nq, thread=th)
+        idx = cls.cols[lo:hi]
+        if inward:  # K: a source leaf read and scaled (N_q flops per interaction), a column of B written
+            perm_base, meta_base, matrix, leaf_op, flops_per_column = self.perm_in, self.meta_in, cls.b_addr, "read", nq
+            leaves = self._leaf(self.src, p.source[idx])
+        else:  # M: a column of C read, scaled and added into a target leaf (2 N_q flops per interaction)
+            perm_base, meta_base, matrix, leaf_op = self.perm_out, self.meta_out, cls.c_addr, "update"
+            flops_per_column = 2 * nq
+            leaves = self._leaf(self.tgt, p.target[idx])
+        perms, records = self._perm(perm_base, p.kind[idx]), self._records(meta_base, idx)
+        lines = self._column_groups(matrix, cls.n, lo, hi)
+        self._meta_records(stage, meta_base, idx[:GROUP], records[:GROUP])
+        column_op = "write" if inward else "read"
+        tb = None
+        for k, c0 in enumerate(range(lo, hi, GROUP)):
+            a, b, c = c0 - lo, min(hi, c0 + GROUP) - lo, min(hi, c0 + 2 * GROUP) - lo
+            if tb is not self.tb:  # at the start, and after a stream handed out the rows so far
+                tb = self.tb
+                read_perm = tb.gather_rows("host", stage, "read", PERM_ELEM_BYTES, run=nq, thread=th)
+                leaf_rows = tb.gather_rows("host", stage, leaf_op, ELEM_BYTES, run=nq, thread=th)
+                record_rows = tb.gather_rows("host", stage, "read", META_BYTES, thread=th)
+                column_rows = tb.gather_rows("host", stage, column_op, ELEM_BYTES, run=COLS_PER_LINE, thread=th)
+            read_perm(perms[a:b], 0)
+            if inward:
+                leaf_rows(leaves[a:b], (b - a) * flops_per_column)
+                # the next group's records, before the stores
+                self._meta_records(stage, meta_base, idx[b:c], records[b:c], record_rows)
+            if lines[k] is not None and b - a >= COLS_PER_LINE:  # whole line groups: runs of COLS_PER_LINE
+                column_rows(lines[k], 0)
+            else:
+                columns_access(tb, stage, column_op, matrix, nq, cls.n, c0, lo + b, self.layout, th, lines[k])
+            if not inward:
+                # the next group's records, before the updates
+                self._meta_records(stage, meta_base, idx[b:c], records[b:c], record_rows)
+                leaf_rows(leaves[a:b], (b - a) * flops_per_column)
             yield
+
+    def _column_groups(self, base: int, n: int, lo: int, hi: int) -> list[np.ndarray | None]:
+        """The line-group pieces of each group's columns of the N_q x ``n`` matrix at ``base`` (row layout;
+        ``group_column_lines``), or None per group (interaction layout: one run each)."""
+        if self.layout == "rows":
+            return group_column_lines(base, self.p.n_q, n, lo, hi)
+        return [None] * len(range(lo, hi, GROUP))
 
     def prefetch_out(self, cls: _Class, stage: str = "out_prefetch") -> None:
         """Read the M records and permutation vectors the output permutation of ``cls`` will use."""
@@ -401,14 +437,24 @@ class _Writer:
         self.tb.gather("host", stage, "read", self._perm(self.perm_out, np.unique(self.p.kind[cls.cols])),
                        self.p.n_q * PERM_ELEM_BYTES, thread=self.thread)
 
-    def _meta_records(self, stage: str, base: int, idx: np.ndarray) -> None:
+    def _records(self, base: int, idx: np.ndarray) -> np.ndarray:
+        """Byte addresses of the records of interactions ``idx`` in the table at ``base``."""
+        return base + idx.astype(np.int64) * META_BYTES
+
+    def _meta_records(self, stage: str, base: int, idx: np.ndarray, records: np.ndarray | None = None,
+                      gather: Callable[[np.ndarray, int], None] | None = None) -> None:
+        """Read the records of interactions ``idx`` (``records``: their addresses, where the caller has them):
+        one strided row where ``idx`` is a run of consecutive interactions, else a gather (through ``gather``,
+        the ``TraceBuilder.gather_rows`` of these rows, where the caller has one, and ``records``)."""
         if not idx.size:
             return
         if int(idx[-1]) - int(idx[0]) == idx.size - 1:
             self._meta(stage, base, idx)
+        elif gather is not None:
+            gather(records, 0)
         else:
-            self.tb.gather("host", stage, "read", base + idx.astype(np.int64) * META_BYTES, META_BYTES,
-                           thread=self.thread)
+            self.tb.gather("host", stage, "read", self._records(base, idx) if records is None else records,
+                           META_BYTES, thread=self.thread)
 
 
 def target_ranges(problem: UListProblem, threads: int) -> np.ndarray:

@@ -1,37 +1,74 @@
 """Workload generators by name, for workload configs, studies and the CLI.
 
-Each entry maps a generator name (the ``generator`` key of a workload YAML) to
-a function returning an operation trace: the shipped generators, then those an
-installed package adds through the entry-point group ``offsim.workloads`` (the
-entry point's name is the generator's; a name already taken is refused).
+``GENERATORS`` maps a generator name (the ``generator`` key of a workload YAML) to a function
+returning an operation trace: the shipped generators (``SHIPPED``), then those an installed package
+adds through the entry-point group ``offsim.workloads`` (the entry point's name is the generator's; a
+name already taken is refused). It imports a shipped generator's module when the generator is first
+looked up, and loads the installed ones when a name is not a shipped one or when every name is
+listed, so that a workload imports only the code it runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import pyarrow as pa
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache
+from typing import Any
 
 from simulator.config.plugins import PluginError, load_entry_points
 
-from workloads import aes, fmm_ulist, gemm, gemm_tiled, kernels, micro, stencil
-
-GENERATORS: dict[str, Callable[..., pa.Table]] = {
-    **micro.GENERATORS,
-    **gemm.GENERATORS,
-    **gemm_tiled.GENERATORS,
-    **aes.GENERATORS,
-    "stencil": stencil.stencil_sweep,
-    **kernels.GENERATORS,
-    **fmm_ulist.GENERATORS,
+#: the shipped generators, in listing order: name -> the module whose ``GENERATORS`` holds it
+SHIPPED: dict[str, str] = {
+    "stream": "workloads.micro",
+    "random_access": "workloads.micro",
+    "pointer_chase": "workloads.micro",
+    "intensity": "workloads.micro",
+    "compute_only": "workloads.micro",
+    "host_gemm": "workloads.gemm",
+    "lap_gemm": "workloads.gemm",
+    "gemm_tiled": "workloads.gemm_tiled",
+    "crypto_host": "workloads.aes",
+    "crypto_offload": "workloads.aes",
+    "stencil": "workloads.stencil",
+    "kernel_host": "workloads.kernels",
+    "kernel_offload": "workloads.kernels",
+    "fmm_ulist": "workloads.fmm_ulist",
 }
 ENTRY_POINT_GROUP = "offsim.workloads"
 
-for _name, _generate in load_entry_points(ENTRY_POINT_GROUP).items():
-    if _name in GENERATORS:
-        raise PluginError(f"entry point {_name!r} of group {ENTRY_POINT_GROUP}: generator {_name!r} exists already; "
-                          "expected a new name")
-    if not callable(_generate):
-        raise PluginError(f"entry point {_name!r} of group {ENTRY_POINT_GROUP}: is a {type(_generate).__name__}; "
-                          "expected a generator function")
-    GENERATORS[_name] = _generate
+
+@cache
+def installed() -> dict[str, Callable[..., Any]]:
+    """The generators installed packages add (entry-point name -> function); PluginError for a name
+    already taken or an object that is not a function."""
+    found = load_entry_points(ENTRY_POINT_GROUP)
+    for name, generate in found.items():
+        if name in SHIPPED:
+            raise PluginError(f"entry point {name!r} of group {ENTRY_POINT_GROUP}: generator {name!r} exists "
+                              "already; expected a new name")
+        if not callable(generate):
+            raise PluginError(f"entry point {name!r} of group {ENTRY_POINT_GROUP}: is a "
+                              f"{type(generate).__name__}; expected a generator function")
+    return found
+
+
+class _Generators(Mapping[str, Callable[..., Any]]):
+    """Name -> generator function, importing each shipped one on first use (module docstring)."""
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        if name in SHIPPED:
+            return importlib.import_module(SHIPPED[name]).GENERATORS[name]
+        return installed()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in SHIPPED or name in installed())
+
+    def __iter__(self) -> Iterator[str]:
+        yield from SHIPPED
+        yield from installed()
+
+    def __len__(self) -> int:
+        return len(SHIPPED) + len(installed())
+
+
+GENERATORS: Mapping[str, Callable[..., Any]] = _Generators()

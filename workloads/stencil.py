@@ -410,3 +410,7 @@ def _flush_arrays(b: TraceBuilder, lay: GridLayout, unit: str, stage: str) -> No
 
 def _check_steps(steps: int) -> None:
     _count("steps", steps)
+
+
+#: Generator name -> function, for the workload-config loader.
+GENERATORS = {"stencil": stencil_sweep}

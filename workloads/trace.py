@@ -85,7 +85,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -226,10 +226,9 @@ class TraceBuilder:
         return len(self._cols["op"])
 
     # -- generic append
-    def _append(self, unit: str, stage: str, op: str, addr: int, elem_bytes: int,
-                stride_bytes: int, count: int, addrs: np.ndarray | None, flops: int,
-                cycles: float, dependent: bool, params: str, thread: int) -> None:
-        row = len(self)
+    @staticmethod
+    def _check_row(row: int, unit: str, stage: str, op: str, flops: int, cycles: float, thread: int) -> None:
+        """The checks every appended row passes (a :class:`TraceError` naming ``row``)."""
         if row >= MAX_TRACE_ROWS:  # a generator that did not foresee its size: stop before the memory fills
             raise TraceError(MEMORY_SOURCE, f"at most {MAX_TRACE_ROWS:,} rows in a trace (workloads.trace."
                              "MAX_TRACE_ROWS); expected smaller workload parameters", row=row)
@@ -243,9 +242,15 @@ class TraceBuilder:
             _bad(row, "flops", f"an integer flop count in [0, 2**53] (workloads.trace.MAX_ROW_FLOPS), got {flops!r}")
         if not (math.isfinite(cycles) and 0 <= cycles <= MAX_ROW_CYCLES):
             _bad(row, "cycles", f"a cycle count in [0, 2**53] (workloads.trace.MAX_ROW_CYCLES), got {cycles!r}")
+        if thread and (isinstance(thread, bool) or not isinstance(thread, (int, np.integer))
+                       or not 0 < thread < MAX_THREADS):
+            _bad(row, "thread", f"a thread id in [0, {MAX_THREADS}) (workloads.trace.MAX_THREADS), got {thread!r}")
+
+    def _append(self, unit: str, stage: str, op: str, addr: int, elem_bytes: int,
+                stride_bytes: int, count: int, addrs: np.ndarray | None, flops: int,
+                cycles: float, dependent: bool, params: str, thread: int) -> None:
+        self._check_row(len(self), unit, stage, op, flops, cycles, thread)
         if thread:
-            if isinstance(thread, bool) or not isinstance(thread, (int, np.integer)) or not 0 < thread < MAX_THREADS:
-                _bad(row, "thread", f"a thread id in [0, {MAX_THREADS}) (workloads.trace.MAX_THREADS), got {thread!r}")
             self._threaded = True
         cols = self._cols
         cols["thread"].append(int(thread))
@@ -304,17 +309,49 @@ class TraceBuilder:
         (the row's ``count`` is ``run * len(addrs)``).
         """
         row = len(self)
-        if op not in MEMORY_OPS:
-            _bad(row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
-        if elem_bytes < 1:
-            _bad(row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
-        if isinstance(run, bool) or int(run) != run or run < 1:
-            _bad(row, "count", f"a run of >= 1 whole elements per address, got {run!r}")
+        _check_gather(row, op, elem_bytes, run)
         arr = np.array(addrs, dtype=np.int64, copy=True).reshape(-1)
         if not (arr.size == 0 or int(arr.min()) >= 0):
             _bad(row, "addrs", "byte addresses >= 0, got a negative one")
         self._append(unit, stage, op, 0, elem_bytes, 0, int(run) * arr.size, arr, flops, cycles, dependent, "",
                      thread)
+
+    def gather_rows(self, unit: str, stage: str, op: str, elem_bytes: int, run: int = 1, *,
+                    thread: int = 0) -> Callable[[np.ndarray, int], None]:
+        """``add(addrs, flops)``, which appends the row ``gather(unit, stage, op, addrs, elem_bytes, flops,
+        run=run, thread=thread)`` would, for a generator that emits many gathers alike: what the rows share is
+        checked here, once. ``addrs`` (a one-dimensional int64 array of byte addresses) is kept as given, not
+        copied, so the caller must not change it afterwards; its values are checked with the whole table by
+        :meth:`to_table`."""
+        row = len(self)
+        _check_gather(row, op, elem_bytes, run)
+        self._check_row(row, unit, stage, op, 0, 0.0, thread)
+        cols, run, elem_bytes, thread = self._cols, int(run), int(elem_bytes), int(thread)
+        c_thread, c_unit, c_stage, c_op, c_addr, c_elem, c_stride, c_count, c_addrs, c_flops, c_cycles, c_dep, \
+            c_params = (cols[name] for name in ("thread", "unit", "stage", "op", "addr", "elem_bytes", "stride_bytes",
+                                                "count", "addrs", "flops", "cycles", "dependent", "params"))
+
+        def add(addrs: np.ndarray, flops: int) -> None:
+            n = len(c_op)
+            if n >= MAX_TRACE_ROWS or not 0 <= flops <= MAX_ROW_FLOPS or int(flops) != flops:
+                self._check_row(n, unit, stage, op, flops, 0.0, thread)
+            if thread:
+                self._threaded = True
+            c_thread.append(thread)
+            c_unit.append(unit)
+            c_stage.append(stage)
+            c_op.append(op)
+            c_addr.append(0)
+            c_elem.append(elem_bytes)
+            c_stride.append(0)
+            c_count.append(run * addrs.size)
+            c_addrs.append(addrs)
+            c_flops.append(int(flops))
+            c_cycles.append(0.0)
+            c_dep.append(False)
+            c_params.append("")
+
+        return add
 
     def offload(self, unit: str, stage: str, target: str, *, thread: int = 0, **params: Any) -> None:
         """Hand a command with JSON-serialisable ``params`` to accelerator ``target``."""
@@ -361,6 +398,16 @@ class TraceBuilder:
         table = pa.Table.from_arrays(arrays, schema=schema)
         validate_trace(table, MEMORY_SOURCE, units)
         return table
+
+
+def _check_gather(row: int, op: str, elem_bytes: int, run: int) -> None:
+    """The checks of a gather row's op, element size and run (a :class:`TraceError` naming ``row``)."""
+    if op not in MEMORY_OPS:
+        _bad(row, "op", f"a memory op ({', '.join(MEMORY_OPS)}), got {op!r}")
+    if elem_bytes < 1:
+        _bad(row, "elem_bytes", f"elem_bytes >= 1, got {elem_bytes}")
+    if isinstance(run, bool) or int(run) != run or run < 1:
+        _bad(row, "count", f"a run of >= 1 whole elements per address, got {run!r}")
 
 
 def _list_array(items: list[np.ndarray | None]) -> pa.Array:

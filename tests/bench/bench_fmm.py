@@ -7,20 +7,53 @@ to the targets for the LAP-DRAM Orig, LAP-LLC pipelined and CPU-only points. Bes
 measures a yardstick of the machine's Python speed (``sum(range(10**6))``, best of 5) and prints
 the median of each run's time over its yardstick, so that figures from machines of differing
 speed, or from one machine whose speed drifts, can be compared.
-Run: python tests/bench/bench_fmm.py
+
+Start-up (issue 43): the LAP-DRAM Orig point as whole ``offsim run`` processes and ``offsim validate`` of
+its two files, each REPEATS times, their median wall and CPU seconds (the point against a 1 s target);
+and, in fresh processes, the import of the modules ``offsim run`` loads before it generates (median, s)
+and the first-use overhead of a run: a tiny FMM point (q = 1, 4,000 points) simulated twice in one
+process, the first time less the second (compiled kernels loaded from their on-disk cache, and the
+libraries they and pyarrow load on first use); imports and first use against a 0.3 s target.
+Run: python tests/bench/bench_fmm.py [--startup-only]
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import timeit
+from pathlib import Path
 
 TARGET_S = 5.0
 REPEATS = 3
 TARGET_PEAK_BYTES = 2 * 2**30
+POINT_PROCESS_TARGET_S = 1.0  # a whole fresh ``offsim run`` of the q = 4 point (issue 43)
+STARTUP_TARGET_S = 0.3  # a run's imports and kernel loading together (issue 43)
+ROOT = Path(__file__).resolve().parents[2]
+START_SYSTEM = "configs/systems/lap_dram.yaml"
+START_WORKLOAD = "configs/workloads/fmm_ulist_q4.yaml"
+#: a fresh process: the import of what ``offsim run`` loads before it generates, then a tiny FMM point twice
+_STARTUP_PROBE = """
+import json, time
+t0 = time.perf_counter()
+import simulator.cli, simulator.config.workload, simulator.runner, workloads.registry, workloads.fmm_ulist
+t1 = time.perf_counter()
+from simulator.runner import load_system, simulate_trace
+from workloads.fmm_ulist import fmm_ulist
+system = load_system("configs/systems/lap_dram.yaml")
+times = []
+for _ in range(2):
+    t = time.perf_counter()
+    simulate_trace(system, fmm_ulist(1, 4000, "uniform", "orig", "lap"))
+    times.append(time.perf_counter() - t)
+print(json.dumps({"imports_s": t1 - t0, "first_use_s": times[0] - times[1]}))
+"""
 
 
 def one_point(args: tuple[str, str, str]) -> tuple[int, float, float, int]:
@@ -68,5 +101,37 @@ def main() -> None:
               f"(/ target {peak / TARGET_PEAK_BYTES:.2f})")
 
 
+def process_s(argv: list[str]) -> tuple[float, float]:
+    """(wall s, CPU s) of ``python -m simulator.cli ARGV`` as a process of its own, from the project root."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "simulator.cli", *argv], cwd=ROOT, check=True, capture_output=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def startup() -> None:
+    """The start-up figures of the module docstring."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [process_s(["run", START_SYSTEM, START_WORKLOAD, "--out", str(Path(tmp) / f"run{i}")])
+                for i in range(REPEATS)]
+    checks = [process_s(["validate", START_SYSTEM, START_WORKLOAD]) for _ in range(REPEATS)]
+    probes = [json.loads(subprocess.run([sys.executable, "-c", _STARTUP_PROBE], cwd=ROOT, check=True,
+                                        capture_output=True, text=True).stdout.splitlines()[-1])
+              for _ in range(REPEATS)]
+    for what, figures, target in (("offsim run (q = 4 point)", runs, POINT_PROCESS_TARGET_S),
+                                  ("offsim validate", checks, None)):
+        wall, cpu = statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
+        ratio = f"; / target {target} s: {wall / target:.2f}" if target else ""
+        print(f"{what:<25} wall {wall:5.2f} s  CPU {cpu:5.2f} s  (median of {REPEATS}{ratio})")
+    imports = statistics.median(p["imports_s"] for p in probes)
+    first_use = statistics.median(p["first_use_s"] for p in probes)
+    print(f"{'run imports':<25} {imports:5.2f} s  first use (kernels loaded) {first_use:5.2f} s  together "
+          f"{imports + first_use:5.2f} s (/ target {STARTUP_TARGET_S} s: {(imports + first_use) / STARTUP_TARGET_S:.2f})")
+
+
 if __name__ == "__main__":
-    main()
+    if "--startup-only" not in sys.argv[1:]:
+        main()
+    startup()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -538,3 +540,18 @@ def test_crosscheck_refuses_a_dram_too_small_for_its_calibration_stream(tmp_path
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: the roofline's costs are measured "
                                                "with a 33.55 MB read stream, more than the 16.78 MB"), err
     assert main(argv) == 0  # the run alone fits
+
+
+def test_a_process_of_its_own_ends_with_the_commands_output_and_exit_code(tmp_path, workload):
+    """``offsim run`` as its own process ends without the interpreter's teardown (``ENDS_WITHOUT_TEARDOWN``):
+    its printed summary, its run directory and its exit code are whole; bad input still exits 2 with its
+    message."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "simulator.cli", "run", str(DEFAULT_SYSTEM), str(workload), "--out"]
+    done = subprocess.run(command + [str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"written   {out}"
+    assert {p.name for p in out.iterdir()} == {"config.resolved.yaml", "results.parquet", "summary.json"}
+    bad = subprocess.run(command + [str(tmp_path / "other"), "--param", "array_bytes=-1"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "array_bytes" in bad.stderr and not (tmp_path / "other").exists()

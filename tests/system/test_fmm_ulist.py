@@ -13,8 +13,8 @@ from simulator.runner import simulate_trace
 from workloads import fmm_tree
 from simulator.interconnect.interface import region_lines
 from models.ulist import llc_blocks
-from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, META_BYTES, VARIANTS, block_range, build_problem, choose_blocks,
-                                 fmm_ulist, reread_cap,
+from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, GROUP, META_BYTES, VARIANTS, block_range, build_problem,
+                                 choose_blocks, column_lines, fmm_ulist, group_column_lines, reread_cap,
                                  split_blocks, ulist_trace)
 from workloads.trace import trace_summary, validate_trace
 
@@ -560,3 +560,12 @@ def test_the_systolic_array_runs_every_class_gemm_in_its_closed_form(problem):
         assert unit["macs"] == problem.n_q ** 2 * problem.n_u == sum(p.macs for p in plans)
         assert unit["compute_cycles"] == sum(p.compute_cycles for p in plans)
         assert unit["bytes_read"] > 0 and unit["bytes_written"] >= problem.n_q * problem.n_u * 8
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 300), (128, 129), (13, 300), (3, 70)])
+def test_group_column_lines_are_each_groups_column_lines(lo, hi) -> None:
+    bounds = list(range(lo, hi, GROUP)) + [hi]
+    expected = [column_lines(4096, 5, 301, c0, c1) for c0, c1 in zip(bounds[:-1], bounds[1:])]
+    got = group_column_lines(4096, 5, 301, lo, hi)
+    assert len(got) == len(expected)
+    assert all(np.array_equal(g, e) for g, e in zip(got, expected))

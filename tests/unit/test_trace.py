@@ -297,6 +297,31 @@ def test_gather_of_runs_counts_every_element_and_touches_the_runs_lines() -> Non
             b.gather("host", "s", "read", np.array([0]), 8, run=bad)
 
 
+def test_gather_rows_append_what_gather_appends_and_check_what_they_share() -> None:
+    by_gather, by_rows = TraceBuilder(), TraceBuilder()
+    rows = [(np.array([0, 4096], dtype=np.int64), 6), (np.array([64], dtype=np.int64), 0)]
+    add = by_rows.gather_rows("host", "perm", "update", 8, run=3, thread=2)
+    for addrs, flops in rows:
+        by_gather.gather("host", "perm", "update", addrs, 8, flops, run=3, thread=2)
+        add(addrs, flops)
+    assert by_rows.to_table().equals(by_gather.to_table())
+    b = TraceBuilder()
+    b.compute("host", "s")
+    with pytest.raises(TraceError, match=r"row 1, column 'op'"):
+        b.gather_rows("host", "s", "compute", 8)
+    with pytest.raises(TraceError, match=r"row 1, column 'stage'"):
+        b.gather_rows("host", "", "read", 8)
+    with pytest.raises(TraceError, match=r"row 1, column 'count'"):
+        b.gather_rows("host", "s", "read", 8, run=0)
+    add = b.gather_rows("host", "s", "read", 8)
+    for flops in (-1, 1.5):
+        with pytest.raises(TraceError, match=r"row 1, column 'flops'"):
+            add(np.array([0], dtype=np.int64), flops)
+    add(np.array([-64], dtype=np.int64), 0)  # its addresses are checked with the table
+    with pytest.raises(TraceError, match=r"row 1, column 'addrs'"):
+        b.to_table()
+
+
 def test_summary_totals() -> None:
     s = trace_summary(sample_table())
     assert s["rows"] == 11

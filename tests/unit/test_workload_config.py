@@ -134,7 +134,7 @@ def test_overflow_the_checks_did_not_foresee_is_still_one_message(monkeypatch):
     def overflowing(flops: int, rows: int = 1):
         raise OverflowError("Python int too large to convert to C long")
 
-    monkeypatch.setitem(GENERATORS, "compute_only", overflowing)
+    monkeypatch.setitem(micro.GENERATORS, "compute_only", overflowing)  # the table the registry looks it up in
     assert _one({"generator": "compute_only", "params": {"flops": 1}}) == (
         "w.yaml: params: Python int too large to convert to C long; expected parameters whose trace fits its int64 "
         "columns")

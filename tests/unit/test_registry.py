@@ -1,0 +1,32 @@
+"""The generator registry: the shipped names are their modules' generators, and a lookup imports only the
+module of the generator looked up."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+from workloads.registry import GENERATORS, SHIPPED
+
+
+def test_the_shipped_names_are_the_generators_of_their_modules() -> None:
+    by_module: dict[str, set[str]] = {}
+    for name, module in SHIPPED.items():
+        by_module.setdefault(module, set()).add(name)
+        assert GENERATORS[name] is importlib.import_module(module).GENERATORS[name]
+    for module, names in by_module.items():
+        assert set(importlib.import_module(module).GENERATORS) == names, module
+    assert list(GENERATORS)[:len(SHIPPED)] == list(SHIPPED)
+    assert "fmm_ulist" in GENERATORS and "no_such_generator" not in GENERATORS and ["stream"] not in GENERATORS
+
+
+def test_a_lookup_imports_only_its_generators_module() -> None:
+    probe = ("import json, sys; from workloads.registry import GENERATORS; GENERATORS['stream']; "
+             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('workloads.'))))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    loaded = set(json.loads(out))
+    assert "workloads.micro" in loaded
+    assert not loaded & {"workloads.aes", "workloads.fmm_ulist", "workloads.stencil", "workloads.gemm_tiled"}
