@@ -263,13 +263,13 @@ class HostCore:
         bytes_per_line = n_bytes / n_lines
         n_out = len(self.bytes_by_level)
         stage_served = stage.served_record(n_out)
+        if dependent:  # its accesses each wait on the clock
+            yield from self.catch_up(env)
         for lo in range(0, n_lines, CHUNK_LINES):
             chunk = lines[lo:lo + CHUNK_LINES]
             share = len(chunk) / n_lines
             c_flops, c_cycles = flops * share, cycles * share
             c_elems = n_elements * share
-            if dependent:  # its accesses each wait on the clock
-                yield from self.catch_up(env)
             start = env.now + self.ahead_ps
             if dependent:
                 counts = np.zeros(n_out, dtype=np.int64)
