@@ -165,19 +165,15 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray, core=None, sy
             yield from core.run_maintenance_row(env, stage, lines, op)
         elif op == "compute":
             yield from core.run_compute_row(env, stage, flops[i], cycles[i])
-        else:  # these start from the clock and wait on events others may wait on too (simulator.host.core)
-            yield from core.catch_up(env)
-            core.may_run_ahead = False
-            if op == "offload":
-                params, args = cols.command(i)
-                yield from system.units[params["unit"]].offload(core, params, stage, args)
-            elif op == "wait":
-                yield from system.units[cols.command(i)[0]["unit"]].wait(core, stage)
-            elif sync is not None:  # barrier, join: a single thread's barrier waits for no one
-                start = env.now
-                yield sync.barrier(thread) if op == "barrier" else sync.join(json.loads(cols.params[i])["threads"])
-                core.sync_wait_ps += env.now - start
-    yield from core.catch_up(env)
+        elif op == "offload":
+            params, args = cols.command(i)
+            yield from system.units[params["unit"]].offload(core, params, stage, args)
+        elif op == "wait":
+            yield from system.units[cols.command(i)[0]["unit"]].wait(core, stage)
+        elif sync is not None:  # barrier, join: a single thread's barrier waits for no one
+            start = env.now
+            yield sync.barrier(thread) if op == "barrier" else sync.join(json.loads(cols.params[i])["threads"])
+            core.sync_wait_ps += env.now - start
 
 
 def check_trace(system: System, table: pa.Table, source: str = "<memory>", row_offset: int = 0,

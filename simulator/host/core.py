@@ -35,17 +35,6 @@ lines in other cores' private caches pays, for each, the hit latency of the
 first shared level (``CoreTiming.snoop_latency_cycles``), overlapped as the
 misses are; a dependent access pays it in full. Time a thread spends waiting
 at a barrier or join is the core's ``sync_wait_ps``, not busy time.
-
-Running ahead: a chunk or compute row that ends before the next event of the simulation (``env.peek()``)
-does not wait for its end on the SimPy clock: the core notes the time it has run ahead (``ahead_ps``) and
-starts the next one there, and yields one timeout for the whole stretch when the next chunk would start at
-or after another event's time, or before anything else (a dependent row, maintenance, an offload, a wait,
-a barrier: ``catch_up``). It runs ahead only while its thread was last resumed by a timeout of its own
-(``may_run_ahead``): an event other processes wait on too (a barrier, a unit's completion) resumes them
-one after another within one step of the clock, and their turns are not in the queue that ``peek`` reads.
-Nothing else runs in such a stretch, and the one timeout is ordered after every event already scheduled, as
-the last of the chain would be, so every chunk starts, reaches DRAM and is recorded at the time it would have
-with one timeout per chunk.
 """
 
 from __future__ import annotations
@@ -144,8 +133,6 @@ class HostCore:
     bytes_by_level: np.ndarray = field(init=False)  # bytes served per level (last entry = DRAM), B
     flops: int = field(init=False, default=0)  # floating-point operations executed, flop
     sync_wait_ps: int = field(init=False, default=0)  # time its thread waited at barriers and joins, ps
-    ahead_ps: int = field(init=False, default=0)  # time its thread has run past the SimPy clock (module docstring), ps
-    may_run_ahead: bool = field(init=False, default=True)  # its thread was last resumed by its own timeout
 
     prefetch: PrefetchSlots | None = field(init=False, default=None)  # set when the caches prefetch
 
@@ -235,23 +222,6 @@ class HostCore:
 
     # --- replay ------------------------------------------------------------------------------
 
-    def catch_up(self, env):
-        """SimPy generator: wait out the time the core has run ahead of the clock (module docstring)."""
-        if self.ahead_ps:
-            ahead, self.ahead_ps = self.ahead_ps, 0
-            yield env.timeout(ahead)
-
-    def _spend(self, env, busy_ps: int):
-        """SimPy generator: the core is busy ``busy_ps`` from ``env.now + ahead_ps``: it runs ahead when it may
-        and no event of the simulation falls before the end, else it waits out all the time it is ahead."""
-        end = env.now + self.ahead_ps + busy_ps
-        if self.may_run_ahead and env.peek() > end:
-            self.ahead_ps += busy_ps
-            return
-        ahead, self.ahead_ps = self.ahead_ps + busy_ps, 0
-        yield env.timeout(ahead)
-        self.may_run_ahead = True  # resumed by its own timeout
-
     def run_memory_row(self, env, stage: StageStats, lines: np.ndarray, n_elements: int, n_bytes: int,
                        flops: int, cycles: float, op: str, dependent: bool):
         """SimPy generator: replay one memory row (read/write/update/zero) chunk by chunk."""
@@ -263,14 +233,12 @@ class HostCore:
         bytes_per_line = n_bytes / n_lines
         n_out = len(self.bytes_by_level)
         stage_served = stage.served_record(n_out)
-        if dependent:  # its accesses each wait on the clock
-            yield from self.catch_up(env)
         for lo in range(0, n_lines, CHUNK_LINES):
             chunk = lines[lo:lo + CHUNK_LINES]
             share = len(chunk) / n_lines
             c_flops, c_cycles = flops * share, cycles * share
             c_elems = n_elements * share
-            start = env.now + self.ahead_ps
+            start = env.now
             if dependent:
                 counts = np.zeros(n_out, dtype=np.int64)
                 yield from self.dependent_accesses(env, chunk, op, counts)
@@ -298,8 +266,8 @@ class HostCore:
             stage.lines += len(chunk)
             stage.busy_ps += busy
             # dependent chunks have already spent mem_ps; only the rest (compute/issue beyond it) remains
-            yield from self._spend(env, busy - mem_ps if dependent else busy)
-            stage.add_interval(start, start + busy)
+            yield env.timeout(busy - mem_ps if dependent else busy)
+            stage.add_interval(start, env.now)
         stage.flops += flops
         self.flops += flops
         stage.other_cycles += cycles
@@ -308,7 +276,7 @@ class HostCore:
 
     def run_compute_row(self, env, stage: StageStats, flops: int, cycles: float):
         """SimPy generator: pure compute."""
-        start = env.now + self.ahead_ps
+        start = env.now
         busy = self.compute_ps(flops, cycles)
         stage.flops += flops
         self.flops += flops
@@ -316,8 +284,8 @@ class HostCore:
         stage.compute_ps += busy
         stage.busy_ps += busy
         if busy:
-            yield from self._spend(env, busy)
-        stage.add_interval(start, start + busy)
+            yield env.timeout(busy)
+        stage.add_interval(start, env.now)
 
     def run_maintenance_row(self, env, stage: StageStats, lines: np.ndarray, op: str, requester: str | None = None):
         """SimPy generator: flush / evict_llc / invalidate of ``lines``, counted for ``requester``
@@ -336,7 +304,6 @@ class HostCore:
         CHUNK_LINES lines, timed as one)."""
         action = {"flush": self.port.flush, "evict_llc": self.port.evict_to_llc, "invalidate": self.port.invalidate}[op]
         llc_cycles = self.timing.level_latency_cycles[-1]
-        yield from self.catch_up(env)
         for chunk in chunks:
             start = env.now
             res = action(chunk, start, requester)
