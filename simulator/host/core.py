@@ -46,11 +46,15 @@ import numpy as np
 
 from simulator.engine import ClockDomain
 from simulator.host.prefetch_timing import PrefetchSlots
+from simulator.memory import chunk_kernel as ck
 from simulator.memory.array_kernel import add_scaled, count_levels
 from simulator.memory.port import MemoryPort, PortResult
 
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
 STORE_OPS = ("write", "update")  # the memory rows whose accesses store
+RUN_OPS = ("read", "write", "update")  # the memory rows ``run_memory_rows`` may take
+RUN_ROWS = 512  # rows handed to one ``run_memory_rows`` call at most (its per-call work grows with them)
+NO_LIMIT_PS = 2**62  # ``serve_rows``'s limit when no other event is pending
 
 
 @dataclass
@@ -109,6 +113,45 @@ def merged_stages(cores: list["HostCore"]) -> dict[str, StageStats]:
 
 
 @dataclass
+class MemoryRows:
+    """A host thread's rows as ``HostCore.run_memory_rows`` reads them, one entry per row in the thread's
+    order: its stage (an index into ``stage_names``, numbered in order of first appearance), whether it
+    stores, its trace numbers (elements, bytes, flops; cycles) and the op's issue factor; ``run_stop[j]``
+    ends the run of rows from j on that ``run_memory_rows`` may take (j itself when it may not take row j)."""
+
+    stage_names: list[str]
+    stage_of: np.ndarray     # int64
+    stores: np.ndarray       # uint8
+    elements: np.ndarray     # int64
+    n_bytes: np.ndarray      # int64, B
+    flops: np.ndarray        # int64, flop
+    cycles: np.ndarray       # float64, core cycles
+    issue_factor: np.ndarray  # int64
+    run_stop: np.ndarray     # int64
+    stages_made: int = 0     # stage records made so far, in order of ``stage_names`` (``run_memory_rows``)
+
+    @classmethod
+    def of(cls, ops: list[str], stages: list[str], elements: list[int], n_bytes: list[int], flops: list[int],
+           cycles: list[float], dependent: list[bool], stores_alone: bool) -> "MemoryRows":
+        """The rows with these ops, stage names, trace numbers and dependence flags; ``stores_alone``: a
+        chunk that stores can run without invalidating other cores' copies (``chunk_view(True)``)."""
+        names = list(dict.fromkeys(stages))
+        number = {name: k for k, name in enumerate(names)}
+        stores = np.array([op in STORE_OPS for op in ops], dtype=np.uint8)
+        takes = np.array([op in RUN_OPS for op in ops], dtype=bool) & ~np.array(dependent, dtype=bool)
+        if not stores_alone:
+            takes &= stores == 0
+        n = len(ops)
+        # run_stop[j]: the first row at or after j that it does not take
+        refused = np.append(np.flatnonzero(~takes), n)
+        run_stop = refused[np.searchsorted(refused, np.arange(n))]
+        return cls(names, np.array([number[name] for name in stages], dtype=np.int64), stores,
+                   np.array(elements, dtype=np.int64), np.array(n_bytes, dtype=np.int64),
+                   np.array(flops, dtype=np.int64), np.array(cycles, dtype=np.float64),
+                   np.array([2 if op == "update" else 1 for op in ops], dtype=np.int64), run_stop.astype(np.int64))
+
+
+@dataclass
 class CoreTiming:
     """Latencies of the core's memory path, in core cycles and ps."""
 
@@ -135,9 +178,14 @@ class HostCore:
     sync_wait_ps: int = field(init=False, default=0)  # time its thread waited at barriers and joins, ps
 
     prefetch: PrefetchSlots | None = field(init=False, default=None)  # set when the caches prefetch
+    _paused: object = field(init=False, default=None, repr=False)  # the last timeout the core waited on
 
     def __post_init__(self) -> None:
         self.bytes_by_level = np.zeros(len(self.timing.level_latency_cycles) + 1, dtype=np.float64)
+        # what ``chunk_kernel.serve_rows`` takes of the core
+        self._latency_cycles = np.array(self.timing.level_latency_cycles, dtype=np.int64)
+        self._rates = np.array([self.flops_per_cycle, self.loads_per_cycle, self.clock.frequency_hz],
+                               dtype=np.float64)
         pf = getattr(self.port.caches, "prefetcher", None)
         if pf is not None and pf.enabled:
             g = self.port.caches.levels[pf.level]
@@ -218,9 +266,14 @@ class HostCore:
                 dt = res.dram_done_ps + self.timing.path_latency_ps - now
             if res.cache.snooped:
                 dt += self.clock.cycles_to_ps(res.cache.snooped * self.timing.snoop_latency_cycles)
-            yield env.timeout(max(dt, 1))
+            yield self._pause(env, max(dt, 1))
 
     # --- replay ------------------------------------------------------------------------------
+
+    def _pause(self, env, duration_ps: int):
+        """The timeout of ``duration_ps`` the core's process waits on next, kept (``run_memory_rows``)."""
+        self._paused = env.timeout(duration_ps)
+        return self._paused
 
     def run_memory_row(self, env, stage: StageStats, lines: np.ndarray, n_elements: int, n_bytes: int,
                        flops: int, cycles: float, op: str, dependent: bool):
@@ -266,13 +319,82 @@ class HostCore:
             stage.lines += len(chunk)
             stage.busy_ps += busy
             # dependent chunks have already spent mem_ps; only the rest (compute/issue beyond it) remains
-            yield env.timeout(busy - mem_ps if dependent else busy)
+            yield self._pause(env, busy - mem_ps if dependent else busy)
             stage.add_interval(start, env.now)
         stage.flops += flops
         self.flops += flops
         stage.other_cycles += cycles
         stage.elements += n_elements * issue_factor
         stage.bytes_touched += n_bytes
+
+    def run_memory_rows(self, env, rows: MemoryRows, first: int, stop: int, lines: np.ndarray,
+                        offsets: np.ndarray, base: int = 0):
+        """SimPy generator: run memory rows ``first``, ``first + 1``, ... (below ``stop``, taken: ``rows.run_stop``)
+        as ``run_memory_row`` runs each, in compiled calls (``chunk_kernel.serve_rows``) of as many rows as end
+        before another process next acts; return the first row not run (``first`` when it cannot run it: the
+        caller then runs it row by row). Row j's lines are ``lines[offsets[j - base]:offsets[j - base + 1]]``.
+
+        Between two such rows no other process acts (the next pending event is later), so one timeout for
+        the rows leaves every event, state and number as one timeout per row does. It runs them only when the
+        process was resumed by its own timeout: other processes resumed by the same event (a barrier, a join)
+        would act at this time after it, and no pending event shows them."""
+        process = env.active_process
+        if self.prefetch is not None or process is None or process.target is not self._paused:
+            return first
+        stop = min(stop, int(rows.run_stop[first]), first + RUN_ROWS)
+        lo, hi = first - base, stop - base
+        if hi <= lo:
+            return first
+        max_lines = min(CHUNK_LINES, int(np.diff(offsets[lo:hi + 1]).max()))
+        now = env.now
+        args = self.port.rows_args(max(max_lines, 1), now)
+        if args is None:
+            return first
+        pipeline_ps, state = args
+        n_out = len(self.bytes_by_level)
+        ids = rows.stage_of[first:stop]
+        stage_ints = np.zeros((len(rows.stage_names), ck.N_STAGE_INTS), dtype=np.int64)
+        stage_other = np.zeros(len(rows.stage_names), dtype=np.float64)
+        stage_served = np.zeros((len(rows.stage_names), n_out), dtype=np.float64)
+        for k in np.unique(ids).tolist():
+            st = self.stages.get(rows.stage_names[k])
+            if st is None:
+                stage_ints[k, ck.S_FIRST_PS] = -1
+                continue
+            stage_ints[k] = (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements,
+                             st.bytes_touched, -1 if st.first_ps is None else st.first_ps, st.last_ps)
+            stage_other[k] = st.other_cycles
+            if st.bytes_by_level is not None:
+                stage_served[k] = st.bytes_by_level
+        t = self.timing
+        out = np.zeros(ck.N_OUT, dtype=np.int64)
+        peek = env.peek()
+        ck.serve_rows(lines, offsets, lo, hi, rows.stage_of[base:], rows.stores[base:], rows.elements[base:],
+                      rows.n_bytes[base:], rows.flops[base:], rows.cycles[base:], rows.issue_factor[base:],
+                      self._latency_cycles, self._rates, self.max_outstanding_misses, t.dram_latency_ps,
+                      t.path_latency_ps, CHUNK_LINES, now, NO_LIMIT_PS if peek >= NO_LIMIT_PS else int(peek),
+                      pipeline_ps, stage_ints, stage_other, stage_served, self.bytes_by_level, *state, out)
+        done = int(out[ck.O_NEXT]) + base
+        if out[ck.O_SERVED_PS] >= 0:
+            self.port.rows_served(int(out[ck.O_SERVED_PS]))
+        if out[ck.O_STATUS] == ck.OUT_OF_RANGE:
+            raise self.port.dram.out_of_range(int(out[ck.O_LO]), int(out[ck.O_HI]))
+        if done == first:
+            return first
+        ran = ids[:done - first]
+        for k in range(rows.stages_made, int(ran.max()) + 1):  # records made as the rows reach them
+            self.stage(rows.stage_names[k])
+        rows.stages_made = max(rows.stages_made, int(ran.max()) + 1)
+        for k in np.unique(ran).tolist():
+            st = self.stages[rows.stage_names[k]]
+            (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements, st.bytes_touched, first_ps,
+             st.last_ps) = stage_ints[k].tolist()
+            st.first_ps = None if first_ps < 0 else first_ps
+            st.other_cycles = float(stage_other[k])
+            st.served_record(n_out)[:] = stage_served[k]
+        self.flops += int(out[ck.O_FLOPS])
+        yield self._pause(env, int(out[ck.O_END_PS]) - now)
+        return done
 
     def run_compute_row(self, env, stage: StageStats, flops: int, cycles: float):
         """SimPy generator: pure compute."""
@@ -284,7 +406,7 @@ class HostCore:
         stage.compute_ps += busy
         stage.busy_ps += busy
         if busy:
-            yield env.timeout(busy)
+            yield self._pause(env, busy)
         stage.add_interval(start, env.now)
 
     def run_maintenance_row(self, env, stage: StageStats, lines: np.ndarray, op: str, requester: str | None = None):
@@ -315,5 +437,5 @@ class HostCore:
             stage.stall_ps += t
             stage.busy_ps += t
             stage.lines += len(chunk)
-            yield env.timeout(t)
+            yield self._pause(env, t)
             stage.add_interval(start, env.now)

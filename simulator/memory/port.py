@@ -128,18 +128,46 @@ class MemoryPort:
         apply: lines not a contiguous int64 array, a prefetcher, stores that snoop other cores, a memory other
         than one ``DramSystem`` or one that cannot take the chunk that way (``DramSystem.chunk_args``)."""
         if type(lines) is not np.ndarray or lines.dtype != np.int64 or lines.ndim != 1 \
-                or not lines.flags.c_contiguous or not 0 <= self.start_level < self.caches.n_levels:
+                or not lines.flags.c_contiguous:
+            return None
+        return self._state_args(len(lines), is_store, now_ps)
+
+    def _state_args(self, n_lines: int, is_store: bool, now_ps: int) -> tuple | None:
+        """``_chunk_args`` for a chunk of ``n_lines`` lines, whatever the lines."""
+        if not 0 <= self.start_level < self.caches.n_levels:
             return None
         view = getattr(self.caches, "chunk_view", None)
         hierarchy = view(is_store) if view is not None else None
         chunk_dram = getattr(self.dram, "chunk_args", None)
         if hierarchy is None or chunk_dram is None:
             return None
-        cache_args = hierarchy.chunk_args(len(lines), self.name)
+        cache_args = hierarchy.chunk_args(n_lines, self.name)
         dram_args = chunk_dram(now_ps, self.name) if cache_args is not None else None
         if dram_args is None:
             return None
         return cache_args + dram_args
+
+    def rows_args(self, max_lines: int, now_ps: int) -> tuple[int, tuple] | None:
+        """For ``chunk_kernel.serve_rows`` starting at ``now_ps`` on chunks of at most ``max_lines`` lines: the
+        memory's pipeline delay (ps, from the core's issue to the controller) and the state arguments from
+        ``start_level`` to ``mine_attributed``, without ``arrival_ps``; None where ``access_levels`` would not
+        take a load chunk into one compiled call (``_chunk_args``). A caller whose rows store checks
+        ``caches.chunk_view(True)`` too."""
+        fused = self._state_args(max_lines, False, now_ps)
+        if fused is None:
+            return None
+        n_cache = len(fused) - chunk_kernel.N_DRAM_ARGS
+        return fused[n_cache] - now_ps, (self.start_level, MAX_LINE, *fused[:n_cache], *fused[n_cache + 1:])
+
+    def stores_alone(self) -> bool:
+        """Whether a chunk of stores runs as a chunk of loads does (``rows_args``): no other core's private copy
+        to invalidate."""
+        view = getattr(self.caches, "chunk_view", None)
+        return view is not None and view(True) is not None
+
+    def rows_served(self, arrival_ps: int) -> None:
+        """Note that ``serve_rows`` sent its last chunk that reached DRAM at ``arrival_ps`` (``chunk_served``)."""
+        self.dram.chunk_served(arrival_ps)
 
     def zero(self, lines: np.ndarray, now_ps: int) -> PortResult:
         """Full-line zeroing writes (dcbz / DC ZVA / CLZERO): allocated dirty, memory not read;
