@@ -53,7 +53,7 @@ from simulator.memory.port import MemoryPort, PortResult
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
 STORE_OPS = ("write", "update")  # the memory rows whose accesses store
 RUN_OPS = ("read", "write", "update")  # the memory rows ``run_memory_rows`` may take
-RUN_ROWS = 512  # rows handed to one ``run_memory_rows`` call at most (its per-call work grows with them)
+RUN_ROWS = 512  # rows handed to one ``serve_rows`` call at most (the stage records it loads grow with them)
 NO_LIMIT_PS = 2**62  # ``serve_rows``'s limit when no other event is pending
 
 
@@ -113,6 +113,41 @@ def merged_stages(cores: list["HostCore"]) -> dict[str, StageStats]:
 
 
 @dataclass
+class StageArrays:
+    """Stage records as ``chunk_kernel.serve_rows`` adds to them, one row per stage: its integer entries
+    (``ck.S_*``), other cycles and bytes served per level (B); and the kernel's outcome (``ck.O_*``)."""
+
+    ints: np.ndarray          # int64[stages, ck.N_STAGE_INTS]
+    other_cycles: np.ndarray  # float64[stages]
+    served: np.ndarray        # float64[stages, levels + 1], B
+    out: np.ndarray           # int64[ck.N_OUT]
+
+    @classmethod
+    def zeros(cls, n_stages: int, n_out: int) -> "StageArrays":
+        return cls(np.zeros((n_stages, ck.N_STAGE_INTS), dtype=np.int64), np.zeros(n_stages, dtype=np.float64),
+                   np.zeros((n_stages, n_out), dtype=np.float64), np.zeros(ck.N_OUT, dtype=np.int64))
+
+    def load(self, k: int, st: StageStats | None) -> None:
+        """Row ``k`` := the record ``st`` (a new record's when None)."""
+        st = st or StageStats()
+        self.ints[k] = (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements, st.bytes_touched,
+                        -1 if st.first_ps is None else st.first_ps, st.last_ps)
+        self.other_cycles[k] = st.other_cycles
+        if st.bytes_by_level is None:
+            self.served[k] = 0.0
+        else:
+            self.served[k] = st.bytes_by_level
+
+    def store(self, k: int, st: StageStats) -> None:
+        """The record ``st`` := row ``k`` (its rows ran memory rows: it has bytes served)."""
+        (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements, st.bytes_touched, first_ps,
+         st.last_ps) = self.ints[k].tolist()
+        st.first_ps = None if first_ps < 0 else first_ps
+        st.other_cycles = float(self.other_cycles[k])
+        st.served_record(len(self.served[k]))[:] = self.served[k]
+
+
+@dataclass
 class MemoryRows:
     """A host thread's rows as ``HostCore.run_memory_rows`` reads them, one entry per row in the thread's
     order: its stage (an index into ``stage_names``, numbered in order of first appearance), whether it
@@ -129,6 +164,14 @@ class MemoryRows:
     issue_factor: np.ndarray  # int64
     run_stop: np.ndarray     # int64
     stages_made: int = 0     # stage records made so far, in order of ``stage_names`` (``run_memory_rows``)
+    window: int = 8          # rows handed to the next ``serve_rows`` call at most
+    _work: "StageArrays | None" = None
+
+    def work(self, n_out: int) -> "StageArrays":
+        """The arrays ``serve_rows`` adds the rows' stage records to (``n_out`` levels served)."""
+        if self._work is None:
+            self._work = StageArrays.zeros(len(self.stage_names), n_out)
+        return self._work
 
     @classmethod
     def of(cls, ops: list[str], stages: list[str], elements: list[int], n_bytes: list[int], flops: list[int],
@@ -341,60 +384,55 @@ class HostCore:
         process = env.active_process
         if self.prefetch is not None or process is None or process.target is not self._paused:
             return first
-        stop = min(stop, int(rows.run_stop[first]), first + RUN_ROWS)
-        lo, hi = first - base, stop - base
-        if hi <= lo:
-            return first
-        max_lines = min(CHUNK_LINES, int(np.diff(offsets[lo:hi + 1]).max()))
-        now = env.now
-        args = self.port.rows_args(max(max_lines, 1), now)
-        if args is None:
-            return first
-        pipeline_ps, state = args
-        n_out = len(self.bytes_by_level)
-        ids = rows.stage_of[first:stop]
-        stage_ints = np.zeros((len(rows.stage_names), ck.N_STAGE_INTS), dtype=np.int64)
-        stage_other = np.zeros(len(rows.stage_names), dtype=np.float64)
-        stage_served = np.zeros((len(rows.stage_names), n_out), dtype=np.float64)
-        for k in np.unique(ids).tolist():
-            st = self.stages.get(rows.stage_names[k])
-            if st is None:
-                stage_ints[k, ck.S_FIRST_PS] = -1
-                continue
-            stage_ints[k] = (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements,
-                             st.bytes_touched, -1 if st.first_ps is None else st.first_ps, st.last_ps)
-            stage_other[k] = st.other_cycles
-            if st.bytes_by_level is not None:
-                stage_served[k] = st.bytes_by_level
-        t = self.timing
-        out = np.zeros(ck.N_OUT, dtype=np.int64)
+        stop = min(stop, int(rows.run_stop[first]))
+        now = t = env.now
         peek = env.peek()
-        ck.serve_rows(lines, offsets, lo, hi, rows.stage_of[base:], rows.stores[base:], rows.elements[base:],
-                      rows.n_bytes[base:], rows.flops[base:], rows.cycles[base:], rows.issue_factor[base:],
-                      self._latency_cycles, self._rates, self.max_outstanding_misses, t.dram_latency_ps,
-                      t.path_latency_ps, CHUNK_LINES, now, NO_LIMIT_PS if peek >= NO_LIMIT_PS else int(peek),
-                      pipeline_ps, stage_ints, stage_other, stage_served, self.bytes_by_level, *state, out)
-        done = int(out[ck.O_NEXT]) + base
-        if out[ck.O_SERVED_PS] >= 0:
-            self.port.rows_served(int(out[ck.O_SERVED_PS]))
-        if out[ck.O_STATUS] == ck.OUT_OF_RANGE:
-            raise self.port.dram.out_of_range(int(out[ck.O_LO]), int(out[ck.O_HI]))
-        if done == first:
+        limit = NO_LIMIT_PS if peek >= NO_LIMIT_PS else int(peek)
+        n_out = len(self.bytes_by_level)
+        work = rows.work(n_out)
+        out = work.out
+        j = first
+        while j < stop:
+            # a window of rows per call: about twice what the last call ran, as the stage records it loads
+            # and writes back grow with it
+            hi = min(stop, j + rows.window)
+            max_lines = int((offsets[j - base + 1:hi - base + 1] - offsets[j - base:hi - base]).max())
+            args = self.port.rows_args(min(CHUNK_LINES, max(max_lines, 1)), t)
+            if args is None:
+                break
+            pipeline_ps, state = args
+            ids = rows.stage_of[j:hi]
+            for k in set(ids.tolist()):
+                work.load(k, self.stages.get(rows.stage_names[k]))
+            ck.serve_rows(lines, offsets, j - base, hi - base, rows.stage_of[base:], rows.stores[base:],
+                          rows.elements[base:], rows.n_bytes[base:], rows.flops[base:], rows.cycles[base:],
+                          rows.issue_factor[base:], self._latency_cycles, self._rates, self.max_outstanding_misses,
+                          self.timing.dram_latency_ps, self.timing.path_latency_ps, CHUNK_LINES, t, limit,
+                          pipeline_ps, work.ints, work.other_cycles, work.served, self.bytes_by_level, *state, out)
+            if out[ck.O_SERVED_PS] >= 0:
+                self.port.rows_served(int(out[ck.O_SERVED_PS]))
+            if out[ck.O_STATUS] == ck.OUT_OF_RANGE:
+                raise self.port.dram.out_of_range(int(out[ck.O_LO]), int(out[ck.O_HI]))
+            done = int(out[ck.O_NEXT]) + base
+            if done > j:
+                ran = ids[:done - j]
+                newest = int(ran.max()) + 1
+                for k in range(rows.stages_made, newest):  # records made in the order the rows reach them
+                    self.stage(rows.stage_names[k])
+                rows.stages_made = max(rows.stages_made, newest)
+                for k in set(ran.tolist()):
+                    work.store(k, self.stages[rows.stage_names[k]])
+                self.flops += int(out[ck.O_FLOPS])
+                t = int(out[ck.O_END_PS])
+            rows.window = min(RUN_ROWS, max(8, 2 * (done - j)))
+            if done < hi or t >= limit:
+                j = done
+                break
+            j = done
+        if j == first:
             return first
-        ran = ids[:done - first]
-        for k in range(rows.stages_made, int(ran.max()) + 1):  # records made as the rows reach them
-            self.stage(rows.stage_names[k])
-        rows.stages_made = max(rows.stages_made, int(ran.max()) + 1)
-        for k in np.unique(ran).tolist():
-            st = self.stages[rows.stage_names[k]]
-            (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements, st.bytes_touched, first_ps,
-             st.last_ps) = stage_ints[k].tolist()
-            st.first_ps = None if first_ps < 0 else first_ps
-            st.other_cycles = float(stage_other[k])
-            st.served_record(n_out)[:] = stage_served[k]
-        self.flops += int(out[ck.O_FLOPS])
-        yield self._pause(env, int(out[ck.O_END_PS]) - now)
-        return done
+        yield self._pause(env, t - now)
+        return j
 
     def run_compute_row(self, env, stage: StageStats, flops: int, cycles: float):
         """SimPy generator: pure compute."""

@@ -12,7 +12,7 @@ It covers the common case. The steps serve, one by one, a chunk with: a stream p
 needs each DRAM read); stores while another core holds a private copy of a line (they invalidate it);
 the ready_first scheduler; a memory that is not one ``DramSystem`` (a near memory's ``MemoryMap``);
 lines that are not one contiguous int64 array; an arrival before the memory's last; a bus other than
-the channel's width (``MemoryPort._chunk_args`` and the ``chunk_args`` of the caches and the memory
+the channel's width (``MemoryPort._chunk_args``, the caches' ``chunk_args`` and the memory's ``chunk_state``
 decide). Times are integer ps.
 
 ``serve_rows`` runs a host core's consecutive rows of one such chunk each, back to back, with the core's
@@ -40,8 +40,6 @@ R_DRAM_LINES = 2  # DRAM requests of the chunk (reads and write-backs)
 R_LO = 3         # OUT_OF_RANGE: the smallest and largest line of the DRAM stream
 R_HI = 4
 N_RESULT = 5
-
-N_DRAM_ARGS = 17  # the arguments of ``access_and_serve`` from ``arrival_ps`` to ``mine_attributed``
 
 OK = 0
 BAD_LINES = 1      # a line number below 0 or at least ``max_line``: nothing was done

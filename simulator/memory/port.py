@@ -64,6 +64,7 @@ class MemoryPort:
         # array: its first half zeros, its second half ones (``_write_flags``)
         self._flags = np.zeros(0, dtype=np.uint8)
         self._no_stores = np.zeros(1, dtype=np.uint8)  # ``access_and_serve``'s per-access store flags, unused
+        self._rows_state: tuple | None = None  # ``rows_args``: the parts it was made of, and its tuple
 
     def _write_flags(self, n_reads: int, n_writes: int) -> np.ndarray:
         """uint8 flags of ``n_reads`` reads followed by ``n_writes`` writes: a view, no allocation (the DRAM
@@ -126,38 +127,47 @@ class MemoryPort:
     def _chunk_args(self, lines: np.ndarray, is_store: bool, now_ps: int) -> tuple | None:
         """The state arguments of ``chunk_kernel.access_and_serve`` for this chunk, or None where it does not
         apply: lines not a contiguous int64 array, a prefetcher, stores that snoop other cores, a memory other
-        than one ``DramSystem`` or one that cannot take the chunk that way (``DramSystem.chunk_args``)."""
+        than one ``DramSystem`` or one that cannot take the chunk that way (``DramSystem.chunk_state``)."""
         if type(lines) is not np.ndarray or lines.dtype != np.int64 or lines.ndim != 1 \
                 or not lines.flags.c_contiguous:
             return None
-        return self._state_args(len(lines), is_store, now_ps)
+        parts = self._state_parts(len(lines), is_store, now_ps)
+        if parts is None:
+            return None
+        cache_args, (pipeline_ps, dram_args) = parts
+        return (*cache_args, now_ps + pipeline_ps, *dram_args)
 
-    def _state_args(self, n_lines: int, is_store: bool, now_ps: int) -> tuple | None:
-        """``_chunk_args`` for a chunk of ``n_lines`` lines, whatever the lines."""
+    def _state_parts(self, n_lines: int, is_store: bool, now_ps: int) -> tuple[tuple, tuple[int, tuple]] | None:
+        """What ``_chunk_args`` is made of for a chunk of ``n_lines`` lines, whatever the lines: the caches'
+        arguments and the memory's ``chunk_state``."""
         if not 0 <= self.start_level < self.caches.n_levels:
             return None
         view = getattr(self.caches, "chunk_view", None)
         hierarchy = view(is_store) if view is not None else None
-        chunk_dram = getattr(self.dram, "chunk_args", None)
+        chunk_dram = getattr(self.dram, "chunk_state", None)
         if hierarchy is None or chunk_dram is None:
             return None
         cache_args = hierarchy.chunk_args(n_lines, self.name)
-        dram_args = chunk_dram(now_ps, self.name) if cache_args is not None else None
-        if dram_args is None:
+        dram_state = chunk_dram(now_ps, self.name) if cache_args is not None else None
+        if dram_state is None:
             return None
-        return cache_args + dram_args
+        return cache_args, dram_state
 
     def rows_args(self, max_lines: int, now_ps: int) -> tuple[int, tuple] | None:
         """For ``chunk_kernel.serve_rows`` starting at ``now_ps`` on chunks of at most ``max_lines`` lines: the
         memory's pipeline delay (ps, from the core's issue to the controller) and the state arguments from
-        ``start_level`` to ``mine_attributed``, without ``arrival_ps``; None where ``access_levels`` would not
-        take a load chunk into one compiled call (``_chunk_args``). A caller whose rows store checks
-        ``caches.chunk_view(True)`` too."""
-        fused = self._state_args(max_lines, False, now_ps)
-        if fused is None:
+        ``start_level`` to ``mine_attributed``, without ``arrival_ps`` (one tuple while the caches' and the
+        memory's arrays last); None where ``access_levels`` would not take a load chunk into one compiled call
+        (``_chunk_args``). A caller whose rows store checks ``stores_alone`` too."""
+        parts = self._state_parts(max_lines, False, now_ps)
+        if parts is None:
             return None
-        n_cache = len(fused) - chunk_kernel.N_DRAM_ARGS
-        return fused[n_cache] - now_ps, (self.start_level, MAX_LINE, *fused[:n_cache], *fused[n_cache + 1:])
+        cache_args, (pipeline_ps, dram_args) = parts
+        made = self._rows_state
+        if made is None or made[0] is not cache_args or made[1] is not dram_args:
+            made = self._rows_state = (cache_args, dram_args,
+                                       (self.start_level, MAX_LINE, *cache_args, *dram_args))
+        return pipeline_ps, made[2]
 
     def stores_alone(self) -> bool:
         """Whether a chunk of stores runs as a chunk of loads does (``rows_args``): no other core's private copy
