@@ -378,15 +378,15 @@ class HostCore:
         caller then runs it row by row). Row j's lines are ``lines[offsets[j - base]:offsets[j - base + 1]]``.
 
         Between two such rows no other process acts (the next pending event is later), so one timeout for
-        the rows leaves every event, state and number as one timeout per row does. It runs them only when the
-        process was resumed by its own timeout: other processes resumed by the same event (a barrier, a join)
-        would act at this time after it, and no pending event shows them."""
+        the rows leaves every event, state and number as one timeout per row does. It runs more than one only
+        when the process was resumed by its own timeout: other processes resumed by the same event (a barrier,
+        a join) would act at this time after it, and no pending event shows them."""
         process = env.active_process
-        if self.prefetch is not None or process is None or process.target is not self._paused:
+        if self.prefetch is not None or process is None:
             return first
         stop = min(stop, int(rows.run_stop[first]))
         now = t = env.now
-        peek = env.peek()
+        peek = env.peek() if process.target is self._paused else now  # now: one row
         limit = NO_LIMIT_PS if peek >= NO_LIMIT_PS else int(peek)
         n_out = len(self.bytes_by_level)
         work = rows.work(n_out)
