@@ -29,6 +29,12 @@ into a duration (cycles of ``frequency_hz``):
 A chunk lasts max(issue, compute, memory). Busy time is split per stage into
 compute and memory-stall time for the timeline.
 
+Rows of one chunk of independent loads or stores (no prefetcher; stores only
+where no other core's copy is to invalidate) run several to a compiled call
+(``run_memory_rows``, ``simulator.memory.chunk_kernel.serve_rows``): the same
+arithmetic in the same order, as many rows as end before another process can
+act, and one timeout for them.
+
 On a multi-core host each core is one of these, on its own port (its view of
 the caches, ``simulator.memory.core_caches``). A chunk whose stores invalidated
 lines in other cores' private caches pays, for each, the hit latency of the
