@@ -6,7 +6,9 @@ write-backs, all arriving together) in the controller's order through ``dram_ker
 then the tally of the level that served each line. ``access_and_serve`` makes
 these steps in one call, on the same state arrays and in the same order as ``CacheHierarchy.access``
 and ``DramSystem.service_lines`` make them one by one, so every number is the same; a chunk costs one
-call's argument handling instead of about ten calls' and the numpy work between them.
+call's argument handling instead of about ten calls' and the numpy work between them. An accelerator's
+chunk through the caches (``MemoryPort.access_apart``, ``Interface.through_caches``) is the same with
+its reads and its write-backs served as two chunks, as the interface hands them to the memory.
 
 It covers the common case. The steps serve, one by one, a chunk with: a stream prefetcher (its timing
 needs each DRAM read); stores while another core holds a private copy of a line (they invalidate it);
@@ -52,9 +54,11 @@ def access_and_serve(lines, stores, store_mode, start_level, max_line,
                      ts, base, mask, ways, mru, clock, counts, cache_dram, rd_buf, wr_buf, pos,
                      pf_cfg, pf_last, pf_stamp, mine_levels, mine_dram,
                      arrival_ps, order_mode, window, capacity_lines, decode, p, bk, rk, grp, ch, ring, pend, ctr,
-                     log, log_n, pool, mine_attributed, result):
+                     log, log_n, pool, mine_attributed, result, apart):
     """Demand loads/stores of ``lines`` entering the caches at ``start_level``, their DRAM stream served
-    at ``arrival_ps`` (the time the controller sees it, ps).
+    at ``arrival_ps`` (the time the controller sees it, ps): reads and write-backs as one chunk, or, with
+    ``apart``, the reads as one chunk and then the write-backs as another, as ``Interface.through_caches``
+    hands them to the memory (R_DRAM_DONE is then the last completion of either).
 
     Cache arguments as ``access_kernel`` takes them (``rd_buf`` and ``wr_buf`` must hold a whole chunk's
     reads and write-backs: one and ``len(base)`` per access); ``mine_levels`` and ``mine_dram`` are the
@@ -97,20 +101,27 @@ def access_and_serve(lines, stores, store_mode, start_level, max_line,
     stream[:n_reads] = rd_buf[:n_reads]
     stream[n_reads:] = wr_buf[:n_writes]
     writes[n_reads:] = 1
-    lo, hi = value_range(stream)
-    if lo < 0 or hi >= capacity_lines:
-        result[status] = OUT_OF_RANGE
-        result[n_out + R_LO] = lo
-        result[n_out + R_HI] = hi
-        return
     done = np.empty(m, np.int64)
-    attributed_before = (ctr[K_READS], ctr[K_WRITES], ctr[K_ACTS])
-    serve_ordered(stream, writes, arrival_ps, order_mode, window, decode, p, bk, rk, grp, ch, ring, pend, ctr, done,
-                  log, log_n, pool)
-    mine_attributed[0] += ctr[K_READS] - attributed_before[0]
-    mine_attributed[1] += ctr[K_WRITES] - attributed_before[1]
-    mine_attributed[2] += ctr[K_ACTS] - attributed_before[2]
-    if n_reads:
+    cut = n_reads if apart and n_reads and n_writes else m  # the first chunk: apart, the reads alone
+    a = 0
+    while a < m:
+        b = cut if a == 0 else m
+        lo, hi = value_range(stream[a:b])
+        if lo < 0 or hi >= capacity_lines:
+            result[status] = OUT_OF_RANGE
+            result[n_out + R_LO] = lo
+            result[n_out + R_HI] = hi
+            return
+        attributed_before = (ctr[K_READS], ctr[K_WRITES], ctr[K_ACTS])
+        serve_ordered(stream[a:b], writes[a:b], arrival_ps, order_mode, window, decode, p, bk, rk, grp, ch, ring,
+                      pend, ctr, done[a:b], log, log_n, pool)
+        mine_attributed[0] += ctr[K_READS] - attributed_before[0]
+        mine_attributed[1] += ctr[K_WRITES] - attributed_before[1]
+        mine_attributed[2] += ctr[K_ACTS] - attributed_before[2]
+        a = b
+    if apart:
+        result[n_out + R_DRAM_DONE] = value_range(done)[1]
+    elif n_reads:
         result[n_out + R_DRAM_DONE] = value_range(done[:n_reads])[1]
 
 
@@ -193,7 +204,7 @@ def serve_rows(lines, offsets, first, stop, stage_of, stores, elements, n_bytes,
         access_and_serve(chunk, stores[r:r + 1], store_mode, start_level, max_line, ts, base, mask, ways, mru,
                          clock, counts, cache_dram, rd_buf, wr_buf, pos, pf_cfg, pf_last, pf_stamp, mine_levels,
                          mine_dram, t + pipeline_ps, order_mode, window, capacity_lines, decode, p, bk, rk, grp, ch,
-                         ring, pend, ctr, log, log_n, pool, mine_attributed, result)
+                         ring, pend, ctr, log, log_n, pool, mine_attributed, result, False)
         if result[n_out + R_STATUS] == OUT_OF_RANGE:
             status = OUT_OF_RANGE
             out[O_LO] = result[n_out + R_LO]

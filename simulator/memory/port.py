@@ -23,6 +23,11 @@ from simulator.memory.array_kernel import count_levels, value_range
 from simulator.memory.cache import MAX_LINE
 
 
+#: most lines ``access_apart`` takes in one compiled call: the caches' buffers then hold a whole chunk's
+#: reads and write-backs (some 16 B per line and cache level)
+ONE_CALL_LINES = 1 << 16
+
+
 class CacheModel(Protocol):
     """What a port needs of the cache hierarchy (see simulator.memory.cache)."""
 
@@ -108,21 +113,49 @@ class MemoryPort:
         lines of other cores' private caches its stores invalidated. In one compiled call
         (``chunk_kernel.access_and_serve``) where the caches and the memory allow it, else through ``access``."""
         n_out = self.caches.n_levels + 1
-        fused = self._chunk_args(lines, is_store, now_ps)
-        if fused is not None:
-            result = np.empty(n_out + chunk_kernel.N_RESULT, dtype=np.int64)
-            chunk_kernel.access_and_serve(lines, self._no_stores, 1 if is_store else 0, self.start_level, MAX_LINE,
-                                          *fused, result)
-            status, dram_done, dram_lines, lo, hi = result[n_out:].tolist()
-            if status == chunk_kernel.OUT_OF_RANGE:
-                raise self.dram.out_of_range(lo, hi)
-            if status == chunk_kernel.OK:
-                if dram_lines:
-                    self.dram.chunk_served(now_ps)
-                return result[:n_out], (None if dram_done == chunk_kernel.NO_READS else dram_done), 0
-        # refused before any work (status BAD_LINES): ``access`` raises the error
+        result = self._in_one_call(lines, is_store, now_ps, False)
+        if result is not None:
+            dram_done = int(result[n_out + chunk_kernel.R_DRAM_DONE])
+            return result[:n_out], (None if dram_done == chunk_kernel.NO_READS else dram_done), 0
         res = self.access(lines, is_store, now_ps)
         return count_levels(res.cache.served_by, n_out), res.dram_done_ps, res.cache.snooped
+
+    def access_apart(self, lines: np.ndarray, is_store: bool, now_ps: int) -> int | None:
+        """Load (or store) ``lines`` at ``now_ps``, the chunk's DRAM reads served as one chunk and then its
+        write-backs as another, both waited for (an accelerator's data path through the caches,
+        ``Interface.through_caches``): the last completion of either, ps (None without DRAM work). In one
+        compiled call where the caches and the memory allow it (``access_levels``)."""
+        result = self._in_one_call(lines, is_store, now_ps, True) if len(lines) <= ONE_CALL_LINES else None
+        if result is not None:
+            last = int(result[self.caches.n_levels + 1 + chunk_kernel.R_DRAM_DONE])
+            return None if last == chunk_kernel.NO_READS else last
+        res = self.caches.access(lines, is_store, self.start_level, requester=self.name)
+        last = None
+        for arr, is_write in ((res.dram_reads, False), (res.dram_writes, True)):
+            if len(arr):
+                done = self.dram.service(arr.astype(np.int64), is_write, now_ps, requester=self.name)
+                last = done if last is None else max(last, done)
+        return last
+
+    def _in_one_call(self, lines: np.ndarray, is_store: bool, now_ps: int, apart: bool) -> np.ndarray | None:
+        """``chunk_kernel.access_and_serve``'s result for the chunk (its DRAM stream served whole, or ``apart``),
+        or None where the kernel does not apply (``_chunk_args``) or refused the lines before any work (status
+        BAD_LINES: the steps one by one raise the error)."""
+        fused = self._chunk_args(lines, is_store, now_ps)
+        if fused is None:
+            return None
+        n_out = self.caches.n_levels + 1
+        result = np.empty(n_out + chunk_kernel.N_RESULT, dtype=np.int64)
+        chunk_kernel.access_and_serve(lines, self._no_stores, 1 if is_store else 0, self.start_level, MAX_LINE,
+                                      *fused, result, apart)
+        status, _, dram_lines, lo, hi = result[n_out:].tolist()
+        if status == chunk_kernel.OUT_OF_RANGE:
+            raise self.dram.out_of_range(lo, hi)
+        if status != chunk_kernel.OK:
+            return None
+        if dram_lines:
+            self.dram.chunk_served(now_ps)
+        return result
 
     def _chunk_args(self, lines: np.ndarray, is_store: bool, now_ps: int) -> tuple | None:
         """The state arguments of ``chunk_kernel.access_and_serve`` for this chunk, or None where it does not
