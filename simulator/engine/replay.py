@@ -3,7 +3,8 @@
 The host's rows run in order as one SimPy process. Memory rows are expanded
 to line addresses, a block of rows per compiled call
 (``workloads.line_kernel.lines_of_rows``, the lines ``workloads.trace.element_lines``
-and ``gather_lines`` give each row), and handed to the host core; ``offload``/``wait`` rows hand commands to the
+and ``gather_lines`` give each row), and handed to the host core (runs of loads and stores several rows per call,
+``HostCore.run_memory_rows``); ``offload``/``wait`` rows hand commands to the
 accelerator units the system has and wait for their completion. Every row and
 command of a table is checked against the system before the run starts
 (``simulator.accel.command_check``); a stream's (``workloads.trace_stream``) batch by batch, each as it
@@ -27,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from simulator.accel.command_check import check_commands
+from simulator.host.core import MemoryRows
 from simulator.system import System
 from workloads.line_kernel import lines_of_rows
 from workloads.trace import THREAD_FIELD, TraceError, thread_ids, validate_trace
@@ -89,32 +91,32 @@ class _Columns:
             elem = np.where(listed, np.floor(count / np.maximum(lengths, 1)) * elem, elem)
         return n_starts * (np.ceil(elem / line_bytes) + 1)
 
-    def row_lines(self, rows: list[int], line_bytes: int):
-        """The lines of each of ``rows`` (in order; None for a row that touches no lines), expanded a
-        block of rows per compiled call (``workloads.line_kernel.lines_of_rows``)."""
-        touching = np.array([i for i in rows if self.op[i] in LINE_ROW_OPS], dtype=np.int64)
+    def line_blocks(self, rows: list[int], line_bytes: int):
+        """The lines of ``rows`` a block at a time, expanded a block per compiled call
+        (``workloads.line_kernel.lines_of_rows``): (p0, p1, lines, offsets), in order, row ``rows[p]`` for
+        p0 <= p < p1 touching ``lines[offsets[p - p0]:offsets[p - p0 + 1]]`` (none for a row of no lines)."""
+        n = len(rows)
+        at = np.array([p for p, i in enumerate(rows) if self.op[i] in LINE_ROW_OPS], dtype=np.int64)
+        touching = np.array(rows, dtype=np.int64)[at] if len(at) else np.zeros(0, dtype=np.int64)
         bound = self.line_bound(touching, line_bytes)
         listed = self.addrs_valid if self.addrs_valid.size else np.zeros(self.n, dtype=np.bool_)
-        pending: dict[int, np.ndarray] = {}
-        start = 0
-        for i in rows:
-            if self.op[i] not in LINE_ROW_OPS:
-                yield None
-                continue
-            if i not in pending:
-                pending.clear()
-                stop = start + 1
-                total = bound[start]
-                while (stop < len(touching) and stop - start < LINE_BLOCK_ROWS
-                       and total + bound[stop] <= LINE_BLOCK_LINES):
-                    total += bound[stop]
-                    stop += 1
-                block = touching[start:stop]
-                lines, offsets = lines_of_rows(block, self.addr, self.elem_bytes, self.stride, self.count, listed,
-                                               self.addrs_offsets, self.addrs_values, line_bytes)
-                pending = {int(r): lines[offsets[j]:offsets[j + 1]] for j, r in enumerate(block)}
-                start = stop
-            yield pending.pop(i)
+        p0 = start = 0
+        while start < len(touching):
+            stop = start + 1
+            total = bound[start]
+            while (stop < len(touching) and stop - start < LINE_BLOCK_ROWS
+                   and total + bound[stop] <= LINE_BLOCK_LINES):
+                total += bound[stop]
+                stop += 1
+            lines, offsets = lines_of_rows(touching[start:stop], self.addr, self.elem_bytes, self.stride, self.count,
+                                           listed, self.addrs_offsets, self.addrs_values, line_bytes)
+            p1 = n if stop == len(touching) else int(at[stop])  # up to the next block's first row of lines
+            per_row = np.zeros(p1 - p0 + 1, dtype=np.int64)
+            per_row[at[start:stop] - p0 + 1] = np.diff(offsets)
+            yield p0, p1, lines, np.cumsum(per_row)
+            p0, start = p1, stop
+        if p0 < n:
+            yield p0, n, np.zeros(0, dtype=np.int64), np.zeros(n - p0 + 1, dtype=np.int64)
 
 
 class _Sync:
@@ -155,25 +157,40 @@ def host_process(system: System, cols: _Columns, rows: np.ndarray, core=None, sy
     counts, n_bytes, flops, cycles, dependent = (cols.count_list, cols.bytes_list, cols.flops_list,
                                                  cols.cycles_list, cols.dependent_list)
     stages = core.stages
-    for i, lines in zip(rows, cols.row_lines(rows, system.spec.caches.line_bytes)):
-        op = ops[i]
-        stage = stages.get(stage_names[i]) or core.stage(stage_names[i])
-        if lines is not None and op in MEMORY_ROW_OPS:
-            yield from core.run_memory_row(env, stage, lines, counts[i], n_bytes[i], flops[i], cycles[i], op,
-                                           dependent[i])
-        elif lines is not None:
-            yield from core.run_maintenance_row(env, stage, lines, op)
-        elif op == "compute":
-            yield from core.run_compute_row(env, stage, flops[i], cycles[i])
-        elif op == "offload":
-            params, args = cols.command(i)
-            yield from system.units[params["unit"]].offload(core, params, stage, args)
-        elif op == "wait":
-            yield from system.units[cols.command(i)[0]["unit"]].wait(core, stage)
-        elif sync is not None:  # barrier, join: a single thread's barrier waits for no one
-            start = env.now
-            yield sync.barrier(thread) if op == "barrier" else sync.join(json.loads(cols.params[i])["threads"])
-            core.sync_wait_ps += env.now - start
+    # the memory rows the core may run several at a time (``HostCore.run_memory_rows``)
+    runs = MemoryRows.of([ops[i] for i in rows], [stage_names[i] for i in rows], [counts[i] for i in rows],
+                         [n_bytes[i] for i in rows], [flops[i] for i in rows], [cycles[i] for i in rows],
+                         [dependent[i] for i in rows], core.port.stores_alone())
+    run_stop = runs.run_stop.tolist()
+    p = 0
+    for p0, p1, block, offsets in cols.line_blocks(rows, system.spec.caches.line_bytes):
+        while p < p1:
+            if run_stop[p] > p:
+                taken = yield from core.run_memory_rows(env, runs, p, p1, block, offsets, p0)
+                if taken > p:
+                    p = taken
+                    continue
+            i = rows[p]
+            op = ops[i]
+            lines = block[offsets[p - p0]:offsets[p - p0 + 1]] if op in LINE_ROW_OPS else None
+            p += 1
+            stage = stages.get(stage_names[i]) or core.stage(stage_names[i])
+            if lines is not None and op in MEMORY_ROW_OPS:
+                yield from core.run_memory_row(env, stage, lines, counts[i], n_bytes[i], flops[i], cycles[i], op,
+                                               dependent[i])
+            elif lines is not None:
+                yield from core.run_maintenance_row(env, stage, lines, op)
+            elif op == "compute":
+                yield from core.run_compute_row(env, stage, flops[i], cycles[i])
+            elif op == "offload":
+                params, args = cols.command(i)
+                yield from system.units[params["unit"]].offload(core, params, stage, args)
+            elif op == "wait":
+                yield from system.units[cols.command(i)[0]["unit"]].wait(core, stage)
+            elif sync is not None:  # barrier, join: a single thread's barrier waits for no one
+                start = env.now
+                yield sync.barrier(thread) if op == "barrier" else sync.join(json.loads(cols.params[i])["threads"])
+                core.sync_wait_ps += env.now - start
 
 
 def check_trace(system: System, table: pa.Table, source: str = "<memory>", row_offset: int = 0,

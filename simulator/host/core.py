@@ -29,6 +29,12 @@ into a duration (cycles of ``frequency_hz``):
 A chunk lasts max(issue, compute, memory). Busy time is split per stage into
 compute and memory-stall time for the timeline.
 
+Rows of one chunk of independent loads or stores (no prefetcher; stores only
+where no other core's copy is to invalidate) run several to a compiled call
+(``run_memory_rows``, ``simulator.memory.chunk_kernel.serve_rows``): the same
+arithmetic in the same order, as many rows as end before another process can
+act, and one timeout for them.
+
 On a multi-core host each core is one of these, on its own port (its view of
 the caches, ``simulator.memory.core_caches``). A chunk whose stores invalidated
 lines in other cores' private caches pays, for each, the hit latency of the
@@ -46,11 +52,15 @@ import numpy as np
 
 from simulator.engine import ClockDomain
 from simulator.host.prefetch_timing import PrefetchSlots
+from simulator.memory import chunk_kernel as ck
 from simulator.memory.array_kernel import add_scaled, count_levels
 from simulator.memory.port import MemoryPort, PortResult
 
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
 STORE_OPS = ("write", "update")  # the memory rows whose accesses store
+RUN_OPS = ("read", "write", "update")  # the memory rows ``run_memory_rows`` may take
+RUN_ROWS = 512  # rows handed to one ``serve_rows`` call at most (the stage records it loads grow with them)
+NO_LIMIT_PS = 2**62  # ``serve_rows``'s limit when no other event is pending
 
 
 @dataclass
@@ -109,6 +119,88 @@ def merged_stages(cores: list["HostCore"]) -> dict[str, StageStats]:
 
 
 @dataclass
+class StageArrays:
+    """Stage records as ``chunk_kernel.serve_rows`` adds to them, one row per stage: its integer entries
+    (``ck.S_*``), other cycles and bytes served per level (B); and the kernel's outcome (``ck.O_*``)."""
+
+    ints: np.ndarray          # int64[stages, ck.N_STAGE_INTS]
+    other_cycles: np.ndarray  # float64[stages]
+    served: np.ndarray        # float64[stages, levels + 1], B
+    out: np.ndarray           # int64[ck.N_OUT]
+
+    @classmethod
+    def zeros(cls, n_stages: int, n_out: int) -> "StageArrays":
+        return cls(np.zeros((n_stages, ck.N_STAGE_INTS), dtype=np.int64), np.zeros(n_stages, dtype=np.float64),
+                   np.zeros((n_stages, n_out), dtype=np.float64), np.zeros(ck.N_OUT, dtype=np.int64))
+
+    def load(self, k: int, st: StageStats | None) -> None:
+        """Row ``k`` := the record ``st`` (a new record's when None)."""
+        st = st or StageStats()
+        self.ints[k] = (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements, st.bytes_touched,
+                        -1 if st.first_ps is None else st.first_ps, st.last_ps)
+        self.other_cycles[k] = st.other_cycles
+        if st.bytes_by_level is None:
+            self.served[k] = 0.0
+        else:
+            self.served[k] = st.bytes_by_level
+
+    def store(self, k: int, st: StageStats) -> None:
+        """The record ``st`` := row ``k`` (its rows ran memory rows: it has bytes served)."""
+        (st.compute_ps, st.stall_ps, st.lines, st.busy_ps, st.flops, st.elements, st.bytes_touched, first_ps,
+         st.last_ps) = self.ints[k].tolist()
+        st.first_ps = None if first_ps < 0 else first_ps
+        st.other_cycles = float(self.other_cycles[k])
+        st.served_record(len(self.served[k]))[:] = self.served[k]
+
+
+@dataclass
+class MemoryRows:
+    """A host thread's rows as ``HostCore.run_memory_rows`` reads them, one entry per row in the thread's
+    order: its stage (an index into ``stage_names``, numbered in order of first appearance), whether it
+    stores, its trace numbers (elements, bytes, flops; cycles) and the op's issue factor; ``run_stop[j]``
+    ends the run of rows from j on that ``run_memory_rows`` may take (j itself when it may not take row j)."""
+
+    stage_names: list[str]
+    stage_of: np.ndarray     # int64
+    stores: np.ndarray       # uint8
+    elements: np.ndarray     # int64
+    n_bytes: np.ndarray      # int64, B
+    flops: np.ndarray        # int64, flop
+    cycles: np.ndarray       # float64, core cycles
+    issue_factor: np.ndarray  # int64
+    run_stop: np.ndarray     # int64
+    stages_made: int = 0     # stage records made so far, in order of ``stage_names`` (``run_memory_rows``)
+    window: int = 8          # rows handed to the next ``serve_rows`` call at most
+    _work: "StageArrays | None" = None
+
+    def work(self, n_out: int) -> "StageArrays":
+        """The arrays ``serve_rows`` adds the rows' stage records to (``n_out`` levels served)."""
+        if self._work is None:
+            self._work = StageArrays.zeros(len(self.stage_names), n_out)
+        return self._work
+
+    @classmethod
+    def of(cls, ops: list[str], stages: list[str], elements: list[int], n_bytes: list[int], flops: list[int],
+           cycles: list[float], dependent: list[bool], stores_alone: bool) -> "MemoryRows":
+        """The rows with these ops, stage names, trace numbers and dependence flags; ``stores_alone``: a
+        chunk that stores can run without invalidating other cores' copies (``chunk_view(True)``)."""
+        names = list(dict.fromkeys(stages))
+        number = {name: k for k, name in enumerate(names)}
+        stores = np.array([op in STORE_OPS for op in ops], dtype=np.uint8)
+        takes = np.array([op in RUN_OPS for op in ops], dtype=bool) & ~np.array(dependent, dtype=bool)
+        if not stores_alone:
+            takes &= stores == 0
+        n = len(ops)
+        # run_stop[j]: the first row at or after j that it does not take
+        refused = np.append(np.flatnonzero(~takes), n)
+        run_stop = refused[np.searchsorted(refused, np.arange(n))]
+        return cls(names, np.array([number[name] for name in stages], dtype=np.int64), stores,
+                   np.array(elements, dtype=np.int64), np.array(n_bytes, dtype=np.int64),
+                   np.array(flops, dtype=np.int64), np.array(cycles, dtype=np.float64),
+                   np.array([2 if op == "update" else 1 for op in ops], dtype=np.int64), run_stop.astype(np.int64))
+
+
+@dataclass
 class CoreTiming:
     """Latencies of the core's memory path, in core cycles and ps."""
 
@@ -135,9 +227,14 @@ class HostCore:
     sync_wait_ps: int = field(init=False, default=0)  # time its thread waited at barriers and joins, ps
 
     prefetch: PrefetchSlots | None = field(init=False, default=None)  # set when the caches prefetch
+    _paused: object = field(init=False, default=None, repr=False)  # the last timeout the core waited on
 
     def __post_init__(self) -> None:
         self.bytes_by_level = np.zeros(len(self.timing.level_latency_cycles) + 1, dtype=np.float64)
+        # what ``chunk_kernel.serve_rows`` takes of the core
+        self._latency_cycles = np.array(self.timing.level_latency_cycles, dtype=np.int64)
+        self._rates = np.array([self.flops_per_cycle, self.loads_per_cycle, self.clock.frequency_hz],
+                               dtype=np.float64)
         pf = getattr(self.port.caches, "prefetcher", None)
         if pf is not None and pf.enabled:
             g = self.port.caches.levels[pf.level]
@@ -218,9 +315,14 @@ class HostCore:
                 dt = res.dram_done_ps + self.timing.path_latency_ps - now
             if res.cache.snooped:
                 dt += self.clock.cycles_to_ps(res.cache.snooped * self.timing.snoop_latency_cycles)
-            yield env.timeout(max(dt, 1))
+            yield self._pause(env, max(dt, 1))
 
     # --- replay ------------------------------------------------------------------------------
+
+    def _pause(self, env, duration_ps: int):
+        """The timeout of ``duration_ps`` the core's process waits on next, kept (``run_memory_rows``)."""
+        self._paused = env.timeout(duration_ps)
+        return self._paused
 
     def run_memory_row(self, env, stage: StageStats, lines: np.ndarray, n_elements: int, n_bytes: int,
                        flops: int, cycles: float, op: str, dependent: bool):
@@ -266,13 +368,77 @@ class HostCore:
             stage.lines += len(chunk)
             stage.busy_ps += busy
             # dependent chunks have already spent mem_ps; only the rest (compute/issue beyond it) remains
-            yield env.timeout(busy - mem_ps if dependent else busy)
+            yield self._pause(env, busy - mem_ps if dependent else busy)
             stage.add_interval(start, env.now)
         stage.flops += flops
         self.flops += flops
         stage.other_cycles += cycles
         stage.elements += n_elements * issue_factor
         stage.bytes_touched += n_bytes
+
+    def run_memory_rows(self, env, rows: MemoryRows, first: int, stop: int, lines: np.ndarray,
+                        offsets: np.ndarray, base: int = 0):
+        """SimPy generator: run memory rows ``first``, ``first + 1``, ... (below ``stop``, taken: ``rows.run_stop``)
+        as ``run_memory_row`` runs each, in compiled calls (``chunk_kernel.serve_rows``) of as many rows as end
+        before another process next acts; return the first row not run (``first`` when it cannot run it: the
+        caller then runs it row by row). Row j's lines are ``lines[offsets[j - base]:offsets[j - base + 1]]``.
+
+        Between two such rows no other process acts (the next pending event is later), so one timeout for
+        the rows leaves every event, state and number as one timeout per row does. It runs more than one only
+        when the process was resumed by its own timeout: other processes resumed by the same event (a barrier,
+        a join) would act at this time after it, and no pending event shows them."""
+        process = env.active_process
+        if self.prefetch is not None or process is None:
+            return first
+        stop = min(stop, int(rows.run_stop[first]))
+        now = t = env.now
+        peek = env.peek() if process.target is self._paused else now  # now: one row
+        limit = NO_LIMIT_PS if peek >= NO_LIMIT_PS else int(peek)
+        n_out = len(self.bytes_by_level)
+        work = rows.work(n_out)
+        out = work.out
+        j = first
+        while j < stop:
+            # a window of rows per call: about twice what the last call ran, as the stage records it loads
+            # and writes back grow with it
+            hi = min(stop, j + rows.window)
+            max_lines = int((offsets[j - base + 1:hi - base + 1] - offsets[j - base:hi - base]).max())
+            args = self.port.rows_args(min(CHUNK_LINES, max(max_lines, 1)), t)
+            if args is None:
+                break
+            pipeline_ps, state = args
+            ids = rows.stage_of[j:hi]
+            for k in set(ids.tolist()):
+                work.load(k, self.stages.get(rows.stage_names[k]))
+            ck.serve_rows(lines, offsets, j - base, hi - base, rows.stage_of[base:], rows.stores[base:],
+                          rows.elements[base:], rows.n_bytes[base:], rows.flops[base:], rows.cycles[base:],
+                          rows.issue_factor[base:], self._latency_cycles, self._rates, self.max_outstanding_misses,
+                          self.timing.dram_latency_ps, self.timing.path_latency_ps, CHUNK_LINES, t, limit,
+                          pipeline_ps, work.ints, work.other_cycles, work.served, self.bytes_by_level, *state, out)
+            if out[ck.O_SERVED_PS] >= 0:
+                self.port.rows_served(int(out[ck.O_SERVED_PS]))
+            if out[ck.O_STATUS] == ck.OUT_OF_RANGE:
+                raise self.port.dram.out_of_range(int(out[ck.O_LO]), int(out[ck.O_HI]))
+            done = int(out[ck.O_NEXT]) + base
+            if done > j:
+                ran = ids[:done - j]
+                newest = int(ran.max()) + 1
+                for k in range(rows.stages_made, newest):  # records made in the order the rows reach them
+                    self.stage(rows.stage_names[k])
+                rows.stages_made = max(rows.stages_made, newest)
+                for k in set(ran.tolist()):
+                    work.store(k, self.stages[rows.stage_names[k]])
+                self.flops += int(out[ck.O_FLOPS])
+                t = int(out[ck.O_END_PS])
+            rows.window = min(RUN_ROWS, max(8, 2 * (done - j)))
+            if done < hi or t >= limit:
+                j = done
+                break
+            j = done
+        if j == first:
+            return first
+        yield self._pause(env, t - now)
+        return j
 
     def run_compute_row(self, env, stage: StageStats, flops: int, cycles: float):
         """SimPy generator: pure compute."""
@@ -284,7 +450,7 @@ class HostCore:
         stage.compute_ps += busy
         stage.busy_ps += busy
         if busy:
-            yield env.timeout(busy)
+            yield self._pause(env, busy)
         stage.add_interval(start, env.now)
 
     def run_maintenance_row(self, env, stage: StageStats, lines: np.ndarray, op: str, requester: str | None = None):
@@ -315,5 +481,5 @@ class HostCore:
             stage.stall_ps += t
             stage.busy_ps += t
             stage.lines += len(chunk)
-            yield env.timeout(t)
+            yield self._pause(env, t)
             stage.add_interval(start, env.now)

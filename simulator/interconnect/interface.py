@@ -32,6 +32,7 @@ from simulator.interconnect.couplings import COUPLING_STRATEGIES, Coupling
 from simulator.interconnect.link import Link
 from simulator.memory.cache import CacheHierarchy
 from simulator.memory.dram import DramSystem
+from simulator.memory.port import MemoryPort
 from simulator.config.units import seconds_to_ps
 from simulator.host.core import CHUNK_LINES
 
@@ -114,6 +115,7 @@ class Interface:
     strategy: Coupling = field(init=False)
     device_memory: Link | None = field(init=False, default=None)
     offchip_exempt_bytes: int = field(init=False, default=0)  # DRAM bytes that never cross the off-chip interface
+    _ports: dict[int, MemoryPort] = field(init=False, default_factory=dict)  # ``through_caches``'s, by entry level
 
     def __post_init__(self) -> None:
         s = self.spec
@@ -175,11 +177,11 @@ class Interface:
     def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:
         """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's.
         Returns the later of ``done`` and the DRAM work's completion, ps."""
-        res = self.caches.access(lines, is_write, level, requester=self.name)
-        for arr, w in ((res.dram_reads, False), (res.dram_writes, True)):
-            if len(arr):
-                done = max(done, self.dram.service(arr.astype(np.int64), w, now_ps, requester=self.name))
-        return done
+        port = self._ports.get(level)
+        if port is None:
+            port = self._ports[level] = MemoryPort(self.name, self.caches, self.dram, start_level=level)
+        last = port.access_apart(lines, is_write, now_ps)
+        return done if last is None else max(done, last)
 
     def access(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         """Move ``lines`` between the accelerator and memory starting at ``now_ps``; return arrival, ps."""

@@ -185,7 +185,7 @@ class DramSystem:
         self._min_arrival_ps = 0
         # requester -> [reads, writes, activates] caused by its chunks (refresh belongs to none)
         self._by_requester: dict[str, np.ndarray] = {}
-        self._chunk_args: dict[str, tuple] = {}  # per requester: what ``chunk_args`` gives after the arrival
+        self._chunk_args: dict[str, tuple] = {}  # per requester: what ``chunk_state`` gives after the delay
         self._no_pool = np.zeros(1, dtype=np.int64)
         self._read_pool = self._no_pool  # the read entries shared by ``_pooled`` (``limit_reads``)
         self._pooled: frozenset[str] = frozenset()
@@ -306,11 +306,13 @@ class DramSystem:
             mine = self._by_requester[requester] = np.zeros(len(_ATTRIBUTED), dtype=np.int64)
         return mine
 
-    def chunk_args(self, arrival_ps: int, requester: str) -> tuple | None:
-        """The arguments ``chunk_kernel.access_and_serve`` takes of this memory (from its ``arrival_ps``, the
-        time the controller sees the chunk, to ``mine_attributed``) for a chunk of ``requester`` arriving at
-        ``arrival_ps`` at the channel's width; None under the ready_first scheduler, or for an arrival before
-        the last (which ``service_lines`` refuses). A chunk that reaches DRAM is then ``chunk_served``."""
+    def chunk_state(self, arrival_ps: int, requester: str) -> tuple[int, tuple] | None:
+        """What ``chunk_kernel.access_and_serve`` takes of this memory for a chunk of ``requester`` arriving at
+        ``arrival_ps`` at the channel's width: the pipeline delay the controller sees it after (ps, added to
+        ``arrival_ps`` for the kernel's ``arrival_ps``) and the arguments after that one (``order_mode`` to
+        ``mine_attributed``: one tuple, kept while the memory's arrays last); None under the ready_first
+        scheduler, or for an arrival before the last (which ``service_lines`` refuses). A chunk that reaches
+        DRAM is then ``chunk_served``."""
         if arrival_ps < self._min_arrival_ps or self.scheduler == "ready_first":
             return None
         args = self._chunk_args.get(requester)
@@ -320,10 +322,10 @@ class DramSystem:
                 self._order_mode, self.queue_depth, self._capacity_lines, self._decode,
                 self._p, self._bk, self._rk, self._grp, self._ch, self._ring, self._pend, self._ctr, self._log,
                 self._log_n, pool, self._attributed(requester))
-        return (arrival_ps + self._pipeline_ps, *args)
+        return self._pipeline_ps, args
 
     def chunk_served(self, arrival_ps: int) -> None:
-        """Note that a chunk arriving at ``arrival_ps`` was served through ``chunk_args``: later ones must
+        """Note that a chunk arriving at ``arrival_ps`` was served through ``chunk_state``: later ones must
         not arrive earlier."""
         self._min_arrival_ps = arrival_ps
 

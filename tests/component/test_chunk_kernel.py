@@ -98,3 +98,27 @@ def test_lines_outside_the_caches_or_the_memory_are_refused_as_by_the_steps():
     with pytest.raises(AddressOutOfRange) as steps_error:
         steps.access(beyond, False, 0)
     assert str(fused_error.value) == str(steps_error.value)
+
+
+@pytest.mark.parametrize("scheduler, page_policy", [("frfcfs", "open"), ("in_order", "closed")])
+def test_reads_and_write_backs_apart_in_one_call_give_the_numbers_of_the_steps(scheduler, page_policy):
+    """An accelerator's chunks entering at the last level (``access_apart``) against what its interface did one
+    step at a time: the caches, then DRAM's service of the reads, then of the write-backs."""
+    (host, *_), _ = twin_ports(scheduler, page_policy)
+    (ref_host, *_), _ = twin_ports(scheduler, page_policy)
+    fused = MemoryPort("lap", host.caches, host.dram, start_level=len(LEVELS) - 1)
+    t = 0
+    in_one_call = 0
+    for k, (_, lines, is_store) in enumerate(chunks(seed=7)):
+        in_one_call += fused._chunk_args(lines, is_store, t) is not None
+        got = fused.access_apart(lines, is_store, t)
+        res = ref_host.caches.access(lines, is_store, len(LEVELS) - 1, requester="lap")
+        want = None
+        for arr, is_write in ((res.dram_reads, False), (res.dram_writes, True)):
+            if len(arr):
+                done = ref_host.dram.service(arr.astype(np.int64), is_write, t, requester="lap")
+                want = done if want is None else max(want, done)
+        assert got == want, f"chunk {k}"
+        t += 40_000 if k % 3 else 0
+    assert state(host) == state(ref_host)
+    assert in_one_call == 60
