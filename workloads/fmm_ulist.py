@@ -121,6 +121,7 @@ PERM_ELEM_BYTES = 4  # int32 permutation index
 LINE_BYTES = 64
 COLS_PER_LINE = LINE_BYTES // ELEM_BYTES
 GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
+SPAN_GROUPS = 64  # groups whose addresses a permutation makes at once: bounded, so memory stays flat in N
 BC_LAYOUTS = ("rows", "interactions")  # how B_j and C_j are stored (module docstring)
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
@@ -384,23 +385,30 @@ class _Writer:
 
     def _permutation(self, cls: _Class, stage: str, lo: int, hi: int, inward: bool) -> Iterator[None]:
         """The rows of :meth:`input_perm` (``inward``) or :meth:`output_perm`, group by group; each group's
-        addresses are slices of arrays made for the whole range at once."""
+        addresses are slices of arrays made for :data:`SPAN_GROUPS` groups at once."""
         p, nq, th = self.p, self.p.n_q, self.thread
-        idx = cls.cols[lo:hi]
         if inward:  # K: a source leaf read and scaled (N_q flops per interaction), a column of B written
             perm_base, meta_base, matrix, leaf_op, flops_per_column = self.perm_in, self.meta_in, cls.b_addr, "read", nq
-            leaves = self._leaf(self.src, p.source[idx])
+            leaf_base, leaf_of = self.src, p.source
         else:  # M: a column of C read, scaled and added into a target leaf (2 N_q flops per interaction)
             perm_base, meta_base, matrix, leaf_op = self.perm_out, self.meta_out, cls.c_addr, "update"
             flops_per_column = 2 * nq
-            leaves = self._leaf(self.tgt, p.target[idx])
-        perms, records = self._perm(perm_base, p.kind[idx]), self._records(meta_base, idx)
-        lines = self._column_groups(matrix, cls.n, lo, hi)
-        self._meta_records(stage, meta_base, idx[:GROUP], records[:GROUP])
+            leaf_base, leaf_of = self.tgt, p.target
         column_op = "write" if inward else "read"
         tb = None
-        for k, c0 in enumerate(range(lo, hi, GROUP)):
-            a, b, c = c0 - lo, min(hi, c0 + GROUP) - lo, min(hi, c0 + 2 * GROUP) - lo
+        span_lo = span_hi = lo  # the columns whose addresses are made
+        for c0 in range(lo, hi, GROUP):
+            if c0 >= span_hi:
+                span_lo, span_hi = c0, min(hi, c0 + SPAN_GROUPS * GROUP)
+                idx = cls.cols[span_lo:min(hi, span_hi + GROUP)]  # and the next group's, for its records
+                leaves = self._leaf(leaf_base, leaf_of[idx[:span_hi - span_lo]])
+                perms = self._perm(perm_base, p.kind[idx[:span_hi - span_lo]])
+                records = self._records(meta_base, idx)
+                lines = self._column_groups(matrix, cls.n, span_lo, span_hi)
+                if span_lo == lo:
+                    self._meta_records(stage, meta_base, idx[:GROUP], records[:GROUP])
+            k = (c0 - span_lo) // GROUP
+            a, b, c = c0 - span_lo, min(hi, c0 + GROUP) - span_lo, min(hi, c0 + 2 * GROUP) - span_lo
             if tb is not self.tb:  # at the start, and after a stream handed out the rows so far
                 tb = self.tb
                 read_perm = tb.gather_rows("host", stage, "read", PERM_ELEM_BYTES, run=nq, thread=th)
@@ -415,7 +423,7 @@ class _Writer:
             if lines[k] is not None and b - a >= COLS_PER_LINE:  # whole line groups: runs of COLS_PER_LINE
                 column_rows(lines[k], 0)
             else:
-                columns_access(tb, stage, column_op, matrix, nq, cls.n, c0, lo + b, self.layout, th, lines[k])
+                columns_access(tb, stage, column_op, matrix, nq, cls.n, c0, span_lo + b, self.layout, th, lines[k])
             if not inward:
                 # the next group's records, before the updates
                 self._meta_records(stage, meta_base, idx[b:c], records[b:c], record_rows)

@@ -569,3 +569,14 @@ def test_group_column_lines_are_each_groups_column_lines(lo, hi) -> None:
     got = group_column_lines(4096, 5, 301, lo, hi)
     assert len(got) == len(expected)
     assert all(np.array_equal(g, e) for g, e in zip(got, expected))
+
+
+@pytest.mark.parametrize("variant, layout", [("orig", "rows"), ("pipelining", "rows"), ("orig", "interactions")])
+def test_permutation_rows_do_not_depend_on_the_address_span(variant, layout, monkeypatch):
+    # the permutations make their addresses SPAN_GROUPS groups at a time: spans of one or three groups, whose
+    # ends fall inside every class, give the rows of the default span
+    from workloads import fmm_ulist as module
+    whole = fmm_ulist(4, N_POINTS, "table2", variant=variant, placement="lap", bc_layout=layout)
+    for span in (1, 3):
+        monkeypatch.setattr(module, "SPAN_GROUPS", span)
+        assert fmm_ulist(4, N_POINTS, "table2", variant=variant, placement="lap", bc_layout=layout).equals(whole)
