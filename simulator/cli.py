@@ -614,7 +614,8 @@ def _end_process(code: int) -> None:
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    """Run the parsed command; its exit code (bad input, an interruption and a closed pipe as ``main`` says)."""
+    """Run the parsed command; its exit code: the command's own, 2 for bad input (one message, nothing left
+    behind), and the interruption's and the closed pipe's codes the handlers below return."""
     from simulator.studies import interruption
 
     try:

@@ -32,8 +32,8 @@ compute and memory-stall time for the timeline.
 Rows of one chunk of independent loads or stores (no prefetcher; stores only
 where no other core's copy is to invalidate) run several to a compiled call
 (``run_memory_rows``, ``simulator.memory.chunk_kernel.serve_rows``): the same
-arithmetic in the same order, as many rows as end before another process can
-act, and one timeout for them.
+arithmetic in the same order, up to the first row that ends at or after the
+next time another process can act, and one timeout for them.
 
 On a multi-core host each core is one of these, on its own port (its view of
 the caches, ``simulator.memory.core_caches``). A chunk whose stores invalidated

@@ -37,7 +37,7 @@ from simulator.memory.dram_kernel import K_ACTS, K_READS, K_WRITES, serve_ordere
 
 # ``result`` after the per-level tally (its first n_levels + 1 entries): the outcome
 R_STATUS = 0     # OK, BAD_LINES or OUT_OF_RANGE
-R_DRAM_DONE = 1  # completion of the chunk's last DRAM read, ps (NO_READS if it has none)
+R_DRAM_DONE = 1  # completion of the chunk's last DRAM read (with ``apart``: read or write-back), ps; NO_READS if none
 R_DRAM_LINES = 2  # DRAM requests of the chunk (reads and write-backs)
 R_LO = 3         # OUT_OF_RANGE: the smallest and largest line of the DRAM stream
 R_HI = 4
