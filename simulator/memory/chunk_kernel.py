@@ -221,7 +221,8 @@ def serve_rows(lines, offsets, first, stop, stage_of, stores, elements, n_bytes,
         dram_done = result[n_out + R_DRAM_DONE]
         if dram_done != NO_READS:
             mem_ps = max(mem_ps, dram_done + path_latency_ps - t)
-        # HostCore.run_memory_row, one chunk
+        # HostCore.run_memory_row, one chunk: its share of the row is 1.0, kept as a factor so that the
+        # products below are the floats run_memory_row computes
         share = n_lines / n_lines
         c_flops = flops[r] * share
         c_cycles = cycles[r] * share
