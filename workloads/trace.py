@@ -220,6 +220,8 @@ class TraceBuilder:
 
     def __init__(self) -> None:
         self._cols: dict[str, list[Any]] = {name: [] for name in THREADED_TRACE_SCHEMA.names}
+        # the column lists in schema order, each row appended to them by ``_push``
+        self._col_lists: tuple[list[Any], ...] = tuple(self._cols.values())
         self._threaded = False  # some row has a thread other than 0: the table gets the thread column
 
     def __len__(self) -> int:
@@ -250,22 +252,15 @@ class TraceBuilder:
                 stride_bytes: int, count: int, addrs: np.ndarray | None, flops: int,
                 cycles: float, dependent: bool, params: str, thread: int) -> None:
         self._check_row(len(self), unit, stage, op, flops, cycles, thread)
-        if thread:
+        self._push((unit, stage, op, int(addr), int(elem_bytes), int(stride_bytes), int(count), addrs, int(flops),
+                    float(cycles), bool(dependent), params, int(thread)))
+
+    def _push(self, values: tuple[Any, ...]) -> None:
+        """Append one checked row: its column values in :data:`THREADED_TRACE_SCHEMA` order."""
+        if values[-1]:
             self._threaded = True
-        cols = self._cols
-        cols["thread"].append(int(thread))
-        cols["unit"].append(unit)
-        cols["stage"].append(stage)
-        cols["op"].append(op)
-        cols["addr"].append(int(addr))
-        cols["elem_bytes"].append(int(elem_bytes))
-        cols["stride_bytes"].append(int(stride_bytes))
-        cols["count"].append(int(count))
-        cols["addrs"].append(addrs)
-        cols["flops"].append(int(flops))
-        cols["cycles"].append(float(cycles))
-        cols["dependent"].append(bool(dependent))
-        cols["params"].append(params)
+        for column, value in zip(self._col_lists, values):
+            column.append(value)
 
     # -- public row kinds
     def compute(self, unit: str, stage: str, flops: int = 0, cycles: float = 0.0, *, thread: int = 0) -> None:
@@ -326,30 +321,14 @@ class TraceBuilder:
         row = len(self)
         _check_gather(row, op, elem_bytes, run)
         self._check_row(row, unit, stage, op, 0, 0.0, thread)
-        cols, run, elem_bytes, thread = self._cols, int(run), int(elem_bytes), int(thread)
-        c_thread, c_unit, c_stage, c_op, c_addr, c_elem, c_stride, c_count, c_addrs, c_flops, c_cycles, c_dep, \
-            c_params = (cols[name] for name in ("thread", "unit", "stage", "op", "addr", "elem_bytes", "stride_bytes",
-                                                "count", "addrs", "flops", "cycles", "dependent", "params"))
+        run, elem_bytes, thread = int(run), int(elem_bytes), int(thread)
+        ops, push = self._cols["op"], self._push
 
         def add(addrs: np.ndarray, flops: int) -> None:
-            n = len(c_op)
+            n = len(ops)
             if n >= MAX_TRACE_ROWS or not 0 <= flops <= MAX_ROW_FLOPS or int(flops) != flops:
                 self._check_row(n, unit, stage, op, flops, 0.0, thread)
-            if thread:
-                self._threaded = True
-            c_thread.append(thread)
-            c_unit.append(unit)
-            c_stage.append(stage)
-            c_op.append(op)
-            c_addr.append(0)
-            c_elem.append(elem_bytes)
-            c_stride.append(0)
-            c_count.append(run * addrs.size)
-            c_addrs.append(addrs)
-            c_flops.append(int(flops))
-            c_cycles.append(0.0)
-            c_dep.append(False)
-            c_params.append("")
+            push((unit, stage, op, 0, elem_bytes, 0, run * addrs.size, addrs, int(flops), 0.0, False, "", thread))
 
         return add
 
