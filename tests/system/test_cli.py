@@ -555,3 +555,18 @@ def test_a_process_of_its_own_ends_with_the_commands_output_and_exit_code(tmp_pa
     bad = subprocess.run(command + [str(tmp_path / "other"), "--param", "array_bytes=-1"], cwd=ROOT,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "array_bytes" in bad.stderr and not (tmp_path / "other").exists()
+
+
+def test_commands_that_end_without_teardown_are_commands_that_start_no_processes():
+    # the list names real subcommands, none of those that start worker processes, and the simulator README
+    # names each of them
+    import argparse
+
+    from simulator.cli import ENDS_WITHOUT_TEARDOWN, build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert ENDS_WITHOUT_TEARDOWN <= set(sub.choices)
+    assert not ENDS_WITHOUT_TEARDOWN & {"study", "reproduce", "bench"}
+    readme = (Path(__file__).resolve().parents[2] / "simulator" / "README.md").read_text()
+    listed = readme[readme.index("A command that starts no processes"):readme.index("cli.ENDS_WITHOUT_TEARDOWN")]
+    assert {name for name in sub.choices if f"`{name}`" in listed} == ENDS_WITHOUT_TEARDOWN
