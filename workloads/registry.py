@@ -37,19 +37,30 @@ SHIPPED: dict[str, str] = {
 ENTRY_POINT_GROUP = "offsim.workloads"
 
 
-@cache
 def installed() -> dict[str, Callable[..., Any]]:
     """The generators installed packages add (entry-point name -> function); PluginError for a name
-    already taken or an object that is not a function."""
-    found = load_entry_points(ENTRY_POINT_GROUP)
+    already taken or an object that is not a function (the entry points are loaded once, their error kept)."""
+    found, error = _load_installed()
+    if error is not None:
+        raise error
+    return found
+
+
+@cache
+def _load_installed() -> tuple[dict[str, Callable[..., Any]], PluginError | None]:
+    """:func:`installed`'s generators, or the PluginError that refuses them."""
+    try:
+        found = load_entry_points(ENTRY_POINT_GROUP)
+    except PluginError as exc:
+        return {}, exc
     for name, generate in found.items():
         if name in SHIPPED:
-            raise PluginError(f"entry point {name!r} of group {ENTRY_POINT_GROUP}: generator {name!r} exists "
-                              "already; expected a new name")
+            return {}, PluginError(f"entry point {name!r} of group {ENTRY_POINT_GROUP}: generator {name!r} exists "
+                                   "already; expected a new name")
         if not callable(generate):
-            raise PluginError(f"entry point {name!r} of group {ENTRY_POINT_GROUP}: is a "
-                              f"{type(generate).__name__}; expected a generator function")
-    return found
+            return {}, PluginError(f"entry point {name!r} of group {ENTRY_POINT_GROUP}: is a "
+                                   f"{type(generate).__name__}; expected a generator function")
+    return found, None
 
 
 class _Generators(Mapping[str, Callable[..., Any]]):
