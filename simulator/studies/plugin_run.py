@@ -234,6 +234,8 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
                 r.followed = follow(r) or True if r.pending == 0 and not r.followed else True
             if r.followed and r.pending == 0 and not r.reported:
                 r.reported = True
+                if queue is not None:
+                    queue.start_waiting()  # the other jobs' points run while this one's report is written
                 r.outcome.records = {p: r.outcome.records[p] for p in r.planned if p in r.outcome.records}
                 if not r.outcome.failed:
                     r.outcome.result = r.job.plugin.report(r.job.spec, r.job.quick, r.outcome.records, r.out)

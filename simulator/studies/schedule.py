@@ -56,6 +56,12 @@ class LongestFirst:
         self._fill()
         return task
 
+    def start_waiting(self) -> None:
+        """Start waiting tasks on the free workers now. ``completed`` starts them once the caller takes the
+        next task; a caller about to be busy between two (a report to write) calls this first, so that no
+        worker idles meanwhile."""
+        self._fill()
+
     def _fill(self) -> None:
         while self._waiting and (self._capacity is None or len(self._running) < self._capacity):
             task = heapq.heappop(self._waiting)[2]

@@ -52,3 +52,18 @@ def test_a_task_error_is_raised_by_its_result():
         assert [t for t in queue.completed()] == [bad]
     with pytest.raises(ZeroDivisionError):
         bad.result()
+
+
+def test_start_waiting_hands_a_freed_worker_its_next_task_before_the_caller_moves_on():
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        queue = LongestFirst(pool, capacity=1)
+        first = queue.submit((2,), lambda: "first")
+        second = queue.submit((1,), lambda: "second")
+        seen = []
+        for task in queue.completed():
+            if task is first:
+                assert second.future is None  # the caller holds the freed worker until it asks for more
+                queue.start_waiting()
+                assert second.future is not None  # e.g. before a report it is about to write
+            seen.append(task.result())
+    assert seen == ["first", "second"]
