@@ -82,6 +82,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simulator.config.accel_lap import LapSpec
@@ -540,18 +541,21 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
     qs = sorted(t.q.unique())
 
     def bars(ax, col_sets, labels, title, ylabel, scale):
+        # one call per configuration and column (a call per bar made these figures take seconds)
         width = 0.8 / len(configs)
-        for qi, q in enumerate(qs):
-            for ci, cfg in enumerate(configs):
-                r = t[(t.q == q) & (t.config == cfg)]
-                if not len(r):
-                    continue
-                bottom = 0.0
-                for k, col in enumerate(col_sets):
-                    v = float(r[col].iloc[0]) * scale
-                    ax.bar(qi + ci * width, v, width, bottom=bottom, color=f"C{k}",
-                           label=labels[k] if qi == 0 and ci == 0 else None, edgecolor="k", linewidth=0.2)
-                    bottom += v
+        labelled = False
+        for ci, cfg in enumerate(configs):
+            r = t[t.config == cfg].drop_duplicates("q").sort_values("q")
+            if not len(r):
+                continue
+            x = np.array([qs.index(q) for q in r.q]) + ci * width
+            bottom = np.zeros(len(r))
+            for k, col in enumerate(col_sets):
+                v = r[col].to_numpy(dtype=float) * scale
+                ax.bar(x, v, width, bottom=bottom, color=f"C{k}", label=None if labelled else labels[k],
+                       edgecolor="k", linewidth=0.2)
+                bottom = bottom + v
+            labelled = True
         _bar_ticks(ax, qs, configs, width)
         ax.set_title(title, pad=18)  # above the q labels
         ax.set_ylabel(ylabel)
@@ -600,20 +604,22 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
         groups = [(q, v) for q in qs for v in variants]
         width = 0.8 / len(names)
         top, bottom = axes[0][col], axes[1][col]
-        labelled: set[str] = set()  # each placement named once, at its first bar (a grid may lack a group)
-        for gi, (q, v) in enumerate(groups):
-            for ni, name in enumerate(names):
-                r = table[(table.q == q) & (table.placement == name) & (table.variant == v)]
-                if not len(r):
-                    continue
-                # the k-th placement of every coupling in one colour: the LAP, then the arrays in study order
-                x, label, colour = gi + ni * width, None if name in labelled else name, f"C{ni}"
-                labelled.add(name)
-                gemm_mc = float(r.cycles_gemm.iloc[0]) / 1e6
-                top.bar(x, gemm_mc, width, color=colour, label=label)
-                top.bar(x, float(r.cycles.iloc[0]) / 1e6 - gemm_mc, width, bottom=gemm_mc, color=colour,
-                        alpha=0.35, hatch="//", edgecolor="k", linewidth=0.2)
-                bottom.bar(x, float(r.energy_total_j.iloc[0]), width, color=colour, label=label)
+        labelled = False
+        for ni, name in enumerate(names):  # one call per placement and part (not per bar: seconds saved)
+            rows = [table[(table.q == q) & (table.placement == name) & (table.variant == v)] for q, v in groups]
+            ran = [(gi, r.iloc[0]) for gi, r in enumerate(rows) if len(r)]  # a grid may lack a group
+            if not ran:
+                continue
+            # the k-th placement of every coupling in one colour: the LAP, then the arrays in study order
+            x = np.array([gi for gi, _ in ran]) + ni * width
+            gemm_mc = np.array([float(r.cycles_gemm) for _, r in ran]) / 1e6
+            total_mc = np.array([float(r.cycles) for _, r in ran]) / 1e6
+            colour = f"C{ni}"
+            top.bar(x, gemm_mc, width, color=colour, label=name)
+            top.bar(x, total_mc - gemm_mc, width, bottom=gemm_mc, color=colour, alpha=0.35, hatch="//",
+                    edgecolor="k", linewidth=0.2)
+            bottom.bar(x, [float(r.energy_total_j) for _, r in ran], width, color=colour, label=name)
+            labelled = True
         for ax in (top, bottom):
             ax.set_xticks([gi + 0.4 - width / 2 for gi in range(len(groups))], [f"q={q} {v}" for q, v in groups],
                           rotation=90, fontsize=7)
