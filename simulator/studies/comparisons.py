@@ -2,7 +2,9 @@
 
 A ``Comparison`` holds a reference value (published, or a model where its section says so), ours, their unit
 and the source; a published row also carries the key of its entry in ``results/reference/<target>.csv``
-(``published``). Deviations are fractions (ours / reference - 1).
+(``published``). Deviations are fractions (ours / reference - 1). A published bound (an entry whose column ends in
+"(under)": the source says the value stays below it) is met by any value at or below it; the counts judge such a row by
+how far ours exceeds the bound (``judged_deviation``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simulator.studies.references import ReferenceRow
+
+#: the end of a reference column that states an upper bound (module docstring)
+UPPER_BOUND_MARK = "(under)"
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,7 @@ class Comparison:
     source: str
     note: str = ""
     key: tuple[str, str, str] | None = None  # the published entry (table, row, column); None: not a published value
+    upper_bound: bool = False  # the reference is a bound ours should stay at or below, not a value to meet
 
     @property
     def deviation(self) -> float | None:
@@ -32,10 +38,19 @@ class Comparison:
             return None
         return self.ours / self.reference - 1.0
 
+    @property
+    def judged_deviation(self) -> float | None:
+        """The deviation the counts judge: ``deviation``, or for an upper bound how far ours exceeds it (0 when met)."""
+        dev = self.deviation
+        if dev is None or not self.upper_bound:
+            return dev
+        return max(dev, 0.0)
+
 
 def published(r: ReferenceRow, label: str, ours: float | None, note: str = "") -> Comparison:
     """Ours beside published value ``r`` (its unit, citation and entry key)."""
-    return Comparison(label, r.number, ours, r.unit, r.source, note, key=(r.table, r.row, r.column))
+    return Comparison(label, r.number, ours, r.unit, r.source, note, key=(r.table, r.row, r.column),
+                      upper_bound=r.column.endswith(UPPER_BOUND_MARK))
 
 
 @dataclass(frozen=True)

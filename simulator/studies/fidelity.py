@@ -10,7 +10,8 @@ title, row label, reference heading).
 
 The counts: published figures compared (ours produced, contradictions left out), split into those used
 for fitting or as inputs and the rest; of the rest, how many lie within 10 % and 20 % and the median of |ours /
-published - 1| (the mean of the middle two for an even count). Deviations are fractions.
+published - 1| (the mean of the middle two for an even count); a published upper bound counts by how far ours
+exceeds it (``Comparison.judged_deviation``). Deviations are fractions.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def row_key(section: Section, row: Comparison) -> tuple[str, str, str]:
 
 
 def misses(row: Comparison) -> bool:
-    """Whether ours parts from the reference by more than ``MISS_FRACTION``."""
-    return row.deviation is not None and abs(row.deviation) > MISS_FRACTION
+    """Whether ours parts from the reference by more than ``MISS_FRACTION`` (a bound: exceeds it by more)."""
+    dev = row.judged_deviation
+    return dev is not None and abs(dev) > MISS_FRACTION
 
 
 @dataclass(frozen=True)
@@ -119,10 +121,10 @@ def tally(rep: Reproduction, reasons: list[Reason]) -> Tally:
                 continue
             if st.contradiction:
                 contradictions += 1
-            elif row.deviation is None:
+            elif row.judged_deviation is None:
                 not_produced += 1
             else:
-                (fitted if st.fitted else checked).append(abs(row.deviation))
+                (fitted if st.fitted else checked).append(abs(row.judged_deviation))
     return Tally(compared=len(checked) + len(fitted), checked=len(checked),
                  within_close=sum(d <= CLOSE_FRACTION for d in checked),
                  within_miss=sum(d <= MISS_FRACTION for d in checked), median_deviation=median(checked),

@@ -77,3 +77,20 @@ def test_load_reasons_rejects_an_unknown_kind(tmp_path):
     path.write_text("target,table,row,column,kind,cause,evidence\nt,T,r,c,excuse,why,where\n")
     with pytest.raises(ValueError, match="kind must be one of"):
         load_reasons(path)
+
+
+def test_a_published_upper_bound_counts_as_met_at_or_below_it_and_by_its_excess_above():
+    from simulator.studies.comparisons import published
+    from simulator.studies.references import ReferenceRow
+
+    def bound_row(ours: float) -> Comparison:
+        ref = ReferenceRow(table="T", row="r", column="error (under)", value="2", unit="%", source="a source")
+        return published(ref, "error (under)", ours)
+
+    below, above = bound_row(0.5), bound_row(3.0)
+    assert below.upper_bound and below.deviation == pytest.approx(-0.75) and below.judged_deviation == 0.0
+    assert above.judged_deviation == pytest.approx(0.5)
+    t = tally(Reproduction("t", "test", (Section("bounds", (below, above)),), ()), [])
+    assert (t.checked, t.within_close, t.within_miss, t.unexplained) == (2, 1, 1, 1)  # the exceeded one has no reason
+    value = Comparison("error", 2.0, 0.5, "%", "a source", key=("T", "r", "error"))
+    assert not value.upper_bound and value.judged_deviation == pytest.approx(-0.75)
