@@ -152,3 +152,27 @@ def test_figure_12_of_a_coupling_whose_placements_did_not_run_draws_without_a_le
         warnings.simplefilter("error")
         accelerators_figure(table, {"lap-dram": "dram", "systolic-os-llc": "llc"}, tmp_path / "fig12.png")
     assert (tmp_path / "fig12.png").stat().st_size > 0
+
+
+def test_figure_11_stacks_every_energy_part_a_point_has_up_to_its_total(tmp_path, monkeypatch):
+    """A part a point lacks (the HBM energy of a point without HBM: empty in table.csv) counts as 0 J, so
+    each bar of the total-energy figure reaches the point's energy_total_j."""
+    import numpy as np
+    import pandas as pd
+
+    from simulator.studies.fmm import placement
+
+    table = pd.read_csv(ROOT / "results" / "fmm" / "table.csv")
+    assert table.energy_hbm_j.isna().any() and table.energy_hbm_j.notna().any()  # the case under test
+    drawn: dict[str, Any] = {}
+    monkeypatch.setattr(placement, "save_figure", lambda fig, path, dpi=110: drawn.setdefault(Path(path).name, fig))
+    placement.figures(table, tmp_path, placement.accelerator_couplings(placement.load_study(placement.STUDY)))
+    ax = drawn[placement.FIGURE_FILES[3]].axes[0]
+    tops: dict[float, float] = {}
+    for bar in ax.patches:
+        x = round(bar.get_x(), 9)
+        tops[x] = max(tops.get(x, 0.0), bar.get_y() + bar.get_height())
+    shown = table[table.gemm.isin(placement.MODELLED_GEMMS)]
+    assert len(tops) == len(shown)
+    assert sorted(tops.values()) == pytest.approx(sorted(shown.energy_total_j), rel=1e-12)
+    assert np.isfinite(list(tops.values())).all()

@@ -541,7 +541,7 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
     qs = sorted(t.q.unique())
 
     def bars(ax, col_sets, labels, title, ylabel, scale):
-        # one call per configuration and column (a call per bar made these figures take seconds)
+        # one bar call per configuration and column: matplotlib's cost is per call
         width = 0.8 / len(configs)
         labelled = False
         for ci, cfg in enumerate(configs):
@@ -551,7 +551,7 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
             x = np.array([qs.index(q) for q in r.q]) + ci * width
             bottom = np.zeros(len(r))
             for k, col in enumerate(col_sets):
-                v = r[col].to_numpy(dtype=float) * scale
+                v = np.nan_to_num(r[col].to_numpy(dtype=float)) * scale  # a part a point lacks: 0
                 ax.bar(x, v, width, bottom=bottom, color=f"C{k}", label=None if labelled else labels[k],
                        edgecolor="k", linewidth=0.2)
                 bottom = bottom + v
@@ -599,26 +599,26 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
     fig, axes = plt.subplots(2, max(len(sites), 1), figsize=(5.5 * max(len(sites), 1), 8), squeeze=False)
     for col, site in enumerate(sites):
         names = [name for name, c in couplings.items() if c == site]
-        ran = [set(table[table.placement == name].variant) for name in names]
-        variants = [v for v in fmm_ulist.VARIANTS if all(v in r for r in ran)]
+        ran_variants = [set(table[table.placement == name].variant) for name in names]
+        variants = [v for v in fmm_ulist.VARIANTS if all(v in r for r in ran_variants)]
         groups = [(q, v) for q in qs for v in variants]
         width = 0.8 / len(names)
         top, bottom = axes[0][col], axes[1][col]
         labelled = False
-        for ni, name in enumerate(names):  # one call per placement and part (not per bar: seconds saved)
+        for ni, name in enumerate(names):  # one bar call per placement and part: matplotlib's cost is per call
             rows = [table[(table.q == q) & (table.placement == name) & (table.variant == v)] for q, v in groups]
-            ran = [(gi, r.iloc[0]) for gi, r in enumerate(rows) if len(r)]  # a grid may lack a group
-            if not ran:
+            present = [(gi, r.iloc[0]) for gi, r in enumerate(rows) if len(r)]  # a grid may lack a group
+            if not present:
                 continue
             # the k-th placement of every coupling in one colour: the LAP, then the arrays in study order
-            x = np.array([gi for gi, _ in ran]) + ni * width
-            gemm_mc = np.array([float(r.cycles_gemm) for _, r in ran]) / 1e6
-            total_mc = np.array([float(r.cycles) for _, r in ran]) / 1e6
+            x = np.array([gi for gi, _ in present]) + ni * width
+            gemm_mc = np.array([float(r.cycles_gemm) for _, r in present]) / 1e6
+            total_mc = np.array([float(r.cycles) for _, r in present]) / 1e6
             colour = f"C{ni}"
             top.bar(x, gemm_mc, width, color=colour, label=name)
             top.bar(x, total_mc - gemm_mc, width, bottom=gemm_mc, color=colour, alpha=0.35, hatch="//",
                     edgecolor="k", linewidth=0.2)
-            bottom.bar(x, [float(r.energy_total_j) for _, r in ran], width, color=colour, label=name)
+            bottom.bar(x, [float(r.energy_total_j) for _, r in present], width, color=colour, label=name)
             labelled = True
         for ax in (top, bottom):
             ax.set_xticks([gi + 0.4 - width / 2 for gi in range(len(groups))], [f"q={q} {v}" for q, v in groups],
