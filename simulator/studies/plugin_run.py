@@ -244,23 +244,28 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
             plan(r, r.planned)
         for r in runs:
             settle(r)
-        while queue is not None and tasks:
-            for task in queue.completed():
-                r, point = tasks.pop(task)
-                r.pending -= 1
-                key = point.key()
-                try:
-                    record = task.result()
-                except Exception as exc:  # noqa: BLE001 -- the point's error is recorded, the others run on
-                    r.outcome.failed[key] = f"{type(exc).__name__}: {exc}"
-                    _store(r.out, key, {"key": key, "point": repr(point), "error": r.outcome.failed[key]}, "failed")
-                else:
-                    _store(r.out, key, {"key": key, "record": record})
-                    (r.out / "failed" / f"{key}.json").unlink(missing_ok=True)
-                    r.outcome.records[point] = record
-                    r.outcome.simulated.append(key)
-                bar.update()
-                settle(r)
+        try:
+            while queue is not None and tasks:
+                for task in queue.completed():
+                    r, point = tasks.pop(task)
+                    r.pending -= 1
+                    key = point.key()
+                    try:
+                        record = task.result()
+                    except Exception as exc:  # noqa: BLE001 -- the point's error is recorded, the others run on
+                        r.outcome.failed[key] = f"{type(exc).__name__}: {exc}"
+                        _store(r.out, key, {"key": key, "point": repr(point), "error": r.outcome.failed[key]},
+                               "failed")
+                    else:
+                        _store(r.out, key, {"key": key, "record": record})
+                        (r.out / "failed" / f"{key}.json").unlink(missing_ok=True)
+                        r.outcome.records[point] = record
+                        r.outcome.simulated.append(key)
+                    bar.update()
+                    settle(r)
+        finally:  # a report that raised: the points not yet started are dropped rather than waited for
+            if queue is not None:
+                queue.cancel()
         pool.close()
     return [r.outcome for r in runs]
 

@@ -80,8 +80,10 @@ class LongestFirst:
         while self._running or self._waiting:
             self._fill()
             done, _ = wait(list(self._running), return_when=FIRST_COMPLETED)
-            for future in [f for f in self._running if f in done]:  # in the order they were started
-                yield self._running.pop(future)
+            # every finished task leaves the running set before the first is handed over, so that a worker
+            # it freed counts as free while the caller works (``start_waiting``)
+            finished = [self._running.pop(f) for f in [f for f in self._running if f in done]]  # in start order
+            yield from finished
             self._fill()
 
 

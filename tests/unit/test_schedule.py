@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import pytest
 
@@ -67,3 +67,18 @@ def test_start_waiting_hands_a_freed_worker_its_next_task_before_the_caller_move
                 assert second.future is not None  # e.g. before a report it is about to write
             seen.append(task.result())
     assert seen == ["first", "second"]
+
+
+def test_start_waiting_fills_every_worker_freed_in_one_batch():
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        queue = LongestFirst(pool, capacity=2)
+        first, second = queue.submit((4,), lambda: "a"), queue.submit((3,), lambda: "b")
+        third, fourth = queue.submit((2,), lambda: "c"), queue.submit((1,), lambda: "d")
+        wait([first.future, second.future])  # both workers free before the caller looks
+        seen = []
+        for task in queue.completed():
+            if task is first:
+                queue.start_waiting()
+                assert third.future is not None and fourth.future is not None
+            seen.append(task.result())
+    assert sorted(seen) == ["a", "b", "c", "d"]

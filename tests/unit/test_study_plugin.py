@@ -142,3 +142,49 @@ def test_an_interrupted_study_keeps_its_stored_points_and_the_next_run_reuses_th
     assert len(list((out / "points").iterdir())) == 3
     outcome = run_plugin(TOY, "toy", {"ns": [1, 2]}, out, workers=1, progress=False)
     assert len(outcome.reused) == 3 and not outcome.simulated and outcome.result == [1, 4, 25]
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A toy point that leaves ``marker`` (a file path, "" for none) when it starts."""
+
+    n: int
+    marker: str = ""
+
+    def key(self) -> str:
+        return point_key("marked", self.n, self.marker)
+
+    def cost(self) -> tuple[float]:
+        return (float(self.n),)
+
+
+def run_marked(point: Marked) -> dict:
+    if point.marker:
+        Path(point.marker).write_text("started\n")
+    return {"n": point.n}
+
+
+def report_after_marker(spec: dict, quick: bool, records: dict, out: Path) -> bool:
+    """Whether the file ``spec["wait_for"]`` appears while this report is being written (up to 20 s)."""
+    import time
+
+    wait_for = spec.get("wait_for")
+    deadline = time.monotonic() + 20.0
+    while wait_for and time.monotonic() < deadline:
+        if Path(wait_for).exists():
+            return True
+        time.sleep(0.02)
+    return not wait_for
+
+
+MARKED = StudyPlugin(title="the marked study", load=lambda path: {}, points=lambda spec, quick: [Marked(*spec["point"])],
+                     run_point=run_marked, report=report_after_marker, outputs=())
+
+
+def test_another_studys_point_runs_while_a_report_is_written(tmp_path):
+    marker = tmp_path / "second-started"
+    jobs = [PluginJob(MARKED, "marked", {"point": (2,), "wait_for": str(marker)}, tmp_path / "a"),
+            PluginJob(MARKED, "marked", {"point": (1, str(marker))}, tmp_path / "b")]
+    first, second = run_plugins(jobs, workers=1, progress=False)  # the longer point, the first study's, runs first
+    assert first.result is True  # the one worker took the second study's point before the first report ended
+    assert second.result is True
