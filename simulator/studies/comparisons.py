@@ -41,10 +41,9 @@ class Comparison:
     @property
     def judged_deviation(self) -> float | None:
         """The deviation the counts judge: ``deviation``, or for an upper bound how far ours exceeds it (0 when met)."""
-        dev = self.deviation
-        if dev is None or not self.upper_bound:
-            return dev
-        return max(dev, 0.0)
+        if not self.upper_bound or self.ours is None:
+            return self.deviation
+        return 0.0 if self.ours <= self.reference else self.deviation
 
 
 def published(r: ReferenceRow, label: str, ours: float | None, note: str = "") -> Comparison:

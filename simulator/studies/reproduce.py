@@ -106,7 +106,7 @@ def render_markdown(rep: Reproduction, out_dir: Path, quick: bool, reasons: list
             shown.append(c)
             lines.append(f"| {c.label} | {_fmt(c.reference)} | {_fmt(c.ours)} | {_fmt_dev(c.deviation)} | "
                          f"{c.unit} | {c.source} | {c.note} | {st.cell()} |")
-        devs = [abs(c.deviation) for c in shown if c.deviation is not None]
+        devs = [abs(c.judged_deviation) for c in shown if c.judged_deviation is not None]
         if devs:
             lines += ["", f"{len(devs)} of {len(shown)} compared; |deviation| median "
                       f"{median(devs) * 100:.1f} %, max {max(devs) * 100:.1f} %."]

@@ -94,3 +94,11 @@ def test_a_published_upper_bound_counts_as_met_at_or_below_it_and_by_its_excess_
     assert (t.checked, t.within_close, t.within_miss, t.unexplained) == (2, 1, 1, 1)  # the exceeded one has no reason
     value = Comparison("error", 2.0, 0.5, "%", "a source", key=("T", "r", "error"))
     assert not value.upper_bound and value.judged_deviation == pytest.approx(-0.75)
+
+
+def test_an_upper_bound_of_zero_or_below_is_met_at_or_below_it():
+    zero = Comparison("x (under)", 0.0, 0.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
+    negative = Comparison("x (under)", -2.0, -3.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
+    over = Comparison("x (under)", -2.0, -1.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
+    assert zero.judged_deviation == 0.0 and negative.judged_deviation == 0.0
+    assert over.judged_deviation == pytest.approx(-0.5)  # ours above the bound: judged by its distance
