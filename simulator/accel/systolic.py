@@ -112,7 +112,7 @@ class _BlockLines:
         """Lines the folds ``folds`` move of their blocks, each block once: all of it, or the leading share
         of its lines that the largest of its ``words`` (per fold) is of its ``block_words``."""
         moving = np.flatnonzero(words[folds]) + folds.start
-        blocks, where = np.unique(self.block[moving], return_inverse=True)
+        blocks, where = _distinct_and_where(self.block[moving])
         share = np.zeros(len(blocks))
         np.maximum.at(share, where, words[moving] / block_words[moving])
         lo = self._offsets[blocks]
@@ -159,7 +159,32 @@ def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_by
 
 def _distinct(parts: list[np.ndarray]) -> np.ndarray:
     """The distinct lines of ``parts``, sorted (a line several blocks of a step share moves once)."""
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    values = np.concatenate(parts)
+    values.sort()
+    return values[_firsts(values)]
+
+
+def _distinct_and_where(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``: the distinct values, sorted, and where each value is among them."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = _firsts(ordered)
+    where = np.empty(len(values), dtype=np.intp)
+    where[order] = np.cumsum(first) - 1
+    return ordered[first], where
+
+
+def _firsts(ordered: np.ndarray) -> np.ndarray:
+    """Whether each value of sorted ``ordered`` is the first of its run of equal values.
+
+    What ``np.unique`` does, written out: numpy's own takes a hashing route for plain distinct values that is
+    several times slower on these integer arrays, and costs more per call on the short ones."""
+    first = np.empty(len(ordered), dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return first
 
 
 @dataclass

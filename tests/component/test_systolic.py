@@ -3,7 +3,10 @@ coupling, accumulate, energy pricing, and its config checks."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import simulator
 from simulator.accel.systolic_dataflow import FoldPlan, input_dram_words
@@ -73,3 +76,18 @@ def test_energy_prices_the_counts():
 def test_a_bad_array_is_refused_naming_the_key(override, says):
     with pytest.raises(ConfigError, match=says):
         load_spec(SYSTEM, SystemSpec, [override])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(min_value=0, max_value=50), max_size=30), max_size=4))
+def test_the_distinct_lines_of_a_step_are_numpys_unique(parts):
+    from simulator.accel.systolic import _distinct, _distinct_and_where
+
+    arrays = [np.array(p, dtype=np.int64) for p in parts]
+    got = _distinct(arrays)
+    want = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, dtype=np.int64)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+    values = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    distinct, where = _distinct_and_where(values)
+    want_distinct, want_where = np.unique(values, return_inverse=True)
+    assert np.array_equal(distinct, want_distinct) and np.array_equal(where, want_where.ravel())
