@@ -57,13 +57,17 @@ class LongestFirst:
         return task
 
     def start_waiting(self) -> None:
-        """Start waiting tasks on the free workers now. ``completed`` starts them once the caller takes the
-        next task; a caller about to be busy between two (a report to write) calls this first, so that no
-        worker idles meanwhile."""
-        self._fill()
+        """Start waiting tasks on the free workers now, counting as free the workers of tasks that have finished
+        but are not yet handed over. ``completed`` starts them as the caller takes each task, so that a task the
+        caller submits on seeing one is placed by its priority; a caller about to be busy between two (a report
+        to write) calls this first, so that no worker idles meanwhile."""
+        self._fill(finished_free=True)
 
-    def _fill(self) -> None:
-        while self._waiting and (self._capacity is None or len(self._running) < self._capacity):
+    def _fill(self, finished_free: bool = False) -> None:
+        def busy() -> int:
+            return sum(not f.done() for f in self._running) if finished_free else len(self._running)
+
+        while self._waiting and (self._capacity is None or busy() < self._capacity):
             task = heapq.heappop(self._waiting)[2]
             task.future = self._executor.submit(task.fn, *task.args)
             self._running[task.future] = task
@@ -80,10 +84,8 @@ class LongestFirst:
         while self._running or self._waiting:
             self._fill()
             done, _ = wait(list(self._running), return_when=FIRST_COMPLETED)
-            # every finished task leaves the running set before the first is handed over, so that a worker
-            # it freed counts as free while the caller works (``start_waiting``)
-            finished = [self._running.pop(f) for f in [f for f in self._running if f in done]]  # in start order
-            yield from finished
+            for future in [f for f in self._running if f in done]:  # in the order they were started
+                yield self._running.pop(future)
             self._fill()
 
 

@@ -45,6 +45,27 @@ def test_waiting_tasks_start_by_priority_and_late_ones_jump_the_queue():
     assert seen == started
 
 
+def test_a_late_task_is_placed_by_its_priority_when_several_tasks_finish_at_once():
+    started = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn, *args):
+            started.append(args[0])
+            return super().submit(fn, *args)
+
+    with Recording(max_workers=2) as pool:
+        queue = LongestFirst(pool, capacity=2)
+        a, b = queue.submit((5,), str, "a"), queue.submit((4,), str, "b")
+        queue.submit((1,), str, "low")
+        wait([a.future, b.future])  # both finish before the caller looks
+        for task in queue.completed():
+            if task is a:
+                queue.submit((2,), str, "after-a")
+            if task is b:
+                queue.submit((10,), str, "late-big")  # takes the worker b freed, ahead of the waiting "low"
+    assert started == ["a", "b", "after-a", "late-big", "low"]
+
+
 def test_a_task_error_is_raised_by_its_result():
     with ThreadPoolExecutor(max_workers=2) as pool:
         queue = LongestFirst(pool, capacity=None)
