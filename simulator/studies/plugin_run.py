@@ -240,11 +240,11 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
                 if not r.outcome.failed:
                     r.outcome.result = r.job.plugin.report(r.job.spec, r.job.quick, r.outcome.records, r.out)
 
-        for r in runs:
-            plan(r, r.planned)
-        for r in runs:
-            settle(r)
         try:
+            for r in runs:
+                plan(r, r.planned)
+            for r in runs:
+                settle(r)
             while queue is not None and tasks:
                 for task in queue.completed():
                     r, point = tasks.pop(task)
@@ -263,7 +263,7 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
                         r.outcome.simulated.append(key)
                     bar.update()
                     settle(r)
-        finally:  # a report that raised: the points not yet started are dropped rather than waited for
+        finally:  # on any exception (a report, a store, Ctrl-C) the points not yet started are dropped, not waited for
             if queue is not None:
                 queue.cancel()
         pool.close()

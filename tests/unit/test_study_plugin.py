@@ -188,3 +188,73 @@ def test_another_studys_point_runs_while_a_report_is_written(tmp_path):
     first, second = run_plugins(jobs, workers=1, progress=False)  # the longer point, the first study's, runs first
     assert first.result is True  # the one worker took the second study's point before the first report ended
     assert second.result is True
+
+
+@dataclass(frozen=True)
+class Slow:
+    """A toy point that leaves ``marker`` when it runs, after ``seconds``."""
+
+    n: int
+    marker: str
+    seconds: float = 0.0
+
+    def key(self) -> str:
+        return point_key("slow", self.n, self.marker)
+
+    def cost(self) -> tuple[float]:
+        return (float(self.n),)
+
+
+def run_slow(point: Slow) -> dict:
+    import time
+
+    time.sleep(point.seconds)
+    Path(point.marker).write_text("ran\n")
+    return {"n": point.n}
+
+
+def report_or_fail(spec: dict, quick: bool, records: dict, out: Path) -> None:
+    if spec.get("fail"):
+        raise RuntimeError("the report failed")
+
+
+SLOW = StudyPlugin(title="the slow study", load=lambda path: {}, points=lambda spec, quick: [Slow(*p) for p in spec["points"]],
+                   run_point=run_slow, report=report_or_fail, outputs=())
+
+
+def test_a_failing_report_drops_the_points_handed_to_a_scheduler_but_not_started(tmp_path, monkeypatch):
+    """With a scheduler every point is handed over at once (no capacity); a report that raises cancels those
+    its workers have not started, rather than leaving them to run while the error waits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from simulator.studies import plugin_run
+
+    class OneThreadScheduler:
+        def __init__(self, *options):
+            self.executor = None
+
+        def open(self):
+            self.executor = self.executor or ThreadPoolExecutor(max_workers=1)
+            return self.executor
+
+        def capacity(self):
+            return None
+
+        def close(self):
+            if self.executor is not None:
+                self.executor.shutdown(wait=True)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
+    monkeypatch.setattr(plugin_run, "PointPool", OneThreadScheduler)
+    first, running, queued = (tmp_path / name for name in ("first", "running", "queued"))
+    jobs = [PluginJob(SLOW, "slow", {"points": [(3, str(first))], "fail": True}, tmp_path / "a"),
+            PluginJob(SLOW, "slow", {"points": [(2, str(running), 0.5), (1, str(queued))]}, tmp_path / "b")]
+    with pytest.raises(RuntimeError, match="the report failed"):
+        run_plugins(jobs, progress=False)
+    assert first.exists()
+    assert not queued.exists()  # queued behind the running point when the report failed: cancelled
