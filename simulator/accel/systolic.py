@@ -167,8 +167,9 @@ def _distinct(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def _distinct_and_where(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(values, return_inverse=True)``: the distinct values, sorted, and where each value is among them."""
-    order = np.argsort(values, kind="stable")
+    """``np.unique(values, return_inverse=True)`` of 1-D integer ``values``: the distinct values, sorted, and where
+    each value is among them."""
+    order = np.argsort(values)
     ordered = values[order]
     first = _firsts(ordered)
     where = np.empty(len(values), dtype=np.intp)
@@ -177,7 +178,7 @@ def _distinct_and_where(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _firsts(ordered: np.ndarray) -> np.ndarray:
-    """Whether each value of sorted ``ordered`` is the first of its run of equal values.
+    """Whether each value of sorted 1-D integer ``ordered`` is the first of its run of equal values.
 
     What ``np.unique`` does, written out: numpy's own takes a hashing route for plain distinct values that is
     several times slower on these integer arrays, and costs more per call on the short ones."""

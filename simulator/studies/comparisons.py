@@ -9,6 +9,7 @@ how far ours exceeds the bound (``judged_deviation``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +44,9 @@ class Comparison:
         """The deviation the counts judge: ``deviation``, or for an upper bound how far ours exceeds it (0 when met)."""
         if not self.upper_bound or self.ours is None:
             return self.deviation
-        return 0.0 if self.ours <= self.reference else self.deviation
+        if self.ours <= self.reference:
+            return 0.0
+        return self.deviation if self.reference > 0 else math.inf  # above a bound of 0 or below: a miss
 
 
 def published(r: ReferenceRow, label: str, ours: float | None, note: str = "") -> Comparison:

@@ -108,7 +108,8 @@ def render_markdown(rep: Reproduction, out_dir: Path, quick: bool, reasons: list
                          f"{c.unit} | {c.source} | {c.note} | {st.cell()} |")
         devs = [abs(c.judged_deviation) for c in shown if c.judged_deviation is not None]
         if devs:
-            lines += ["", f"{len(devs)} of {len(shown)} compared; |deviation| median "
+            met_bounds = " (a bound met counts as 0)" if any(c.upper_bound for c in shown) else ""
+            lines += ["", f"{len(devs)} of {len(shown)} compared; |deviation|{met_bounds} median "
                       f"{median(devs) * 100:.1f} %, max {max(devs) * 100:.1f} %."]
         lines.append("")
     if apart:

@@ -90,4 +90,5 @@ def test_the_distinct_lines_of_a_step_are_numpys_unique(parts):
     values = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
     distinct, where = _distinct_and_where(values)
     want_distinct, want_where = np.unique(values, return_inverse=True)
-    assert np.array_equal(distinct, want_distinct) and np.array_equal(where, want_where.ravel())
+    assert np.array_equal(distinct, want_distinct) and np.array_equal(where, want_where)
+    assert where.dtype == want_where.dtype and where.shape == values.shape

@@ -101,4 +101,6 @@ def test_an_upper_bound_of_zero_or_below_is_met_at_or_below_it():
     negative = Comparison("x (under)", -2.0, -3.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
     over = Comparison("x (under)", -2.0, -1.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
     assert zero.judged_deviation == 0.0 and negative.judged_deviation == 0.0
-    assert over.judged_deviation == pytest.approx(-0.5)  # ours above the bound: judged by its distance
+    above_zero = Comparison("x (under)", 0.0, 0.1, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
+    # above a bound of 0 or below, ours / bound - 1 measures nothing: a miss, not "not produced"
+    assert over.judged_deviation == float("inf") and above_zero.judged_deviation == float("inf")
