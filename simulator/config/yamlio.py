@@ -11,12 +11,13 @@ and a self-referential alias makes a structure without end.
 
 from __future__ import annotations
 
+import copy
+import functools
+import os
+import stat
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
-
-import os
-import stat
 
 import yaml
 
@@ -29,6 +30,11 @@ MAX_CONFIG_BYTES = 1024 * 1024
 #: of what it names). Configs need few or no aliases; this many keep every walk over the
 #: expanded config (presets, overrides, validation, hashing) within a fraction of a second.
 MAX_ALIAS_EXPANSION_NODES = 10_000
+#: Documents whose parsed data a process keeps, by text and source, and the longest text kept (characters):
+#: the runs of a study or a reproduction read the same system and preset files again and again (one
+#: reproduction parses some 1,400 documents), and the pure-Python parser is a large share of their time.
+KEPT_DOCUMENTS = 256
+MAX_KEPT_TEXT_CHARS = 64 * 1024
 
 
 class _AliasProblem(Exception):
@@ -165,7 +171,22 @@ def load_yaml(path: str | Path) -> Any:
 
 
 def load_yaml_text(text: str, source: str) -> Any:
-    """Read YAML ``text`` strictly (as ``load_yaml``); messages start with ``source``."""
+    """Read YAML ``text`` strictly (as ``load_yaml``); messages start with ``source``. Each call returns data of
+    its own, which the caller may change."""
+    if len(text) > MAX_KEPT_TEXT_CHARS:
+        return _parse(text, source)
+    return copy.deepcopy(_kept_parse(text, source, MAX_ALIAS_EXPANSION_NODES))
+
+
+@functools.lru_cache(maxsize=KEPT_DOCUMENTS)
+def _kept_parse(text: str, source: str, alias_budget: int) -> Any:
+    """``_parse``, kept for the next call with the same text, source and alias budget (a refused text is
+    parsed again)."""
+    return _parse(text, source)
+
+
+def _parse(text: str, source: str) -> Any:
+    """The data of YAML ``text`` (``load_yaml_text``)."""
     loader = None
     try:
         loader = _StrictLoader(text, source)  # the reader rejects non-printable characters here

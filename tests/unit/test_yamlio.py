@@ -81,3 +81,13 @@ def test_a_config_must_be_a_regular_file_within_the_size_cap(tmp_path):
             load_yaml(path)
         (message,) = err.value.messages
         assert message.startswith(f"{path}: ") and says in message
+
+
+def test_a_document_read_again_is_data_of_its_own_and_follows_the_file(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text("a: {b: [1, 2]}\n")
+    first = load_yaml(path)
+    first["a"]["b"].append(3)  # a caller changing its data (overrides do)
+    assert load_yaml(path) == {"a": {"b": [1, 2]}}
+    path.write_text("a: {b: [4]}\n")
+    assert load_yaml(path) == {"a": {"b": [4]}}
