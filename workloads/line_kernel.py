@@ -42,6 +42,13 @@ def _row_start(i: int, e: int, addr, stride, listed, offsets, values) -> int:
 
 
 @njit(cache=True)
+def _contiguous(i: int, elem_bytes, stride, count, listed) -> bool:
+    """Whether row ``i``'s elements lie back to back from its address up (stride = element size), so that its
+    lines, each once in rising order, are the range from its first byte's line to its last byte's."""
+    return not listed[i] and count[i] > 0 and elem_bytes[i] > 0 and stride[i] == elem_bytes[i]
+
+
+@njit(cache=True)
 def lines_of_rows(rows, addr, elem_bytes, stride, count, listed, offsets, values, line_bytes: int):
     """The lines of trace rows ``rows`` in one call: per row, what ``lines_of_elements`` gives for its
     elements (a listed row's addresses start runs of ``count // len(addrs)`` elements; another row's
@@ -53,6 +60,10 @@ def lines_of_rows(rows, addr, elem_bytes, stride, count, listed, offsets, values
     total = 0
     for j in range(n):
         i = rows[j]
+        if _contiguous(i, elem_bytes, stride, count, listed):  # its lines are one range: no walk per element
+            n_starts[j] = -1
+            total += (addr[i] + count[i] * elem_bytes[i] - 1) // line_bytes - addr[i] // line_bytes + 1
+            continue
         if listed[i]:
             n_starts[j] = offsets[i + 1] - offsets[i]
             run_bytes[j] = (count[i] // max(1, n_starts[j])) * elem_bytes[i]
@@ -68,6 +79,12 @@ def lines_of_rows(rows, addr, elem_bytes, stride, count, listed, offsets, values
     for j in range(n):
         i = rows[j]
         first = k
+        if n_starts[j] < 0:
+            for line in range(addr[i] // line_bytes, (addr[i] + count[i] * elem_bytes[i] - 1) // line_bytes + 1):
+                out[k] = line
+                k += 1
+            row_offsets[j + 1] = k
+            continue
         for e in range(n_starts[j]):
             s = _row_start(i, e, addr, stride, listed, offsets, values)
             for line in range(s // line_bytes, (s + run_bytes[j] - 1) // line_bytes + 1):

@@ -3,6 +3,8 @@ element_lines / gather_lines give it alone."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workloads.line_kernel import lines_of_rows
 from workloads.trace import element_lines, gather_lines
@@ -54,3 +56,17 @@ def test_block_matches_rows_alone(order):
 def test_a_row_keeps_a_first_line_equal_to_the_last_of_the_row_before():
     lines, offsets = lines_of_rows(np.array([0, 0], dtype=np.int64), *_columns([(0, 8, 8, 8, None)]), LINE_BYTES)
     assert lines.tolist() == [0, 0] and offsets.tolist() == [0, 1, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(1, 80), st.sampled_from(["back to back", "down", "same", "apart"]),
+                          st.integers(0, 60)), min_size=1, max_size=6))
+def test_rows_of_any_shape_match_their_lines_alone(specs):
+    """Back-to-back rows (one range of lines, without a walk per element) among the other shapes."""
+    stride_of = {"back to back": lambda e: e, "down": lambda e: -e, "same": lambda e: 0, "apart": lambda e: 3 * e + 5}
+    rows = [(addr + (count * elem if kind == "down" else 0), elem, stride_of[kind](elem), count, None)
+            for addr, elem, kind, count in specs]
+    order = np.arange(len(rows), dtype=np.int64)
+    lines, offsets = lines_of_rows(order, *_columns(rows), LINE_BYTES)
+    for j, row in enumerate(rows):
+        np.testing.assert_array_equal(lines[offsets[j]:offsets[j + 1]], _alone(row), err_msg=f"row {row}")
