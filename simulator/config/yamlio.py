@@ -6,7 +6,8 @@ and names both lines. A config input must be a regular file of at most
 forever), and its aliases may not expand it beyond ``MAX_ALIAS_EXPANSION_NODES``
 extra nodes nor refer to themselves: a "billion laughs" file of a few hundred
 bytes expands to 9^9 nodes that every later walk over the config would visit,
-and a self-referential alias makes a structure without end.
+and a self-referential alias makes a structure without end. A process keeps the data of the documents it
+has read (``KEPT_DOCUMENTS``) and hands each caller a copy.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ MAX_CONFIG_BYTES = 1024 * 1024
 #: of what it names). Configs need few or no aliases; this many keep every walk over the
 #: expanded config (presets, overrides, validation, hashing) within a fraction of a second.
 MAX_ALIAS_EXPANSION_NODES = 10_000
-#: Documents whose parsed data a process keeps, by text and source, and the longest text kept (characters):
+#: Documents whose parsed data a process keeps (by text, source and alias budget), and the longest text kept
+#: (characters):
 #: the runs of a study or a reproduction read the same system and preset files again and again (one
 #: reproduction parses some 1,400 documents), and the pure-Python parser is a large share of their time.
 KEPT_DOCUMENTS = 256
