@@ -39,6 +39,7 @@ Times are in host cycles, granularities in bytes.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -433,6 +434,16 @@ def load_platform_entries(path: str | Path) -> dict[str, PlatformEntry]:
     source = str(path)
     try:
         text = config_text(path)  # a regular file under the size cap
+    except ConfigError as exc:
+        raise ValueError("; ".join(exc.messages)) from None
+    return dict(_entries_of_text(text, source))  # the entries are frozen; the mapping is the caller's
+
+
+@functools.lru_cache(maxsize=16)
+def _entries_of_text(text: str, source: str) -> dict[str, PlatformEntry]:
+    """``load_platform_entries`` of a file's ``text``, kept per process: a reproduction reads its tables
+    again for every check (32 times in one run of logca-crypto), and each read parses the YAML three times."""
+    try:
         check_aliases(text, source)
     except ConfigError as exc:
         raise ValueError("; ".join(exc.messages)) from None

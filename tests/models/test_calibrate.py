@@ -100,6 +100,17 @@ def test_fit_complexity_and_validation() -> None:
 # --- the Table 4.3 data file ------------------------------------------------------
 
 
+def test_a_table_read_again_is_a_mapping_of_its_own_and_follows_the_file(tmp_path) -> None:
+    entries = load_platform_entries(TABLE)
+    entries.pop("ultrasparc_t2_aes")  # a caller changing its mapping
+    assert "ultrasparc_t2_aes" in load_platform_entries(TABLE)
+    copy = tmp_path / "table.yaml"
+    copy.write_text(Path(TABLE).read_text())
+    assert load_platform_entries(copy) == load_platform_entries(TABLE)
+    copy.write_text(Path(TABLE).read_text().replace("ultrasparc_t2_aes:", "ultrasparc_t2_aes_renamed:", 1))
+    assert "ultrasparc_t2_aes_renamed" in load_platform_entries(copy)
+
+
 def test_table_4_3_loads_with_cited_sources() -> None:
     entries = load_platform_entries(TABLE)
     assert len(entries) == 19
