@@ -146,10 +146,11 @@ def test_an_interrupted_study_keeps_its_stored_points_and_the_next_run_reuses_th
 
 @dataclass(frozen=True)
 class Marked:
-    """A toy point that leaves ``marker`` (a file path, "" for none) when it starts."""
+    """A toy point that, after ``seconds``, leaves ``marker`` (a file path, "" for none)."""
 
     n: int
     marker: str = ""
+    seconds: float = 0.0
 
     def key(self) -> str:
         return point_key("marked", self.n, self.marker)
@@ -159,15 +160,21 @@ class Marked:
 
 
 def run_marked(point: Marked) -> dict:
+    import time
+
+    time.sleep(point.seconds)
     if point.marker:
-        Path(point.marker).write_text("started\n")
+        Path(point.marker).write_text("ran\n")
     return {"n": point.n}
 
 
-def report_after_marker(spec: dict, quick: bool, records: dict, out: Path) -> bool:
-    """Whether the file ``spec["wait_for"]`` appears while this report is being written (up to 20 s)."""
+def report_marked(spec: dict, quick: bool, records: dict, out: Path) -> bool:
+    """Raises with ``spec["fail"]``; else whether the file ``spec["wait_for"]`` (if any) appears while this report
+    is being written (up to 20 s)."""
     import time
 
+    if spec.get("fail"):
+        raise RuntimeError("the report failed")
     wait_for = spec.get("wait_for")
     deadline = time.monotonic() + 20.0
     while wait_for and time.monotonic() < deadline:
@@ -177,49 +184,18 @@ def report_after_marker(spec: dict, quick: bool, records: dict, out: Path) -> bo
     return not wait_for
 
 
-MARKED = StudyPlugin(title="the marked study", load=lambda path: {}, points=lambda spec, quick: [Marked(*spec["point"])],
-                     run_point=run_marked, report=report_after_marker, outputs=())
+MARKED = StudyPlugin(title="the marked study", load=lambda path: {},
+                     points=lambda spec, quick: [Marked(*p) for p in spec["points"]], run_point=run_marked,
+                     report=report_marked, outputs=())
 
 
 def test_another_studys_point_runs_while_a_report_is_written(tmp_path):
     marker = tmp_path / "second-started"
-    jobs = [PluginJob(MARKED, "marked", {"point": (2,), "wait_for": str(marker)}, tmp_path / "a"),
-            PluginJob(MARKED, "marked", {"point": (1, str(marker))}, tmp_path / "b")]
+    jobs = [PluginJob(MARKED, "marked", {"points": [(2,)], "wait_for": str(marker)}, tmp_path / "a"),
+            PluginJob(MARKED, "marked", {"points": [(1, str(marker))]}, tmp_path / "b")]
     first, second = run_plugins(jobs, workers=1, progress=False)  # the longer point, the first study's, runs first
     assert first.result is True  # the one worker took the second study's point before the first report ended
     assert second.result is True
-
-
-@dataclass(frozen=True)
-class Slow:
-    """A toy point that leaves ``marker`` when it runs, after ``seconds``."""
-
-    n: int
-    marker: str
-    seconds: float = 0.0
-
-    def key(self) -> str:
-        return point_key("slow", self.n, self.marker)
-
-    def cost(self) -> tuple[float]:
-        return (float(self.n),)
-
-
-def run_slow(point: Slow) -> dict:
-    import time
-
-    time.sleep(point.seconds)
-    Path(point.marker).write_text("ran\n")
-    return {"n": point.n}
-
-
-def report_or_fail(spec: dict, quick: bool, records: dict, out: Path) -> None:
-    if spec.get("fail"):
-        raise RuntimeError("the report failed")
-
-
-SLOW = StudyPlugin(title="the slow study", load=lambda path: {}, points=lambda spec, quick: [Slow(*p) for p in spec["points"]],
-                   run_point=run_slow, report=report_or_fail, outputs=())
 
 
 def test_a_failing_report_drops_the_points_handed_to_a_scheduler_but_not_started(tmp_path, monkeypatch):
@@ -252,8 +228,8 @@ def test_a_failing_report_drops_the_points_handed_to_a_scheduler_but_not_started
 
     monkeypatch.setattr(plugin_run, "PointPool", OneThreadScheduler)
     first, running, queued = (tmp_path / name for name in ("first", "running", "queued"))
-    jobs = [PluginJob(SLOW, "slow", {"points": [(3, str(first))], "fail": True}, tmp_path / "a"),
-            PluginJob(SLOW, "slow", {"points": [(2, str(running), 0.5), (1, str(queued))]}, tmp_path / "b")]
+    jobs = [PluginJob(MARKED, "marked", {"points": [(3, str(first))], "fail": True}, tmp_path / "a"),
+            PluginJob(MARKED, "marked", {"points": [(2, str(running), 0.5), (1, str(queued))]}, tmp_path / "b")]
     with pytest.raises(RuntimeError, match="the report failed"):
         run_plugins(jobs, progress=False)
     assert first.exists()
