@@ -137,21 +137,29 @@ def test_the_plugin_plans_the_micro_runs_and_the_untuned_points_first():
     assert all(run.cost() > point.cost() for run in runs for point in first if isinstance(point, PlacementPoint))
 
 
-def test_figure_12_of_a_coupling_whose_placements_did_not_run_draws_without_a_legend_warning(tmp_path):
-    """A grid that ran no point of a coupling's placements (``reproduce`` runs no systolic array) draws
-    its panels empty, with no legend, rather than warn on stderr."""
+def test_figure_12_draws_the_placements_that_ran_beside_ones_that_did_not(tmp_path, monkeypatch):
+    """A grid narrowed by --only (``reproduce`` runs no systolic array): the LAP's bars are drawn in its
+    coupling's panels even though the array at the same coupling ran nothing, and a coupling none of whose
+    placements ran keeps empty panels, with no legend, rather than warn on stderr."""
     import warnings
 
     import pandas as pd
 
-    from simulator.studies.fmm.placement import accelerators_figure
+    from simulator.studies.fmm import placement
 
-    table = pd.DataFrame({"q": [4], "placement": ["lap-dram"], "variant": ["orig"], "cycles_gemm": [1e6],
-                          "cycles": [2e6], "energy_total_j": [0.1]})
+    table = pd.DataFrame({"q": [4, 4], "placement": ["lap-dram", "lap-dram"], "variant": ["orig", "blocking"],
+                          "cycles_gemm": [1e6, 5e5], "cycles": [2e6, 1.5e6], "energy_total_j": [0.1, 0.08]})
+    drawn: dict[str, Any] = {}
+    monkeypatch.setattr(placement, "save_figure", lambda fig, path, dpi=110: drawn.setdefault("fig", fig))
+    couplings = {"lap-dram": "dram", "systolic-os-dram": "dram", "systolic-os-llc": "llc"}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        accelerators_figure(table, {"lap-dram": "dram", "systolic-os-llc": "llc"}, tmp_path / "fig12.png")
-    assert (tmp_path / "fig12.png").stat().st_size > 0
+        placement.accelerators_figure(table, couplings, tmp_path / "fig12.png")
+    dram_top, llc_top, dram_bottom, llc_bottom = drawn["fig"].axes  # two rows of panels, one column a coupling
+    # two groups (q = 4 orig and blocking), each a GEMM bar and the rest of the cycles above it
+    assert [round(b.get_y() + b.get_height(), 9) for b in dram_top.patches] == [1.0, 0.5, 2.0, 1.5]
+    assert [b.get_height() for b in dram_bottom.patches] == [0.1, 0.08]
+    assert not llc_top.patches and not llc_bottom.patches and llc_top.get_legend() is None
 
 
 def test_figure_11_stacks_every_energy_part_a_point_has_up_to_its_total(tmp_path, monkeypatch):

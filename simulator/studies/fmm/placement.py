@@ -587,8 +587,8 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
 
 
 def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Path) -> None:
-    """Figure 12: one column of panels per coupling, the accelerator placements at it side by side for every q
-    and every variant they all ran; top, host cycles (GEMM stage solid, the other stages hatched above it);
+    """Figure 12: one column of panels per coupling, the accelerator placements at it that ran side by side for
+    every q and every variant they all ran (a coupling none of whose placements ran: empty panels); top, host cycles (GEMM stage solid, the other stages hatched above it);
     bottom, total energy."""
     import matplotlib
     matplotlib.use("Agg")
@@ -597,12 +597,15 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
     sites = list(dict.fromkeys(couplings.values()))
     qs = sorted(table.q.unique())
     fig, axes = plt.subplots(2, max(len(sites), 1), figsize=(5.5 * max(len(sites), 1), 8), squeeze=False)
+    ran = set(table.placement)
     for col, site in enumerate(sites):
-        names = [name for name, c in couplings.items() if c == site]
+        # the placements at the site that ran: one that ran nothing (a grid narrowed by --only) would empty
+        # the variants they all ran
+        names = [name for name, c in couplings.items() if c == site and name in ran]
         ran_variants = [set(table[table.placement == name].variant) for name in names]
-        variants = [v for v in fmm_ulist.VARIANTS if all(v in r for r in ran_variants)]
+        variants = [v for v in fmm_ulist.VARIANTS if all(v in r for r in ran_variants)] if names else []
         groups = [(q, v) for q in qs for v in variants]
-        width = 0.8 / len(names)
+        width = 0.8 / max(len(names), 1)
         top, bottom = axes[0][col], axes[1][col]
         labelled = False
         for ni, name in enumerate(names):  # one bar call per placement and part: matplotlib's cost is per call
