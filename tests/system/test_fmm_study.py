@@ -114,6 +114,29 @@ def test_the_paper_placements_are_the_cpu_and_the_lap_in_main_memory():
     assert accelerator_couplings(study)["lap-near-memory"] == "near_memory"
 
 
+def test_a_narrowed_study_measures_only_the_lap_systems_its_points_read():
+    """--only keeps the selected placements, the CPU placement, the first LAP placement (CPU-only points'
+    LLC costs) and the one the residency curves are measured on; the micro runs it keeps are the full
+    study's, argument for argument, and the points of the selection are the same."""
+    from simulator.studies.fmm.crosscheck import residency_system
+    from simulator.studies.fmm.placement import grid, load_study, micro_runs, narrowed
+
+    study = load_study(STUDY)
+    assert residency_system({"cpu-like": "configs/systems/lap_dram.yaml"}) is None
+    for pairs, kept in [({("lap-near-memory", "orig")}, ["cpu", "lap-dram", "lap-llc", "lap-near-memory"]),
+                        ({("systolic-os-llc", "orig")}, ["cpu", "lap-dram", "lap-llc", "systolic-os-llc"]),
+                        ({("cpu", "orig")}, ["cpu", "lap-dram", "lap-llc"])]:
+        small = narrowed(study, frozenset(pairs))
+        assert list(small.placements) == kept
+        full = {(r.part.kind, r.part.fn.__name__, repr(r.part.args)) for r in micro_runs(study)}
+        measured = [(r.part.kind, r.part.fn.__name__, repr(r.part.args)) for r in micro_runs(small)]
+        assert set(measured) < full
+        assert sorted(r.part.args[0] for r in micro_runs(small) if r.part.kind == "lap") == \
+            [name for name in kept if name.startswith("lap-")]
+        selected = [p for p in grid(study, True) if (p.placement, p.variant) in pairs]
+        assert selected and selected == [p for p in grid(small, True) if (p.placement, p.variant) in pairs]
+
+
 def test_the_plugin_plans_the_micro_runs_and_the_untuned_points_first():
     """The first round holds every micro run and every point but the model-tuned pipelined ones; those
     follow once every micro run has its record. Each point's key is stable and its own."""

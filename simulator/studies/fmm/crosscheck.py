@@ -46,7 +46,7 @@ default host it then predicts 486 MCycles against 460 simulated (its largest q =
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -446,20 +446,30 @@ def machine_parts(cpu_system: str | LoadedConfig, lap_systems: dict[str, str | L
     out what only pipelined points read: the pipelined residency curves and the contention factors
     (most of a LAP system's part)."""
     parts = []
-    couplings = {name: {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
-                 for name, sysf in lap_systems.items()}
-    llc_coupled = [sysf for name, sysf in lap_systems.items() if "llc" in couplings[name]]
-    if llc_coupled:
+    couplings = {name: _couplings(sysf) for name, sysf in lap_systems.items()}
+    at_llc = residency_system(lap_systems)
+    if at_llc is not None:
         parts += [MachinePart("llc_residency", _llc_residency_shares,
-                              (llc_coupled[0], m, RESIDENCY_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
+                              (lap_systems[at_llc], m, RESIDENCY_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
         if pipelined:
             parts += [MachinePart("pipelined_residency", _pipelined_residency_shares,
-                                  (llc_coupled[0], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
+                                  (lap_systems[at_llc], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
     parts += [MachinePart("lap", _measure_lap_system,
                           (name, sysf, any(COUPLING_STRATEGIES[c].before_offload == "flush" for c in couplings[name]), bc_layout, pipelined))
               for name, sysf in lap_systems.items()]
     parts.append(MachinePart("cpu", _measure_host, (cpu_system,)))
     return parts
+
+
+def _couplings(sysf: SystemArg) -> set[str]:
+    """The couplings of the accelerators of the system ``sysf``."""
+    return {a.interface.coupling for a in load_system(sysf).spec.accelerators.values()}
+
+
+def residency_system(lap_systems: Mapping[str, SystemArg]) -> str | None:
+    """The name of the LAP system of ``lap_systems`` that :func:`machine_parts` measures the LLC residency
+    curves on: the first with an accelerator at the LLC; None without one."""
+    return next((name for name, sysf in lap_systems.items() if "llc" in _couplings(sysf)), None)
 
 
 def assemble_machine(parts: list[MachinePart], results: list[Any]) -> dict[str, Any]:

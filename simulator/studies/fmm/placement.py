@@ -68,7 +68,9 @@ The points' executor is started (a scheduler connected) before the directory is 
 
 Entry point: ``offsim study configs/studies/fmm_placement.yaml [--out DIR] [--workers N | --scheduler
 ADDRESS | --dask-local N]``; ``offsim reproduce asri-fmm`` runs it and the MARSSx86-like study, each
-on some of its placement/variant pairs (``--only PAIRS``), on one executor (``run_studies``).
+on some of its placement/variant pairs (``--only PAIRS``), on one executor (``run_studies``). A run on
+some pairs measures only the LAP systems their points and models read (``narrowed``), so its
+``machine.json`` holds no figures of the placements left out.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ from simulator.config.fields import param
 from simulator.studies.references import reference_table
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachinePart, assemble_machine,
                                               class_counts, crosscheck_summary, machine_parts, model_rows,
-                                              pipelined_blocks, stage_quantity)
+                                              pipelined_blocks, residency_system, stage_quantity)
 from simulator.runner import load_system, simulate_trace
 from simulator.studies.plugin import StudyPlugin, point_key, system_hash
 from simulator.studies.plugin_run import PluginJob, check_plugin_dir, finished, run_plugins
@@ -676,18 +678,38 @@ _MICRO_RUNS: dict[int, tuple[FmmStudySpec, list[MicroRun]]] = {}
 _MICRO_RUNS_KEPT = 4
 
 
+def _micro_run_system(pl: PlacementSpec) -> str | LoadedConfig:
+    """The system of the placement ``pl`` for the micro runs: its path, or loaded with its overrides (a path
+    alone cannot carry them)."""
+    return placement_system(pl.system, pl.overrides) if pl.overrides else str(PROJECT_ROOT / pl.system)
+
+
+def _lap_systems(study: FmmStudySpec) -> dict[str, str | LoadedConfig]:
+    """The systems of the study's LAP placements, by placement name, in the study's order."""
+    return {name: _micro_run_system(pl) for name, pl in study.placements.items() if pl.gemm == "lap"}
+
+
+def narrowed(study: FmmStudySpec, pairs: frozenset[tuple[str, str]]) -> FmmStudySpec:
+    """``study`` with only the placements its points of ``pairs`` (``parse_only``) need, in the study's order:
+    theirs, the CPU placement (the host's micro runs), the first LAP placement (a CPU-only point's model takes
+    its LLC costs, ``model_rows``) and the LAP placement the residency curves are measured on
+    (``residency_system``). The points of ``pairs`` and every model input they read stay the same; the micro
+    runs measure no LAP system that none of them reads."""
+    laps = _lap_systems(study)
+    keep = {"cpu", *(name for name, _ in pairs), *list(laps)[:1]}
+    at_llc = residency_system(laps)
+    if at_llc is not None:
+        keep.add(at_llc)
+    return replace(study, placements={name: pl for name, pl in study.placements.items() if name in keep})
+
+
 def micro_runs(study: FmmStudySpec) -> list[MicroRun]:
     """The micro runs of ``study``: the host's on its CPU placement's system, the LAP systems' on each."""
     held = _MICRO_RUNS.get(id(study))
     if held is not None and held[0] is study:
         return held[1]
-
-    def system(pl: PlacementSpec) -> str | LoadedConfig:
-        """The placement's system: its path, or loaded with its overrides (a path alone cannot carry them)."""
-        return placement_system(pl.system, pl.overrides) if pl.overrides else str(PROJECT_ROOT / pl.system)
-
-    laps = {name: system(pl) for name, pl in study.placements.items() if pl.gemm == "lap"}
-    parts = machine_parts(system(study.placements["cpu"]), laps, study.bc_layout)
+    laps = _lap_systems(study)
+    parts = machine_parts(_micro_run_system(study.placements["cpu"]), laps, study.bc_layout)
     used = tuple(dict.fromkeys((study.placements[name].system, study.placements[name].overrides)
                                for name in ("cpu", *laps)))
     runs = [MicroRun(i, part, used) for i, part in enumerate(parts)]
@@ -782,7 +804,7 @@ def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
                     "tcp://host:8786 (every worker needs this offsim tree at the same path)")
     ap.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
-                    "(e.g. lap-dram/orig,lap-llc/blocking)")
+                    "(e.g. lap-dram/orig,lap-llc/blocking), and only the micro runs they need")
     args = ap.parse_args(argv)
     return run_studies([StudyRun(args.study, args.out, args.only)], args.quick, prog, workers=args.workers,
                        scheduler=args.scheduler, dask_local=args.dask_local)
@@ -808,6 +830,8 @@ def run_studies(runs: list[StudyRun], quick: bool = False, prog: str = "fmm_stud
         for run in runs:
             study = load_study(run.study)
             only = parse_only(run.only, study) if run.only is not None else None
+            if only is not None:
+                study = narrowed(study, only)
             jobs.append(PluginJob(PLUGIN, "fmm_placement", study, run.out, quick, None if only is None else (
                 lambda p, only=only: not isinstance(p, PlacementPoint) or (p.placement, p.variant) in only)))
         outcomes = run_plugins(jobs, **executor)
