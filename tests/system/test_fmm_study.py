@@ -207,3 +207,13 @@ def test_figure_11_stacks_every_energy_part_a_point_has_up_to_its_total(tmp_path
     assert len(tops) == len(shown)
     assert sorted(tops.values()) == pytest.approx(sorted(shown.energy_total_j), rel=1e-12)
     assert np.isfinite(list(tops.values())).all()
+
+
+def test_table3_keeps_its_header_without_a_cpu_only_point():
+    """The MARSSx86-like study runs no CPU-only point: its table3.csv is a header, not an empty file."""
+    import pandas as pd
+
+    from simulator.studies.fmm.placement import TABLE3_COLUMNS, table3
+
+    lap_only = pd.DataFrame({"q": [4], "placement": ["lap-dram"]})
+    assert table3(lap_only).to_csv(index=False) == ",".join(TABLE3_COLUMNS) + "\n"
