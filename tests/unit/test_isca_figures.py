@@ -65,6 +65,11 @@ def test_crypto_claims_report_whether_each_holds():
     assert verdicts["the UltraSPARC T2 gives higher speedups than Sandy Bridge"] is False
     assert all("002:L" in c.sentence() and c.sentence().endswith(("holds.", "does not hold.", "not run."))
                for c in crypto_claims(curves, "card"))
+    ours = {c.claim: c.ours for c in crypto_claims(curves, "card")}
+    # a platform past break-even at its smallest buffer has g1 at or below it: said as a bound, not a crossing
+    assert ours["sandy_bridge_aesni breaks even at a smaller buffer than the UltraSPARC T2"] == (
+        "simulated break-even g1 at most 16 B (speedup 1.1 at the smallest buffer) against 335 B")
+    assert "at most" not in ours["sparc_t4_engine breaks even at a smaller buffer than the UltraSPARC T2"]
 
 
 def test_gpu_claims_compare_at_the_largest_common_buffer():

@@ -340,7 +340,8 @@ def check_overhead(platform: Platform, points: list[SimulatedSpeedup], fit: LogC
 
 def plot_speedup(platform: Platform, points: list[SimulatedSpeedup], out_path: Path, extra: dict[int, list[SimulatedSpeedup]] | None = None,
                  reference: dict[int, float] | None = None) -> Path:
-    """Speedup vs g: simulated points, the preset's LogCA curve, g1 and g_A/2 marked."""
+    """Speedup vs g: simulated points, LogCA with the platform preset's parameters (000 Table 4.3's where it
+    has a row), g1 and g_A/2 marked; ``reference``: 000's measured n = 1 speedups {g: speedup}."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -349,12 +350,12 @@ def plot_speedup(platform: Platform, points: list[SimulatedSpeedup], out_path: P
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     g = np.array([pt.g_bytes for pt in points], dtype=float)
     grid = np.geomspace(g.min(), g.max(), 200)
-    ax.loglog(grid, speedup(p, grid), "-", color="k", lw=1, label="LogCA (000 Table 4.3)")
+    ax.loglog(grid, speedup(p, grid), "-", color="k", lw=1, label="LogCA (the platform's preset)")
     ax.loglog(g, [pt.speedup for pt in points], "o", label="simulated n=1")
     for n, pts in (extra or {}).items():
         ax.loglog([pt.g_bytes for pt in pts], [pt.speedup for pt in pts], "s--", ms=4, label=f"simulated n={n}")
     if reference:
-        ax.loglog(list(reference), list(reference.values()), "x", color="r", label="measured (000 Table 4.4)")
+        ax.loglog(list(reference), list(reference.values()), "x", color="r", label="measured n=1 (000 Table 4.4)")
     for value, name in ((g1(p), "g1"), (g_half(p), "g_A/2")):
         if grid[0] <= value <= grid[-1]:
             ax.axvline(value, ls=":", color="gray")
@@ -382,12 +383,17 @@ def plot_regions(fits: dict[str, LogCAParams], out_path: Path, g_list: list[int]
     fig, ax = plt.subplots(figsize=(7.5, 0.7 + 0.6 * len(fits)))
     labels = sorted({r.label for p in fits.values() for r in optimization_regions(p, g_list)})
     colours = {lab: plt.cm.tab10(i % 10) for i, lab in enumerate(labels)}
+    in_legend: set[str] = set()
     for row, (name, p) in enumerate(fits.items()):
         for r in optimization_regions(p, g_list):
-            ax.barh(row, math.log2(r.g_end_bytes * 2) - math.log2(r.g_start_bytes), left=math.log2(r.g_start_bytes),
-                    color=colours[r.label], edgecolor="k")
-            ax.text(math.log2(r.g_start_bytes) + 0.1, row, r.label or "-", va="center", fontsize=7)
+            width = math.log2(r.g_end_bytes * 2) - math.log2(r.g_start_bytes)
+            ax.barh(row, width, left=math.log2(r.g_start_bytes), color=colours[r.label], edgecolor="k",
+                    label=None if r.label in in_legend else (r.label or "-"))
+            in_legend.add(r.label)
+            if width >= 2:  # a narrower region's name would run into the next one's: the legend names it
+                ax.text(math.log2(r.g_start_bytes) + 0.1, row, r.label or "-", va="center", fontsize=7)
     ax.set_yticks(range(len(fits)), list(fits))
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), title="limited by", title_fontsize=7)
     ax.set_xlabel("log2 granularity (bytes)")
     ax.set_title("optimisation regions (10x gain >= 20 %)", fontsize=9)
     return save_figure(fig, out_path)

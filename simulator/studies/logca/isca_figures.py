@@ -121,6 +121,14 @@ def _g(g_bytes: float | None) -> str:
     return "none" if g_bytes is None else f"{g_bytes:.3g} B"
 
 
+def _g1(points: Sequence[SimulatedSpeedup], g1: float | None) -> str:
+    """:func:`break_even_bytes` ``g1`` of ``points`` in words: a bound when the smallest buffer already gains."""
+    first = min(points, key=lambda p: p.g_bytes, default=None)
+    if g1 is not None and first is not None and first.speedup >= 1:
+        return f"at most {_g(g1)} (speedup {first.speedup:.3g} at the smallest buffer)"
+    return _g(g1)
+
+
 def crypto_claims(curves: Mapping[str, Sequence[SimulatedSpeedup]], card: str) -> tuple[Claim, ...]:
     """002's statements about the AES sweeps (``curves``: {platform: points}; ``card``: the PCIe card's name)."""
     claims = []
@@ -141,7 +149,8 @@ def crypto_claims(curves: Mapping[str, Sequence[SimulatedSpeedup]], card: str) -
                          ("sandy_bridge_aesni", "002:L1060")):
         if name in g1 and "ultrasparc_t2" in g1:
             claims.append(Claim(f"{name} breaks even at a smaller buffer than the UltraSPARC T2", source,
-                                f"simulated break-even g1 {_g(g1[name])} against {_g(t2)}",
+                                f"simulated break-even g1 {_g1(curves[name], g1[name])} against "
+                                f"{_g1(curves['ultrasparc_t2'], t2)}",
                                 None if g1[name] is None or t2 is None else g1[name] < t2))
     if "sandy_bridge_aesni" in curves and "ultrasparc_t2" in curves:
         sb, t2_best = (max(p.speedup for p in curves[n]) for n in ("sandy_bridge_aesni", "ultrasparc_t2"))
@@ -201,7 +210,8 @@ def region_claims(fitted: Mapping[str, LogCAParams], printed: Mapping[str, LogCA
             value, text = share(name, letters)
             what = f"{' and '.join(letters)} occupy" if len(letters) > 1 else f"{letters} occupies"
             claims.append(Claim(f"{what} most of the optimisation regions of {name}", source,
-                                f"share of the buffers {g_grid[0]} B .. {g_grid[-1]} B where one limits: {text}",
+                                f"share of the buffers {g_grid[0]} B .. {g_grid[-1]} B where "
+                                f"{' or '.join(letters)} limits: {text}",
                                 value > 0.5))
     return tuple(claims)
 
