@@ -217,3 +217,24 @@ def test_table3_keeps_its_header_without_a_cpu_only_point():
 
     lap_only = pd.DataFrame({"q": [4], "placement": ["lap-dram"]})
     assert table3(lap_only).to_csv(index=False) == ",".join(TABLE3_COLUMNS) + "\n"
+
+
+def test_figure_9_leaves_out_a_stage_no_point_has_and_keeps_the_others_colours(tmp_path, monkeypatch):
+    """A grid without prefetching (the main job's MARSSx86-like study) has no prefetch stage: no legend entry
+    for it, and the output permutation keeps the colour it has in the full study's figure."""
+    import pandas as pd
+    from matplotlib.colors import to_rgba
+
+    from simulator.studies.fmm import placement
+
+    table = pd.read_csv(ROOT / "results" / "fmm" / "table.csv")
+    table = table[table.gemm.isin(placement.MODELLED_GEMMS) & ~table.variant.str.endswith("_pref")]
+    assert not table.cycles_out_prefetch.fillna(0).any()  # the case under test
+    drawn: dict[str, Any] = {}
+    monkeypatch.setattr(placement, "save_figure", lambda fig, path, dpi=110: drawn.setdefault(Path(path).name, fig))
+    placement.figures(table, tmp_path, {})
+    ax = drawn[placement.FIGURE_FILES[1]].axes[0]
+    shown = ax.get_legend()
+    legend = {t.get_text(): h.get_facecolor() for t, h in zip(shown.get_texts(), shown.legend_handles)}
+    assert list(legend) == ["input_perm", "gemm", "output_perm"]
+    assert legend["output_perm"] == to_rgba(f"C{placement.STAGES.index('output_perm')}")

@@ -549,13 +549,16 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
         # one bar call per configuration and column: matplotlib's cost is per call
         width = 0.8 / len(configs)
         labelled = False
+        # a part no point has (the prefetch stage of a grid without prefetching) is neither drawn nor in the
+        # legend; the others keep their colours
+        drawn = [(k, col) for k, col in enumerate(col_sets) if np.nan_to_num(t[col].to_numpy(dtype=float)).any()]
         for ci, cfg in enumerate(configs):
             r = t[t.config == cfg].drop_duplicates("q").sort_values("q")
             if not len(r):
                 continue
             x = np.array([qs.index(q) for q in r.q]) + ci * width
             bottom = np.zeros(len(r))
-            for k, col in enumerate(col_sets):
+            for k, col in drawn:
                 v = np.nan_to_num(r[col].to_numpy(dtype=float)) * scale  # a part a point lacks: 0
                 ax.bar(x, v, width, bottom=bottom, color=f"C{k}", label=None if labelled else labels[k],
                        edgecolor="k", linewidth=0.2)
