@@ -552,17 +552,20 @@ THREADED_TOLERANCE = 0.20
 
 
 def _threaded_note(sim: dict[int, dict[int, float]]) -> str:
-    """The note of the n > 1 rows of :func:`_table44_threads`, with the gains of n threads over one read off
-    ``sim`` (n -> g in B -> speedup)."""
+    """The note of the n > 1 rows of :func:`_table44_threads`, with the gains of n threads over the fewest read
+    off ``sim`` (n -> g in B -> speedup) where both ran the same buffer."""
+    note = ("n threads on n cores, a setup 000 does not describe; not counted (the counted entry is the section "
+            "above)")
     one, n_max = min(sim), max(sim)
-    gain = {(n, g): sim[n][g] / sim[one][g] for n in sim for g in sim[n] if g in sim[one] and sim[one][g]}
-    g_max = max(g for n, g in gain if n == n_max)
-    small = max((x for (_, g), x in gain.items() if g <= THREADED_JUDGED_MIN_BYTES), default=1.0)
-    return ("n threads on n cores, a setup 000 does not describe; not counted (the counted entry is the section "
-            "above): no resource the simulated units share is contended, so at large g the speedup grows with n "
-            f"toward linear (n = {n_max} gives {gain[n_max, g_max]:.1f}x n = {one}'s at {g_max} B) where 000's "
-            "saturates; at small g each thread's own offload overhead o dominates its slice, and n gains at most "
-            f"{small:.2f}x up to {THREADED_JUDGED_MIN_BYTES} B")
+    gain = {g: sim[n_max][g] / sim[one][g] for g in sim[n_max] if sim[one].get(g)}
+    if n_max == one or not gain:
+        return note
+    g_max = max(gain)
+    small = [x for g, x in gain.items() if g <= THREADED_JUDGED_MIN_BYTES]
+    return (note + ": no resource the simulated units share is contended, so at large g the speedup keeps "
+            f"growing with n (n = {n_max} gives {gain[g_max]:.1f}x n = {one}'s at {g_max} B) where 000's saturates"
+            + (f"; at small g each thread's own offload overhead o dominates its slice, and n = {n_max} gains at "
+               f"most {max(small):.2f}x up to {THREADED_JUDGED_MIN_BYTES} B" if small else ""))
 
 
 def _table44_threads(t44: dict[int, dict[int, ReferenceRow]], threaded: dict, study) -> Section:

@@ -238,3 +238,30 @@ def test_figure_9_leaves_out_a_stage_no_point_has_and_keeps_the_others_colours(t
     legend = {t.get_text(): h.get_facecolor() for t, h in zip(shown.get_texts(), shown.legend_handles)}
     assert list(legend) == ["input_perm", "gemm", "output_perm"]
     assert legend["output_perm"] == to_rgba(f"C{placement.STAGES.index('output_perm')}")
+
+
+def test_a_grid_of_systolic_points_only_gets_its_tables_and_figures(tmp_path):
+    """--only with systolic pairs alone: no point has a model, and the cross-check, Table 5 and the figures are
+    written empty (their header, empty panels) rather than failing."""
+    import json
+    import warnings
+
+    import pandas as pd
+
+    from models.ulist import UListDims
+    from simulator.studies.fmm import placement
+    from simulator.studies.fmm.crosscheck import CROSSCHECK_COLUMNS, crosscheck_summary, model_rows
+
+    table = pd.read_csv(ROOT / "results" / "fmm" / "table.csv")
+    table = table[table.placement == "systolic-os-llc"]
+    machine = json.loads((ROOT / "results" / "fmm" / "machine.json").read_text())
+    dims = {int(q): UListDims(**d) for q, d in machine["dims"].items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cross = model_rows(table, machine, dims, {int(q): tuple(c) for q, c in machine["class_counts"].items()})
+        assert tuple(cross.columns) == CROSSCHECK_COLUMNS and cross.empty
+        assert crosscheck_summary(cross).points.eq(0).all()
+        t5 = placement.table5(table, cross)  # 003's columns, none of ours beside them
+        assert all(c == "q" or "_paper_" in c for c in t5.columns)
+        placement.figures(table, tmp_path, {"systolic-os-llc": "llc"})
+    assert all((tmp_path / name).is_file() for name in placement.FIGURE_FILES)

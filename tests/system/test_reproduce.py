@@ -103,6 +103,18 @@ def test_comparison_deviation():
     assert Comparison("x", 0.0, 1.0, "B", "s").deviation is None
 
 
+def test_the_threaded_note_reads_its_gains_off_the_sweep():
+    """The note of 000 Table 4.4's n-thread rows gives the gain of the most threads over the fewest at the largest
+    buffer both ran and the largest gain up to 1 KiB; without two thread counts over one buffer it claims none."""
+    from simulator.studies.reproduce import _threaded_note
+
+    note = _threaded_note({1: {16: 0.05, 1024: 2.7, 65536: 17.4}, 2: {16: 0.05},
+                           8: {16: 0.05, 1024: 3.24, 65536: 87.0}})
+    assert "n = 8 gives 5.0x n = 1's at 65536 B" in note and "n = 8 gains at most 1.20x up to 1024 B" in note
+    for sweep in ({4: {16: 1.0}}, {1: {16: 1.0}, 8: {32: 2.0}}):
+        assert _threaded_note(sweep).endswith("(the counted entry is the section above)")
+
+
 def test_every_reason_names_a_target_and_a_published_entry():
     """A reason names a known target; one keyed by a published table matches at least one of its entries."""
     for reason in load_reasons():

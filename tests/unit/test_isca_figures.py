@@ -70,6 +70,10 @@ def test_crypto_claims_report_whether_each_holds():
     assert ours["sandy_bridge_aesni breaks even at a smaller buffer than the UltraSPARC T2"] == (
         "simulated break-even g1 at most 16 B (speedup 1.1 at the smallest buffer) against 335 B")
     assert "at most" not in ours["sparc_t4_engine breaks even at a smaller buffer than the UltraSPARC T2"]
+    # two bounds at the same smallest buffer decide nothing
+    both = {**curves, "ultrasparc_t2": _sweep({16: 1.2, 2**20: 18.0})}
+    assert {c.claim: c.holds for c in crypto_claims(both, "card")}[
+        "sandy_bridge_aesni breaks even at a smaller buffer than the UltraSPARC T2"] is None
 
 
 def test_gpu_claims_compare_at_the_largest_common_buffer():

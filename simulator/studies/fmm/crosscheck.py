@@ -605,6 +605,12 @@ def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist
                                           class_counts=class_counts(problem), order=order)
 
 
+#: The columns of :func:`model_rows` (``crosscheck.csv``).
+CROSSCHECK_COLUMNS = ("q", "placement", "variant", "blocks", "sim_mcycles", "model_mcycles", "time_dev", "ext_mcycles",
+                      "ext_time_dev", "sim_energy_j", "model_energy_j", "energy_dev", "ext_energy_j", "ext_energy_dev",
+                      "ext_bc_llc_share", "ext_b_llc_share", "ext_c_llc_share")
+
+
 def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, ulist.UListDims],
                class_counts: dict[int, tuple[int, ...]] | None = None) -> pd.DataFrame:
     """Model cycles and energy for every simulated point (LAP variants: orig/pref -> eq. 2 with
@@ -642,7 +648,7 @@ def model_rows(table: pd.DataFrame, machine: dict[str, Any], dims: dict[int, uli
                      "energy_dev": r.energy_total_j / m.energy_j - 1, "ext_energy_j": m.ext_energy_j,
                      "ext_energy_dev": r.energy_total_j / m.ext_energy_j - 1, "ext_bc_llc_share": m.bc_llc_share,
                      "ext_b_llc_share": m.b_llc_share, "ext_c_llc_share": m.c_llc_share})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CROSSCHECK_COLUMNS)  # the columns even without a modelled point
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,8 @@ The points' executor is started (a scheduler connected) before the directory is 
 Entry point: ``offsim study configs/studies/fmm_placement.yaml [--out DIR] [--workers N | --scheduler
 ADDRESS | --dask-local N]``; ``offsim reproduce asri-fmm`` runs it and the MARSSx86-like study, each
 on some of its placement/variant pairs (``--only PAIRS``), on one executor (``run_studies``). A run on
-some pairs measures only the LAP systems their points and models read (``narrowed``), so its
-``machine.json`` holds no figures of the placements left out.
+some pairs measures the LAP systems of those pairs and the two the models read (``narrowed``), so its
+``machine.json`` holds no figures of the other placements.
 """
 
 from __future__ import annotations
@@ -547,7 +547,7 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
 
     def bars(ax, col_sets, labels, title, ylabel, scale):
         # one bar call per configuration and column: matplotlib's cost is per call
-        width = 0.8 / len(configs)
+        width = 0.8 / max(len(configs), 1)
         labelled = False
         # a part no point has (the prefetch stage of a grid without prefetching) is neither drawn nor in the
         # legend; the others keep their colours
@@ -567,11 +567,11 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
         _bar_ticks(ax, qs, configs, width)
         ax.set_title(title, pad=18)  # above the q labels
         ax.set_ylabel(ylabel)
-        if len(col_sets) > 1:
+        if len(col_sets) > 1 and labelled:
             ax.legend(fontsize=7)
 
     fig, ax = plt.subplots(figsize=(13, 6))
-    width = 0.8 / len(configs)
+    width = 0.8 / max(len(configs), 1)
     for ci, cfg in enumerate(configs):
         r = t[t.config == cfg].sort_values("q")
         ax.bar([qs.index(q) + ci * width for q in r.q], r.dram_accesses / 1e6, width, label=cfg)
@@ -700,7 +700,9 @@ def narrowed(study: FmmStudySpec, pairs: frozenset[tuple[str, str]]) -> FmmStudy
     theirs, the CPU placement (the host's micro runs), the first LAP placement (a CPU-only point's model takes
     its LLC costs, ``model_rows``) and the LAP placement the residency curves are measured on
     (``residency_system``). The points of ``pairs`` and every model input they read stay the same; the micro
-    runs measure no LAP system that none of them reads."""
+    runs leave out the LAP systems of the other placements (the two kept for the model are measured whole, even
+    when the selection reads a part of them only). The micro runs' storage keys name the systems kept, so a
+    run on other pairs does not reuse them."""
     laps = _lap_systems(study)
     keep = {"cpu", *(name for name, _ in pairs), *list(laps)[:1]}
     at_llc = residency_system(laps)

@@ -121,11 +121,16 @@ def _g(g_bytes: float | None) -> str:
     return "none" if g_bytes is None else f"{g_bytes:.3g} B"
 
 
+def _bound(points: Sequence[SimulatedSpeedup], g1: float | None) -> bool:
+    """Whether :func:`break_even_bytes` ``g1`` of ``points`` is only a bound: the smallest buffer already gains."""
+    first = min(points, key=lambda p: p.g_bytes, default=None)
+    return g1 is not None and first is not None and first.speedup >= 1
+
+
 def _g1(points: Sequence[SimulatedSpeedup], g1: float | None) -> str:
     """:func:`break_even_bytes` ``g1`` of ``points`` in words: a bound when the smallest buffer already gains."""
-    first = min(points, key=lambda p: p.g_bytes, default=None)
-    if g1 is not None and first is not None and first.speedup >= 1:
-        return f"at most {_g(g1)} (speedup {first.speedup:.3g} at the smallest buffer)"
+    if _bound(points, g1):
+        return f"at most {_g(g1)} (speedup {min(points, key=lambda p: p.g_bytes).speedup:.3g} at the smallest buffer)"
     return _g(g1)
 
 
@@ -151,7 +156,8 @@ def crypto_claims(curves: Mapping[str, Sequence[SimulatedSpeedup]], card: str) -
             claims.append(Claim(f"{name} breaks even at a smaller buffer than the UltraSPARC T2", source,
                                 f"simulated break-even g1 {_g1(curves[name], g1[name])} against "
                                 f"{_g1(curves['ultrasparc_t2'], t2)}",
-                                None if g1[name] is None or t2 is None else g1[name] < t2))
+                                None if g1[name] is None or t2 is None or _bound(curves["ultrasparc_t2"], t2)
+                                else g1[name] < t2))
     if "sandy_bridge_aesni" in curves and "ultrasparc_t2" in curves:
         sb, t2_best = (max(p.speedup for p in curves[n]) for n in ("sandy_bridge_aesni", "ultrasparc_t2"))
         claims.append(Claim("the UltraSPARC T2 gives higher speedups than Sandy Bridge", "002:L1059",
