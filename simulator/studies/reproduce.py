@@ -794,7 +794,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
                                             machine["lap-dram.w_l_bytes_per_s"], fmm_study.CLOCK_HZ)
                     fn = {"T1": ulist.t1_cycles, "T3": ulist.t3_cycles}.get(stage)
                     ours = (fn(d, mc) if fn else ulist.t2_cycles(d, mc, "cpu")) / 1e6
-                    note = "003 eqs. 3-5, our measured w_C, f_C"
+                    note = "003 eqs. 3-5, our measured w_C, w_irr (T3), f_C"
             t3.append(published(r, f"q = {q}: {r.column}", ours, note))
     from simulator.studies.fmm.report_claims import table2_dims
 
