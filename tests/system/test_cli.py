@@ -485,6 +485,22 @@ def test_crosscheck_of_an_fmm_run_is_the_study_s_u_list_model(tmp_path, capsys, 
             float(study[f"{prefix}time_dev" if prefix else "time_dev"]), rel=1e-9)
 
 
+def test_the_host_alone_of_a_system_with_a_near_memory_drops_the_memory_with_its_accelerator():
+    """--crosscheck measures the host's figures on the system without its accelerators; a near memory only an
+    accelerator works in goes with them (the HBM-stack LAP system raised a config error here)."""
+    from simulator.runner import load_system
+    from simulator.studies.fmm.run_check import host_alone
+    from simulator.system import build_system
+
+    loaded = load_system(str(CONFIGS / "systems" / "lap_hbm_stack.yaml"))
+    assert loaded.spec.near_memories and loaded.spec.accelerators  # the case under test
+    alone = host_alone(loaded)
+    assert not alone.spec.accelerators and not alone.spec.near_memories
+    assert (alone.spec.host, alone.spec.caches, alone.spec.dram) == (loaded.spec.host, loaded.spec.caches,
+                                                                      loaded.spec.dram)
+    assert not build_system(alone.spec).near_memories
+
+
 def test_crosscheck_refuses_an_fmm_run_on_a_coupling_the_u_list_model_lacks(tmp_path, capsys):
     out = tmp_path / "r"
     argv = ["run", str(CONFIGS / "systems" / "lap_pcie.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),

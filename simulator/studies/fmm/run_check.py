@@ -112,11 +112,12 @@ def _host_llc(loaded: LoadedConfig) -> dict[str, float]:
 
 
 def host_alone(loaded: LoadedConfig) -> LoadedConfig:
-    """``loaded``'s system without its accelerators: the host's figures are measured on it, as a
-    study measures them on its CPU-only system, so that an idle LAP's static power does not count
-    as the host's (constant power, and energy per flop and per DRAM byte)."""
-    resolved = {k: v for k, v in loaded.resolved.items() if k != "accelerators"}
-    return LoadedConfig(replace(loaded.spec, accelerators={}), resolved, loaded.source)
+    """``loaded``'s system without its accelerators and the near memories they work in: the host's
+    figures are measured on it, as a study measures them on its CPU-only system, so that an idle LAP's
+    static power, or its memory's background, does not count as the host's (constant power, and
+    energy per flop and per DRAM byte)."""
+    resolved = {k: v for k, v in loaded.resolved.items() if k not in ("accelerators", "near_memories")}
+    return LoadedConfig(replace(loaded.spec, accelerators={}, near_memories={}), resolved, loaded.source)
 
 
 @dataclass(frozen=True)
