@@ -489,7 +489,7 @@ def test_the_host_alone_of_a_system_with_a_near_memory_drops_the_memory_with_its
     """--crosscheck measures the host's figures on the system without its accelerators; a near memory only an
     accelerator works in goes with them (the HBM-stack LAP system raised a config error here)."""
     from simulator.runner import load_system
-    from simulator.studies.fmm.run_check import host_alone
+    from simulator.studies.fmm.crosscheck import host_alone
     from simulator.system import build_system
 
     loaded = load_system(str(CONFIGS / "systems" / "lap_hbm_stack.yaml"))

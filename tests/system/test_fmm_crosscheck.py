@@ -233,9 +233,11 @@ def test_recompute_rejects_a_directory_that_is_not_a_study(tmp_path, capsys) -> 
 
 
 def test_machine_parts_split_the_micro_runs_and_assemble_in_measure_machines_order() -> None:
-    """The shipped study's micro runs are 12 independent parts, residency heights first; each part
-    crosses a process boundary (pickles); the assembled dict keeps measure_machine's key order and
-    averages each residency curve over the heights in height order."""
+    """The shipped study's micro runs are 15 independent parts, residency heights first; the residency system's
+    contention runs are its pipelined residency runs, and the host rows alone run once for the three LAP
+    systems (one host); each part crosses a process boundary (pickles); the assembled dict keeps
+    measure_machine's key order, each LAP system's contention factors before its f_L, and averages each
+    residency curve over the heights in height order."""
     import pickle
 
     from simulator.studies.fmm.crosscheck import (PIPELINED_RATIOS, RESIDENCY_HEIGHTS, RESIDENCY_RATIOS, assemble_machine,
@@ -243,22 +245,35 @@ def test_machine_parts_split_the_micro_runs_and_assemble_in_measure_machines_ord
 
     laps = {p: f"configs/systems/{p.replace('-', '_')}.yaml" for p in ("lap-dram", "lap-llc", "lap-near-memory")}
     parts = machine_parts("configs/systems/i7_920_ddr3.yaml", laps)
-    assert [p.kind for p in parts] == (["llc_residency"] * 4 + ["pipelined_residency"] * 4 + ["lap"] * 3 + ["cpu"])
+    assert [p.kind for p in parts] == (["llc_residency"] * 4 + ["pipelined_residency"] * 4 + ["contention_with_lap"] * 2
+                                       + ["contention_alone"] + ["lap"] * 3 + ["cpu"])
     assert {p.args[0] for p in parts[:8]} == {laps["lap-llc"]} and [p.args[1] for p in parts[:4]] == list(
         RESIDENCY_HEIGHTS)
-    assert [p.args[:3] for p in parts[8:11]] == [  # the non-coherent couplings measure a dirty flush
+    assert [p.args[0] for p in parts[8:10]] == ["lap-dram", "lap-near-memory"]
+    assert not parts[10].args[0].spec.accelerators  # the host alone
+    assert [p.args[:3] for p in parts[11:14]] == [  # the non-coherent couplings measure a dirty flush
         ("lap-dram", laps["lap-dram"], True), ("lap-llc", laps["lap-llc"], False),
         ("lap-near-memory", laps["lap-near-memory"], True)]
     assert pickle.loads(pickle.dumps(parts)) == parts
 
     n, k = len(RESIDENCY_RATIOS), len(PIPELINED_RATIOS)
-    results = ([[0.1 * h] * n for h in range(4)] + [([0.2 * h] * k, [0.05 * h] * k) for h in range(4)]
-               + [{f"{lap}.w": i} for i, lap in enumerate(laps)] + [{"w_c_bytes_per_s": 6e9, "f_c": 8e9}])
+    busy = {"lap-dram": 3.0, "lap-llc": 4.0, "lap-near-memory": 5.0}  # busy times beside each LAP, x the alone's
+    results = ([[0.1 * h] * n for h in range(4)]
+               + [{"shares": ([0.2 * h] * k, [0.05 * h] * k), "with_lap": [m, 4.0 * m, 8.0 * m]}
+                  for h, m in enumerate(RESIDENCY_HEIGHTS)]
+               + [[[m, busy[lap] * m, 2 * busy[lap] * m] for m in RESIDENCY_HEIGHTS] for lap in ("lap-dram", "lap-near-memory")]
+               + [[[m, 1.0 * m, 1.0 * m] for m in RESIDENCY_HEIGHTS]]
+               + [{f"{lap}.w": i, f"{lap}.f_l_flops_per_s": 1e9} for i, lap in enumerate(laps)]
+               + [{"w_c_bytes_per_s": 6e9, "f_c": 8e9}])
     m = assemble_machine(parts, results)
-    assert list(m) == ["w_c_bytes_per_s", "f_c", "llc_residency", "llc_residency_pipelined_b",
-                       "llc_residency_pipelined_c", "lap-dram.w", "lap-llc.w", "lap-near-memory.w"]
+    assert list(m) == ["w_c_bytes_per_s", "f_c", "llc_residency", "llc_residency_pipelined_b", "llc_residency_pipelined_c"] + [
+        f"{lap}.{key}" for lap in laps for key in ("w", "pipelined_contention", "f_l_flops_per_s")]
     assert m["llc_residency"][0] == [RESIDENCY_RATIOS[0], pytest.approx(0.15)]
     assert m["llc_residency_pipelined_b"][-1] == [PIPELINED_RATIOS[-1], pytest.approx(0.3)]
     assert m["llc_residency_pipelined_c"][0][1] == pytest.approx(0.075)
+    for lap, factor in busy.items():
+        assert m[f"{lap}.pipelined_contention"] == [[float(h), factor, 2 * factor] for h in RESIDENCY_HEIGHTS]
     with pytest.raises(ValueError):  # a result missing
         assemble_machine(parts, results[:-1])
+    unpipelined = machine_parts("configs/systems/i7_920_ddr3.yaml", laps, pipelined=False)
+    assert [p.kind for p in unpipelined] == ["llc_residency"] * 4 + ["lap"] * 3 + ["cpu"]

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,8 @@ import pyarrow.compute as pc
 
 from models import ulist
 from simulator.config.errors import InputError
-from simulator.config.loader import LoadedConfig
+from simulator.config.fields import spec_to_dict
+from simulator.config.loader import LoadedConfig, content_hash
 from simulator.config.workload import build_workload, generate_trace
 from simulator.interconnect.couplings import COUPLING_STRATEGIES
 from simulator.engine.replay import replay
@@ -330,13 +331,48 @@ def _pipelined_exchange_shares(system: SystemArg, n_q: int, n_class: int, blocks
     """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in
     the steady blocks of the double-buffered exchange of :func:`_pipelined_exchange_trace`,
     dimensionless."""
-    served = _host_stages(system, _pipelined_exchange_trace(n_q, n_class, blocks, bc_layout))
+    return _steady_shares(_host_stages(system, _pipelined_exchange_trace(n_q, n_class, blocks, bc_layout)), blocks)
+
+
+def _steady_shares(served: dict[str, Any], blocks: int) -> tuple[float, float]:
+    """:func:`_pipelined_exchange_shares` from the host's stage records ``served`` of the exchange."""
 
     def share(stages: list[str]) -> float:
         total = sum(served[s].bytes_by_level for s in stages)
         return float(1 - total[-1] / total.sum())
 
     return tuple(share(st) for st in _steady_stages(blocks))
+
+
+def _steady_busy_ps(served: dict[str, Any], blocks: int) -> tuple[float, float]:
+    """(busy time of the steady inputs, of the steady outputs) of the exchange of
+    :func:`_pipelined_exchange_trace` from the host's stage records ``served``, ps."""
+    return tuple(sum(served[x].busy_ps for x in st) for st in _steady_stages(blocks))
+
+
+def _host_rows(table: pa.Table) -> pa.Table:
+    """The rows of ``table`` without its offloads and waits: the host's alone, same addresses, same order."""
+    return table.filter(pc.invert(pc.is_in(table["op"], value_set=pa.array(["offload", "wait"]))))
+
+
+def _exchange_busy(system: SystemArg, heights: tuple[int, ...], ratio: float, blocks: int, bc_layout: str,
+                   host_only: bool) -> list[list[float]]:
+    """[[height, busy time of the steady inputs, of the steady outputs (ps)], ...] of the double-buffered
+    exchange at working set / LLC = ``ratio`` on ``system``, per GEMM height; ``host_only``: its host rows
+    alone (:func:`_host_rows`)."""
+    system = load_system(system)
+    llc = system.spec.caches.levels[-1].size_bytes
+    busy = []
+    for m in heights:
+        table = _pipelined_exchange_trace(m, _pipelined_class_width(ratio, llc, m), blocks, bc_layout)
+        busy.append([m, *_steady_busy_ps(_host_stages(system, _host_rows(table) if host_only else table), blocks)])
+    return busy
+
+
+def _contention_factors(with_lap: list[list[float]], alone: list[list[float]]) -> list[list[float]]:
+    """[[height, input, output], ...]: the busy times of :func:`_exchange_busy` with the LAP over those alone."""
+    return [[float(m), w_in / a_in, w_out / a_out] for (m, w_in, w_out), (_, a_in, a_out) in zip(with_lap, alone,
+                                                                                                   strict=True)]
 
 
 def measure_pipelined_contention(system: SystemArg, ratio: float = CONTENTION_RATIO,
@@ -355,16 +391,8 @@ def measure_pipelined_contention(system: SystemArg, ratio: float = CONTENTION_RA
     it measures how much the GEMM's memory traffic (through the coupling's DRAM and, LLC-coupled,
     the LLC) delays a host whose misses wait in the same queues."""
     system = load_system(system)
-    llc = system.spec.caches.levels[-1].size_bytes
-    ins, outs = _steady_stages(blocks)
-    curve = []
-    for m in heights:
-        table = _pipelined_exchange_trace(m, _pipelined_class_width(ratio, llc, m), blocks, bc_layout)
-        host_only = table.filter(pc.invert(pc.is_in(table["op"], value_set=pa.array(["offload", "wait"]))))
-        with_lap, alone = _host_stages(system, table), _host_stages(system, host_only)
-        curve.append([float(m)] + [sum(with_lap[x].busy_ps for x in st) / sum(alone[x].busy_ps for x in st)
-                                   for st in (ins, outs)])
-    return curve
+    return _contention_factors(_exchange_busy(system, heights, ratio, blocks, bc_layout, host_only=False),
+                               _exchange_busy(system, heights, ratio, blocks, bc_layout, host_only=True))
 
 
 def measure_pipelined_residency(system: SystemArg, ratios: tuple[float, ...] = PIPELINED_RATIOS,
@@ -386,6 +414,25 @@ def measure_pipelined_residency(system: SystemArg, ratios: tuple[float, ...] = P
     per_height = [_pipelined_residency_shares(system, m, ratios, bc_layout) for m in heights]
     return (_residency_curve(ratios, [b for b, _ in per_height]),
             _residency_curve(ratios, [c for _, c in per_height]))
+
+
+def _pipelined_residency_part(system: SystemArg, m: int, ratios: tuple[float, ...], bc_layout: str
+                              ) -> dict[str, Any]:
+    """A part of :func:`machine_parts`: :func:`_pipelined_residency_shares` (``shares``), and from the same run at
+    :data:`CONTENTION_RATIO` the busy times of the exchange beside the LAP that the contention factors need
+    (``with_lap``: [m, inputs, outputs] as :func:`_exchange_busy`; None when ``ratios`` lacks that ratio)."""
+    system = load_system(system)
+    llc = system.spec.caches.levels[-1].size_bytes
+    b_shares, c_shares, with_lap = [], [], None
+    for x in ratios:
+        served = _host_stages(system, _pipelined_exchange_trace(m, _pipelined_class_width(x, llc, m),
+                                                                PIPELINED_BLOCKS, bc_layout))
+        b, c = _steady_shares(served, PIPELINED_BLOCKS)
+        b_shares.append(float(b))
+        c_shares.append(float(c))
+        if x == CONTENTION_RATIO:
+            with_lap = [m, *_steady_busy_ps(served, PIPELINED_BLOCKS)]
+    return {"shares": (b_shares, c_shares), "with_lap": with_lap}
 
 
 def _pipelined_residency_shares(system: SystemArg, m: int, ratios: tuple[float, ...], bc_layout: str
@@ -441,24 +488,43 @@ def machine_parts(cpu_system: str | LoadedConfig, lap_systems: dict[str, str | L
                   bc_layout: str = "rows", pipelined: bool = True) -> list[MachinePart]:
     """:func:`measure_machine`'s micro runs as independent parts, so that a study can spread them
     over its workers (:func:`assemble_machine` puts the results together): each height of the two
-    LLC residency curves on the first LLC-coupled LAP system, then each LAP system's runs (on the
-    default systems 4 to 6 s a part), then the host's runs (0.3 s) last. ``pipelined`` False leaves
-    out what only pipelined points read: the pipelined residency curves and the contention factors
-    (most of a LAP system's part)."""
+    LLC residency curves on the first LLC-coupled LAP system (``residency_system``), then the runs of
+    the contention factors, then each LAP system's other runs, then the host's runs (0.3 s) last.
+
+    The contention factors divide busy times beside the LAP by the same host rows' alone: each LAP
+    system's runs beside its LAP, except the residency system's, whose run at :data:`CONTENTION_RATIO` is
+    one of its pipelined residency runs; and the host rows alone once per distinct host
+    (:func:`host_key`: LAP systems that differ in their accelerators only share them), on the system
+    without its accelerators (:func:`host_alone`; the host rows never reach them). ``pipelined`` False
+    leaves out what only pipelined points read: the pipelined residency curves and the contention
+    factors."""
     parts = []
-    couplings = {name: _couplings(sysf) for name, sysf in lap_systems.items()}
     at_llc = residency_system(lap_systems)
     if at_llc is not None:
         parts += [MachinePart("llc_residency", _llc_residency_shares,
                               (lap_systems[at_llc], m, RESIDENCY_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
         if pipelined:
-            parts += [MachinePart("pipelined_residency", _pipelined_residency_shares,
+            parts += [MachinePart("pipelined_residency", _pipelined_residency_part,
                                   (lap_systems[at_llc], m, PIPELINED_RATIOS, bc_layout)) for m in RESIDENCY_HEIGHTS]
+    if pipelined:
+        shared = _residency_run_has_contention(at_llc)
+        parts += [MachinePart("contention_with_lap", _busy_beside_lap, (name, sysf, bc_layout))
+                  for name, sysf in lap_systems.items() if not (shared and name == at_llc)]
+        hosts = {}
+        for sysf in lap_systems.values():
+            hosts.setdefault(host_key(sysf), sysf)
+        parts += [MachinePart("contention_alone", _busy_alone, (host_alone(load_system(sysf)), bc_layout))
+                  for sysf in hosts.values()]
     parts += [MachinePart("lap", _measure_lap_system,
-                          (name, sysf, any(COUPLING_STRATEGIES[c].before_offload == "flush" for c in couplings[name]), bc_layout, pipelined))
+                          (name, sysf, any(COUPLING_STRATEGIES[c].before_offload == "flush" for c in _couplings(sysf))))
               for name, sysf in lap_systems.items()]
     parts.append(MachinePart("cpu", _measure_host, (cpu_system,)))
     return parts
+
+
+def _residency_run_has_contention(at_llc: str | None) -> bool:
+    """Whether the pipelined residency runs on the LAP system ``at_llc`` give its busy times beside the LAP."""
+    return at_llc is not None and CONTENTION_RATIO in PIPELINED_RATIOS
 
 
 def _couplings(sysf: SystemArg) -> set[str]:
@@ -472,22 +538,69 @@ def residency_system(lap_systems: Mapping[str, SystemArg]) -> str | None:
     return next((name for name, sysf in lap_systems.items() if "llc" in _couplings(sysf)), None)
 
 
+def host_alone(loaded: LoadedConfig) -> LoadedConfig:
+    """``loaded``'s system without its accelerators and the near memories they work in: the host's
+    figures are measured on it, as a study measures them on its CPU-only system, so that an idle LAP's
+    static power, or its memory's background, does not count as the host's (constant power, and
+    energy per flop and per DRAM byte)."""
+    resolved = {k: v for k, v in loaded.resolved.items() if k not in ("accelerators", "near_memories")}
+    return LoadedConfig(replace(loaded.spec, accelerators={}, near_memories={}), resolved, loaded.source)
+
+
+def host_key(sysf: SystemArg) -> str:
+    """What host rows alone depend on in the system ``sysf``: the content hash of its :func:`host_alone`,
+    whatever its name."""
+    return content_hash({**spec_to_dict(host_alone(load_system(sysf)).spec), "name": ""})
+
+
 def assemble_machine(parts: list[MachinePart], results: list[Any]) -> dict[str, Any]:
     """The dict of :func:`measure_machine` from ``parts`` (:func:`machine_parts`) and their results,
-    in the same order: the host's figures, the residency curves, then each LAP system's figures."""
-    by_kind: dict[str, list[Any]] = {}
+    in the same order: the host's figures, the residency curves, then each LAP system's figures (its
+    contention factors before its f_L, where :func:`measure_machine` has always put them)."""
+    by_kind: dict[str, list[tuple[MachinePart, Any]]] = {}
     for part, result in zip(parts, results, strict=True):
-        by_kind.setdefault(part.kind, []).append(result)
-    m: dict[str, Any] = dict(by_kind["cpu"][0])
+        by_kind.setdefault(part.kind, []).append((part, result))
+    m: dict[str, Any] = dict(by_kind["cpu"][0][1])
     if "llc_residency" in by_kind:
-        m["llc_residency"] = _residency_curve(RESIDENCY_RATIOS, by_kind["llc_residency"])
+        m["llc_residency"] = _residency_curve(RESIDENCY_RATIOS, [r for _, r in by_kind["llc_residency"]])
     if "pipelined_residency" in by_kind:
-        pipelined = by_kind["pipelined_residency"]
+        pipelined = [r["shares"] for _, r in by_kind["pipelined_residency"]]
         m["llc_residency_pipelined_b"] = _residency_curve(PIPELINED_RATIOS, [b for b, _ in pipelined])
         m["llc_residency_pipelined_c"] = _residency_curve(PIPELINED_RATIOS, [c for _, c in pipelined])
-    for lap in by_kind.get("lap", []):
-        m.update(lap)
+    contention = _contention_by_lap(by_kind)
+    for part, lap in by_kind.get("lap", []):
+        name = part.args[0]
+        for key, value in lap.items():
+            if key == f"{name}.f_l_flops_per_s" and name in contention:
+                m[f"{name}.pipelined_contention"] = contention[name]
+            m[key] = value
     return m
+
+
+def _contention_by_lap(by_kind: dict[str, list[tuple[MachinePart, Any]]]) -> dict[str, list[list[float]]]:
+    """The contention factors of each LAP system (``{lap}.pipelined_contention``) from the parts of
+    :func:`machine_parts` by kind; empty without them."""
+    if "contention_alone" not in by_kind:
+        return {}
+    laps = {part.args[0]: part.args[1] for part, _ in by_kind["lap"]}
+    with_lap = {part.args[0]: result for part, result in by_kind.get("contention_with_lap", [])}
+    at_llc = residency_system(laps)
+    if at_llc not in with_lap and _residency_run_has_contention(at_llc):
+        with_lap[at_llc] = [result["with_lap"] for _, result in by_kind["pipelined_residency"]]
+    alone = {host_key(part.args[0]): result for part, result in by_kind["contention_alone"]}
+    return {name: _contention_factors(with_lap[name], alone[host_key(sysf)]) for name, sysf in laps.items()}
+
+
+def _busy_beside_lap(name: str, sysf: SystemArg, bc_layout: str) -> list[list[float]]:
+    """A part of :func:`machine_parts`: the busy times of the LAP system ``name``'s exchange at
+    :data:`CONTENTION_RATIO` beside its LAP, per height (:func:`_exchange_busy`)."""
+    return _exchange_busy(sysf, RESIDENCY_HEIGHTS, CONTENTION_RATIO, PIPELINED_BLOCKS, bc_layout, host_only=False)
+
+
+def _busy_alone(alone: LoadedConfig, bc_layout: str) -> list[list[float]]:
+    """A part of :func:`machine_parts`: the busy times of the same exchange's host rows alone on the system
+    ``alone`` (a :func:`host_alone`), per height."""
+    return _exchange_busy(alone, RESIDENCY_HEIGHTS, CONTENTION_RATIO, PIPELINED_BLOCKS, bc_layout, host_only=True)
 
 
 def _measure_host(cpu_system: SystemArg) -> dict[str, float]:
@@ -514,17 +627,14 @@ def _measure_host(cpu_system: SystemArg) -> dict[str, float]:
     return m
 
 
-def _measure_lap_system(name: str, sysf: str | LoadedConfig, non_coherent: bool, bc_layout: str,
-                        pipelined: bool = True) -> dict[str, Any]:
-    """One LAP system's part of :func:`measure_machine`, its keys prefixed with ``name``; without
-    the contention factors unless ``pipelined``."""
+def _measure_lap_system(name: str, sysf: str | LoadedConfig, non_coherent: bool) -> dict[str, Any]:
+    """One LAP system's part of :func:`measure_machine` but its contention factors (parts of their own,
+    ``machine_parts``), its keys prefixed with ``name``."""
     sysf = load_system(sysf)
     m: dict[str, Any] = {f"{name}.coupling": lap_coupling(sysf)}
     m[f"{name}.w_llc_bytes_per_s"], m[f"{name}.evict_cycles_per_line"] = measure_llc_exchange(sysf)
     if non_coherent:
         m[f"{name}.dirty_flush_cycles_per_line"] = measure_dirty_flush(sysf)
-    if pipelined:
-        m[f"{name}.pipelined_contention"] = measure_pipelined_contention(sysf, bc_layout=bc_layout)
     g = simulate_trace(sysf, lap_gemm(256, 1024, 256)).to_pandas()
     m[f"{name}.f_l_flops_per_s"] = stage_quantity(g, "accel/lap", "flops") / stage_quantity(g, "accel/lap", "busy_s")
     m[f"{name}.eps_flop_lap_j"] = stage_quantity(g, "energy/lap", "compute") / stage_quantity(g, "accel/lap", "flops")

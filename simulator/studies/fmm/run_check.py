@@ -24,7 +24,7 @@ the blocked DRAM and near-memory points by at most 0.7 % (time and energy), and 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from models import ulist
@@ -41,6 +41,7 @@ from simulator.studies.fmm.crosscheck import (
     PointModel,
     assemble_machine,
     class_counts,
+    host_alone,
     machine_parts,
     measure_llc_energy,
     measure_llc_exchange,
@@ -109,15 +110,6 @@ def _host_llc(loaded: LoadedConfig) -> dict[str, float]:
     w_llc, evict = measure_llc_exchange(loaded)
     return {"host.w_llc_bytes_per_s": w_llc, "host.evict_cycles_per_line": evict,
             "host.eps_byte_llc_j": measure_llc_energy(loaded)}
-
-
-def host_alone(loaded: LoadedConfig) -> LoadedConfig:
-    """``loaded``'s system without its accelerators and the near memories they work in: the host's
-    figures are measured on it, as a study measures them on its CPU-only system, so that an idle LAP's
-    static power, or its memory's background, does not count as the host's (constant power, and
-    energy per flop and per DRAM byte)."""
-    resolved = {k: v for k, v in loaded.resolved.items() if k not in ("accelerators", "near_memories")}
-    return LoadedConfig(replace(loaded.spec, accelerators={}, near_memories={}), resolved, loaded.source)
 
 
 @dataclass(frozen=True)
