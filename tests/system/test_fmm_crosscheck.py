@@ -262,7 +262,7 @@ def test_machine_parts_split_the_micro_runs_and_assemble_in_measure_machines_ord
                + [{"shares": ([0.2 * h] * k, [0.05 * h] * k), "with_lap": [m, 4.0 * m, 8.0 * m]}
                   for h, m in enumerate(RESIDENCY_HEIGHTS)]
                + [[[m, busy[lap] * m, 2 * busy[lap] * m] for m in RESIDENCY_HEIGHTS] for lap in ("lap-dram", "lap-near-memory")]
-               + [[[m, 1.0 * m, 1.0 * m] for m in RESIDENCY_HEIGHTS]]
+               + [[[m, 1.0 * m, 1.0 * m] for m in RESIDENCY_HEIGHTS]]  # the one host alone: any other height's misprices
                + [{f"{lap}.w": i, f"{lap}.f_l_flops_per_s": 1e9} for i, lap in enumerate(laps)]
                + [{"w_c_bytes_per_s": 6e9, "f_c": 8e9}])
     m = assemble_machine(parts, results)
@@ -277,3 +277,42 @@ def test_machine_parts_split_the_micro_runs_and_assemble_in_measure_machines_ord
         assemble_machine(parts, results[:-1])
     unpipelined = machine_parts("configs/systems/i7_920_ddr3.yaml", laps, pipelined=False)
     assert [p.kind for p in unpipelined] == ["llc_residency"] * 4 + ["lap"] * 3 + ["cpu"]
+    swapped = [r for r in results]
+    swapped[10] = list(reversed(results[10]))  # the alone runs' heights out of order: refused, not mispriced
+    with pytest.raises(ValueError, match="heights"):
+        assemble_machine(parts, swapped)
+
+
+def test_lap_systems_on_two_hosts_divide_by_their_own_host_alone() -> None:
+    """A LAP system whose host differs (here its DRAM scheduler, set on the loaded system) gets host rows alone
+    of its own; the two that differ only in their accelerators share one."""
+    from simulator.studies.fmm.crosscheck import RESIDENCY_HEIGHTS, assemble_machine, host_key, machine_parts
+    from simulator.studies.fmm.placement import placement_system
+
+    other = placement_system("configs/systems/lap_near_memory.yaml", ("dram.geometry.scheduler=ready_first",))
+    laps = {"lap-dram": "configs/systems/lap_dram.yaml", "lap-near-memory": other}
+    assert host_key(laps["lap-dram"]) == host_key("configs/systems/lap_near_memory.yaml") != host_key(other)
+    parts = machine_parts("configs/systems/i7_920_ddr3.yaml", laps)
+    kinds = [p.kind for p in parts]
+    assert kinds == ["contention_with_lap"] * 2 + ["contention_alone"] * 2 + ["lap"] * 2 + ["cpu"]
+    alone_of = {host_key(p.args[0]): i for i, p in enumerate(parts) if p.kind == "contention_alone"}
+    results = ([[[m, 6.0 * m, 6.0 * m] for m in RESIDENCY_HEIGHTS]] * 2
+               + [[[m, (1.0 + i) * m, (1.0 + i) * m] for m in RESIDENCY_HEIGHTS] for i in range(2)]
+               + [{f"{lap}.f_l_flops_per_s": 1e9} for lap in laps] + [{"w_c_bytes_per_s": 6e9}])
+    m = assemble_machine(parts, results)
+    for lap, sysf in laps.items():
+        factor = 6.0 / (1.0 + alone_of[host_key(sysf)] - 2)  # alone results 1x and 2x, by their parts' order
+        assert m[f"{lap}.pipelined_contention"] == [[float(h), factor, factor] for h in RESIDENCY_HEIGHTS]
+    assert m["lap-dram.pipelined_contention"] != m["lap-near-memory.pipelined_contention"]
+
+
+@pytest.mark.parametrize("system", ["configs/systems/lap_llc.yaml", "configs/systems/lap_hbm_stack.yaml"])
+def test_the_host_rows_alone_run_the_same_without_the_accelerators(system) -> None:
+    """What lets LAP systems of one host share their host rows alone: on the system without its accelerators
+    (and their near memory) the rows take the same busy times, stage by stage, as on the whole system."""
+    from simulator.studies.fmm.crosscheck import _exchange_busy, host_alone
+    from simulator.runner import load_system
+
+    whole = load_system(system)
+    assert _exchange_busy(whole, (35,), 2.0, 3, "rows", host_only=True) == \
+        _exchange_busy(host_alone(whole), (35,), 2.0, 3, "rows", host_only=True)

@@ -371,8 +371,10 @@ def _exchange_busy(system: SystemArg, heights: tuple[int, ...], ratio: float, bl
 
 def _contention_factors(with_lap: list[list[float]], alone: list[list[float]]) -> list[list[float]]:
     """[[height, input, output], ...]: the busy times of :func:`_exchange_busy` with the LAP over those alone."""
-    return [[float(m), w_in / a_in, w_out / a_out] for (m, w_in, w_out), (_, a_in, a_out) in zip(with_lap, alone,
-                                                                                                   strict=True)]
+    if [row[0] for row in with_lap] != [row[0] for row in alone]:
+        raise ValueError(f"busy times of other heights: {[row[0] for row in with_lap]} against "
+                         f"{[row[0] for row in alone]}")
+    return [[float(m), w_in / a_in, w_out / a_out] for (m, w_in, w_out), (_, a_in, a_out) in zip(with_lap, alone)]
 
 
 def measure_pipelined_contention(system: SystemArg, ratio: float = CONTENTION_RATIO,
@@ -462,7 +464,8 @@ def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str
     systems of a study share one cache hierarchy); ``llc_residency_pipelined_b`` / ``_c``: the
     B and C curves of :func:`measure_pipelined_residency` on the same system; absent without one.
     ``{lap}.pipelined_contention``: the [height, input, output] factors of
-    :func:`measure_pipelined_contention` on each LAP system; ``{lap}.dirty_flush_cycles_per_line``
+    :func:`measure_pipelined_contention` on each LAP system (the host rows alone measured on the system
+    without its accelerators, ``machine_parts``); ``{lap}.dirty_flush_cycles_per_line``
     (:func:`measure_dirty_flush`) on each system whose LAP is coupled without coherence (DRAM, near
     memory, PCIe). The exchange micro runs store B and C in ``bc_layout``, as the study's traces do.
     """
@@ -475,7 +478,7 @@ class MachinePart:
     """One independent share of :func:`measure_machine`'s micro runs: ``fn(*args)``, to run in any
     process (``fn`` is a module-level function, ``args`` plain values), in any order."""
 
-    kind: str   # "cpu", "llc_residency", "pipelined_residency" or "lap"
+    kind: str   # "cpu", "llc_residency", "pipelined_residency", "contention_with_lap", "contention_alone" or "lap"
     fn: Callable[..., Any]
     args: tuple
 
@@ -494,8 +497,8 @@ def machine_parts(cpu_system: str | LoadedConfig, lap_systems: dict[str, str | L
     The contention factors divide busy times beside the LAP by the same host rows' alone: each LAP
     system's runs beside its LAP, except the residency system's, whose run at :data:`CONTENTION_RATIO` is
     one of its pipelined residency runs; and the host rows alone once per distinct host
-    (:func:`host_key`: LAP systems that differ in their accelerators only share them), on the system
-    without its accelerators (:func:`host_alone`; the host rows never reach them). ``pipelined`` False
+    (:func:`host_key`: LAP systems that differ only in their accelerators and the near memories they work in
+    share them), on the system without those (:func:`host_alone`; the host rows never reach them). ``pipelined`` False
     leaves out what only pipelined points read: the pipelined residency curves and the contention
     factors."""
     parts = []

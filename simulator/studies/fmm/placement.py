@@ -712,7 +712,8 @@ def narrowed(study: FmmStudySpec, pairs: frozenset[tuple[str, str]]) -> FmmStudy
 
 
 def micro_runs(study: FmmStudySpec) -> list[MicroRun]:
-    """The micro runs of ``study``: the host's on its CPU placement's system, the LAP systems' on each."""
+    """The micro runs of ``study`` (``machine_parts``): the host's on its CPU placement's system, the LAP systems'
+    on each, and the host rows alone of the contention factors on each distinct host without its accelerators."""
     held = _MICRO_RUNS.get(id(study))
     if held is not None and held[0] is study:
         return held[1]

@@ -6,13 +6,14 @@ runs the FMM study uses (``fmm_crosscheck.machine_parts``), never read from its 
 the run. The point is then priced as the study prices its points (``fmm_crosscheck.point_model``),
 with the b the trace used and the LLC capacity of the system.
 
-What the micro runs cost depends on the point: a CPU-only or DRAM / near-memory coupled point
-needs the host's runs and a few on the LAP system (LAP-DRAM Orig at q = 4 on the default system:
-3.97 s with the cross-check, 3.63 s without); an LLC-coupled point also needs the LLC residency
-curve (four GEMM heights; LAP-LLC Blocking: 13.4 s against 3.0 s). A pipelined point also needs the
-contention of the host's traffic with the concurrent GEMMs (4.6 s) and, on the LLC, the pipelined
-residency curves (LAP-LLC Pipelining: 28.9 s). The parts run in parallel over the machine's cores
-(2 here).
+What the micro runs cost depends on the point (wall times of the q = 4 point on the default systems, with
+the cross-check and without, on a 2-core machine): a CPU-only or DRAM / near-memory coupled point needs
+the host's runs and a few on the LAP system (LAP-DRAM Orig: 2.8 s against 2.5 s); an LLC-coupled point
+also needs the LLC residency curve (four GEMM heights; LAP-LLC Blocking: 9.2 s against 2.0 s). A
+pipelined point also needs the contention of the host's traffic with the concurrent GEMMs (LAP-DRAM
+Pipelining: 5.1 s against 2.4 s) and, on the LLC, the pipelined residency curves, whose runs give the
+contention beside the LAP too (LAP-LLC Pipelining: 17.3 s against 2.1 s). The parts run in parallel over
+the machine's cores.
 
 Where the study's model differs: a study measures one residency curve, on its LLC-coupled system, and
 prices every point with it; a single run on a DRAM or near-memory coupled system has no LLC-coupled
