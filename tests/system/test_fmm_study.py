@@ -221,7 +221,8 @@ def test_table3_keeps_its_header_without_a_cpu_only_point():
 
 def test_figure_9_leaves_out_a_stage_no_point_has_and_keeps_the_others_colours(tmp_path, monkeypatch):
     """A grid without prefetching (the main job's MARSSx86-like study) has no prefetch stage: no legend entry
-    for it, and the output permutation keeps the colour it has in the full study's figure."""
+    for it, and the output permutation keeps the colour it has in the full study's figure; the title names
+    the study's host."""
     import pandas as pd
     from matplotlib.colors import to_rgba
 
@@ -232,8 +233,11 @@ def test_figure_9_leaves_out_a_stage_no_point_has_and_keeps_the_others_colours(t
     assert not table.cycles_out_prefetch.fillna(0).any()  # the case under test
     drawn: dict[str, Any] = {}
     monkeypatch.setattr(placement, "save_figure", lambda fig, path, dpi=110: drawn.setdefault(Path(path).name, fig))
-    placement.figures(table, tmp_path, {})
+    host = placement.host_name(placement.load_study(ROOT / "configs" / "studies" / "fmm_placement_marssx86.yaml"))
+    assert host == "i7-920 (MARSSx86-like, 3 GB/s) + DDR3-1600"
+    placement.figures(table, tmp_path, {}, host)
     ax = drawn[placement.FIGURE_FILES[1]].axes[0]
+    assert ax.get_title() == f"Host cycles by stage (cf. 003 Fig. 9), host {host}"  # which host the figure shows
     shown = ax.get_legend()
     legend = {t.get_text(): h.get_facecolor() for t, h in zip(shown.get_texts(), shown.legend_handles)}
     assert list(legend) == ["input_perm", "gemm", "output_perm"]

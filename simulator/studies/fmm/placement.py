@@ -532,14 +532,22 @@ def paper_placements(study: FmmStudySpec) -> list[str]:
             if pl.gemm == "cpu" or (pl.gemm == "lap" and not offload_interface(pl).memory)]
 
 
-def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
+def host_name(study: FmmStudySpec) -> str:
+    """The name of the study's host: its CPU placement's system's."""
+    cpu = study.placements["cpu"]
+    return placement_system(cpu.system, cpu.overrides).spec.name
+
+
+def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str], host: str | None = None) -> None:
     """Figures 8-11 analogues (CPU-only and LAP points) and figure 12 (every accelerator placement by
-    ``couplings``: placement -> coupling) as PNG files in ``out``."""
+    ``couplings``: placement -> coupling) as PNG files in ``out``; ``host``, the name of the study's host
+    (``host_name``), ends every title."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    accelerators_figure(table, couplings, out / FIGURE_FILES[4])
+    on = f", host {host}" if host else ""  # the study's host, in every title
+    accelerators_figure(table, couplings, out / FIGURE_FILES[4], on)
     t = table[table.gemm.isin(MODELLED_GEMMS)].copy()
     t["config"] = t.placement + "/" + t.variant
     configs = list(dict.fromkeys(t.config))
@@ -565,7 +573,7 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
                 bottom = bottom + v
             labelled = True
         _bar_ticks(ax, qs, configs, width)
-        ax.set_title(title, pad=18)  # above the q labels
+        ax.set_title(title + on, pad=18)  # above the q labels
         ax.set_ylabel(ylabel)
         if len(col_sets) > 1 and labelled:
             ax.legend(fontsize=7)
@@ -577,7 +585,7 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
         ax.bar([qs.index(q) + ci * width for q in r.q], r.dram_accesses / 1e6, width, label=cfg)
     _bar_ticks(ax, qs, configs, width)
     ax.set_ylabel("DRAM accesses (M lines)")
-    ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)", pad=18)  # above the q labels
+    ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)" + on, pad=18)  # above the q labels
     save_figure(fig, out / FIGURE_FILES[0], dpi=120)
 
     specs = [(FIGURE_FILES[1], [f"cycles_{s}" for s in STAGES], list(STAGES),
@@ -594,7 +602,7 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str]) -> None:
         save_figure(fig, out / fname, dpi=120)
 
 
-def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Path) -> None:
+def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Path, title_end: str = "") -> None:
     """Figure 12: one column of panels per coupling, the accelerator placements at it that ran side by side for
     every q and every variant they all ran (a coupling none of whose placements ran: empty panels); top, host cycles (GEMM stage solid, the other stages hatched above it);
     bottom, total energy."""
@@ -639,7 +647,7 @@ def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Pa
         bottom.set_ylabel("total energy (J)")
         if labelled:
             top.legend(fontsize=7)
-    fig.suptitle("FMM U-list: the accelerators at each coupling")
+    fig.suptitle("FMM U-list: the accelerators at each coupling" + title_end)
     save_figure(fig, path, dpi=120)
 
 
@@ -784,7 +792,7 @@ def report(study: FmmStudySpec, quick: bool, records: Mapping[Any, dict], out: P
     table5(table, cross).to_csv(out / "table5.csv", index=False)
     table3(table).to_csv(out / "table3.csv", index=False)
     findings(table).to_csv(out / "findings.csv", index=False)
-    figures(table, out, accelerator_couplings(study))
+    figures(table, out, accelerator_couplings(study), host_name(study))
 
 
 PLUGIN = StudyPlugin(title="the FMM study", load=load_study, points=plan_points, run_point=run_task,
