@@ -326,16 +326,10 @@ def _steady_stages(blocks: int) -> tuple[list[str], list[str]]:
     return [f"in{i}" for i in range(2, blocks)], [f"out{i}" for i in range(1, blocks - 2)]
 
 
-def _pipelined_exchange_shares(system: SystemArg, n_q: int, n_class: int, blocks: int = PIPELINED_BLOCKS,
-                               bc_layout: str = "rows") -> tuple[float, float]:
-    """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in
-    the steady blocks of the double-buffered exchange of :func:`_pipelined_exchange_trace`,
-    dimensionless."""
-    return _steady_shares(_host_stages(system, _pipelined_exchange_trace(n_q, n_class, blocks, bc_layout)), blocks)
-
-
 def _steady_shares(served: dict[str, Any], blocks: int) -> tuple[float, float]:
-    """:func:`_pipelined_exchange_shares` from the host's stage records ``served`` of the exchange."""
+    """(share of the host's B writes, share of its C reads the LLC or a nearer cache serves) in the steady
+    blocks of the double-buffered exchange of :func:`_pipelined_exchange_trace`, from the host's stage
+    records ``served`` of it, dimensionless."""
 
     def share(stages: list[str]) -> float:
         total = sum(served[s].bytes_by_level for s in stages)
@@ -404,7 +398,7 @@ def measure_pipelined_residency(system: SystemArg, ratios: tuple[float, ...] = P
     ([[working set / LLC, share of B lines kept], ...], [[..., share of C lines kept], ...]).
 
     Per ratio x and height m, two sets of B and C with 2 x 2 x 10 x m x n_class x 8 B = x LLC are
-    exchanged as the pipelined FMM exchanges them (:func:`_pipelined_exchange_shares`); the
+    exchanged as the pipelined FMM exchanges them (:func:`_steady_shares`); the
     shares of the steady blocks' B writes and C reads that do not go to DRAM are averaged over
     ``heights``. Unlike :func:`measure_llc_residency` no far-overflow reference is needed: the
     host's own counter says which level served each line. Not fitted to anything: the order of
@@ -440,11 +434,7 @@ def _pipelined_residency_part(system: SystemArg, m: int, ratios: tuple[float, ..
 def _pipelined_residency_shares(system: SystemArg, m: int, ratios: tuple[float, ...], bc_layout: str
                                 ) -> tuple[list[float], list[float]]:
     """:func:`measure_pipelined_residency`'s shares of B and of C kept at height ``m``, one per ratio."""
-    system = load_system(system)
-    llc = system.spec.caches.levels[-1].size_bytes
-    shares = [_pipelined_exchange_shares(system, m, _pipelined_class_width(x, llc, m), bc_layout=bc_layout)
-              for x in ratios]
-    return [float(b) for b, _ in shares], [float(c) for _, c in shares]
+    return _pipelined_residency_part(system, m, ratios, bc_layout)["shares"]
 
 
 def measure_machine(cpu_system: str, lap_systems: dict[str, str], bc_layout: str = "rows") -> dict[str, Any]:

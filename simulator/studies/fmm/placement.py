@@ -604,8 +604,9 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str], host: str
 
 def accelerators_figure(table: pd.DataFrame, couplings: dict[str, str], path: Path, title_end: str = "") -> None:
     """Figure 12: one column of panels per coupling, the accelerator placements at it that ran side by side for
-    every q and every variant they all ran (a coupling none of whose placements ran: empty panels); top, host cycles (GEMM stage solid, the other stages hatched above it);
-    bottom, total energy."""
+    every q and every variant they all ran (a coupling none of whose placements ran: empty panels); top, host
+    cycles (GEMM stage solid, the other stages hatched above it); bottom, total energy. ``title_end`` ends the
+    title."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
