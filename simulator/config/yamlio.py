@@ -95,18 +95,18 @@ def _expanded_nodes(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]
     return size
 
 
-def _check_aliases(root: yaml.Node | None) -> None:
-    """Refuse a document whose aliases refer to themselves or add more than MAX_ALIAS_EXPANSION_NODES nodes."""
+def _check_aliases(root: yaml.Node | None, budget: int) -> None:
+    """Refuse a document whose aliases refer to themselves or add more than ``budget`` nodes."""
     if root is None:
         return
     sizes: dict[int, int] = {}
     expanded = _expanded_nodes(root, sizes, set())
     distinct = _distinct_nodes(root)
     extra = expanded - distinct
-    if extra > MAX_ALIAS_EXPANSION_NODES:
+    if extra > budget:
         shown = f"{expanded:,}" if expanded <= 2**62 else "more than 2**62"
         raise _AliasProblem(f"aliases expand {distinct:,} nodes to {shown}; expected at most "
-                            f"{MAX_ALIAS_EXPANSION_NODES:,} nodes added by aliases")
+                            f"{budget:,} nodes added by aliases")
 
 
 def _distinct_nodes(root: yaml.Node) -> int:
@@ -160,7 +160,7 @@ def check_aliases(text: str, source: str) -> None:
     """AliasError if YAML ``text`` has a recursive alias or aliases that add more than
     MAX_ALIAS_EXPANSION_NODES nodes; syntax errors are left to the reader that loads it."""
     try:
-        _check_aliases(yaml.compose(text, Loader=yaml.SafeLoader))
+        _check_aliases(yaml.compose(text, Loader=yaml.SafeLoader), MAX_ALIAS_EXPANSION_NODES)
     except _AliasProblem as exc:
         raise AliasError(f"{source}: invalid YAML: {exc}") from None
     except (yaml.YAMLError, RecursionError):
@@ -176,7 +176,7 @@ def load_yaml_text(text: str, source: str) -> Any:
     """Read YAML ``text`` strictly (as ``load_yaml``); messages start with ``source``. Each call returns data of
     its own, which the caller may change."""
     if len(text) > MAX_KEPT_TEXT_CHARS:
-        return _parse(text, source)
+        return _parse(text, source, MAX_ALIAS_EXPANSION_NODES)
     return copy.deepcopy(_kept_parse(text, source, MAX_ALIAS_EXPANSION_NODES))
 
 
@@ -184,16 +184,16 @@ def load_yaml_text(text: str, source: str) -> Any:
 def _kept_parse(text: str, source: str, alias_budget: int) -> Any:
     """``_parse``, kept for the next call with the same text, source and alias budget (a refused text is
     parsed again)."""
-    return _parse(text, source)
+    return _parse(text, source, alias_budget)
 
 
-def _parse(text: str, source: str) -> Any:
-    """The data of YAML ``text`` (``load_yaml_text``)."""
+def _parse(text: str, source: str, alias_budget: int) -> Any:
+    """The data of YAML ``text`` (``load_yaml_text``); ``alias_budget``: the nodes its aliases may add."""
     loader = None
     try:
         loader = _StrictLoader(text, source)  # the reader rejects non-printable characters here
         root = loader.get_single_node()
-        _check_aliases(root)
+        _check_aliases(root, alias_budget)
         data = None if root is None else loader.construct_document(root)
     except _AliasProblem as exc:
         raise AliasError(f"{source}: invalid YAML: {exc}") from None

@@ -30,7 +30,12 @@ class Comparison:
     source: str
     note: str = ""
     key: tuple[str, str, str] | None = None  # the published entry (table, row, column); None: not a published value
-    upper_bound: bool = False  # the reference is a bound ours should stay at or below, not a value to meet
+
+    @property
+    def upper_bound(self) -> bool:
+        """Whether the reference is a bound ours should stay at or below, not a value to meet: its entry's column
+        ends with UPPER_BOUND_MARK."""
+        return self.key is not None and self.key[2].endswith(UPPER_BOUND_MARK)
 
     @property
     def deviation(self) -> float | None:
@@ -51,8 +56,7 @@ class Comparison:
 
 def published(r: ReferenceRow, label: str, ours: float | None, note: str = "") -> Comparison:
     """Ours beside published value ``r`` (its unit, citation and entry key)."""
-    return Comparison(label, r.number, ours, r.unit, r.source, note, key=(r.table, r.row, r.column),
-                      upper_bound=r.column.endswith(UPPER_BOUND_MARK))
+    return Comparison(label, r.number, ours, r.unit, r.source, note, key=(r.table, r.row, r.column))
 
 
 @dataclass(frozen=True)

@@ -97,10 +97,10 @@ def test_a_published_upper_bound_counts_as_met_at_or_below_it_and_by_its_excess_
 
 
 def test_an_upper_bound_of_zero_or_below_is_met_at_or_below_it():
-    zero = Comparison("x (under)", 0.0, 0.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
-    negative = Comparison("x (under)", -2.0, -3.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
-    over = Comparison("x (under)", -2.0, -1.0, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
+    zero = Comparison("x (under)", 0.0, 0.0, "%", "a source", key=("T", "r", "x (under)"))
+    negative = Comparison("x (under)", -2.0, -3.0, "%", "a source", key=("T", "r", "x (under)"))
+    over = Comparison("x (under)", -2.0, -1.0, "%", "a source", key=("T", "r", "x (under)"))
     assert zero.judged_deviation == 0.0 and negative.judged_deviation == 0.0
-    above_zero = Comparison("x (under)", 0.0, 0.1, "%", "a source", key=("T", "r", "x (under)"), upper_bound=True)
+    above_zero = Comparison("x (under)", 0.0, 0.1, "%", "a source", key=("T", "r", "x (under)"))
     # above a bound of 0 or below, ours / bound - 1 measures nothing: a miss, not "not produced"
     assert over.judged_deviation == float("inf") and above_zero.judged_deviation == float("inf")
