@@ -39,19 +39,17 @@ Times are in host cycles, granularities in bytes.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import ArrayLike
 
 from models.logca import LogCAParams, time_accelerated, time_unaccelerated
 from simulator.config.errors import ConfigError
-from simulator.config.yamlio import check_aliases, config_text
+from simulator.config.yamlio import config_text, load_yaml_text
 
 __all__ = [
     "ComplexityFit",
@@ -363,24 +361,6 @@ class PlatformEntry:
             raise ValueError(f"{self.key}: host_frequency_hz must be > 0 Hz, got {self.host_frequency_hz!r}")
 
 
-def _check_duplicate_keys(node: yaml.Node, source: str) -> list[str]:
-    problems: list[str] = []
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[Any, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                problems.append(f"{source}:{line}: duplicate key {key!r} (first at line {seen[key]})")
-            else:
-                seen[key] = line
-            problems += _check_duplicate_keys(value_node, source)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            problems += _check_duplicate_keys(item, source)
-    return problems
-
-
 def _entry(key: str, raw: Any, source: str) -> tuple[PlatformEntry | None, list[str]]:
     where = f"{source}: platforms.{key}"
     if not isinstance(raw, dict):
@@ -436,24 +416,15 @@ def load_platform_entries(path: str | Path) -> dict[str, PlatformEntry]:
         text = config_text(path)  # a regular file under the size cap
     except ConfigError as exc:
         raise ValueError("; ".join(exc.messages)) from None
-    return dict(_entries_of_text(text, source))  # the entries are frozen; the mapping is the caller's
+    return _entries_of_text(text, source)
 
 
-@functools.lru_cache(maxsize=16)
 def _entries_of_text(text: str, source: str) -> dict[str, PlatformEntry]:
-    """``load_platform_entries`` of a file's ``text``, kept per process: a reproduction reads its tables
-    again for every check (32 times in one run of logca-crypto), and each read parses the YAML three times."""
+    """``load_platform_entries`` of a file's ``text`` (its parse is kept per process by ``load_yaml_text``)."""
     try:
-        check_aliases(text, source)
+        data = load_yaml_text(text, source)  # strict: duplicate keys, alias bombs, syntax
     except ConfigError as exc:
         raise ValueError("; ".join(exc.messages)) from None
-    try:
-        problems = _check_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), source)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{source}: invalid YAML: {exc}") from None
-    if problems:
-        raise ValueError("; ".join(problems))
     if not isinstance(data, dict) or not isinstance(data.get("platforms"), dict):
         raise ValueError(f"{source}: expected a mapping with a 'platforms' mapping")
     problems = [f"{source}: unknown top-level key {name!r}; expected one of {sorted(_TOP_KEYS)}" for name in data if name not in _TOP_KEYS]

@@ -116,12 +116,6 @@ def _kernel_cycles(path: Path, trace, overrides: tuple[str, ...] = ()) -> tuple[
     return (end_ps - start_ps) * cfg.host.frequency_hz / PS_PER_S, system
 
 
-@functools.lru_cache(maxsize=None)
-def _entries(path: Path) -> dict:
-    """A table of LogCA parameter sets (``load_platform_entries``), read once per process."""
-    return load_platform_entries(path)
-
-
 @functools.lru_cache(maxsize=None)  # one simulated offload per platform and kernel
 def link_latency_cycles_per_byte(name: str, kernel: str, g_ref_bytes: int = 2**20) -> float:
     """L from the simulated link: link bytes moved per input byte / link bandwidth, host cycles/B (0: no copies)."""
@@ -179,8 +173,8 @@ def load_gpu_platform(name: str, kernel: str) -> Platform:
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     path = system_path(name)
-    calibrated = _entries(CALIBRATED)
-    host = calibrated.get(f"discrete_gpu_{kernel}") or _entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"]
+    calibrated = load_platform_entries(CALIBRATED)
+    host = calibrated.get(f"discrete_gpu_{kernel}") or load_platform_entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"]
     cfg = load_system(str(path)).spec
     acc = cfg.accelerators["gpu"]
     overhead = calibrated.get(f"{TABLE_ROW[name]}_{kernel}") if name != "hsa" else None
@@ -379,7 +373,7 @@ def table_4_3_params(name: str, kernel: str) -> LogCAParams:
     """000 Table 4.3's printed parameters (L included); HSA: ours with L = 0 (no copies)."""
     if name == "hsa":
         return load_gpu_platform(name, kernel).logca
-    return _entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"].params
+    return load_platform_entries(TABLE_4_3)[f"{TABLE_ROW[name]}_{kernel}"].params
 
 
 # --------------------------------------------------------------------------- figures
