@@ -60,11 +60,10 @@ def lines_of_rows(rows, addr, elem_bytes, stride, count, listed, offsets, values
     total = 0
     for j in range(n):
         i = rows[j]
-        if _contiguous(i, elem_bytes, stride, count, listed):  # its lines are one range: no walk per element
-            n_starts[j] = -1
-            total += (addr[i] + count[i] * elem_bytes[i] - 1) // line_bytes - addr[i] // line_bytes + 1
-            continue
-        if listed[i]:
+        if _contiguous(i, elem_bytes, stride, count, listed):  # its lines are one range: one run, no walk per element
+            n_starts[j] = 1
+            run_bytes[j] = count[i] * elem_bytes[i]
+        elif listed[i]:
             n_starts[j] = offsets[i + 1] - offsets[i]
             run_bytes[j] = (count[i] // max(1, n_starts[j])) * elem_bytes[i]
         else:
@@ -79,12 +78,6 @@ def lines_of_rows(rows, addr, elem_bytes, stride, count, listed, offsets, values
     for j in range(n):
         i = rows[j]
         first = k
-        if n_starts[j] < 0:
-            for line in range(addr[i] // line_bytes, (addr[i] + count[i] * elem_bytes[i] - 1) // line_bytes + 1):
-                out[k] = line
-                k += 1
-            row_offsets[j + 1] = k
-            continue
         for e in range(n_starts[j]):
             s = _row_start(i, e, addr, stride, listed, offsets, values)
             for line in range(s // line_bytes, (s + run_bytes[j] - 1) // line_bytes + 1):
