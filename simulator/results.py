@@ -6,10 +6,10 @@ Components are named by kind: ``system``, ``host``, ``cache/<level>``,
 ``actions/<component>/<requester>`` (the actions a requester caused there, in
 their units) and ``energy_by_requester/<component>/<requester>`` (one
 quantity per energy category, J; they sum to ``energy/<component>``).
-``summary()`` nests the same numbers for
-``summary.json``; ``to_pandas()`` gives the table written as
-``results.parquet``. Results add up (``a + b`` sums equal rows) so that points
-of a study can be combined.
+``summary()`` nests the same numbers for ``summary.json``; ``to_arrow()``
+gives the table written as ``results.parquet``, ``to_pandas()`` the same
+table as a DataFrame. Results add up (``a + b`` sums equal rows) so that
+points of a study can be combined.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported when a table is asked for: a run's other steps need no pandas
+if TYPE_CHECKING:  # imported when a table is asked for: a run's other steps need neither
     import pandas as pd
+    import pyarrow as pa
 
 COLUMNS = ("component", "quantity", "value", "unit")
 
@@ -49,6 +50,17 @@ class Results:
         for c, q, v, u in [*self.rows, *other.rows]:
             totals[(c, q, u)] = totals.get((c, q, u), 0.0) + v
         return Results([(c, q, v, u) for (c, q, u), v in totals.items()], {"combined": [self.meta, other.meta]})
+
+    def to_arrow(self) -> pa.Table:
+        """The long-form table (:data:`COLUMNS`; value in the row's unit) as an Arrow table: the content
+        of ``results.parquet``, built without pandas (``simulator.config.arrow``)."""
+        import pyarrow as pa
+
+        from simulator.config.arrow import arrow_array
+
+        columns = list(zip(*self.rows)) if self.rows else [(), (), (), ()]
+        types = (pa.string(), pa.string(), pa.float64(), pa.string())
+        return pa.Table.from_arrays([arrow_array(list(c), t) for c, t in zip(columns, types)], names=list(COLUMNS))
 
     def to_pandas(self) -> pd.DataFrame:
         """The long-form table: component, quantity, value, unit."""

@@ -358,7 +358,9 @@ def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, w
                     "hashes": {k: results.meta[k] for k in ("config_hash", "workload_hash", "run_hash")}}
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: same output, faster
         (tmp / "config.resolved.yaml").write_text(yaml.dump(resolved, Dumper=dumper, sort_keys=False))
-        results.to_pandas().to_parquet(tmp / "results.parquet", index=False)
+        import pyarrow.parquet as pq  # here: only a run that writes its directory needs it
+
+        pq.write_table(results.to_arrow(), tmp / "results.parquet")
         (tmp / "summary.json").write_text(results.summary_json() + "\n")
         for name, data in (extra or {}).items():
             (tmp / name).write_bytes(data if isinstance(data, bytes) else data.encode())

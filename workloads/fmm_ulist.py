@@ -109,6 +109,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from models.ulist import BLOCK_ORDERS, UListDims, check_block_order, llc_blocks
+from simulator.config.arrow import arrow_array
 from workloads import fmm_tree
 from workloads.gemm import host_gemm_panels
 from workloads.trace import (MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace, TraceBuilder,
@@ -487,7 +488,7 @@ def _with_thread(table: pa.Table, thread: int) -> pa.Table:
     """``table`` with a ``thread`` column (all ``thread`` when it has none)."""
     if THREAD_FIELD.name in table.column_names:
         return table
-    return table.append_column(THREAD_FIELD, pa.array(np.full(table.num_rows, thread, dtype=np.int64)))
+    return table.append_column(THREAD_FIELD, arrow_array(np.full(table.num_rows, thread, dtype=np.int64), pa.int64()))
 
 
 def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:

@@ -96,6 +96,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
+from simulator.config.arrow import arrow_array, arrow_scalar, list_lengths, string_array, to_numpy
 from simulator.config.files import write_atomic
 from simulator.config.units import is_power_of_two
 from workloads.line_kernel import lines_of_elements
@@ -373,7 +374,7 @@ class TraceBuilder:
             if field.name == "addrs":
                 arrays.append(_list_array(cols["addrs"]))
             else:
-                arrays.append(pa.array(cols[field.name], type=field.type))
+                arrays.append(arrow_array(cols[field.name], field.type))
         table = pa.Table.from_arrays(arrays, schema=schema)
         validate_trace(table, MEMORY_SOURCE, units)
         return table
@@ -401,9 +402,9 @@ def _list_array(items: list[np.ndarray | None]) -> pa.Array:
     present = [a for a in items if a is not None]
     values = np.concatenate(present) if present else np.zeros(0, dtype=np.int64)
     mask = np.fromiter((a is None for a in items), dtype=bool, count=len(items))
-    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32), pa.int32()),
-                                    pa.array(values, pa.int64()),
-                                    type=TRACE_SCHEMA.field("addrs").type, mask=pa.array(mask))
+    return pa.ListArray.from_arrays(arrow_array(offsets.astype(np.int32), pa.int32()),
+                                    arrow_array(values, pa.int64()),
+                                    type=TRACE_SCHEMA.field("addrs").type, mask=arrow_array(mask, pa.bool_()))
 
 
 # --------------------------------------------------------------------------- address space
@@ -478,7 +479,7 @@ def _fail(source: str, mask: np.ndarray, column: str, expected: str, offset: int
 
 
 def _np(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    return col.to_numpy(zero_copy_only=False)
+    return to_numpy(col)
 
 
 def _type_ok(name: str, actual: pa.DataType) -> bool:
@@ -553,15 +554,15 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         stage_col = stage_col.cast(pa.string())
     op_col = table.column("op")
 
-    fail(_np(pc.equal(pc.utf8_length(unit_col), 0)), "unit", "a non-empty unit name")
-    fail(_np(pc.equal(pc.utf8_length(stage_col), 0)), "stage", "a non-empty stage label")
-    op_ok = _np(pc.is_in(op_col, value_set=pa.array(OPS)))
+    fail(_np(pc.utf8_length(unit_col)) == 0, "unit", "a non-empty unit name")
+    fail(_np(pc.utf8_length(stage_col)) == 0, "stage", "a non-empty stage label")
+    op_ok = _np(pc.is_in(op_col, value_set=string_array(OPS)))
     if not op_ok.all():
         bad = int(np.flatnonzero(~op_ok)[0])
         fail(~op_ok, "op", f"one of {', '.join(OPS)}, got {op_col[bad].as_py()!r}")
 
-    is_mem = _np(pc.is_in(op_col, value_set=pa.array(MEMORY_OPS)))
-    is_cmd = _np(pc.is_in(op_col, value_set=pa.array(COMMAND_OPS)))
+    is_mem = _np(pc.is_in(op_col, value_set=string_array(MEMORY_OPS)))
+    is_cmd = _np(pc.is_in(op_col, value_set=string_array(COMMAND_OPS)))
     addr = _np(table.column("addr"))
     elem = _np(table.column("elem_bytes"))
     stride = _np(table.column("stride_bytes"))
@@ -597,7 +598,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     if has_list.any():
         fail(has_list & (addr != 0), "addr", "0 when explicit addrs are given")
         fail(has_list & (stride != 0), "stride_bytes", "0 when explicit addrs are given")
-        lengths = _np(pc.fill_null(pc.list_value_length(addrs_col), 0)).astype(np.int64)
+        lengths = list_lengths(addrs_col).astype(np.int64)
         # a whole multiple >= 1 of the address count (0 for an empty list)
         bad_len = has_list & np.where(lengths > 0, (count < lengths) | (count % np.maximum(lengths, 1) != 0),
                                       count != 0)
@@ -620,8 +621,8 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             fail(rows, "addrs", "byte addresses in [0, 2**62)")
 
     params = table.column("params")
-    is_sync = _np(pc.is_in(op_col, value_set=pa.array(SYNC_OPS)))
-    fail(~is_cmd & ~is_sync & _np(pc.not_equal(params, "")), "params",
+    is_sync = _np(pc.is_in(op_col, value_set=string_array(SYNC_OPS)))
+    fail(~is_cmd & ~is_sync & _np(pc.not_equal(params, arrow_scalar("", pa.string()))), "params",
          "'' for an op that is not offload/wait/barrier/join")
     if is_sync.any():
         _check_sync_rows(table, source, is_sync, unit_col, flops, cycles, row_offset, whole_trace)
@@ -629,7 +630,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         _check_thread_ids(table, source, row_offset)
     units_set = None if units is None else set(units)
     if units_set is not None:
-        ok = _np(pc.is_in(unit_col, value_set=pa.array(sorted(units_set), pa.string())))
+        ok = _np(pc.is_in(unit_col, value_set=string_array(sorted(units_set))))
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             fail(~ok, "unit", f"unit {unit_col[i].as_py()!r} is not in the system "
@@ -680,7 +681,7 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         _fail(source, mask, column, expected, row_offset)
 
     threads = _check_thread_ids(table, source, row_offset)
-    fail(is_sync & _np(pc.not_equal(unit_col, "host")), "unit", "'host' for a barrier or join (host threads "
+    fail(is_sync & _np(pc.not_equal(unit_col, arrow_scalar("host", pa.string()))), "unit", "'host' for a barrier or join (host threads "
          "synchronise)")
     fail(is_sync & ((flops != 0) | (cycles != 0)), "flops" if (flops[is_sync] != 0).any() else "cycles",
          "0 for a barrier or join (they do no work)")
@@ -1022,12 +1023,12 @@ def address_end_bytes(table: pa.Table, unit: str | None = "host", exact: bool = 
     bytes (0 if none): to check a trace against a memory's capacity before replaying it.
     ``exact=False`` returns a cheaper upper bound (the highest listed address plus the longest
     listed run). A float, so that absurd counts and strides cannot overflow."""
-    rows = _np(pc.is_in(table.column("op"), value_set=pa.array(MEMORY_OPS)))
+    rows = _np(pc.is_in(table.column("op"), value_set=string_array(MEMORY_OPS)))
     if unit is not None:
         units = table.column("unit")
         if pa.types.is_dictionary(units.type):
             units = units.cast(pa.string())
-        rows &= _np(pc.equal(units, unit))
+        rows &= _np(pc.equal(units, arrow_scalar(unit, pa.string())))
     count = _np(table.column("count")).astype(np.float64)
     elem = _np(table.column("elem_bytes")).astype(np.float64)
     listed = table.column("addrs")
@@ -1042,11 +1043,11 @@ def address_end_bytes(table: pa.Table, unit: str | None = "host", exact: bool = 
     if not with_list.any():
         return top
     # a listed address starts a run of count / len(addrs) elements
-    lengths = np.nan_to_num(_np(pc.list_value_length(listed)).astype(np.float64))
+    lengths = list_lengths(listed).astype(np.float64)
     run_bytes = np.zeros(len(count))
     run_bytes[with_list] = count[with_list] / np.maximum(lengths[with_list], 1) * elem[with_list]
     if not exact:
-        rows_listed = table.filter(pa.array(with_list)).column("addrs")
+        rows_listed = table.filter(arrow_array(with_list, pa.bool_())).column("addrs")
         highest = pc.max(pc.list_flatten(rows_listed)).as_py()
         return top if highest is None else max(top, float(highest) + float(run_bytes.max()))
     listed = listed.combine_chunks()
@@ -1083,7 +1084,7 @@ def trace_summary(table: pa.Table) -> dict[str, Any]:
     nbytes = _np(table.column("elem_bytes")) * _np(table.column("count"))
 
     def total(ops: tuple[str, ...]) -> int:
-        mask = _np(pc.is_in(op, value_set=pa.array(ops)))
+        mask = _np(pc.is_in(op, value_set=string_array(ops)))
         return int(nbytes[mask].sum())
 
     return {

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from simulator.accel.command_schema import TARGET_KEY, CommandError
+from simulator.config.arrow import arrow_scalar, to_numpy
 from simulator.system import System
 from workloads.trace import TraceError
 
@@ -35,7 +36,7 @@ def check_commands(system: System, table: pa.Table, source: str, decoded: dict[i
     units = table.column("unit")
     if pa.types.is_dictionary(units.type):
         units = units.cast(pa.string())
-    not_host = pc.not_equal(units, "host").to_numpy(zero_copy_only=False)
+    not_host = to_numpy(pc.not_equal(units, arrow_scalar("host", pa.string())))
     if not_host.any():
         i = int(np.flatnonzero(not_host)[0])
         name = units[i].as_py()

@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from simulator.config.arrow import arrow_scalar, list_lengths, string_array, to_numpy
 from simulator.config.schema import SystemSpec
 from simulator.config.units import PS_PER_S, format_quantity
 from workloads.trace import MAX_THREADS, MEMORY_OPS, THREAD_FIELD, thread_ids
@@ -75,11 +76,11 @@ def host_work_cycles(spec: SystemSpec, trace: pa.Table) -> np.ndarray | None:
     table that is not a trace. The bounds of a trace's parts add up (``add_work``)."""
     try:
         units = trace.column("unit")
-        host = np.asarray(pc.equal(units.cast(pa.string()) if pa.types.is_dictionary(units.type) else units,
-                                   "host").to_numpy(zero_copy_only=False), dtype=bool)
-        flops = trace.column("flops").to_numpy().astype(np.float64)[host]
-        cycles = trace.column("cycles").to_numpy().astype(np.float64)[host]
-        elements = trace.column("count").to_numpy().astype(np.float64)[host]
+        named = units.cast(pa.string()) if pa.types.is_dictionary(units.type) else units
+        host = np.asarray(to_numpy(pc.equal(named, arrow_scalar("host", pa.string()))), dtype=bool)
+        flops = to_numpy(trace.column("flops")).astype(np.float64)[host]
+        cycles = to_numpy(trace.column("cycles")).astype(np.float64)[host]
+        elements = to_numpy(trace.column("count")).astype(np.float64)[host]
         threads = None
         if THREAD_FIELD.name in trace.schema.names:  # ids beyond the valid ones are refused by the validation
             threads = np.clip(thread_ids(trace)[host], 0, MAX_THREADS)
@@ -114,7 +115,7 @@ def host_time_message(spec: SystemSpec, work_cycles: np.ndarray, source: str, sy
 
 
 def _column(trace: pa.Table, name: str) -> np.ndarray:
-    return trace.column(name).to_numpy().astype(np.float64)
+    return to_numpy(trace.column(name)).astype(np.float64)
 
 
 def trace_lines_problem(spec: SystemSpec, trace: pa.Table, source: str, system_source: str) -> str | None:
@@ -129,11 +130,10 @@ def trace_lines(spec: SystemSpec, trace: pa.Table) -> float | None:
     alone (so the bounds of a trace's parts add up); None for a table that is not a trace."""
     line = spec.caches.line_bytes
     try:
-        memory = np.asarray(pc.is_in(trace.column("op"), value_set=pa.array(MEMORY_OPS)).to_numpy(
-            zero_copy_only=False), dtype=bool)
+        memory = np.asarray(to_numpy(pc.is_in(trace.column("op"), value_set=string_array(MEMORY_OPS))), dtype=bool)
         count, elem = _column(trace, "count")[memory], _column(trace, "elem_bytes")[memory]
         stride = np.abs(_column(trace, "stride_bytes")[memory])
-        runs = pc.fill_null(pc.list_value_length(trace.column("addrs")), 0).to_numpy().astype(np.float64)[memory]
+        runs = list_lengths(trace.column("addrs")).astype(np.float64)[memory]
     except (KeyError, pa.ArrowException, TypeError, ValueError):
         return None  # not a trace: the replay's validation names what is wrong
     per_element = count * (elem // line + 2)  # each element's lines, apart

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from simulator.accel.command_check import check_commands
+from simulator.config.arrow import to_numpy
 from simulator.host.core import MemoryRows
 from simulator.system import System
 from workloads.line_kernel import lines_of_rows
@@ -55,13 +56,13 @@ class _Columns:
         self.unit = col("unit").to_pylist()
         self.stage = col("stage").to_pylist()
         self.op = col("op").to_pylist()
-        self.addr = col("addr").to_numpy()
-        self.elem_bytes = col("elem_bytes").to_numpy()
-        self.stride = col("stride_bytes").to_numpy()
-        self.count = col("count").to_numpy()
-        self.flops = col("flops").to_numpy()
-        self.cycles = col("cycles").to_numpy()
-        self.dependent = col("dependent").to_numpy(zero_copy_only=False)
+        self.addr = to_numpy(col("addr"))
+        self.elem_bytes = to_numpy(col("elem_bytes"))
+        self.stride = to_numpy(col("stride_bytes"))
+        self.count = to_numpy(col("count"))
+        self.flops = to_numpy(col("flops"))
+        self.cycles = to_numpy(col("cycles"))
+        self.dependent = to_numpy(col("dependent"))
         self.count_list = self.count.tolist()
         self.bytes_list = (self.count * self.elem_bytes).tolist()
         self.flops_list = self.flops.tolist()
@@ -70,10 +71,10 @@ class _Columns:
         self.params = col("params").to_pylist()
         addrs = col("addrs")
         if isinstance(addrs, pa.ChunkedArray):
-            addrs = pa.concat_arrays(addrs.chunks) if addrs.num_chunks else pa.array([], pa.list_(pa.int64()))
-        self.addrs_valid = addrs.is_valid().to_numpy(zero_copy_only=False) if len(addrs) else np.zeros(0, bool)
-        self.addrs_offsets = addrs.offsets.to_numpy() if len(addrs) else np.zeros(1, np.int32)
-        self.addrs_values = addrs.values.to_numpy() if len(addrs) else np.zeros(0, np.int64)
+            addrs = pa.concat_arrays(addrs.chunks) if addrs.num_chunks else pa.nulls(0, pa.list_(pa.int64()))
+        self.addrs_valid = to_numpy(addrs.is_valid()) if len(addrs) else np.zeros(0, bool)
+        self.addrs_offsets = to_numpy(addrs.offsets) if len(addrs) else np.zeros(1, np.int32)
+        self.addrs_values = to_numpy(addrs.values) if len(addrs) else np.zeros(0, np.int64)
 
     def command(self, i: int) -> tuple[dict, Any]:
         """(params, parsed command) of offload/wait row ``i`` as ``check_commands`` made them, handed over once."""

@@ -66,7 +66,8 @@ def consolidate(points: list[Point] | tuple[Point, ...], out_dir: str | Path) ->
     if not frames:
         return pd.DataFrame(columns=[*keys, "run_hash", "component", "quantity", "value", "unit"])
     lengths = [f.num_rows for f in frames]
-    table = pa.concat_tables(frames).to_pandas()
+    # permissive: points stored by another pyarrow or pandas may hold their text as string or large_string
+    table = pa.concat_tables(frames, promote_options="permissive").to_pandas()
     cols: dict[str, Any] = {}
     for i, key in enumerate(keys):
         per_point = [p.coords[i][1] for p in kept]

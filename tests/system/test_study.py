@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -84,6 +85,21 @@ def test_study_runs_end_to_end_and_a_rerun_simulates_nothing(tmp_path):
     assert (again.simulated, len(again.reused)) == ((), 4)
     assert _stored(out) == before  # same files, untouched
     assert again.sim_wall_s == {}
+    pd.testing.assert_frame_equal(_table(out), table)
+
+
+def test_points_stored_with_large_string_text_are_read_with_the_others(tmp_path):
+    """A point stored by another pandas or pyarrow may hold its text as large_string: reused all the same."""
+    study = _study(tmp_path, SMALL)
+    out = tmp_path / "out"
+    run_study(study, out, workers=1, progress=False)
+    table = _table(out)
+    path = next((out / "points").iterdir()) / "results.parquet"
+    stored = pq.read_table(path)
+    pq.write_table(stored.cast(pa.schema([pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type)
+                                          for f in stored.schema])), path)
+    again = run_study(study, out, workers=1, progress=False)
+    assert (again.simulated, len(again.reused)) == ((), 4)
     pd.testing.assert_frame_equal(_table(out), table)
 
 
