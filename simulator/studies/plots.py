@@ -192,3 +192,9 @@ def line_panels(panels: list[Panel], path: str | Path, *, xlabel: str, ylabel: s
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     return out
+
+
+def bar_fill(i: int) -> dict[str, Any]:
+    """The fill of the ``i``-th series of a bar chart (``bar`` keyword arguments): matplotlib's ten colours,
+    hatched from the eleventh series on, so that no two series look alike."""
+    return {"color": f"C{i % 10}", "hatch": "//" if i >= 10 else None}

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, MaxNLocator
 
 from simulator.results import Results
+from simulator.studies.plots import bar_fill
 from simulator.config.units import format_quantity
 
 
@@ -65,8 +66,7 @@ def run_figure_png(results: Results, title: str = "", dpi: int = 110) -> bytes:
     left = [0.0] * len(components)
     for i, category in enumerate(categories):
         widths = [energy[c].get(category, 0.0) for c in components]
-        ax_e.barh(components, widths, left=left, color=f"C{i % 10}", hatch="//" if i >= 10 else None,
-                  label=category)
+        ax_e.barh(components, widths, left=left, **bar_fill(i), label=category)
         left = [a + b for a, b in zip(left, widths)]
     ax_e.invert_yaxis()  # largest on top
     ax_e.xaxis.set_major_formatter(EngFormatter(unit="J", sep=" "))

@@ -546,6 +546,8 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str], host: str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from simulator.studies.plots import bar_fill
+
     on = f", host {host}" if host else ""  # the study's host, in every title
     accelerators_figure(table, couplings, out / FIGURE_FILES[4], on)
     t = table[table.gemm.isin(MODELLED_GEMMS)].copy()
@@ -568,7 +570,7 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str], host: str
             bottom = np.zeros(len(r))
             for k, col in drawn:
                 v = np.nan_to_num(r[col].to_numpy(dtype=float)) * scale  # a part a point lacks: 0
-                ax.bar(x, v, width, bottom=bottom, color=f"C{k}", label=None if labelled else labels[k],
+                ax.bar(x, v, width, bottom=bottom, **bar_fill(k), label=None if labelled else labels[k],
                        edgecolor="k", linewidth=0.2)
                 bottom = bottom + v
             labelled = True
@@ -582,7 +584,8 @@ def figures(table: pd.DataFrame, out: Path, couplings: dict[str, str], host: str
     width = 0.8 / max(len(configs), 1)
     for ci, cfg in enumerate(configs):
         r = t[t.config == cfg].sort_values("q")
-        ax.bar([qs.index(q) + ci * width for q in r.q], r.dram_accesses / 1e6, width, label=cfg)
+        ax.bar([qs.index(q) + ci * width for q in r.q], r.dram_accesses / 1e6, width, label=cfg, **bar_fill(ci),
+               edgecolor="k", linewidth=0.2)
     _bar_ticks(ax, qs, configs, width)
     ax.set_ylabel("DRAM accesses (M lines)")
     ax.set_title("FMM U-list: DRAM accesses (cf. 003 Fig. 8)" + on, pad=18)  # above the q labels
