@@ -27,7 +27,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,6 +240,24 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
                 if not r.outcome.failed:
                     r.outcome.result = r.job.plugin.report(r.job.spec, r.job.quick, r.outcome.records, r.out)
 
+        def take(task: Any) -> _Running:
+            """Store a completed task's record (or its error) in its job's directory."""
+            r, point = tasks.pop(task)
+            r.pending -= 1
+            key = point.key()
+            try:
+                record = task.result()
+            except Exception as exc:  # noqa: BLE001 -- the point's error is recorded, the others run on
+                r.outcome.failed[key] = f"{type(exc).__name__}: {exc}"
+                _store(r.out, key, {"key": key, "point": repr(point), "error": r.outcome.failed[key]}, "failed")
+            else:
+                _store(r.out, key, {"key": key, "record": record})
+                (r.out / "failed" / f"{key}.json").unlink(missing_ok=True)
+                r.outcome.records[point] = record
+                r.outcome.simulated.append(key)
+            bar.update()
+            return r
+
         try:
             for r in runs:
                 plan(r, r.planned)
@@ -247,25 +265,18 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
                 settle(r)
             while queue is not None and tasks:
                 for task in queue.completed():
-                    r, point = tasks.pop(task)
-                    r.pending -= 1
-                    key = point.key()
-                    try:
-                        record = task.result()
-                    except Exception as exc:  # noqa: BLE001 -- the point's error is recorded, the others run on
-                        r.outcome.failed[key] = f"{type(exc).__name__}: {exc}"
-                        _store(r.out, key, {"key": key, "point": repr(point), "error": r.outcome.failed[key]},
-                               "failed")
-                    else:
-                        _store(r.out, key, {"key": key, "record": record})
-                        (r.out / "failed" / f"{key}.json").unlink(missing_ok=True)
-                        r.outcome.records[point] = record
-                        r.outcome.simulated.append(key)
-                    bar.update()
-                    settle(r)
-        finally:  # on any exception (a report, a store, Ctrl-C) the points not yet started are dropped, not waited for
+                    settle(take(task))
+        except BaseException as exc:
+            # on any exception (a report, a store, Ctrl-C) the points not yet started are dropped, not waited for;
+            # the records of those that ran are stored, so that the next run reuses them (after an interrupt, only
+            # of those already done)
             if queue is not None:
                 queue.cancel()
+                with suppress(OSError):  # the exception in hand is the one to report
+                    for task in queue.drain(finish_running=not isinstance(exc, KeyboardInterrupt)):
+                        if task.succeeded():
+                            take(task)
+            raise
         pool.close()
     return [r.outcome for r in runs]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,11 @@ class Task:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     future: Future | None = field(default=None, repr=False)
+
+    def succeeded(self) -> bool:
+        """Whether the task has run to its end without raising."""
+        return self.future is not None and self.future.done() and not self.future.cancelled() \
+            and self.future.exception() is None
 
     def result(self) -> Any:
         """The task's result (its exception raised); the task must have completed."""
@@ -77,6 +82,16 @@ class LongestFirst:
         self._waiting.clear()
         for future in self._running:
             future.cancel()
+
+    def drain(self, finish_running: bool) -> list[Task]:
+        """After ``cancel``: the tasks that have completed (``finish_running``: once every running one has), in
+        the order they were started; none is handed over twice."""
+        if finish_running:
+            wait(list(self._running), return_when=ALL_COMPLETED)
+        finished = [(f, t) for f, t in self._running.items() if f.done() and not f.cancelled()]
+        for future, _ in finished:
+            del self._running[future]
+        return [t for _, t in finished]
 
     def completed(self) -> Iterator[Task]:
         """Each task as it completes, until none is running or waiting; tasks submitted meanwhile (e.g.

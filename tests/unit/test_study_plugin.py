@@ -162,6 +162,8 @@ class Marked:
 def run_marked(point: Marked) -> dict:
     import time
 
+    if point.marker:
+        Path(point.marker + ".started").write_text("started\n")
     time.sleep(point.seconds)
     if point.marker:
         Path(point.marker).write_text("ran\n")
@@ -169,19 +171,19 @@ def run_marked(point: Marked) -> dict:
 
 
 def report_marked(spec: dict, quick: bool, records: dict, out: Path) -> bool:
-    """Raises with ``spec["fail"]``; else whether the file ``spec["wait_for"]`` (if any) appears while this report
-    is being written (up to 20 s)."""
+    """Whether the file ``spec["wait_for"]`` (if any) appears while this report is being written (up to 20 s);
+    then, with ``spec["fail"]``, raises."""
     import time
 
-    if spec.get("fail"):
-        raise RuntimeError("the report failed")
     wait_for = spec.get("wait_for")
     deadline = time.monotonic() + 20.0
-    while wait_for and time.monotonic() < deadline:
-        if Path(wait_for).exists():
-            return True
+    appeared = not wait_for or Path(wait_for).exists()
+    while not appeared and time.monotonic() < deadline:
         time.sleep(0.02)
-    return not wait_for
+        appeared = Path(wait_for).exists()
+    if spec.get("fail"):
+        raise RuntimeError("the report failed")
+    return appeared
 
 
 MARKED = StudyPlugin(title="the marked study", load=lambda path: {},
@@ -198,9 +200,10 @@ def test_another_studys_point_runs_while_a_report_is_written(tmp_path):
     assert second.result is True
 
 
-def test_a_failing_report_drops_the_points_handed_to_a_scheduler_but_not_started(tmp_path, monkeypatch):
+def test_a_failing_report_drops_the_points_not_started_and_keeps_those_that_ran(tmp_path, monkeypatch):
     """With a scheduler every point is handed over at once (no capacity); a report that raises cancels those
-    its workers have not started, rather than leaving them to run while the error waits."""
+    its workers have not started, rather than leaving them to run while the error waits, and stores the
+    records of those that were running."""
     from concurrent.futures import ThreadPoolExecutor
 
     from simulator.studies import plugin_run
@@ -228,9 +231,14 @@ def test_a_failing_report_drops_the_points_handed_to_a_scheduler_but_not_started
 
     monkeypatch.setattr(plugin_run, "PointPool", OneThreadScheduler)
     first, running, queued = (tmp_path / name for name in ("first", "running", "queued"))
-    jobs = [PluginJob(MARKED, "marked", {"points": [(3, str(first))], "fail": True}, tmp_path / "a"),
+    jobs = [PluginJob(MARKED, "marked", {"points": [(3, str(first))], "fail": True,  # once the next point runs
+                                         "wait_for": str(running) + ".started"}, tmp_path / "a"),
             PluginJob(MARKED, "marked", {"points": [(2, str(running), 0.5), (1, str(queued))]}, tmp_path / "b")]
     with pytest.raises(RuntimeError, match="the report failed"):
         run_plugins(jobs, progress=False)
     assert first.exists()
     assert not queued.exists()  # queued behind the running point when the report failed: cancelled
+    assert running.exists()
+    # the point that was running finished as the pool shut down: its record is stored, and the next run reuses it
+    again = run_plugins(jobs[1:], progress=False)[0]
+    assert again.reused == [Marked(2, str(running), 0.5).key()] and again.simulated == [Marked(1, str(queued)).key()]
