@@ -853,10 +853,17 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
     try:
         return pieces.cast(pa.list_(pa.int64()))
     except pa.ArrowException:
-        bad = next(i for i, v in enumerate(pieces.to_pylist())
-                   if v is not None and not all(p.lstrip("-").isdigit() for p in v))
-        raise TraceError(source, "integer byte addresses separated by spaces (or nothing for none), got "
-                         f"{table.column('addrs')[bad].as_py()!r}", row=bad, column="addrs") from None
+        bad = next((i for i, v in enumerate(pieces.to_pylist()) if v is not None and not all(map(_int64_text, v))),
+                   None)
+        shown = "" if bad is None else f", got {table.column('addrs')[bad].as_py()[:200]!r}"
+        raise TraceError(source, "integer byte addresses (64-bit) separated by spaces (or nothing for none)"
+                         + shown, row=bad, column="addrs") from None
+
+
+def _int64_text(text: str) -> bool:
+    """Whether ``text`` is a decimal integer that fits in 64 bits (signed)."""
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isdigit() and len(digits) <= 19 and -2**63 <= int(text) < 2**63
 
 
 def _text_type(tp: pa.DataType) -> bool:

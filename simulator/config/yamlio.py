@@ -16,6 +16,7 @@ import copy
 import functools
 import os
 import stat
+import sys
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,15 @@ class _StrictLoader(yaml.SafeLoader):
         self.source = source
         self.problems: list[str] = []
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer, or ConfigError naming the line for one too long for Python to read (over 4300 digits)."""
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            digits = sum(c.isdigit() for c in str(node.value))
+            raise ConfigError(f"{self.source}: line {node.start_mark.line + 1}: an integer of {digits} digits; "
+                              f"expected a number of at most {sys.get_int_max_str_digits()} digits") from None
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
@@ -69,6 +79,9 @@ class _StrictLoader(yaml.SafeLoader):
             else:
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 
 
 def _expanded_nodes(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:

@@ -543,7 +543,10 @@ def _text(path, text: str):
 
 
 @pytest.mark.parametrize("body, says", [
-    ('host,s,read,0,8,0,2,64 x,0,0,false,\n', "row 0, column 'addrs': integer byte addresses separated by spaces"),
+    ('host,s,read,0,8,0,2,64 x,0,0,false,\n', "row 0, column 'addrs': integer byte addresses (64-bit) separated"),
+    ('host,s,read,0,8,0,1,,0,0,false,\nhost,s,read,0,8,0,1,99999999999999999999,0,0,false,\n',
+     "row 1, column 'addrs': integer byte addresses (64-bit) separated by spaces (or nothing for none), got "
+     "'99999999999999999999'"),
     ('host,s,read,zero,8,8,4,,0,0,false,\n', "a readable CSV trace with a header line"),
     ('host,s,compute,0,0,0,0,,,0,false,\n', "row 0, column 'flops': a value, got null"),
     ('host,s,compute,0,0,0,0,,100,1e308,false,\n', "row 0, column 'cycles': a cycle count in [0, 2**53]"),

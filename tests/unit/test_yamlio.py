@@ -13,6 +13,7 @@ from simulator.config.yamlio import load_yaml
     ("a:\n  ? {x: 1}\n  : 2\n", "line 2: found unhashable key"),  # a mapping as a key, one level down
     ("name: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
     ("a: 1\na: 2\n", "a: duplicate key at line 2 (first at line 1)"),
+    ("a: 1\nb:\n  c: " + "9" * 4301 + "\n", "line 3: an integer of 4301 digits"),  # beyond Python's int parsing
 ])
 def test_malformed_yaml_is_one_message_naming_file_and_line(tmp_path, text, says):
     path = tmp_path / "f.yaml"
