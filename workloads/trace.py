@@ -641,8 +641,8 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         text = params[int(i)].as_py()
         try:
             obj = json.loads(text)
-        except ValueError:
-            raise TraceError(source, f"a JSON object, got {text!r}", row=row, column="params") from None
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
+            raise TraceError(source, f"a JSON object, got {_brief(text)}", row=row, column="params") from None
         if not isinstance(obj, dict):
             raise TraceError(source, f"a JSON object, got {text!r}", row=row, column="params")
         target = obj.get("unit")
@@ -700,7 +700,7 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
             continue
         try:
             obj = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             obj = None
         named = obj.get("threads") if isinstance(obj, dict) and set(obj) == {"threads"} else None
         if not (isinstance(named, list) and named and all(isinstance(t, int) and not isinstance(t, bool)
@@ -858,6 +858,11 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
         shown = "" if bad is None else f", got {table.column('addrs')[bad].as_py()[:200]!r}"
         raise TraceError(source, "integer byte addresses (64-bit) separated by spaces (or nothing for none)"
                          + shown, row=bad, column="addrs") from None
+
+
+def _brief(text: str, limit: int = 200) -> str:
+    """``text`` quoted, cut to ``limit`` characters (a row's params may be long)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit - 3]) + "..."
 
 
 def _int64_text(text: str) -> bool:

@@ -106,6 +106,28 @@ def test_a_file_that_is_not_a_study_machine_is_refused(tmp_path: Path, capsys: p
         assert len(errors) == 1 and message in errors[0] and str(bad) in errors[0]
 
 
+@pytest.mark.parametrize("key, value, message", [
+    ("w_c_bytes_per_s", "abc", 'w_c_bytes_per_s: expected a finite number, got "abc"'),
+    ("f_c_flops_per_s", None, "f_c_flops_per_s: expected a finite number, got null"),
+    ("llc_residency", [1], "llc_residency: expected a list of rows of finite numbers, got [1]"),
+    ("dims", {"4": {"n_q": 35}}, "dims: expected, by q, the counts n_q, n_oct and n_u"),
+    ("lap-llc.coupling", 3, "lap-llc.coupling: expected a coupling name, got 3"),
+    ("w_c_bytes_per_s", 0, "w_c_bytes_per_s must be a finite positive number, got 0"),
+    ("llc_residency", "[" * 100_000 + "]" * 100_000, "nested too deeply to read"),
+])
+def test_a_machine_file_with_a_value_of_the_wrong_kind_is_named(key: str, value, message: str, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    """Each entry of the machine file is checked before a model reads it; the message names the file."""
+    machine = json.loads(DEFAULT_MACHINE.read_text())
+    bad = tmp_path / "machine.json"
+    if isinstance(value, str) and value.startswith("["):  # raw JSON text, nested deeper than the decoder goes
+        bad.write_text(json.dumps(machine)[:-1] + f', "{key}x": {value}}}')
+    else:
+        bad.write_text(json.dumps({**machine, key: value}))
+    errors = refused(["models", "ulist", "--machine", str(bad), "--q", "4"], capsys, tmp_path / "none")
+    assert len(errors) == 1 and message in errors[0] and str(bad) in errors[0]
+
+
 def test_pipelined_points_beyond_the_measured_gemm_heights_are_flagged(capsys: pytest.CaptureFixture) -> None:
     machine = load_machine(DEFAULT_MACHINE)
     heights = [h for h, _, _ in machine["lap-llc.pipelined_contention"]]

@@ -151,6 +151,7 @@ ROW_CASES = [
     ("params", 1, "{}", "'' for an op that is not offload/wait"),
     ("params", 8, "{bad json", "a JSON object"),
     ("params", 8, "[1, 2]", "a JSON object"),
+    ("params", 8, "[" * 5000 + "]" * 5000, "a JSON object, got '[[[["),  # deeper than the decoder goes
     ("params", 9, '{"m": 1}', 'non-empty string "unit"'),
 ]
 

@@ -18,6 +18,7 @@ Times are host cycles at the model's 2 GHz clock (003 Table 4) and seconds; ener
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,14 +54,45 @@ def load_machine(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InputError(f"--machine {path}: not JSON ({exc.msg} at line {exc.lineno}); expected the machine.json "
                          "an FMM placement study writes") from None
+    except RecursionError:
+        raise InputError(f"--machine {path}: nested too deeply to read; expected the machine.json an FMM placement "
+                         "study writes") from None
     missing = [k for k in REQUIRED_KEYS if not isinstance(machine, dict) or k not in machine]
     if missing:
         raise InputError(f"--machine {path}: {', '.join(missing)} missing; expected the machine.json an FMM "
                          "placement study writes")
+    for key, value in machine.items():
+        problem = _machine_value_problem(key, value)
+        if problem:
+            text = json.dumps(value)
+            raise InputError(f"--machine {path}: {key}: {problem}, got {text if len(text) <= 60 else text[:57] + '...'}")
     if not lap_placements(machine):
         raise InputError(f"--machine {path}: no LAP placement measured (no '<placement>.f_l_flops_per_s'); "
                          "expected the machine.json of a study with at least one LAP placement")
     return machine
+
+
+def _machine_value_problem(key: str, value: Any) -> str | None:
+    """What a machine.json entry should be, if ``value`` is not that: a finite number for a measured figure,
+    (x, y) pairs of finite numbers for a curve, text for a coupling; None when it is (the models check ranges)."""
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    if key.endswith(".coupling"):
+        return None if isinstance(value, str) else "expected a coupling name"
+    if key.startswith("llc_residency") or key.endswith(".pipelined_contention"):
+        ok = isinstance(value, list) and all(isinstance(row, list) and row and all(map(number, row)) for row in value)
+        return None if ok else "expected a list of rows of finite numbers"
+    if key == "dims":
+        ok = isinstance(value, dict) and all(isinstance(d, dict) and set(d) == {"n_q", "n_oct", "n_u"}
+                                             and all(isinstance(n, int) and n >= 1 for n in d.values())
+                                             and q.isdigit() for q, d in value.items())
+        return None if ok else "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1)"
+    if key == "class_counts":
+        ok = isinstance(value, dict) and all(q.isdigit() and isinstance(c, list) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in c) for q, c in value.items())
+        return None if ok else "expected, by q, a list of whole numbers >= 0"
+    return None if number(value) else "expected a finite number"
 
 
 def lap_placements(machine: dict[str, Any]) -> list[str]:
@@ -213,6 +245,6 @@ def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Se
     try:
         predictions = [predict(machine, q, p, v, n_points, density, int(llc_bytes), blocks) for q, p, v in grid]
     except ValueError as exc:  # the U-list cannot be built or blocked as asked (e.g. leaves larger than N)
-        raise InputError(f"models ulist: {exc}") from None
+        raise InputError(f"models ulist: {exc} (with --machine {machine_path})") from None
     written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions), lambda png: ulist_figure(predictions, png))
     return ulist_lines(machine_path, machine, predictions) + written
