@@ -40,8 +40,9 @@ from simulator.accel.command_schema import CommandError, Regions, command_field,
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_kernel import KernelSpec
 from simulator.engine import ClockDomain
+from simulator.engine.limits import MAX_SIMULATED_S
 from simulator.interconnect.interface import region_lines
-from simulator.config.units import PS_PER_S, seconds_to_ps
+from simulator.config.units import PS_PER_S, format_quantity, seconds_to_ps
 
 OPS = ("gemm", "fft", "radix_sort", "binary_search")
 MAX_CHUNKS = 64  # bounds the events per request on large buffers
@@ -122,17 +123,26 @@ class KernelUnit(AcceleratorUnit):
                          idle_power_w=spec.idle_power_w)
 
     def check_args(self, cmd: KernelCommand) -> None:
-        """CommandError unless every request of ``cmd`` declares its device work, when the unit derives its rate."""
-        if self.spec.acceleration:
-            return
+        """CommandError unless every request of ``cmd`` declares its device work, when the unit derives its rate,
+        and that work ends within a run's limit of simulated time (``MAX_SIMULATED_S``)."""
         requests = cmd.parts if cmd.parts is not None else (cmd,)
         for i, req in enumerate(requests):
             where = "" if cmd.parts is None else f"parts[{i}]."
-            for key in ("flops", "memory_bytes"):
-                if getattr(req, key) is None:
-                    raise CommandError(f"{where}{key}: missing; expected a number >= 0: the unit has no fixed "
-                                       "acceleration, so its time is the roofline of the request's flops and "
-                                       "memory_bytes")
+            if self.spec.acceleration:
+                seconds = req.host_cycles / self.spec.acceleration / self.clock.frequency_hz
+                given = f"host_cycles = {req.host_cycles:g}"
+            else:
+                for key in ("flops", "memory_bytes"):
+                    if getattr(req, key) is None:
+                        raise CommandError(f"{where}{key}: missing; expected a number >= 0: the unit has no fixed "
+                                           "acceleration, so its time is the roofline of the request's flops and "
+                                           "memory_bytes")
+                seconds = self.spec.device_seconds(req.flops, req.memory_bytes)
+                given = f"flops = {req.flops:g} and memory_bytes = {req.memory_bytes:g}"
+            if not seconds <= MAX_SIMULATED_S:
+                raise CommandError(f"{where}{given}: {format_quantity(seconds, 's')} of device time; expected a "
+                                   f"request that ends within a run's {format_quantity(MAX_SIMULATED_S, 's')} of "
+                                   "simulated time (simulator.engine.limits)")
 
     # --- the three-stage pipeline ------------------------------------------------------------------
 

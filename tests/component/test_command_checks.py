@@ -48,6 +48,12 @@ CASES = [
     (KERNEL, "gpu", GPU | {"op": "conv"}, "op: expected one of 'gemm', 'fft', 'radix_sort', 'binary_search', got 'conv'"),
     (KERNEL, "gpu", GPU | {"host_cycles": -1}, "host_cycles: expected a value >= 0.0, got -1"),
     (KERNEL, "gpu", GPU | {"flops": -1}, "flops: expected a value >= 0.0, got -1"),
+    # work the device would take longer than a run may last on (its time in ps would also overflow int64)
+    (KERNEL, "gpu", GPU | {"host_cycles": 1e18}, "host_cycles = 1e+18: 14.68 Ms of device time; expected a request "
+                                                 "that ends within a run's 1 ks of simulated time"),
+    (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": [], "host_cycles": 1},
+                                            {"inputs": [[0, 64]], "outputs": [], "host_cycles": 1e300}]},
+     "parts[1].host_cycles = 1e+300: "),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0, 64]], "outputs": []}]},
      "parts[0].host_cycles: missing; expected a number (host cycles)"),
     (KERNEL, "gpu", {"op": "fft", "parts": [{"inputs": [[0]], "host_cycles": 1}]}, "parts[0].inputs[0] = [0]"),
