@@ -112,12 +112,16 @@ CACHE_REPLACEMENTS = ("lru", "mru_bits")
 MAX_MRU_BITS_WAYS = 63
 
 
+#: levels a cache hierarchy may have: the cache kernels' int8 served-by codes hold each level and DRAM
+MAX_CACHE_LEVELS = 126
+
+
 @dataclass(frozen=True)
 class CachesSpec:
     """The host cache hierarchy, top (L1D) to last level."""
 
     line_bytes: int = param(unit="size", power_of_two=True, doc="line size shared by all levels")
-    levels: tuple[CacheLevelSpec, ...] = param(doc="levels from the core outwards")
+    levels: tuple[CacheLevelSpec, ...] = param(doc="levels from the core outwards (at most MAX_CACHE_LEVELS, 126)")
     prefetcher: PrefetcherSpec = field(default_factory=PrefetcherSpec, metadata={"doc": "stream prefetcher"})
     replacement: str = param("lru", choices=CACHE_REPLACEMENTS,
                              doc="replacement policy of every level: exact LRU, or MARSSx86's pseudo-LRU of one "
@@ -130,6 +134,9 @@ class CachesSpec:
                                  f"'-', starting with a letter, other than {', '.join(RESERVED_COMPONENTS)}")
         if not self.levels:
             raise FieldError("levels", "expected at least one cache level")
+        if len(self.levels) > MAX_CACHE_LEVELS:
+            raise FieldError("levels", f"{len(self.levels)} levels; expected at most {MAX_CACHE_LEVELS} (the cache "
+                             "kernels record the level that served an access, or DRAM, in one signed byte)")
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
             raise FieldError("levels", f"expected distinct names, got {names}")

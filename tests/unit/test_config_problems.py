@@ -123,3 +123,13 @@ def test_the_dram_model_raises_the_same_structured_error():
     with pytest.raises(FieldError) as err:
         dataclasses.replace(geometry, bank_groups=geometry.banks * 2)
     assert (err.value.key, err.value.related) == ("bank_groups", ("banks",))
+
+
+def test_more_cache_levels_than_the_kernels_can_name_are_refused_at_load(tmp_path):
+    raw = resolve_presets(load_yaml(DEFAULT_SYSTEM), str(DEFAULT_SYSTEM))
+    first = raw["caches"]["levels"][0]
+    raw["caches"]["levels"] = [{**first, "name": f"L{i}"} for i in range(127)]
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    problem = _only_problem(path)
+    assert problem.key == "caches.levels" and "127 levels; expected at most 126" in str(problem)
