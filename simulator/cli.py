@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from simulator.config.errors import EXIT_BAD_INPUT, InputError
 from simulator.config.units import format_quantity
+from simulator.config.outputs import check_output_file
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
     from simulator.studies.roofline import CrosscheckRow
@@ -338,6 +339,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from simulator.system import routes, system_graph
 
     loaded = load_spec(args.system, SystemSpec, args.set)
+    if args.png:
+        check_output_file(args.png, "--png", ".png")
     graph = system_graph(loaded.spec)
     print(f"system  {loaded.spec.name}  ({args.system})")
     print("components")
@@ -361,6 +364,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from simulator.studies.compare import comparison_png, comparison_table, read_run
 
+    if args.png:
+        check_output_file(args.png, "--png", ".png")
     runs = [read_run(path) for path in args.runs]
     table = comparison_table(runs)
     _print_columns(table)

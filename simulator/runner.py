@@ -32,7 +32,7 @@ from simulator.energy import action_unit, energy_account
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
-from simulator.config.outputs import check_output_dir, check_path_name
+from simulator.config.outputs import check_output_dir, check_path_name, check_writable_parent
 from simulator.engine.replay import check_trace, replay
 from simulator.results import Results
 from simulator.engine.limits import (SimulatedTimeLimit, add_work, host_time_message, host_time_problem,
@@ -314,7 +314,7 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
     if out.name in ("", ".", ".."):
         raise ConfigError(f"--out {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")
     check_output_dir(out)  # a symbolic link, an existing file
-    _check_writable_parent(out, out_dir)
+    check_writable_parent(out, "--out", out_dir)
     if out.exists():
         other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES + OPTIONAL_RUN_FILES)
         if other:
@@ -322,22 +322,6 @@ def check_run_dir_target(out_dir: str | Path) -> Path:
                               f"which is not a run's; expected a new path, an empty directory or a previous run "
                               f"directory ({', '.join(RUN_DIR_FILES + OPTIONAL_RUN_FILES)})")
     return out
-
-
-def _check_writable_parent(out: Path, out_dir: str | Path) -> None:
-    """Raise ConfigError unless a directory can be made beside ``out``: its nearest existing
-    ancestor must be a directory in which we can create (and remove) one. Probed, since
-    permission bits do not tell for every user and filesystem; nothing is left behind."""
-    ancestor = out.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ConfigError(f"--out {out_dir}: {ancestor} is a file; expected a path whose parents are directories")
-    try:
-        os.rmdir(tempfile.mkdtemp(prefix=".offsim-probe-", dir=ancestor))
-    except OSError as exc:
-        raise ConfigError(f"--out {out_dir}: cannot create a directory in {ancestor} ({exc.strerror}); expected "
-                          "a writable location") from None
 
 
 def write_run_dir(results: Results, out_dir: str | Path, loaded: LoadedConfig, workload: WorkloadSpec,

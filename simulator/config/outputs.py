@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,6 +70,36 @@ def _name_limits(directory: Path) -> tuple[int, int]:
         return os.pathconf(directory, "PC_NAME_MAX"), os.pathconf(directory, "PC_PATH_MAX")
     except (OSError, ValueError, AttributeError):  # no pathconf here: the POSIX minimums are too strict to use
         return 255, 4096
+
+
+def check_writable_parent(out: Path, option: str, given: str | Path) -> None:
+    """InputError naming ``option`` and the path as ``given`` unless something can be made beside ``out``: its
+    nearest existing ancestor must be a directory in which we can create (and remove) a directory. Probed,
+    since permission bits do not tell for every user and filesystem; nothing is left behind."""
+    ancestor = out.parent
+    while not _exists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"{option} {given}: {ancestor} is a file; expected a path whose parents are directories")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".offsim-probe-", dir=ancestor))
+    except OSError as exc:
+        raise InputError(f"{option} {given}: cannot write in {ancestor} ({exc.strerror}); expected a writable "
+                         "location") from None
+
+
+def check_output_file(path: str | Path, option: str, suffix: str) -> Path:
+    """``path`` as a Path a command may write one file to (its missing directories are made): nameable, ending
+    in ``suffix`` (e.g. ".png"; any case), not a directory, under directories that can be written. InputError
+    naming ``option`` otherwise, before any work."""
+    out = check_path_name(path, option)
+    if out.is_dir():
+        raise InputError(f"{option} {path}: is a directory; expected a {suffix} file path, e.g. "
+                         f"{out / ('model' + suffix)}")
+    if out.suffix.lower() != suffix:
+        raise InputError(f"{option} {path}: expected a file name ending in {suffix}")
+    check_writable_parent(out, option, path)
+    return out
 
 
 def check_output_dir(path: str | Path, option: str = "--out") -> Path:

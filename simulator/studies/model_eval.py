@@ -31,7 +31,7 @@ from models.roofline import load_platforms as load_roofline_platforms
 from simulator.config.errors import InputError
 from simulator.config.files import write_atomic
 from simulator.config.loader import PROJECT_ROOT
-from simulator.config.outputs import check_path_name
+from simulator.config.outputs import check_output_file
 from simulator.config.units import BINARY_PREFIXES, UnitError, format_bytes, format_quantity, parse_quantity
 
 LOGCA_TABLE = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
@@ -394,7 +394,7 @@ class Outputs:
             if listing:
                 raise InputError(f"{option} {path}: given without an ENTRY; expected one or more rows to evaluate "
                                  "(without one, the command lists the table's rows and writes nothing)")
-            check_file_path(path, option, kind, f"model.{kind.lower()}")
+            check_output_file(path, option, f".{kind.lower()}")
 
     def write(self, columns: Sequence[str], rows: list[dict[str, object]],
               draw: Callable[[Path], Path] | None = None) -> list[str]:
@@ -472,10 +472,3 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
     written = outputs.write(ROOFLINE_COLUMNS, roofline_rows(reports), lambda png: roofline_figure(reports, png))
     return joined([roofline_lines(r) for r in reports]) + written
 
-
-def check_file_path(out: str, option: str = "--out", kind: str = "CSV", example: str = "model.csv") -> Path:
-    """``out`` as a path to write a file to (its directories are created): nameable, not a directory."""
-    path = check_path_name(out, option)
-    if path.is_dir():
-        raise InputError(f"{option} {out}: is a directory; expected a {kind} file path, e.g. {Path(out) / example}")
-    return path

@@ -586,3 +586,24 @@ def test_commands_that_end_without_teardown_are_commands_that_start_no_processes
     readme = (Path(__file__).resolve().parents[2] / "simulator" / "README.md").read_text()
     listed = readme[readme.index("A command that starts no processes"):readme.index("cli.ENDS_WITHOUT_TEARDOWN")]
     assert {name for name in sub.choices if f"`{name}`" in listed} == ENDS_WITHOUT_TEARDOWN
+
+
+@pytest.mark.parametrize("command", [
+    ["show", str(CONFIGS / "systems" / "i7_920_ddr3.yaml"), "--png"],
+    ["models", "logca", "sparc_t3_aes", "--plot"],
+    ["models", "logca", "sparc_t3_aes", "--out"],
+])
+@pytest.mark.parametrize("where, says", [
+    ("a_file/x{suffix}", "{root}/a_file is a file; expected a path whose parents are directories"),
+    ("x.txt", "expected a file name ending in"),
+    ("folder", "is a directory; expected a"),
+])
+def test_an_output_file_that_cannot_be_written_is_refused_before_any_work(command, where, says, tmp_path, capsys):
+    """The one file a command writes (--png, --plot, --out FILE.csv): refused with exit 2 and one message naming the
+    option, before anything is computed or written."""
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "folder").mkdir()
+    target = tmp_path / where.format(suffix=".csv" if command[-1] == "--out" else ".png")
+    errors = refused([*command, str(target)], capsys, tmp_path / "none")
+    assert len(errors) == 1 and f"{command[-1]} {target}: " in errors[0] and says.format(root=tmp_path) in errors[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "folder"] and not any((tmp_path / "folder").iterdir())

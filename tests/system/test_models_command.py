@@ -146,7 +146,7 @@ def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture)
 def test_an_output_naming_a_directory_is_refused(option: str, kind: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:
     assert main(["models", "logca", "sparc_t3_aes", option, str(tmp_path)]) == 2
-    assert f"is a directory; expected a {kind} file path" in capsys.readouterr().err
+    assert f"is a directory; expected a .{kind.lower()} file path" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
