@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported when a table is asked for: a run's other steps need neither
+if TYPE_CHECKING:  # imported when a table is asked for: pandas for to_pandas only, which a run does not call
     import pandas as pd
     import pyarrow as pa
 

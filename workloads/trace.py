@@ -848,8 +848,8 @@ def _read_csv(path: Path) -> pa.Table:
 def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
     """The ``addrs`` text of a CSV trace ("4096 8192", or empty for null) as lists of int64."""
     text = pc.utf8_trim_whitespace(table.column("addrs"))
-    empty = pc.equal(pc.utf8_length(text), 0)
-    pieces = pc.split_pattern_regex(pc.if_else(empty, pa.scalar(None, pa.string()), text), r"\s+")
+    empty = pc.equal(pc.utf8_length(text), arrow_scalar(0, pa.int32()))
+    pieces = pc.split_pattern_regex(pc.if_else(empty, pa.nulls(1, pa.string())[0], text), r"\s+")
     try:
         return pieces.cast(pa.list_(pa.int64()))
     except pa.ArrowException:

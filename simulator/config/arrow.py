@@ -1,11 +1,12 @@
-"""Arrow arrays built from their buffers, so that a run never imports pandas.
+"""Arrow arrays built from their buffers and read back into numpy, without pandas.
 
-``pyarrow.array`` asks pandas whether its input is a pandas object, and so imports pandas (0.2 to 0.4 s) the
-first time it is called in a process, even for a numpy array or a list of ``str``. A run (``offsim run``, a
-study's point) builds its trace tables and results with the functions here instead, which make the same
-arrays from numpy buffers. Input they do not cover exactly (a value of another type, a number out of the
-column's range) goes to ``pyarrow.array``, which converts or rejects it as it always has.
-Here, below ``simulator.config``, so that the workload generators can use it too.
+``pyarrow.array``, ``pyarrow.scalar`` and ``to_numpy`` ask pandas whether their input is a pandas object, and
+so import pandas (0.2 to 0.4 s) the first time one is called in a process, even for a numpy array or a list of
+``str``. ``offsim run`` builds and reads its trace tables and results with the functions here instead, which
+make the same arrays from numpy buffers; it imports no pandas (a study's figures and tables do). Input they
+do not cover exactly (nulls, a value of another type, a number out of the column's range) goes to pyarrow's
+own conversion, which converts or rejects it. Here, below ``simulator.config``, so that the workload
+generators can use it too.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ _KINDS_OF: dict[pa.DataType, str] = {pa.int64(): "iu", pa.int32(): "iu", pa.floa
 
 
 def arrow_array(values: Sequence[Any] | np.ndarray, type: pa.DataType) -> pa.Array:
-    """``values`` (a sequence or a 1-D numpy array) as a non-null Arrow array of ``type``, equal to
-    ``pyarrow.array(values, type=type)``: built from buffers for int64, int32, float64, bool and string,
-    through ``pyarrow.array`` otherwise."""
+    """``values`` (a sequence or a 1-D numpy array) as an Arrow array of ``type``, equal to
+    ``pyarrow.array(values, type=type)``: built from buffers for int64, int32, float64, bool and string
+    values without nulls, through ``pyarrow.array`` otherwise."""
     if type == pa.string():
         built = _string_array(values)
     elif type in _KINDS_OF:
@@ -38,7 +39,14 @@ def arrow_array(values: Sequence[Any] | np.ndarray, type: pa.DataType) -> pa.Arr
 
 
 def _fixed_width_array(values: Sequence[Any] | np.ndarray, type: pa.DataType) -> pa.Array | None:
-    """An int, float or bool array from a numpy copy of ``values``, or None if numpy would change a value."""
+    """An int, float or bool array from a numpy copy of ``values``, or None if numpy would change a value
+    (a bool among numbers, an integer a float64 cannot hold exactly, a masked array's nulls)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return None
+    if not isinstance(values, np.ndarray) and type != pa.bool_():
+        into_float = type == pa.float64()
+        if any(_coerced(v, into_float) for v in values):
+            return None
     try:
         data = values if isinstance(values, np.ndarray) else np.array(values)
     except (OverflowError, ValueError):
@@ -54,6 +62,12 @@ def _fixed_width_array(values: Sequence[Any] | np.ndarray, type: pa.DataType) ->
             return None  # out of the column's range: pyarrow.array says so
         data = data.astype(dtype)
     return pa.Array.from_buffers(type, data.size, [None, pa.py_buffer(np.ascontiguousarray(data))])
+
+
+def _coerced(value: Any, into_float: bool) -> bool:
+    """Whether numpy would silently change ``value`` where pyarrow refuses it: a bool in a number column, or
+    (``into_float``) a Python integer a float64 cannot hold exactly."""
+    return type(value) is bool or (into_float and type(value) is int and not -2**53 <= value <= 2**53)
 
 
 def _fits(data: np.ndarray, dtype: np.dtype) -> bool:
@@ -109,6 +123,8 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return np.concatenate([to_numpy(chunk) for chunk in values.chunks]) if values.num_chunks else np.empty(0, dtype)
     if values.null_count or dtype is None:
         return values.to_numpy(zero_copy_only=False)
+    if not len(values):  # its data buffer may be absent
+        return np.empty(0, dtype)
     if values.type == pa.bool_():
         bits = np.frombuffer(values.buffers()[1], dtype=np.uint8)
         return np.unpackbits(bits, count=values.offset + len(values), bitorder="little")[values.offset:].astype(bool)
@@ -127,6 +143,6 @@ def _numpy_dtype(type: pa.DataType) -> np.dtype | None:
 
 
 def list_lengths(lists: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """The number of items of each list of ``lists``, 0 for a null list (numpy array of int32)."""
+    """The number of items of each list of ``lists``, 0 for a null list (numpy array of integers)."""
     lengths = pc.list_value_length(lists)
     return to_numpy(pc.fill_null(lengths, arrow_scalar(0, lengths.type)))

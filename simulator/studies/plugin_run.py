@@ -272,9 +272,9 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
             # of those already done)
             if queue is not None:
                 queue.cancel()
-                with suppress(OSError):  # the exception in hand is the one to report
-                    for task in queue.drain(finish_running=not isinstance(exc, KeyboardInterrupt)):
-                        if task.succeeded():
+                for task in queue.drain(finish_running=not interruption.caused_by_interrupt(exc)):
+                    if task.succeeded():
+                        with suppress(Exception):  # a record that cannot be stored: the exception in hand is reported
                             take(task)
             raise
         pool.close()

@@ -34,7 +34,8 @@ def test_arrow_array_equals_pyarrow(values, type):
 
 @pytest.mark.parametrize("values, type, error", [
     ([2**63], pa.int64(), OverflowError), ([2**31], pa.int32(), (OverflowError, pa.ArrowInvalid)),
-    (["a", 1], pa.string(), pa.ArrowTypeError),
+    (["a", 1], pa.string(), pa.ArrowTypeError), ([True, 2], pa.int64(), pa.ArrowTypeError),
+    ([0.5, 2**53 + 1], pa.float64(), pa.ArrowInvalid),
     ([1, "a"], pa.int64(), pa.ArrowInvalid),
 ])
 def test_arrow_array_rejects_what_pyarrow_rejects(values, type, error):
@@ -47,6 +48,15 @@ def test_arrow_array_rejects_what_pyarrow_rejects(values, type, error):
 def test_arrow_array_keeps_pyarrows_nulls():
     assert arrow_array([1, None], pa.int64()).equals(pa.array([1, None], pa.int64()))
     assert arrow_array(["a", None], pa.string()).null_count == 1
+    masked = np.ma.MaskedArray([1, 2, 3], mask=[False, True, False])
+    assert arrow_array(masked, pa.int64()).to_pylist() == [1, None, 3]
+
+
+def test_large_addresses_stay_on_the_buffer_path():
+    """Addresses up to 2**62 in an int64 column are exact integers: built from buffers, not coerced."""
+    values = [2**62 - 1, 0, 2**53 + 1]
+    assert arrow_array(values, pa.int64()).to_pylist() == values
+    assert to_numpy(pa.Array.from_buffers(pa.int64(), 0, [None, None])).shape == (0,)
 
 
 @given(st.lists(INT64, max_size=40), st.integers(0, 5))
@@ -81,19 +91,26 @@ def test_scalar_string_set_and_list_lengths():
 
 
 _NO_PANDAS_RUN = """
-import sys
+import pathlib, sys, tempfile
+from simulator.cli import main
 from simulator.runner import load_system, simulate_trace
 from workloads.fmm_ulist import fmm_ulist
-from workloads.micro import stream
-system = load_system("configs/systems/lap_dram.yaml")
-simulate_trace(system, fmm_ulist(1, 2000, "uniform", "orig", "lap")).to_arrow()
-simulate_trace(load_system("configs/systems/i7_920_ddr3.yaml"), stream("triad", 1 << 16))
+simulate_trace(load_system("configs/systems/lap_dram.yaml"), fmm_ulist(1, 2000, "uniform", "orig", "lap"))
+with tempfile.TemporaryDirectory() as tmp:  # a hand-written CSV trace, run as offsim run runs it
+    csv = pathlib.Path(tmp) / "t.csv"
+    csv.write_text("unit,stage,op,addr,elem_bytes,stride_bytes,count,addrs,flops,cycles,dependent,params\\n"
+                   "host,s,read,0,8,8,64,,0,0,false,\\nhost,s,read,0,8,0,2,4096 8192,0,0,false,\\n"
+                   "host,s,compute,0,0,0,0,,100,0,false,\\n")
+    (pathlib.Path(tmp) / "w.yaml").write_text("trace: t.csv\\n")
+    assert main(["run", "configs/systems/i7_920_ddr3.yaml", str(pathlib.Path(tmp) / "w.yaml"),
+                 "--out", str(pathlib.Path(tmp) / "run")]) == 0
 print("pandas" in sys.modules)
 """
 
 
 def test_a_run_does_not_import_pandas():
-    """pyarrow imports pandas on its first ``pa.array`` or ``to_numpy`` (0.2 to 0.4 s of a run's start-up)."""
+    """pyarrow imports pandas on its first ``pa.array``, ``pa.scalar`` or ``to_numpy`` (0.2 to 0.4 s of a run's
+    start-up): a generated trace simulated, and ``offsim run`` of a CSV trace with its run directory written."""
     out = subprocess.run([sys.executable, "-c", _NO_PANDAS_RUN], cwd=ROOT, capture_output=True, text=True,
                          check=True, timeout=300)
     assert out.stdout.split()[-1] == "False"
