@@ -457,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report; "
                        "a paper's study file (with a 'study:' kind) goes to its own runner")
     p.add_argument("study", help="study YAML")
-    p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs; at most 4 per CPU)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
     p.add_argument("--max-points", type=int, metavar="N", help="refuse a sweep of more than N points (default: "

@@ -35,6 +35,15 @@ def import_dask() -> Any:
     return dd
 
 
+#: local worker processes a study may start per CPU of the machine (more only wait for a CPU, each with its memory)
+LOCAL_WORKERS_PER_CPU = 4
+
+
+def max_local_workers() -> int:
+    """The most local worker processes (--workers, --dask-local) a study may start on this machine."""
+    return LOCAL_WORKERS_PER_CPU * (os.cpu_count() or 1)
+
+
 def check_parallel_options(workers: int | None, scheduler: str | None, dask_local: int | None) -> None:
     """Raise InputError unless at most one of workers/scheduler/dask_local is given (local processes
     or a Dask cluster: the other would be ignored), the counts are positive and, for Dask,
@@ -45,10 +54,11 @@ def check_parallel_options(workers: int | None, scheduler: str | None, dask_loca
         other = "--scheduler" if scheduler is not None else "--dask-local"
         raise InputError(f"--workers: cannot be combined with {other} (Dask workers are the cluster's); "
                          "expected one of --workers, --scheduler or --dask-local")
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers: {workers}; expected a positive number of processes")
-    if dask_local is not None and dask_local < 1:
-        raise InputError(f"--dask-local: {dask_local}; expected a positive number of workers")
+    most = max_local_workers()
+    for option, count in (("--workers", workers), ("--dask-local", dask_local)):
+        if count is not None and not 1 <= count <= most:
+            raise InputError(f"{option}: {count}; expected a number of processes from 1 to {most} "
+                             f"({LOCAL_WORKERS_PER_CPU} per CPU of this machine: each point keeps one CPU busy)")
     if scheduler is not None or dask_local is not None:
         import_dask()
 

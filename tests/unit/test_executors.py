@@ -34,8 +34,10 @@ def test_local_pool_and_dask_cluster_run_the_same_tasks():
 
 @pytest.mark.parametrize("workers, scheduler, dask_local, expected", [
     (None, "tcp://127.0.0.1:8786", 2, "both given"),
-    (0, None, None, "--workers: 0; expected a positive number"),
-    (None, None, 0, "--dask-local: 0; expected a positive number"),
+    (0, None, None, "--workers: 0; expected a number of processes from 1 to "),
+    (None, None, 0, "--dask-local: 0; expected a number of processes from 1 to "),
+    (100_000, None, None, r"--workers: 100000; expected a number of processes from 1 to \d+ \(4 per CPU"),
+    (None, None, 100_000, "--dask-local: 100000; expected a number of processes from 1 to "),
     (2, None, 2, "--workers: cannot be combined with --dask-local"),
     (4, "tcp://127.0.0.1:8786", None, "--workers: cannot be combined with --scheduler"),
 ])
