@@ -41,6 +41,9 @@ DEFAULT_T_T = {"time_skew_1d": "4:64:4", "hex_1d": "2:64:2", "hhc_2d": "2:32:2",
 DEFAULT_T_S = {"time_skew_1d": ("64:1024:64",), "hex_1d": ("8:1024:8",), "hhc_2d": ("2:64:2", "32:256:32"),
                "hhc_3d": ("2:32:2", "2:32:2", "32:128:32")}
 DEFAULT_THREADS = "32:1024:32"
+#: tile candidates one search may price (eight times the largest default grid's 262,144: seconds and a few
+#: hundred MiB; beyond it the ranges are refused, not searched for minutes in all memory)
+MAX_CANDIDATES = 2_000_000
 TOLERANCE = 0.10  # 004 keeps the points within 10 % of the predicted minimum (004:L2601)
 LISTED_NEAR_BEST = 10
 #: the GTX 980's DRAM bandwidth: 7 Gbit/s GDDR5 on a 256-bit interface (NVIDIA GeForce GTX 980 specifications)
@@ -97,6 +100,9 @@ def parse_range(text: str, option: str) -> tuple[int, ...]:
             raise InputError(f"{option} {text!r}: expected positive integers as N, A:B or A:B:STEP (inclusive, "
                              "A <= B), or a comma list of those, e.g. 2:32:2")
         start, stop, step = (numbers + numbers[:1] + [1])[:3] if len(numbers) == 1 else (numbers + [1])[:3]
+        if len(values) + len(range(start, stop + 1, step)) > MAX_CANDIDATES:
+            raise InputError(f"{option} {text!r}: more than {MAX_CANDIDATES:,} values; expected a range a search "
+                             "can price (simulator.studies.stencil.model_eval.MAX_CANDIDATES)")
         values += range(start, stop + 1, step)
     return tuple(dict.fromkeys(values))
 
@@ -172,6 +178,10 @@ def search_report(problem: Problem, t_t_text: str | None, t_s_texts: Sequence[st
     ranges = "; ".join([f"tT {t_t_text or DEFAULT_T_T[problem.kind]}"]
                        + [f"ts{i + 1} {text}" for i, text in enumerate(t_s_texts)]
                        + [f"threads {threads_text or DEFAULT_THREADS}"])
+    if n_candidates > MAX_CANDIDATES:
+        raise InputError(f"--t-t, --t-s and --threads: {n_candidates:,} candidate tiles ({ranges}); expected at "
+                         f"most {MAX_CANDIDATES:,} (simulator.studies.stencil.model_eval.MAX_CANDIDATES): narrower "
+                         "ranges or coarser steps")
     try:
         result = _search(problem, t_t, t_s, threads, objective, 32)
     except ValueError as exc:
