@@ -87,9 +87,12 @@ def test_the_figure_draws_both_models_against_q(tmp_path: Path, capsys: pytest.C
     (["--density", "dense"], "--density dense: unknown"),
     (["--llc", "8"], "--llc '8': expected a size with a unit"),
     (["--n-points", "0"], "--n-points 0: expected an integer >= 1"),
+    (["--n-points", "100000000000000"], "--n-points 100000000000000: expected at most 16,777,216"),
     (["--q", "0"], "--q 0: expected an expansion order >= 1"),
     (["--machine", "missing.json"], "--machine missing.json: file not found; expected an existing machine.json"),
     (["--machine", "/dev/zero"], "--machine /dev/zero: not a regular file"),
+    (["--q", "4", "--llc", "4 KiB", "--placement", "lap-dram", "--variant", "pipelining"],
+     "--llc 4 KiB: a pipelined point at q = 4 would try 83,938 block counts (9,795 to 93,732); expected at most"),
 ])
 def test_bad_ulist_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:
