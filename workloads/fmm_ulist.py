@@ -153,6 +153,16 @@ class UListProblem:
         return UListDims(self.n_q, self.n_oct, self.n_u)
 
 
+def order_problem(q: int, n_points: int) -> str | None:
+    """Why order ``q`` cannot build a tree of ``n_points`` points (a leaf box would hold more than all of them),
+    or None. (``fmm_tree.leaf_points`` checks q.)"""
+    if fmm_tree.leaf_points(q) <= n_points:
+        return None
+    q_max = next(i for i in range(int(q)) if fmm_tree.leaf_points(i + 1) > n_points)
+    return (f"q must be at most {q_max} for n_points = {n_points} (a leaf box holds (q+1)(q+2)(q+3)/6 points, at "
+            f"most all of them), got {q!r}")
+
+
 def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", seed: int = 0,
                   periodic: bool | None = None) -> UListProblem:
     """The U-list of the volume FMM tree of order ``q`` for ``n_points`` points.
@@ -167,10 +177,9 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
         raise ValueError(f"density must be one of {DENSITIES}, got {density!r}")
     if isinstance(n_points, bool) or int(n_points) != n_points or n_points < 1:
         raise ValueError(f"n_points must be a positive integer, got {n_points!r}")
-    if fmm_tree.leaf_points(q) > n_points:  # (leaf_points checks q) a leaf holds at most every point
-        q_max = next(i for i in range(int(q)) if fmm_tree.leaf_points(i + 1) > n_points)
-        raise ValueError(f"q must be at most {q_max} for n_points = {n_points} (a leaf box holds "
-                         f"(q+1)(q+2)(q+3)/6 points, at most all of them), got {q!r}")
+    problem = order_problem(q, n_points)
+    if problem:
+        raise ValueError(problem)
     if periodic is None:
         periodic = fmm_tree.TABLE2_PERIODIC if density == "table2" else False
     return _build_problem(int(q), int(n_points), density, seed, bool(periodic))

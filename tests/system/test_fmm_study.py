@@ -62,6 +62,11 @@ BAD = {
                         "value once"),
     "a q twice": ({"qs": [4, 6, 4]}, "qs[2]: 4 repeats qs[0]; expected each value once"),
     "a quick q twice": ({"quick.qs": [8, 8]}, "quick.qs[1]: 8 repeats quick.qs[0]; expected each value once"),
+    "a q whose leaf holds more than every point": (
+        {"qs": [4, 1000]}, "qs[1]: q must be at most 110 for n_points = 240000 (a leaf box holds"),
+    "a quick q whose leaf holds more than every quick point": (
+        {"quick.qs": [70]}, "quick.qs[0]: q must be at most 69 for n_points = 60000"),
+    "more points than a trace may address": ({"n_points": 10**12}, "n_points: expected a value <= 16777216"),
 }
 
 

@@ -208,7 +208,7 @@ class QuickSpec:
     """The reduced grid of ``--quick``."""
 
     qs: tuple[int, ...] = param(min=1, doc="Chebyshev orders")
-    n_points: int = param(min=1, doc="points of the FMM problem")
+    n_points: int = param(min=1, max=fmm_ulist.MAX_TRACE_ADDRESSES, doc="points of the FMM problem")
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,9 @@ class FmmStudySpec:
     """configs/studies/fmm_placement.yaml, validated like every config (file, key and expectation named)."""
 
     study: str = param(choices=("fmm_placement",), doc="study kind")
-    n_points: int = param(min=1, doc="points of the FMM problem (003: 2.4e5)")
+    n_points: int = param(min=1, max=fmm_ulist.MAX_TRACE_ADDRESSES,
+                          doc="points of the FMM problem (003: 2.4e5; at most workloads.trace.MAX_TRACE_ADDRESSES, "
+                              "as for the generator)")
     density: str = param(choices=fmm_ulist.DENSITIES, doc="point density of the octree")
     llc_bytes: int = param(unit="size", positive=True, doc="LLC capacity that sizes the blocks")
     qs: tuple[int, ...] = param(min=1, doc="Chebyshev orders")
@@ -259,6 +261,9 @@ def load_study(path: str | Path) -> FmmStudySpec:
         study = replace(study, placements={name: replace(pl, overrides=(*study.system_overrides, *pl.overrides))
                                            for name, pl in study.placements.items()})
     errors = list_problems(study, source, ("qs", "quick.qs", "placements.*.variants"))
+    for key, qs, n_points in (("qs", study.qs, study.n_points), ("quick.qs", study.quick.qs, study.quick.n_points)):
+        errors += [f"{source}: {key}[{i}]: {problem}" for i, q in enumerate(qs)
+                   if (problem := fmm_ulist.order_problem(q, n_points))]
     for name, placement in study.placements.items():
         errors += placement_problems(placement, source, f"placements.{name}")
     if errors:
