@@ -640,7 +640,19 @@ def _run_command(args: argparse.Namespace) -> int:
         # Compiled code (numba's dispatcher) wraps a KeyboardInterrupt raised inside it in a SystemError
         if interruption.caused_by_interrupt(exc):
             return interruption.interrupted("offsim")
+        if _is_broken_pool(exc):  # a study's worker was killed (by the kernel, for its memory, most often)
+            print("offsim: error: a worker process ended abruptly while it ran a point (killed, most often for lack "
+                  "of memory); expected points small enough for this machine: reduce the study's sizes or --workers "
+                  "(the points already stored are kept; the same command resumes)", file=sys.stderr)
+            return EXIT_BAD_INPUT
         raise
+
+
+def _is_broken_pool(exc: BaseException) -> bool:
+    """Whether ``exc`` is a process pool's report that a worker died (its module is loaded by then; not imported
+    here, which would add to every command's start-up)."""
+    process = sys.modules.get("concurrent.futures.process")
+    return process is not None and isinstance(exc, process.BrokenProcessPool)
 
 
 if __name__ == "__main__":

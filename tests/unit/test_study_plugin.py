@@ -241,3 +241,30 @@ def test_a_failing_report_drops_the_points_not_started_and_keeps_those_that_ran(
     # the point that was running finished as the pool shut down: its record is stored, and the next run reuses it
     again = run_plugins(jobs[1:], progress=False)[0]
     assert again.reused == [Marked(2, str(running), 1.0).key()] and again.simulated == [Marked(1, str(queued)).key()]
+
+
+def run_killed(point: Square) -> dict:
+    """A point whose worker the kernel kills (as it does a process out of memory)."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    return {}
+
+
+def test_a_worker_killed_mid_point_is_one_message_with_exit_2(tmp_path, capsys):
+    import argparse
+    from concurrent.futures.process import BrokenProcessPool
+
+    from simulator.cli import _run_command
+
+    killed = replace(TOY, run_point=run_killed)
+    with pytest.raises(BrokenProcessPool):
+        run_plugin(killed, "toy", {"ns": [1, 2, 3]}, tmp_path / "out", workers=1, progress=False)
+
+    def study(args):
+        return run_plugin(killed, "toy", {"ns": [1, 2, 3]}, tmp_path / "again", workers=1, progress=False)
+
+    assert _run_command(argparse.Namespace(func=study)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("offsim: error: a worker process ended abruptly while it ran a point")
