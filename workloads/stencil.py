@@ -383,6 +383,17 @@ def sweep_rows(scheme: str, grid: tuple[int, ...], steps: int, block: Sequence[i
     return n_wavefronts(shape, steps) * per_wavefront * (1 + 2 * box_rows) + 2
 
 
+def sweep_size_problem(scheme: str, grid: Sequence[int], steps: int, shape: TileShape | None = None,
+                       block: Sequence[int] | None = None) -> str | None:
+    """Why a host sweep of ``scheme`` over ``grid`` for ``steps`` cannot be built (more trace rows than a trace
+    holds: ``stencil_sweep``'s own check), or None; for a caller that checks its inputs before any run."""
+    try:
+        _check_trace_size(scheme, tuple(int(n) for n in grid), int(steps), block, shape)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _check_trace_size(scheme: str, grid: tuple[int, ...], steps: int, block: Sequence[int] | None,
                       shape: TileShape | None) -> None:
     """Refuse a sweep of more than ``MAX_TRACE_ROWS`` rows before building it: the grid (and tiles) if

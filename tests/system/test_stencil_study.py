@@ -64,6 +64,12 @@ BAD = {
     "a host tile beyond the LLC": ("stencil_tiling", {"host_tile": {"kind": "hhc_2d", "t_t": 8, "t_s": [4096, 4096]}},
                                    "host_tile: a tile of t_t 8, t_s [4096, 4096] needs 33702050 words; expected at "
                                    "most the 1048576 8 B words of the host's LLC"),
+    "more host steps than a trace holds": ("stencil_tiling", {"steps": 10**9},
+                                           "grid and steps: the naive sweep: steps must be at most 488 (a trace holds "
+                                           "at most 2,000,000 rows"),
+    "a host grid one step of which is more than a trace holds": (
+        "stencil_tiling", {"grid": [10**8, 10**8]},
+        "grid and steps: the naive sweep: grid must be smaller: one time step takes 400,000,002 trace rows"),
     "an engine system without an engine": ("stencil_tiling", {"engine_system": "configs/systems/i7_920_ddr3.yaml"},
                                            "engine_system: configs/systems/i7_920_ddr3.yaml has no stencil engine "
                                            "named 'stencil' (accelerators: none); expected a system with one"),

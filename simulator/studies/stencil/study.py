@@ -138,12 +138,17 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
     elif len(shape.t_s) != dims:
         errors.append(f"{source}: host_tile.kind: {tile.kind!r} tiles {len(shape.t_s)}-D grids; expected a kind "
                       f"for the {dims}-D stencil {cfg.stencil!r}")
-    elif host is not None:  # the host's fast memory, as run_tiling_point gives dram_traffic_words
-        llc_words = host.spec.caches.levels[-1].size_bytes // 8
-        if shape.m_tile_words > llc_words:
-            errors.append(f"{source}: host_tile: a tile of t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
-                          f"{shape.m_tile_words} words; expected at most the {llc_words} 8 B words of the "
-                          f"host's LLC ({cfg.host_system})")
+    elif host is not None and shape.m_tile_words > host.spec.caches.levels[-1].size_bytes // 8:
+        llc_words = host.spec.caches.levels[-1].size_bytes // 8  # the host's fast memory, as dram_traffic_words
+        errors.append(f"{source}: host_tile: a tile of t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
+                      f"{shape.m_tile_words} words; expected at most the {llc_words} 8 B words of the "
+                      f"host's LLC ({cfg.host_system})")
+    elif len(cfg.grid) == dims:  # each host sweep within a trace's rows, as the generator checks it
+        from workloads import stencil as ws
+
+        sizes = ((scheme, ws.sweep_size_problem(scheme, cfg.grid, cfg.steps, shape)) for scheme in HOST_SCHEMES)
+        errors += [f"{source}: grid and steps: the {scheme} sweep: {problem}"
+                   for scheme, problem in sizes if problem][:1]  # one message: the first sweep that cannot run
     return errors + _engine_problems(cfg, source)
 
 
