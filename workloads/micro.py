@@ -33,6 +33,10 @@ from workloads.trace import (MAX_ROW_FLOPS, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS,
 
 #: Bytes of memory work per stream row (a chunk the simulator times as one event).
 DEFAULT_BLOCK_BYTES = 64 * 1024
+#: the largest Q and intensity ``intensity`` takes in blocks of DEFAULT_BLOCK_BYTES (a row per block, at most
+#: MAX_TRACE_ROWS rows and MAX_ROW_FLOPS flops each): the bounds of a study that sweeps intensities
+MAX_INTENSITY_BYTES = MAX_TRACE_ROWS * DEFAULT_BLOCK_BYTES
+MAX_INTENSITY_FLOPS_PER_BYTE = MAX_ROW_FLOPS // DEFAULT_BLOCK_BYTES
 #: Explicit addresses per gather row.
 DEFAULT_ROW_ELEMS = 4096
 #: Cache line size used to lay out the pointer chase; 64 B lines (003 Table 4, 003:L318).

@@ -64,6 +64,8 @@ BAD = {
     "a host tile beyond the LLC": ("stencil_tiling", {"host_tile": {"kind": "hhc_2d", "t_t": 8, "t_s": [4096, 4096]}},
                                    "host_tile: a tile of t_t 8, t_s [4096, 4096] needs 33702050 words; expected at "
                                    "most the 1048576 8 B words of the host's LLC"),
+    "a roofline point beyond a trace": ("roofline", {"total_bytes": "1 TiB"},
+                                        "total_bytes: expected a value <= 131.1 GB, got 1.1 TB"),
     "more host steps than a trace holds": ("stencil_tiling", {"steps": 10**9},
                                            "grid and steps: the naive sweep: steps must be at most 488 (a trace holds "
                                            "at most 2,000,000 rows"),

@@ -621,6 +621,12 @@ LOGCA_BAD = {
     "no GPU platform": ("logca_gpu", {"platforms": []}, "platforms: []; expected a non-empty list"),
     "a pipelined range upside down": ("logca_gpu", {"pipelined_min_bytes": "128 MiB"},
                                       "pipelined_min_bytes: 134217728 B; expected <= pipelined_max_bytes (67108864 B)"),
+    "GPU buffers beyond the DRAM": ("logca_gpu", {"max_granularity_bytes": "1 TiB"},
+                                    "max_granularity_bytes: the largest buffer and its output do not fit (discrete: "
+                                    "1.649 TB in 4.295 GB; apu: 1.649 TB in 4.295 GB; hsa: 1.649 TB in 4.295 GB)"),
+    "pipelined GPU buffers beyond the DRAM": ("logca_gpu", {"pipelined_max_bytes": "4 GiB"},
+                                              "pipelined_max_bytes: the largest buffer and its output do not fit "
+                                              "(discrete: "),
 }
 
 

@@ -64,6 +64,8 @@ from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, t
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
+from simulator.config.schema import dram_geometry
+from simulator.config.units import format_quantity
 from simulator.studies.logca.crypto import (TABLE_4_3, Platform, SimulatedSpeedup, granularities,
                                             platform_identity, plot_regions)
 from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
@@ -74,7 +76,8 @@ from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
-from workloads.kernels import BETA, KERNELS, device_work, host_cycles, kernel_host, kernel_offload
+from workloads.kernels import (BETA, KERNELS, device_work, host_cycles, kernel_host, kernel_offload,
+                               output_bytes)
 
 GPU_PLATFORMS = ("discrete", "apu", "hsa")
 TABLE_ROW = {"discrete": "discrete_gpu", "apu": "apu", "hsa": "apu"}  # HSA: the APU's C (no Table 4.3 row)
@@ -543,7 +546,38 @@ def load_gpu_study(path: str | Path = GPU_STUDY) -> GpuStudySpec:
                       f"max_granularity_bytes ({study.max_granularity_bytes} B), where the capped kernels stop")
     if errors:
         raise ConfigError(errors)
+    errors = _gpu_memory_problems(study, source)
+    if errors:
+        raise ConfigError(errors)
     return study
+
+
+def _gpu_memory_problems(study: GpuStudySpec, source: str) -> list[str]:
+    """One message per key whose sweep's largest buffer and its output do not fit the host DRAM of a platform it
+    runs on (a trace beyond it cannot be replayed): the interface-evolution sweep and the capped pipelined runs
+    (max_granularity_bytes), the other pipelined runs (pipelined_max_bytes), the stage curves."""
+    capped = [k for k in study.pipelined_kernels if k in study.pipelined_capped_kernels]
+    sweeps = [("max_granularity_bytes", study.platforms, [study.kernel],
+               granularities(study.min_granularity_bytes, study.max_granularity_bytes)[-1]),
+              ("max_granularity_bytes", (study.pipelined_platform,), capped,
+               granularities(study.pipelined_min_bytes, study.max_granularity_bytes)[-1] if capped else 0),
+              ("pipelined_max_bytes", (study.pipelined_platform,), [k for k in study.pipelined_kernels
+                                                                   if k not in capped],
+               granularities(study.pipelined_min_bytes, study.pipelined_max_bytes)[-1]),
+              ("stage_gain_granularities_bytes", (study.pipelined_platform,), [study.stage_gain_kernel],
+               max(study.stage_gain_granularities_bytes))]
+    short: dict[str, dict[str, str]] = {}
+    for key, platforms, kernels, top_bytes in sweeps:
+        if not kernels:
+            continue
+        need = top_bytes + max(output_bytes(kernel, top_bytes) for kernel in kernels)
+        for name in platforms:
+            capacity = dram_geometry(load_system(str(system_path(name))).spec).capacity_bytes
+            if need > capacity:
+                short.setdefault(key, {})[name] = f"{name}: {format_quantity(need, 'B')} in " \
+                                                  f"{format_quantity(capacity, 'B')}"
+    return [f"{source}: {key}: the largest buffer and its output do not fit ({'; '.join(found.values())}); "
+            "expected buffers whose input and output fit the DRAM of every platform" for key, found in short.items()]
 
 
 def pipelined_table_rows(kernel: str, stages: tuple[int, ...] = (1, 2, 4, 8), max_g_bytes: int = 2**26,

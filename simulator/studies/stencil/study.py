@@ -53,8 +53,10 @@ class RooflineStudySpec:
 
     study: str = param(choices=("roofline",), doc="study kind")
     system: str = param(check=project_file, doc="system config, relative to the project root")
-    total_bytes: int = param(unit="size", positive=True, doc="bytes Q streamed per point")
-    intensities: tuple[float, ...] = param(positive=True, doc="flop/byte intensities of the sweep")
+    total_bytes: int = param(unit="size", positive=True, max=micro.MAX_INTENSITY_BYTES,
+                             doc="bytes Q streamed per point (at most workloads.micro.MAX_INTENSITY_BYTES)")
+    intensities: tuple[float, ...] = param(positive=True, max=micro.MAX_INTENSITY_FLOPS_PER_BYTE,
+                                           doc="flop/byte intensities of the sweep")
     overrides: tuple[str, ...] = param((), doc="--set style overrides of the system")
 
 
