@@ -640,7 +640,10 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         row = int(i) + row_offset
         text = params[int(i)].as_py()
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=_object_once)
+        except _RepeatedKey as exc:
+            raise TraceError(source, f"a JSON object with each key once, got {exc.args[0]!r} twice in "
+                             f"{_brief(text)}", row=row, column="params") from None
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
             raise TraceError(source, f"a JSON object, got {_brief(text)}", row=row, column="params") from None
         if not isinstance(obj, dict):
@@ -858,6 +861,20 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
         shown = "" if bad is None else f", got {table.column('addrs')[bad].as_py()[:200]!r}"
         raise TraceError(source, "integer byte addresses (64-bit) separated by spaces (or nothing for none)"
                          + shown, row=bad, column="addrs") from None
+
+
+class _RepeatedKey(Exception):
+    """A JSON object that names a key twice (``args[0]``: the key); the JSON decoder keeps the last silently."""
+
+
+def _object_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A decoded JSON object, or _RepeatedKey for one that names a key twice."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _RepeatedKey(key)
+        obj[key] = value
+    return obj
 
 
 def _brief(text: str, limit: int = 200) -> str:

@@ -152,6 +152,7 @@ ROW_CASES = [
     ("params", 8, "{bad json", "a JSON object"),
     ("params", 8, "[1, 2]", "a JSON object"),
     ("params", 8, "[" * 5000 + "]" * 5000, "a JSON object, got '[[[["),  # deeper than the decoder goes
+    ("params", 8, '{"unit": "lap", "m": 64, "m": 65}', "a JSON object with each key once, got 'm' twice"),
     ("params", 9, '{"m": 1}', 'non-empty string "unit"'),
 ]
 
