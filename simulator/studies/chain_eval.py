@@ -52,6 +52,13 @@ def run_chain(dims_text: str | None, m_elems: int | None, elem_bytes: int, outpu
         plan = fused_data_movement(order, m)
     except ValueError as exc:  # e.g. a fast memory too small for the blocking's tiles
         raise InputError(f"models chain: {exc}") from None
+    compulsory = sum(p * q for p, q in zip(dims, dims[1:])) + dims[0] * dims[-1]  # inputs read, output written
+    if min(unfused, plan.total_words) < compulsory:
+        raise InputError(f"--dims {','.join(map(str, dims))} with --m-elems {m}: the model's volumes ({unfused:,} "
+                         f"and {plan.total_words:,} words) fall below the {compulsory:,} words that reading the "
+                         f"inputs and writing the result take once: tiles of sqrt(M) = {m ** 0.5:.0f} elements "
+                         "exceed these matrices, outside the blocking model's range (004 app. D); expected "
+                         "matrices larger than the fast memory's tiles, or a smaller --m-elems")
     saving = 1 - plan.total_words / unfused if unfused else 0.0
     lines = [f"matrix chain P = {', '.join(map(str, dims))} ({order.n} matrices), fast memory M = {m} elements "
              f"({format_bytes(m * elem_bytes)} of {elem_bytes} B elements)",

@@ -40,6 +40,8 @@ def test_a_chain_of_one_s_own_goes_to_the_csv_in_words_and_bytes(tmp_path: Path,
     (["--dims", "3,0,4"], "--dims '3,0,4': expected three or more positive integers"),
     (["--m-elems", "0"], "--m-elems 0: expected an integer >= 1"),
     (["--elem-bytes", "-8"], "--elem-bytes -8: expected an integer >= 1"),
+    (["--dims", "10,10,10,10"], "--dims 10,10,10,10 with --m-elems 65536: the model's volumes (214 and -81 words) fall "
+                                "below the 400 words that reading the inputs and writing the result take once"),
 ])
 def test_bad_chain_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:
