@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from models.accelerometer import PARAMETERS, bottlenecks, improved_speedup
 from models.calibrate import PlatformEntry, load_platform_entries
 from models.logca import g1, g1_closed_form, g_half, g_half_closed_form, speedup, time_accelerated, time_unaccelerated
@@ -94,8 +96,14 @@ class LogCAReport:
 def logca_report(entry: PlatformEntry, granularities: Sequence[float] = DEFAULT_GRANULARITIES,
                  improvements: Sequence[Improvement] = ()) -> LogCAReport:
     """Evaluate LogCA for ``entry`` at ``granularities`` (bytes, each > 0), with the speedup after each of
-    ``improvements`` (Accelerometer's what-if, 000 section 6.2)."""
+    ``improvements`` (Accelerometer's what-if, 000 section 6.2); ValueError if T0 overflows a float there."""
     p = entry.params
+    with np.errstate(over="ignore"):  # an overflow is refused below, naming the row
+        top = float(time_unaccelerated(p, max(granularities)))
+    if not math.isfinite(top):
+        raise ValueError(f"T0 = C g^beta overflows at g = {format_bytes(max(granularities))} (C "
+                         f"{p.c_cycles_per_byte_beta:g}, beta {p.beta:g}); expected C and beta whose T0 stays a "
+                         "finite number of cycles over the granularities asked for")
     points = []
     for g in granularities:
         label = "".join(name for name in PARAMETERS if name in bottlenecks(p, g))  # 000 Fig. 6.4's order
@@ -444,8 +452,12 @@ def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] 
     if not entries:
         return listing_lines({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()})
     improvements = parse_improvements(improve_texts)
-    reports = [logca_report(rows[name], parse_granularities(g_texts), improvements)
-               for name in pick(rows, entries, table)]
+    reports = []
+    for name in pick(rows, entries, table):
+        try:
+            reports.append(logca_report(rows[name], parse_granularities(g_texts), improvements))
+        except ValueError as exc:
+            raise InputError(f"{table}: {name}: {exc}") from None
     written = outputs.write(logca_columns(improvements), logca_rows(reports), lambda png: logca_figure(reports, png))
     return joined([logca_lines(r) for r in reports]) + written
 

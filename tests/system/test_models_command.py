@@ -142,6 +142,15 @@ def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert len(errors) == 1 and "platforms.toy.acceleration: expected float" in errors[0]
 
 
+def test_a_row_whose_t0_overflows_is_refused_naming_the_table_and_row(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    table = tmp_path / "toy.yaml"
+    table.write_text(HAND_TABLE.replace("\n    beta: 1.0", "\n    beta: 1000.0"))
+    errors = refused(["models", "logca", "--table", str(table), "toy"], capsys, tmp_path / "none")
+    assert errors == [f"offsim: error: {table}: toy: T0 = C g^beta overflows at g = 64 MiB (C 1, beta 1000); "
+                      "expected C and beta whose T0 stays a finite number of cycles over the granularities asked for"]
+
+
 @pytest.mark.parametrize("option, kind", [("--out", "CSV"), ("--plot", "PNG")])
 def test_an_output_naming_a_directory_is_refused(option: str, kind: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:
