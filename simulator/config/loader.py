@@ -78,22 +78,35 @@ def preset_path(name: str, source: str, key: str, base_dir: Path | None = None) 
     raise ConfigError(f"{source}: {key}.preset: no preset {name!r}{searched}; expected one of: {', '.join(known)}")
 
 
-def resolve_presets(raw: Any, source: str, key: str = "", depth: int = 0, base_dir: Path | None = None) -> Any:
+#: presets a preset may name in turn (a system's host preset naming a core preset is 2)
+MAX_PRESET_DEPTH = 8
+
+
+def resolve_presets(raw: Any, source: str, key: str = "", base_dir: Path | None = None,
+                    chain: tuple[tuple[str, str, Path], ...] = ()) -> Any:
     """Replace every mapping's ``preset`` by the preset's contents, overridden by the mapping's own keys.
 
     ``source`` names the file ``raw`` was read from; a preset given as a path is relative to
-    ``base_dir`` (default: that file's directory)."""
-    if depth > 8:
-        raise ConfigError(f"{source}: {key}: presets nest too deeply; expected no cycles")
+    ``base_dir`` (default: that file's directory). ``chain``: the (file, key, preset file) of each preset
+    that led here; a preset that names itself again, or nests deeper than MAX_PRESET_DEPTH, is a ConfigError
+    naming the first file and key and the chain."""
     base_dir = Path(source).parent if base_dir is None else base_dir
     if isinstance(raw, list):
-        return [resolve_presets(v, source, f"{key}[{i}]", depth, base_dir) for i, v in enumerate(raw)]
+        return [resolve_presets(v, source, f"{key}[{i}]", base_dir, chain) for i, v in enumerate(raw)]
     if not isinstance(raw, dict):
         return raw
     merged: dict[str, Any] = {}
     if "preset" in raw:
         path = preset_path(raw["preset"], source, key, base_dir)
-        base = resolve_presets(load_yaml(path), display_path(path), "", depth + 1, path.parent)
+        here = (*chain, (source, key, path))
+        if path.resolve() in {p.resolve() for _, _, p in chain} or len(here) > MAX_PRESET_DEPTH:
+            first_source, first_key, _ = here[0]
+            steps = " -> ".join(f"{display_path(p)}" for _, _, p in here)
+            why = "names itself again" if len(here) <= MAX_PRESET_DEPTH else \
+                f"nests more than {MAX_PRESET_DEPTH} presets deep"
+            raise ConfigError(f"{first_source}: {first_key + '.' if first_key else ''}preset: the chain {steps} "
+                              f"{why}; expected presets that end without a cycle")
+        base = resolve_presets(load_yaml(path), display_path(path), "", path.parent, here)
         if not isinstance(base, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
         merged.update(base)
@@ -102,7 +115,7 @@ def resolve_presets(raw: Any, source: str, key: str = "", depth: int = 0, base_d
         if k == "preset":
             continue
         sub = f"{key}.{k}" if key else str(k)
-        v = resolve_presets(v, source, sub, depth, base_dir)
+        v = resolve_presets(v, source, sub, base_dir, chain)
         if isinstance(v, dict) and isinstance(merged.get(k), dict):
             merged[k] = _deep_merge(merged[k], v)
         else:

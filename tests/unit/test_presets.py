@@ -65,3 +65,26 @@ def test_offsim_validates_and_runs_a_system_with_the_users_own_dram_preset(tmp_p
     assert main(["validate", str(system)]) == 0
     assert main(["run", str(system), str(workload), "--param", "array_bytes=64 KiB", "--out", str(tmp_path / "run")]) == 0
     assert "channels: 2" in (tmp_path / "run" / "config.resolved.yaml").read_text()
+
+
+def test_a_preset_cycle_names_the_first_file_its_key_and_the_chain(tmp_path):
+    path = tmp_path / "system.yaml"
+    path.write_text("name: loop\nhost: {preset: system.yaml}\ncaches: {preset: caches/i7_920}\n"
+                    "dram: {preset: dram/ddr3_1600_mt41j256m4}\n")
+    with pytest.raises(ConfigError) as err:
+        load_spec(path, SystemSpec)
+    (message,) = err.value.messages
+    assert message.startswith(f"{path}: host.preset: the chain ") and message.endswith(
+        "names itself again; expected presets that end without a cycle")
+
+
+def test_presets_nested_deeper_than_the_limit_are_refused(tmp_path):
+    from simulator.config.loader import MAX_PRESET_DEPTH
+
+    for i in range(MAX_PRESET_DEPTH + 1):  # p0 names p1, ..., the last names the shipped core
+        inner = f"p{i + 1}.yaml" if i < MAX_PRESET_DEPTH else "cpu/i7_920"
+        (tmp_path / f"p{i}.yaml").write_text(f"preset: {inner}\n")
+    path = _system(tmp_path, "dram/ddr3_1600_mt41j256m4")
+    path.write_text(path.read_text().replace("cpu/i7_920", "p0.yaml"))
+    with pytest.raises(ConfigError, match=rf"host.preset: the chain .* nests more than {MAX_PRESET_DEPTH} presets deep"):
+        load_spec(path, SystemSpec)
