@@ -90,15 +90,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_order(args.system, args.workload)
     loaded = load_spec(args.system, SystemSpec, args.set)
     workload = load_workload(args.workload, args.param)
-    trace = generate_trace(workload, args.workload)
+    trace = generate_trace(workload, args.workload)  # names a --param its generator refuses
+    given = "".join(f" --param {text}" for text in args.param)  # a refusal of the trace names them too
+    source = f"{workload.trace_path or args.workload}{given and f' (with{given})'}"
     if args.crosscheck:
         from simulator.studies.crosschecks import crosscheck_for
 
         check = crosscheck_for(workload)
-        problem = check.run_problem(loaded, workload, trace, workload.trace_path or args.workload)
+        problem = check.run_problem(loaded, workload, trace, source)
         if problem:
             raise InputError(f"--crosscheck: {problem}")
-    results = simulate(loaded, workload, trace, workload.trace_path or args.workload)
+    results = simulate(loaded, workload, trace, source)
     extra = {}
     if args.crosscheck:
         from simulator.studies.roofline import crosscheck_csv

@@ -249,7 +249,8 @@ def test_workload_larger_than_the_dram_exits_2_before_running(tmp_path, capsys):
             "--param", "footprint_bytes=8 GiB", "--param", "n_accesses=1000", "--out", str(out)]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "random_access.yaml: the host's accesses reach 8.58" in err[0], err
+    assert len(err) == 1 and ("random_access.yaml (with --param footprint_bytes=8 GiB --param n_accesses=1000): the "
+                              "host's accesses reach 8.58") in err[0], err
     assert "4.295 GB of the system's DRAM" in err[0] and "Traceback" not in err[0]
     assert list(tmp_path.iterdir()) == []
 
@@ -288,6 +289,18 @@ def test_bad_param_option_is_named_in_the_message(tmp_path, capsys, param, expec
     err = capsys.readouterr().err.strip().splitlines()
     expected = expected.format(w=CONFIGS / "workloads" / "pointer_chase.yaml")
     assert len(err) == 1 and err[0].startswith(f"offsim: error: {expected}"), err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_trace_the_system_refuses_names_the_params_that_made_it(tmp_path, capsys):
+    """The trace's rows are checked against the system after generation: the refusal names the --param too."""
+    argv = ["run", str(DEFAULT_SYSTEM), str(CONFIGS / "workloads" / "stream_triad.yaml"), "--param", "threads=2",
+            "--out", str(tmp_path / "r")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"offsim: error: {CONFIGS / 'workloads' / 'stream_triad.yaml'} (with --param threads=2): row 3, column "
+        "'thread': thread 1, but the system has 1 core"), err
     assert not (tmp_path / "r").exists()
 
 
