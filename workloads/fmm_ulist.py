@@ -112,8 +112,8 @@ from models.ulist import BLOCK_ORDERS, UListDims, check_block_order, llc_blocks
 from simulator.config.arrow import arrow_array
 from workloads import fmm_tree
 from workloads.gemm import host_gemm_panels
-from workloads.trace import (MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace, TraceBuilder,
-                             check_trace_limit)
+from workloads.trace import (MAX_THREADS, MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace,
+                             TraceBuilder, check_trace_limit)
 from workloads.trace_stream import BATCH_ROWS, TraceStream
 
 ELEM_BYTES = 8  # double precision
@@ -537,6 +537,8 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     check_bc_layout(bc_layout)
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    check_trace_limit("threads", threads, MAX_THREADS, f"a trace's thread ids run from 0 to {MAX_THREADS - 1:,}, "
+                      "workloads.trace.MAX_THREADS")
     if isinstance(n_points, int) and not isinstance(n_points, bool):  # the tree holds their coordinates
         check_trace_limit("n_points", n_points, MAX_TRACE_ADDRESSES, f"at most {MAX_TRACE_ADDRESSES:,} points, "
                           "as many as the explicit addresses of a trace")

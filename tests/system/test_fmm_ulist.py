@@ -207,6 +207,8 @@ def test_rejects_bad_arguments():
         fmm_ulist(4, N_POINTS, variant="pipelining", placement="cpu")
     with pytest.raises(ValueError, match="blocks"):
         fmm_ulist(4, N_POINTS, variant="blocking", blocks=0)
+    with pytest.raises(ValueError, match=r"threads must be at most 1,024 \(a trace's thread ids run from 0 to 1,023"):
+        fmm_ulist(4, N_POINTS, threads=10**6)  # refused before the tree is built
 
 
 def test_pipelining_faster_than_orig_on_lap(problem):
