@@ -341,7 +341,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from simulator.system import routes, system_graph
 
     loaded = load_spec(args.system, SystemSpec, args.set)
-    if args.png:
+    if args.png is not None:
         check_output_file(args.png, "--png", ".png")
     graph = system_graph(loaded.spec)
     print(f"system  {loaded.spec.name}  ({args.system})")
@@ -356,7 +356,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     print("routes to memory")
     for requester, route in routes(graph).items():
         print(f"  {requester}: {' -> '.join(route)}")
-    if args.png:
+    if args.png is not None:
         from simulator.studies.system_figure import system_figure_png
 
         print(f"written   {system_figure_png(graph, loaded.spec.name, args.png)}")
@@ -366,12 +366,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from simulator.studies.compare import comparison_png, comparison_table, read_run
 
-    if args.png:
+    if args.png is not None:
         check_output_file(args.png, "--png", ".png")
     runs = [read_run(path) for path in args.runs]
     table = comparison_table(runs)
     _print_columns(table)
-    if args.png:
+    if args.png is not None:
         print(f"written   {comparison_png(runs, args.png)}")
     return 0
 
@@ -461,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("study", help="study YAML")
     p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs; at most 4 per CPU)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
-    p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")
+    p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes (at most 4 per CPU)")
     p.add_argument("--max-points", type=int, metavar="N", help="refuse a sweep of more than N points (default: "
                    "simulator.studies.sweep.DEFAULT_MAX_POINTS, which keeps the checks before the run within seconds)")
     p.add_argument("--out", help="study directory (default results/studies/<name>, or <file stem> for a paper's "

@@ -308,8 +308,8 @@ OPTIONAL_RUN_FILES = ("crosscheck.csv", "run.png")
 
 def check_run_dir_target(out_dir: str | Path) -> Path:
     """``out_dir`` as a Path if a run may be written there: a new path, an empty directory or a
-    previous run directory (which the run replaces). Anything else raises ConfigError: a run
-    never replaces a file or a directory holding other data."""
+    previous run directory (which the run replaces). Anything else raises InputError (a ConfigError for
+    what the directory holds): a run never replaces a file or a directory holding other data."""
     out = check_path_name(out_dir)  # before any call that would fail on a name too long
     if out.name in ("", ".", ".."):
         raise ConfigError(f"--out {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")

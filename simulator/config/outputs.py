@@ -28,13 +28,13 @@ from typing import Any
 from simulator.config.errors import InputError
 
 
-def check_path_name(path: str | Path, option: str = "--out") -> Path:
+def check_path_name(path: str | Path, option: str = "--out", what: str = "a directory path") -> Path:
     """``path`` as a Path if the system can name it: not empty, each part within the file-name limit
     and the whole within the path limit of the filesystem it would be on (255 and 4096 bytes on
     Linux). Otherwise raise InputError naming ``option``, before anything runs or is created."""
     text = str(path)
     if not text.strip():
-        raise InputError(f"{option} {text!r}: empty; expected a directory path")
+        raise InputError(f"{option} {text!r}: empty; expected {what}")
     out = lexical(path)
     ancestor = out.absolute()
     while not _exists(ancestor) and ancestor != ancestor.parent:
@@ -92,7 +92,7 @@ def check_output_file(path: str | Path, option: str, suffix: str) -> Path:
     """``path`` as a Path a command may write one file to (its missing directories are made): nameable, ending
     in ``suffix`` (e.g. ".png"; any case), not a directory, under directories that can be written. InputError
     naming ``option`` otherwise, before any work."""
-    out = check_path_name(path, option)
+    out = check_path_name(path, option, f"a {suffix} file path")
     if out.is_dir():
         raise InputError(f"{option} {path}: is a directory; expected a {suffix} file path, e.g. "
                          f"{out / ('model' + suffix)}")

@@ -27,7 +27,8 @@ import numpy as np
 
 from models.accelerometer import PARAMETERS, bottlenecks, improved_speedup
 from models.calibrate import PlatformEntry, load_platform_entries
-from models.logca import g1, g1_closed_form, g_half, g_half_closed_form, speedup, time_accelerated, time_unaccelerated
+from models.logca import (LogCAParams, g1, g1_closed_form, g_half, g_half_closed_form, speedup, time_accelerated,
+                          time_unaccelerated)
 from models.roofline import MachineBalance, RooflinePlatform, Table6Row
 from models.roofline import load_platforms as load_roofline_platforms
 from simulator.config.errors import InputError
@@ -107,11 +108,26 @@ def logca_report(entry: PlatformEntry, granularities: Sequence[float] = DEFAULT_
     points = []
     for g in granularities:
         label = "".join(name for name in PARAMETERS if name in bottlenecks(p, g))  # 000 Fig. 6.4's order
-        better = tuple(float(improved_speedup(p, g, i.parameter, i.factor)) for i in improvements)
         points.append(LogCAPoint(g, float(time_unaccelerated(p, g)), float(time_accelerated(p, g)),
-                                 float(speedup(p, g)), label, better))
-    return LogCAReport(entry, g1(p), g_half(p), g1_closed_form(p), g_half_closed_form(p), tuple(points),
-                       tuple(improvements))
+                                 float(speedup(p, g)), label, _improved(p, g, improvements)))
+    try:
+        closed = g1_closed_form(p), g_half_closed_form(p)
+    except (OverflowError, ZeroDivisionError):
+        raise ValueError(f"000's closed forms of g1 and g_A/2 overflow (C {p.c_cycles_per_byte_beta:g}, beta "
+                         f"{p.beta:g}); expected C and beta of a kernel, such as 000 Table 4.3's") from None
+    return LogCAReport(entry, g1(p), g_half(p), *closed, tuple(points), tuple(improvements))
+
+
+def _improved(p: LogCAParams, g: float, improvements: Sequence[Improvement]) -> tuple[float, ...]:
+    """The speedup at ``g`` after each improvement; InputError naming the --improve a model refuses."""
+    out = []
+    for i in improvements:
+        try:
+            out.append(float(improved_speedup(p, g, i.parameter, i.factor)))
+        except (ValueError, OverflowError) as exc:
+            raise InputError(f"--improve {i.label}: {exc}; expected a factor that leaves the parameter finite") \
+                from None
+    return tuple(out)
 
 
 def _size(value: float) -> str:
@@ -392,8 +408,9 @@ class Outputs:
     png: str | None = None
 
     def check(self, listing: bool, draws: bool = True) -> None:
-        """Refuse, before any work, a path that names a directory, any file when the command only lists
-        the table's rows (``listing``), and a figure from a command that draws none (not ``draws``)."""
+        """Refuse, before any work, any file when the command only lists the table's rows (``listing``), a
+        figure from a command that draws none (not ``draws``), and a path ``check_output_file`` refuses (a
+        directory, another suffix than .csv or .png, a place that cannot be written)."""
         if self.png is not None and not draws:
             raise InputError(f"--plot {self.png}: this model draws no figure; expected --out FILE.csv for its numbers")
         for option, path, kind in (("--out", self.csv, "CSV"), ("--plot", self.png, "PNG")):

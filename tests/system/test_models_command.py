@@ -151,6 +151,17 @@ def test_a_row_whose_t0_overflows_is_refused_naming_the_table_and_row(tmp_path: 
                       "expected C and beta whose T0 stays a finite number of cycles over the granularities asked for"]
 
 
+def test_a_row_whose_closed_forms_overflow_and_an_improvement_beyond_a_float_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    table = tmp_path / "toy.yaml"
+    table.write_text(HAND_TABLE.replace("\n    beta: 1.0", "\n    beta: 1.0e-300"))
+    errors = refused(["models", "logca", "--table", str(table), "toy"], capsys, tmp_path / "none")
+    assert errors == [f"offsim: error: {table}: toy: 000's closed forms of g1 and g_A/2 overflow (C 1, beta 1e-300); "
+                      "expected C and beta of a kernel, such as 000 Table 4.3's"]
+    errors = refused(["models", "logca", "sparc_t3_aes", "--improve", "C=1e308"], capsys, tmp_path / "none")
+    assert len(errors) == 1 and errors[0].startswith("offsim: error: --improve C x1e+308: ")
+
+
 @pytest.mark.parametrize("option, kind", [("--out", "CSV"), ("--plot", "PNG")])
 def test_an_output_naming_a_directory_is_refused(option: str, kind: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:

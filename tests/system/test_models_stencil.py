@@ -140,6 +140,7 @@ def test_the_figure_and_csv_are_written_and_a_rerun_is_identical(tmp_path: Path)
     (["heat_2d", "--tile", "4,200,256"], "--tile 4,200,256: no feasible tile size"),
     (["heat_2d", "--tile", "4,8,32", "--t-t", "2:8:2"], "--tile with --t-t or --t-s: expected either"),
     (["heat_2d", "--t-t", "1:1000000000"], "--t-t '1:1000000000': more than 2,000,000 values"),  # refused unbuilt
+    (["heat_2d", "--t-t", "1:" + "9" * 30], "more than 2,000,000 values"),  # beyond what len(range) can count
     (["heat_2d", "--t-t", "1:100000", "--t-s", "1:100000", "--t-s", "1:100000"],
      "32,000,000,000,000,000 candidate tiles (tT 1:100000; ts1 1:100000; ts2 1:100000; threads 32:1024:32); "
      "expected at most 2,000,000"),

@@ -109,14 +109,22 @@ def test_a_file_that_is_not_a_study_machine_is_refused(tmp_path: Path, capsys: p
         assert len(errors) == 1 and message in errors[0] and str(bad) in errors[0]
 
 
+_ABSENT = object()  # the key left out of the machine file
+
+
 @pytest.mark.parametrize("key, value, message", [
     ("w_c_bytes_per_s", "abc", 'w_c_bytes_per_s: expected a finite number, got "abc"'),
     ("f_c_flops_per_s", None, "f_c_flops_per_s: expected a finite number, got null"),
-    ("llc_residency", [1], "llc_residency: expected a list of rows of finite numbers, got [1]"),
+    ("llc_residency", [1], "llc_residency: expected a list of rows of 2 finite numbers, got [1]"),
+    ("llc_residency", [[0.9]], "llc_residency: expected a list of rows of 2 finite numbers, got [[0.9]]"),
+    ("lap-llc.pipelined_contention", [[35.0, 2.2]], "lap-llc.pipelined_contention: expected a list of rows of 3"),
+    ("lap-llc.w_l_bytes_per_s", None, "lap-llc.w_l_bytes_per_s: expected a finite number, got null"),
     ("dims", {"4": {"n_q": 35}}, "dims: expected, by q, the counts n_q, n_oct and n_u"),
     ("lap-llc.coupling", 3, "lap-llc.coupling: expected a coupling name, got 3"),
     ("w_c_bytes_per_s", 0, "w_c_bytes_per_s must be a finite positive number, got 0"),
     ("llc_residency", "[" * 100_000 + "]" * 100_000, "nested too deeply to read"),
+    ("lap-llc.eps_flop_lap_j", _ABSENT, "lap-llc.eps_flop_lap_j missing; expected every figure the study measured "
+                                        "for lap-llc"),
 ])
 def test_a_machine_file_with_a_value_of_the_wrong_kind_is_named(key: str, value, message: str, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture) -> None:
@@ -125,6 +133,8 @@ def test_a_machine_file_with_a_value_of_the_wrong_kind_is_named(key: str, value,
     bad = tmp_path / "machine.json"
     if isinstance(value, str) and value.startswith("["):  # raw JSON text, nested deeper than the decoder goes
         bad.write_text(json.dumps(machine)[:-1] + f', "{key}x": {value}}}')
+    elif value is _ABSENT:
+        bad.write_text(json.dumps({k: v for k, v in machine.items() if k != key}))
     else:
         bad.write_text(json.dumps({**machine, key: value}))
     errors = refused(["models", "ulist", "--machine", str(bad), "--q", "4"], capsys, tmp_path / "none")

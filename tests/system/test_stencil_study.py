@@ -66,6 +66,13 @@ BAD = {
                                    "most the 1048576 8 B words of the host's LLC"),
     "a roofline point beyond a trace": ("roofline", {"total_bytes": "1 TiB"},
                                         "total_bytes: expected a value <= 131.1 GB, got 1.1 TB"),
+    "a roofline Q of part of an element": ("roofline", {"total_bytes": "12 B"},
+                                           "total_bytes: 12 B; expected whole 8 B elements"),
+    "a roofline Q beyond the DRAM": ("roofline", {"total_bytes": "100 GiB"},
+                                     "total_bytes: 107.4 GB; expected at most the 6.442 GB of the system's DRAM"),
+    "host arrays beyond the DRAM": ("stencil_tiling", {"grid": [64, 50000000], "steps": 1},
+                                    "grid: [64, 50000000]: its two arrays take 52.8 GB; expected at most the 4.295 GB "
+                                    "of the host's DRAM"),
     "more host steps than a trace holds": ("stencil_tiling", {"steps": 10**9},
                                            "grid and steps: the naive sweep: steps must be at most 488 (a trace holds "
                                            "at most 2,000,000 rows"),

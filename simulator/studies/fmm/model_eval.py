@@ -34,6 +34,8 @@ from simulator.config.units import UnitError, format_bytes, format_quantity, par
 from workloads import fmm_ulist
 
 DEFAULT_MACHINE = PROJECT_ROOT / "results" / "fmm" / "machine.json"
+#: the figures every point reads of each LAP placement a machine file measured ("<placement>.<key>")
+PLACEMENT_KEYS = ("f_l_flops_per_s", "w_l_bytes_per_s", "eps_flop_lap_j", "w_llc_bytes_per_s", "evict_cycles_per_line")
 #: the variants priced by default: 003 Table 5's three (Orig, Blocking, Pipelining)
 DEFAULT_VARIANTS = ("orig", "blocking", "pipelining")
 #: the host figures every point reads (a file without them was not written by an FMM study)
@@ -69,6 +71,11 @@ def load_machine(path: str | Path) -> dict[str, Any]:
     if not lap_placements(machine):
         raise InputError(f"--machine {path}: no LAP placement measured (no '<placement>.f_l_flops_per_s'); "
                          "expected the machine.json of a study with at least one LAP placement")
+    for lap in lap_placements(machine):
+        missing = [f"{lap}.{k}" for k in PLACEMENT_KEYS if f"{lap}.{k}" not in machine]
+        if missing:
+            raise InputError(f"--machine {path}: {', '.join(missing)} missing; expected every figure the study "
+                             f"measured for {lap} ({', '.join(PLACEMENT_KEYS)})")
     return machine
 
 
@@ -81,8 +88,11 @@ def _machine_value_problem(key: str, value: Any) -> str | None:
     if key.endswith(".coupling"):
         return None if isinstance(value, str) else "expected a coupling name"
     if key.startswith("llc_residency") or key.endswith(".pipelined_contention"):
-        ok = isinstance(value, list) and all(isinstance(row, list) and row and all(map(number, row)) for row in value)
-        return None if ok else "expected a list of rows of finite numbers"
+        width = 2 if key.startswith("llc_residency") else 3  # (ratio, residency); (height, and two factors)
+        ok = isinstance(value, list) and all(isinstance(row, list) and len(row) == width and all(map(number, row))
+                                             for row in value)
+        one_pair = width == 3 and isinstance(value, list) and len(value) == 2 and all(map(number, value))
+        return None if ok or one_pair else f"expected a list of rows of {width} finite numbers"  # one pair: older
     if key == "dims":
         ok = isinstance(value, dict) and all(isinstance(d, dict) and set(d) == {"n_q", "n_oct", "n_u"}
                                              and all(isinstance(n, int) and n >= 1 for n in d.values())
@@ -117,8 +127,8 @@ class UListPrediction:
     model: PointModel
 
 
-#: the block pieces (blocks x classes, summed over the block counts tried) the search of a pipelined point's b
-#: may price, some 15 us each: a few tens of seconds at most. Default LLCs try one block count; an LLC of a few
+#: the blocks (summed over the block counts tried) the search of a pipelined point's b may price, some 15 us
+#: each: a few tens of seconds at most. Default LLCs try one block count; an LLC of a few
 #: tens of KiB widens the range to thousands of counts of some 10,000 blocks each.
 MAX_PIPELINE_SEARCH_BLOCKS = 3_000_000
 
@@ -264,9 +274,14 @@ def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Se
     machine = load_machine(machine_path)
     grid = points(machine, qs or sorted(int(q) for q in machine["dims"]),
                   placements or ["cpu", *lap_placements(machine)], variants or DEFAULT_VARIANTS)
+    for q in sorted({q for q, _, _ in grid}):
+        problem = fmm_ulist.order_problem(q, n_points)
+        if problem:
+            raise InputError(f"--q {q} with --n-points {n_points}: {problem}")
     try:
         predictions = [predict(machine, q, p, v, n_points, density, int(llc_bytes), blocks) for q, p, v in grid]
-    except ValueError as exc:  # the U-list cannot be built or blocked as asked (e.g. leaves larger than N)
-        raise InputError(f"models ulist: {exc} (with --machine {machine_path})") from None
+    except ValueError as exc:  # the model refuses a figure of the machine file, or the blocks asked for
+        raise InputError(f"models ulist: {exc} (with --machine {machine_path}, --llc {llc_text!r}"
+                         f"{f', --blocks {blocks}' if blocks else ''})") from None
     written = outputs.write(ULIST_COLUMNS, ulist_rows(predictions), lambda png: ulist_figure(predictions, png))
     return ulist_lines(machine_path, machine, predictions) + written

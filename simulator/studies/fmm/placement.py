@@ -825,7 +825,7 @@ def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
     ap.add_argument("--quick", action="store_true", help="reduced q list and problem size")
     ap.add_argument("--study", default=str(STUDY))
     ap.add_argument("--out", default="results/fmm")
-    ap.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs)")
+    ap.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs; at most 4 per CPU)")
     ap.add_argument("--scheduler", metavar="ADDRESS", help="run the points on a dask.distributed scheduler, e.g. "
                     "tcp://host:8786 (every worker needs this offsim tree at the same path)")
     ap.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes")

@@ -100,7 +100,7 @@ def parse_range(text: str, option: str) -> tuple[int, ...]:
             raise InputError(f"{option} {text!r}: expected positive integers as N, A:B or A:B:STEP (inclusive, "
                              "A <= B), or a comma list of those, e.g. 2:32:2")
         start, stop, step = (numbers + numbers[:1] + [1])[:3] if len(numbers) == 1 else (numbers + [1])[:3]
-        if len(values) + len(range(start, stop + 1, step)) > MAX_CANDIDATES:
+        if len(values) + (stop - start) // step + 1 > MAX_CANDIDATES:  # counted, not built (len(range) overflows)
             raise InputError(f"{option} {text!r}: more than {MAX_CANDIDATES:,} values; expected a range a search "
                              "can price (simulator.studies.stencil.model_eval.MAX_CANDIDATES)")
         values += range(start, stop + 1, step)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
+from simulator.config.schema import dram_geometry
+from simulator.config.units import format_quantity
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
@@ -111,12 +114,22 @@ def load_study(path: str | Path) -> RooflineStudySpec | StencilTilingStudySpec:
     return spec
 
 
-def roofline_problems(cfg: RooflineStudySpec, source: str) -> list[str]:
-    """The intensities (at least one, none twice) and the system with the study's overrides."""
+def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = 8) -> list[str]:
+    """The intensities (at least one, none twice), the system with the study's overrides, and Q: whole
+    ``elem_bytes`` elements (as ``run_roofline_point`` reads them), at least one per core, within the DRAM."""
     errors = list_problems(cfg, source, ("intensities",))
     loaded, problems = load_referenced_system(source, "system", cfg.system)
     if loaded is not None and cfg.overrides:
-        _, problems = load_referenced_system(source, "overrides", cfg.system, cfg.overrides)
+        loaded, problems = load_referenced_system(source, "overrides", cfg.system, cfg.overrides)
+    if cfg.total_bytes % elem_bytes:
+        errors.append(f"{source}: total_bytes: {cfg.total_bytes} B; expected whole {elem_bytes} B elements")
+    elif loaded is not None and cfg.total_bytes > dram_geometry(loaded.spec).capacity_bytes:
+        errors.append(f"{source}: total_bytes: {format_quantity(cfg.total_bytes, 'B')}; expected at most the "
+                      f"{format_quantity(dram_geometry(loaded.spec).capacity_bytes, 'B')} of the system's DRAM "
+                      f"({cfg.system})")
+    elif loaded is not None and cfg.total_bytes < loaded.spec.host.cores * elem_bytes:
+        errors.append(f"{source}: total_bytes: {cfg.total_bytes} B; expected at least one {elem_bytes} B element "
+                      f"per core ({loaded.spec.host.cores} cores)")
     return errors + problems
 
 
@@ -149,8 +162,13 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
         from workloads import stencil as ws
 
         sizes = ((scheme, ws.sweep_size_problem(scheme, cfg.grid, cfg.steps, shape)) for scheme in HOST_SCHEMES)
-        errors += [f"{source}: grid and steps: the {scheme} sweep: {problem}"
-                   for scheme, problem in sizes if problem][:1]  # one message: the first sweep that cannot run
+        too_big = [f"{source}: grid and steps: the {scheme} sweep: {problem}" for scheme, problem in sizes if problem]
+        errors += too_big[:1]  # one message: the first sweep that cannot run
+        arrays = 2 * math.prod(n + 2 for n in cfg.grid) * 8  # the sweeps' two padded grids of 8 B words
+        if not too_big and host is not None and arrays > dram_geometry(host.spec).capacity_bytes:
+            errors.append(f"{source}: grid: {list(cfg.grid)}: its two arrays take {format_quantity(arrays, 'B')}; "
+                          f"expected at most the {format_quantity(dram_geometry(host.spec).capacity_bytes, 'B')} "
+                          f"of the host's DRAM ({cfg.host_system})")
     return errors + _engine_problems(cfg, source)
 
 
