@@ -282,3 +282,19 @@ def test_a_grid_of_systolic_points_only_gets_its_tables_and_figures(tmp_path):
         assert all(c == "q" or "_paper_" in c for c in t5.columns)
         placement.figures(table, tmp_path, {"systolic-os-llc": "llc"})
     assert all((tmp_path / name).is_file() for name in placement.FIGURE_FILES)
+
+
+def test_an_llc_too_small_for_the_pipelined_search_stops_the_study_with_one_message(tmp_path, monkeypatch):
+    """The pipelined points' b is searched once the micro runs are in: an LLC of a few KiB would leave
+    thousands of block counts to price, so the study stops there, naming llc_bytes (not after hours)."""
+    import json
+
+    from simulator.config.errors import InputError
+    from simulator.studies.fmm import placement
+    from simulator.studies.fmm.model_eval import DEFAULT_MACHINE
+
+    study = placement.load_study(variant(tmp_path, {"llc_bytes": "4 KiB"}))
+    monkeypatch.setattr(placement, "machine_of", lambda runs, records: json.loads(DEFAULT_MACHINE.read_text()))
+    with pytest.raises(InputError, match=r"fmm_placement study: llc_bytes: an LLC of 4 KiB leaves a pipelined point "
+                                         r"[\d,]+ block counts to try .* \(pipelined_blocks: llc_rule gives one\)"):
+        placement.tuned_points(study, True, {})

@@ -92,7 +92,8 @@ def test_the_figure_draws_both_models_against_q(tmp_path: Path, capsys: pytest.C
     (["--machine", "missing.json"], "--machine missing.json: file not found; expected an existing machine.json"),
     (["--machine", "/dev/zero"], "--machine /dev/zero: not a regular file"),
     (["--q", "4", "--llc", "4 KiB", "--placement", "lap-dram", "--variant", "pipelining"],
-     "--llc 4 KiB: a pipelined point at q = 4 would try 83,938 block counts (9,795 to 93,732); expected at most"),
+     "models ulist: an LLC of 4 KiB leaves a pipelined point 83,938 block counts to try (9,795 to 93,732); expected "
+     "at most 3,000,000 blocks priced in all"),
 ])
 def test_bad_ulist_input_is_refused_with_one_message(argv: list[str], message: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:

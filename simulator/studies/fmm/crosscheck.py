@@ -61,6 +61,7 @@ from simulator.config.errors import InputError
 from simulator.config.fields import spec_to_dict
 from simulator.config.loader import LoadedConfig, content_hash
 from simulator.config.workload import build_workload, generate_trace
+from simulator.config.units import format_bytes
 from simulator.interconnect.couplings import COUPLING_STRATEGIES
 from simulator.engine.replay import replay
 from simulator.runner import CONSTANT_CATEGORIES, load_system, simulate_trace
@@ -696,12 +697,25 @@ def extended_params(machine: dict[str, Any], lap: str) -> ulist.ExtendedParams:
 MODELLED_GEMMS = ("cpu", "lap")
 
 
+#: the blocks (summed over the block counts tried) the search of a pipelined point's b may price, some 15 us
+#: each: a few tens of seconds at most. Default LLCs try one block count; an LLC of a few tens of KiB widens
+#: the range to thousands of counts of some 10,000 blocks each.
+MAX_PIPELINE_SEARCH_BLOCKS = 3_000_000
+
+
 def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,
                      llc_share: float, order: str = "class") -> int:
     """b of a pipelined LAP point: the fastest pipeline the extended model predicts with the
     measured ``machine`` among the block counts of ``fmm_ulist.block_range`` (from the LLC
-    rule bounded by the Â_j re-reads up to the LLC rule alone) for blocks cut in ``order``."""
+    rule bounded by the Â_j re-reads up to the LLC rule alone) for blocks cut in ``order``.
+    ValueError if that search would price more than MAX_PIPELINE_SEARCH_BLOCKS blocks."""
     b_min, b_max = fmm_ulist.block_range(problem, llc_bytes, "pipelining", llc_share, order)
+    priced = (b_min + b_max) * (b_max - b_min + 1) // 2
+    if priced > MAX_PIPELINE_SEARCH_BLOCKS:
+        raise ValueError(f"an LLC of {format_bytes(llc_bytes)} leaves a pipelined point {b_max - b_min + 1:,} block "
+                         f"counts to try ({b_min:,} to {b_max:,}); expected at most {MAX_PIPELINE_SEARCH_BLOCKS:,} "
+                         "blocks priced in all (simulator.studies.fmm.crosscheck.MAX_PIPELINE_SEARCH_BLOCKS), from "
+                         "a larger LLC or a block count given")
     return ulist.fastest_pipelined_blocks(problem.dims(), _machine(machine, placement),
                                           extended_params(machine, placement), b_min, b_max,
                                           llc_bytes=float(llc_bytes), coupling=model_coupling(machine, placement),

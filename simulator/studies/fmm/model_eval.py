@@ -127,24 +127,6 @@ class UListPrediction:
     model: PointModel
 
 
-#: the blocks (summed over the block counts tried) the search of a pipelined point's b may price, some 15 us
-#: each: a few tens of seconds at most. Default LLCs try one block count; an LLC of a few
-#: tens of KiB widens the range to thousands of counts of some 10,000 blocks each.
-MAX_PIPELINE_SEARCH_BLOCKS = 3_000_000
-
-
-def _check_pipeline_search(q: int, problem: fmm_ulist.UListProblem, llc_bytes: int, share: float) -> None:
-    """InputError if the search of a pipelined point's block count would price more than
-    :data:`MAX_PIPELINE_SEARCH_BLOCKS` blocks in all (``fmm_ulist.block_range``)."""
-    b_min, b_max = fmm_ulist.block_range(problem, llc_bytes, "pipelining", share)
-    blocks = (b_min + b_max) * (b_max - b_min + 1) // 2
-    if blocks > MAX_PIPELINE_SEARCH_BLOCKS:
-        raise InputError(f"--llc {format_bytes(llc_bytes)}: a pipelined point at q = {q} would try "
-                         f"{b_max - b_min + 1:,} block counts ({b_min:,} to {b_max:,}); expected at most "
-                         f"{MAX_PIPELINE_SEARCH_BLOCKS:,} blocks priced in all (simulator.studies.fmm.model_eval."
-                         "MAX_PIPELINE_SEARCH_BLOCKS): a larger --llc, or --blocks B")
-
-
 def predict(machine: dict[str, Any], q: int, placement: str, variant: str, n_points: int, density: str,
             llc_bytes: int, blocks: int | None = None) -> UListPrediction:
     """Price one point with ``machine``'s inputs (module docstring). ``placement`` is "cpu" or one of
@@ -156,7 +138,6 @@ def predict(machine: dict[str, Any], q: int, placement: str, variant: str, n_poi
     else:
         lap, gemm = placement, "lap"
         if blocks is None and variant == "pipelining":
-            _check_pipeline_search(q, problem, llc_bytes, share)
             b = pipelined_blocks(machine, placement, problem, llc_bytes, share)
         else:
             b = len(fmm_ulist.variant_blocks(problem, variant, blocks, llc_bytes, share))

@@ -760,8 +760,11 @@ def tuned_points(study: FmmStudySpec, quick: bool, records: Mapping[Any, dict]) 
     if machine is None:
         return None
     problems = {q: fmm_ulist.build_problem(q, tuned[0].n_points, study.density) for q in sorted({p.q for p in tuned})}
-    return [replace(p, blocks=pipelined_blocks(machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share,
-                                               p.block_order)) for p in tuned]
+    try:
+        return [replace(p, blocks=pipelined_blocks(machine, p.placement, problems[p.q], p.llc_bytes,
+                                                   p.block_llc_share, p.block_order)) for p in tuned]
+    except ValueError as exc:  # a search too long to run: the study's LLC is far smaller than its problem's
+        raise InputError(f"fmm_placement study: llc_bytes: {exc} (pipelined_blocks: llc_rule gives one)") from None
 
 
 def machine_of(runs: list[MicroRun], records: Mapping[Any, dict]) -> dict[str, Any] | None:
