@@ -512,18 +512,24 @@ def _threaded_problems(study: CryptoStudySpec, source: str) -> list[str]:
     return [] if problem is None else [f"{source}: threaded_system: {study.threaded_system}: {problem}"]
 
 
+def dram_shortfall(name: str, system_path: str | Path, need_bytes: int) -> str | None:
+    """"<name>: <need> in <capacity>" if ``need_bytes`` (a sweep's largest buffer and its output) exceed the DRAM
+    of the system at ``system_path``; None if they fit."""
+    capacity = dram_geometry(_loaded(str(system_path)).spec).capacity_bytes
+    if need_bytes <= capacity:
+        return None
+    return f"{name}: {format_quantity(need_bytes, 'B')} in {format_quantity(capacity, 'B')}"
+
+
 def _memory_problems(platforms: list[Platform], source: str, key: str, g_min_bytes: int,
                      g_max_bytes: int) -> list[str]:
     """One message if the largest buffer of the sweep ``g_min_bytes`` .. ``g_max_bytes`` (``granularities``)
     and its output (``workloads.aes``: g bytes for AES, a digest for SHA-256) do not fit the DRAM of one of
     ``platforms``: a trace beyond it cannot be replayed (the DRAM refuses addresses past its capacity)."""
     g_bytes = granularities(g_min_bytes, g_max_bytes)[-1]
-    short = []
-    for platform in platforms:
-        need = g_bytes + (g_bytes if platform.kernel == "aes" else SHA256_DIGEST_BYTES)
-        capacity = dram_geometry(_loaded(str(platform.system_path)).spec).capacity_bytes
-        if need > capacity:
-            short.append(f"{platform.name}: {format_quantity(need, 'B')} in {format_quantity(capacity, 'B')}")
+    short = [gap for platform in platforms
+             if (gap := dram_shortfall(platform.name, platform.system_path,
+                                       g_bytes + (g_bytes if platform.kernel == "aes" else SHA256_DIGEST_BYTES)))]
     if not short:
         return []
     return [f"{source}: {key}: {format_quantity(g_max_bytes, 'B')}: the sweep's largest buffer, "

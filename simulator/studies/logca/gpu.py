@@ -64,9 +64,7 @@ from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, t
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
-from simulator.config.schema import dram_geometry
-from simulator.config.units import format_quantity
-from simulator.studies.logca.crypto import (TABLE_4_3, Platform, SimulatedSpeedup, granularities,
+from simulator.studies.logca.crypto import (TABLE_4_3, Platform, SimulatedSpeedup, dram_shortfall, granularities,
                                             platform_identity, plot_regions)
 from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 from simulator.engine.replay import replay
@@ -572,10 +570,9 @@ def _gpu_memory_problems(study: GpuStudySpec, source: str) -> list[str]:
             continue
         need = top_bytes + max(output_bytes(kernel, top_bytes) for kernel in kernels)
         for name in platforms:
-            capacity = dram_geometry(load_system(str(system_path(name))).spec).capacity_bytes
-            if need > capacity:
-                short.setdefault(key, {})[name] = f"{name}: {format_quantity(need, 'B')} in " \
-                                                  f"{format_quantity(capacity, 'B')}"
+            gap = dram_shortfall(name, system_path(name), need)
+            if gap:
+                short.setdefault(key, {})[name] = gap
     return [f"{source}: {key}: the largest buffer and its output do not fit ({'; '.join(found.values())}); "
             "expected buffers whose input and output fit the DRAM of every platform" for key, found in short.items()]
 
