@@ -11,6 +11,7 @@ generators can use it too.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,9 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-#: the numpy dtype of each fixed-width Arrow type these functions build from a buffer
-_NUMPY_OF: dict[pa.DataType, np.dtype] = {pa.int64(): np.dtype(np.int64), pa.int32(): np.dtype(np.int32),
-                                          pa.float64(): np.dtype(np.float64)}
+#: the numpy dtype of each fixed-width Arrow type: built from (``arrow_array``) and read straight from
+#: (``to_numpy``) its data buffer
+_VIEWABLE: dict[pa.DataType, np.dtype] = {
+    t: np.dtype(n) for t, n in ((pa.int8(), "i1"), (pa.int16(), "i2"), (pa.int32(), "i4"), (pa.int64(), "i8"),
+                                (pa.uint8(), "u1"), (pa.uint16(), "u2"), (pa.uint32(), "u4"), (pa.uint64(), "u8"),
+                                (pa.float32(), "f4"), (pa.float64(), "f8"))}
 #: the numpy kinds a column of each Arrow type takes as is (others go through pyarrow.array)
 _KINDS_OF: dict[pa.DataType, str] = {pa.int64(): "iu", pa.int32(): "iu", pa.float64(): "fiu", pa.bool_(): "b"}
 
@@ -44,9 +48,10 @@ def _fixed_width_array(values: Sequence[Any] | np.ndarray, type: pa.DataType) ->
     if isinstance(values, np.ma.MaskedArray):
         return None
     if not isinstance(values, np.ndarray) and type != pa.bool_():
-        into_float = type == pa.float64()
-        if any(_coerced(v, into_float) for v in values):
-            return None
+        kinds = set(map(builtins.type, values))  # one C-level pass; the value checks below only when needed
+        if bool in kinds or (type == pa.float64() and int in kinds
+                             and not all(-2**53 <= v <= 2**53 for v in values if builtins.type(v) is int)):
+            return None  # numpy would make a bool a number, or round an integer a float64 cannot hold
     try:
         data = values if isinstance(values, np.ndarray) else np.array(values)
     except (OverflowError, ValueError):
@@ -56,18 +61,12 @@ def _fixed_width_array(values: Sequence[Any] | np.ndarray, type: pa.DataType) ->
     if type == pa.bool_():
         packed = np.packbits(data.astype(bool, copy=False), bitorder="little")
         return pa.Array.from_buffers(type, data.size, [None, pa.py_buffer(packed)])
-    dtype = _NUMPY_OF[type]
+    dtype = _VIEWABLE[type]
     if data.dtype != dtype:
         if data.size and data.dtype.kind in "iu" and not _fits(data, dtype):
             return None  # out of the column's range: pyarrow.array says so
         data = data.astype(dtype)
     return pa.Array.from_buffers(type, data.size, [None, pa.py_buffer(np.ascontiguousarray(data))])
-
-
-def _coerced(value: Any, into_float: bool) -> bool:
-    """Whether numpy would silently change ``value`` where pyarrow refuses it: a bool in a number column, or
-    (``into_float``) a Python integer a float64 cannot hold exactly."""
-    return type(value) is bool or (into_float and type(value) is int and not -2**53 <= value <= 2**53)
 
 
 def _fits(data: np.ndarray, dtype: np.dtype) -> bool:
@@ -81,15 +80,20 @@ def _fits(data: np.ndarray, dtype: np.dtype) -> bool:
 def _string_array(values: Sequence[Any] | np.ndarray) -> pa.Array | None:
     """A string array from the UTF-8 bytes of ``values``, or None if some value is not a ``str``."""
     items = list(values)
-    if not all(type(v) is str for v in items):
+    if not set(map(type, items)) <= {str}:
         return None
-    encoded = [v.encode() for v in items]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    joined = "".join(items)
+    if joined.isascii():  # a character is a byte: lengths and bytes without encoding each item
+        data, sized = joined.encode("ascii"), items
+    else:
+        sized = [v.encode() for v in items]
+        data = b"".join(sized)
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, sized), dtype=np.int64, count=len(items)), out=offsets[1:])
     if offsets[-1] > np.iinfo(np.int32).max:
         return None  # beyond a string array's offsets: pyarrow.array says so
-    return pa.Array.from_buffers(pa.string(), len(encoded),
-                                 [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))])
+    return pa.Array.from_buffers(pa.string(), len(items),
+                                 [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
 def string_array(values: Sequence[str]) -> pa.Array:
@@ -101,13 +105,6 @@ def arrow_scalar(value: Any, type: pa.DataType) -> pa.Scalar:
     """``value`` as an Arrow scalar of ``type``, equal to ``pyarrow.scalar(value, type)`` (which, like
     ``pyarrow.array``, imports pandas); for a compute function's operand."""
     return arrow_array([value], type)[0]
-
-
-#: the numpy dtype of each Arrow type :func:`to_numpy` reads straight from its data buffer
-_VIEWABLE: dict[pa.DataType, np.dtype] = {
-    t: np.dtype(n) for t, n in ((pa.int8(), "i1"), (pa.int16(), "i2"), (pa.int32(), "i4"), (pa.int64(), "i8"),
-                                (pa.uint8(), "u1"), (pa.uint16(), "u2"), (pa.uint32(), "u4"), (pa.uint64(), "u8"),
-                                (pa.float32(), "f4"), (pa.float64(), "f8"))}
 
 
 def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:

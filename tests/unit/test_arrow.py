@@ -52,10 +52,18 @@ def test_arrow_array_keeps_pyarrows_nulls():
     assert arrow_array(masked, pa.int64()).to_pylist() == [1, None, 3]
 
 
-def test_large_addresses_stay_on_the_buffer_path():
-    """Addresses up to 2**62 in an int64 column are exact integers: built from buffers, not coerced."""
+def test_large_addresses_stay_on_the_buffer_path(monkeypatch):
+    """Addresses up to 2**62 in an int64 column are exact integers: built from buffers, not handed to pyarrow."""
     values = [2**62 - 1, 0, 2**53 + 1]
+    texts = ["host", "lap", "é"]
+
+    def refused(*args, **kwargs):
+        raise AssertionError("pyarrow.array called: the buffer path refused its input")
+
+    monkeypatch.setattr(pa, "array", refused)
     assert arrow_array(values, pa.int64()).to_pylist() == values
+    assert arrow_array([0.5, 2**53], pa.float64()).to_pylist() == [0.5, 2.0**53]
+    assert arrow_array(texts, pa.string()).to_pylist() == texts
     assert to_numpy(pa.Array.from_buffers(pa.int64(), 0, [None, None])).shape == (0,)
 
 
