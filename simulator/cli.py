@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from simulator.config.errors import EXIT_BAD_INPUT, InputError
 from simulator.config.units import format_quantity
-from simulator.config.outputs import check_output_file
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
     from simulator.studies.roofline import CrosscheckRow
@@ -342,6 +341,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     loaded = load_spec(args.system, SystemSpec, args.set)
     if args.png is not None:
+        from simulator.config.outputs import check_output_file
+
         check_output_file(args.png, "--png", ".png")
     graph = system_graph(loaded.spec)
     print(f"system  {loaded.spec.name}  ({args.system})")
@@ -367,6 +368,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from simulator.studies.compare import comparison_png, comparison_table, read_run
 
     if args.png is not None:
+        from simulator.config.outputs import check_output_file
+
         check_output_file(args.png, "--png", ".png")
     runs = [read_run(path) for path in args.runs]
     table = comparison_table(runs)
@@ -459,9 +462,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report; "
                        "a paper's study file (with a 'study:' kind) goes to its own runner")
     p.add_argument("study", help="study YAML")
-    p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs; at most 4 per CPU)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: number of CPUs; at most "
+                   "simulator.studies.executors.LOCAL_WORKERS_PER_CPU per CPU)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
-    p.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes (at most 4 per CPU)")
+    p.add_argument("--dask-local", type=int, metavar="N",
+                   help="run on a loopback Dask cluster of N worker processes (as many as --workers may be)")
     p.add_argument("--max-points", type=int, metavar="N", help="refuse a sweep of more than N points (default: "
                    "simulator.studies.sweep.DEFAULT_MAX_POINTS, which keeps the checks before the run within seconds)")
     p.add_argument("--out", help="study directory (default results/studies/<name>, or <file stem> for a paper's "

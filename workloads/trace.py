@@ -98,7 +98,7 @@ import pyarrow.parquet as pq
 
 from simulator.config.arrow import arrow_array, arrow_scalar, list_lengths, string_array, to_numpy
 from simulator.config.files import write_atomic
-from simulator.config.units import is_power_of_two
+from simulator.config.units import INT64_MAX, is_power_of_two
 from workloads.line_kernel import lines_of_elements
 
 OPS: tuple[str, ...] = (
@@ -643,15 +643,15 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             obj = json.loads(text, object_pairs_hook=_object_once)
         except _RepeatedKey as exc:
             raise TraceError(source, f"a JSON object with each key once, got {exc.args[0]!r} twice in "
-                             f"{_brief(text)}", row=row, column="params") from None
+                             f"{_one_line(text)!r}", row=row, column="params") from None
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
-            raise TraceError(source, f"a JSON object, got {_brief(text)}", row=row, column="params") from None
+            raise TraceError(source, f"a JSON object, got {_one_line(text)!r}", row=row, column="params") from None
         if not isinstance(obj, dict):
-            raise TraceError(source, f"a JSON object, got {_brief(text)}", row=row, column="params")
+            raise TraceError(source, f"a JSON object, got {_one_line(text)!r}", row=row, column="params")
         target = obj.get("unit")
         if not isinstance(target, str) or not target:
             raise TraceError(source, "a JSON object with a non-empty string \"unit\" (the target), "
-                             f"got {_brief(text)}", row=row, column="params")
+                             f"got {_one_line(text)!r}", row=row, column="params")
         if units_set is not None and target not in units_set:
             raise TraceError(source, f"target unit {target!r} is not in the system "
                              f"(it has: {', '.join(sorted(units_set))})", row=row, column="params")
@@ -684,8 +684,8 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         _fail(source, mask, column, expected, row_offset)
 
     threads = _check_thread_ids(table, source, row_offset)
-    fail(is_sync & _np(pc.not_equal(unit_col, arrow_scalar("host", pa.string()))), "unit", "'host' for a barrier or join (host threads "
-         "synchronise)")
+    fail(is_sync & _np(pc.not_equal(unit_col, arrow_scalar("host", pa.string()))), "unit",
+         "'host' for a barrier or join (host threads synchronise)")
     fail(is_sync & ((flops != 0) | (cycles != 0)), "flops" if (flops[is_sync] != 0).any() else "cycles",
          "0 for a barrier or join (they do no work)")
     ops = table.column("op").to_pylist()
@@ -697,7 +697,7 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         text = params[i].as_py()
         if ops[i] == "barrier":
             if text != BARRIER_PARAMS:
-                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {_brief(text)}",
+                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {_one_line(text)!r}",
                                  row=i + row_offset, column="params")
             barriers.setdefault(int(threads[i]), []).append(i)
             continue
@@ -709,10 +709,10 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         if not (isinstance(named, list) and named and all(isinstance(t, int) and not isinstance(t, bool)
                                                           for t in named) and len(set(named)) == len(named)):
             raise TraceError(source, "a JSON object {\"threads\": [t, ...]} naming distinct thread ids to join, "
-                             f"got {_brief(text)}", row=i + row_offset, column="params")
+                             f"got {_one_line(text)!r}", row=i + row_offset, column="params")
         if int(threads[i]) in named:
             raise TraceError(source, f"threads other than the row's own ({int(threads[i])}): a thread cannot "
-                             f"join itself, got {_brief(text)}", row=i + row_offset, column="params")
+                             f"join itself, got {_one_line(text)!r}", row=i + row_offset, column="params")
         missing = sorted(set(named) - present) if whole_trace else []
         if missing:
             raise TraceError(source, f"threads that have rows in the trace; thread {missing[0]} has none "
@@ -778,10 +778,10 @@ def write_trace(table: pa.Table, path: str | os.PathLike[str]) -> None:
     write_atomic(path, lambda tmp: pq.write_table(table, tmp, row_group_size=65536))
 
 
-def _one_line(exc: BaseException, limit: int = 200) -> str:
-    """A library's error text on one line, at most ``limit`` characters (Parquet readers can
-    report several lines of decoder state)."""
-    text = " ".join(str(exc).split())
+def _one_line(what: object, limit: int = 200) -> str:
+    """A library's error text, or a value a message quotes, on one line of at most ``limit`` characters
+    (Parquet readers report several lines of decoder state; a row's params may be long)."""
+    text = " ".join(str(what).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -858,7 +858,7 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
     except pa.ArrowException:
         bad = next((i for i, v in enumerate(pieces.to_pylist()) if v is not None and not all(map(_int64_text, v))),
                    None)
-        shown = "" if bad is None else f", got {table.column('addrs')[bad].as_py()[:200]!r}"
+        shown = "" if bad is None else f", got {_one_line(table.column('addrs')[bad].as_py())!r}"
         raise TraceError(source, "integer byte addresses (64-bit) separated by spaces (or nothing for none)"
                          + shown, row=bad, column="addrs") from None
 
@@ -877,15 +877,10 @@ def _object_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _brief(text: str, limit: int = 200) -> str:
-    """``text`` quoted, cut to ``limit`` characters (a row's params may be long)."""
-    return repr(text) if len(text) <= limit else repr(text[:limit - 3]) + "..."
-
-
 def _int64_text(text: str) -> bool:
     """Whether ``text`` is a decimal integer that fits in 64 bits (signed)."""
     digits = text[1:] if text.startswith("-") else text
-    return digits.isdigit() and len(digits) <= 19 and -2**63 <= int(text) < 2**63
+    return digits.isdigit() and len(digits) <= 19 and -INT64_MAX - 1 <= int(text) <= INT64_MAX
 
 
 def _text_type(tp: pa.DataType) -> bool:

@@ -129,7 +129,6 @@ class KernelUnit(AcceleratorUnit):
         for i, req in enumerate(requests):
             where = "" if cmd.parts is None else f"parts[{i}]."
             if self.spec.acceleration:
-                seconds = req.host_cycles / self.spec.acceleration / self.clock.frequency_hz
                 given = f"host_cycles = {req.host_cycles:g}"
             else:
                 for key in ("flops", "memory_bytes"):
@@ -137,12 +136,19 @@ class KernelUnit(AcceleratorUnit):
                         raise CommandError(f"{where}{key}: missing; expected a number >= 0: the unit has no fixed "
                                            "acceleration, so its time is the roofline of the request's flops and "
                                            "memory_bytes")
-                seconds = self.spec.device_seconds(req.flops, req.memory_bytes)
                 given = f"flops = {req.flops:g} and memory_bytes = {req.memory_bytes:g}"
+            seconds = self.work_ps(req.host_cycles, req.flops, req.memory_bytes) / PS_PER_S
             if not seconds <= MAX_SIMULATED_S:
                 raise CommandError(f"{where}{given}: {format_quantity(seconds, 's')} of device time; expected a "
                                    f"request that ends within a run's {format_quantity(MAX_SIMULATED_S, 's')} of "
                                    "simulated time (simulator.engine.limits)")
+
+    def work_ps(self, host_cycles: float, flops: float | None, memory_bytes: float | None) -> float:
+        """A request's device time, ps, before rounding: host_cycles / A on the host's clock when the unit fixes A
+        (as ``compute_ps`` rounds it), else the roofline of its flops and memory_bytes (as ``seconds_to_ps``)."""
+        if self.spec.acceleration:
+            return host_cycles / self.spec.acceleration * PS_PER_S / self.clock.frequency_hz
+        return self.spec.device_seconds(flops, memory_bytes) * PS_PER_S
 
     # --- the three-stage pipeline ------------------------------------------------------------------
 
@@ -210,11 +216,9 @@ class KernelUnit(AcceleratorUnit):
         n_chunks = max(1, min(MAX_CHUNKS, math.ceil(max(total_bytes, 1) / self.spec.chunk_bytes)))
         in_parts = np.array_split(in_lines, n_chunks)
         out_parts = np.array_split(out_lines, n_chunks)
-        if self.spec.acceleration:
-            work_ps = self.compute_ps(work / self.spec.acceleration)
-        else:
-            flops, memory_bytes = cmd.params["flops"], cmd.params["memory_bytes"]
-            work_ps = seconds_to_ps(self.spec.device_seconds(flops, memory_bytes))
+        flops, memory_bytes = cmd.params.get("flops"), cmd.params.get("memory_bytes")
+        work_ps = int(round(self.work_ps(work, flops, memory_bytes)))
+        if not self.spec.acceleration:
             self.count("flops", flops)
             self.count("memory_bytes", memory_bytes)
         work_parts = np.diff(np.linspace(0, work_ps, n_chunks + 1).round().astype(np.int64))

@@ -13,7 +13,7 @@ import pytest
 
 import simulator.studies.executors
 from simulator.config.errors import InputError
-from simulator.studies.executors import check_parallel_options, point_executor
+from simulator.studies.executors import LOCAL_WORKERS_PER_CPU, check_parallel_options, point_executor
 from simulator.studies.fmm.placement import OUTPUT_FILES, check_out_dir, main as fmm_main
 from tests.conftest import ROOT
 
@@ -36,7 +36,8 @@ def test_local_pool_and_dask_cluster_run_the_same_tasks():
     (None, "tcp://127.0.0.1:8786", 2, "both given"),
     (0, None, None, "--workers: 0; expected a number of processes from 1 to "),
     (None, None, 0, "--dask-local: 0; expected a number of processes from 1 to "),
-    (100_000, None, None, r"--workers: 100000; expected a number of processes from 1 to \d+ \(4 per CPU"),
+    (100_000, None, None, rf"--workers: 100000; expected a number of processes from 1 to \d+ \("
+                          rf"{LOCAL_WORKERS_PER_CPU} per CPU"),
     (None, None, 100_000, "--dask-local: 100000; expected a number of processes from 1 to "),
     (2, None, 2, "--workers: cannot be combined with --dask-local"),
     (4, "tcp://127.0.0.1:8786", None, "--workers: cannot be combined with --scheduler"),

@@ -67,7 +67,8 @@ def load_machine(path: str | Path) -> dict[str, Any]:
         problem = _machine_value_problem(key, value)
         if problem:
             text = json.dumps(value)
-            raise InputError(f"--machine {path}: {key}: {problem}, got {text if len(text) <= 60 else text[:57] + '...'}")
+            shown = text if len(text) <= 60 else text[:57] + "..."
+            raise InputError(f"--machine {path}: {key}: {problem}, got {shown}")
     if not lap_placements(machine):
         raise InputError(f"--machine {path}: no LAP placement measured (no '<placement>.f_l_flops_per_s'); "
                          "expected the machine.json of a study with at least one LAP placement")
@@ -95,7 +96,8 @@ def _machine_value_problem(key: str, value: Any) -> str | None:
         return None if ok or one_pair else f"expected a list of rows of {width} finite numbers"  # one pair: older
     if key == "dims":
         ok = isinstance(value, dict) and all(isinstance(d, dict) and set(d) == {"n_q", "n_oct", "n_u"}
-                                             and all(isinstance(n, int) and n >= 1 for n in d.values())
+                                             and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
+                                                     for n in d.values())
                                              and q.isdigit() for q, d in value.items())
         return None if ok else "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1)"
     if key == "class_counts":

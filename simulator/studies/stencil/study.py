@@ -123,10 +123,9 @@ def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = 8) 
         loaded, problems = load_referenced_system(source, "overrides", cfg.system, cfg.overrides)
     if cfg.total_bytes % elem_bytes:
         errors.append(f"{source}: total_bytes: {cfg.total_bytes} B; expected whole {elem_bytes} B elements")
-    elif loaded is not None and cfg.total_bytes > dram_geometry(loaded.spec).capacity_bytes:
+    elif cfg.total_bytes > (capacity := dram_geometry(loaded.spec).capacity_bytes if loaded is not None else math.inf):
         errors.append(f"{source}: total_bytes: {format_quantity(cfg.total_bytes, 'B')}; expected at most the "
-                      f"{format_quantity(dram_geometry(loaded.spec).capacity_bytes, 'B')} of the system's DRAM "
-                      f"({cfg.system})")
+                      f"{format_quantity(capacity, 'B')} of the system's DRAM ({cfg.system})")
     elif loaded is not None and cfg.total_bytes < loaded.spec.host.cores * elem_bytes:
         errors.append(f"{source}: total_bytes: {cfg.total_bytes} B; expected at least one {elem_bytes} B element "
                       f"per core ({loaded.spec.host.cores} cores)")
@@ -153,8 +152,7 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
     elif len(shape.t_s) != dims:
         errors.append(f"{source}: host_tile.kind: {tile.kind!r} tiles {len(shape.t_s)}-D grids; expected a kind "
                       f"for the {dims}-D stencil {cfg.stencil!r}")
-    elif host is not None and shape.m_tile_words > host.spec.caches.levels[-1].size_bytes // 8:
-        llc_words = host.spec.caches.levels[-1].size_bytes // 8  # the host's fast memory, as dram_traffic_words
+    elif host is not None and shape.m_tile_words > (llc_words := host.spec.caches.levels[-1].size_bytes // 8):
         errors.append(f"{source}: host_tile: a tile of t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
                       f"{shape.m_tile_words} words; expected at most the {llc_words} 8 B words of the "
                       f"host's LLC ({cfg.host_system})")
@@ -165,10 +163,11 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
         too_big = [f"{source}: grid and steps: the {scheme} sweep: {problem}" for scheme, problem in sizes if problem]
         errors += too_big[:1]  # one message: the first sweep that cannot run
         arrays = 2 * math.prod(n + 2 for n in cfg.grid) * 8  # the sweeps' two padded grids of 8 B words
-        if not too_big and host is not None and arrays > dram_geometry(host.spec).capacity_bytes:
+        capacity = dram_geometry(host.spec).capacity_bytes if host is not None else math.inf
+        if not too_big and arrays > capacity:
             errors.append(f"{source}: grid: {list(cfg.grid)}: its two arrays take {format_quantity(arrays, 'B')}; "
-                          f"expected at most the {format_quantity(dram_geometry(host.spec).capacity_bytes, 'B')} "
-                          f"of the host's DRAM ({cfg.host_system})")
+                          f"expected at most the {format_quantity(capacity, 'B')} of the host's DRAM "
+                          f"({cfg.host_system})")
     return errors + _engine_problems(cfg, source)
 
 
