@@ -68,11 +68,15 @@ BAD = {
                                         "total_bytes: expected a value <= 131.1 GB, got 1.1 TB"),
     "a roofline Q of part of an element": ("roofline", {"total_bytes": "12 B"},
                                            "total_bytes: 12 B; expected whole 8 B elements"),
+    "a roofline Q of less than an element per core": ("roofline", {"total_bytes": "16 B"},
+                                                      "total_bytes: 16 B; expected at least one 8 B element per core "
+                                                      "(4 cores)"),
     "a roofline Q beyond the DRAM": ("roofline", {"total_bytes": "100 GiB"},
-                                     "total_bytes: 107.4 GB; expected at most the 6.442 GB of the system's DRAM"),
+                                     "total_bytes: the host's accesses reach 107.4 GB of memory; expected at most the "
+                                     "6.442 GB of the system's DRAM (configs/systems/i7_950_choi.yaml: dram.geometry)"),
     "host arrays beyond the DRAM": ("stencil_tiling", {"grid": [64, 50000000], "steps": 1},
-                                    "grid: [64, 50000000]: its two arrays take 52.8 GB; expected at most the 4.295 GB "
-                                    "of the host's DRAM"),
+                                    "grid: the host's accesses reach 52.8 GB of memory; expected at most the 4.295 GB "
+                                    "of the system's DRAM (configs/systems/i7_920_ddr3.yaml: dram.geometry)"),
     "more host steps than a trace holds": ("stencil_tiling", {"steps": 10**9},
                                            "grid and steps: the naive sweep: steps must be at most 488 (a trace holds "
                                            "at most 2,000,000 rows"),

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,17 +35,17 @@ from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
 from simulator.config.schema import dram_geometry
-from simulator.config.units import format_quantity
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
 from simulator.studies.roofline import MeasuredMachine, measure_machine
-from simulator.runner import energy_split_j, load_system, simulate_trace
+from simulator.runner import energy_split_j, load_system, memory_reach_problem, simulate_trace
 from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key, system_hash
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems, load_referenced_system
 from workloads import micro
+from workloads.trace import AddressSpace
 
 # ---- study files ----------------------------------------------------------------------------
 
@@ -123,12 +122,13 @@ def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = 8) 
         loaded, problems = load_referenced_system(source, "overrides", cfg.system, cfg.overrides)
     if cfg.total_bytes % elem_bytes:
         errors.append(f"{source}: total_bytes: {cfg.total_bytes} B; expected whole {elem_bytes} B elements")
-    elif cfg.total_bytes > (capacity := dram_geometry(loaded.spec).capacity_bytes if loaded is not None else math.inf):
-        errors.append(f"{source}: total_bytes: {format_quantity(cfg.total_bytes, 'B')}; expected at most the "
-                      f"{format_quantity(capacity, 'B')} of the system's DRAM ({cfg.system})")
     elif loaded is not None and cfg.total_bytes < loaded.spec.host.cores * elem_bytes:
         errors.append(f"{source}: total_bytes: {cfg.total_bytes} B; expected at least one {elem_bytes} B element "
                       f"per core ({loaded.spec.host.cores} cores)")
+    elif loaded is not None:  # Q is one array from address 0 (micro.intensity)
+        problem = memory_reach_problem(cfg.total_bytes, dram_geometry(loaded.spec).capacity_bytes,
+                                       f"{source}: total_bytes", cfg.system)
+        errors += [problem] if problem else []
     return errors + problems
 
 
@@ -162,12 +162,13 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
         sizes = ((scheme, ws.sweep_size_problem(scheme, cfg.grid, cfg.steps, shape)) for scheme in HOST_SCHEMES)
         too_big = [f"{source}: grid and steps: the {scheme} sweep: {problem}" for scheme, problem in sizes if problem]
         errors += too_big[:1]  # one message: the first sweep that cannot run
-        arrays = 2 * math.prod(n + 2 for n in cfg.grid) * 8  # the sweeps' two padded grids of 8 B words
-        capacity = dram_geometry(host.spec).capacity_bytes if host is not None else math.inf
-        if not too_big and arrays > capacity:
-            errors.append(f"{source}: grid: {list(cfg.grid)}: its two arrays take {format_quantity(arrays, 'B')}; "
-                          f"expected at most the {format_quantity(capacity, 'B')} of the host's DRAM "
-                          f"({cfg.host_system})")
+        if not too_big and host is not None:  # the time-tiled sweep's memory: its two grids and its scratch tile
+            space = AddressSpace()
+            ws.layout(cfg.grid, 8, space)
+            space.alloc("scratch", shape.m_tile_words * 8)
+            problem = memory_reach_problem(space.end_addr, dram_geometry(host.spec).capacity_bytes,
+                                           f"{source}: grid", cfg.host_system)
+            errors += [problem] if problem else []
     return errors + _engine_problems(cfg, source)
 
 
