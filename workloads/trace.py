@@ -98,6 +98,7 @@ import pyarrow.parquet as pq
 
 from simulator.config.arrow import arrow_array, arrow_scalar, list_lengths, string_array, to_numpy
 from simulator.config.files import write_atomic
+from simulator.config.jsonio import RepeatedKey, loads_keys_once
 from simulator.config.units import INT64_MAX, is_power_of_two
 from workloads.line_kernel import lines_of_elements
 
@@ -640,9 +641,9 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         row = int(i) + row_offset
         text = params[int(i)].as_py()
         try:
-            obj = json.loads(text, object_pairs_hook=_object_once)
-        except _RepeatedKey as exc:
-            raise TraceError(source, f"a JSON object with each key once, got {exc.args[0]!r} twice in "
+            obj = loads_keys_once(text)
+        except RepeatedKey as exc:
+            raise TraceError(source, f"a JSON object with each key once, got {exc.key!r} twice in "
                              f"{_one_line(text)!r}", row=row, column="params") from None
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
             raise TraceError(source, f"a JSON object, got {_one_line(text)!r}", row=row, column="params") from None
@@ -702,8 +703,8 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
             barriers.setdefault(int(threads[i]), []).append(i)
             continue
         try:
-            obj = json.loads(text, object_pairs_hook=_object_once)
-        except (ValueError, RecursionError, _RepeatedKey):  # a key twice: refused below, as any bad join
+            obj = loads_keys_once(text)
+        except (ValueError, RecursionError):  # RepeatedKey is a ValueError: refused below, as any bad join
             obj = None
         named = obj.get("threads") if isinstance(obj, dict) and set(obj) == {"threads"} else None
         if not (isinstance(named, list) and named and all(isinstance(t, int) and not isinstance(t, bool)
@@ -861,20 +862,6 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
         shown = "" if bad is None else f", got {_one_line(table.column('addrs')[bad].as_py())!r}"
         raise TraceError(source, "integer byte addresses (64-bit) separated by spaces (or nothing for none)"
                          + shown, row=bad, column="addrs") from None
-
-
-class _RepeatedKey(Exception):
-    """A JSON object that names a key twice (``args[0]``: the key); the JSON decoder keeps the last silently."""
-
-
-def _object_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A decoded JSON object, or _RepeatedKey for one that names a key twice."""
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _RepeatedKey(key)
-        obj[key] = value
-    return obj
 
 
 def _int64_text(text: str) -> bool:

@@ -103,7 +103,8 @@ def test_bad_ulist_input_is_refused_with_one_message(argv: list[str], message: s
 
 
 def test_a_file_that_is_not_a_study_machine_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    for text, message in (("{", "not JSON"), (json.dumps({"dims": {}}), "w_c_bytes_per_s, ")):
+    for text, message in (("{", "not JSON"), (json.dumps({"dims": {}}), "w_c_bytes_per_s, "),
+                          ('{"dims": {}, "dims": {}}', "dims: named twice; expected each key once")):
         bad = tmp_path / "machine.json"
         bad.write_text(text)
         errors = refused(["models", "ulist", "--machine", str(bad)], capsys, tmp_path / "none")

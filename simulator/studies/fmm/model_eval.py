@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.config.errors import ConfigError, InputError
+from simulator.config.jsonio import RepeatedKey, loads_keys_once
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
                                       point_model)
 from simulator.config.loader import PROJECT_ROOT
@@ -50,9 +51,12 @@ def load_machine(path: str | Path) -> dict[str, Any]:
     """The measured inputs of an FMM study (its ``machine.json``); InputError naming the file when it
     cannot be read or lacks what every point reads."""
     try:
-        machine = json.loads(config_text(path, "machine.json an FMM placement study writes"))  # a regular file
+        machine = loads_keys_once(config_text(path, "machine.json an FMM placement study writes"))  # a regular file
     except ConfigError as exc:
         raise InputError(f"--machine {exc.messages[0]}") from None
+    except RepeatedKey as exc:
+        raise InputError(f"--machine {path}: {exc.key}: named twice; expected each key once, as in the machine.json "
+                         "an FMM placement study writes") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"--machine {path}: not JSON ({exc.msg} at line {exc.lineno}); expected the machine.json "
                          "an FMM placement study writes") from None
