@@ -50,7 +50,7 @@ from models.logca import LogCAParams, g1, g_half, speedup, time_accelerated
 from simulator.config.algorithms import SHA256_BLOCK_BYTES, SHA256_DIGEST_BYTES, aes_blocks, sha256_padded_bytes
 from simulator.config.errors import ConfigError
 from simulator.config.fields import param
-from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec
+from simulator.config.loader import PROJECT_ROOT, LoadedConfig, display_path, load_spec
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.engine.replay import replay
 from simulator.system import build_system
@@ -513,12 +513,13 @@ def _threaded_problems(study: CryptoStudySpec, source: str) -> list[str]:
 
 
 def dram_shortfall(name: str, system_path: str | Path, need_bytes: int) -> str | None:
-    """"<name>: <need> in <capacity>" if ``need_bytes`` (a sweep's largest buffer and its output) exceed the DRAM
-    of the system at ``system_path``; None if they fit."""
+    """"<name>: <need> in <capacity> (dram.geometry of <system file>)" if ``need_bytes`` (a sweep's largest
+    buffer and its output) exceed the DRAM of the system at ``system_path``; None if they fit."""
     capacity = dram_geometry(_loaded(str(system_path)).spec).capacity_bytes
     if need_bytes <= capacity:
         return None
-    return f"{name}: {format_quantity(need_bytes, 'B')} in {format_quantity(capacity, 'B')}"
+    return (f"{name}: {format_quantity(need_bytes, 'B')} in {format_quantity(capacity, 'B')} "
+            f"(dram.geometry of {display_path(Path(system_path))})")
 
 
 def _memory_problems(platforms: list[Platform], source: str, key: str, g_min_bytes: int,
