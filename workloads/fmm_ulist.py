@@ -177,6 +177,9 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
         raise ValueError(f"density must be one of {DENSITIES}, got {density!r}")
     if isinstance(n_points, bool) or int(n_points) != n_points or n_points < 1:
         raise ValueError(f"n_points must be a positive integer, got {n_points!r}")
+    # the tree holds every point's code: refused before they are drawn
+    check_trace_limit("n_points", n_points, MAX_TRACE_ADDRESSES, f"at most {MAX_TRACE_ADDRESSES:,} points, "
+                      "as many as the explicit addresses of a trace")
     problem = order_problem(q, n_points)
     if problem:
         raise ValueError(problem)
@@ -539,9 +542,6 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
     check_trace_limit("threads", threads, MAX_THREADS, f"a trace's thread ids run from 0 to {MAX_THREADS - 1:,}, "
                       "workloads.trace.MAX_THREADS")
-    if isinstance(n_points, int) and not isinstance(n_points, bool):  # the tree holds their coordinates
-        check_trace_limit("n_points", n_points, MAX_TRACE_ADDRESSES, f"at most {MAX_TRACE_ADDRESSES:,} points, "
-                          "as many as the explicit addresses of a trace")
     problem = build_problem(q, n_points, density, seed, periodic)
     return ulist_trace(problem, variant, placement,
                        variant_blocks(problem, variant, blocks, int(llc_bytes), llc_share, block_order), bc_layout,

@@ -209,6 +209,9 @@ def test_rejects_bad_arguments():
         fmm_ulist(4, N_POINTS, variant="blocking", blocks=0)
     with pytest.raises(ValueError, match=r"threads must be at most 1,024 \(a trace's thread ids run from 0 to 1,023"):
         fmm_ulist(4, N_POINTS, threads=10**6)  # refused before the tree is built
+    for make in (fmm_ulist, build_problem):  # refused before a point is drawn
+        with pytest.raises(ValueError, match=r"n_points must be at most 16,777,216 \(at most 16,777,216 points"):
+            make(4, 10**14)
 
 
 def test_pipelining_faster_than_orig_on_lap(problem):
