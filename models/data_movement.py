@@ -181,6 +181,14 @@ def min_op_count(dims: Sequence[int]) -> ChainOrder:
     return ChainOrder(dims, cost[(1, n)], split)
 
 
+def compulsory_words(dims: Sequence[int]) -> int:
+    """The elements a chain of ``dims`` moves however it is blocked: every input read once and the result
+    written once. A model volume below it means tiles of sqrt(M) elements larger than the matrices, outside
+    the blocking model's range (004 app. D)."""
+    dims = tuple(dims)
+    return sum(p * q for p, q in zip(dims, dims[1:])) + dims[0] * dims[-1]
+
+
 def unfused_data_movement(order: ChainOrder, m_elems: int) -> int:
     """S(1, n) of D.18: every product of the tree kept-output blocked and written off chip.
 

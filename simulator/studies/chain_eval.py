@@ -11,7 +11,7 @@ element size, bytes.
 
 from __future__ import annotations
 
-from models.data_movement import fused_data_movement, min_op_count, unfused_data_movement
+from models.data_movement import compulsory_words, fused_data_movement, min_op_count, unfused_data_movement
 from simulator.config.errors import InputError
 from simulator.studies.model_eval import Outputs
 from simulator.config.units import format_bytes, format_quantity
@@ -52,7 +52,7 @@ def run_chain(dims_text: str | None, m_elems: int | None, elem_bytes: int, outpu
         plan = fused_data_movement(order, m)
     except ValueError as exc:  # e.g. a fast memory too small for the blocking's tiles
         raise InputError(f"models chain: {exc}") from None
-    compulsory = sum(p * q for p, q in zip(dims, dims[1:])) + dims[0] * dims[-1]  # inputs read, output written
+    compulsory = compulsory_words(dims)
     if min(unfused, plan.total_words) < compulsory:
         raise InputError(f"--dims {','.join(map(str, dims))} with --m-elems {m}: the model's volumes ({unfused:,} "
                          f"and {plan.total_words:,} words) fall below the {compulsory:,} words that reading the "

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from models.data_movement import (
+    compulsory_words,
     fused_data_movement,
     fused_left_io,
     fused_right_io,
@@ -167,6 +168,14 @@ def test_fusion_never_worse_than_unfused():
         f = fused_data_movement(order, M_EXAMPLE).total_words
         assert f <= s
         assert f > 0
+        assert f >= compulsory_words(dims)  # matrices above the tiles: within the model's range
+
+
+def test_compulsory_words_read_each_input_and_write_the_result_once():
+    assert compulsory_words((2, 3, 4)) == 2 * 3 + 3 * 4 + 2 * 4
+    assert compulsory_words(EXAMPLE) == sum(p * q for p, q in zip(EXAMPLE, EXAMPLE[1:])) + 936 * 544
+    # the worked example moves more than that: tiles of 256 elements fit inside its matrices
+    assert unfused_data_movement(min_op_count(EXAMPLE), M_EXAMPLE) > compulsory_words(EXAMPLE)
 
 
 def test_validation():
