@@ -298,3 +298,19 @@ def test_an_llc_too_small_for_the_pipelined_search_stops_the_study_with_one_mess
     with pytest.raises(InputError, match=r"fmm_placement study: llc_bytes: an LLC of 4 KiB leaves a pipelined point "
                                          r"[\d,]+ block counts to try .* \(pipelined_blocks: llc_rule gives one\)"):
         placement.tuned_points(study, True, {})
+
+
+def test_points_that_move_every_gemm_line_run_before_the_lap_points_and_grow_with_q():
+    """The run order: CPU-only and systolic points (their replay moves every GEMM operand line, more at larger
+    q) before every LAP point, largest q first; the LAP points by their leaf boxes, smallest q first."""
+    from simulator.studies.fmm.placement import grid, load_study
+
+    points = grid(load_study(STUDY), False)
+    lap = [p for p in points if p.gemm == "lap"]
+    heavy = [p for p in points if p.gemm != "lap"]
+    assert {p.gemm for p in heavy} == {"cpu", "systolic"}
+    assert min(p.cost() for p in heavy) > max(p.cost() for p in lap)
+    for group, largest_q_first in ((heavy, True), (lap, False)):
+        by_q = {p.q: p.cost() for p in group}
+        order = sorted(by_q, key=by_q.get, reverse=True)
+        assert order == sorted(by_q, reverse=largest_q_first)
