@@ -26,7 +26,7 @@ from simulator.host.core import CoreTiming, HostCore, StageStats, merged_stages
 from simulator.memory.cache import CacheGeometry, CacheHierarchy, StreamPrefetcher
 from simulator.memory.core_caches import CoreCaches
 from simulator.memory.dram import DramSystem
-from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
+from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS, bursts_per_line, peak_bandwidth_bytes_per_s
 from simulator.memory.memory_map import MemoryMap, line_ranges
 from simulator.interconnect.couplings import COUPLING_STRATEGIES, FIRST_LEVEL, LAST_LEVEL, MEMORY_CONTROLLER
 from simulator.interconnect.interface import Interface
@@ -64,9 +64,12 @@ def build_caches(spec: SystemSpec) -> CacheHierarchy | CoreCaches:
 
 
 def dram_unloaded_latency_ps(spec: SystemSpec) -> int:
-    """DRAM device time of an isolated read to a closed bank: tRCD + CL + burst, ps."""
+    """DRAM device time of an isolated read to a closed bank: tRCD + CL + the line's bursts, back to back on the
+    data bus as the DRAM model serves them (one burst, or several on a channel narrower than a line), ps."""
     t = spec.dram.timing
-    return seconds_to_ps((t.t_rcd + t.cl + t.burst_length / DRAM_STANDARDS[spec.dram.standard].beats_per_tck)
+    timing, _, geometry = dram_parameters(spec)
+    bursts = bursts_per_line(timing, geometry)
+    return seconds_to_ps((t.t_rcd + t.cl + bursts * t.burst_length / DRAM_STANDARDS[spec.dram.standard].beats_per_tck)
                          * t.tck_s)
 
 
@@ -153,12 +156,13 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
     graph.add_edge(previous, MEMORY_CONTROLLER, latency_s=spec.host.memory_path_latency_s,
                    bandwidth_bytes_per_s=None,
                    energy_j_per_byte=spec.host.memory_path_energy_j_per_byte)
-    geometry, t = spec.dram.geometry, spec.dram.timing
+    timing, _, geometry = dram_parameters(spec)
     for channel in range(geometry.channels):
         name = f"DRAM channel {channel}"
         graph.add_node(name, kind="channel")
         graph.add_edge(MEMORY_CONTROLLER, name, latency_s=dram_unloaded_latency_ps(spec) * 1e-12,
-                       bandwidth_bytes_per_s=geometry.bus_width_bits / 8 * 2 / t.tck_s, energy_j_per_byte=None)
+                       bandwidth_bytes_per_s=peak_bandwidth_bytes_per_s(timing, geometry) / geometry.channels,
+                       energy_j_per_byte=None)
     entry = {LAST_LEVEL: levels[-1].name,
              FIRST_LEVEL: levels[0].name if shared[0] else private_level_name(levels[0].name, 0)}
     for name, acc in spec.accelerators.items():

@@ -11,6 +11,7 @@ from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.interconnect.couplings import COUPLING_STRATEGIES, MEMORY_CONTROLLER as MEMORY
 from simulator.system import check_wiring, routes, system_graph
+from tests.component.test_dram_standards import INTERFACE, system_file
 
 SYSTEMS = Path(__file__).resolve().parents[2] / "configs" / "systems"
 
@@ -40,6 +41,27 @@ def test_hops_carry_the_configured_figures():
     # DDR3-1600: 64-bit bus, two transfers per 1.25 ns clock
     assert graph.edges[MEMORY, "DRAM channel 0"]["bandwidth_bytes_per_s"] == pytest.approx(12.8e9)
     assert graph.edges["host", "L1D"]["energy_j_per_byte"] == spec.caches.levels[0].energy_j_per_byte
+
+
+@pytest.mark.parametrize("preset", sorted(INTERFACE))  # one preset of each standard
+def test_a_channel_shows_the_dram_models_peak_and_first_read(preset, tmp_path_factory):
+    """Each channel's hop carries the DRAM model's own figures on every standard: its peak (bursts of
+    ``burst_length`` beats, at the standard's beats per clock) and the completion of an isolated read of a line
+    to an idle, closed bank (tRCD + CL + the line's bursts back to back), which the host core's timing uses."""
+    import numpy as np
+
+    from simulator.config.schema import dram_parameters
+    from simulator.memory.dram import DramSystem
+    from simulator.system import dram_unloaded_latency_ps
+
+    spec = load_spec(system_file(tmp_path_factory.mktemp(preset), preset), SystemSpec).spec
+    timing, currents, geometry = dram_parameters(spec)
+    dram = DramSystem(timing, currents, geometry)
+    hop = system_graph(spec).edges[MEMORY, "DRAM channel 0"]
+    assert hop["bandwidth_bytes_per_s"] == pytest.approx(dram.peak_bandwidth_bytes_per_s / geometry.channels)
+    first_read_ps = int(dram.service_lines(np.array([0]), np.array([False]), 0)[0])
+    assert dram_unloaded_latency_ps(spec) == first_read_ps
+    assert hop["latency_s"] == pytest.approx(first_read_ps * 1e-12)
 
 
 def test_the_wiring_check_refuses_an_unreachable_or_dangling_component():
