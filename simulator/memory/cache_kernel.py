@@ -385,15 +385,25 @@ def flush_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, 
     return n
 
 
-@njit(cache=True)
-def evict_down_kernel(lines, start, target, probe_absent, ts, base, mask, ways, mru, counts, dram, wr_buf, pos,
-                      found):
-    """Drop ``lines[start:]`` from the levels above ``target``, writing a dirty copy into ``target``
-    (cascading as ``_write_back``); returns the next index.
+# what ``evict_down_kernel`` does with a dirty copy it drops
+DIRTY_INTO_TARGET = 0  # written into ``target``, allocated there if absent (cascading as ``_write_back``)
+DIRTY_MERGED = 1       # merged into the first level from ``target`` down that holds the line, else written to DRAM
+DIRTY_DISCARDED = 2    # dropped without write-back
 
-    ``evict_to_llc``: ``target`` is the last level and every level above it is probed. Another core's
-    write (``snoop_invalidate``): ``target`` is the first shared level, and only the private levels that
-    hold a line are probed (a directory knows the sharers), and ``found[0]`` counts the lines some level held."""
+
+@njit(cache=True)
+def evict_down_kernel(lines, start, target, probe_absent, dirty_mode, ts, base, mask, ways, mru, counts, dram,
+                      wr_buf, pos, found):
+    """Drop ``lines[start:]`` from the levels above ``target``, a dirty copy handled as ``dirty_mode`` says
+    (DIRTY_*); returns the next index.
+
+    ``evict_to_llc``: ``target`` is the last level, every level above it is probed, and a dirty copy goes into
+    it. Another core's write, zero or evict_llc (``snoop_invalidate``): ``target`` is the first shared level,
+    only the private levels that hold a line are probed (a directory knows the sharers), and ``found[0]``
+    counts the lines some level held; another core's flush merges a dirty copy so that nothing is allocated
+    (no other line is pushed out; the flush then writes the shared copy to DRAM once), and its invalidate
+    discards it."""
+    n_levels = base.shape[0]
     cap = wr_buf.shape[0]
     n = lines.shape[0]
     for j in range(start, n):
@@ -403,9 +413,13 @@ def evict_down_kernel(lines, start, target, probe_absent, ts, base, mask, ways, 
         top = _remove_from_levels(ts, base, mask, ways, mru, counts, x, target, probe_absent)
         if top > -2:
             found[0] += 1
-        if top >= 0:
+        if top >= 0 and dirty_mode != DIRTY_DISCARDED:
             counts[top, C_WB_OUT] += 1
-            _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, target, x)
+            level = target
+            if dirty_mode == DIRTY_MERGED:  # the first level from target down holding the line, else DRAM
+                while level < n_levels and _find(ts, _set_start(base, mask, ways, level, x), ways[level], x) < 0:
+                    level += 1
+            _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, level, x)
     return n
 
 

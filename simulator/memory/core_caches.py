@@ -10,9 +10,12 @@ Coherence is a documented simplification of MESI, write-invalidate with an ideal
 directory:
 
 - a store, a full-line zero or a cache-maintenance op by core c first removes the lines
-  from every other core's private levels (``CacheHierarchy.snoop_invalidate``): a dirty
-  copy is written into the first shared level (the other core's write-back, cascading
-  as any write-back), a clean one is dropped. Only the cores that hold a line are probed
+  from every other core's private levels: for a store, a zero or an ``evict_llc``
+  (``CacheHierarchy.snoop_invalidate``) a dirty copy is written into the first shared level
+  (the other core's write-back, cascading as any write-back); for a ``flush`` it is merged
+  into the shared levels' copy, which the flush then writes to DRAM, or written to DRAM
+  where they hold none, allocating nothing; for an ``invalidate`` it is discarded, as the
+  core's own. A clean copy is dropped. Only the cores that hold a line are probed
   (the directory knows the sharers); each probe and invalidation is counted at the level
   where the line was found, in that core's snoop counters (requester ``host``), and the
   energy model prices them as any probe (``line_energy_j``). The storing core pays the
@@ -65,8 +68,8 @@ class CoherentView:
         """Number of cache levels."""
         return self.own.n_levels
 
-    def _snoop(self, lines: np.ndarray, requester: str) -> list[ChunkResult]:
-        return [other.snoop_invalidate(lines, self.n_private, requester) for other in self.others]
+    def _snoop(self, lines: np.ndarray, requester: str, dirty_mode: int = ck.DIRTY_INTO_TARGET) -> list[ChunkResult]:
+        return [other.snoop_invalidate(lines, self.n_private, requester, dirty_mode) for other in self.others]
 
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False, start_level: int = 0,
                requester: str = "host") -> ChunkResult:
@@ -89,8 +92,10 @@ class CoherentView:
         return _merge_writes(snoops, self.own.zero(lines, start_level, requester))
 
     def flush(self, lines: np.ndarray, requester: str = "host") -> ChunkResult:
-        """clflush, coherent: the other cores' dirty copies first reach the shared level, then go to DRAM."""
-        snoops = self._snoop(lines, requester)
+        """clflush, coherent: the other cores' copies dropped, a dirty one merged into the shared level's copy
+        (which this flush writes to DRAM) or, where the shared level has none, written to DRAM itself; nothing
+        is allocated on the way."""
+        snoops = self._snoop(lines, requester, ck.DIRTY_MERGED)
         return _merge_writes(snoops, self.own.flush(lines, requester))
 
     def evict_to_llc(self, lines: np.ndarray, requester: str = "host") -> ChunkResult:
@@ -100,8 +105,9 @@ class CoherentView:
 
     def invalidate(self, lines: np.ndarray, levels: Sequence[int] | None = None,
                    requester: str = "host") -> ChunkResult:
-        """Drop the lines from this core's levels ``levels`` (all when None) and every other core's private ones."""
-        snoops = self._snoop(lines, requester)
+        """Drop the lines from this core's levels ``levels`` (all when None) and every other core's private ones,
+        without write-back, a dirty copy of another core's included."""
+        snoops = self._snoop(lines, requester, ck.DIRTY_DISCARDED)
         return _merge_writes(snoops, self.own.invalidate(lines, levels, requester))
 
 

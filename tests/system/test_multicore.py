@@ -176,6 +176,37 @@ def test_a_line_written_by_two_cores_is_invalidated_once_and_written_back() -> N
     assert r[("actions/L1D/host", "probes")] == 1 and r[("actions/L2/host", "probes")] == 1
 
 
+def _llc_set_full_of_dirty_lines():
+    """Two cores, each with a 2-way L1 of 4 sets over one 4-way LLC of 4 sets (lines 4k share set 0 of both):
+    core 1 holds line 24 dirty in its L1; core 0 has filled LLC set 0 with dirty lines 16, 20, 28 and 32."""
+    from simulator.memory.cache import CacheGeometry
+    from simulator.memory.core_caches import CoreCaches
+
+    caches = CoreCaches([CacheGeometry("L1", 512, 2, 64), CacheGeometry("LLC", 1024, 4, 64)], [False, True], 2)
+    caches.views[1].access(np.array([24]), True)
+    caches.views[0].access(np.array([0, 4, 8, 12, 16, 20, 28, 32]), True)
+    caches.views[0].evict_to_llc(np.array([28, 32]))
+    assert all(caches.cores[0].is_dirty(x) == [False, True] for x in (16, 20, 28, 32))  # dirty in the LLC
+    assert caches.cores[1].is_dirty(24) == [True, False]  # dirty in core 1's L1 only
+    return caches
+
+
+@pytest.mark.parametrize("core", [0, 1])
+def test_a_flush_or_invalidate_of_a_line_another_core_holds_dirty_pushes_nothing_out(core) -> None:
+    """Whichever core flushes line 24, its one dirty copy goes to DRAM once and the LLC keeps its four lines;
+    an invalidate discards it (no DRAM write), as on a single core. Written into the LLC first, the other
+    core's copy would evict dirty line 16 on its way (a DRAM write of a line nobody flushed)."""
+    caches = _llc_set_full_of_dirty_lines()
+    flushed = caches.views[core].flush(np.array([24]))
+    assert flushed.dram_writes.tolist() == [24]
+    assert all(caches.cores[0].is_dirty(x) == [False, True] for x in (16, 20, 28, 32))
+    assert caches.cores[1].is_dirty(24) == [False, False] and caches.resident_lines()["LLC"] == 4
+    caches = _llc_set_full_of_dirty_lines()
+    dropped = caches.views[core].invalidate(np.array([24]))
+    assert dropped.dram_writes.tolist() == [] and caches.resident_lines() == {"L1": 0, "LLC": 4}
+    assert dropped.snooped == (1 if core == 0 else 0)
+
+
 def test_the_storing_core_pays_the_llc_latency_per_line_it_invalidates() -> None:
     """The same dependent write of one line, once to a line another core holds and once to a line no one
     holds: the difference is the LLC's hit latency (38 cycles at 2 GHz), nothing else differs."""
