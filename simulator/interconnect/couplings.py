@@ -9,7 +9,8 @@ A coupling says four things (003 section 5, Fig. 5):
   (``copies``: pcie);
 - whether the core waits for each command as for an instruction (``core_waits``: in_pipeline);
 - the accelerator's data path (``access``): which parts of the memory system a line crosses, and where its
-  link joins the host side (``entry``, a node of the system graph).
+  link joins the host side (``entry``, a node of the system graph); through the caches of a coherent coupling
+  (``coherent_stores``), the unit's stores first remove the host's copies above its entry.
 
 ``simulator.interconnect.interface.Interface`` runs the strategy named by ``InterfaceSpec.coupling``; the
 accelerator code never asks which coupling it has. A new coupling is one subclass here and its name in
@@ -41,6 +42,9 @@ class Coupling:
     copies: ClassVar[bool] = False
     core_waits: ClassVar[bool] = False
     entry: ClassVar[str] = MEMORY_CONTROLLER
+    #: through the caches without a driver's coherence work: the unit's stores remove the host's copies above
+    #: its entry first (``simulator.memory.core_caches.CoherentStores``), as hardware coherence does
+    coherent_stores: ClassVar[bool] = False
 
     def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         """Move ``lines`` between the accelerator and memory from ``now_ps``; their arrival, ps."""
@@ -123,12 +127,14 @@ class OnDieDmaCoupling(ThroughCachesCoupling):
     """A coprocessor reached by privileged DMA calls, reading through the LLC, coherent."""
 
     name = "on_die_dma"
+    coherent_stores = True
 
 
 class SharedMemoryCoupling(ThroughCachesCoupling):
     """Coherent, HSA-like: no copies, no flushes, accesses through the LLC."""
 
     name = "shared_memory"
+    coherent_stores = True
 
 
 class InPipelineCoupling(Coupling):
@@ -136,6 +142,7 @@ class InPipelineCoupling(Coupling):
 
     name = "in_pipeline"
     core_waits = True
+    coherent_stores = True  # in core 0's L1: the other cores' copies, on a multi-core host
     entry = FIRST_LEVEL
 
     def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:

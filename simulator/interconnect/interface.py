@@ -31,6 +31,7 @@ from simulator.config.accelerators import InterfaceSpec
 from simulator.interconnect.couplings import COUPLING_STRATEGIES, Coupling
 from simulator.interconnect.link import Link
 from simulator.memory.cache import CacheHierarchy
+from simulator.memory.core_caches import CoherentStores
 from simulator.memory.dram import DramSystem
 from simulator.memory.port import MemoryPort
 from simulator.config.units import seconds_to_ps
@@ -179,7 +180,8 @@ class Interface:
         Returns the later of ``done`` and the DRAM work's completion, ps."""
         port = self._ports.get(level)
         if port is None:
-            port = self._ports[level] = MemoryPort(self.name, self.caches, self.dram, start_level=level)
+            caches = CoherentStores(self.caches) if self.strategy.coherent_stores else self.caches
+            port = self._ports[level] = MemoryPort(self.name, caches, self.dram, start_level=level)
         last = port.access_apart(lines, is_write, now_ps)
         return done if last is None else max(done, last)
 

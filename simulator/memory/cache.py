@@ -428,6 +428,11 @@ class CacheHierarchy:
         result = self._result(before, reads, writes, np.empty(0, dtype=np.int8), requester)
         return dataclasses.replace(result, snooped=int(found[0]))
 
+    def snoop_above(self, lines, start_level: int, requester: str = "host") -> list[ChunkResult]:
+        """A coherent accelerator entering at ``start_level`` stores ``lines``: the core's copies above that
+        level removed first, a dirty one written into it (``snoop_invalidate``); none at level 0."""
+        return [self.snoop_invalidate(lines, start_level, requester)] if start_level > 0 else []
+
     def invalidate(self, lines, levels: Sequence[int] | None = None, requester: str = "host") -> ChunkResult:
         """Drop ``lines`` without write-back from level indices ``levels`` (all when None)."""
         arr = as_lines(lines)

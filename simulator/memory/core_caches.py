@@ -26,6 +26,8 @@ directory:
 Accelerators reach the caches through one more view (the private levels of core 0: an
 in-pipeline unit sits in core 0's pipeline; an LLC coupling enters at the shared level);
 a driver's ``invalidate`` of host copies drops the lines from every core's private levels.
+A coherent coupling's stores (``CoherentStores``) first remove the host's copies above the
+unit's entry (``snoop_above``), as a core's store removes the other cores'.
 Totals (``counters``, ``counters_by_requester``, ``resident_lines``) add the views up, so
 the energy model and its conservation checks see one hierarchy.
 """
@@ -52,6 +54,13 @@ def _merge_writes(snoops: list[ChunkResult], own: ChunkResult) -> ChunkResult:
     return ChunkResult(own.level_counts, own.dram_reads, own.dram_writes, own.served_by, snooped)
 
 
+def _stored_lines(lines: np.ndarray, is_store: np.ndarray | bool) -> np.ndarray:
+    """The lines of an access call that are stores (``is_store``: one flag for all, or one per line)."""
+    if isinstance(is_store, (bool, np.bool_)):
+        return lines if is_store else lines[:0]
+    return np.asarray(lines)[np.asarray(is_store, dtype=bool)]
+
+
 class CoherentView:
     """One core's path into the caches (what its ``MemoryPort`` calls): its own hierarchy, and the
     snoop hierarchies of the other cores that its writes invalidate (module docstring)."""
@@ -74,11 +83,8 @@ class CoherentView:
     def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False, start_level: int = 0,
                requester: str = "host") -> ChunkResult:
         """Demand loads/stores; stores invalidate the other cores' private copies first."""
-        if isinstance(is_store, (bool, np.bool_)):
-            written = lines if is_store else None
-        else:
-            written = np.asarray(lines)[np.asarray(is_store, dtype=bool)]
-        snoops = self._snoop(written, requester) if written is not None and len(written) else []
+        written = _stored_lines(lines, is_store)
+        snoops = self._snoop(written, requester) if len(written) else []
         return _merge_writes(snoops, self.own.access(lines, is_store, start_level, requester))
 
     def chunk_view(self, is_store: bool) -> CacheHierarchy | None:
@@ -109,6 +115,36 @@ class CoherentView:
         without write-back, a dirty copy of another core's included."""
         snoops = self._snoop(lines, requester, ck.DIRTY_DISCARDED)
         return _merge_writes(snoops, self.own.invalidate(lines, levels, requester))
+
+
+class CoherentStores:
+    """A coherent accelerator's path into the host caches (``couplings.Coupling.coherent_stores``): its stores
+    entering at ``start_level`` first remove the lines from the host's copies above that level, a dirty one
+    written into it (``snoop_above``), as a core's store removes the other cores' copies; its loads do not
+    snoop, as a core's do not. The probes and invalidations are counted for the unit (only the levels holding
+    a line are probed); the unit's time does not include them. ``caches`` is a ``CacheHierarchy`` or
+    ``CoreCaches``."""
+
+    def __init__(self, caches: CacheHierarchy | CoreCaches) -> None:
+        self.caches = caches
+        self.levels = caches.levels
+
+    @property
+    def n_levels(self) -> int:
+        """Number of cache levels."""
+        return self.caches.n_levels
+
+    def chunk_view(self, is_store: bool) -> CacheHierarchy | None:
+        """The hierarchy a chunk of loads works on alone (``chunk_kernel``); None for stores, which snoop."""
+        view = getattr(self.caches, "chunk_view", None)
+        return None if is_store or view is None else view(False)
+
+    def access(self, lines: np.ndarray, is_store: np.ndarray | bool = False, start_level: int = 0,
+               requester: str = "host") -> ChunkResult:
+        """The unit's loads/stores entering at ``start_level``, the stores' lines snooped first."""
+        written = _stored_lines(lines, is_store)
+        snoops = self.caches.snoop_above(written, start_level, requester) if len(written) else []
+        return _merge_writes(snoops, self.caches.access(lines, is_store, start_level, requester))
 
 
 class CoreCaches:
@@ -144,6 +180,16 @@ class CoreCaches:
                requester: str = "host") -> ChunkResult:
         """An accelerator's loads/stores entering at ``start_level`` (module docstring)."""
         return self.accelerators.access(lines, is_store, start_level, requester)
+
+    def snoop_above(self, lines: np.ndarray, start_level: int, requester: str = "host") -> list[ChunkResult]:
+        """A coherent accelerator entering at ``start_level`` stores ``lines``: every other core's private copies
+        removed first (a dirty one written into the first shared level), then core 0's levels above the entry and
+        any shared level above it (a dirty copy written into the entry level). A unit in core 0's L1 (level 0)
+        works on core 0's copies as core 0 does."""
+        out = [snoop.snoop_invalidate(lines, self.n_private, requester) for snoop in self.snoops[1:]]
+        if start_level > 0:
+            out.append(self.accelerators.snoop_invalidate(lines, start_level, requester))
+        return out
 
     def invalidate(self, lines: np.ndarray, levels: Sequence[int] | None = None,
                    requester: str = "host") -> ChunkResult:

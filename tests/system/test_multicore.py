@@ -316,3 +316,54 @@ def test_a_multicore_run_prints_and_writes_its_per_core_records(tmp_path, capsys
     import json
     summary = json.loads((out / "summary.json").read_text())
     assert summary["core0"]["bytes_served_by_DRAM"] == summary["host"]["bytes_served_by_DRAM"] > 0
+
+
+# --------------------------------------------------------------------------- coherent accelerators
+
+def _stage_bytes_by_level(systems_file: str, trace, overrides=()) -> tuple[list[float], object]:
+    """The re-read stage's bytes served by each level, and the built system after the replay."""
+    spec = load_spec(ROOT / "configs" / "systems" / systems_file, SystemSpec, list(overrides)).spec
+    sim = build_system(spec)
+    replay(sim, trace)
+    return list(sim.cores[0].stages["reread"].bytes_by_level), sim
+
+
+def test_a_coherent_accelerators_store_removes_the_cores_copy_of_the_line() -> None:
+    """On one core: the core writes 4 KiB (dirty in its L1D), the on-die crypto engine (coupling on_die_dma,
+    entering at the LLC, here the L2) writes its output over them, and the core reads them back. A coherent
+    store removes the core's copies first, so the re-read finds the engine's lines in the LLC, not the core's
+    own stale L1D copy."""
+    x, src, n = 1 << 20, 4 << 20, 4096
+    b = TraceBuilder()
+    b.access("host", "write", "write", x, 8, 8, n // 8)
+    b.offload("host", "aes", "crypto", op="aes128", inputs=[[src, n]], outputs=[[x, n]])
+    b.wait("host", "aes", "crypto")
+    b.access("host", "reread", "read", x, 8, 8, n // 8)
+    served, sim = _stage_bytes_by_level("logca_sparc_t4_engine.yaml", b.to_table(units=["host", "crypto"]))
+    assert served[0] == 0 and served[1] == n  # L1D: nothing; the LLC (L2): every line
+    counters = sim.caches.counters_by_requester()["crypto"]
+    assert counters["L1D"]["invalidations"] == n // 64 and counters["L1D"]["writebacks_out"] == n // 64
+
+
+def test_an_in_pipeline_units_store_removes_the_other_cores_copies() -> None:
+    """Two cores: core 1 writes 16 KiB; core 0's in-pipeline AES unit (in core 0's L1D) writes its output over
+    them. As for a store of core 0, core 1's private copies are invalidated, a dirty one written into the
+    shared level, and core 1's re-read misses its L1D."""
+    x, src, n = 1 << 20, 4 << 20, 16 * 1024
+    b = TraceBuilder()
+    b.access("host", "write", "write", x, 8, 8, n // 8, thread=1)
+    b.barrier(thread=0)
+    b.barrier(thread=1)
+    b.offload("host", "aes", "crypto", op="aes128", inputs=[[src, n]], outputs=[[x, n]], thread=0)
+    b.wait("host", "aes", "crypto", thread=0)
+    b.barrier(thread=0)
+    b.barrier(thread=1)
+    b.access("host", "reread", "read", x, 8, 8, n // 8, thread=1)
+    spec = load_spec(ROOT / "configs" / "systems" / "logca_sandy_bridge_aesni.yaml", SystemSpec,
+                     ["host.cores=2"]).spec
+    sim = build_system(spec)
+    replay(sim, b.to_table(units=["host", "crypto"]))
+    line = x // 64
+    assert sim.caches.cores[0].is_dirty(line)[0]  # the unit's output, in core 0's L1D
+    assert sim.cores[1].stages["reread"].bytes_by_level[0] == 0  # core 1's L1D copy was invalidated
+    assert sim.caches.snoop_counters(1)["L1D"]["invalidations"] == n // 64
