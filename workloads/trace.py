@@ -1,13 +1,15 @@
 """Operation traces: the Arrow schema, a builder, validation and Parquet and CSV I/O.
 
 A workload generator emits an *operation trace*: a ``pyarrow.Table`` with one
-row per operation. The simulator replays the rows of each unit in row order.
+row per operation. The simulator replays each host thread's rows in row order; an accelerator runs the
+commands of the ``offload`` rows that name it.
 
 Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
 
 ``unit`` (string)
-    Who executes the row: ``"host"`` or an accelerator name (``"lap"``,
-    ``"crypto"``, ``"stencil"``, ...). For ``offload``/``wait`` it is the issuer.
+    Who executes the row: ``"host"``, the only unit that runs trace rows (a run refuses
+    an accelerator's name here, ``simulator.accel.command_check``); for ``offload``/``wait``
+    the issuer.
 ``stage`` (string, non-empty)
     Stage label for per-stage timelines (``"input_perm"``, ``"gemm"``, ...).
 ``op`` (string)
@@ -48,8 +50,8 @@ Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
     The accesses are serialised: each address depends on the previous load
     (pointer chasing).
 ``params`` (string, JSON)
-    For ``offload``/``wait`` a JSON object with at least ``"unit"`` (the target
-    unit); ``"{}"`` for ``barrier``; ``{"threads": [t, ...]}`` for ``join``
+    For ``offload`` a JSON object with ``"unit"`` (the target unit) and the command's
+    fields; for ``wait`` exactly ``{"unit": ...}``; each key once; ``"{}"`` for ``barrier``; ``{"threads": [t, ...]}`` for ``join``
     (distinct threads that have rows, not the row's own); ``""`` for every other op.
 
 One optional column (:data:`THREAD_FIELD`), after the others:

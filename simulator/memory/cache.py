@@ -410,20 +410,21 @@ class CacheHierarchy:
             self._mru, self._counts, self._dram, self._wr, self._pos, np.zeros(1, dtype=np.int64)))
         return self._result(before, reads, writes, np.empty(0, dtype=np.int8), requester)
 
-    def snoop_invalidate(self, lines, n_private: int, requester: str = "host",
+    def snoop_invalidate(self, lines, target: int, requester: str = "host",
                          dirty_mode: int = ck.DIRTY_INTO_TARGET) -> ChunkResult:
-        """Another core writes ``lines``: drop them from levels 0..n_private-1, a dirty copy written into
-        level ``n_private``, or, with ``dirty_mode`` (``cache_kernel.DIRTY_*``), merged where the shared levels
-        hold the line, else written to DRAM (another core's flush), or discarded (its invalidate); only the
-        levels holding a line are probed (``cache_kernel.evict_down_kernel``). The result's ``snooped`` counts
-        the lines some level held."""
+        """Another requester writes ``lines`` (another core, ``target`` the first shared level; a coherent
+        accelerator, ``target`` its entry level, ``snoop_above``): drop them from levels 0..target-1, a dirty
+        copy written into level ``target``, or, with ``dirty_mode`` (``cache_kernel.DIRTY_*``), merged where a
+        level from ``target`` down holds the line, else written to DRAM (another core's flush), or discarded
+        (its invalidate); only the levels holding a line are probed (``cache_kernel.evict_down_kernel``). The
+        result's ``snooped`` counts the lines some level held."""
         arr = as_lines(lines)
-        check_start_level(n_private, self.n_levels)
+        check_start_level(target, self.n_levels)
         before = self._counts.copy()
         st = self._st
         found = np.zeros(1, dtype=np.int64)
         reads, writes = self._run(arr.shape[0], lambda done: ck.evict_down_kernel(
-            arr, done, n_private, False, dirty_mode, st["ts"], st["base"], st["mask"], st["ways"], self._mru,
+            arr, done, target, False, dirty_mode, st["ts"], st["base"], st["mask"], st["ways"], self._mru,
             self._counts, self._dram, self._wr, self._pos, found))
         result = self._result(before, reads, writes, np.empty(0, dtype=np.int8), requester)
         return dataclasses.replace(result, snooped=int(found[0]))

@@ -55,10 +55,15 @@ def _merge_writes(snoops: list[ChunkResult], own: ChunkResult) -> ChunkResult:
 
 
 def _stored_lines(lines: np.ndarray, is_store: np.ndarray | bool) -> np.ndarray:
-    """The lines of an access call that are stores (``is_store``: one flag for all, or one per line)."""
+    """The lines of an access call that are stores (``is_store``: one flag for all, or one per line); ValueError
+    for flags of another shape, as ``CacheHierarchy.access`` words it."""
+    arr = np.asarray(lines)
     if isinstance(is_store, (bool, np.bool_)):
-        return lines if is_store else lines[:0]
-    return np.asarray(lines)[np.asarray(is_store, dtype=bool)]
+        return arr if is_store else arr[:0]
+    flags = np.asarray(is_store, dtype=bool)
+    if flags.shape != arr.shape:
+        raise ValueError(f"is_store: shape {flags.shape}; expected a bool or shape {arr.shape}")
+    return arr[flags]
 
 
 class CoherentView:
@@ -119,9 +124,10 @@ class CoherentView:
 
 class CoherentStores:
     """A coherent accelerator's path into the host caches (``couplings.Coupling.coherent_stores``): its stores
-    entering at ``start_level`` first remove the lines from the host's copies above that level, a dirty one
-    written into it (``snoop_above``), as a core's store removes the other cores' copies; its loads do not
-    snoop, as a core's do not. The probes and invalidations are counted for the unit (only the levels holding
+    entering at ``start_level`` first remove the lines from the host's copies above that level (``snoop_above``:
+    a dirty copy written into the entry level, or, for another core's copies of a unit in core 0's L1, into the
+    first shared level), as a core's store removes the other cores' copies; its loads do not snoop, as a core's
+    do not. The probes and invalidations are counted for the unit (only the levels holding
     a line are probed); the unit's time does not include them. ``caches`` is a ``CacheHierarchy`` or
     ``CoreCaches``."""
 
@@ -182,13 +188,15 @@ class CoreCaches:
         return self.accelerators.access(lines, is_store, start_level, requester)
 
     def snoop_above(self, lines: np.ndarray, start_level: int, requester: str = "host") -> list[ChunkResult]:
-        """A coherent accelerator entering at ``start_level`` stores ``lines``: every other core's private copies
-        removed first (a dirty one written into the first shared level), then core 0's levels above the entry and
-        any shared level above it (a dirty copy written into the entry level). A unit in core 0's L1 (level 0)
-        works on core 0's copies as core 0 does."""
-        out = [snoop.snoop_invalidate(lines, self.n_private, requester) for snoop in self.snoops[1:]]
+        """A coherent accelerator entering at ``start_level`` stores ``lines``: every other core's copies above
+        the entry removed first, a dirty one written into the first shared level at or below the entry, then
+        core 0's levels above the entry (a dirty copy written into the entry level). A unit in core 0's L1
+        (level 0) works on core 0's copies as core 0 does. Each core's invalidations are counted in its snoop
+        counters (``snoop_counters``)."""
+        target = max(self.n_private, start_level)
+        out = [snoop.snoop_invalidate(lines, target, requester) for snoop in self.snoops[1:]]
         if start_level > 0:
-            out.append(self.accelerators.snoop_invalidate(lines, start_level, requester))
+            out.append(self.snoops[0].snoop_invalidate(lines, start_level, requester))
         return out
 
     def invalidate(self, lines: np.ndarray, levels: Sequence[int] | None = None,

@@ -201,6 +201,10 @@ def test_a_flush_or_invalidate_of_a_line_another_core_holds_dirty_pushes_nothing
     assert flushed.dram_writes.tolist() == [24]
     assert all(caches.cores[0].is_dirty(x) == [False, True] for x in (16, 20, 28, 32))
     assert caches.cores[1].is_dirty(24) == [False, False] and caches.resident_lines()["LLC"] == 4
+    caches = _llc_set_full_of_dirty_lines()  # the LLC holding a clean copy: the dirty one is merged into it
+    caches.views[0].access(np.array([24]), False)  # a load does not snoop: core 1 keeps its dirty copy
+    merged = caches.views[core].flush(np.array([24]))
+    assert merged.dram_writes.tolist() == [24] and caches.cores[1].is_dirty(24) == [False, False]
     caches = _llc_set_full_of_dirty_lines()
     dropped = caches.views[core].invalidate(np.array([24]))
     assert dropped.dram_writes.tolist() == [] and caches.resident_lines() == {"L1": 0, "LLC": 4}
@@ -367,3 +371,24 @@ def test_an_in_pipeline_units_store_removes_the_other_cores_copies() -> None:
     assert sim.caches.cores[0].is_dirty(line)[0]  # the unit's output, in core 0's L1D
     assert sim.cores[1].stages["reread"].bytes_by_level[0] == 0  # core 1's L1D copy was invalidated
     assert sim.caches.snoop_counters(1)["L1D"]["invalidations"] == n // 64
+
+
+def test_a_coherent_units_snoops_are_each_cores_and_allocate_nothing_above_its_entry() -> None:
+    """Three levels, L1 private and L2 + L3 shared, two cores each holding a line dirty in its L1, and a unit
+    entering at L3 storing both lines: each core's invalidation is counted in its own snoop counters, and the
+    dirty copies go straight into L3, so L2 allocates nothing (no other line is pushed out of it)."""
+    from simulator.memory.cache import CacheGeometry
+    from simulator.memory.core_caches import CoherentStores, CoreCaches
+
+    caches = CoreCaches([CacheGeometry("L1", 512, 2, 64), CacheGeometry("L2", 1024, 4, 64),
+                         CacheGeometry("L3", 4096, 8, 64)], [False, True, True], 2)
+    caches.views[0].access(np.array([8]), True)
+    caches.views[1].access(np.array([24]), True)
+    l2_before = caches.counters()["L2"]["allocations"]
+    CoherentStores(caches).access(np.array([8, 24]), True, start_level=2, requester="unit")
+    assert caches.snoop_counters(0)["L1"]["invalidations"] == 1
+    assert caches.snoop_counters(1)["L1"]["invalidations"] == 1
+    assert caches.counters()["L2"]["allocations"] == l2_before
+    assert all(caches.cores[0].is_dirty(x) == [False, False, True] for x in (8, 24))
+    with pytest.raises(ValueError, match=r"is_store: shape \(1,\); expected a bool or shape \(2,\)"):
+        CoherentStores(caches).access(np.array([8, 24]), np.array([True]), start_level=2)

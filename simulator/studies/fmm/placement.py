@@ -335,9 +335,10 @@ def point_priority(p: PlacementPoint) -> tuple[int, float]:
     whose replay moves every GEMM operand line by line: the CPU-only points, running every GEMM on the host,
     and the systolic arrays, which move each operand line at every step of a fold (work ~ N x N_q, more at
     larger q). Then the LAP points by their number of leaf boxes N / N_q (their trace's rows, hence their
-    replay's time, grow with it: fewer at larger q). Measured (``results/fmm/table.csv``): a systolic point
-    takes 1.4 to 1.6 s at q = 4 and 5 to 6 s at q = 14, as a CPU-only point (1.9 and 6.2 s), where a LAP point
-    takes 0.9 to 1.4 s at every q."""
+    replay's time, grow with it: fewer at larger q). On 2 cores (a point's ``generate_s + simulate_s``), a
+    systolic point takes 1.4 to 1.6 s at q = 4 and 5 to 6 s at q = 14, as a CPU-only point does (1.9 and 6.2 s),
+    where a LAP point takes 0.9 to 1.4 s at every q; the committed ``results/fmm/table.csv``, measured on a
+    slower, loaded machine, grows the same way (systolic 22 to 42 s at q = 4, 31 to 127 s at q = 14)."""
     n_q = fmm_tree.leaf_points(p.q)
     return (0, p.n_points / n_q) if p.gemm == "lap" else (1, float(p.n_points * n_q))
 
