@@ -25,7 +25,8 @@ directory:
 
 Accelerators reach the caches through one more view (the private levels of core 0: an
 in-pipeline unit sits in core 0's pipeline; an LLC coupling enters at the shared level);
-a driver's ``invalidate`` of host copies drops the lines from every core's private levels.
+a driver's ``invalidate`` of host copies runs on the offloading core's view: its own levels probed,
+another core's only where it holds a line.
 A coherent coupling's stores (``CoherentStores``) first remove the host's copies above the
 unit's entry (``snoop_above``), as a core's store removes the other cores'.
 Totals (``counters``, ``counters_by_requester``, ``resident_lines``) add the views up, so
@@ -39,7 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.memory import cache_kernel as ck
-from simulator.memory.cache import CacheGeometry, CacheHierarchy, ChunkResult, StreamPrefetcher, check_levels_arg
+from simulator.memory.cache import CacheGeometry, CacheHierarchy, ChunkResult, StreamPrefetcher
 
 
 def _merge_writes(snoops: list[ChunkResult], own: ChunkResult) -> ChunkResult:
@@ -198,19 +199,6 @@ class CoreCaches:
         if start_level > 0:
             out.append(self.snoops[0].snoop_invalidate(lines, start_level, requester))
         return out
-
-    def invalidate(self, lines: np.ndarray, levels: Sequence[int] | None = None,
-                   requester: str = "host") -> ChunkResult:
-        """Drop ``lines`` from ``levels`` (all when None): private ones of every core, shared ones once."""
-        chosen = check_levels_arg(levels, self.n_levels)
-        private = [lv for lv in chosen if lv < self.n_private]
-        shared = [lv for lv in chosen if lv >= self.n_private]
-        results = [snoop.invalidate(lines, private, requester) for snoop in self.snoops] if private else []
-        if shared:
-            results.append(self.accelerators.invalidate(lines, shared, requester))
-        counts = sum(r.level_counts for r in results)
-        empty = np.empty(0, dtype=np.int64)
-        return ChunkResult(counts, empty, empty, np.empty(0, dtype=np.int8))
 
     # -- inspection ------------------------------------------------------------------------
     def counters(self) -> dict[str, dict[str, int]]:

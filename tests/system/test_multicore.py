@@ -392,3 +392,24 @@ def test_a_coherent_units_snoops_are_each_cores_and_allocate_nothing_above_its_e
     assert all(caches.cores[0].is_dirty(x) == [False, False, True] for x in (8, 24))
     with pytest.raises(ValueError, match=r"is_store: shape \(1,\); expected a bool or shape \(2,\)"):
         CoherentStores(caches).access(np.array([8, 24]), np.array([True]), start_level=2)
+
+
+def test_the_llc_drivers_invalidation_probes_another_core_only_where_it_holds_a_line() -> None:
+    """Two cores on the LLC-coupled LAP: thread 0 offloads a 32 x 32 GEMM and its driver drops C's host copies
+    above the LLC afterwards. Core 0's own levels are probed for every line of C, as on a single core; core 1,
+    which never touched C, is not probed at all (the directory knows it holds none)."""
+    n, e = 32, 8
+    a, bm, c = 1 << 20, 2 << 20, 3 << 20
+    b = TraceBuilder()
+    for base in (a, bm, c):
+        b.access("host", "produce", "write", base, e, e, n * n, thread=0)
+    b.offload("host", "gemm", "lap", op="gemm", m=n, n=n, k=n, a_addr=a, b_addr=bm, c_addr=c, thread=0)
+    b.wait("host", "gemm", "lap", thread=0)
+    b.access("host", "other", "read", 8 << 20, e, e, 16, thread=1)
+    spec = load_spec(ROOT / "configs" / "systems" / "lap_llc.yaml", SystemSpec, ["host.cores=2"]).spec
+    sim = build_system(spec)
+    replay(sim, b.to_table(units=["host", "lap"]))
+    c_lines = n * n * e // 64
+    driver = sim.caches.counters_by_requester()["lap.driver"]
+    assert driver["L1D"]["probes"] >= c_lines  # core 0's levels, probed line by line
+    assert sim.caches.snoop_counters(1)["L1D"]["probes"] == 0 and sim.caches.snoop_counters(1)["L2"]["probes"] == 0
