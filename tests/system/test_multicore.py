@@ -413,3 +413,17 @@ def test_the_llc_drivers_invalidation_probes_another_core_only_where_it_holds_a_
     driver = sim.caches.counters_by_requester()["lap.driver"]
     assert driver["L1D"]["probes"] >= c_lines  # core 0's levels, probed line by line
     assert sim.caches.snoop_counters(1)["L1D"]["probes"] == 0 and sim.caches.snoop_counters(1)["L2"]["probes"] == 0
+
+
+def test_probes_are_counted_in_lookups_wherever_they_are_reported() -> None:
+    """A probe is a lookup whether or not the line was there: the cache counters, each core's snoop counters and
+    the energy actions give probes one unit."""
+    b = TraceBuilder()
+    b.access("host", "w", "write", 4096, 8, 8, 64, thread=0)
+    b.barrier(thread=0)
+    b.barrier(thread=1)
+    b.access("host", "w", "write", 4096, 8, 8, 64, thread=1)
+    units = {(c, q): u for c, q, _, u in simulate_trace(system(2), b.to_table()).rows}
+    probe_units = {u for (c, q), u in units.items() if q in ("probes", "snooped_probes")}
+    assert probe_units == {"lookups"}
+    assert units[("cache/L1D/core0", "snooped_probes")] == "lookups" and units[("cache/L1D", "probes")] == "lookups"

@@ -176,3 +176,17 @@ def test_the_u_list_model_is_refused_for_a_workload_it_does_not_describe(tmp_pat
         prepare_points(load_study(tmp_path / "fmm_study.yaml"))
     assert "crosscheck: ulist: the workload (param.n_points=20000, param.variant=orig) offloads its GEMMs to the " \
            "LAP, and" in str(err.value) and "has its LAP coupled to 'pcie'" in str(err.value)
+
+
+def test_an_idle_accelerators_power_is_constant_power_to_the_roofline():
+    """On a system with a GPU that the host-only micro runs never use, the GPU's idle power over the run is part
+    of pi_0, not of the energy per flop: eps_flop is the host's own, as on the system without the GPU."""
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+
+    system = load_spec(CONFIGS / "systems" / "logca_gpu_discrete.yaml", SystemSpec)
+    host = system.spec.host
+    machine = measure_machine(system, flops=10**7, stream_bytes=2**20)
+    assert machine.eps_flop_j == pytest.approx(host.energy_per_flop_j, rel=1e-6)
+    idle_w = sum(a.idle_power_w for a in system.spec.accelerators.values())
+    assert idle_w > 0 and machine.pi0_w > host.static_power_w + idle_w
