@@ -269,12 +269,33 @@ def _check_lines(system: System) -> list[str]:
     return problems
 
 
+def _check_exempt_bytes(system: System) -> list[str]:
+    """Each unit's main-memory bytes that cross no off-chip interface (``Interface.offchip_exempt_bytes``, a
+    near-memory unit's) lie between none and all the main-memory bytes the DRAM served for it."""
+    problems = []
+    served = system.dram.counters_by_requester()
+    line_bytes = system.spec.caches.line_bytes
+    for name, unit in system.units.items():
+        counts = served.get(name, {})
+        moved = (counts.get("reads", 0) + counts.get("writes", 0)) * line_bytes
+        exempt = unit.interface.offchip_exempt_bytes
+        if not 0 <= exempt <= moved:
+            problems.append(f"{name}: {exempt} B exempt from the off-chip interface, of {moved} B it moved in main "
+                            "memory")
+    return problems
+
+
 def check_conservation(system: System, acc: EnergyAccount) -> None:
     """Raise ConservationError unless lines in = lines out at every cache level, every split by
-    requester adds up to its total, actions x energies give each component's energy, and the
-    categories and components add up to the total."""
-    problems = _check_lines(system)
+    requester adds up to its total, a unit's bytes exempt from the off-chip interface are among those it
+    moved, actions x energies give each component's energy, no energy is below zero, and the categories and
+    components add up to the total."""
+    problems = _check_lines(system) + _check_exempt_bytes(system)
     summed = acc.by_component()
+    negative = sorted(f"{component}.{cat} ({joules!r} J)" for component, cats in summed.items()
+                      for cat, joules in cats.items() if joules < 0)  # (an unknown energy, NaN, is not below 0)
+    if negative:
+        problems.append(f"energy below zero: {', '.join(negative)}")
     for component, cats in acc.totals_j.items():
         for cat, joules in cats.items():
             if not _close(summed[component].get(cat, 0.0), joules):

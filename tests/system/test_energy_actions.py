@@ -135,3 +135,26 @@ def test_results_carry_actions_and_energy_by_requester(tmp_path):
     table = results.to_pandas()
     rows = table[table.component == "actions/L1D/host"].set_index("quantity")
     assert rows.loc["stores", "unit"] == "lines" and rows.loc["probes", "unit"] == "lookups"
+
+
+def test_conservation_fails_when_a_unit_claims_exempt_bytes_it_never_moved():
+    """A near-memory unit's main-memory bytes skip the off-chip interface; a count of them above the bytes the
+    DRAM served for the unit (or below zero) is refused, not priced as negative interface energy."""
+    from tests.conftest import CONFIGS
+
+    system = build_system(load_spec(CONFIGS / "systems" / "lap_near_memory.yaml", SystemSpec).spec)
+    energy_account(system, 1)  # nothing moved, nothing exempt: passes
+    for wrong in (64, -64):
+        system.units["lap"].interface.offchip_exempt_bytes = wrong
+        with pytest.raises(ConservationError, match=f"lap: {wrong} B exempt from the off-chip interface, of 0 B"):
+            energy_account(system, 1)
+
+
+def test_conservation_fails_on_an_energy_below_zero(tmp_path, monkeypatch):
+    system = four_set_system(tmp_path)
+    end = drive(system)
+    real = dram_module.DramSystem.energy_j
+    monkeypatch.setattr(dram_module.DramSystem, "energy_j",
+                        lambda self, *a, **k: {**real(self, *a, **k), "refresh": -1e-6})
+    with pytest.raises(ConservationError, match=r"energy below zero: dram.refresh \(-1e-06 J\)"):
+        energy_account(system, end)
