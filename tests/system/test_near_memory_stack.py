@@ -112,12 +112,13 @@ def test_only_the_near_memory_coupling_works_in_a_memory_of_its_own(tmp_path):
 
 def test_a_near_memorys_background_and_refresh_count_as_constant_energy(tmp_path):
     """The stack's background and refresh energy are spent whatever it serves: part of the run's constant
-    energy, as main memory's are."""
+    energy, as main memory's are (and the LAP's static energy, its power while it works on no command)."""
     from simulator.runner import CONSTANT_CATEGORIES, energy_split_j
 
     _, res = simulate(system_file(tmp_path), lap_gemm(35, 2000, 35))
     stack = sum(res.value("energy/hbm", q) for q in ("background_active", "background_precharge",
                                                      "background_power_down", "refresh"))
     main = sum(res.value(f"energy/{c}", q) for c, q in CONSTANT_CATEGORIES)
-    assert stack > 0
-    assert energy_split_j(res)[1] == pytest.approx(main + stack, rel=1e-12)
+    lap_static = res.value("energy/lap", "static")
+    assert stack > 0 and lap_static > 0
+    assert energy_split_j(res)[1] == pytest.approx(main + stack + lap_static, rel=1e-12)
