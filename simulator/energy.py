@@ -60,7 +60,8 @@ CACHE_ACTIONS = tuple(c for c in COUNTER_NAMES if c not in ("hits", "misses"))
 DRAM_COMMAND_PRICES = {"activate_precharge": "activates", "read": "reads", "write": "writes"}
 
 #: units of the actions other components than accelerators count (an accelerator's: ``counter_unit``)
-ACTION_UNITS = {**{c: "lines" for c in COUNTER_NAMES}, "probes": "lookups", "reads": "lines", "writes": "lines",
+ACTION_UNITS = {**{c: "lines" for c in COUNTER_NAMES}, "probes": "lookups", "prefetch_reads": "lines",
+                "reads": "lines", "writes": "lines",
                 "activates": "commands", "refreshes": "commands", "flops": "flop", "bytes": "B", "link_bytes": "B"}
 
 
@@ -124,21 +125,43 @@ def _host(system: System, end_ps: int, acc: EnergyAccount) -> None:
     acc.totals_j["host"] = {"dynamic": flops * spec.energy_per_flop_j, "static": static_j}
 
 
+def prefetch_reads(counters: dict[str, dict[str, int]], names: list[str], prefetch_level: int) -> dict[str, int]:
+    """Lines each cache level read out for the stream prefetcher, by level name: a prefetch job takes its line
+    from the first level below ``prefetch_level`` that holds it (DRAM else) and fills every level from the one
+    above that up to ``prefetch_level``, each counting a prefetch; so a level below it served its upper
+    neighbour's prefetches less its own, and a level at or above it served none."""
+    return {name: (counters[names[i - 1]]["prefetches"] - counters[name]["prefetches"] if i > prefetch_level else 0)
+            for i, name in enumerate(names)}
+
+
 def _caches(system: System, acc: EnergyAccount) -> None:
     levels = system.spec.caches.levels
+    names = [level.name for level in levels]
     served = system.host_bytes_by_level()
     totals = system.caches.counters()
     per_requester = system.caches.counters_by_requester()
+    prefetcher = system.spec.caches.prefetcher
+    # with a stream prefetcher, the lines a level reads out for it are priced as reads (its demand loads are not)
+    pf_level = names.index(prefetcher.level) if prefetcher.enabled else None
+    pf_total = prefetch_reads(totals, names, pf_level) if pf_level is not None else {}
+    pf_by_requester = {who: prefetch_reads(counters, names, pf_level) for who, counters in per_requester.items()} \
+        if pf_level is not None else {}
     for i, level in enumerate(levels):
         for who, counters in per_requester.items():
             for action in CACHE_ACTIONS:
                 acc.count(level.name, who, action, counters[level.name][action])
+            if pf_level is not None:
+                acc.count(level.name, who, "prefetch_reads", pf_by_requester[who][level.name])
         if acc.model == "actions":
             acc.totals_j[level.name] = {cat: totals[level.name][counter] * getattr(level, price)
                                         for cat, (counter, price) in CACHE_PRICES.items()}
+            if pf_level is not None:
+                acc.totals_j[level.name]["prefetch_read"] = pf_total[level.name] * level.read_energy_j
             for who, counters in per_requester.items():
                 for cat, (counter, price) in CACHE_PRICES.items():
                     acc.charge(level.name, who, cat, counters[level.name][counter] * getattr(level, price))
+                if pf_level is not None:
+                    acc.charge(level.name, who, "prefetch_read", pf_by_requester[who][level.name] * level.read_energy_j)
         else:
             served_bytes = float(served[i])
             acc.count(level.name, "host", "bytes", served_bytes)

@@ -158,3 +158,27 @@ def test_conservation_fails_on_an_energy_below_zero(tmp_path, monkeypatch):
                         lambda self, *a, **k: {**real(self, *a, **k), "refresh": -1e-6})
     with pytest.raises(ConservationError, match=r"energy below zero: dram.refresh \(-1e-06 J\)"):
         energy_account(system, end)
+
+
+def test_every_line_a_level_reads_out_for_the_prefetcher_is_priced():
+    """A 1 MiB array (in the 8 MiB LLC, beyond the 256 KiB L2) read three times with the L2 stream prefetcher:
+    every line the L2 takes in comes from the LLC or from DRAM, so the lines the LLC read out (its demand hits
+    and its reads for prefetches) are the L2's fills less the DRAM's reads, and each is priced at the LLC's
+    read energy. Without the prefetch reads the LLC would read out far fewer lines than the L2 took in."""
+    from tests.conftest import DEFAULT_SYSTEM
+
+    b = TraceBuilder()
+    for _ in range(3):
+        b.access("host", "read", "read", 1 << 20, 8, 8, (1 << 20) // 8)
+    loaded = load_spec(DEFAULT_SYSTEM, SystemSpec, ["caches.prefetcher.enabled=true"])
+    spec = loaded.spec
+    res = simulate_trace(loaded, b.to_table())
+    v = {(c, q): x for c, q, x, _ in res.rows}
+    llc_reads_out = v[("cache/LLC", "hits")] + v[("actions/LLC/host", "prefetch_reads")]
+    assert v[("actions/LLC/host", "prefetch_reads")] > 0
+    assert llc_reads_out == v[("cache/L2", "fills")] - v[("dram", "reads")]
+    llc = next(level for level in spec.caches.levels if level.name == "LLC")
+    assert v[("energy/LLC", "prefetch_read")] == pytest.approx(
+        v[("actions/LLC/host", "prefetch_reads")] * llc.read_energy_j, rel=1e-12)
+    without = {(c, q) for c, q, _, _ in simulate_trace(load_spec(DEFAULT_SYSTEM, SystemSpec), b.to_table()).rows}
+    assert ("energy/LLC", "prefetch_read") not in without  # no prefetcher: no such category
