@@ -182,3 +182,22 @@ def test_every_line_a_level_reads_out_for_the_prefetcher_is_priced():
         v[("actions/LLC/host", "prefetch_reads")] * llc.read_energy_j, rel=1e-12)
     without = {(c, q) for c, q, _, _ in simulate_trace(load_spec(DEFAULT_SYSTEM, SystemSpec), b.to_table()).rows}
     assert ("energy/LLC", "prefetch_read") not in without  # no prefetcher: no such category
+
+
+def test_a_busy_gpu_draws_at_least_its_idle_power_and_its_board_power_while_computing():
+    """The discrete GPU (the C2070 preset: 30 W whenever on, 238 W of board power while computing) over a run with
+    one FFT offload: its static energy is 30 W over the whole run, busy (launch, copies) or idle, and its compute
+    energy 208 W over its compute time, so that computing it draws 238 W in all."""
+    from tests.conftest import CONFIGS
+
+    b = TraceBuilder()
+    b.offload("host", "fft", "gpu", op="fft", inputs=[[0, 1 << 20]], outputs=[[1 << 24, 1 << 20]], host_cycles=1e6,
+              flops=5e7, memory_bytes=2 << 20)
+    b.wait("host", "fft", "gpu")
+    res = simulate_trace(load_spec(CONFIGS / "systems" / "logca_gpu_discrete.yaml", SystemSpec),
+                         b.to_table(units=["host", "gpu"]))
+    v = {(c, q): x for c, q, x, _ in res.rows}
+    end_s = v[("system", "simulated_time_s")]
+    assert 0 < v[("accel/gpu", "compute_s")] < v[("accel/gpu", "busy_s")] < end_s  # busy longer than computing
+    assert v[("energy/gpu", "static")] == pytest.approx(30.0 * end_s, rel=1e-9)
+    assert v[("energy/gpu", "compute")] == pytest.approx(208.0 * v[("accel/gpu", "compute_s")], rel=1e-9)
