@@ -150,9 +150,19 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
             cluster.sync(_kill_workers, cluster)
         raise
     finally:
+        if cluster is not None and not interrupted:
+            # a heartbeat a worker sends while it or the scheduler closes fails, logged as an ERROR with a traceback
+            client.run(_stop_heartbeat, on_error="ignore")
         client.close()
         if cluster is not None:
             cluster.close() if interrupted else close_local_cluster(cluster)
+
+
+def _stop_heartbeat(dask_worker: Any) -> None:
+    """Stop a Dask worker's periodic heartbeat to the scheduler (run on each loopback worker before it closes)."""
+    callback = dask_worker.periodic_callbacks.get("heartbeat")
+    if callback is not None:
+        callback.stop()
 
 
 @contextmanager
