@@ -12,7 +12,8 @@ pricing). Energies in J, counts in the unit ``ACTION_UNITS`` names.
 Two models (``energy.model`` of the system spec):
 
 - ``actions``: every action of every requester at its price. A cache level
-  charges ``read_energy_j`` per demand load reaching it (hit or miss),
+  charges ``read_energy_j`` per demand load reaching it (hit or miss) and,
+  with a stream prefetcher, per prefetch lookup reaching it (``prefetch_read``),
   ``write_energy_j`` per demand store, ``line_energy_j`` per fill, write-back
   received, write-back sent and maintenance probe; evictions, invalidations
   and allocations are counted but cost nothing of their own (the fill or probe
@@ -126,12 +127,12 @@ def _host(system: System, end_ps: int, acc: EnergyAccount) -> None:
 
 
 def prefetch_reads(counters: dict[str, dict[str, int]], names: list[str], prefetch_level: int) -> dict[str, int]:
-    """Lines each cache level read out for the stream prefetcher, by level name: a prefetch job takes its line
-    from the first level below ``prefetch_level`` that holds it (DRAM else) and fills every level from the one
-    above that up to ``prefetch_level``, each counting a prefetch; so a level below it served its upper
-    neighbour's prefetches less its own, and a level at or above it served none."""
-    return {name: (counters[names[i - 1]]["prefetches"] - counters[name]["prefetches"] if i > prefetch_level else 0)
-            for i, name in enumerate(names)}
+    """Prefetch lookups reaching each cache level (hit or miss, as a demand load is counted), by level name: a
+    prefetch job looks its line up in the levels below ``prefetch_level`` in turn until one holds it (DRAM
+    else), and fills every level from the one above that up to ``prefetch_level``, each counting a prefetch;
+    so a job reached a level below ``prefetch_level`` exactly when it filled the level above, and a level at or
+    above ``prefetch_level`` is reached by none."""
+    return {name: (counters[names[i - 1]]["prefetches"] if i > prefetch_level else 0) for i, name in enumerate(names)}
 
 
 def _caches(system: System, acc: EnergyAccount) -> None:
@@ -141,7 +142,7 @@ def _caches(system: System, acc: EnergyAccount) -> None:
     totals = system.caches.counters()
     per_requester = system.caches.counters_by_requester()
     prefetcher = system.spec.caches.prefetcher
-    # with a stream prefetcher, the lines a level reads out for it are priced as reads (its demand loads are not)
+    # with a stream prefetcher, its lookups in a level are priced as reads, as a demand load's are
     pf_level = names.index(prefetcher.level) if prefetcher.enabled else None
     pf_total = prefetch_reads(totals, names, pf_level) if pf_level is not None else {}
     pf_by_requester = {who: prefetch_reads(counters, names, pf_level) for who, counters in per_requester.items()} \

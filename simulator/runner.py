@@ -117,15 +117,11 @@ def collect(system: System, end_ps: int, meta: dict[str, Any]) -> Results:
     return res
 
 
-#: the cache counters not counted in lines: a probe is a lookup, whether or not the line was there
-CACHE_COUNTER_UNITS = {"probes": "lookups"}
-
-
 def _add_cache_counters(res: Results, component: str, counters: dict[str, int]) -> None:
     """A cache level's counters (``COUNTER_NAMES``), its demand accesses and its write-backs, in lines (probes
-    in lookups, ``CACHE_COUNTER_UNITS``)."""
+    in lookups: ``energy.action_unit``)."""
     for key in COUNTER_NAMES:
-        res.add(component, key, counters[key], CACHE_COUNTER_UNITS.get(key, "lines"))
+        res.add(component, key, counters[key], action_unit(key))
     res.add(component, "accesses", counters["loads"] + counters["stores"], "lines")
     res.add(component, "writebacks", counters["writebacks_out"], "lines")
 
@@ -149,8 +145,7 @@ def _collect_cores(res: Results, system: System, names: list[str]) -> None:
         for level, counters in system.caches.core_counters(k).items():
             _add_cache_counters(res, f"cache/{level}/{core.name}", counters)
             for key in ("probes", "invalidations", "writebacks_out"):  # other cores' writes to its lines
-                res.add(f"cache/{level}/{core.name}", f"snooped_{key}", snooped[level][key],
-                        CACHE_COUNTER_UNITS.get(key, "lines"))
+                res.add(f"cache/{level}/{core.name}", f"snooped_{key}", snooped[level][key], action_unit(key))
 
 
 def memory_reach_problem(end_bytes: float, capacity_bytes: int, source: str, system_source: str) -> str | None:
@@ -271,7 +266,7 @@ def simulate_trace(system: str | Path | LoadedConfig, trace: pa.Table | TraceStr
 def energy_split_j(results: Results) -> tuple[float, float]:
     """(total energy, constant-power energy) of a run, J: the host's static energy, every memory's
     background and refresh energy (main memory's and each near memory's) and each accelerator's static
-    energy (its idle power while it works on no command) are constant."""
+    energy (its static power while busy, its idle power otherwise) are constant."""
     near = {c[len("near_memory/"):] for c, _, _, _ in results.rows if c.startswith("near_memory/")}
     units = {c[len("accel/"):] for c, _, _, _ in results.rows if c.startswith("accel/")}
     total = constant = 0.0

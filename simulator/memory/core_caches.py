@@ -25,8 +25,8 @@ directory:
 
 Accelerators reach the caches through one more view (the private levels of core 0: an
 in-pipeline unit sits in core 0's pipeline; an LLC coupling enters at the shared level);
-a driver's ``invalidate`` of host copies runs on the offloading core's view: its own levels probed,
-another core's only where it holds a line.
+a driver's ``invalidate`` of host copies runs on the view of the core whose thread waits for the
+command: its own levels probed, another core's only where it holds a line.
 A coherent coupling's stores (``CoherentStores``) first remove the host's copies above the
 unit's entry (``snoop_above``), as a core's store removes the other cores'.
 Totals (``counters``, ``counters_by_requester``, ``resident_lines``) add the views up, so

@@ -9,6 +9,7 @@ paths rather than loaded configs, the project tree at the same path.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -151,8 +152,10 @@ def point_executor(workers: int | None = None, scheduler: str | None = None,
         raise
     finally:
         if cluster is not None and not interrupted:
-            # a heartbeat a worker sends while it or the scheduler closes fails, logged as an ERROR with a traceback
-            client.run(_stop_heartbeat, on_error="ignore")
+            # a heartbeat a worker sends while it or the scheduler closes fails, logged as an ERROR with a traceback;
+            # best effort: a failure here must not hide the run's own error or skip the closes below
+            with contextlib.suppress(Exception):
+                client.run(_stop_heartbeat, on_error="ignore")
         client.close()
         if cluster is not None:
             cluster.close() if interrupted else close_local_cluster(cluster)

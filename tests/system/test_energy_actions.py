@@ -160,28 +160,36 @@ def test_conservation_fails_on_an_energy_below_zero(tmp_path, monkeypatch):
         energy_account(system, end)
 
 
-def test_every_line_a_level_reads_out_for_the_prefetcher_is_priced():
-    """A 1 MiB array (in the 8 MiB LLC, beyond the 256 KiB L2) read three times with the L2 stream prefetcher:
-    every line the L2 takes in comes from the LLC or from DRAM, so the lines the LLC read out (its demand hits
-    and its reads for prefetches) are the L2's fills less the DRAM's reads, and each is priced at the LLC's
-    read energy. Without the prefetch reads the LLC would read out far fewer lines than the L2 took in."""
+@pytest.mark.parametrize("level", ["L1D", "L2"])
+def test_the_prefetchers_lookups_are_priced_as_demand_loads_would_be(level):
+    """A 4 MiB array read twice: with the stream prefetcher at ``level``, the lines come from DRAM as often as
+    without it, and every level below the prefetcher is reached as often (a demand load or a prefetch lookup,
+    hit or miss, to within the prefetcher's degree of lines fetched past the array's end), each priced at the
+    level's read energy; the prefetcher moves reads from demand loads to prefetch lookups and changes no level's
+    read energy by more than those few lines'."""
     from tests.conftest import DEFAULT_SYSTEM
 
     b = TraceBuilder()
-    for _ in range(3):
-        b.access("host", "read", "read", 1 << 20, 8, 8, (1 << 20) // 8)
-    loaded = load_spec(DEFAULT_SYSTEM, SystemSpec, ["caches.prefetcher.enabled=true"])
+    for _ in range(2):
+        b.access("host", "read", "read", 1 << 20, 8, 8, (4 << 20) // 8)
+    runs = {}
+    for on in (False, True):
+        loaded = load_spec(DEFAULT_SYSTEM, SystemSpec, [f"caches.prefetcher.enabled={str(on).lower()}",
+                                                       f"caches.prefetcher.level={level}"])
+        runs[on] = {(c, q): x for c, q, x, _ in simulate_trace(loaded, b.to_table()).rows}
     spec = loaded.spec
-    res = simulate_trace(loaded, b.to_table())
-    v = {(c, q): x for c, q, x, _ in res.rows}
-    llc_reads_out = v[("cache/LLC", "hits")] + v[("actions/LLC/host", "prefetch_reads")]
-    assert v[("actions/LLC/host", "prefetch_reads")] > 0
-    assert llc_reads_out == v[("cache/L2", "fills")] - v[("dram", "reads")]
-    llc = next(level for level in spec.caches.levels if level.name == "LLC")
-    assert v[("energy/LLC", "prefetch_read")] == pytest.approx(
-        v[("actions/LLC/host", "prefetch_reads")] * llc.read_energy_j, rel=1e-12)
-    without = {(c, q) for c, q, _, _ in simulate_trace(load_spec(DEFAULT_SYSTEM, SystemSpec), b.to_table()).rows}
-    assert ("energy/LLC", "prefetch_read") not in without  # no prefetcher: no such category
+    degree = spec.caches.prefetcher.degree
+    off, on = runs[False], runs[True]
+    assert on[("dram", "reads")] - off[("dram", "reads")] <= degree
+    names = [lv.name for lv in spec.caches.levels]
+    below = names[names.index(level) + 1:]
+    assert below and sum(on[("actions/" + n + "/host", "prefetch_reads")] for n in below) > 0
+    for lv in spec.caches.levels[names.index(level) + 1:]:
+        reached_on = on[(f"cache/{lv.name}", "loads")] + on[(f"actions/{lv.name}/host", "prefetch_reads")]
+        assert 0 <= reached_on - off[(f"cache/{lv.name}", "loads")] <= degree
+        assert on[(f"energy/{lv.name}", "read")] + on[(f"energy/{lv.name}", "prefetch_read")] == pytest.approx(
+            reached_on * lv.read_energy_j, rel=1e-12)
+    assert ("energy/LLC", "prefetch_read") not in off  # no prefetcher: no such category
 
 
 def test_a_busy_gpu_draws_at_least_its_idle_power_and_its_board_power_while_computing():

@@ -394,25 +394,30 @@ def test_a_coherent_units_snoops_are_each_cores_and_allocate_nothing_above_its_e
         CoherentStores(caches).access(np.array([8, 24]), np.array([True]), start_level=2)
 
 
-def test_the_llc_drivers_invalidation_probes_another_core_only_where_it_holds_a_line() -> None:
-    """Two cores on the LLC-coupled LAP: thread 0 offloads a 32 x 32 GEMM and its driver drops C's host copies
-    above the LLC afterwards. Core 0's own levels are probed for every line of C, as on a single core; core 1,
-    which never touched C, is not probed at all (the directory knows it holds none)."""
+@pytest.mark.parametrize("reader_holds_c", [False, True])
+def test_the_llc_drivers_invalidation_probes_another_core_only_where_it_holds_a_line(reader_holds_c) -> None:
+    """Two cores on the LLC-coupled LAP: thread 0 offloads a 32 x 32 GEMM and waits; its driver evicts A, B and C
+    to the LLC before and drops C's host copies above the LLC after, on core 0's own levels line by line (4 x C's
+    lines at its L1D). Core 1 is probed only where it holds a line of C: never, or, when thread 1 read C while
+    the LAP ran, once per line at each of its private levels."""
     n, e = 32, 8
     a, bm, c = 1 << 20, 2 << 20, 3 << 20
     b = TraceBuilder()
     for base in (a, bm, c):
         b.access("host", "produce", "write", base, e, e, n * n, thread=0)
     b.offload("host", "gemm", "lap", op="gemm", m=n, n=n, k=n, a_addr=a, b_addr=bm, c_addr=c, thread=0)
+    b.barrier(thread=0)
+    b.barrier(thread=1)
     b.wait("host", "gemm", "lap", thread=0)
-    b.access("host", "other", "read", 8 << 20, e, e, 16, thread=1)
+    b.access("host", "other", "read", c if reader_holds_c else 8 << 20, e, e, n * n, thread=1)
     spec = load_spec(ROOT / "configs" / "systems" / "lap_llc.yaml", SystemSpec, ["host.cores=2"]).spec
     sim = build_system(spec)
     replay(sim, b.to_table(units=["host", "lap"]))
     c_lines = n * n * e // 64
-    driver = sim.caches.counters_by_requester()["lap.driver"]
-    assert driver["L1D"]["probes"] >= c_lines  # core 0's levels, probed line by line
-    assert sim.caches.snoop_counters(1)["L1D"]["probes"] == 0 and sim.caches.snoop_counters(1)["L2"]["probes"] == 0
+    assert sim.caches.snoop_counters(0)["L1D"]["probes"] == 0
+    held = c_lines if reader_holds_c else 0
+    assert sim.caches.counters_by_requester()["lap.driver"]["L1D"]["probes"] == 4 * c_lines + held
+    assert sim.caches.snoop_counters(1)["L1D"]["probes"] == held and sim.caches.snoop_counters(1)["L2"]["probes"] == held
 
 
 def test_probes_are_counted_in_lookups_wherever_they_are_reported() -> None:
