@@ -42,9 +42,13 @@ class Coupling:
     copies: ClassVar[bool] = False
     core_waits: ClassVar[bool] = False
     entry: ClassVar[str] = MEMORY_CONTROLLER
-    #: through the caches without a driver's coherence work: the unit's stores remove the host's copies above
-    #: its entry first (``simulator.memory.core_caches.CoherentStores``), as hardware coherence does
-    coherent_stores: ClassVar[bool] = False
+
+    @property
+    def coherent_stores(self) -> bool:
+        """Whether the unit's stores remove the host's copies above its entry first (``simulator.memory.
+        core_caches.CoherentStores``), as hardware coherence does: a coupling whose link joins a cache level
+        and whose driver does no coherence work before an offload."""
+        return self.entry != MEMORY_CONTROLLER and self.before_offload is None
 
     def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         """Move ``lines`` between the accelerator and memory from ``now_ps``; their arrival, ps."""
@@ -127,14 +131,12 @@ class OnDieDmaCoupling(ThroughCachesCoupling):
     """A coprocessor reached by privileged DMA calls, reading through the LLC, coherent."""
 
     name = "on_die_dma"
-    coherent_stores = True
 
 
 class SharedMemoryCoupling(ThroughCachesCoupling):
     """Coherent, HSA-like: no copies, no flushes, accesses through the LLC."""
 
     name = "shared_memory"
-    coherent_stores = True
 
 
 class InPipelineCoupling(Coupling):
@@ -142,7 +144,6 @@ class InPipelineCoupling(Coupling):
 
     name = "in_pipeline"
     core_waits = True
-    coherent_stores = True  # in core 0's L1: the other cores' copies, on a multi-core host
     entry = FIRST_LEVEL
 
     def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:

@@ -332,6 +332,13 @@ def _stage_bytes_by_level(systems_file: str, trace, overrides=()) -> tuple[list[
     return list(sim.cores[0].stages["reread"].bytes_by_level), sim
 
 
+def test_the_couplings_without_driver_coherence_work_through_the_caches_are_the_coherent_ones() -> None:
+    from simulator.interconnect.couplings import COUPLING_STRATEGIES
+
+    assert {name for name, c in COUPLING_STRATEGIES.items() if c.coherent_stores} == {
+        "on_die_dma", "shared_memory", "in_pipeline"}
+
+
 def test_a_coherent_accelerators_store_removes_the_cores_copy_of_the_line() -> None:
     """On one core: the core writes 4 KiB (dirty in its L1D), the on-die crypto engine (coupling on_die_dma,
     entering at the LLC, here the L2) writes its output over them, and the core reads them back. A coherent
