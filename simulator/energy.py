@@ -141,28 +141,25 @@ def _caches(system: System, acc: EnergyAccount) -> None:
     served = system.host_bytes_by_level()
     totals = system.caches.counters()
     per_requester = system.caches.counters_by_requester()
+    actions, prices = list(CACHE_ACTIONS), dict(CACHE_PRICES)
     prefetcher = system.spec.caches.prefetcher
-    # with a stream prefetcher, its lookups in a level are priced as reads, as a demand load's are
-    pf_level = names.index(prefetcher.level) if prefetcher.enabled else None
-    pf_total = prefetch_reads(totals, names, pf_level) if pf_level is not None else {}
-    pf_by_requester = {who: prefetch_reads(counters, names, pf_level) for who, counters in per_requester.items()} \
-        if pf_level is not None else {}
+    if prefetcher.enabled:  # its lookups in a level are counted and priced as reads, as a demand load's are
+        pf_level = names.index(prefetcher.level)
+        for table in (totals, *per_requester.values()):
+            for name, lookups in prefetch_reads(table, names, pf_level).items():
+                table[name]["prefetch_reads"] = lookups
+        actions.append("prefetch_reads")
+        prices["prefetch_read"] = ("prefetch_reads", "read_energy_j")
     for i, level in enumerate(levels):
         for who, counters in per_requester.items():
-            for action in CACHE_ACTIONS:
+            for action in actions:
                 acc.count(level.name, who, action, counters[level.name][action])
-            if pf_level is not None:
-                acc.count(level.name, who, "prefetch_reads", pf_by_requester[who][level.name])
         if acc.model == "actions":
             acc.totals_j[level.name] = {cat: totals[level.name][counter] * getattr(level, price)
-                                        for cat, (counter, price) in CACHE_PRICES.items()}
-            if pf_level is not None:
-                acc.totals_j[level.name]["prefetch_read"] = pf_total[level.name] * level.read_energy_j
+                                        for cat, (counter, price) in prices.items()}
             for who, counters in per_requester.items():
-                for cat, (counter, price) in CACHE_PRICES.items():
+                for cat, (counter, price) in prices.items():
                     acc.charge(level.name, who, cat, counters[level.name][counter] * getattr(level, price))
-                if pf_level is not None:
-                    acc.charge(level.name, who, "prefetch_read", pf_by_requester[who][level.name] * level.read_energy_j)
         else:
             served_bytes = float(served[i])
             acc.count(level.name, "host", "bytes", served_bytes)
