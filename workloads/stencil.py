@@ -261,13 +261,21 @@ def tiles(shape: TileShape, grid: Sequence[int], steps: int) -> list[Tile]:
     return out
 
 
+def time_tiled_space(grid: Sequence[int], shape: TileShape, elem_bytes: int = 8,
+                     stage: str = "stencil") -> tuple[AddressSpace, GridLayout, int]:
+    """The memory ``time_tiled_sweep`` works in, laid out in a fresh address space: (the space, its two grids'
+    ``layout``, the byte address of its scratch tile of ``shape.m_tile_words`` elements). A check of a sweep's
+    reach reads ``end_addr`` of the space before building the trace."""
+    sp = AddressSpace()
+    lay = layout(grid, elem_bytes, sp, stage)
+    return sp, lay, sp.alloc(f"{stage}.scratch", shape.m_tile_words * elem_bytes)
+
+
 def time_tiled_sweep(stencil: str, grid: Sequence[int], steps: int, shape: TileShape, elem_bytes: int = 8, *,
                      unit: str = "host", stage: str = "stencil") -> pa.Table:
     """Time-tiled host schedule: per tile copy in, compute in a scratch buffer, copy out."""
     st = _stencil(stencil, grid)
-    sp = AddressSpace()
-    lay = layout(grid, elem_bytes, sp, stage)
-    scratch = sp.alloc(f"{stage}.scratch", shape.m_tile_words * elem_bytes)
+    _, lay, scratch = time_tiled_space(grid, shape, elem_bytes, stage)
     b = TraceBuilder()
     for tile in tiles(shape, grid, steps):
         src = tile.wavefront % 2

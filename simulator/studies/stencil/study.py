@@ -45,7 +45,6 @@ from simulator.studies.plugin import StudyPlugin, point_key, system_hash
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems, load_referenced_system
 from workloads import micro
-from workloads.trace import AddressSpace
 
 # ---- study files ----------------------------------------------------------------------------
 
@@ -113,7 +112,17 @@ def load_study(path: str | Path) -> RooflineStudySpec | StencilTilingStudySpec:
     return spec
 
 
-def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = 8) -> list[str]:
+#: bytes per element of the host sweeps and the roofline micro runs (doubles): the checks at load and the runs
+#: lay out and count the same elements
+ELEM_BYTES = 8
+
+
+def llc_words(host: LoadedConfig) -> int:
+    """The host's last-level cache in ``ELEM_BYTES`` elements: the tile model's fast memory M."""
+    return host.spec.caches.levels[-1].size_bytes // ELEM_BYTES
+
+
+def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = ELEM_BYTES) -> list[str]:
     """The intensities (at least one, none twice), the system with the study's overrides, and Q: whole
     ``elem_bytes`` elements (as ``run_roofline_point`` reads them), at least one per core, within the DRAM."""
     errors = list_problems(cfg, source, ("intensities",))
@@ -152,10 +161,10 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
     elif len(shape.t_s) != dims:
         errors.append(f"{source}: host_tile.kind: {tile.kind!r} tiles {len(shape.t_s)}-D grids; expected a kind "
                       f"for the {dims}-D stencil {cfg.stencil!r}")
-    elif host is not None and shape.m_tile_words > (llc_words := host.spec.caches.levels[-1].size_bytes // 8):
+    elif host is not None and shape.m_tile_words > llc_words(host):
         errors.append(f"{source}: host_tile: a tile of t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
-                      f"{shape.m_tile_words} words; expected at most the {llc_words} 8 B words of the "
-                      f"host's LLC ({cfg.host_system})")
+                      f"{shape.m_tile_words} words; expected at most the {llc_words(host)} {ELEM_BYTES} B words "
+                      f"of the host's LLC ({cfg.host_system})")
     elif len(cfg.grid) == dims:  # each host sweep within a trace's rows, as the generator checks it
         from workloads import stencil as ws
 
@@ -163,9 +172,7 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
         too_big = [f"{source}: grid and steps: the {scheme} sweep: {problem}" for scheme, problem in sizes if problem]
         errors += too_big[:1]  # one message: the first sweep that cannot run
         if not too_big and host is not None:  # the time-tiled sweep's memory: its two grids and its scratch tile
-            space = AddressSpace()
-            ws.layout(cfg.grid, 8, space)
-            space.alloc("scratch", shape.m_tile_words * 8)
+            space, _, _ = ws.time_tiled_space(cfg.grid, shape, ELEM_BYTES)
             problem = memory_reach_problem(space.end_addr, dram_geometry(host.spec).capacity_bytes,
                                            f"{source}: grid", cfg.host_system)
             errors += [problem] if problem else []
@@ -306,7 +313,7 @@ def roofline_points(cfg: RooflineStudySpec, quick: bool = False) -> list[Rooflin
             *(RooflineRun(cfg.system, cfg.overrides, cfg.total_bytes, float(i)) for i in cfg.intensities)]
 
 
-def run_roofline_point(run: RooflineRun, elem_bytes: int = 8) -> dict[str, Any]:
+def run_roofline_point(run: RooflineRun, elem_bytes: int = ELEM_BYTES) -> dict[str, Any]:
     """The measured machine (``MeasuredMachine`` as a dict), or one intensity run's flops, time (s),
     energy (J) and DRAM bytes."""
     loaded = load_system(PROJECT_ROOT / run.system, run.overrides)
@@ -388,13 +395,12 @@ def run_tiling_point(run: TilingRun) -> dict[str, Any]:
     if run.tile is None:
         host = load_system(PROJECT_ROOT / cfg.host_system)
         grid, steps = cfg.grid, cfg.steps
-        llc_words = host.spec.caches.levels[-1].size_bytes // 8
         shape = TileShape(cfg.host_tile.kind, cfg.host_tile.t_t, cfg.host_tile.t_s)
-        trace = ws.naive_sweep(st, grid, steps) if run.scheme == "naive" else ws.time_tiled_sweep(st, grid, steps,
-                                                                                                  shape)
+        trace = ws.naive_sweep(st, grid, steps, ELEM_BYTES) if run.scheme == "naive" else ws.time_tiled_sweep(
+            st, grid, steps, shape, ELEM_BYTES)
         res = simulate_trace(host, trace)
-        words = (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) / 8
-        model = dram_traffic_words(STENCILS[st], grid, steps, run.scheme, llc_words, shape=shape,
+        words = (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) / ELEM_BYTES
+        model = dram_traffic_words(STENCILS[st], grid, steps, run.scheme, llc_words(host), shape=shape,
                                    write_allocate=True).total_words
         return {"scheme": run.scheme, "sim_words": words, "model_words": model,
                 "sim_time_s": res.value("system", "simulated_time_s")}
