@@ -99,6 +99,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from simulator.config.arrow import arrow_array, arrow_scalar, list_lengths, string_array, to_numpy
+from simulator.config.errors import one_line
 from simulator.config.files import write_atomic
 from simulator.config.jsonio import RepeatedKey, loads_keys_once
 from simulator.config.units import INT64_MAX, is_power_of_two
@@ -646,15 +647,15 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             obj = loads_keys_once(text)
         except RepeatedKey as exc:
             raise TraceError(source, f"a JSON object with each key once, got {exc.key!r} twice in "
-                             f"{_one_line(text)!r}", row=row, column="params") from None
+                             f"{one_line(text)!r}", row=row, column="params") from None
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
-            raise TraceError(source, f"a JSON object, got {_one_line(text)!r}", row=row, column="params") from None
+            raise TraceError(source, f"a JSON object, got {one_line(text)!r}", row=row, column="params") from None
         if not isinstance(obj, dict):
-            raise TraceError(source, f"a JSON object, got {_one_line(text)!r}", row=row, column="params")
+            raise TraceError(source, f"a JSON object, got {one_line(text)!r}", row=row, column="params")
         target = obj.get("unit")
         if not isinstance(target, str) or not target:
             raise TraceError(source, "a JSON object with a non-empty string \"unit\" (the target), "
-                             f"got {_one_line(text)!r}", row=row, column="params")
+                             f"got {one_line(text)!r}", row=row, column="params")
         if units_set is not None and target not in units_set:
             raise TraceError(source, f"target unit {target!r} is not in the system "
                              f"(it has: {', '.join(sorted(units_set))})", row=row, column="params")
@@ -700,7 +701,7 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         text = params[i].as_py()
         if ops[i] == "barrier":
             if text != BARRIER_PARAMS:
-                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {_one_line(text)!r}",
+                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {one_line(text)!r}",
                                  row=i + row_offset, column="params")
             barriers.setdefault(int(threads[i]), []).append(i)
             continue
@@ -712,10 +713,10 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         if not (isinstance(named, list) and named and all(isinstance(t, int) and not isinstance(t, bool)
                                                           for t in named) and len(set(named)) == len(named)):
             raise TraceError(source, "a JSON object {\"threads\": [t, ...]} naming distinct thread ids to join, "
-                             f"got {_one_line(text)!r}", row=i + row_offset, column="params")
+                             f"got {one_line(text)!r}", row=i + row_offset, column="params")
         if int(threads[i]) in named:
             raise TraceError(source, f"threads other than the row's own ({int(threads[i])}): a thread cannot "
-                             f"join itself, got {_one_line(text)!r}", row=i + row_offset, column="params")
+                             f"join itself, got {one_line(text)!r}", row=i + row_offset, column="params")
         missing = sorted(set(named) - present) if whole_trace else []
         if missing:
             raise TraceError(source, f"threads that have rows in the trace; thread {missing[0]} has none "
@@ -781,13 +782,6 @@ def write_trace(table: pa.Table, path: str | os.PathLike[str]) -> None:
     write_atomic(path, lambda tmp: pq.write_table(table, tmp, row_group_size=65536))
 
 
-def _one_line(what: object, limit: int = 200) -> str:
-    """A library's error text, or a value a message quotes, on one line of at most ``limit`` characters
-    (Parquet readers report several lines of decoder state; a row's params may be long)."""
-    text = " ".join(str(what).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 def _checked_path(path: Path) -> Path:
     """``path`` if it is an existing regular file; else TraceError naming it (a device or a pipe
     would be read without end)."""
@@ -821,7 +815,7 @@ def _open(path: Path) -> pq.ParquetFile:
     try:
         pf = pq.ParquetFile(_checked_path(path))
     except (pa.ArrowException, OSError) as exc:
-        raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
+        raise TraceError(str(path), f"a readable Parquet file ({one_line(exc)})") from None
     _check_rows(pf.metadata.num_rows, str(path))  # before reading a single row
     return pf
 
@@ -844,7 +838,7 @@ def _read_csv(path: Path) -> pa.Table:
         table = pcsv.read_csv(path, convert_options=convert)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise TraceError(source, "a readable CSV trace with a header line (a file not named *.parquet is read as "
-                         f"CSV): {_one_line(exc)}") from None
+                         f"CSV): {one_line(exc)}") from None
     _check_rows(len(table), source)
     if "addrs" in table.column_names and pa.types.is_string(table.schema.field("addrs").type):
         table = table.set_column(table.schema.get_field_index("addrs"), "addrs", _csv_addrs(table, source))
@@ -861,7 +855,7 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
     except pa.ArrowException:
         bad = next((i for i, v in enumerate(pieces.to_pylist()) if v is not None and not all(map(_int64_text, v))),
                    None)
-        shown = "" if bad is None else f", got {_one_line(table.column('addrs')[bad].as_py())!r}"
+        shown = "" if bad is None else f", got {one_line(table.column('addrs')[bad].as_py())!r}"
         raise TraceError(source, "integer byte addresses (64-bit) separated by spaces (or nothing for none)"
                          + shown, row=bad, column="addrs") from None
 
@@ -931,7 +925,7 @@ def read_trace(path: str | os.PathLike[str], units: Collection[str] | None = Non
         try:
             table = pf.read()
         except (pa.ArrowException, OSError) as exc:
-            raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
+            raise TraceError(str(path), f"a readable Parquet file ({one_line(exc)})") from None
     table = conform_trace(table, str(path))
     validate_trace(table, str(path), units)
     return table
@@ -957,7 +951,7 @@ def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
             offset += len(table)
             yield table
     except (pa.ArrowException, OSError) as exc:
-        raise TraceError(str(path), f"a readable Parquet file ({_one_line(exc)})") from None
+        raise TraceError(str(path), f"a readable Parquet file ({one_line(exc)})") from None
 
 
 def write_trace_csv(table: pa.Table, path: str | os.PathLike[str]) -> None:

@@ -94,3 +94,11 @@ class ConfigError(InputError):
 def where(source: str, key: str) -> str:
     """Prefix of an error message: ``file: key``."""
     return f"{source}: {key}" if key else source
+
+
+def one_line(what: object, limit: int = 200) -> str:
+    """A value or a library's error text as a message quotes it: on one line (whitespace runs made one space),
+    at most ``limit`` characters, cut with "..." (Parquet readers report several lines of decoder state; a
+    trace row's params or a machine file's value may be long)."""
+    text = " ".join(str(what).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."

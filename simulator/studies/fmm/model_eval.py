@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import ConfigError, InputError
+from simulator.config.errors import ConfigError, InputError, one_line
 from simulator.config.jsonio import RepeatedKey, loads_keys_once
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
                                       point_model)
@@ -70,13 +70,12 @@ def load_machine(path: str | Path) -> dict[str, Any]:
     for key, value in machine.items():
         problem = _machine_value_problem(key, value)
         if problem:
-            text = json.dumps(value)
-            shown = text if len(text) <= 60 else text[:57] + "..."
-            raise InputError(f"--machine {path}: {key}: {problem}, got {shown}")
-    if not lap_placements(machine):
+            raise InputError(f"--machine {path}: {key}: {problem}, got {one_line(json.dumps(value), 60)}")
+    laps = lap_placements(machine)
+    if not laps:
         raise InputError(f"--machine {path}: no LAP placement measured (no '<placement>.f_l_flops_per_s'); "
                          "expected the machine.json of a study with at least one LAP placement")
-    for lap in lap_placements(machine):
+    for lap in laps:
         missing = [f"{lap}.{k}" for k in PLACEMENT_KEYS if f"{lap}.{k}" not in machine]
         if missing:
             raise InputError(f"--machine {path}: {', '.join(missing)} missing; expected every figure the study "
