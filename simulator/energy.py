@@ -201,19 +201,33 @@ def _memory(component: str, dram, parameters, end_ps: int, acc: EnergyAccount) -
     return moved
 
 
+def path_exempt_bytes(system: System) -> dict[str, int]:
+    """The main-memory bytes each requester moved by DMA at the memory controller, past the host's memory path
+    (``Interface.path_exempt_bytes`` of every unit), B."""
+    exempt: dict[str, int] = {}
+    for unit in system.units.values():
+        for who, nbytes in unit.interface.path_exempt_bytes.items():
+            exempt[who] = exempt.get(who, 0) + nbytes
+    return exempt
+
+
 def _per_dram_byte(system: System, moved: dict[str, int], acc: EnergyAccount) -> None:
-    """The memory path and the off-chip interface, priced per DRAM byte of each requester."""
+    """The memory path and the off-chip interface, priced per DRAM byte of each requester: the memory path on
+    the bytes that cross it (the caches' misses and write-backs, not the DMA that joins the memory controller),
+    the interface on those that leave the chip (not a near-memory unit's)."""
     spec = system.spec
-    exempt = {name: unit.interface.offchip_exempt_bytes for name, unit in system.units.items()}
+    offchip_exempt = {name: unit.interface.offchip_exempt_bytes for name, unit in system.units.items()}
+    path_exempt = path_exempt_bytes(system)
     path_j = spec.host.memory_path_energy_j_per_byte
     bit_j = spec.dram.interface_energy_j_per_bit
-    acc.totals_j["memory_path"] = {"access": sum(moved.values()) * path_j}
-    acc.totals_j["dram_interface"] = {"transfer": (sum(moved.values()) - sum(exempt.values())) * 8 * bit_j}
+    acc.totals_j["memory_path"] = {"access": (sum(moved.values()) - sum(path_exempt.values())) * path_j}
+    acc.totals_j["dram_interface"] = {"transfer": (sum(moved.values()) - sum(offchip_exempt.values())) * 8 * bit_j}
     for who, nbytes in moved.items():
-        crossing = nbytes - exempt.get(who, 0)  # near-memory units reach DRAM without the off-chip interface
-        acc.count("memory_path", who, "bytes", nbytes)
+        on_path = nbytes - path_exempt.get(who, 0)
+        crossing = nbytes - offchip_exempt.get(who, 0)  # near-memory units reach DRAM without the off-chip interface
+        acc.count("memory_path", who, "bytes", on_path)
         acc.count("dram_interface", who, "bytes", crossing)
-        acc.charge("memory_path", who, "access", nbytes * path_j)
+        acc.charge("memory_path", who, "access", on_path * path_j)
         acc.charge("dram_interface", who, "transfer", crossing * 8 * bit_j)
 
 
@@ -292,24 +306,31 @@ def _check_lines(system: System) -> list[str]:
 
 def _check_exempt_bytes(system: System) -> list[str]:
     """Each unit's main-memory bytes that cross no off-chip interface (``Interface.offchip_exempt_bytes``, a
-    near-memory unit's) lie between none and all the main-memory bytes the DRAM served for it."""
+    near-memory unit's), and each requester's that bypass the memory path (``path_exempt_bytes``), lie between
+    none and all the main-memory bytes the DRAM served for it."""
     problems = []
     served = system.dram.counters_by_requester()
     line_bytes = system.spec.caches.line_bytes
+
+    def moved(who: str) -> int:
+        counts = served.get(who, {})
+        return (counts.get("reads", 0) + counts.get("writes", 0)) * line_bytes
+
     for name, unit in system.units.items():
-        counts = served.get(name, {})
-        moved = (counts.get("reads", 0) + counts.get("writes", 0)) * line_bytes
         exempt = unit.interface.offchip_exempt_bytes
-        if not 0 <= exempt <= moved:
-            problems.append(f"{name}: {exempt} B exempt from the off-chip interface, of {moved} B it moved in main "
-                            "memory")
+        if not 0 <= exempt <= moved(name):
+            problems.append(f"{name}: {exempt} B exempt from the off-chip interface, of {moved(name)} B it moved in "
+                            "main memory")
+    for who, exempt in sorted(path_exempt_bytes(system).items()):
+        if not 0 <= exempt <= moved(who):
+            problems.append(f"{who}: {exempt} B past the memory path, of {moved(who)} B it moved in main memory")
     return problems
 
 
 def check_conservation(system: System, acc: EnergyAccount) -> None:
     """Raise ConservationError unless lines in = lines out at every cache level, every split by
-    requester adds up to its total, a unit's bytes exempt from the off-chip interface are among those it
-    moved, actions x energies give each component's energy, no energy is below zero, and the categories and
+    requester adds up to its total, the bytes exempt from the off-chip interface or the memory path are among
+    those their requester moved, actions x energies give each component's energy, no energy is below zero, and the categories and
     components add up to the total."""
     problems = _check_lines(system) + _check_exempt_bytes(system)
     summed = acc.by_component()

@@ -55,7 +55,8 @@ class HostSpec:
     energy_per_flop_j: float = param(unit="energy_per_flop", min=0.0, doc="dynamic energy per DP flop")
     static_power_w: float = param(unit="power", min=0.0, doc="constant power of the core and its uncore share")
     memory_path_energy_j_per_byte: float = param(
-        unit="energy_per_byte", min=0.0, doc="host-side energy per byte served from DRAM (excluding the DRAM device)"
+        unit="energy_per_byte", min=0.0, doc="host-side energy per byte the caches exchange with DRAM (excluding "
+        "the DRAM device and the off-chip interface); DMA that joins the memory controller does not pay it"
     )
     cores: int = param(1, min=1, max=MAX_CORES, recorded_at_default=False,
                        doc="identical cores, each with the timing above and its own private cache levels; trace "

@@ -56,7 +56,8 @@ class Coupling:
 
 
 class DramCoupling(Coupling):
-    """System-bus DMA from DRAM, non-coherent: a link in series with DRAM."""
+    """System-bus DMA from DRAM, non-coherent: a link in series with DRAM. The DMA joins the memory controller:
+    its lines cross neither the host's caches nor its memory path (``Interface.path_exempt_bytes``)."""
 
     name = "dram"
     before_offload = "flush"
@@ -66,6 +67,7 @@ class DramCoupling(Coupling):
         link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
         if not len(lines):
             return link_done
+        iface.dma_at_controller(len(lines), iface.name)
         return max(link_done, iface.dram.service(lines, is_write, now_ps, bus_speedup=self.bus_speedup(iface),
                                                  requester=iface.name))
 

@@ -150,6 +150,54 @@ def test_conservation_fails_when_a_unit_claims_exempt_bytes_it_never_moved():
             energy_account(system, 1)
 
 
+@pytest.mark.parametrize("system_file, copies", [("lap_dram.yaml", False), ("lap_near_memory.yaml", False),
+                                                  ("lap_llc.yaml", False), ("lap_pcie.yaml", True)])
+def test_the_memory_path_prices_the_caches_dram_bytes_not_dma_at_the_memory_controller(system_file, copies):
+    """The host writes A, B and C of a 32 x 32 x 32 GEMM (8 KiB each, 384 lines), offloads it and reads C back.
+    The memory path (the hop from the LLC to the memory controller) prices every DRAM byte of the host and of
+    the driver's flushes, and of an LLC-coupled unit, whose misses cross it; none of a DRAM or near-memory unit's
+    DMA or of the PCIe driver's copies (A, B, C in and C out: 512 lines), which join the memory controller. The
+    off-chip interface prices them all but a near-memory unit's."""
+    from tests.conftest import CONFIGS
+
+    from workloads.gemm import lap_gemm
+
+    system = build_system(load_spec(CONFIGS / "systems" / system_file, SystemSpec).spec)
+    end = replay(system, lap_gemm(32, 32, 32, produce_inputs=True, consume_output=True))
+    acc = energy_account(system, end)
+    path_j = system.spec.host.memory_path_energy_j_per_byte
+    bit_j = system.spec.dram.interface_energy_j_per_bit
+    dram = acc.actions["dram"]
+    dram_bytes = {who: (c["reads"] + c["writes"]) * 64 for who, c in dram.items() if who != "background"}
+    coupling = system_file.removeprefix("lap_").removesuffix(".yaml")
+    dma = {"dram": {"lap": dram_bytes.get("lap", 0)}, "near_memory": {"lap": dram_bytes.get("lap", 0)},
+           "llc": {}, "pcie": {"lap.driver": 512 * 64}}[coupling]
+    assert (coupling in ("llc", "pcie")) or dram_bytes["lap"] > 0  # the case under test: the unit reached DRAM
+    for who, nbytes in dram_bytes.items():
+        on_path = nbytes - dma.get(who, 0)
+        assert acc.actions["memory_path"][who]["bytes"] == on_path
+        assert acc.energy_j["memory_path"][who]["access"] == pytest.approx(on_path * path_j, rel=1e-12)
+        crossing = 0 if (coupling == "near_memory" and who == "lap") else nbytes
+        assert acc.energy_j["dram_interface"][who]["transfer"] == pytest.approx(crossing * 8 * bit_j, rel=1e-12)
+    if coupling != "llc":  # (the LLC coupling's driver evicts to the LLC: no DRAM bytes)
+        assert dram_bytes["lap.driver"] - dma.get("lap.driver", 0) > 0  # the flushed lines cross the path
+    if copies:
+        assert system.units["lap"].interface.path_exempt_bytes == {"lap.driver": 512 * 64}
+
+
+def test_conservation_fails_when_dma_claims_bytes_past_the_memory_path_it_never_moved():
+    """A requester's bytes past the memory path above the bytes the DRAM served for it (or below zero) are
+    refused, not priced as negative memory path energy."""
+    from tests.conftest import CONFIGS
+
+    system = build_system(load_spec(CONFIGS / "systems" / "lap_pcie.yaml", SystemSpec).spec)
+    energy_account(system, 1)
+    for wrong in (64, -64):
+        system.units["lap"].interface.path_exempt_bytes["lap.driver"] = wrong
+        with pytest.raises(ConservationError, match=f"lap.driver: {wrong} B past the memory path, of 0 B"):
+            energy_account(system, 1)
+
+
 def test_conservation_fails_on_an_energy_below_zero(tmp_path, monkeypatch):
     system = four_set_system(tmp_path)
     end = drive(system)
