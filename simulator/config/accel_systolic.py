@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
+from simulator.config.bounds import CLOCK_HZ, COUNT
 from simulator.config.errors import FieldError
 from simulator.config.fields import param
 
@@ -31,14 +32,14 @@ SRAM_SETS = 100
 class SystolicSpec(AcceleratorSpec):
     """A systolic array: PEs, dataflow, clock, word size, SRAMs, energies and power."""
 
-    frequency_hz: float = param(unit="frequency", positive=True, doc="array clock")
-    rows: int = param(min=1, doc="rows of processing elements (R)")
-    cols: int = param(min=1, doc="columns of processing elements (C)")
+    frequency_hz: float = param(unit="frequency", positive=True, within=CLOCK_HZ, doc="array clock")
+    rows: int = param(min=1, within=COUNT, doc="rows of processing elements (R)")
+    cols: int = param(min=1, within=COUNT, doc="columns of processing elements (C)")
     dataflow: str = param(choices=DATAFLOWS, doc="operand kept in the PEs: os (output), ws (weight), is (input)")
     input_sram_bytes: int = param(unit="size", positive=True, doc="SRAM of the input matrix A (ifmap), both halves")
     weight_sram_bytes: int = param(unit="size", positive=True, doc="SRAM of the weight matrix B (filter), both halves")
     output_sram_bytes: int = param(unit="size", positive=True, doc="SRAM of the output matrix C (ofmap), both halves")
-    word_bytes: int = param(2, min=1, doc="bytes of one matrix element (word)")
+    word_bytes: int = param(2, min=1, max=64, doc="bytes of one matrix element (word)")
     energy_per_mac_j: float = param(0.0, unit="energy", min=0.0, doc="dynamic energy of one multiply-accumulate")
     sram_energy_j_per_word: float = param(0.0, unit="energy", min=0.0,
                                           doc="energy per word the array reads from or writes to an SRAM")

@@ -19,6 +19,7 @@ from tests.conftest import CONFIGS, DEFAULT_SYSTEM
 from workloads.trace import TRACE_SCHEMA, TraceBuilder
 
 LAP_SYSTEM = CONFIGS / "systems" / "lap_dram.yaml"
+SYSTOLIC_SYSTEM = CONFIGS / "systems" / "systolic_dram.yaml"
 STREAM = CONFIGS / "workloads" / "stream_read.yaml"
 #: 9 anchors each naming a list of 9 aliases of the one before: some 30 nodes written, 9^9 expanded.
 ALIAS_BOMB = "".join(f"{name}: &{name} [{', '.join([f'*{prev}' if prev else '1'] * 9)}]\n"
@@ -116,6 +117,12 @@ def test_a_config_beyond_the_size_cap_is_refused(tmp_path, capsys):
     (LAP_SYSTEM, "accelerators.lap.interface.latency_s=1e300 s",
      "accelerators.lap.interface.latency_s: expected a value <= 10 ms"),
     (LAP_SYSTEM, "accelerators.lap.utilisation=1e-300", "accelerators.lap.utilisation: expected a value >= 0.001"),
+    (SYSTOLIC_SYSTEM, "accelerators.systolic.frequency_hz=1e-300 Hz",
+     "accelerators.systolic.frequency_hz: expected a value >= 1 MHz"),
+    (SYSTOLIC_SYSTEM, "accelerators.systolic.frequency_hz=1e300 Hz",
+     "accelerators.systolic.frequency_hz: expected a value <= 100 GHz"),
+    (SYSTOLIC_SYSTEM, "accelerators.systolic.rows=1000000", "accelerators.systolic.rows: expected a value <= 65536"),
+    (SYSTOLIC_SYSTEM, "accelerators.systolic.word_bytes=1000", "accelerators.systolic.word_bytes: expected a value <= 64"),
 ])
 def test_extreme_parameters_are_refused_naming_the_option_and_the_bound(tmp_path, capsys, system, override, says):
     _refused(["run", str(system), str(STREAM), "--set", override], capsys, tmp_path,
