@@ -73,6 +73,14 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
+def _line_bytes(value: int) -> int:
+    """``value`` if it is a cache line the layout can pad to: whole elements, at least one."""
+    _positive("line_bytes", value)
+    if value % ELEM_BYTES:
+        raise ValueError(f"line_bytes must be a multiple of {ELEM_BYTES} B, got {value}")
+    return value
+
+
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -106,12 +114,11 @@ class TiledGemmPlan:
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
-        for name in ("p0", "p1", "p2", "tile_rows", "tile_cols", "depth", "line_bytes"):
+        for name in ("p0", "p1", "p2", "tile_rows", "tile_cols", "depth"):
             _positive(name, getattr(self, name))
+        _line_bytes(self.line_bytes)
         if not isinstance(self.zero_result, bool):
             raise ValueError(f"zero_result must be a bool, got {self.zero_result!r}")
-        if self.line_bytes % ELEM_BYTES:
-            raise ValueError(f"line_bytes must be a multiple of {ELEM_BYTES} B, got {self.line_bytes}")
         col_dim = self.p2 if self.schedule == "output" else self.p1
         if (self.zero_result and self.schedule == "input1" and self.tile_rows < self.p0
                 and self.tile_rows % self.line_elems):
@@ -171,8 +178,9 @@ def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
     most stream-store rows spanning at most one way (``cache_bytes / ways``), at least 1.
     ``zero_result`` is passed to the plan (zero each piece of R before its first store).
     """
-    for name, v in (("p0", p0), ("p1", p1), ("p2", p2), ("line_bytes", line_bytes)):
+    for name, v in (("p0", p0), ("p1", p1), ("p2", p2)):
         _positive(name, v)
+    _line_bytes(line_bytes)
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     reserve = DEFAULT_RESERVE_WAYS[schedule] if reserve_ways is None else reserve_ways

@@ -160,6 +160,13 @@ def test_plan_rejects_bad_parameters(kwargs, name):
         TiledGemmPlan(**{**args, **kwargs})
 
 
+@pytest.mark.parametrize("line_bytes", [3, 12, 0])
+def test_the_planner_refuses_a_line_of_no_whole_elements_before_dividing_by_it(line_bytes):
+    """A line of 3 B holds no element: the planner's step through the tile sides would be 0 elements."""
+    with pytest.raises(ValueError, match=f"line_bytes must be .*, got {line_bytes}"):
+        plan_tiled_gemm(16, 16, 16, 32 * 1024, 8, line_bytes=line_bytes)
+
+
 def test_resident_budget_rejects_reserving_every_way():
     with pytest.raises(ValueError, match="reserve_ways"):
         resident_budget_elems(MIB, 16, 16)
