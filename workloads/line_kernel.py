@@ -49,11 +49,20 @@ def _contiguous(i: int, elem_bytes, stride, count, listed) -> bool:
 
 
 @njit(cache=True)
+def _repeats_one_line(i: int, elem_bytes, stride, count, listed, addr, line_bytes: int) -> bool:
+    """Whether row ``i`` touches one element ``count`` times (stride 0) and that element lies in one line, so that
+    its lines, a line equal to the one before it left out, are that line once: no walk per element."""
+    return (not listed[i] and stride[i] == 0 and count[i] > 0
+            and addr[i] // line_bytes == (addr[i] + max(elem_bytes[i], 1) - 1) // line_bytes)
+
+
+@njit(cache=True)
 def lines_of_rows(rows, addr, elem_bytes, stride, count, listed, offsets, values, line_bytes: int):
     """The lines of trace rows ``rows`` in one call: per row, what ``lines_of_elements`` gives for its
     elements (a listed row's addresses start runs of ``count // len(addrs)`` elements; another row's
     ``count`` elements lie ``stride`` bytes apart from ``addr``). Returns (lines, row offsets): row
-    ``rows[j]``'s lines are ``lines[offsets[j]:offsets[j + 1]]``."""
+    ``rows[j]``'s lines are ``lines[offsets[j]:offsets[j + 1]]``. The first pass counts the lines the
+    second writes, so that the output is allocated at its size, whatever the rows' elements."""
     n = rows.size
     n_starts = np.empty(n, dtype=np.int64)
     run_bytes = np.empty(n, dtype=np.int64)
@@ -63,15 +72,24 @@ def lines_of_rows(rows, addr, elem_bytes, stride, count, listed, offsets, values
         if _contiguous(i, elem_bytes, stride, count, listed):  # its lines are one range: one run, no walk per element
             n_starts[j] = 1
             run_bytes[j] = count[i] * elem_bytes[i]
+        elif _repeats_one_line(i, elem_bytes, stride, count, listed, addr, line_bytes):
+            n_starts[j] = 1
+            run_bytes[j] = elem_bytes[i]
         elif listed[i]:
             n_starts[j] = offsets[i + 1] - offsets[i]
             run_bytes[j] = (count[i] // max(1, n_starts[j])) * elem_bytes[i]
         else:
             n_starts[j] = count[i]
             run_bytes[j] = elem_bytes[i]
+        row_total = 0
+        previous = 0
         for e in range(n_starts[j]):
             s = _row_start(i, e, addr, stride, listed, offsets, values)
-            total += (s + run_bytes[j] - 1) // line_bytes - s // line_bytes + 1
+            for line in range(s // line_bytes, (s + run_bytes[j] - 1) // line_bytes + 1):
+                if row_total == 0 or line != previous:
+                    row_total += 1
+                    previous = line
+        total += row_total
     out = np.empty(total, dtype=np.int64)
     row_offsets = np.zeros(n + 1, dtype=np.int64)
     k = 0

@@ -132,14 +132,23 @@ def trace_lines(spec: SystemSpec, trace: pa.Table) -> float | None:
     try:
         memory = np.asarray(to_numpy(pc.is_in(trace.column("op"), value_set=string_array(MEMORY_OPS))), dtype=bool)
         count, elem = _column(trace, "count")[memory], _column(trace, "elem_bytes")[memory]
-        stride = np.abs(_column(trace, "stride_bytes")[memory])
+        stride = _column(trace, "stride_bytes")[memory]
+        addr = _column(trace, "addr")[memory]
         runs = list_lengths(trace.column("addrs")).astype(np.float64)[memory]
     except (KeyError, pa.ArrowException, TypeError, ValueError):
         return None  # not a trace: the replay's validation names what is wrong
     per_element = count * (elem // line + 2)  # each element's lines, apart
-    span = (stride * np.maximum(count - 1, 0) + elem) // line + 2  # the range of a strided row's elements
+    # A strided row's lines lie in the range of its elements. Its elements rising one after another (stride >=
+    # element) visit them once each; falling, a line at most three times (an element straddling into it from
+    # above, those within it, one straddling out of it below); overlapping ones (0 < |stride| < element) may go
+    # back and forth over a line boundary, and one element touched again and again (stride 0) repeats its
+    # lines unless it lies in one line: those are bounded by their elements' lines alone.
+    span = (np.abs(stride) * np.maximum(count - 1, 0) + elem) // line + 2
+    strided = np.where(stride >= elem, span, np.where(-stride >= elem, 3 * span, per_element))
+    one_line = (stride == 0) & (addr // line == (addr + np.maximum(elem, 1) - 1) // line)
+    strided = np.where(one_line & (count > 0), 1.0, strided)
     per_run = runs * ((count / np.maximum(runs, 1) * elem) // line + 2)  # each listed address starts a run
-    return float(np.sum(np.minimum(per_element, np.where(runs > 0, per_run, span))))
+    return float(np.sum(np.minimum(per_element, np.where(runs > 0, per_run, strided))))
 
 
 def trace_lines_message(spec: SystemSpec, lines: float, source: str, system_source: str) -> str | None:

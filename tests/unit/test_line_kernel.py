@@ -70,3 +70,31 @@ def test_rows_of_any_shape_match_their_lines_alone(specs):
     lines, offsets = lines_of_rows(order, *_columns(rows), LINE_BYTES)
     for j, row in enumerate(rows):
         np.testing.assert_array_equal(lines[offsets[j]:offsets[j + 1]], _alone(row), err_msg=f"row {row}")
+
+
+def test_one_element_touched_again_and_again_within_a_line_is_one_line_without_a_walk():
+    """Stride 0 and 2^40 elements of one line: one line at once (a walk per element would take minutes and its
+    first pass, sized by elements, terabytes); across a boundary the element's two lines alternate."""
+    lines, offsets = lines_of_rows(np.array([0], dtype=np.int64), *_columns([(128, 8, 0, 1 << 40, None)]), LINE_BYTES)
+    assert lines.tolist() == [2] and offsets.tolist() == [0, 1]
+    lines, _ = lines_of_rows(np.array([0], dtype=np.int64), *_columns([(60, 8, 0, 3, None)]), LINE_BYTES)
+    assert lines.tolist() == [0, 1, 0, 1, 0, 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 5000), st.integers(1, 80), st.integers(-200, 200), st.integers(0, 60))
+def test_the_run_limit_counts_at_least_the_lines_a_row_replays(addr, elem, stride, count):
+    """``simulator.engine.limits.trace_lines`` bounds the lines the replay walks for a row of any stride: rising,
+    falling, overlapping (back and forth over a boundary) or none."""
+    from types import SimpleNamespace
+
+    from simulator.engine.limits import trace_lines
+    from workloads.trace import TraceBuilder
+
+    addr += max(0, -stride) * count  # no element below address 0
+    tb = TraceBuilder()
+    tb.access("host", "s", "read", addr, elem, stride, count)
+    row = (addr, elem, stride, count, None)
+    lines, _ = lines_of_rows(np.array([0], dtype=np.int64), *_columns([row]), LINE_BYTES)
+    spec = SimpleNamespace(caches=SimpleNamespace(line_bytes=LINE_BYTES))
+    assert trace_lines(spec, tb.to_table()) >= len(lines)
