@@ -167,9 +167,11 @@ def _caches(system: System, acc: EnergyAccount) -> None:
             acc.charge(level.name, "host", "access", served_bytes * level.energy_j_per_byte)
 
 
-def _dram(system: System, end_ps: int, acc: EnergyAccount) -> dict[str, int]:
+def _dram(system: System, end_ps: int, acc: EnergyAccount) -> tuple[dict[str, int], dict[str, int]]:
     """DRAM categories of main memory (component ``dram``) and of each near memory (component named
-    as the memory); returns the bytes each requester moved over the main memory's bus, B."""
+    as the memory); returns the bytes each requester moved over the main memory's bus and over every
+    memory's (main and near), B."""
+    everywhere: dict[str, int] = {}
     for name, memory in system.near_memories.items():
         spec = system.spec.near_memories[name]
         moved = _memory(name, memory, memory_parameters(spec, system.spec.caches.line_bytes), end_ps, acc)
@@ -178,7 +180,11 @@ def _dram(system: System, end_ps: int, acc: EnergyAccount) -> dict[str, int]:
         for who, nbytes in moved.items():
             acc.count(name, who, "bytes", nbytes)
             acc.charge(name, who, "interface", nbytes * 8 * bit_j)
-    return _memory("dram", system.dram, dram_parameters(system.spec), end_ps, acc)
+            everywhere[who] = everywhere.get(who, 0) + nbytes
+    main = _memory("dram", system.dram, dram_parameters(system.spec), end_ps, acc)
+    for who, nbytes in main.items():
+        everywhere[who] = everywhere.get(who, 0) + nbytes
+    return main, everywhere
 
 
 def _memory(component: str, dram, parameters, end_ps: int, acc: EnergyAccount) -> dict[str, int]:
@@ -202,8 +208,8 @@ def _memory(component: str, dram, parameters, end_ps: int, acc: EnergyAccount) -
 
 
 def path_exempt_bytes(system: System) -> dict[str, int]:
-    """The main-memory bytes each requester moved by DMA at the memory controller, past the host's memory path
-    (``Interface.path_exempt_bytes`` of every unit), B."""
+    """The bytes each requester moved by DMA at a memory controller or inside a memory, past the host's memory
+    path (``Interface.path_exempt_bytes`` of every unit), B."""
     exempt: dict[str, int] = {}
     for unit in system.units.values():
         for who, nbytes in unit.interface.path_exempt_bytes.items():
@@ -211,23 +217,25 @@ def path_exempt_bytes(system: System) -> dict[str, int]:
     return exempt
 
 
-def _per_dram_byte(system: System, moved: dict[str, int], acc: EnergyAccount) -> None:
-    """The memory path and the off-chip interface, priced per DRAM byte of each requester: the memory path on
-    the bytes that cross it (the caches' misses and write-backs, not the DMA that joins the memory controller),
-    the interface on those that leave the chip (not a near-memory unit's)."""
+def _per_dram_byte(system: System, main: dict[str, int], everywhere: dict[str, int], acc: EnergyAccount) -> None:
+    """The memory path and main memory's off-chip interface, priced per DRAM byte of each requester: the memory
+    path on the bytes of any memory that cross it (the caches' misses and write-backs, not DMA that joins a
+    memory controller or works inside a memory), the interface on main memory's bytes that leave the chip (not a
+    near-memory unit's)."""
     spec = system.spec
     offchip_exempt = {name: unit.interface.offchip_exempt_bytes for name, unit in system.units.items()}
     path_exempt = path_exempt_bytes(system)
     path_j = spec.host.memory_path_energy_j_per_byte
     bit_j = spec.dram.interface_energy_j_per_bit
-    acc.totals_j["memory_path"] = {"access": (sum(moved.values()) - sum(path_exempt.values())) * path_j}
-    acc.totals_j["dram_interface"] = {"transfer": (sum(moved.values()) - sum(offchip_exempt.values())) * 8 * bit_j}
-    for who, nbytes in moved.items():
+    acc.totals_j["memory_path"] = {"access": (sum(everywhere.values()) - sum(path_exempt.values())) * path_j}
+    acc.totals_j["dram_interface"] = {"transfer": (sum(main.values()) - sum(offchip_exempt.values())) * 8 * bit_j}
+    for who, nbytes in everywhere.items():
         on_path = nbytes - path_exempt.get(who, 0)
-        crossing = nbytes - offchip_exempt.get(who, 0)  # near-memory units reach DRAM without the off-chip interface
         acc.count("memory_path", who, "bytes", on_path)
-        acc.count("dram_interface", who, "bytes", crossing)
         acc.charge("memory_path", who, "access", on_path * path_j)
+    for who, nbytes in main.items():
+        crossing = nbytes - offchip_exempt.get(who, 0)  # near-memory units reach DRAM without the off-chip interface
+        acc.count("dram_interface", who, "bytes", crossing)
         acc.charge("dram_interface", who, "transfer", crossing * 8 * bit_j)
 
 
@@ -252,8 +260,8 @@ def energy_account(system: System, end_ps: int) -> EnergyAccount:
     acc = EnergyAccount(model=system.spec.energy.model)
     _host(system, end_ps, acc)
     _caches(system, acc)
-    moved = _dram(system, end_ps, acc)
-    _per_dram_byte(system, moved, acc)
+    main, everywhere = _dram(system, end_ps, acc)
+    _per_dram_byte(system, main, everywhere, acc)
     _units(system, end_ps, acc)
     check_conservation(system, acc)
     return acc
@@ -309,21 +317,22 @@ def _check_exempt_bytes(system: System) -> list[str]:
     near-memory unit's), and each requester's that bypass the memory path (``path_exempt_bytes``), lie between
     none and all the main-memory bytes the DRAM served for it."""
     problems = []
-    served = system.dram.counters_by_requester()
     line_bytes = system.spec.caches.line_bytes
 
-    def moved(who: str) -> int:
-        counts = served.get(who, {})
-        return (counts.get("reads", 0) + counts.get("writes", 0)) * line_bytes
+    def moved(who: str, memories: tuple) -> int:
+        counts = [m.counters_by_requester().get(who, {}) for m in memories]
+        return sum(c.get("reads", 0) + c.get("writes", 0) for c in counts) * line_bytes
 
     for name, unit in system.units.items():
-        exempt = unit.interface.offchip_exempt_bytes
-        if not 0 <= exempt <= moved(name):
-            problems.append(f"{name}: {exempt} B exempt from the off-chip interface, of {moved(name)} B it moved in "
-                            "main memory")
+        exempt, main = unit.interface.offchip_exempt_bytes, moved(name, (system.dram,))
+        if not 0 <= exempt <= main:
+            problems.append(f"{name}: {exempt} B exempt from the off-chip interface, of {main} B it moved in main "
+                            "memory")
+    memories = (system.dram, *system.near_memories.values())
     for who, exempt in sorted(path_exempt_bytes(system).items()):
-        if not 0 <= exempt <= moved(who):
-            problems.append(f"{who}: {exempt} B past the memory path, of {moved(who)} B it moved in main memory")
+        if not 0 <= exempt <= moved(who, memories):
+            problems.append(f"{who}: {exempt} B past the memory path, of {moved(who, memories)} B it moved in "
+                            "memory")
     return problems
 
 

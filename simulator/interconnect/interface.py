@@ -116,8 +116,8 @@ class Interface:
     strategy: Coupling = field(init=False)
     device_memory: Link | None = field(init=False, default=None)
     offchip_exempt_bytes: int = field(init=False, default=0)  # DRAM bytes that never cross the off-chip interface
-    # main-memory bytes its DMA moved at the memory controller (the unit's data path at dram or near_memory, its
-    # driver's pcie copies), by requester: they cross neither the host's caches nor its memory path
+    # bytes its DMA moved at a memory controller or inside a memory (the unit's data path at dram or near_memory,
+    # its driver's pcie copies), by requester: they cross neither the host's caches nor its memory path
     path_exempt_bytes: dict[str, int] = field(init=False, default_factory=dict)
     _ports: dict[int, MemoryPort] = field(init=False, default_factory=dict)  # ``through_caches``'s, by entry level
 
@@ -180,10 +180,9 @@ class Interface:
     # --- accelerator data path ----------------------------------------------------------------
 
     def dma_at_controller(self, n_lines: int, requester: str) -> None:
-        """Count ``n_lines`` lines that ``requester`` moves by DMA joining the memory controller, in main memory
-        (``path_exempt_bytes``); a near memory of the unit's own is not main memory."""
-        if not self.spec.memory:
-            self.path_exempt_bytes[requester] = self.path_exempt_bytes.get(requester, 0) + n_lines * self.line_bytes
+        """Count ``n_lines`` lines that ``requester`` moves by DMA joining a memory controller, or inside the unit's
+        memory (``path_exempt_bytes``)."""
+        self.path_exempt_bytes[requester] = self.path_exempt_bytes.get(requester, 0) + n_lines * self.line_bytes
 
     def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:
         """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's.

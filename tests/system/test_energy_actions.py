@@ -185,6 +185,32 @@ def test_the_memory_path_prices_the_caches_dram_bytes_not_dma_at_the_memory_cont
         assert system.units["lap"].interface.path_exempt_bytes == {"lap.driver": 512 * 64}
 
 
+def test_the_memory_path_prices_the_hosts_lines_to_a_near_memory_and_not_the_units_work_inside_it():
+    """The LAP in an HBM stack of its own, the GEMM's operands in the stack: the host's and the driver's lines to
+    and from the stack cross the memory path as their main-memory lines do; the LAP's own accesses stay inside
+    the stack. None of the stack's bytes cross main memory's off-chip interface."""
+    from tests.conftest import CONFIGS
+
+    from workloads.gemm import lap_gemm
+
+    system = build_system(load_spec(CONFIGS / "systems" / "lap_hbm_stack.yaml", SystemSpec).spec)
+    end = replay(system, lap_gemm(32, 32, 32, produce_inputs=True, consume_output=True))
+    acc = energy_account(system, end)
+    stack = next(iter(system.near_memories))
+
+    def lines(component: str, who: str) -> int:
+        counts = acc.actions[component].get(who, {"reads": 0, "writes": 0})
+        return counts["reads"] + counts["writes"]
+
+    assert lines(stack, "host") > 0 and lines(stack, "lap") > 0 and lines(stack, "lap.driver") > 0  # the case
+    path = acc.actions["memory_path"]
+    for who in ("host", "lap.driver"):
+        assert path[who]["bytes"] == 64 * (lines("dram", who) + lines(stack, who))
+    assert path.get("lap", {"bytes": 0})["bytes"] == 0
+    interface = acc.actions.get("dram_interface", {}).get("host", {"bytes": 0})["bytes"]
+    assert interface == 64 * lines("dram", "host")
+
+
 def test_conservation_fails_when_dma_claims_bytes_past_the_memory_path_it_never_moved():
     """A requester's bytes past the memory path above the bytes the DRAM served for it (or below zero) are
     refused, not priced as negative memory path energy."""
