@@ -21,6 +21,9 @@ EXAMPLE_DIMS = (936, 1008, 552, 368, 1016, 616, 544)
 EXAMPLE_M_ELEMS = 256 * 256
 CHAIN_COLUMNS = ("dims", "m_elems", "elem_bytes", "op_count", "tree", "unfused_words", "fused_words",
                  "unfused_bytes", "fused_bytes", "saving")
+#: Most matrices of one chain: the order search and the fusion plan grow faster than n^3 (measured: 200
+#: matrices 1 s, 400 about 10 s, 800 over two minutes), and 004's chains have a handful.
+MAX_CHAIN_MATRICES = 256
 KERNEL_NAMES = {"none": "unfused", "left": "fused left (A_i A_k) A_j", "right": "fused right A_i (A_k A_j)"}
 
 
@@ -35,6 +38,9 @@ def parse_dims(text: str | None) -> tuple[int, ...]:
     if len(dims) < 3 or min(dims) < 1:
         raise InputError(f"--dims {text!r}: expected three or more positive integers separated by commas, the "
                          "P_0, ..., P_n of a chain of n >= 2 matrices (A_i is P_{i-1} x P_i), e.g. 100,200,50")
+    if len(dims) - 1 > MAX_CHAIN_MATRICES:
+        raise InputError(f"--dims: {len(dims) - 1} matrices; expected at most {MAX_CHAIN_MATRICES} "
+                         "(simulator.studies.chain_eval.MAX_CHAIN_MATRICES: the model's search grows faster than n^3)")
     return dims
 
 

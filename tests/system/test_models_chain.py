@@ -38,6 +38,7 @@ def test_a_chain_of_one_s_own_goes_to_the_csv_in_words_and_bytes(tmp_path: Path,
     (["--dims", "3,4"], "--dims '3,4': expected three or more positive integers"),
     (["--dims", "3,x,4"], "--dims '3,x,4': expected three or more positive integers"),
     (["--dims", "3,0,4"], "--dims '3,0,4': expected three or more positive integers"),
+    (["--dims", ",".join(["100"] * 258)], "--dims: 257 matrices; expected at most 256"),
     (["--m-elems", "0"], "--m-elems 0: expected an integer >= 1"),
     (["--elem-bytes", "-8"], "--elem-bytes -8: expected an integer >= 1"),
     (["--dims", "10,10,10,10"], "--dims 10,10,10,10 with --m-elems 65536: the model's volumes (214 and -81 words) fall "
