@@ -198,13 +198,22 @@ def _parse_sweep(sweep: Any, source: str, errors: list[str]) -> list[Axis]:
     return axes
 
 
+#: Most figures a study may ask for: each takes a fraction of a second to draw after the points have run.
+MAX_FIGURES = 64
+
+
 def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]) -> list[FigureSpec]:
     if raw is None:
         return []
     if not isinstance(raw, list):
         errors.append(f"{source}: figures: {raw!r}; expected a list of {{x, y, group}} mappings")
         return []
+    if len(raw) > MAX_FIGURES:
+        errors.append(f"{source}: figures: {len(raw)} figures; expected at most {MAX_FIGURES} "
+                      "(simulator.studies.sweep.MAX_FIGURES)")
+        return []
     figures = []
+    first_of: dict[tuple, int] = {}  # figures by the file they draw (y, x and group name it)
     for i, item in enumerate(raw):
         where = f"{source}: figures[{i}]"
         if not isinstance(item, dict):
@@ -230,8 +239,16 @@ def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]
         if "title" in item and not isinstance(item["title"], str):
             errors.append(f"{where}.title: {item['title']!r}; expected a string")
         if not bad:
-            figures.append(FigureSpec(x=item.get("x"), y=y, group=item.get("group"),
-                                      logx=item.get("logx"), logy=item.get("logy", False), title=item.get("title")))
+            figure = FigureSpec(x=item.get("x"), y=y, group=item.get("group"), logx=item.get("logx"),
+                                logy=item.get("logy", False), title=item.get("title"))
+            try:
+                seen = first_of.setdefault((figure.x, figure.y, figure.group), i)
+            except TypeError:  # an unhashable value, refused above
+                seen = i
+            if seen != i:
+                errors.append(f"{where}: the x, y and group of figures[{seen}], whose file it would overwrite; "
+                              "expected each figure once")
+            figures.append(figure)
     return figures
 
 

@@ -206,6 +206,14 @@ BAD_STUDIES = {
     "figure group that is not a key string": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
                                               "  - {x: param.array_bytes, y: dram/reads, group: {a: 1}}\n",
                                               "figures[0].group: {'a': 1}; expected a key string"),
+    "figure asked for twice": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
+                               "  - {x: param.array_bytes, y: dram/reads}\n"
+                               "  - {x: param.array_bytes, y: dram/reads, logy: true}\n",
+                               "figures[1]: the x, y and group of figures[0], whose file it would overwrite; "
+                               "expected each figure once"),
+    "more figures than a study draws": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
+                                        + "  - {x: param.array_bytes, y: dram/reads}\n" * 65,
+                                        "figures: 65 figures; expected at most 64"),
     "axis value that is not a scalar": ("  product:\n    set.host.frequency_hz: [2020-01-01]\n",
                                         "sweep.product.set.host.frequency_hz: [datetime.date(2020, 1, 1)]; "
                                         "expected a list of scalar values"),
