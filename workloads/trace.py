@@ -167,6 +167,9 @@ MAX_ROW_CYCLES = float(2**53)
 #: Largest CSV trace file read, bytes: MAX_TRACE_ROWS rows of some 100 characters, with room for the
 #: addresses of the ``addrs`` column.
 MAX_CSV_TRACE_BYTES = 1 << 30
+#: Bytes of a CSV trace parsed as one block: a row must fit in one (an offload of many regions, or a gather of
+#: many addresses, is one long row). The whole file when it is smaller.
+CSV_BLOCK_BYTES = 1 << 26
 #: Most entries (parts, requests) of one offload command: its JSON text stays below some 100 MB.
 MAX_COMMAND_ITEMS = 1_000_000
 
@@ -834,9 +837,13 @@ def _read_csv(path: Path) -> pa.Table:
     convert = pcsv.ConvertOptions(column_types=_CSV_TYPES, strings_can_be_null=False,
                                   quoted_strings_can_be_null=False, true_values=["true", "True", "1"],
                                   false_values=["false", "False", "0"])
+    block = min(size + 1, CSV_BLOCK_BYTES)
     try:
-        table = pcsv.read_csv(path, convert_options=convert)
+        table = pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=block), convert_options=convert)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+        if "straddl" in str(exc):  # pyarrow's words for a row longer than a block
+            raise TraceError(source, f"a CSV trace whose rows are each at most {block:,} B "
+                             "(workloads.trace.CSV_BLOCK_BYTES)") from None
         raise TraceError(source, "a readable CSV trace with a header line (a file not named *.parquet is read as "
                          f"CSV): {one_line(exc)}") from None
     _check_rows(len(table), source)

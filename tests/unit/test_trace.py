@@ -539,6 +539,20 @@ def test_hand_written_csv_trace_reads(tmp_path) -> None:
     assert table.column("dependent").to_pylist() == [False, True, False]
 
 
+def test_a_csv_row_longer_than_arrows_default_block_reads(tmp_path, monkeypatch) -> None:
+    """A gather of 400,000 addresses after a short row is a row of 3.4 MB, which straddles the 1 MiB blocks
+    pyarrow parses by default; a row beyond the block the trace is read in is refused naming that block."""
+    import workloads.trace as trace
+
+    addrs = " ".join(str(64 * i) for i in range(400_000))
+    path = _text(tmp_path / "t.csv", HEADER + "host,s,compute,0,0,0,0,,1,0,false,\n"
+                 f"host,s,read,0,8,0,400000,{addrs},0,0,false,\n")
+    assert len(read_trace(path).column("addrs")[1].as_py()) == 400_000
+    monkeypatch.setattr(trace, "CSV_BLOCK_BYTES", 1 << 20)
+    with pytest.raises(TraceError, match=r"t\.csv: .*a CSV trace whose rows are each at most 1,048,576 B"):
+        read_trace(path)
+
+
 def _text(path, text: str):
     path.write_text(text)
     return path
