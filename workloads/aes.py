@@ -37,7 +37,7 @@ import math
 import pyarrow as pa
 
 from simulator.config.algorithms import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
-from workloads.trace import MAX_THREADS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
+from workloads.trace import MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why, thread_count
 
 KERNELS = ("aes", "sha")
 OPS = {"aes": "aes128", "sha": "sha256"}
@@ -166,8 +166,7 @@ def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int
         raise ValueError(f"requests must be an integer >= 1, got {requests!r}")
     if kernel == "sha" and requests > 1:
         raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+    threads = thread_count(threads)
     passes = 2 if warmup else 1
     check_trace_limit("requests", requests, (MAX_TRACE_ROWS // passes - 2 * threads) // threads,
                       rows_why(passes * threads, "request"))

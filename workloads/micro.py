@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from workloads.trace import (MAX_ROW_FLOPS, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
-                             check_trace_limit, rows_why)
+                             check_trace_limit, rows_why, thread_count)
 
 #: Bytes of memory work per stream row (a chunk the simulator times as one event).
 DEFAULT_BLOCK_BYTES = 64 * 1024
@@ -80,7 +80,7 @@ def _blocks(total_bytes: int, block_bytes: int) -> list[tuple[int, int]]:
 def thread_slices(n_elems: int, threads: int) -> list[tuple[int, int]]:
     """(first element, elements) of each of ``threads`` contiguous slices of ``n_elems`` elements, as even
     as whole elements allow (OpenMP's static schedule): slice t is [t n / T, (t + 1) n / T)."""
-    threads = _positive_int("threads", threads)
+    threads = thread_count(threads)
     return [(n_elems * t // threads, n_elems * (t + 1) // threads - n_elems * t // threads) for t in range(threads)]
 
 
@@ -133,7 +133,7 @@ def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
         raise ValueError(f"kind must be one of {', '.join(STREAM_KINDS)}, got {kind!r}")
     _check_array(array_bytes, elem_bytes, block_bytes, "array_bytes")
     repeats = _positive_int("repeats", repeats)
-    threads = _positive_int("threads", threads)
+    threads = thread_count(threads)
     sources, dests, default_flops = STREAM_KINDS[kind]
     per_block = len(sources) + len(dests)
     check_trace_limit("array_bytes", array_bytes, MAX_TRACE_ROWS // per_block * block_bytes,
@@ -250,7 +250,7 @@ def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, thre
     check_trace_limit("total_bytes", total_bytes, MAX_TRACE_ROWS * block_bytes,
                       rows_why(1, f"block of block_bytes = {block_bytes} B"))
     check_trace_limit("flops_per_byte", flops_per_byte, MAX_ROW_FLOPS // block_bytes, _FLOPS_WHY)
-    threads = _positive_int("threads", threads)
+    threads = thread_count(threads)
     check_trace_limit("threads", threads, total_bytes // elem_bytes, "each thread reads at least one element")
     total_flops = round(flops_per_byte * total_bytes)
     addr = _space(space).alloc(f"{stage}.data", total_bytes)
@@ -278,7 +278,7 @@ def compute_only(flops: int, rows: int = 1, threads: int = 1, *, unit: str = "ho
     ``threads``, over ``rows`` rows of each thread (thread t the t-th slice of the flops, ``thread_slices``)."""
     flops = _positive_int("flops", flops, minimum=0)
     rows = _positive_int("rows", rows)
-    threads = _positive_int("threads", threads)
+    threads = thread_count(threads)
     check_trace_limit("flops", flops, MAX_ROW_FLOPS * rows, f"{_FLOPS_WHY}, over rows = {rows:,}")
     barriers = threads if threads > 1 else 0
     check_trace_limit("rows", rows, (MAX_TRACE_ROWS - barriers) // threads,

@@ -197,6 +197,14 @@ class TraceError(ValueError):
 # --------------------------------------------------------------------------- size limits
 
 
+def thread_count(value: Any) -> int:
+    """``value`` (a generator's ``threads``) if it is a thread count a trace can carry, thread ids 0 .. MAX_THREADS
+    - 1; ValueError naming the parameter otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_THREADS:
+        raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {value!r}")
+    return int(value)
+
+
 def check_trace_limit(name: str, value: int, maximum: int, why: str) -> None:
     """Refuse, before a trace is built, a parameter ``name`` above ``maximum`` (the largest value that
     keeps the trace within the limits above, ``why`` saying which): ValueError naming the parameter,

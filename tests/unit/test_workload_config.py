@@ -168,6 +168,9 @@ def test_overflow_the_checks_did_not_foresee_is_still_one_message(monkeypatch):
     ("host_gemm", {"m": 10**5, "n": 10**5, "k": 10**5}, "m", "m, n and k must be smaller for this blocking"),
     ("gemm_tiled", {"p0": 10**5, "p1": 10**5, "p2": 10**5, "cache_bytes": "32 KiB", "ways": 8}, "p0",
      "p0, p1 and p2 must be smaller for this cache"),
+    ("stream", {"kind": "read", "array_bytes": "64 KiB", "threads": 1025}, "threads",
+     "1025; expected an integer from 1 to 1024"),
+    ("compute_only", {"flops": 1000, "threads": 1025}, "threads", "1025; expected an integer from 1 to 1024"),
 ])
 def test_too_large_a_trace_is_refused_at_once_naming_the_parameter(generator, params, key, expected):
     message = _one({"generator": generator, "params": params})
