@@ -8,14 +8,15 @@ run's energy stacked by component. Runs are kept in the order given.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from simulator.config.errors import InputError
+from simulator.config.errors import InputError, one_line
+from simulator.config.jsonio import loads_keys_once
 from simulator.config.units import format_quantity
 from simulator.studies.plots import save_figure
 
@@ -33,19 +34,38 @@ class RunSummary:
 
 
 def read_run(path: str | Path) -> RunSummary:
-    """The summary of run directory ``path``; InputError naming it if it is not one."""
+    """The summary of run directory ``path``; InputError naming it (and the key at fault) if it is not one."""
     directory = Path(path)
     summary = directory / "summary.json"
+    expected = "expected the summary.json offsim run writes"
     try:
-        data = json.loads(summary.read_text())
-        return RunSummary(directory.resolve().name, str(data["system_name"]), str(data["workload_name"]),
-                          float(data["simulated_time_s"]), float(data["energy_total_j"]),
-                          {str(k): float(v) for k, v in data["energy_by_component_j"].items()})
+        data = loads_keys_once(summary.read_text())
     except FileNotFoundError:
         raise InputError(f"{directory}: no summary.json; expected a run directory written by offsim run") from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"{summary}: unreadable ({type(exc).__name__}: {exc}); expected the summary.json "
-                         "offsim run writes") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InputError(f"{summary}: unreadable ({type(exc).__name__}: {one_line(exc)}); {expected}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{summary}: a JSON {type(data).__name__}; {expected} (an object)")
+
+    def field(key: str, kind: type) -> Any:
+        if key not in data:
+            raise InputError(f"{summary}: {key}: missing; {expected}")
+        value = data[key]
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if (kind is float and not number) or (kind is not float and not isinstance(value, kind)):
+            raise InputError(f"{summary}: {key}: {one_line(repr(value))}; expected a "
+                             f"{'number' if kind is float else kind.__name__}, as offsim run writes it")
+        return value
+
+    system, workload = field("system_name", str), field("workload_name", str)
+    time_s, energy_j = float(field("simulated_time_s", float)), float(field("energy_total_j", float))
+    by_component = field("energy_by_component_j", dict)
+    bad = next((k for k, v in by_component.items() if not isinstance(v, (int, float)) or isinstance(v, bool)), None)
+    if bad is not None:
+        raise InputError(f"{summary}: energy_by_component_j.{bad}: {one_line(repr(by_component[bad]))}; expected a "
+                         "number of joules")
+    return RunSummary(directory.resolve().name, system, workload, time_s, energy_j,
+                      {str(k): float(v) for k, v in by_component.items()})
 
 
 def comparison_table(runs: list[RunSummary]) -> list[tuple[str, ...]]:

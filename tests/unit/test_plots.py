@@ -69,6 +69,24 @@ def test_compare_lists_runs_in_order_with_every_component(tmp_path, capsys):
 def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
     with pytest.raises(InputError, match="no summary.json; expected a run directory"):
         read_run(tmp_path)
-    (tmp_path / "summary.json").write_text("{}")
+    (tmp_path / "summary.json").write_text("{not json")
     with pytest.raises(InputError, match="summary.json: unreadable"):
         read_run(tmp_path)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("{}", "summary.json: system_name: missing; expected the summary.json offsim run writes"),
+    ("[1, 2]", "summary.json: a JSON list; expected the summary.json offsim run writes (an object)"),
+    ('{"system_name": "s", "workload_name": "w", "simulated_time_s": "1 s", "energy_total_j": 1, '
+     '"energy_by_component_j": {}}', "summary.json: simulated_time_s: '1 s'; expected a number"),
+    ('{"system_name": "s", "workload_name": "w", "simulated_time_s": 1, "energy_total_j": 1, '
+     '"energy_by_component_j": {"host": null}}', "summary.json: energy_by_component_j.host: None; expected a number"),
+    ('{"system_name": "s", "system_name": "t"}', "summary.json: unreadable (RepeatedKey"),
+])
+def test_compare_names_the_key_of_a_summary_it_cannot_read(tmp_path, text, says):
+    """A summary.json that is not what offsim run writes is refused naming the file and the key at fault (a list,
+    an object without the keys, a value of the wrong type), not with Python's own words."""
+    (tmp_path / "summary.json").write_text(text)
+    with pytest.raises(InputError) as info:
+        read_run(tmp_path)
+    assert says in str(info.value)
