@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from simulator.config.fields import describe_spec, spec_to_dict
-from simulator.config.loader import load_spec, parse_override, resolve_presets
+from simulator.config.loader import list_item, load_spec, parse_override, resolve_presets
 from simulator.config.schema import SystemSpec
 from simulator.config.units import format_quantity
 from simulator.config.yamlio import load_yaml
@@ -74,6 +74,22 @@ def _preset_origins(raw: Any, prefix: str = "") -> list[tuple[str, str]]:
     return found
 
 
+def _named_key(parts: list[str], raw: Any) -> str:
+    """The dotted key of override ``parts`` with each list index (``caches.levels.0``) replaced by the name of the
+    item it selects in ``raw`` (``caches.levels.L1D``), as the effective values name it."""
+    named, node = [], raw
+    for part in parts:
+        if isinstance(node, list):
+            item = list_item(node, part)
+            if isinstance(item, dict) and "name" in item:
+                part = str(item["name"])
+            node = item
+        else:
+            node = node.get(part) if isinstance(node, dict) else None
+        named.append(part)
+    return ".".join(named)
+
+
 def _unit_of(patterns: list[tuple[re.Pattern, str]], key: str) -> str:
     return next((unit for pattern, unit in patterns if pattern.fullmatch(key)), "")
 
@@ -85,9 +101,10 @@ def effective_values(path: str | Path, overrides: Iterable[str] = ()) -> list[Ef
     loaded = load_spec(path, SystemSpec, overrides)
     raw = load_yaml(path)
     written = set(_flatten(raw))
-    with_presets = set(_flatten(resolve_presets(raw, str(path))))
+    resolved = resolve_presets(raw, str(path))
+    with_presets = set(_flatten(resolved))
     presets = _preset_origins(raw)
-    overridden = {".".join(parse_override(text)[0]) for text in overrides}
+    overridden = {_named_key(parse_override(text)[0], resolved) for text in overrides}
     patterns = [(re.compile(re.escape(row.key).replace(re.escape("<name>"), r"[^.]+")), row.unit)
                 for row in describe_spec(SystemSpec)]
     rows = []

@@ -163,7 +163,7 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
         node: Any = raw
         for i, part in enumerate(parts[:-1]):
             if isinstance(node, list):
-                node = _list_item(node, part)
+                node = list_item(node, part)
                 if node is None:
                     errors.append(Problem("", ".".join(parts[:i + 1]), f"no list item named {part!r}",
                                           option=f"--set {text}"))
@@ -180,7 +180,9 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
     return raw
 
 
-def _list_item(items: list, part: str) -> Any:
+def list_item(items: list, part: str) -> Any:
+    """The item of a list of specs (cache levels) that a dotted key's ``part`` selects: by index or by name; None
+    for neither."""
     if part.isdigit() and int(part) < len(items):
         return items[int(part)]
     return next((it for it in items if isinstance(it, dict) and it.get("name") == part), None)
@@ -202,7 +204,7 @@ def _check_path(cls: Any, parts: list[str], raw: Any = None) -> tuple[str, str] 
         origin = typing.get_origin(tp)
         if origin is tuple:  # list of specs: an index or a name selects the item
             tp = typing.get_args(tp)[0]
-            node = _list_item(node, part) if isinstance(node, list) else None
+            node = list_item(node, part) if isinstance(node, list) else None
             continue
         if origin is dict:
             tp = typing.get_args(tp)[1]
@@ -274,7 +276,7 @@ def indexed_key(raw: Any, key: str) -> str:
     node = raw
     for part in key.split("."):
         if isinstance(node, list) and out:
-            item = _list_item(node, part)
+            item = list_item(node, part)
             index = next((i for i, it in enumerate(node) if it is item), part)
             out[-1] += f"[{index}]"
             node = item

@@ -30,6 +30,15 @@ def test_keys_of_a_system_name_each_values_origin(capsys):
     assert rows["dram.timing.tck_s"] == ("1.25 ns", "preset dram/ddr3_1600_mt41j256m4")
 
 
+def test_a_cache_level_set_by_its_index_is_listed_as_set(capsys):
+    """``--set caches.levels.0.size_bytes`` selects the first level by index; the table names it by its name and
+    says the value came from --set, not from the preset it replaced."""
+    assert main(["keys", "--system", str(LAP_LLC), "--set", "caches.levels.0.size_bytes=64 KiB"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows["caches.levels.L1D.size_bytes"][1] == "--set"
+    assert rows["caches.levels.L2.size_bytes"][1] == "preset caches/i7_920"
+
+
 def test_keys_refuses_set_without_a_system_and_a_prefix_the_system_lacks(capsys):
     assert main(["keys", "--set", "host.frequency_hz=3 GHz"]) == 2
     assert "expected --system FILE" in capsys.readouterr().err
