@@ -314,8 +314,9 @@ def _check_lines(system: System) -> list[str]:
 
 def _check_exempt_bytes(system: System) -> list[str]:
     """Each unit's main-memory bytes that cross no off-chip interface (``Interface.offchip_exempt_bytes``, a
-    near-memory unit's), and each requester's that bypass the memory path (``path_exempt_bytes``), lie between
-    none and all the main-memory bytes the DRAM served for it."""
+    near-memory unit's) lie between none and all the main-memory bytes the DRAM served for it; each requester's
+    bytes that bypass the memory path (``path_exempt_bytes``), between none and all the bytes every memory (main
+    and near) served for it."""
     problems = []
     line_bytes = system.spec.caches.line_bytes
 
@@ -339,8 +340,8 @@ def _check_exempt_bytes(system: System) -> list[str]:
 def check_conservation(system: System, acc: EnergyAccount) -> None:
     """Raise ConservationError unless lines in = lines out at every cache level, every split by
     requester adds up to its total, the bytes exempt from the off-chip interface or the memory path are among
-    those their requester moved, actions x energies give each component's energy, no energy is below zero, and the categories and
-    components add up to the total."""
+    those their requester moved, actions x energies give each component's energy, no energy is below zero, and
+    the categories and components add up to the total."""
     problems = _check_lines(system) + _check_exempt_bytes(system)
     summed = acc.by_component()
     negative = sorted(f"{component}.{cat} ({joules!r} J)" for component, cats in summed.items()

@@ -67,9 +67,7 @@ class DramCoupling(Coupling):
         link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
         if not len(lines):
             return link_done
-        iface.dma_at_controller(len(lines), iface.name)
-        return max(link_done, iface.dram.service(lines, is_write, now_ps, bus_speedup=self.bus_speedup(iface),
-                                                 requester=iface.name))
+        return max(link_done, iface.dma(lines, is_write, now_ps, iface.name, self.bus_speedup(iface)))
 
     def bus_speedup(self, iface: Interface) -> float:
         """How much faster than the channel the unit's bursts reach the banks (1: through the channel)."""

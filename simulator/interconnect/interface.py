@@ -179,10 +179,12 @@ class Interface:
 
     # --- accelerator data path ----------------------------------------------------------------
 
-    def dma_at_controller(self, n_lines: int, requester: str) -> None:
-        """Count ``n_lines`` lines that ``requester`` moves by DMA joining a memory controller, or inside the unit's
-        memory (``path_exempt_bytes``)."""
-        self.path_exempt_bytes[requester] = self.path_exempt_bytes.get(requester, 0) + n_lines * self.line_bytes
+    def dma(self, lines: np.ndarray, is_write: bool, now_ps: int, requester: str, bus_speedup: float = 1.0) -> int:
+        """``requester`` moves ``lines`` by DMA at the memory controller (or inside the unit's own memory), past the
+        host's caches and memory path: the memory serves them, and they are counted in ``path_exempt_bytes``.
+        Returns the memory's completion, ps. Every DMA of a coupling or a driver goes through here."""
+        self.path_exempt_bytes[requester] = self.path_exempt_bytes.get(requester, 0) + len(lines) * self.line_bytes
+        return self.dram.service(lines, is_write, now_ps, bus_speedup=bus_speedup, requester=requester)
 
     def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:
         """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's.
@@ -203,8 +205,7 @@ class Interface:
         lines = region_lines(regions, self.line_bytes)
         if not len(lines):
             return now_ps
-        dram_done = self.dram.service(lines, False, now_ps, requester=self.driver)
-        self.dma_at_controller(len(lines), self.driver)
+        dram_done = self.dma(lines, False, now_ps, self.driver)
         return max(dram_done, self.link.transfer(len(lines) * self.line_bytes, now_ps, self.driver))
 
     def copy_out(self, regions: list, now_ps: int) -> int:
@@ -214,8 +215,7 @@ class Interface:
             return now_ps
         link_done = self.link_out.transfer(len(lines) * self.line_bytes, now_ps, self.driver)
         # DRAM takes requests in arrival order, so the writes are booked now and bounded by the link
-        self.dma_at_controller(len(lines), self.driver)
-        return max(link_done, self.dram.service(lines, True, now_ps, requester=self.driver))
+        return max(link_done, self.dma(lines, True, now_ps, self.driver))
 
     @property
     def bytes_moved(self) -> int:
