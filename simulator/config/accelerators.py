@@ -55,9 +55,10 @@ class InterfaceSpec:
     full_duplex: bool = param(False, doc="pcie only: copies in and out run on separate directions of the link "
                                          "(each at bandwidth_bytes_per_s) instead of taking turns")
     memory: str = param("", doc="near_memory only: the near_memories entry the accelerator works in (its data "
-                                "path reaches that memory, not main memory, and pays no off-chip interface "
-                                "energy; the memory holds the regions its commands name, so the host's "
-                                "accesses to them are served there too); empty: it works in main memory")
+                                "path reaches that memory, not main memory: it pays no main-memory off-chip "
+                                "interface energy, and that memory's own interface prices its bytes; the "
+                                "memory holds the regions its commands name, so the host's accesses to them are "
+                                "served there too); empty: it works in main memory")
 
     def __post_init__(self) -> None:
         if self.memory and self.coupling != "near_memory":
