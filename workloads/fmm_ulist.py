@@ -112,8 +112,8 @@ from models.ulist import BLOCK_ORDERS, UListDims, check_block_order, llc_blocks
 from simulator.config.arrow import arrow_array
 from workloads import fmm_tree
 from workloads.gemm import host_gemm_panels
-from workloads.trace import (MAX_THREADS, MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace,
-                             TraceBuilder, check_trace_limit)
+from workloads.trace import (MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace, TraceBuilder,
+                             check_trace_limit, thread_count)
 from workloads.trace_stream import BATCH_ROWS, TraceStream
 
 ELEM_BYTES = 8  # double precision
@@ -482,8 +482,7 @@ def target_ranges(problem: UListProblem, threads: int) -> np.ndarray:
     """Leaf boundaries (int64, ``threads`` + 1 of them, from 0 to N_oct) cutting the target leaves into
     ``threads`` contiguous ranges of about N_U / ``threads`` interactions each: thread t permutes the
     interactions whose target leaf is in [bounds[t], bounds[t + 1])."""
-    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    threads = thread_count(threads)
     n = problem.n_u
     inner = [int(problem.target[min(n - 1, n * t // threads)]) for t in range(1, int(threads))]
     return np.array([0, *inner, problem.n_oct], dtype=np.int64)
@@ -538,10 +537,7 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant
     if block_order not in BLOCK_ORDERS:  # named as the generator's parameter (check_block_order says "order")
         raise ValueError(f"block_order must be one of {', '.join(BLOCK_ORDERS)}, got {block_order!r}")
     check_bc_layout(bc_layout)
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    check_trace_limit("threads", threads, MAX_THREADS, f"a trace's thread ids run from 0 to {MAX_THREADS - 1:,}, "
-                      "workloads.trace.MAX_THREADS")
+    threads = thread_count(threads)
     problem = build_problem(q, n_points, density, seed, periodic)
     return ulist_trace(problem, variant, placement,
                        variant_blocks(problem, variant, blocks, int(llc_bytes), llc_share, block_order), bc_layout,
