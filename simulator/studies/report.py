@@ -16,7 +16,6 @@ no stored point has is left out of the report with a note.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.studies.plots import Panel, Series, format_value, line_panels, unit_of_key
 from simulator.studies.crosschecks import CROSSCHECKS, crosscheck_table
-from simulator.studies.spec import FigureSpec, Point, StudyOutcome, StudySpec
+from simulator.studies.spec import FigureSpec, Point, StudyOutcome, StudySpec, short_key
 
 ENERGY_TOTAL = "energy/total"
 DEFAULT_Y = ("system/simulated_time_s", ENERGY_TOTAL, "dram/bandwidth_bytes_per_s")
@@ -113,14 +112,6 @@ def default_figures(study: StudySpec, table: pd.DataFrame) -> list[FigureSpec]:
     return [FigureSpec(x=x, y=y, group=group, logx=None) for y in ys]
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
-
-
-def _short(key: str) -> str:
-    return key.split(".", 1)[1] if "." in key else key
-
-
 def _label(key: str, value: Any) -> str:
     return format_value(value, unit_of_key(key))
 
@@ -133,7 +124,7 @@ def draw_figure(fig: FigureSpec, study: StudySpec, table: pd.DataFrame, fig_dir:
     panels = []
     for panel_key, pdata in (data.groupby(rest, sort=False) if rest else [((), data)]):
         panel_key = panel_key if isinstance(panel_key, tuple) else (panel_key,)
-        title = ", ".join(f"{_short(k)} = {_label(k, v)}" for k, v in zip(rest, panel_key))
+        title = ", ".join(f"{short_key(k)} = {_label(k, v)}" for k, v in zip(rest, panel_key))
         series = []
         for gkey, gdata in (pdata.groupby(fig.group, sort=False) if fig.group else [(None, pdata)]):
             gdata = gdata.sort_values(fig.x, kind="stable")
@@ -141,11 +132,11 @@ def draw_figure(fig: FigureSpec, study: StudySpec, table: pd.DataFrame, fig_dir:
             series.append(Series(label=label, x=tuple(gdata[fig.x].tolist()), y=tuple(gdata["value"].tolist())))
         panels.append(Panel(title=title, series=tuple(series)))
     y_name = "total energy" if fig.y == ENERGY_TOTAL else fig.y
-    name = f"{_slug(fig.y)}_vs_{_slug(_short(fig.x))}" + (f"_by_{_slug(_short(fig.group))}" if fig.group else "")
     x_unit = unit_of_key(fig.x)
-    return line_panels(panels, fig_dir / f"{name}.png", xlabel=_short(fig.x) + (f" ({x_unit})" if x_unit else ""),
+    xlabel = short_key(fig.x) + (f" ({x_unit})" if x_unit else "")
+    return line_panels(panels, fig_dir / f"{fig.stem}.png", xlabel=xlabel,
                        ylabel=y_name + (f" ({y_unit})" if y_unit else ""), x_unit=x_unit, y_unit=y_unit,
-                       title=fig.title or f"{study.name}: {y_name}", legend_title=_short(fig.group or ""),
+                       title=fig.title or f"{study.name}: {y_name}", legend_title=short_key(fig.group or ""),
                        logx=fig.logx, logy=fig.logy)
 
 
@@ -186,7 +177,7 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
     for a in study.axes:
         lines.append(f"| `{a.key}` | {a.group} | {', '.join(_md_escape(v) for v in a.values)} |")
     lines += ["", "## Points", "",
-              "| " + " | ".join([*(_short(k) for k in keys), *(n for n, _ in columns), "run"]) + " |",
+              "| " + " | ".join([*(short_key(k) for k in keys), *(n for n, _ in columns), "run"]) + " |",
               "|" + "---|" * (len(keys) + len(columns) + 1)]
     summaries: dict[str, dict[str, str]] = {}
     for name, y in columns:

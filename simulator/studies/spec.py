@@ -9,6 +9,7 @@ its runner writes anything.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,22 @@ class FigureSpec:
     logx: bool | None = None
     logy: bool | None = False
     title: str | None = None
+
+    @property
+    def stem(self) -> str:
+        """The name of the file the figure is drawn to, without its extension: y against x, by group."""
+        by = f"_by_{slug(short_key(self.group))}" if self.group else ""
+        return f"{slug(self.y)}_vs_{slug(short_key(self.x))}{by}"
+
+
+def slug(text: str) -> str:
+    """``text`` as a file-name part: runs of other characters than letters and digits made one ``_``, lower case."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+def short_key(key: str) -> str:
+    """An axis key without its ``set.`` or ``param.`` prefix."""
+    return key.split(".", 1)[1] if "." in key else key
 
 
 

@@ -213,7 +213,7 @@ def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]
                       "(simulator.studies.sweep.MAX_FIGURES)")
         return []
     figures = []
-    first_of: dict[tuple, int] = {}  # figures by the file they draw (y, x and group name it)
+    first_of: dict[str, int] = {}  # figures by the file they are drawn to (FigureSpec.stem)
     for i, item in enumerate(raw):
         where = f"{source}: figures[{i}]"
         if not isinstance(item, dict):
@@ -241,12 +241,10 @@ def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]
         if not bad:
             figure = FigureSpec(x=item.get("x"), y=y, group=item.get("group"), logx=item.get("logx"),
                                 logy=item.get("logy", False), title=item.get("title"))
-            try:
-                seen = first_of.setdefault((figure.x, figure.y, figure.group), i)
-            except TypeError:  # an unhashable value, refused above
-                seen = i
+            named = all(isinstance(v, str) for v in (figure.x, figure.y, figure.group or ""))
+            seen = first_of.setdefault(figure.stem, i) if named else i  # (other values are refused above)
             if seen != i:
-                errors.append(f"{where}: the x, y and group of figures[{seen}], whose file it would overwrite; "
+                errors.append(f"{where}: the file of figures[{seen}] ({figure.stem}.png), which it would overwrite; "
                               "expected each figure once")
             figures.append(figure)
     return figures

@@ -209,8 +209,8 @@ BAD_STUDIES = {
     "figure asked for twice": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
                                "  - {x: param.array_bytes, y: dram/reads}\n"
                                "  - {x: param.array_bytes, y: dram/reads, logy: true}\n",
-                               "figures[1]: the x, y and group of figures[0], whose file it would overwrite; "
-                               "expected each figure once"),
+                               "figures[1]: the file of figures[0] (dram_reads_vs_array_bytes.png), which it would "
+                               "overwrite; expected each figure once"),
     "more figures than a study draws": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
                                         + "  - {x: param.array_bytes, y: dram/reads}\n" * 65,
                                         "figures: 65 figures; expected at most 64"),
@@ -412,8 +412,8 @@ def test_figures_are_checked_against_the_quantities_runs_emit(tmp_path):
     from simulator.studies.report import DEFAULT_Y, SUMMARY_Y
 
     prepare_points(load_study(ROOT / "configs" / "studies" / "micro_sweep.yaml"))
-    ys = [*DEFAULT_Y, *(y for _, y in SUMMARY_Y), "energy/dram/refresh", "host/bytes_served_by_DRAM",
-          "stage/host/stream/busy_s"]
+    ys = list(dict.fromkeys([*DEFAULT_Y, *(y for _, y in SUMMARY_Y), "energy/dram/refresh",
+                             "host/bytes_served_by_DRAM", "stage/host/stream/busy_s"]))  # each figure once
     extra = "figures:\n" + "".join(f"  - {{x: param.array_bytes, y: {y}}}\n" for y in ys)
     prepare_points(load_study(_study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\"]\n", extra=extra)))
     lap = tmp_path / "lap.yaml"
