@@ -316,3 +316,36 @@ def test_the_host_rows_alone_run_the_same_without_the_accelerators(system) -> No
     whole = load_system(system)
     assert _exchange_busy(whole, (35,), 2.0, 3, "rows", host_only=True) == \
         _exchange_busy(host_alone(whole), (35,), 2.0, 3, "rows", host_only=True)
+
+
+@pytest.mark.parametrize("placement, key", [("lap-dram", "eps_byte_dram_dma_j"),
+                                            ("lap-near-memory", "eps_byte_dram_near_j"), ("lap-llc", None)])
+def test_the_extended_model_prices_the_laps_dma_bytes_at_the_dma_energy(placement, key):
+    """The LAP's GEMM-stage DRAM bytes at the DRAM and near-memory couplings are DMA, which crosses neither the
+    caches nor the memory path: the extended model prices exactly those bytes at the measured DMA energy per
+    byte (1e-10 J/B cheaper here), the printed model keeps the host's, and an LLC-coupled LAP's bytes (through
+    the caches) keep the host's too."""
+    import json
+
+    from models import ulist
+    from simulator.studies.fmm import crosscheck as cc
+    from simulator.studies.fmm.model_eval import DEFAULT_MACHINE
+    from workloads import fmm_ulist
+
+    machine = json.loads(DEFAULT_MACHINE.read_text())
+    dims, counts = UListDims(**machine["dims"]["4"]), tuple(machine["class_counts"]["4"])
+    kw = dict(gemm="lap", variant="orig", placement=placement, blocks=1, llc_bytes=8 * 2**20, block_order="class")
+    host = machine["eps_byte_dram_j"]
+    same = cc.point_model({**machine, **dict.fromkeys(cc.DMA_EPS_KEYS.values(), host)}, placement, dims, counts, **kw)
+    less = cc.point_model({**machine, **dict.fromkeys(cc.DMA_EPS_KEYS.values(), host - 1e-10)}, placement, dims, counts,
+                          **kw)
+    assert less.energy_j == same.energy_j and less.ext_cycles == same.ext_cycles
+    if key is None:
+        assert less.ext_energy_j == same.ext_energy_j
+        return
+    es = ulist.extended_stages(dims, cc._machine(machine, placement), cc.extended_params(machine, placement), 1,
+                               llc_bytes=8 * 2**20, sets=fmm_ulist.exchange_buffers("orig"),
+                               coupling=cc.model_coupling(machine, placement), class_counts=counts, order="class")
+    gemm_dram = next(st for st in es.stages if st.name == "gemm").traffic_bytes["dram"]
+    assert gemm_dram > 0
+    assert same.ext_energy_j - less.ext_energy_j == pytest.approx(gemm_dram * 1e-10, rel=1e-9)

@@ -615,8 +615,16 @@ def _measure_host(cpu_system: SystemArg) -> dict[str, float]:
     m["access_rate_per_s"] = measure_access_rate(cpu_system)
     c_const = sum(stage_quantity(c, f"energy/{a}", k) for a, k in CONSTANT_CATEGORIES)
     m["static_power_w"] = c_const / tc
-    total = float(s[s.component.str.startswith("energy/")].value.sum())
+    energy = s[s.component.str.startswith("energy/")]
+    total = float(energy.value.sum())
     m["eps_byte_dram_j"] = (total - m["static_power_w"] * t_s) / nbytes
+    # what a byte moved by DMA at the memory controller does not pay of it: the caches' actions and the memory
+    # path; inside the memory (near memory), the off-chip interface too (simulator/README.md, "Energy models")
+    part = {c.removeprefix("energy/"): float(v) / nbytes for c, v in energy.groupby("component").value.sum().items()}
+    cache_names = [lv.name for lv in cpu_system.spec.caches.levels]
+    m["eps_byte_dram_dma_j"] = (m["eps_byte_dram_j"] - sum(part.get(n, 0.0) for n in cache_names)
+                                - part.get("memory_path", 0.0))
+    m["eps_byte_dram_near_j"] = m["eps_byte_dram_dma_j"] - part.get("dram_interface", 0.0)
     m["eps_flop_cpu_j"] = (float(c[c.component.str.startswith("energy/")].value.sum()) - c_const) / 1e9
     return m
 
@@ -659,9 +667,17 @@ def _machine(machine: dict[str, Any], lap: str) -> ulist.UListMachine:
                               machine[f"{lap}.w_l_bytes_per_s"], CLOCK_HZ)
 
 
-def _energy_params(machine: dict[str, Any], lap: str, has_lap: bool) -> ulist.EnergyParams:
-    """Energy costs of one point; the LAP's static power only where the system has a LAP."""
+#: the extended model's price of the DRAM bytes a LAP moves by DMA (``dram_dma``), by its coupling: the host
+#: stream's energy per DRAM byte less what DMA at the controller does not cross (measured by ``_measure_host``);
+#: a machine file without these figures prices them as the host's bytes
+DMA_EPS_KEYS = {"dram": "eps_byte_dram_dma_j", "near-memory": "eps_byte_dram_near_j"}
+
+
+def _energy_params(machine: dict[str, Any], lap: str, has_lap: bool, coupling: str = "") -> ulist.EnergyParams:
+    """Energy costs of one point; the LAP's static power only where the system has a LAP; ``coupling`` (the
+    LAP's: "dram", "llc" or "near-memory") prices the LAP's DMA bytes (``dram_dma``)."""
     eps = {"dram": machine["eps_byte_dram_j"], "llc": machine.get(f"{lap}.eps_byte_llc_j", 0.0)}
+    eps["dram_dma"] = machine.get(DMA_EPS_KEYS.get(coupling, ""), machine["eps_byte_dram_j"])
     lap_w = machine.get(f"{lap}.lap_static_power_w", 0.0) if has_lap else 0.0
     return ulist.EnergyParams(machine["eps_flop_cpu_j"], machine[f"{lap}.eps_flop_lap_j"], eps,
                               machine["static_power_w"] + lap_w)
@@ -811,7 +827,18 @@ def point_model(machine: dict[str, Any], lap: str, d: ulist.UListDims, class_cou
                                    order=block_order)
         ext = es.pipelined_cycles() if variant == "pipelining" else es.blocked_cycles()
         bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
-    return PointModel(cyc, e, ext, ulist.energy_j(es.stages, ep, ext, CLOCK_HZ), bc_share, b_share, c_share)
+    ext_stages = es.stages
+    coupling = model_coupling(machine, placement) if gemm == "lap" else ""
+    if coupling in DMA_EPS_KEYS:  # the GEMM stage's DRAM bytes are the LAP's DMA
+        ext_stages = tuple(replace(st, traffic_bytes=_as_dma(st.traffic_bytes)) if st.name == "gemm" else st
+                           for st in es.stages)
+    ext_ep = _energy_params(machine, lap, gemm == "lap", coupling)
+    return PointModel(cyc, e, ext, ulist.energy_j(ext_stages, ext_ep, ext, CLOCK_HZ), bc_share, b_share, c_share)
+
+
+def _as_dma(traffic: Mapping[str, float]) -> dict[str, float]:
+    """A stage's bytes per memory level with its DRAM bytes priced as DMA (level ``dram_dma``)."""
+    return {("dram_dma" if level == "dram" else level): q for level, q in traffic.items()}
 
 
 #: The 003 Table 5 columns and CPU-only: (label, placement, variant).
