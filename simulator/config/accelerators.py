@@ -51,7 +51,8 @@ class InterfaceSpec:
                                         doc="from the accelerator's last write to the host seeing completion")
     device_memory_bandwidth_bytes_per_s: float = param(
         0.0, unit="bandwidth", min=0.0, max=BANDWIDTH_BYTES_PER_S.high,
-        doc="pcie only: bandwidth of the device's own memory (0 = not limiting)")
+        doc="pcie only: bandwidth of the device's own memory (0 = not limiting, else at least "
+            f"{BANDWIDTH_BYTES_PER_S.low:.0e} B/s as every bandwidth)")
     full_duplex: bool = param(False, doc="pcie only: copies in and out run on separate directions of the link "
                                          "(each at bandwidth_bytes_per_s) instead of taking turns")
     memory: str = param("", doc="near_memory only: the near_memories entry the accelerator works in (its data "
@@ -67,6 +68,14 @@ class InterfaceSpec:
         if self.full_duplex and self.coupling != "pcie":
             raise FieldError("full_duplex", f"only the pcie coupling copies in and out, got coupling "
                              f"{self.coupling!r}", ("coupling",))
+        device_bw = self.device_memory_bandwidth_bytes_per_s
+        if device_bw and self.coupling != "pcie":
+            raise FieldError("device_memory_bandwidth_bytes_per_s", f"{device_bw:g} B/s: only the pcie coupling's "
+                             f"device has a memory of its own, got coupling {self.coupling!r}; expected 0",
+                             ("coupling",))
+        if 0 < device_bw < BANDWIDTH_BYTES_PER_S.low:
+            raise FieldError("device_memory_bandwidth_bytes_per_s", f"{device_bw:g} B/s; expected 0 (not limiting) or "
+                             f"at least {BANDWIDTH_BYTES_PER_S.low:g} B/s ({BANDWIDTH_BYTES_PER_S.why})")
 
 
 @dataclass(frozen=True)

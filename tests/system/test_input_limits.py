@@ -20,6 +20,7 @@ from workloads.trace import TRACE_SCHEMA, TraceBuilder
 
 LAP_SYSTEM = CONFIGS / "systems" / "lap_dram.yaml"
 SYSTOLIC_SYSTEM = CONFIGS / "systems" / "systolic_dram.yaml"
+PCIE_SYSTEM = CONFIGS / "systems" / "lap_pcie.yaml"
 STREAM = CONFIGS / "workloads" / "stream_read.yaml"
 #: 9 anchors each naming a list of 9 aliases of the one before: some 30 nodes written, 9^9 expanded.
 ALIAS_BOMB = "".join(f"{name}: &{name} [{', '.join([f'*{prev}' if prev else '1'] * 9)}]\n"
@@ -123,6 +124,12 @@ def test_a_config_beyond_the_size_cap_is_refused(tmp_path, capsys):
      "accelerators.systolic.frequency_hz: expected a value <= 100 GHz"),
     (SYSTOLIC_SYSTEM, "accelerators.systolic.rows=1000000", "accelerators.systolic.rows: expected a value <= 65536"),
     (SYSTOLIC_SYSTEM, "accelerators.systolic.word_bytes=1000", "accelerators.systolic.word_bytes: expected a value <= 64"),
+    (PCIE_SYSTEM, "accelerators.lap.interface.device_memory_bandwidth_bytes_per_s=1e-300 B/s",
+     "accelerators.lap.interface.device_memory_bandwidth_bytes_per_s: 1e-300 B/s; expected 0 (not limiting) or at "
+     "least 1e+06 B/s"),
+    (LAP_SYSTEM, "accelerators.lap.interface.device_memory_bandwidth_bytes_per_s=1 GB/s",
+     "accelerators.lap.interface.device_memory_bandwidth_bytes_per_s: 1e+09 B/s: only the pcie coupling's device "
+     "has a memory of its own, got coupling 'dram'; expected 0"),
 ])
 def test_extreme_parameters_are_refused_naming_the_option_and_the_bound(tmp_path, capsys, system, override, says):
     _refused(["run", str(system), str(STREAM), "--set", override], capsys, tmp_path,
