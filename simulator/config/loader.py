@@ -286,6 +286,10 @@ def indexed_key(raw: Any, key: str) -> str:
     return ".".join(out)
 
 
+#: keys that choose which rules the rest of their section obeys (a DRAM standard, an accelerator kind)
+SELECTOR_KEYS = ("standard", "kind")
+
+
 def _attribute_override(problem: Problem, overrides: typing.Iterable[str], resolved: Any) -> Problem:
     """Name the ``--set`` option, not only the file, when the bad value came from the command line:
     the problem is about the overridden key itself or the section holding it, or else its rule reads
@@ -297,6 +301,10 @@ def _attribute_override(problem: Problem, overrides: typing.Iterable[str], resol
             if any(overlaps(k, said[key]) for k in keys):
                 shown = key if problem.key == said[key] else problem.key  # the option's own spelling
                 return dataclasses.replace(problem, key=shown, option=f"--set {text}")
+    for text, key in set_keys:  # a section whose kind the option changed: its keys are read by the new kind's rules
+        section, _, leaf = said[key].rpartition(".")
+        if leaf in SELECTOR_KEYS and section and (problem.key + ".").startswith(section + "."):
+            return dataclasses.replace(problem, option=f"--set {text}")
     return problem
 
 

@@ -125,3 +125,21 @@ def test_the_input_pipeline_reaches_the_memory_and_is_out_of_the_record_at_its_d
     assert plain.spec.dram.geometry.arrival_to_command_cycles == 0
     with pytest.raises(ConfigError, match="arrival_to_command_cycles"):
         load_spec(LAP_LLC, SystemSpec, ["dram.geometry.arrival_to_command_cycles=-1"])
+
+
+HBM_STACK = CONFIGS / "systems" / "lap_hbm_stack.yaml"
+
+
+@pytest.mark.parametrize("system, override", [(LAP_LLC, "dram.standard=ddr4"),
+                                              (HBM_STACK, "near_memories.hbm.standard=ddr3"),
+                                              (T2, "accelerators.crypto.kind=lap")])
+def test_a_kind_or_standard_changed_on_the_command_line_is_named_in_each_message(system, override, tmp_path,
+                                                                               capsys):
+    """The section's other keys (written for the file's standard or kind) break the new one's rules: every such
+    message of ``offsim run`` names the option, not the valid file alone."""
+    from simulator.cli import main
+
+    assert main(["run", str(system), str(CONFIGS / "workloads" / "stream_read.yaml"), "--set", override,
+                 "--out", str(tmp_path / "out")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines and all(f"--set {override} (over " in line for line in lines), lines
