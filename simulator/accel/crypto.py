@@ -28,8 +28,8 @@ from simulator.accel.base import AcceleratorUnit, Command, CommandError
 from simulator.accel.command_schema import Regions, command_field
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_crypto import CryptoSpec
-from simulator.config.algorithms import (AES_BLOCK_BYTES, SHA256_BLOCK_BYTES, aes_blocks, sha256_padded_bytes,
-                                         split_blocks)
+from simulator.config.algorithms import (AES_BLOCK_BYTES, SHA256_BLOCK_BYTES, SHA256_DIGEST_BYTES, aes_blocks,
+                                         sha256_padded_bytes, split_blocks)
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import region_lines
 
@@ -55,6 +55,12 @@ class CryptoCommand:
         if self.engines > 1 and self.op != "aes128":
             raise ValueError(f"engines = {self.engines}: expected 1 for op {self.op!r} (only aes128 has "
                              "independent blocks to split)")
+        in_bytes, out_bytes = int(self.inputs[0][1]), int(self.outputs[0][1])
+        if self.op == "aes128" and out_bytes < in_bytes:
+            raise ValueError(f"outputs: {out_bytes} B; expected at least the input's {in_bytes} B (the ciphertext "
+                             "is as long as the plaintext)")
+        if self.op == "sha256" and out_bytes != SHA256_DIGEST_BYTES:
+            raise ValueError(f"outputs: {out_bytes} B; expected {SHA256_DIGEST_BYTES} B (one SHA-256 digest)")
 
 
 class CryptoUnit(AcceleratorUnit):

@@ -67,6 +67,11 @@ class StencilTile:
     block: int = command_field(None, min=0, default_text="its position among the blocks",
                                doc="the block (threadblock) the tile belongs to: a block's tiles run in sequence")
 
+    def __post_init__(self) -> None:
+        if int(self.points) != sum(int(r) for r in self.rows):
+            raise ValueError(f"points = {self.points}: expected the sum of rows, {sum(int(r) for r in self.rows)} "
+                             "(the tile's time follows its rows, its counts its points)")
+
 
 @register_command("stencil")
 @dataclass(frozen=True)

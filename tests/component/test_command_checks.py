@@ -36,7 +36,9 @@ CASES = [
     (CRYPTO, "crypto", AES | {"outputs": [[0, 64, 1]]}, "outputs[0] = [0, 64, 1]: expected [byte address, bytes]"),
     (CRYPTO, "crypto", AES | {"outputs": [[0, 2**50]]}, "outputs[0] = [0, 1125899906842624]: ends at byte "
                                                         "1125899906842624; expected it to end within the"),
-    (CARD, "crypto", {**AES, "op": "sha256"}, "this unit has no SHA-256 engine"),
+    (CARD, "crypto", {**AES, "op": "sha256", "outputs": [[1 << 20, 32]]}, "this unit has no SHA-256 engine"),
+    (CRYPTO, "crypto", AES | {"outputs": [[1 << 20, 16]]}, "outputs: 16 B; expected at least the input's 4096 B"),
+    (CRYPTO, "crypto", AES | {"op": "sha256"}, "outputs: 4096 B; expected 32 B (one SHA-256 digest)"),
     (LAP, "lap", GEMM | {"op": "conv"}, "op: expected one of 'gemm', got 'conv'"),
     (LAP, "lap", GEMM | {"m": 0}, "offload to lap: m: expected a value >= 1, got 0"),
     (LAP, "lap", GEMM | {"lda": 8}, "lda = 8: expected a leading dimension >= 64"),
@@ -65,6 +67,8 @@ CASES = [
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"outputs": [[0, -8]]}]}, "tiles[0].outputs[0] = [0, -8]"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"inputs": [[2**45, 64]]}]}, "tiles[0].inputs[0] = [35"),
     (STENCIL, "stencil", STENCIL_CMD | {"m_tile_words": 10**9}, "m_tile_words = 1000000000: expected at most the 12288 words"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"rows": [1, 2]}]},
+     "tiles[0].points = 64: expected the sum of rows, 3"),
 ]
 
 
