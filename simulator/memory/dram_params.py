@@ -523,6 +523,10 @@ class DramGeometry:
         if self.bus_width_bits % 8 or self.line_bytes % (self.bus_width_bits // 8):
             raise FieldError("line_bytes", f"{self.line_bytes!r} B; expected a multiple of the bus width in bytes "
                              f"({self.bus_width_bits / 8} B)", ("bus_width_bits",), owner="DramGeometry")
+        if self.row_bytes < self.line_bytes:
+            raise FieldError("columns", f"{self.columns!r}; expected a rank row of at least one {self.line_bytes} B "
+                             f"line (columns x device_width_bits / 8 x the rank's devices: {self.row_bytes} B)",
+                             ("device_width_bits", "bus_width_bits", "line_bytes"), owner="DramGeometry")
         if self.row_bytes % self.line_bytes:
             raise FieldError("line_bytes", f"{self.line_bytes!r} B; expected to divide the rank row "
                              f"({self.row_bytes} B)", ("columns", "device_width_bits", "bus_width_bits"),

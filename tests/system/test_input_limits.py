@@ -109,6 +109,8 @@ def test_a_config_beyond_the_size_cap_is_refused(tmp_path, capsys):
     (DEFAULT_SYSTEM, "host.memory_path_latency_s=1e6 s", "host.memory_path_latency_s: expected a value <= 10 ms"),
     (DEFAULT_SYSTEM, "dram.timing.cl=1000000000000", "dram.timing.cl: expected a value <= 65535"),
     (DEFAULT_SYSTEM, "dram.timing.t_refi_s=1 ns", "dram.timing.t_refi_s: expected a value >= 1 us"),
+    # x4 devices of one column: a rank row of 0 B, a memory of no line (refused as a workload too large before)
+    (DEFAULT_SYSTEM, "dram.geometry.columns=1", "dram.geometry.columns: 1; expected a rank row of at least one 64 B line"),
     (LAP_SYSTEM, "accelerators.lap.frequency_hz=1e-300 Hz", "accelerators.lap.frequency_hz: expected a value >= 1 MHz"),
     (LAP_SYSTEM, "accelerators.lap.frequency_hz=1e300 Hz", "accelerators.lap.frequency_hz: expected a value <= 100 GHz"),
     (LAP_SYSTEM, "accelerators.lap.interface.bandwidth_bytes_per_s=1e-300 B/s",
