@@ -267,6 +267,11 @@ def llc_blocks(d: UListDims, llc_bytes: float) -> int:
 # --------------------------------------------------------------------------- work, traffic, energy
 
 
+#: the memory levels whose bytes are DRAM's: the host's and a cache-coupled LAP's (``dram``), and a DRAM- or
+#: near-memory-coupled LAP's DMA (``dram_dma``, priced apart: it crosses neither the caches nor the memory path)
+DRAM_LEVELS = ("dram", "dram_dma")
+
+
 @dataclass(frozen=True)
 class StageCost:
     """Work and traffic of one stage: ``flops`` on ``engine``, bytes per memory level
@@ -680,9 +685,11 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
                     sets: int = 1, coupling: str = "llc",
                     class_counts: tuple[int, ...] | None = None, order: str = "class") -> ExtendedStages:
     """The extended model of one LAP point (comment above). ``llc_bytes``: LLC capacity, B;
-    ``sets``: live B/C buffer sets (2 when pipelined); ``coupling``: "llc" (the LAP reads B and C through the LLC) or "dram"/"near-memory"
-    (the LAP reads memory, so B and C always cross DRAM); ``class_counts``: interactions per
-    class (default N_U / 10 each); ``order``: how blocks cut the columns (:func:`block_pieces`)."""
+    ``sets``: live B/C buffer sets (2 when pipelined); ``coupling``: "llc" (the LAP reads B and C through the
+    LLC) or "dram"/"near-memory" (the LAP reads memory by DMA, so B and C always cross DRAM, and the GEMM
+    stage's DRAM bytes are level ``dram_dma``, priced apart from the host's: DMA crosses neither the caches nor
+    the host's memory path); ``class_counts``: interactions per class (default N_U / 10 each); ``order``: how
+    blocks cut the columns (:func:`block_pieces`)."""
     _check_blocks(b)
     _positive("llc_bytes", llc_bytes)
     if sets not in (1, 2):
@@ -744,7 +751,8 @@ def extended_stages(d: UListDims, mc: UListMachine, ext: ExtendedParams, b: int,
                 "llc": hx * bc + h * gathered}
 
     inp, out = host(leaf_dram * 2 / 3, g_in, h_b), host(leaf_dram / 3, g_out, h_c)
-    gem = {"dram": a_bytes + (1 - h_b) * bc + (1 - h_c) * 2 * bc, "llc": h_b * bc + h_c * 2 * bc}
+    lap_dram = "dram" if coupling == "llc" else "dram_dma"  # through the caches, or DMA
+    gem = {lap_dram: a_bytes + (1 - h_b) * bc + (1 - h_c) * 2 * bc, "llc": h_b * bc + h_c * 2 * bc}
     stages = (
         StageCost("input", "cpu", d.n_u * d.n_q, inp, mc.cycles(t1)),
         StageCost("gemm", "lap", gemm_flops(d), gem, b * t2 + mc.cycles(tm)),

@@ -230,8 +230,22 @@ def test_extended_validation_names_the_parameter() -> None:
 
 # --------------------------------------------------------------------------- extended model, all variants
 
-from models.ulist import (ExtendedStages, block_pieces, extended_stages, fastest_pipelined_blocks,  # noqa: E402
-                         lap_call_cycles, leaf_lines, llc_residency, pipelined_contention_at)
+from models.ulist import (DRAM_LEVELS, ExtendedStages, block_pieces, extended_stages,  # noqa: E402
+                         fastest_pipelined_blocks, lap_call_cycles, leaf_lines, llc_residency, pipelined_contention_at)
+
+
+def dram_bytes(e: ExtendedStages) -> float:
+    """DRAM bytes of every stage of ``e``, whoever moves them (the host, or the LAP by DMA), B."""
+    return sum(q for s in e.stages for level, q in s.traffic_bytes.items() if level in DRAM_LEVELS)
+
+
+def test_a_dma_coupled_laps_gemm_bytes_are_priced_as_dma_and_a_cache_coupled_ones_as_the_hosts() -> None:
+    """The GEMM stage's DRAM bytes: level dram_dma at the DRAM and near-memory couplings, dram at the LLC."""
+    d, x = dims(4), ExtendedParams(30e9, 3.8, 16.0)
+    for coupling, level in (("dram", "dram_dma"), ("near-memory", "dram_dma"), ("llc", "dram")):
+        gemm = next(st for st in extended_stages(d, PAPER_LAP, x, 1, llc_bytes=8 * 2**20, coupling=coupling).stages
+                    if st.name == "gemm")
+        assert set(gemm.traffic_bytes) == {level, "llc"} and gemm.traffic_bytes[level] > 0
 
 
 def test_leaf_lines_by_hand() -> None:
@@ -260,8 +274,7 @@ def test_extended_stages_premise_and_exchange_level() -> None:
     # B and C at DRAM (w_C = 3 GB/s) cost more host time than at the LLC (30 GB/s)
     assert _llc_point(24, coupling="dram").t1 > fits.t1
     # traffic: the LLC exchange keeps B and C out of DRAM
-    dram = lambda e: sum(s.traffic_bytes.get("dram", 0.0) for s in e.stages)  # noqa: E731
-    assert dram(fits) < dram(_llc_point(24, coupling="dram"))
+    assert dram_bytes(fits) < dram_bytes(_llc_point(24, coupling="dram"))
     assert fits.blocked_cycles() == pytest.approx(24 * (fits.t1 + fits.t2 + fits.t3 + fits.tm))
     assert fits.pipelined_cycles() <= fits.blocked_cycles()
 
@@ -322,7 +335,6 @@ def test_partial_residency_lies_between_the_llc_and_the_dram_exchange() -> None:
     """One rule for blocked and pipelined points: the share of B and C the LLC serves is the
     curve at the block's working set; time and DRAM traffic interpolate between the two levels."""
     d = dims(4)
-    dram = lambda e: sum(s.traffic_bytes.get("dram", 0.0) for s in e.stages)  # noqa: E731
 
     def point(h: float, sets: int = 1, b: int = 24):
         x = ExtendedParams(30e9, 3.8, 16.0, residency_curve=((0.1, h), (100.0, h)))
@@ -331,10 +343,10 @@ def test_partial_residency_lies_between_the_llc_and_the_dram_exchange() -> None:
     keep, half, lose = point(1.0), point(0.5), point(0.0)
     assert (keep.bc_llc_share, half.bc_llc_share, lose.bc_llc_share) == (1.0, 0.5, 0.0)
     assert keep.t1 < half.t1 < lose.t1 and keep.t3 < half.t3 < lose.t3
-    assert dram(half) == pytest.approx((dram(keep) + dram(lose)) / 2)
+    assert dram_bytes(half) == pytest.approx((dram_bytes(keep) + dram_bytes(lose)) / 2)
     lose_dram = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, residency_curve=((0.1, 0.0),)),
                                 24, llc_bytes=8 * 2**20, coupling="dram")
-    assert (lose.t1, lose.t3, dram(lose)) == pytest.approx((lose_dram.t1, lose_dram.t3, dram(lose_dram)))
+    assert (lose.t1, lose.t3, dram_bytes(lose)) == pytest.approx((lose_dram.t1, lose_dram.t3, dram_bytes(lose_dram)))
     # blocked (one set) and pipelined (two sets) read the same curve at their own working set:
     # B and C of the live sets, the ten A_j, the block's share of leaf data and K/M records
     curve = ((1.0, 1.0), (2.0, 0.0))
@@ -375,7 +387,7 @@ def test_class_ordered_blocks_read_each_a_once_per_call() -> None:
     x = ExtendedParams(30e9, 3.8, 16.0)
     a = d.n_q ** 2 * 8
     gem = {o: next(st for st in extended_stages(d, PAPER_LAP, x, 24, llc_bytes=8 * 2**20, coupling="dram",
-                                                order=o).stages if st.name == "gemm").traffic_bytes["dram"]
+                                                order=o).stages if st.name == "gemm").traffic_bytes["dram_dma"]
            for o in ("class", "target")}
     calls = sum(n > 0 for blk in block_pieces((d.n_u / 10,) * 10, 24) for n in blk)
     assert calls <= 33
@@ -387,7 +399,6 @@ def test_pipelined_curves_split_the_b_and_the_c_share() -> None:
     as if every share were h_B, the output as if it were h_C; a blocked point ignores them."""
     d = dims(4)
     llc = 8 * 2**20
-    dram = lambda e: sum(s.traffic_bytes.get("dram", 0.0) for s in e.stages)  # noqa: E731
     flat = lambda h: ((0.1, h), (100.0, h))  # noqa: E731
 
     def point(sets: int, **curves):
@@ -405,7 +416,7 @@ def test_pipelined_curves_split_the_b_and_the_c_share() -> None:
     bc = d.n_u * d.n_q * 8
     gemm = {s.name: s for s in split.stages}["gemm"]
     assert gemm.traffic_bytes["llc"] == pytest.approx(bc)
-    assert dram(all_c) - dram(split) == pytest.approx(2 * bc)  # B written by the host, read by the LAP
+    assert dram_bytes(all_c) - dram_bytes(split) == pytest.approx(2 * bc)  # B written by the host, read by the LAP
     blocked = point(1, pipelined_b_curve=flat(1.0), pipelined_c_curve=flat(0.0))
     assert (blocked.b_llc_share, blocked.c_llc_share) == (0.5, 0.5)
     via_dram = extended_stages(d, PAPER_LAP, ExtendedParams(30e9, 3.8, 16.0, pipelined_b_curve=flat(1.0),

@@ -346,6 +346,6 @@ def test_the_extended_model_prices_the_laps_dma_bytes_at_the_dma_energy(placemen
     es = ulist.extended_stages(dims, cc._machine(machine, placement), cc.extended_params(machine, placement), 1,
                                llc_bytes=8 * 2**20, sets=fmm_ulist.exchange_buffers("orig"),
                                coupling=cc.model_coupling(machine, placement), class_counts=counts, order="class")
-    gemm_dram = next(st for st in es.stages if st.name == "gemm").traffic_bytes["dram"]
+    gemm_dram = next(st for st in es.stages if st.name == "gemm").traffic_bytes["dram_dma"]
     assert gemm_dram > 0
     assert same.ext_energy_j - less.ext_energy_j == pytest.approx(gemm_dram * 1e-10, rel=1e-9)

@@ -805,7 +805,8 @@ def point_model(machine: dict[str, Any], lap: str, d: ulist.UListDims, class_cou
     the LAP figures it reads, ``gemm`` "cpu" or "lap", ``placement`` "cpu" or "lap-<coupling>",
     ``blocks`` the b the trace used, ``llc_bytes`` the LLC capacity (B)."""
     mc = _machine(machine, lap)
-    ep = _energy_params(machine, lap, gemm == "lap")
+    coupling = model_coupling(machine, placement) if gemm == "lap" else ""
+    ep = _energy_params(machine, lap, gemm == "lap", coupling)
     b = blocks
     if gemm == "cpu":
         cyc, stages = ulist.total_cycles(d, mc, "cpu"), ulist.stage_costs(d, mc, "cpu")
@@ -823,22 +824,11 @@ def point_model(machine: dict[str, Any], lap: str, d: ulist.UListDims, class_cou
         ext = es.blocked_cycles()
     else:
         es = ulist.extended_stages(d, mc, xp, b, llc_bytes=llc_bytes, sets=fmm_ulist.exchange_buffers(variant),
-                                   coupling=model_coupling(machine, placement), class_counts=class_counts,
+                                   coupling=coupling, class_counts=class_counts,
                                    order=block_order)
         ext = es.pipelined_cycles() if variant == "pipelining" else es.blocked_cycles()
         bc_share, b_share, c_share = es.bc_llc_share, es.b_llc_share, es.c_llc_share
-    ext_stages = es.stages
-    coupling = model_coupling(machine, placement) if gemm == "lap" else ""
-    if coupling in DMA_EPS_KEYS:  # the GEMM stage's DRAM bytes are the LAP's DMA
-        ext_stages = tuple(replace(st, traffic_bytes=_as_dma(st.traffic_bytes)) if st.name == "gemm" else st
-                           for st in es.stages)
-    ext_ep = _energy_params(machine, lap, gemm == "lap", coupling)
-    return PointModel(cyc, e, ext, ulist.energy_j(ext_stages, ext_ep, ext, CLOCK_HZ), bc_share, b_share, c_share)
-
-
-def _as_dma(traffic: Mapping[str, float]) -> dict[str, float]:
-    """A stage's bytes per memory level with its DRAM bytes priced as DMA (level ``dram_dma``)."""
-    return {("dram_dma" if level == "dram" else level): q for level, q in traffic.items()}
+    return PointModel(cyc, e, ext, ulist.energy_j(es.stages, ep, ext, CLOCK_HZ), bc_share, b_share, c_share)
 
 
 #: The 003 Table 5 columns and CPU-only: (label, placement, variant).
