@@ -167,11 +167,9 @@ def _caches(system: System, acc: EnergyAccount) -> None:
             acc.charge(level.name, "host", "access", served_bytes * level.energy_j_per_byte)
 
 
-def _dram(system: System, end_ps: int, acc: EnergyAccount) -> tuple[dict[str, int], dict[str, int]]:
+def _dram(system: System, end_ps: int, acc: EnergyAccount) -> None:
     """DRAM categories of main memory (component ``dram``) and of each near memory (component named
-    as the memory); returns the bytes each requester moved over the main memory's bus and over every
-    memory's (main and near), B."""
-    everywhere: dict[str, int] = {}
+    as the memory, with its own interface priced on every byte it serves)."""
     for name, memory in system.near_memories.items():
         spec = system.spec.near_memories[name]
         moved = _memory(name, memory, memory_parameters(spec, system.spec.caches.line_bytes), end_ps, acc)
@@ -180,10 +178,22 @@ def _dram(system: System, end_ps: int, acc: EnergyAccount) -> tuple[dict[str, in
         for who, nbytes in moved.items():
             acc.count(name, who, "bytes", nbytes)
             acc.charge(name, who, "interface", nbytes * 8 * bit_j)
+    _memory("dram", system.dram, dram_parameters(system.spec), end_ps, acc)
+
+
+def bytes_moved(memory, line_bytes: int) -> dict[str, int]:
+    """The bytes each requester moved over ``memory``'s bus (its reads and writes), B."""
+    return {who: (c["reads"] + c["writes"]) * line_bytes for who, c in memory.counters_by_requester().items()}
+
+
+def memory_bytes(system: System) -> tuple[dict[str, int], dict[str, int]]:
+    """The bytes each requester moved over main memory's bus, and over every memory's (main and near), B."""
+    line_bytes = system.spec.caches.line_bytes
+    main = bytes_moved(system.dram, line_bytes)
+    everywhere: dict[str, int] = {}
+    for moved in [*(bytes_moved(m, line_bytes) for m in system.near_memories.values()), main]:
+        for who, nbytes in moved.items():
             everywhere[who] = everywhere.get(who, 0) + nbytes
-    main = _memory("dram", system.dram, dram_parameters(system.spec), end_ps, acc)
-    for who, nbytes in main.items():
-        everywhere[who] = everywhere.get(who, 0) + nbytes
     return main, everywhere
 
 
@@ -192,19 +202,16 @@ def _memory(component: str, dram, parameters, end_ps: int, acc: EnergyAccount) -
     total = dram.energy_j(end_ps)
     acc.totals_j[component] = dict(total)
     per_command = command_energies_j(*parameters)
-    line_bytes = parameters[2].line_bytes
-    moved: dict[str, int] = {}
     for who, counts in dram.counters_by_requester().items():
         for action in ATTRIBUTED_COUNTERS:
             acc.count(component, who, action, counts[action])
         for cat, counter in DRAM_COMMAND_PRICES.items():
             acc.charge(component, who, cat, priced(per_command[cat], counts[counter]))
-        moved[who] = (counts["reads"] + counts["writes"]) * line_bytes
     acc.count(component, BACKGROUND, "refreshes", dram.background_times_ps(end_ps)["refreshes"])
     for cat, joules in total.items():
         if cat not in DRAM_COMMAND_PRICES:
             acc.charge(component, BACKGROUND, cat, joules)
-    return moved
+    return bytes_moved(dram, parameters[2].line_bytes)
 
 
 def path_exempt_bytes(system: System) -> dict[str, int]:
@@ -260,8 +267,8 @@ def energy_account(system: System, end_ps: int) -> EnergyAccount:
     acc = EnergyAccount(model=system.spec.energy.model)
     _host(system, end_ps, acc)
     _caches(system, acc)
-    main, everywhere = _dram(system, end_ps, acc)
-    _per_dram_byte(system, main, everywhere, acc)
+    _dram(system, end_ps, acc)
+    _per_dram_byte(system, *memory_bytes(system), acc)
     _units(system, end_ps, acc)
     check_conservation(system, acc)
     return acc
@@ -317,22 +324,16 @@ def _check_exempt_bytes(system: System) -> list[str]:
     near-memory unit's) lie between none and all the main-memory bytes the DRAM served for it; each requester's
     bytes that bypass the memory path (``path_exempt_bytes``), between none and all the bytes every memory (main
     and near) served for it."""
+    main, everywhere = memory_bytes(system)
     problems = []
-    line_bytes = system.spec.caches.line_bytes
-
-    def moved(who: str, memories: tuple) -> int:
-        counts = [m.counters_by_requester().get(who, {}) for m in memories]
-        return sum(c.get("reads", 0) + c.get("writes", 0) for c in counts) * line_bytes
-
     for name, unit in system.units.items():
-        exempt, main = unit.interface.offchip_exempt_bytes, moved(name, (system.dram,))
-        if not 0 <= exempt <= main:
-            problems.append(f"{name}: {exempt} B exempt from the off-chip interface, of {main} B it moved in main "
-                            "memory")
-    memories = (system.dram, *system.near_memories.values())
+        exempt = unit.interface.offchip_exempt_bytes
+        if not 0 <= exempt <= main.get(name, 0):
+            problems.append(f"{name}: {exempt} B exempt from the off-chip interface, of {main.get(name, 0)} B it "
+                            "moved in main memory")
     for who, exempt in sorted(path_exempt_bytes(system).items()):
-        if not 0 <= exempt <= moved(who, memories):
-            problems.append(f"{who}: {exempt} B past the memory path, of {moved(who, memories)} B it moved in "
+        if not 0 <= exempt <= everywhere.get(who, 0):
+            problems.append(f"{who}: {exempt} B past the memory path, of {everywhere.get(who, 0)} B it moved in "
                             "memory")
     return problems
 
