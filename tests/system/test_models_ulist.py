@@ -124,6 +124,8 @@ _ABSENT = object()  # the key left out of the machine file
     ("dims", {"4": {"n_q": 35}}, "dims: expected, by q, the counts n_q, n_oct and n_u"),
     ("lap-llc.coupling", 3, "lap-llc.coupling: expected a coupling name, got 3"),
     ("w_c_bytes_per_s", 0, "w_c_bytes_per_s must be a finite positive number, got 0"),
+    ("eps_byte_dram_dma_j", -1e-10, "eps_byte_dram_dma_j: expected a finite number >= 0 (J or W), got -1e-10"),
+    ("lap-llc.lap_static_power_w", -0.5, "lap-llc.lap_static_power_w: expected a finite number >= 0 (J or W)"),
     ("llc_residency", "[" * 100_000 + "]" * 100_000, "nested too deeply to read"),
     ("lap-llc.eps_flop_lap_j", _ABSENT, "lap-llc.eps_flop_lap_j missing; expected every figure the study measured "
                                         "for lap-llc"),

@@ -107,6 +107,8 @@ def _machine_value_problem(key: str, value: Any) -> str | None:
         ok = isinstance(value, dict) and all(q.isdigit() and isinstance(c, list) and all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in c) for q, c in value.items())
         return None if ok else "expected, by q, a list of whole numbers >= 0"
+    if key.endswith(("_j", "_w")):  # energies and powers
+        return None if number(value) and value >= 0 else "expected a finite number >= 0 (J or W)"
     return None if number(value) else "expected a finite number"
 
 
