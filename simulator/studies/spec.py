@@ -77,8 +77,6 @@ def short_key(key: str) -> str:
     return key.split(".", 1)[1] if "." in key else key
 
 
-
-
 @dataclass(frozen=True)
 class StudySpec:
     """A validated study file: paths resolved, axes in file order."""
