@@ -108,9 +108,9 @@ class System:
 
     def place_operands(self, commands: Iterable[dict]) -> None:
         """Keep the operands of every accelerator that works in a near memory in that memory: the regions the
-        offload ``commands`` (their checked params) name as inputs and outputs. The cores' DRAM traffic to
-        their lines is then served there (``simulator.memory.memory_map``); without such operands the cores
-        keep main memory alone."""
+        offload ``commands`` (their checked params) name as inputs and outputs. The DRAM traffic of the cores
+        and of the units that work in main memory (and their drivers) to those lines is then served there
+        (``simulator.memory.memory_map``); without such operands they keep main memory alone."""
         regions: dict[str, list] = {name: [] for name in self.near_memories}
         for params in commands:
             memory = self.spec.accelerators[params["unit"]].interface.memory
@@ -122,6 +122,9 @@ class System:
             memory_map = MemoryMap(self.dram, homes)
             for core in self.cores:
                 core.port.dram = memory_map
+            for name, unit in self.units.items():
+                if not self.spec.accelerators[name].interface.memory:
+                    unit.interface.serve_through(memory_map)
 
     @property
     def last_completion_ps(self) -> int:

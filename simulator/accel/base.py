@@ -133,7 +133,7 @@ class AcceleratorUnit:
     @property
     def memory_bytes(self) -> int:
         """Bytes of the memory the unit's commands address (the system's DRAM), B."""
-        return self.interface.dram.capacity_bytes
+        return self.interface.home.capacity_bytes
 
     def offload(self, core, params: dict[str, Any], stage, args: Any = None):
         """SimPy generator run by the host: driver work, coherence, then enqueue the command (``params``

@@ -85,12 +85,13 @@ class NearMemoryCoupling(DramCoupling):
     name = "near_memory"
 
     def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        if not iface.spec.memory:  # in main memory (a near memory of its own is not main memory's traffic)
-            iface.offchip_exempt_bytes += len(lines) * iface.line_bytes
+        if not iface.spec.memory:  # in main memory (a near memory of its own is not main memory's traffic);
+            # lines another unit keeps in its near memory are that memory's traffic, over its own interface
+            iface.offchip_exempt_bytes += iface.lines_at_home(lines) * iface.line_bytes
         return super().access(iface, lines, is_write, now_ps)
 
     def bus_speedup(self, iface: Interface) -> float:
-        return max(1.0, iface.spec.bandwidth_bytes_per_s / iface.dram.peak_bandwidth_bytes_per_s)
+        return max(1.0, iface.spec.bandwidth_bytes_per_s / iface.home.peak_bandwidth_bytes_per_s)
 
 
 class PcieCoupling(Coupling):

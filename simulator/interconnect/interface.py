@@ -33,6 +33,7 @@ from simulator.interconnect.link import Link
 from simulator.memory.cache import CacheHierarchy
 from simulator.memory.core_caches import CoherentStores
 from simulator.memory.dram import DramSystem
+from simulator.memory.memory_map import MemoryMap
 from simulator.memory.port import MemoryPort
 from simulator.config.units import seconds_to_ps
 from simulator.host.core import CHUNK_LINES
@@ -111,6 +112,7 @@ class Interface:
     caches: CacheHierarchy
     dram: DramSystem  # the memory its data path reaches: main memory, or its near memory (spec.memory)
     line_bytes: int
+    home: DramSystem = field(init=False)  # ``dram`` as built: the memory the unit works in (its commands' addresses)
     link: Link = field(init=False)
     link_out: Link = field(init=False)  # pcie copies out: ``link`` itself unless the spec is full duplex
     strategy: Coupling = field(init=False)
@@ -127,6 +129,7 @@ class Interface:
         self.link_out = (Link(f"{self.name}.link_out", s.bandwidth_bytes_per_s, seconds_to_ps(s.latency_s),
                               s.energy_j_per_bit) if s.full_duplex else self.link)
         self.strategy = COUPLING_STRATEGIES[s.coupling]
+        self.home = self.dram
         if self.strategy.copies and s.device_memory_bandwidth_bytes_per_s > 0:
             self.device_memory = Link(f"{self.name}.device_memory", s.device_memory_bandwidth_bytes_per_s)
         self.llc_level = len(self.caches.levels) - 1
@@ -178,6 +181,21 @@ class Interface:
                 core.port.caches.invalidate(lines, levels=list(range(self.llc_level)), requester=self.driver)
 
     # --- accelerator data path ----------------------------------------------------------------
+
+    def serve_through(self, memory_map: MemoryMap) -> None:
+        """Have ``memory_map`` serve the unit's and its driver's memory traffic (DMA and the DRAM work of its
+        accesses through the caches), so that lines another unit keeps in its near memory are served there; the
+        unit's home memory must be the map's main memory. Called before the run, with the host's ports."""
+        if memory_map.main is not self.home:
+            raise ValueError(f"{self.name}: a memory map serves a unit that works in main memory")
+        self.dram = memory_map
+        self._ports.clear()
+
+    def lines_at_home(self, lines: np.ndarray) -> int:
+        """How many of ``lines`` the unit's home memory holds (all of them unless a memory map serves it)."""
+        if self.dram is self.home:
+            return len(lines)
+        return int(np.count_nonzero(self.dram.owner_of(lines) == 0))
 
     def dma(self, lines: np.ndarray, is_write: bool, now_ps: int, requester: str, bus_speedup: float = 1.0) -> int:
         """``requester`` moves ``lines`` by DMA at the memory controller (or inside the unit's own memory), past the

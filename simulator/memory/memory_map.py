@@ -2,8 +2,9 @@
 
 An accelerator that works in a near memory of its own (``near_memories``, ``interface.memory``) keeps its
 operands there: the byte regions its commands name as inputs and outputs. Every other requester's DRAM
-traffic to those lines (the host's misses and write-backs, a driver's flushes) is served by that memory
-too, at its timing and with its energy; the rest of the address space is main memory. A ``MemoryMap``
+traffic to those lines (the host's misses and write-backs, a driver's flushes and copies, another unit's DMA
+or its accesses through the caches) is served by that memory too, at its timing and with its energy; the
+rest of the address space is main memory. A ``MemoryMap``
 stands where a port expects one DRAM (``service``, ``service_lines``) and splits each chunk by line between
 the memories, each part arriving at the chunk's time. Lines are line indices (byte address // line bytes),
 times integer picoseconds.
@@ -60,24 +61,27 @@ class MemoryMap:
         return np.where((k >= 0) & (lines < self._end[safe]), self._owner[safe], 0)
 
     def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                      requester: str = "host") -> np.ndarray:
+                      bus_speedup: float = 1, requester: str = "host") -> np.ndarray:
         """Serve a chunk as ``DramSystem.service_lines`` does, each line by its memory; each line's
-        data-burst completion time, ps, in the order of ``lines``."""
+        data-burst completion time, ps, in the order of ``lines``. ``bus_speedup`` (a requester inside main
+        memory, ``DramSystem.service_lines``) applies to main memory's lines: a near memory's lines reach
+        that requester over the near memory's own channel."""
         lines = np.ascontiguousarray(lines, dtype=np.int64)
         owner = self.owner_of(lines)
         if not owner.any():
-            return self.main.service_lines(lines, is_write, arrival_ps, requester=requester)
+            return self.main.service_lines(lines, is_write, arrival_ps, bus_speedup, requester=requester)
         writes = np.broadcast_to(np.asarray(is_write, dtype=np.bool_), lines.shape)
         out = np.empty(lines.shape[0], dtype=np.int64)
         for k, memory in enumerate(self.memories):
             mine = owner == k
             if mine.any():
-                out[mine] = memory.service_lines(lines[mine], writes[mine], arrival_ps, requester=requester)
+                out[mine] = memory.service_lines(lines[mine], writes[mine], arrival_ps,
+                                                 bus_speedup if k == 0 else 1, requester=requester)
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                requester: str = "host") -> int:
+                bus_speedup: float = 1, requester: str = "host") -> int:
         """Serve a chunk (``service_lines``); the completion time of its last data burst, ps (``arrival_ps``
         for an empty chunk)."""
-        out = self.service_lines(lines, is_write, arrival_ps, requester)
+        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup, requester)
         return int(value_range(out)[1]) if out.size else int(arrival_ps)

@@ -53,3 +53,15 @@ def test_a_chunk_outside_every_near_memory_is_main_memorys_alone():
 def test_an_inverted_range_holds_nothing():
     main, near = DramSystem(TIMING, CURRENTS, GEOMETRY), DramSystem(TIMING, CURRENTS, GEOMETRY)
     assert MemoryMap(main, [(near, np.array([[5, 3]]))]).owner_of(np.arange(10)).tolist() == [0] * 10
+
+
+def test_a_near_memory_units_bus_speedup_applies_to_main_memorys_lines_only():
+    """A unit inside main memory reaches its banks over a wider path; a near memory's lines it reaches over
+    that memory's own channel."""
+    lines = np.arange(0, 512)
+    main, near = DramSystem(TIMING, CURRENTS, GEOMETRY), DramSystem(TIMING, CURRENTS, GEOMETRY)
+    done = MemoryMap(main, [(near, np.array([[256, 512]]))]).service_lines(lines, False, 0, 4.0, requester="unit")
+    alone_main, alone_near = DramSystem(TIMING, CURRENTS, GEOMETRY), DramSystem(TIMING, CURRENTS, GEOMETRY)
+    assert done[:256].tolist() == alone_main.service_lines(lines[:256], False, 0, 4.0).tolist()
+    assert done[256:].tolist() == alone_near.service_lines(lines[256:], False, 0).tolist()
+    assert done[:256].tolist() != DramSystem(TIMING, CURRENTS, GEOMETRY).service_lines(lines[:256], False, 0).tolist()

@@ -122,3 +122,26 @@ def test_a_near_memorys_background_and_refresh_count_as_constant_energy(tmp_path
     lap_static = res.value("energy/lap", "static")
     assert stack > 0 and lap_static > 0
     assert energy_split_j(res)[1] == pytest.approx(main + stack + lap_static, rel=1e-12)
+
+
+@pytest.mark.parametrize("coupling", ["dram", "near_memory", "llc", "pcie"])
+def test_a_second_units_traffic_to_the_stacks_operands_is_served_by_the_stack(tmp_path, coupling):
+    """A second LAP that works in main memory, run on the same matrices after the stack's LAP: its lines (and
+    its driver's flushes and copies) are the stack's operands, so the stack serves them, not main memory;
+    a near-memory unit in main memory reaches them over the stack's interface, not main memory's."""
+    m, n, k = 35, 2000, 35
+    path = system_file(tmp_path)
+    bandwidth = "128 GB/s" if coupling == "near_memory" else "12.8 GB/s"
+    path.write_text(path.read_text() + f"  lap2: {{preset: accel/lap_4x4, interface: {{coupling: {coupling}, "
+                    f"bandwidth_bytes_per_s: {bandwidth}}}}}\n")
+    table = pa.concat_tables([lap_gemm(m, n, k, target=target, produce_inputs=target == "lap",
+                                       space=AddressSpace()) for target in ("lap", "lap2")])
+    system, res = simulate(path, table)
+    stack = system.near_memories["hbm"].counters_by_requester()
+    main = system.dram.counters_by_requester()
+    second = {"pcie": "lap2.driver"}.get(coupling, "lap2")
+    assert second in stack and stack[second]["reads"] > 0
+    assert not {"lap2", "lap2.driver"} & set(main)  # every line the second unit or its driver touched is in the stack
+    assert res.value("energy/dram_interface", "transfer") == pytest.approx(
+        (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) * 8 * 20e-12)
+
