@@ -64,7 +64,8 @@ from simulator.config.workload import build_workload, generate_trace
 from simulator.config.units import format_bytes
 from simulator.interconnect.couplings import COUPLING_STRATEGIES
 from simulator.engine.replay import replay
-from simulator.runner import CONSTANT_CATEGORIES, load_system, simulate_trace
+from simulator.runner import energy_split_j, load_system, simulate_trace
+from simulator.results import Results
 from simulator.system import build_system
 from workloads import fmm_ulist
 from workloads.gemm import HOST_KC, HOST_NC, lap_gemm
@@ -91,9 +92,13 @@ def stage_quantity(df: pd.DataFrame, component: str, quantity: str) -> float:
 SystemArg = str | LoadedConfig
 
 
-def _run_workload(system: SystemArg, raw: dict) -> pd.DataFrame:
+def _simulate_workload(system: SystemArg, raw: dict) -> Results:
     spec = build_workload(raw, "<micro>", Path.cwd())
-    return simulate_trace(system, generate_trace(spec, "<micro>")).to_pandas()
+    return simulate_trace(system, generate_trace(spec, "<micro>"))
+
+
+def _run_workload(system: SystemArg, raw: dict) -> pd.DataFrame:
+    return _simulate_workload(system, raw).to_pandas()
 
 
 def _region_run(system: SystemArg, nbytes: int, steps: tuple[tuple[str, str], ...]) -> pd.DataFrame:
@@ -609,11 +614,12 @@ def _measure_host(cpu_system: SystemArg) -> dict[str, float]:
     r = _run_workload(cpu_system, {"generator": "random_access", "params": {
         "n_accesses": 200000, "footprint_bytes": f"{IRREGULAR_FOOTPRINT_BYTES} B", "seed": 1}})
     m["w_c_irregular_bytes_per_s"] = 200000 * 8 / stage_quantity(r, "system", "simulated_time_s")
-    c = _run_workload(cpu_system, {"generator": "compute_only", "params": {"flops": 1_000_000_000}})
+    c_results = _simulate_workload(cpu_system, {"generator": "compute_only", "params": {"flops": 1_000_000_000}})
+    c = c_results.to_pandas()
     tc = stage_quantity(c, "system", "simulated_time_s")
     m["f_c_flops_per_s"] = 1e9 / tc
     m["access_rate_per_s"] = measure_access_rate(cpu_system)
-    c_const = sum(stage_quantity(c, f"energy/{a}", k) for a, k in CONSTANT_CATEGORIES)
+    c_const = energy_split_j(c_results)[1]
     m["static_power_w"] = c_const / tc
     energy = s[s.component.str.startswith("energy/")]
     total = float(energy.value.sum())
