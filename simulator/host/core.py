@@ -36,10 +36,11 @@ arithmetic in the same order, up to the first row that ends at or after the
 next time another process can act, and one timeout for them.
 
 On a multi-core host each core is one of these, on its own port (its view of
-the caches, ``simulator.memory.core_caches``). A chunk whose stores invalidated
-lines in other cores' private caches pays, for each, the hit latency of the
-first shared level (``CoreTiming.snoop_latency_cycles``), overlapped as the
-misses are; a dependent access pays it in full. Time a thread spends waiting
+the caches, ``simulator.memory.core_caches``). A chunk whose stores (or whose
+flush, evict or invalidate) removed lines from other cores' private caches pays,
+for each, the hit latency of the first shared level
+(``CoreTiming.snoop_latency_cycles``), overlapped as the misses are; a dependent
+access pays it in full. Time a thread spends waiting
 at a barrier or join is the core's ``sync_wait_ps``, not busy time.
 """
 
@@ -458,8 +459,9 @@ class HostCore:
         (default: the core's port; an offload's coherence work names its unit's driver).
 
         Each line is looked up like a load (issue rate, LLC latency hidden by the
-        outstanding-miss limit); dirty lines written to DRAM bound the time by
-        DRAM's completion.
+        outstanding-miss limit); on a multi-core host each copy it removes from another
+        core's private levels adds the snoop latency, overlapped as a demand chunk's
+        invalidations are; dirty lines written to DRAM bound the time by DRAM's completion.
         """
         yield from self.run_maintenance_chunks(env, stage, (lines[lo:lo + CHUNK_LINES]
                                                             for lo in range(0, len(lines), CHUNK_LINES)), op, requester)
@@ -473,8 +475,10 @@ class HostCore:
         for chunk in chunks:
             start = env.now
             res = action(chunk, start, requester)
-            t = self.clock.cycles_to_ps(max(len(chunk) / self.loads_per_cycle,
-                                            len(chunk) * llc_cycles / self.max_outstanding_misses))
+            lookup_cycles = max(len(chunk) / self.loads_per_cycle, len(chunk) * llc_cycles / self.max_outstanding_misses)
+            if res.cache.snooped:  # other cores' copies it removed, in flight as a demand chunk's invalidations are
+                lookup_cycles += res.cache.snooped * self.timing.snoop_latency_cycles / self.max_outstanding_misses
+            t = self.clock.cycles_to_ps(lookup_cycles)
             if res.dram_done_ps is not None:
                 t = max(t, res.dram_done_ps - start)
             t = max(t, 1)

@@ -230,6 +230,31 @@ def test_the_storing_core_pays_the_llc_latency_per_line_it_invalidates() -> None
     assert second_write_ps(True) - second_write_ps(False) == 38 * 500
 
 
+@pytest.mark.parametrize("op", ["evict_llc", "invalidate"])
+def test_maintenance_pays_the_llc_latency_per_line_it_removes_from_another_core(op) -> None:
+    """Core 0's evict or invalidate of 64 lines core 1 wrote, once while core 1 holds them and once after core 1
+    moved them into the LLC itself: the first pays, per line it removes from core 1, the LLC's hit latency (38
+    cycles at 2 GHz) over the misses in flight, as a store's invalidations do. Neither reaches DRAM (a flush
+    would wait for its DRAM writes, which outlast the lookups either way)."""
+    n = 64
+
+    def maintenance_ps(held: bool) -> tuple[int, int]:
+        b = TraceBuilder()
+        b.access("host", "w", "write", 0, 8, 8, n * 8, thread=1)
+        if not held:
+            b.access("host", "w", "evict_llc", 0, 8, 8, n * 8, thread=1)
+        b.barrier(thread=0)
+        b.barrier(thread=1)
+        b.access("host", "m", op, 0, 8, 8, n * 8, thread=0)
+        sim = build_system(system(2).spec)
+        replay(sim, b.to_table())
+        return sim.cores[0].stages["m"].busy_ps, sim.cores[0].max_outstanding_misses
+
+    held_ps, outstanding = maintenance_ps(True)
+    apart_ps, _ = maintenance_ps(False)
+    assert held_ps - apart_ps == pytest.approx(n * 38 / outstanding * 500, abs=1)
+
+
 # --------------------------------------------------------------------------- single-core and bad input
 
 
