@@ -108,9 +108,10 @@ class System:
 
     def place_operands(self, commands: Iterable[dict]) -> None:
         """Keep the operands of every accelerator that works in a near memory in that memory: the regions the
-        offload ``commands`` (their checked params) name as inputs and outputs. The DRAM traffic of the cores
-        and of the units that work in main memory (and their drivers) to those lines is then served there
-        (``simulator.memory.memory_map``); without such operands they keep main memory alone."""
+        offload ``commands`` (their checked params) name as inputs and outputs (a region two near memories claim
+        stays in the first). The DRAM traffic of the cores and of every unit (and its driver) is then served by
+        the memory that holds each line (``simulator.memory.memory_map``); without such operands the cores and
+        the units in main memory keep main memory alone, and a unit in a near memory its own."""
         regions: dict[str, list] = {name: [] for name in self.near_memories}
         for params in commands:
             memory = self.spec.accelerators[params["unit"]].interface.memory
@@ -122,8 +123,8 @@ class System:
             memory_map = MemoryMap(self.dram, homes)
             for core in self.cores:
                 core.port.dram = memory_map
-            for name, unit in self.units.items():
-                if not self.spec.accelerators[name].interface.memory:
+            for unit in self.units.values():  # a unit in a near memory that holds no operands has no traffic
+                if any(memory is unit.interface.home for memory in memory_map.memories):
                     unit.interface.serve_through(memory_map)
 
     @property

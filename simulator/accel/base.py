@@ -132,7 +132,7 @@ class AcceleratorUnit:
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes of the memory the unit's commands address (the system's DRAM), B."""
+        """Bytes of the memory the unit works in, which its commands address (main memory, or its near memory), B."""
         return self.interface.home.capacity_bytes
 
     def offload(self, core, params: dict[str, Any], stage, args: Any = None):

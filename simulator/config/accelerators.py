@@ -58,8 +58,9 @@ class InterfaceSpec:
     memory: str = param("", doc="near_memory only: the near_memories entry the accelerator works in (its data "
                                 "path reaches that memory, not main memory: it pays no main-memory off-chip "
                                 "interface energy, and that memory's own interface prices its bytes; the "
-                                "memory holds the regions its commands name, so the host's accesses to them are "
-                                "served there too); empty: it works in main memory")
+                                "memory holds the regions its commands name, so every other requester's accesses "
+                                "to them, the host's, the drivers' and other accelerators', are served there too); "
+                                "empty: it works in main memory")
 
     def __post_init__(self) -> None:
         if self.memory and self.coupling != "near_memory":

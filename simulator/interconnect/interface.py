@@ -110,9 +110,12 @@ class Interface:
     name: str
     spec: InterfaceSpec
     caches: CacheHierarchy
-    dram: DramSystem  # the memory its data path reaches: main memory, or its near memory (spec.memory)
+    # the memory its data path reaches: main memory, or its near memory (spec.memory); once operands are placed
+    # in near memories, the memory map that serves each line by the memory holding it (``serve_through``)
+    dram: DramSystem | MemoryMap
     line_bytes: int
     home: DramSystem = field(init=False)  # ``dram`` as built: the memory the unit works in (its commands' addresses)
+    _home_index: int = field(init=False, default=0)  # ``home``'s index in the memory map that serves it, if one does
     link: Link = field(init=False)
     link_out: Link = field(init=False)  # pcie copies out: ``link`` itself unless the spec is full duplex
     strategy: Coupling = field(init=False)
@@ -184,24 +187,30 @@ class Interface:
 
     def serve_through(self, memory_map: MemoryMap) -> None:
         """Have ``memory_map`` serve the unit's and its driver's memory traffic (DMA and the DRAM work of its
-        accesses through the caches), so that lines another unit keeps in its near memory are served there; the
-        unit's home memory must be the map's main memory. Called before the run, with the host's ports."""
-        if memory_map.main is not self.home:
-            raise ValueError(f"{self.name}: a memory map serves a unit that works in main memory")
+        accesses through the caches), so that each line is served by the memory that holds it: lines another
+        unit keeps in its near memory there, the rest of the address space by main memory. The unit's home
+        memory must be one of the map's. Called before the run, with the host's ports."""
+        index = next((k for k, memory in enumerate(memory_map.memories) if memory is self.home), None)
+        if index is None:
+            raise ValueError(f"{self.name}: its memory is not one of the memory map's; expected main memory or "
+                             "a near memory that holds operands")
         self.dram = memory_map
+        self._home_index = index
         self._ports.clear()
 
     def lines_at_home(self, lines: np.ndarray) -> int:
         """How many of ``lines`` the unit's home memory holds (all of them unless a memory map serves it)."""
         if self.dram is self.home:
             return len(lines)
-        return int(np.count_nonzero(self.dram.owner_of(lines) == 0))
+        return int(np.count_nonzero(self.dram.owner_of(lines) == self._home_index))
 
     def dma(self, lines: np.ndarray, is_write: bool, now_ps: int, requester: str, bus_speedup: float = 1.0) -> int:
         """``requester`` moves ``lines`` by DMA at the memory controller (or inside the unit's own memory), past the
         host's caches and memory path: the memory serves them, and they are counted in ``path_exempt_bytes``.
         Returns the memory's completion, ps. Every DMA of a coupling or a driver goes through here."""
         self.path_exempt_bytes[requester] = self.path_exempt_bytes.get(requester, 0) + len(lines) * self.line_bytes
+        if self.dram is not self.home:  # a memory map: the bus speedup is the home memory's
+            return self.dram.service(lines, is_write, now_ps, bus_speedup, requester, home=self._home_index)
         return self.dram.service(lines, is_write, now_ps, bus_speedup=bus_speedup, requester=requester)
 
     def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:

@@ -61,27 +61,28 @@ class MemoryMap:
         return np.where((k >= 0) & (lines < self._end[safe]), self._owner[safe], 0)
 
     def service_lines(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                      bus_speedup: float = 1, requester: str = "host") -> np.ndarray:
+                      bus_speedup: float = 1, requester: str = "host", home: int = 0) -> np.ndarray:
         """Serve a chunk as ``DramSystem.service_lines`` does, each line by its memory; each line's
-        data-burst completion time, ps, in the order of ``lines``. ``bus_speedup`` (a requester inside main
-        memory, ``DramSystem.service_lines``) applies to main memory's lines: a near memory's lines reach
-        that requester over the near memory's own channel."""
+        data-burst completion time, ps, in the order of ``lines``. ``bus_speedup`` (a requester inside a
+        memory, ``DramSystem.service_lines``) applies to the lines of ``memories[home]``, the memory the
+        requester is inside: another memory's lines reach it over that memory's own channel."""
         lines = np.ascontiguousarray(lines, dtype=np.int64)
         owner = self.owner_of(lines)
         if not owner.any():
-            return self.main.service_lines(lines, is_write, arrival_ps, bus_speedup, requester=requester)
+            return self.main.service_lines(lines, is_write, arrival_ps, bus_speedup if home == 0 else 1,
+                                           requester=requester)
         writes = np.broadcast_to(np.asarray(is_write, dtype=np.bool_), lines.shape)
         out = np.empty(lines.shape[0], dtype=np.int64)
         for k, memory in enumerate(self.memories):
             mine = owner == k
             if mine.any():
                 out[mine] = memory.service_lines(lines[mine], writes[mine], arrival_ps,
-                                                 bus_speedup if k == 0 else 1, requester=requester)
+                                                 bus_speedup if k == home else 1, requester=requester)
         return out
 
     def service(self, lines: np.ndarray, is_write: np.ndarray | bool, arrival_ps: int,
-                bus_speedup: float = 1, requester: str = "host") -> int:
+                bus_speedup: float = 1, requester: str = "host", home: int = 0) -> int:
         """Serve a chunk (``service_lines``); the completion time of its last data burst, ps (``arrival_ps``
         for an empty chunk)."""
-        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup, requester)
+        out = self.service_lines(lines, is_write, arrival_ps, bus_speedup, requester, home)
         return int(value_range(out)[1]) if out.size else int(arrival_ps)

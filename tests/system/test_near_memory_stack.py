@@ -4,9 +4,11 @@ main memory, with the stack's energy; wrong set-ups are refused."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from simulator.config.errors import ConfigError
@@ -145,3 +147,50 @@ def test_a_second_units_traffic_to_the_stacks_operands_is_served_by_the_stack(tm
     assert res.value("energy/dram_interface", "transfer") == pytest.approx(
         (res.value("dram", "bytes_read") + res.value("dram", "bytes_written")) * 8 * 20e-12)
 
+
+
+def test_a_unit_in_a_second_stack_reaches_the_first_stacks_operands_there(tmp_path):
+    """Two LAPs, each in a stack of its own, on the same matrices: the matrices stay in the first stack, which
+    serves the second LAP's reads and writes of them; the second stack, holding nothing else, serves nothing."""
+    m, n, k = 35, 2000, 35
+    path = tmp_path / "system.yaml"
+    path.write_text("name: two stacks\nhost: {preset: cpu/i7_920}\ncaches: {preset: caches/i7_920}\n"
+                    "dram: {preset: dram/ddr3_1600_mt41j256m4}\n"
+                    f"near_memories:\n  {HBM}\n  {HBM.replace('hbm:', 'hbm2:')}\n"
+                    "accelerators:\n  " + LAP % ", memory: hbm" + "\n  "
+                    + (LAP % ", memory: hbm2").replace("lap:", "lap2:") + "\n")
+    table = pa.concat_tables([lap_gemm(m, n, k, target=target, produce_inputs=target == "lap",
+                                       space=AddressSpace()) for target in ("lap", "lap2")])
+    system, _ = simulate(path, table)
+    first = system.near_memories["hbm"].counters_by_requester()
+    assert first["lap2"]["reads"] * 64 >= 8 * (m * k + k * n + m * n) and first["lap2"]["writes"] > 0
+    assert system.near_memories["hbm2"].counters_by_requester() == {}
+    assert "lap2" not in system.dram.counters_by_requester()
+
+
+def test_a_near_memory_unit_in_main_memory_is_exempt_from_its_interface_for_main_memorys_lines_only(tmp_path):
+    """A near-memory LAP in main memory multiplies A and B, which the stack's LAP keeps in the stack, into a C of
+    its own in main memory: the stack serves A and B, main memory C, and main memory's off-chip interface prices
+    none of the unit's bytes (C never leaves main memory; A and B cross the stack's own interface)."""
+    m, n, k = 35, 2000, 35
+    path = system_file(tmp_path)
+    path.write_text(path.read_text() + "  lap2: {preset: accel/lap_4x4, interface: {coupling: near_memory, "
+                    "bandwidth_bytes_per_s: 128 GB/s}}\n")
+    space = AddressSpace()
+    first = lap_gemm(m, n, k, produce_inputs=True, space=space)
+    own_c = space.alloc("C2", 8 * m * n)  # past the first GEMM's A, B and C
+    params = json.loads(first.filter(pc.equal(first["op"], "offload"))["params"][0].as_py())
+    tb = TraceBuilder()
+    tb.offload("host", "gemm2", "lap2", op="gemm", m=m, n=n, k=k, a_addr=params["a_addr"], b_addr=params["b_addr"],
+               c_addr=own_c, accumulate=True, inputs=[[params["a_addr"], 8 * m * k], [params["b_addr"], 8 * k * n],
+                                                      [own_c, 8 * m * n]], outputs=[[own_c, 8 * m * n]])
+    tb.wait("host", "gemm2", "lap2")
+    system, res = simulate(path, pa.concat_tables([first, tb.to_table()]))
+    stack = system.near_memories["hbm"].counters_by_requester()["lap2"]
+    main = system.dram.counters_by_requester()["lap2"]
+    assert stack["reads"] * 64 >= 8 * (m * k + k * n) and stack["writes"] == 0  # A and B, read only
+    assert main["reads"] * 64 >= 8 * m * n and main["writes"] * 64 >= 8 * m * n  # C, read and written
+    main_bytes = res.value("dram", "bytes_read") + res.value("dram", "bytes_written")
+    lap2_main = (main["reads"] + main["writes"]) * 64
+    # main memory's interface carries every main-memory byte but the near-memory unit's
+    assert res.value("energy/dram_interface", "transfer") == pytest.approx((main_bytes - lap2_main) * 8 * 20e-12)
