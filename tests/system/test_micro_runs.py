@@ -187,3 +187,13 @@ def test_each_stage_records_the_bytes_each_level_served():
     assert np.array_equal(fill + reread, system.host.bytes_by_level)
     assert fill[-1] == 4 * 2**20  # every line of the first write came from DRAM
     assert reread[-1] < 0.1 * reread.sum()  # the 8 MiB LLC holds the rewritten buffer
+
+
+def test_the_hosts_figures_are_the_same_on_a_system_with_an_idle_accelerator():
+    """The host's constant power, and its energy per flop and per DRAM byte, are measured on the system without
+    its accelerators: an idle LAP's static power (or its stack's background) is the LAP's, not the host's."""
+    from simulator.studies.fmm.crosscheck import _measure_host
+
+    alone = _measure_host(str(DEFAULT_SYSTEM))
+    for path in ("lap_dram.yaml", "lap_hbm_stack.yaml"):
+        assert _measure_host(str(DEFAULT_SYSTEM.parent / path)) == alone, path

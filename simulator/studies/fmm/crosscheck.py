@@ -604,8 +604,9 @@ def _busy_alone(alone: LoadedConfig, bc_layout: str) -> list[list[float]]:
 
 def _measure_host(cpu_system: SystemArg) -> dict[str, float]:
     """The host's part of :func:`measure_machine`: w_C (regular, irregular), f_C, the access rate,
-    pi_0, eps_byte_dram and eps_flop_cpu."""
-    cpu_system = load_system(cpu_system)
+    pi_0, eps_byte_dram and eps_flop_cpu, measured on the system without accelerators (:func:`host_alone`), so
+    that an idle unit's power or its near memory's background is not the host's."""
+    cpu_system = host_alone(load_system(cpu_system))
     m: dict[str, float] = {}
     nbytes = STREAM_BYTES
     s = _run_workload(cpu_system, {"generator": "stream", "params": {"kind": "read", "array_bytes": f"{nbytes} B"}})
