@@ -475,12 +475,13 @@ class HostCore:
         for chunk in chunks:
             start = env.now
             res = action(chunk, start, requester)
-            lookup_cycles = max(len(chunk) / self.loads_per_cycle, len(chunk) * llc_cycles / self.max_outstanding_misses)
-            if res.cache.snooped:  # other cores' copies it removed, in flight as a demand chunk's invalidations are
-                lookup_cycles += res.cache.snooped * self.timing.snoop_latency_cycles / self.max_outstanding_misses
-            t = self.clock.cycles_to_ps(lookup_cycles)
+            t = self.clock.cycles_to_ps(max(len(chunk) / self.loads_per_cycle,
+                                            len(chunk) * llc_cycles / self.max_outstanding_misses))
             if res.dram_done_ps is not None:
                 t = max(t, res.dram_done_ps - start)
+            if res.cache.snooped:  # other cores' copies it removed, in flight as a demand chunk's invalidations are
+                t += self.clock.cycles_to_ps(res.cache.snooped * self.timing.snoop_latency_cycles
+                                             / self.max_outstanding_misses)
             t = max(t, 1)
             stage.stall_ps += t
             stage.busy_ps += t

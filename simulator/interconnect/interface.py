@@ -178,7 +178,8 @@ class Interface:
         chunks = region_line_chunks(outputs, self.line_bytes, CHUNK_LINES)
         if after == "all":
             yield from core.run_maintenance_chunks(env, stage, chunks, "invalidate", self.driver)
-        else:  # above_llc: the accelerator's writes are in the LLC already. Through the waiting core's view:
+        else:  # above_llc: the accelerator's writes are in the LLC already, and the coherence hardware drops the
+            # copies above it as they land: untimed, for the waiting core and the others. Through its view:
             # its own levels probed, another core's only where it holds a line (``CoherentView.invalidate``)
             for lines in chunks:
                 core.port.caches.invalidate(lines, levels=list(range(self.llc_level)), requester=self.driver)

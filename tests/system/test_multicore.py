@@ -230,17 +230,19 @@ def test_the_storing_core_pays_the_llc_latency_per_line_it_invalidates() -> None
     assert second_write_ps(True) - second_write_ps(False) == 38 * 500
 
 
-@pytest.mark.parametrize("op", ["evict_llc", "invalidate"])
-def test_maintenance_pays_the_llc_latency_per_line_it_removes_from_another_core(op) -> None:
-    """Core 0's evict or invalidate of 64 lines core 1 wrote, once while core 1 holds them and once after core 1
-    moved them into the LLC itself: the first pays, per line it removes from core 1, the LLC's hit latency (38
-    cycles at 2 GHz) over the misses in flight, as a store's invalidations do. Neither reaches DRAM (a flush
-    would wait for its DRAM writes, which outlast the lookups either way)."""
+@pytest.mark.parametrize("op", ["flush", "evict_llc", "invalidate"])
+@pytest.mark.parametrize("written", [True, False])
+def test_maintenance_pays_the_llc_latency_per_line_it_removes_from_another_core(op, written) -> None:
+    """Core 0's flush, evict or invalidate of 64 lines core 1 wrote (or read), once while core 1 holds them and
+    once after core 1 moved them into the LLC itself: the first pays, per line it removes from core 1, the LLC's
+    hit latency (38 cycles at 2 GHz) over the misses in flight, on top of the lookups and DRAM writes, as a
+    store's invalidations do; everything else is the same in both (a flush writes the dirty lines to DRAM once,
+    from core 1's copies or from the LLC)."""
     n = 64
 
     def maintenance_ps(held: bool) -> tuple[int, int]:
         b = TraceBuilder()
-        b.access("host", "w", "write", 0, 8, 8, n * 8, thread=1)
+        b.access("host", "w", "write" if written else "read", 0, 8, 8, n * 8, thread=1)
         if not held:
             b.access("host", "w", "evict_llc", 0, 8, 8, n * 8, thread=1)
         b.barrier(thread=0)
