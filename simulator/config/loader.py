@@ -168,12 +168,14 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
                     errors.append(Problem("", ".".join(parts[:i + 1]), f"no list item named {part!r}",
                                           option=f"--set {text}"))
                     break
-            else:
+            elif isinstance(node, dict):
                 node = node.setdefault(part, {})
+            else:  # a section the file gives as a scalar: left as it is, for the schema to refuse in the file's words
+                break
         else:
             if isinstance(node, list):
                 errors.append(Problem("", "", "expected a parameter, not a whole list item", option=f"--set {text}"))
-            else:
+            elif isinstance(node, dict):
                 node[parts[-1]] = value
     if errors:
         raise ConfigError(errors)

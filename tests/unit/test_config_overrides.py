@@ -143,3 +143,22 @@ def test_a_kind_or_standard_changed_on_the_command_line_is_named_in_each_message
                  "--out", str(tmp_path / "out")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines and all(f"--set {override} (over " in line for line in lines), lines
+
+
+@pytest.mark.parametrize("section, override, words", [
+    ("host: 5", "host.cores=2", ["host: expected a mapping", "got 5"]),
+    ("caches: {preset: caches/i7_920, levels: 5}", "caches.levels.L1D.ways=4", ["caches.levels: expected a list"]),
+    ("caches: foo", "caches.line_bytes=64", ["caches: expected a mapping", "'foo'"]),
+    ("accelerators: {lap: 5}", "accelerators.lap.kind=lap", ["accelerators.lap"]),
+])
+def test_an_override_into_a_section_the_file_gives_as_a_scalar_is_refused_in_the_files_words(
+        tmp_path, section, override, words):
+    """The override is not applied where the file has no mapping to put it in: the schema refuses the section as
+    it does without the option (a ConfigError, not a TypeError from the override's walk)."""
+    sections = {"host": "host: {preset: cpu/i7_920}", "caches": "caches: {preset: caches/i7_920}"}
+    sections[section.split(":")[0]] = section
+    path = Path(tmp_path) / "system.yaml"
+    path.write_text("name: t\n" + "\n".join(sections.values()) + "\ndram: {preset: dram/ddr3_1600_mt41j256m4}\n")
+    with pytest.raises(ConfigError) as err:
+        load_spec(path, SystemSpec, [override])
+    assert all(w in str(err.value) for w in words), str(err.value)
