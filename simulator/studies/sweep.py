@@ -395,9 +395,11 @@ def _check_system_file(study: StudySpec, builder: _Builder) -> None:
 def _check_axes(study: StudySpec, builder: _Builder) -> None:
     """Each axis key exists, each of its values is valid on its own, and no value (or, over the zip axes,
     no row of values) is given twice, compared after parsing: ``1 MiB`` repeats ``1048576 B``."""
-    errors: list[str] = []
+    errors, refused = _axis_keys(study, builder)
     resolved: dict[str, list[Any]] = {}
     for axis in study.axes:
+        if axis.key in refused:
+            continue
         axis_errors, values = _axis_values(study, builder, axis)
         errors += axis_errors
         if not axis_errors:
@@ -411,6 +413,29 @@ def _check_axes(study: StudySpec, builder: _Builder) -> None:
         errors += _repeats(f"{study.source}: sweep.zip", rows, list(zip(*[resolved[a.key] for a in zipped])))
     if errors:
         raise ConfigError(errors)
+
+
+def _axis_keys(study: StudySpec, builder: _Builder) -> tuple[list[str], set[str]]:
+    """Problems of the ``set.`` axes' keys as the system spells them (a cache level by its index): two axes that
+    set one key (``caches.levels.L1D.ways`` and ``caches.levels.0.ways``), and an axis that renames the list
+    item its key selects (a level's name is how keys select it); and the axes refused (``Axis.key``)."""
+    errors: list[str] = []
+    refused: set[str] = set()
+    first: dict[str, Axis] = {}
+    for axis in study.axes:
+        if axis.kind != "set":
+            continue
+        key = indexed_key(builder.system_raw, axis.target)
+        if key.endswith("].name"):
+            refused.add(axis.key)
+            errors.append(f"{_axis_where(study, axis)}: renames the list item it selects ({key}); expected a "
+                          "parameter of the item: its name is how keys and results select it")
+        earlier = first.setdefault(key, axis)
+        if earlier is not axis:
+            refused.add(axis.key)
+            errors.append(f"{_axis_where(study, axis)}: sets {key}, as axis {earlier.key} does; expected each key "
+                          "set by one axis, so that no point is run twice under two labels")
+    return errors, refused
 
 
 def _axis_values(study: StudySpec, builder: _Builder, axis: Axis) -> tuple[list[str], list[Any]]:

@@ -242,6 +242,13 @@ BAD_STUDIES = {
                             "    param.array_bytes: [\"64 KiB\", \"64 KiB\", \"65536 B\"]\n",
                             "sweep.zip: value (set.host.max_outstanding_misses=4, param.array_bytes='65536 B') "
                             "repeats value [0]"),
+    "one key set by two axes": ("  product:\n    set.caches.levels.L1D.ways: [4, 8]\n"
+                                "    set.caches.levels.0.ways: [2, 16]\n",
+                                "sweep.product.set.caches.levels.0.ways: sets caches.levels[0].ways, as axis "
+                                "set.caches.levels.L1D.ways does; expected each key set by one axis"),
+    "a cache level renamed": ("  product:\n    set.caches.levels.L1D.name: [X]\n",
+                              "sweep.product.set.caches.levels.L1D.name: renames the list item it selects "
+                              "(caches.levels[0].name)"),
 }
 
 
