@@ -614,6 +614,8 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         fail(has_list & (addr != 0), "addr", "0 when explicit addrs are given")
         fail(has_list & (stride != 0), "stride_bytes", "0 when explicit addrs are given")
         lengths = list_lengths(addrs_col).astype(np.int64)
+        if whole_trace:
+            _check_addresses(int(lengths.sum()), source)
         # a whole multiple >= 1 of the address count (0 for an empty list)
         bad_len = has_list & np.where(lengths > 0, (count < lengths) | (count % np.maximum(lengths, 1) != 0),
                                       count != 0)
@@ -821,13 +823,28 @@ def _check_rows(n_rows: int, source: str) -> None:
                          f"{n_rows:,}")
 
 
+def _check_addresses(n_addresses: int, source: str, at_least: bool = False) -> None:
+    """TraceError unless ``n_addresses`` (with ``at_least``: a lower bound of them) is within the limit."""
+    if n_addresses > MAX_TRACE_ADDRESSES:
+        raise TraceError(source, f"at most {MAX_TRACE_ADDRESSES:,} explicit addresses in a trace "
+                         f"(workloads.trace.MAX_TRACE_ADDRESSES), got {'at least ' if at_least else ''}"
+                         f"{n_addresses:,}", column="addrs")
+
+
 def _open(path: Path) -> pq.ParquetFile:
     pf = None
     try:
         pf = pq.ParquetFile(_checked_path(path))
     except (pa.ArrowException, OSError) as exc:
         raise TraceError(str(path), f"a readable Parquet file ({one_line(exc)})") from None
-    _check_rows(pf.metadata.num_rows, str(path))  # before reading a single row
+    meta = pf.metadata
+    _check_rows(meta.num_rows, str(path))  # before reading a single row
+    # the addrs lists' leaf values, from the metadata: each row adds at most one entry that is not an address
+    # (an empty or null list), so more than the limit plus the rows is more addresses than the limit
+    leaves = [j for j in range(meta.num_columns) if meta.schema.column(j).path.split(".")[0] == "addrs"]
+    entries = sum(meta.row_group(g).column(j).num_values for g in range(meta.num_row_groups) for j in leaves)
+    if entries > MAX_TRACE_ADDRESSES + meta.num_rows:
+        _check_addresses(entries - meta.num_rows, str(path), at_least=True)
     return pf
 
 
@@ -864,6 +881,9 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
     """The ``addrs`` text of a CSV trace ("4096 8192", or empty for null) as lists of int64."""
     text = pc.utf8_trim_whitespace(table.column("addrs"))
     empty = pc.equal(pc.utf8_length(text), arrow_scalar(0, pa.int32()))
+    # the addresses are the separators plus one on each non-empty row: counted before the lists are built
+    separators = pc.sum(pc.count_substring_regex(text, r"\s+")).as_py() or 0
+    _check_addresses(int(separators) + len(text) - int(pc.sum(empty).as_py() or 0), source)
     pieces = pc.split_pattern_regex(pc.if_else(empty, pa.nulls(1, pa.string())[0], text), r"\s+")
     try:
         return pieces.cast(pa.list_(pa.int64()))

@@ -592,6 +592,32 @@ def test_trace_files_beyond_the_row_limit_are_refused_before_reading(tmp_path, m
             read_trace(path)
 
 
+def test_trace_files_beyond_the_address_limit_are_refused_before_their_lists_are_built(tmp_path, monkeypatch) -> None:
+    """A gather of 40 addresses against a limit of 32: Parquet from its metadata (before reading), CSV from its
+    separators (before splitting), and a table in memory by the lists' lengths; 32 addresses pass."""
+    import workloads.trace as trace
+
+    sources = {}
+    for n in (32, 40):
+        tb = TraceBuilder()
+        tb.gather("host", "g", "read", np.arange(n) * 64, 8)
+        table = tb.to_table()
+        write_trace_csv(table, tmp_path / f"{n}.csv")
+        write_trace(table, tmp_path / f"{n}.parquet")
+        sources[n] = (tmp_path / f"{n}.parquet", tmp_path / f"{n}.csv", table)
+    monkeypatch.setattr(trace, "MAX_TRACE_ADDRESSES", 32)
+
+    def read(source):
+        return validate_trace(source, "<memory>") if isinstance(source, pa.Table) else read_trace(source)
+
+    for source in sources[32]:
+        read(source)
+    for source in sources[40]:
+        with pytest.raises(TraceError, match=r"column 'addrs': at most 32 explicit addresses in a trace "
+                                             r"\(workloads.trace.MAX_TRACE_ADDRESSES\), got (at least )?\d+"):
+            read(source)
+
+
 def test_a_device_as_a_trace_is_refused_at_once() -> None:
     for path in ("/dev/zero", "/dev/null"):
         with pytest.raises(TraceError, match="not a regular file"):
