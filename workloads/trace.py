@@ -164,6 +164,10 @@ MAX_TRACE_ADDRESSES = 2**24
 MAX_ROW_FLOPS = 2**53
 #: Most other cycles on one row, for the same reason.
 MAX_ROW_CYCLES = float(2**53)
+#: Longest unit name or stage label, characters: labels name results rows and figure bars.
+MAX_LABEL_CHARS = 256
+#: Most distinct (unit, stage) pairs in a trace: each is a record of some fifteen results rows.
+MAX_TRACE_STAGES = 16_384
 #: Largest CSV trace file read, bytes: MAX_TRACE_ROWS rows of some 100 characters, with room for the
 #: addresses of the ``addrs`` column.
 MAX_CSV_TRACE_BYTES = 1 << 30
@@ -250,10 +254,12 @@ class TraceBuilder:
         if row >= MAX_TRACE_ROWS:  # a generator that did not foresee its size: stop before the memory fills
             raise TraceError(MEMORY_SOURCE, f"at most {MAX_TRACE_ROWS:,} rows in a trace (workloads.trace."
                              "MAX_TRACE_ROWS); expected smaller workload parameters", row=row)
-        if not (isinstance(unit, str) and unit != ""):
-            _bad(row, "unit", f"a non-empty unit name, got {unit!r}")
-        if not (isinstance(stage, str) and stage != ""):
-            _bad(row, "stage", f"a non-empty stage label, got {stage!r}")
+        if not (isinstance(unit, str) and 0 < len(unit) <= MAX_LABEL_CHARS):
+            _bad(row, "unit", f"a non-empty unit name of at most {MAX_LABEL_CHARS} characters, got {unit[:40]!r}"
+                 + ("..." if isinstance(unit, str) and len(unit) > 40 else ""))
+        if not (isinstance(stage, str) and 0 < len(stage) <= MAX_LABEL_CHARS):
+            _bad(row, "stage", f"a non-empty stage label of at most {MAX_LABEL_CHARS} characters, got "
+                 f"{stage[:40]!r}" + ("..." if isinstance(stage, str) and len(stage) > 40 else ""))
         if op not in OPS:
             _bad(row, "op", f"one of {', '.join(OPS)}, got {op!r}")
         if not (int(flops) == flops and 0 <= flops <= MAX_ROW_FLOPS):
@@ -571,6 +577,12 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
 
     fail(_np(pc.utf8_length(unit_col)) == 0, "unit", "a non-empty unit name")
     fail(_np(pc.utf8_length(stage_col)) == 0, "stage", "a non-empty stage label")
+    fail(_np(pc.utf8_length(unit_col)) > MAX_LABEL_CHARS, "unit",
+         f"a unit name of at most {MAX_LABEL_CHARS} characters (workloads.trace.MAX_LABEL_CHARS)")
+    fail(_np(pc.utf8_length(stage_col)) > MAX_LABEL_CHARS, "stage",
+         f"a stage label of at most {MAX_LABEL_CHARS} characters (workloads.trace.MAX_LABEL_CHARS)")
+    if whole_trace:
+        check_stage_count(distinct_stages(unit_col, stage_col), source)
     op_ok = _np(pc.is_in(op_col, value_set=string_array(OPS)))
     if not op_ok.all():
         bad = int(np.flatnonzero(~op_ok)[0])
@@ -823,6 +835,22 @@ def _check_rows(n_rows: int, source: str) -> None:
                          f"{n_rows:,}")
 
 
+def distinct_stages(unit_col: Any, stage_col: Any) -> set[tuple[str, str]]:
+    """The (unit, stage) pairs of a trace's (or a batch's) unit and stage columns."""
+    strings = [c.cast(pa.string()) if pa.types.is_dictionary(c.type) else c for c in (unit_col, stage_col)]
+    # a NUL joins them (labels holding a NUL could merge two pairs into one); an Arrow scalar, as a Python one
+    # would import pandas
+    joined = pc.unique(pc.binary_join_element_wise(*strings, arrow_scalar("\x00", pa.string())))
+    return {tuple(pair.split("\x00", 1)) for pair in joined.to_pylist()}
+
+
+def check_stage_count(stages: Collection[tuple[str, str]], source: str) -> None:
+    """TraceError unless a trace's distinct (unit, stage) pairs are within :data:`MAX_TRACE_STAGES`."""
+    if len(stages) > MAX_TRACE_STAGES:
+        raise TraceError(source, f"at most {MAX_TRACE_STAGES:,} distinct (unit, stage) pairs in a trace "
+                         f"(workloads.trace.MAX_TRACE_STAGES), got {len(stages):,}", column="stage")
+
+
 def _check_addresses(n_addresses: int, source: str, at_least: bool = False) -> None:
     """TraceError unless ``n_addresses`` (with ``at_least``: a lower bound of them) is within the limit."""
     if n_addresses > MAX_TRACE_ADDRESSES:
@@ -978,11 +1006,14 @@ def iter_trace(path: str | os.PathLike[str], batch_rows: int = 65536,
     path = Path(path)
     pf = _open(path)
     offset = 0
+    stages: set[tuple[str, str]] = set()
     try:
         batches = pf.iter_batches(batch_size=batch_rows)
         for batch in batches:
             table = conform_trace(pa.Table.from_batches([batch]), str(path))
             validate_trace(table, str(path), units, row_offset=offset, whole_trace=False)
+            stages |= distinct_stages(table.column("unit"), table.column("stage"))
+            check_stage_count(stages, str(path))
             offset += len(table)
             yield table
     except (pa.ArrowException, OSError) as exc:

@@ -1,7 +1,8 @@
 """The figure of one run: where its time went, stage by stage, and its energy by component and category.
 
 Left: each stage of each trace unit (``stage/<unit>/<stage>``) as a bar of its compute time and its
-stall time (s), then each accelerator's busy time. Right: each component's energy (J), stacked by the
+stall time (s), then each accelerator's busy time (at most :data:`MAX_STAGE_BARS` bars: the longest, and the
+rest as one). Right: each component's energy (J), stacked by the
 categories its energy model charges (host dynamic and static, DRAM background, refresh, activate,
 read and write, ...). Drawn on the Agg canvas; the same results give the same bytes.
 """
@@ -33,6 +34,28 @@ def stage_times_s(results: Results) -> list[tuple[str, float, float]]:
             + [(f"{name} busy", t, 0.0) for name, t in busy.items()])
 
 
+#: Most bars of the time panel: beyond, the longest stages keep theirs (in the run's order) and the rest share one
+MAX_STAGE_BARS = 40
+#: Longest bar label, characters (a longer one is cut, with an ellipsis)
+MAX_BAR_LABEL_CHARS = 48
+
+
+def shown_stages(stages: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """``stages`` (``stage_times_s``) as the time panel draws them: at most :data:`MAX_STAGE_BARS` bars, the longest
+    stages (compute + stall) in their order and one bar summing the others; labels cut to
+    :data:`MAX_BAR_LABEL_CHARS` characters."""
+    def label(name: str) -> str:
+        return name if len(name) <= MAX_BAR_LABEL_CHARS else name[:MAX_BAR_LABEL_CHARS - 1] + "\u2026"
+
+    if len(stages) > MAX_STAGE_BARS:
+        order = sorted(range(len(stages)), key=lambda i: -(stages[i][1] + stages[i][2]))
+        kept = sorted(order[:MAX_STAGE_BARS - 1])
+        rest = order[MAX_STAGE_BARS - 1:]
+        stages = [stages[i] for i in kept] + [(f"{len(rest)} other stages", sum(stages[i][1] for i in rest),
+                                               sum(stages[i][2] for i in rest))]
+    return [(label(name), c, s) for name, c, s in stages]
+
+
 def energy_by_category_j(results: Results) -> dict[str, dict[str, float]]:
     """component -> category -> energy (J), from the ``energy/<component>`` rows."""
     out: dict[str, dict[str, float]] = {}
@@ -44,7 +67,7 @@ def energy_by_category_j(results: Results) -> dict[str, dict[str, float]]:
 
 def run_figure_png(results: Results, title: str = "", dpi: int = 110) -> bytes:
     """The run's stage times and energy breakdown (module docstring) as PNG bytes."""
-    stages = stage_times_s(results)
+    stages = shown_stages(stage_times_s(results))
     energy = energy_by_category_j(results)
     fig = Figure(figsize=(12.0, 0.9 + 0.38 * max(len(stages), len(energy), 4)))
     FigureCanvasAgg(fig)

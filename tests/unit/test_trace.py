@@ -622,3 +622,33 @@ def test_a_device_as_a_trace_is_refused_at_once() -> None:
     for path in ("/dev/zero", "/dev/null"):
         with pytest.raises(TraceError, match="not a regular file"):
             read_trace(path)
+
+
+def test_labels_beyond_their_length_and_stages_beyond_their_count_are_refused(tmp_path, monkeypatch) -> None:
+    """A unit name or stage label of 257 characters is refused by the builder and in a table; more distinct
+    (unit, stage) pairs than MAX_TRACE_STAGES in a table, and in a file read whole or streamed."""
+    import workloads.trace as trace
+
+    with pytest.raises(TraceError, match=r"row 0, column 'stage': a non-empty stage label of at most 256"):
+        TraceBuilder().compute("host", "s" * 257, 1)
+    tb = TraceBuilder()
+    tb.compute("host", "s" * 256, 1)
+    long_label = tb.to_table()
+    long_label = long_label.set_column(long_label.schema.get_field_index("stage"), "stage",
+                                       pa.array(["s" * 257], pa.string()))
+    with pytest.raises(TraceError, match=r"column 'stage': a stage label of at most 256 characters"):
+        validate_trace(long_label, "<memory>")
+    tb = TraceBuilder()
+    for i in range(12):
+        tb.compute("host", f"s{i % 6}", 1)
+    table = tb.to_table()
+    write_trace(table, tmp_path / "t.parquet")
+    validate_trace(table, "<memory>")
+    monkeypatch.setattr(trace, "MAX_TRACE_STAGES", 5)
+    message = r"at most 5 distinct \(unit, stage\) pairs in a trace \(workloads.trace.MAX_TRACE_STAGES\), got 6"
+    with pytest.raises(TraceError, match=message):
+        validate_trace(table, "<memory>")
+    with pytest.raises(TraceError, match=message):
+        read_trace(tmp_path / "t.parquet")
+    with pytest.raises(TraceError, match=message):
+        list(iter_trace(tmp_path / "t.parquet", batch_rows=4))
