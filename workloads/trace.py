@@ -73,10 +73,11 @@ any integer or floating type, ``addrs`` from a list or large list of integers.
 ``workloads/examples/gemm_offload.py`` writes such a trace by hand: the host
 produces two matrices and offloads their product to a LAP.
 
-Size limits, checked before a trace is built or read (a file's row count from
-its metadata): :data:`MAX_TRACE_ROWS` rows, :data:`MAX_TRACE_ADDRESSES`
-explicit addresses, and per row :data:`MAX_ROW_FLOPS` flops and
-:data:`MAX_ROW_CYCLES` cycles.
+Size limits, checked before a trace is built or read (a file's row count and a
+bound of its addresses from its metadata): :data:`MAX_TRACE_ROWS` rows,
+:data:`MAX_TRACE_ADDRESSES` explicit addresses, :data:`MAX_TRACE_STAGES`
+distinct (unit, stage) pairs, and per row :data:`MAX_ROW_FLOPS` flops,
+:data:`MAX_ROW_CYCLES` cycles and labels of :data:`MAX_LABEL_CHARS` characters.
 
 Every error is a :class:`TraceError` (a ``ValueError``) whose message names the
 file (or ``"<memory>"``), the row, the column and what was expected.
