@@ -382,8 +382,14 @@ def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
     return tuple(positive_quantity(text, "size", "--g", "a granularity > 0 B") for text in texts)
 
 
+#: The arithmetic intensities ``--intensity`` takes, flop/B: wide of every platform's balance, and narrow enough that
+#: the roofline's time and energy per flop and per byte stay finite numbers
+INTENSITY_RANGE = (1e-9, 1e9)
+
+
 def parse_intensities(texts: Sequence[str] | None) -> tuple[float, ...]:
-    """``--intensity`` values in flop/B ("0.5", "4 flop/B"), each finite and > 0; the defaults when none."""
+    """``--intensity`` values in flop/B ("0.5", "4 flop/B"), each in :data:`INTENSITY_RANGE`; the defaults when
+    none."""
     if not texts:
         return DEFAULT_INTENSITIES
     values = []
@@ -393,9 +399,10 @@ def parse_intensities(texts: Sequence[str] | None) -> tuple[float, ...]:
             i = float(number)
         except ValueError:
             i = math.nan
-        if not (math.isfinite(i) and i > 0):
-            raise InputError(f"--intensity {text!r}: expected an arithmetic intensity > 0 in flop/B, e.g. 0.5 or "
-                             "'4 flop/B'")
+        low, high = INTENSITY_RANGE
+        if not low <= i <= high:
+            raise InputError(f"--intensity {text!r}: expected an arithmetic intensity from {low:g} to {high:g} "
+                             "flop/B, e.g. 0.5 or '4 flop/B'")
         values.append(i)
     return tuple(values)
 

@@ -130,6 +130,7 @@ def test_the_figure_and_csv_are_written_and_a_rerun_is_identical(tmp_path: Path)
     (["jacobi_1d"], "jacobi_1d: 004 Table A.4 has no C_iter for it; expected --c-iter TIME"),
     (["heat_2d", "--c-iter", "36.8"], "--c-iter '36.8'"),
     (["heat_2d", "--c-iter", "-1 ns"], "--c-iter '-1 ns': expected a time per point update > 0 s"),
+    (["heat_2d", "--c-iter", "1e308 s"], "--c-iter '1e308 s': expected a time per point update of at most 1 s"),
     (["heat_2d", "--kind", "hex_1d"], "--kind hex_1d: tiles 1D iteration spaces; heat_2d is 2D, expected hhc_2d"),
     (["heat_2d", "--t-t", "8:2"], "--t-t '8:2': expected positive integers as N, A:B or A:B:STEP"),
     (["heat_2d", "--threads", "0:64:32"], "--threads '0:64:32': expected positive integers"),

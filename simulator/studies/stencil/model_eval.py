@@ -45,6 +45,8 @@ DEFAULT_THREADS = "32:1024:32"
 #: hundred MiB; beyond it the ranges are refused, not searched for minutes in all memory)
 MAX_CANDIDATES = 2_000_000
 TOLERANCE = 0.10  # 004 keeps the points within 10 % of the predicted minimum (004:L2601)
+#: the longest --c-iter taken, s: 2.7e7 times 004's 36.8 ns, and short enough that every time and energy stays finite
+MAX_C_ITER_S = 1.0
 LISTED_NEAR_BEST = 10
 #: the GTX 980's DRAM bandwidth: 7 Gbit/s GDDR5 on a 256-bit interface (NVIDIA GeForce GTX 980 specifications)
 GTX980_PEAK_BYTES_PER_S = 224e9
@@ -123,6 +125,9 @@ def c_iter_of(stencil: Stencil, c_iter_text: str | None) -> tuple[float, str]:
     """C_iter in seconds and where it comes from: ``--c-iter``, else 004 Table A.4 (GTX 980)."""
     if c_iter_text is not None:
         value = positive_quantity(c_iter_text, "time", "--c-iter", "a time per point update > 0 s, e.g. '36.8 ns'")
+        if value > MAX_C_ITER_S:
+            raise InputError(f"--c-iter {c_iter_text!r}: expected a time per point update of at most "
+                             f"{format_quantity(MAX_C_ITER_S, 's')} (004's GTX 980 takes 36.8 ns), e.g. '36.8 ns'")
         return value, "--c-iter"
     if stencil.name not in C_ITER_GTX980_S:
         raise InputError(f"{stencil.name}: 004 Table A.4 has no C_iter for it; expected --c-iter TIME (one point "
