@@ -347,6 +347,15 @@ def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: str = "
     if 2 * math.prod(n + 2 for n in grid) * elem_bytes > MAX_ADDR:
         raise ValueError(f"grid and elem_bytes must be smaller: the two padded arrays exceed the 2**62 B of the "
                          f"trace's address space, got grid {list(grid)} of {elem_bytes} B elements")
+    unused = [name for name, value, used in (("block", block, scheme == "blocked"),
+                                             *((k, v, scheme == "time_tiled") for k, v in
+                                               (("tile_kind", tile_kind), ("t_t", t_t), ("t_s", t_s))))
+              if value is not None and not used]
+    if unused:  # a value that would be ignored is most likely meant for another scheme: say so, rather than run
+        name = unused[0]
+        raise ValueError(f"{name} must be left out with scheme {scheme!r} (block is the 'blocked' scheme's; "
+                         f"tile_kind, t_t and t_s the 'time_tiled' scheme's), got "
+                         f"{dict(block=block, tile_kind=tile_kind, t_t=t_t, t_s=t_s)[name]!r}")
     shape = None
     if scheme == "blocked":
         if len(grid) < 2:

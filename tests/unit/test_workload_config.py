@@ -261,8 +261,24 @@ def test_stencil_grid_is_a_list_of_the_stencils_dimensions(grid):
     ({"stencil": "jacobi_9d"}, "stencil", "'jacobi_9d'; expected one of gradient_2d, heat_2d"),
 ])
 def test_stencil_parameters_are_named(params, key, expected):
-    raw = {**TILED, "params": {**TILED["params"], **params}}
-    assert _one(raw).startswith(f"w.yaml: params.{key}: {expected}")
+    merged = {**TILED["params"], **params}
+    if merged.get("scheme") == "blocked":  # the tiles' parameters are the time_tiled scheme's alone
+        merged = {k: v for k, v in merged.items() if k not in ("tile_kind", "t_t", "t_s")}
+    assert _one({**TILED, "params": merged}).startswith(f"w.yaml: params.{key}: {expected}")
+
+
+@pytest.mark.parametrize("scheme, params, key", [
+    ("naive", {"block": {"a": 1}}, "block"),
+    ("naive", {"t_t": -1}, "t_t"),
+    ("naive", {"tile_kind": "bogus"}, "tile_kind"),
+    ("blocked", {"block": [8], "t_s": "bogus"}, "t_s"),
+])
+def test_stencil_parameters_of_another_scheme_are_refused(scheme, params, key):
+    """A parameter the scheme does not read is refused, valid or not: it is most likely meant for another scheme."""
+    raw = {"generator": "stencil", "params": {"stencil": "jacobi_2d", "grid": [64, 64], "steps": 4,
+                                              "scheme": scheme, **params}}
+    assert _one(raw).startswith(f"w.yaml: params.{key}: {params[key]!r}; expected left out with scheme "
+                                f"'{scheme}'")
 
 
 # ---- 9: values the trace builder used to refuse by row and column
