@@ -306,6 +306,7 @@ class _Builder:
         self._trace_ends: dict[tuple, float] = {}  # where each trace's host accesses end, B
         self._offload_rows: dict[tuple, int] = {}  # how many accelerator commands each trace holds
         self._trace_sizes: dict[tuple, tuple[float, int]] = {}  # each trace's bytes touched and rows
+        self._last_trace: tuple[tuple, Any] | None = None  # the last trace made: (params, table)
 
     def system(self, overrides: tuple[tuple[str, Any], ...]) -> LoadedConfig:
         """The system with ``(target, value)`` overrides applied; ConfigError if invalid."""
@@ -352,6 +353,7 @@ class _Builder:
             problem = None
             try:
                 trace = generate_trace(self.workload(params), self.workload_source)
+                self._last_trace = (params, trace)
                 self._trace_ends[params] = address_end_bytes(trace)
                 self._offload_rows[params] = command_rows(trace)
                 summary = trace_summary(trace)
@@ -360,6 +362,21 @@ class _Builder:
                 problem = "; ".join(_without_file(e, "params") for e in exc.entries)
             self._trace_problems[params] = problem
         return self._trace_problems[params]
+
+    def system_problem(self, loaded: LoadedConfig, params: tuple[tuple[str, Any], ...]) -> str | None:
+        """Why the trace of ``params`` (after ``trace_problem`` found none) cannot run on ``loaded``'s system, as
+        ``offsim run`` checks it before replaying (its units and commands, threads, host time, lines), or None.
+        The last trace made is kept for it: points of one workload are checked one after another."""
+        from simulator.config.workload import generate_trace
+        from simulator.runner import check_trace_on_system
+
+        if self._last_trace is None or self._last_trace[0] != params:
+            self._last_trace = (params, generate_trace(self.workload(params), self.workload_source))
+        try:
+            check_trace_on_system(loaded, self._last_trace[1], self.workload_source)
+        except ConfigError as exc:
+            return "; ".join(_without_file(e, "") for e in exc.entries)
+        return None
 
     def trace_end_bytes(self, params: tuple[tuple[str, Any], ...]) -> float:
         """Where the host accesses of the workload with ``params`` end, B (after ``trace_problem`` found none)."""
@@ -510,9 +527,12 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
     by_key = {a.key: a for a in study.axes}
     points: list[Point] = []
     errors: list[str] = []
+    by_workload: dict[tuple, list] = {}  # the points of one workload one after another (``system_problem``)
     for values in expand(study):
+        by_workload.setdefault(tuple((by_key[k].target, v) for k, v in values if by_key[k].kind == "param"),
+                               []).append(values)
+    for params, values in ((params, values) for params, group in by_workload.items() for values in group):
         sets = tuple((by_key[k].target, v) for k, v in values if by_key[k].kind == "set")
-        params = tuple((by_key[k].target, v) for k, v in values if by_key[k].kind == "param")
         try:
             loaded = builder.system(sets)
             workload = builder.workload(params)
@@ -534,6 +554,11 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
             loaded, workload, builder.trace_offload_rows(params), f"the workload ({label})")
         if problem:
             errors.append(f"{study.source}: crosscheck: {problem}")
+            continue
+        problem = builder.system_problem(loaded, params)
+        if problem:
+            point = ", ".join(f"{k}={v}" for k, v in values) or "every point"
+            errors.append(f"{study.source}: sweep: point ({point}): {problem}")
             continue
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
         run_hash = content_hash([loaded.content_hash, workload.as_dict()])

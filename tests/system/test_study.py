@@ -246,6 +246,11 @@ BAD_STUDIES = {
                                 "    set.caches.levels.0.ways: [2, 16]\n",
                                 "sweep.product.set.caches.levels.0.ways: sets caches.levels[0].ways, as axis "
                                 "set.caches.levels.L1D.ways does; expected each key set by one axis"),
+    # checked as offsim run checks a trace against its system, point by point
+    "threads beyond the cores": ("  product:\n    param.threads: [1, 2]\n",
+                                 "sweep: point (param.threads=2): "),
+    "lines beyond the limit": ("  product:\n    param.array_bytes: [\"1 GiB\"]\n    param.repeats: [1, 20]\n",
+                               "sweep: point (param.array_bytes=1 GiB, param.repeats=20): "),
     "a cache level renamed": ("  product:\n    set.caches.levels.L1D.name: [X]\n",
                               "sweep.product.set.caches.levels.L1D.name: renames the list item it selects "
                               "(caches.levels[0].name)"),
