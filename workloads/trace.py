@@ -888,7 +888,9 @@ def _read_csv(path: Path) -> pa.Table:
     if size > MAX_CSV_TRACE_BYTES:
         raise TraceError(source, f"a CSV trace of at most {MAX_CSV_TRACE_BYTES:,} B "
                          f"(workloads.trace.MAX_CSV_TRACE_BYTES), got {size:,} B")
-    convert = pcsv.ConvertOptions(column_types=_CSV_TYPES, strings_can_be_null=False,
+    # only an empty field is null: pyarrow's default also takes "nan", "NULL", "N/A" and others for null, which
+    # would then be reported as a missing value rather than as the value written
+    convert = pcsv.ConvertOptions(column_types=_CSV_TYPES, strings_can_be_null=False, null_values=[""],
                                   quoted_strings_can_be_null=False, true_values=["true", "True", "1"],
                                   false_values=["false", "False", "0"])
     block = min(size + 1, CSV_BLOCK_BYTES)

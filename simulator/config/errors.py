@@ -99,6 +99,9 @@ def where(source: str, key: str) -> str:
 def one_line(what: object, limit: int = 200) -> str:
     """A value or a library's error text as a message quotes it: on one line (whitespace runs made one space),
     at most ``limit`` characters, cut with "..." (Parquet readers report several lines of decoder state; a
-    trace row's params or a machine file's value may be long)."""
+    trace row's params or a machine file's value may be long); characters that do not print (a binary file's
+    bytes a reader quotes) as escapes."""
     text = " ".join(str(what).split())
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
     return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -66,19 +66,23 @@ class _StrictLoader(yaml.SafeLoader):
                               f"expected a number of at most {sys.get_int_max_str_digits()} digits") from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[Any, int] = {}
+        seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
-            line = key_node.start_mark.line + 1
             if not isinstance(key, Hashable):  # a list or mapping as a key: super() refuses it with its line
                 continue
-            if key in seen:
-                self.problems.append(
-                    f"{self.source}: {key}: duplicate key at line {line} (first at line {seen[key]}); expected each key once"
-                )
-            else:
-                seen[key] = line
+            first = seen.setdefault(key, key_node)
+            if first is not key_node:  # the same key once read, however written (1 and true are one to Python)
+                written = getattr(key_node, "value", key)
+                as_first = "" if getattr(first, "value", key) == written else f", written {first.value}"
+                self.problems.append(f"{self.source}: {written}: duplicate key at {_place(key_node)} (first at "
+                                     f"{_place(first)}{as_first}); expected each key once")
         return super().construct_mapping(node, deep=deep)
+
+
+def _place(node: yaml.Node) -> str:
+    """Where ``node`` starts: its line, and its column too (two keys of one line, in a flow mapping)."""
+    return f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}"
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)

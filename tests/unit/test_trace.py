@@ -652,3 +652,16 @@ def test_labels_beyond_their_length_and_stages_beyond_their_count_are_refused(tm
         read_trace(tmp_path / "t.parquet")
     with pytest.raises(TraceError, match=message):
         list(iter_trace(tmp_path / "t.parquet", batch_rows=4))
+
+
+def test_a_csv_nan_is_read_as_written_and_a_binary_file_is_quoted_in_escapes(tmp_path) -> None:
+    """pyarrow would take "nan" for a missing value; only an empty field is one. A binary file's bytes, which
+    the CSV reader quotes, reach the message as escapes, not as raw bytes."""
+    path = _text(tmp_path / "t.csv", HEADER + "host,s,compute,0,0,0,0,,1,nan,false,\n")
+    with pytest.raises(TraceError, match=r"row 0, column 'cycles': a cycle count in \[0, 2\*\*53\]"):
+        read_trace(path)
+    binary = tmp_path / "b.csv"
+    binary.write_bytes(bytes(range(1, 256)) * 4)
+    with pytest.raises(TraceError) as err:
+        read_trace(binary)
+    assert str(err.value).isprintable() and "\\x0e" in str(err.value)

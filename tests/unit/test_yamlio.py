@@ -12,7 +12,11 @@ from simulator.config.yamlio import load_yaml
     ("? [a, b]\n: 1\n", "line 1: found unhashable key"),  # a list as a key
     ("a:\n  ? {x: 1}\n  : 2\n", "line 2: found unhashable key"),  # a mapping as a key, one level down
     ("name: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
-    ("a: 1\na: 2\n", "a: duplicate key at line 2 (first at line 1)"),
+    ("a: 1\na: 2\n", "a: duplicate key at line 2, column 1 (first at line 1, column 1)"),
+    # two keys of one flow mapping: told apart by their columns
+    ("x:\n  lap: {preset: a, preset: b}\n", "preset: duplicate key at line 2, column 20 (first at line 2, column 9)"),
+    # one key to Python however written: named as each is written
+    ("1: a\ntrue: b\n", "true: duplicate key at line 2, column 1 (first at line 1, column 1, written 1)"),
     ("a: 1\nb:\n  c: " + "9" * 4301 + "\n", "line 3: an integer of 4301 digits"),  # beyond Python's int parsing
 ])
 def test_malformed_yaml_is_one_message_naming_file_and_line(tmp_path, text, says):
