@@ -262,12 +262,12 @@ def load_spec(path: str | Path, spec_cls: type, overrides: typing.Iterable[str] 
     raw = load_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
-    resolved = resolve_presets(raw, source)
-    resolved = apply_overrides(resolved, overrides, spec_cls)
+    as_written = resolve_presets(raw, source)
+    resolved = apply_overrides(as_written, overrides, spec_cls)
     errors: list[Problem] = []
     spec = build_spec(spec_cls, resolved, source, "", errors)
-    if errors:
-        raise ConfigError([_attribute_override(e, overrides, resolved) for e in errors])
+    if errors:  # the options name list items as the file has them (an override may rename one)
+        raise ConfigError([_attribute_override(e, overrides, as_written) for e in errors])
     return LoadedConfig(spec=spec, resolved=resolved, source=source)
 
 

@@ -162,3 +162,13 @@ def test_an_override_into_a_section_the_file_gives_as_a_scalar_is_refused_in_the
     with pytest.raises(ConfigError) as err:
         load_spec(path, SystemSpec, [override])
     assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_an_override_that_renames_a_cache_level_badly_is_named_as_the_cause():
+    """The option selects L1D by its name in the file; its empty new name is the option's fault, not the file's."""
+    from tests.conftest import DEFAULT_SYSTEM
+
+    with pytest.raises(ConfigError) as err:
+        load_spec(DEFAULT_SYSTEM, SystemSpec, ["caches.levels.L1D.name="])
+    assert str(err.value).startswith("--set caches.levels.L1D.name= (over ") and "caches.levels.L1D.name: ''" in \
+        str(err.value)
