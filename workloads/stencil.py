@@ -347,15 +347,19 @@ def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: str = "
     if 2 * math.prod(n + 2 for n in grid) * elem_bytes > MAX_ADDR:
         raise ValueError(f"grid and elem_bytes must be smaller: the two padded arrays exceed the 2**62 B of the "
                          f"trace's address space, got grid {list(grid)} of {elem_bytes} B elements")
-    unused = [name for name, value, used in (("block", block, scheme == "blocked"),
-                                             *((k, v, scheme == "time_tiled") for k, v in
-                                               (("tile_kind", tile_kind), ("t_t", t_t), ("t_s", t_s))))
-              if value is not None and not used]
-    if unused:  # a value that would be ignored is most likely meant for another scheme: say so, rather than run
-        name = unused[0]
-        raise ValueError(f"{name} must be left out with scheme {scheme!r} (block is the 'blocked' scheme's; "
-                         f"tile_kind, t_t and t_s the 'time_tiled' scheme's), got "
-                         f"{dict(block=block, tile_kind=tile_kind, t_t=t_t, t_s=t_s)[name]!r}")
+    # a parameter of another scheme (a sweep over schemes keeps one workload's values) is not used, but must be
+    # a value its own scheme would take, so that a mistyped one is not silently ignored
+    if scheme != "blocked" and block is not None and len(grid) > 1:
+        _sizes("block", block, len(grid) - 1, "a block size along each dimension after the first, for scheme "
+               "'blocked'")
+    if scheme != "time_tiled":
+        if tile_kind is not None and tile_kind not in get_args(TileKind):
+            raise ValueError(f"tile_kind must be one of {', '.join(get_args(TileKind))} (for scheme 'time_tiled'), "
+                             f"got {tile_kind!r}")
+        if t_t is not None:
+            _count("t_t", t_t)
+        if t_s is not None:
+            _sizes("t_s", t_s, len(grid), "tile sizes in grid points along each dimension, for scheme 'time_tiled'")
     shape = None
     if scheme == "blocked":
         if len(grid) < 2:

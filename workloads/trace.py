@@ -255,12 +255,11 @@ class TraceBuilder:
         if row >= MAX_TRACE_ROWS:  # a generator that did not foresee its size: stop before the memory fills
             raise TraceError(MEMORY_SOURCE, f"at most {MAX_TRACE_ROWS:,} rows in a trace (workloads.trace."
                              "MAX_TRACE_ROWS); expected smaller workload parameters", row=row)
-        if not (isinstance(unit, str) and 0 < len(unit) <= MAX_LABEL_CHARS):
-            _bad(row, "unit", f"a non-empty unit name of at most {MAX_LABEL_CHARS} characters, got {unit[:40]!r}"
-                 + ("..." if isinstance(unit, str) and len(unit) > 40 else ""))
-        if not (isinstance(stage, str) and 0 < len(stage) <= MAX_LABEL_CHARS):
-            _bad(row, "stage", f"a non-empty stage label of at most {MAX_LABEL_CHARS} characters, got "
-                 f"{stage[:40]!r}" + ("..." if isinstance(stage, str) and len(stage) > 40 else ""))
+        for column, value, what in (("unit", unit, "unit name"), ("stage", stage, "stage label")):
+            if not (isinstance(value, str) and 0 < len(value) <= MAX_LABEL_CHARS):
+                shown = repr(value[:40]) + "..." if isinstance(value, str) and len(value) > 40 else repr(value)
+                _bad(row, column, f"a non-empty {what} (a string) of at most {MAX_LABEL_CHARS} characters, got "
+                     f"{shown}")
         if op not in OPS:
             _bad(row, "op", f"one of {', '.join(OPS)}, got {op!r}")
         if not (int(flops) == flops and 0 <= flops <= MAX_ROW_FLOPS):

@@ -266,8 +266,8 @@ def load_spec(path: str | Path, spec_cls: type, overrides: typing.Iterable[str] 
     resolved = apply_overrides(as_written, overrides, spec_cls)
     errors: list[Problem] = []
     spec = build_spec(spec_cls, resolved, source, "", errors)
-    if errors:  # the options name list items as the file has them (an override may rename one)
-        raise ConfigError([_attribute_override(e, overrides, as_written) for e in errors])
+    if errors:  # the options name list items as the file has them, or as an earlier option renamed them
+        raise ConfigError([_attributed(e, overrides, as_written, resolved) for e in errors])
     return LoadedConfig(spec=spec, resolved=resolved, source=source)
 
 
@@ -290,6 +290,12 @@ def indexed_key(raw: Any, key: str) -> str:
 
 #: keys that choose which rules the rest of their section obeys (a DRAM standard, an accelerator kind)
 SELECTOR_KEYS = ("standard", "kind")
+
+
+def _attributed(problem: Problem, overrides: typing.Iterable[str], as_written: Any, resolved: Any) -> Problem:
+    """``_attribute_override`` against the file as written, else against the config the options made."""
+    named = _attribute_override(problem, overrides, as_written)
+    return named if named is not problem else _attribute_override(problem, overrides, resolved)
 
 
 def _attribute_override(problem: Problem, overrides: typing.Iterable[str], resolved: Any) -> Problem:

@@ -66,13 +66,15 @@ class _StrictLoader(yaml.SafeLoader):
                               f"expected a number of at most {sys.get_int_max_str_digits()} digits") from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
+        seen: dict[Any, tuple[int, yaml.Node]] = {}
+        for i, (key_node, _) in enumerate(node.value):
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, Hashable):  # a list or mapping as a key: super() refuses it with its line
                 continue
-            first = seen.setdefault(key, key_node)
-            if first is not key_node:  # the same key once read, however written (1 and true are one to Python)
+            j, first = seen.setdefault(key, (i, key_node))
+            # the same key once read, however written (1 and true are one to Python), or an alias of an earlier
+            # key (the alias is the anchor's own node: the entries' positions tell them apart)
+            if j != i:
                 written = getattr(key_node, "value", key)
                 as_first = "" if getattr(first, "value", key) == written else f", written {first.value}"
                 self.problems.append(f"{self.source}: {written}: duplicate key at {_place(key_node)} (first at "

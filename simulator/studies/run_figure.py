@@ -47,13 +47,24 @@ def shown_stages(stages: list[tuple[str, float, float]]) -> list[tuple[str, floa
     def label(name: str) -> str:
         return name if len(name) <= MAX_BAR_LABEL_CHARS else name[:MAX_BAR_LABEL_CHARS - 1] + "\u2026"
 
+    def unique(labels: list[str]) -> list[str]:
+        """Labels made distinct with a count (the axis draws equal labels on one bar), '$' shown as written
+        (matplotlib would read it as the start of math text)."""
+        seen: dict[str, int] = {}
+        out = []
+        for text in labels:
+            seen[text] = seen.get(text, 0) + 1
+            out.append((text if seen[text] == 1 else f"{text} ({seen[text]})").replace("$", r"\$"))
+        return out
+
     if len(stages) > MAX_STAGE_BARS:
         order = sorted(range(len(stages)), key=lambda i: -(stages[i][1] + stages[i][2]))
         kept = sorted(order[:MAX_STAGE_BARS - 1])
         rest = order[MAX_STAGE_BARS - 1:]
         stages = [stages[i] for i in kept] + [(f"{len(rest)} other stages", sum(stages[i][1] for i in rest),
                                                sum(stages[i][2] for i in rest))]
-    return [(label(name), c, s) for name, c, s in stages]
+    return list(zip(unique([label(name) for name, _, _ in stages]), (c for _, c, _ in stages),
+                    (s for _, _, s in stages)))
 
 
 def energy_by_category_j(results: Results) -> dict[str, dict[str, float]]:
@@ -96,7 +107,8 @@ def run_figure_png(results: Results, title: str = "", dpi: int = 110) -> bytes:
     ax_e.xaxis.set_major_locator(MaxNLocator(5))
     ax_e.set_xlabel("energy")
     ax_e.set_title(f"energy by component (total {format_quantity(sum(left), 'J')})")
-    ax_e.legend(loc="best", fontsize="x-small", ncol=2)
+    if categories:
+        ax_e.legend(loc="best", fontsize="x-small", ncol=2)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

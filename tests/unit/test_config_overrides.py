@@ -172,3 +172,11 @@ def test_an_override_that_renames_a_cache_level_badly_is_named_as_the_cause():
         load_spec(DEFAULT_SYSTEM, SystemSpec, ["caches.levels.L1D.name="])
     assert str(err.value).startswith("--set caches.levels.L1D.name= (over ") and "caches.levels.L1D.name: ''" in \
         str(err.value)
+
+
+def test_a_bad_value_given_through_a_level_name_an_earlier_option_set_is_named_as_the_options():
+    from tests.conftest import DEFAULT_SYSTEM
+
+    with pytest.raises(ConfigError) as err:
+        load_spec(DEFAULT_SYSTEM, SystemSpec, ["caches.levels.L1D.name=X", "caches.levels.X.ways=0"])
+    assert str(err.value).startswith("--set caches.levels.X.ways=0 (over "), str(err.value)

@@ -24,3 +24,17 @@ def test_few_stages_are_drawn_as_they_are_and_a_long_label_is_cut():
     shown = shown_stages(stages)
     assert shown[0] == stages[0]
     assert len(shown[1][0]) == MAX_BAR_LABEL_CHARS and shown[1][0].endswith("\u2026") and shown[1][1:] == (0.5, 0.0)
+
+
+def test_labels_cut_to_the_same_text_stay_apart_and_a_dollar_is_drawn_as_written():
+    from simulator.studies.run_figure import run_figure_png
+    from simulator.results import Results
+
+    stages = [("host/" + "x" * 60 + "A", 1.0, 0.0), ("host/" + "x" * 60 + "B", 2.0, 0.0), ("host/a$\\foo$b", 1.0, 0.0)]
+    names = [name for name, _, _ in shown_stages(stages)]
+    assert len(set(names)) == 3 and names[1].endswith(" (2)") and names[2] == "host/a\\$\\foo\\$b"
+    results = Results()
+    for name, c, s in stages:
+        results.add(f"stage/{name}", "compute_s", c, "s")
+        results.add(f"stage/{name}", "stall_s", s, "s")
+    assert run_figure_png(results).startswith(b"\x89PNG")  # math text would raise: Unknown symbol

@@ -261,24 +261,26 @@ def test_stencil_grid_is_a_list_of_the_stencils_dimensions(grid):
     ({"stencil": "jacobi_9d"}, "stencil", "'jacobi_9d'; expected one of gradient_2d, heat_2d"),
 ])
 def test_stencil_parameters_are_named(params, key, expected):
-    merged = {**TILED["params"], **params}
-    if merged.get("scheme") == "blocked":  # the tiles' parameters are the time_tiled scheme's alone
-        merged = {k: v for k, v in merged.items() if k not in ("tile_kind", "t_t", "t_s")}
-    assert _one({**TILED, "params": merged}).startswith(f"w.yaml: params.{key}: {expected}")
+    raw = {**TILED, "params": {**TILED["params"], **params}}
+    assert _one(raw).startswith(f"w.yaml: params.{key}: {expected}")
 
 
-@pytest.mark.parametrize("scheme, params, key", [
-    ("naive", {"block": {"a": 1}}, "block"),
-    ("naive", {"t_t": -1}, "t_t"),
-    ("naive", {"tile_kind": "bogus"}, "tile_kind"),
-    ("blocked", {"block": [8], "t_s": "bogus"}, "t_s"),
+@pytest.mark.parametrize("scheme, params, key, expected", [
+    ("naive", {"block": {"a": 1}}, "block", "expected a list of 1 positive integers"),
+    ("naive", {"t_t": -1}, "t_t", "expected"),
+    ("naive", {"tile_kind": "bogus"}, "tile_kind", "expected one of"),
+    ("blocked", {"block": [8], "t_s": "bogus"}, "t_s", "expected a list of 2 positive integers"),
 ])
-def test_stencil_parameters_of_another_scheme_are_refused(scheme, params, key):
-    """A parameter the scheme does not read is refused, valid or not: it is most likely meant for another scheme."""
+def test_stencil_parameters_of_another_scheme_must_still_be_valid(scheme, params, key, expected):
+    """A parameter the scheme does not read is checked as its own scheme checks it: a mistyped value is refused
+    rather than ignored, and a valid one is allowed (a sweep over schemes keeps one workload's values)."""
     raw = {"generator": "stencil", "params": {"stencil": "jacobi_2d", "grid": [64, 64], "steps": 4,
                                               "scheme": scheme, **params}}
-    assert _one(raw).startswith(f"w.yaml: params.{key}: {params[key]!r}; expected left out with scheme "
-                                f"'{scheme}'")
+    message = _one(raw)
+    assert message.startswith(f"w.yaml: params.{key}: {params[key]!r}") and expected in message, message
+    valid = {"block": [16], "tile_kind": "hhc_2d", "t_t": 4, "t_s": [8, 8]}
+    for other in ("naive", "blocked", "time_tiled"):
+        stencil.stencil_sweep("jacobi_2d", [64, 64], 2, other, **valid)  # every scheme takes the others' values
 
 
 # ---- 9: values the trace builder used to refuse by row and column

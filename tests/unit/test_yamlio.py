@@ -17,6 +17,7 @@ from simulator.config.yamlio import load_yaml
     ("x:\n  lap: {preset: a, preset: b}\n", "preset: duplicate key at line 2, column 20 (first at line 2, column 9)"),
     # one key to Python however written: named as each is written
     ("1: a\ntrue: b\n", "true: duplicate key at line 2, column 1 (first at line 1, column 1, written 1)"),
+    ("&k x: 1\n*k : 2\n", "x: duplicate key at line 1, column 1 (first at line 1, column 1)"),  # an alias of a key
     ("a: 1\nb:\n  c: " + "9" * 4301 + "\n", "line 3: an integer of 4301 digits"),  # beyond Python's int parsing
 ])
 def test_malformed_yaml_is_one_message_naming_file_and_line(tmp_path, text, says):
