@@ -74,7 +74,7 @@ import pyarrow.parquet as pq
 
 from simulator.studies import interruption
 from simulator.config.errors import ConfigError, InputError, Problem, overlaps
-from simulator.config.fields import build_spec, did_you_mean
+from simulator.config.fields import build_spec, did_you_mean, spec_to_dict
 from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, indexed_key, resolve_presets
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.config.workload import WorkloadSpec, build_workload, name_error
@@ -307,6 +307,7 @@ class _Builder:
         self._offload_rows: dict[tuple, int] = {}  # how many accelerator commands each trace holds
         self._trace_sizes: dict[tuple, tuple[float, int]] = {}  # each trace's bytes touched and rows
         self._last_trace: tuple[tuple, Any] | None = None  # the last trace made: (params, table)
+        self._system_problems: dict[tuple, str | None] = {}  # by params and what the check reads of a system
 
     def system(self, overrides: tuple[tuple[str, Any], ...]) -> LoadedConfig:
         """The system with ``(target, value)`` overrides applied; ConfigError if invalid."""
@@ -352,6 +353,7 @@ class _Builder:
         if params not in self._trace_problems:
             problem = None
             try:
+                self._last_trace = None  # dropped before the next is made: one trace in memory at a time
                 trace = generate_trace(self.workload(params), self.workload_source)
                 self._last_trace = (params, trace)
                 self._trace_ends[params] = address_end_bytes(trace)
@@ -368,15 +370,26 @@ class _Builder:
         ``offsim run`` checks it before replaying (its units and commands, threads, host time, lines), or None.
         The last trace made is kept for it: points of one workload are checked one after another."""
         from simulator.config.workload import generate_trace
+        from simulator.engine.limits import simulated_limit_s
         from simulator.runner import check_trace_on_system
 
-        if self._last_trace is None or self._last_trace[0] != params:
-            self._last_trace = (params, generate_trace(self.workload(params), self.workload_source))
-        try:
-            check_trace_on_system(loaded, self._last_trace[1], self.workload_source)
-        except ConfigError as exc:
-            return "; ".join(_without_file(e, "") for e in exc.entries)
-        return None
+        spec = loaded.spec  # what the check reads of the system: points that agree on it share its outcome
+        host = {k: getattr(spec.host, k) for k in ("cores", "frequency_hz", "flops_per_cycle", "loads_per_cycle")}
+        key = (params, content_hash({"host": host, "line_bytes": spec.caches.line_bytes,
+                                     "accelerators": {n: spec_to_dict(a) for n, a in spec.accelerators.items()},
+                                     "near_memories": {n: spec_to_dict(m) for n, m in spec.near_memories.items()},
+                                     "capacity_bytes": dram_geometry(spec).capacity_bytes,
+                                     "limit_s": simulated_limit_s(spec), "source": loaded.source}))
+        if key not in self._system_problems:
+            if self._last_trace is None or self._last_trace[0] != params:
+                self._last_trace = None
+                self._last_trace = (params, generate_trace(self.workload(params), self.workload_source))
+            try:
+                check_trace_on_system(loaded, self._last_trace[1], self.workload_source)
+                self._system_problems[key] = None
+            except ConfigError as exc:
+                self._system_problems[key] = "; ".join(_without_file(e, "") for e in exc.entries)
+        return self._system_problems[key]
 
     def trace_end_bytes(self, params: tuple[tuple[str, Any], ...]) -> float:
         """Where the host accesses of the workload with ``params`` end, B (after ``trace_problem`` found none)."""
@@ -528,6 +541,7 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
     points: list[Point] = []
     errors: list[str] = []
     by_workload: dict[tuple, list] = {}  # the points of one workload one after another (``system_problem``)
+    on_system: dict[str, list[str]] = {}  # a trace's problem on its point's system: the points that have it
     for values in expand(study):
         by_workload.setdefault(tuple((by_key[k].target, v) for k, v in values if by_key[k].kind == "param"),
                                []).append(values)
@@ -556,15 +570,17 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
             errors.append(f"{study.source}: crosscheck: {problem}")
             continue
         problem = builder.system_problem(loaded, params)
-        if problem:
-            point = ", ".join(f"{k}={v}" for k, v in values) or "every point"
-            errors.append(f"{study.source}: sweep: point ({point}): {problem}")
+        if problem:  # said once, with the first point that has it and how many more do
+            on_system.setdefault(problem, []).append(", ".join(f"{k}={v}" for k, v in values) or "every point")
             continue
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
         run_hash = content_hash([loaded.content_hash, workload.as_dict()])
         points.append(Point(values=tuple(values), coords=coords, loaded=loaded, workload=workload,
                             workload_source=builder.workload_source, run_hash=run_hash,
                             size=builder.trace_size(params)))
+    errors += [f"{study.source}: sweep: point ({labels[0]}"
+               + (f"; and {len(labels) - 1} more point{'s' if len(labels) > 2 else ''}" if len(labels) > 1 else "")
+               + f"): {problem}" for problem, labels in on_system.items()]
     if errors:
         raise ConfigError(list(dict.fromkeys(errors)))  # points that differ only in set. values: said once
     check_figure_quantities(study, points)

@@ -249,6 +249,10 @@ BAD_STUDIES = {
     # checked as offsim run checks a trace against its system, point by point
     "threads beyond the cores": ("  product:\n    param.threads: [1, 2]\n",
                                  "sweep: point (param.threads=2): "),
+    "one problem of many points, said once": ("  product:\n    param.threads: [2]\n"
+                                              "    set.host.max_outstanding_misses: [4, 8]\n",
+                                              "sweep: point (param.threads=2, set.host.max_outstanding_misses=4; and 1 "
+                                              "more point): "),
     "lines beyond the limit": ("  product:\n    param.array_bytes: [\"1 GiB\"]\n    param.repeats: [1, 20]\n",
                                "sweep: point (param.array_bytes=1 GiB, param.repeats=20): "),
     "a cache level renamed": ("  product:\n    set.caches.levels.L1D.name: [X]\n",
