@@ -162,24 +162,33 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
             continue
         node: Any = raw
         for i, part in enumerate(parts[:-1]):
+            if _written_wrong(node):
+                break
             if isinstance(node, list):
                 node = list_item(node, part)
                 if node is None:
                     errors.append(Problem("", ".".join(parts[:i + 1]), f"no list item named {part!r}",
                                           option=f"--set {text}"))
                     break
-            elif isinstance(node, dict):
+            else:
                 node = node.setdefault(part, {})
-            else:  # a section the file gives as a scalar: left as it is, for the schema to refuse in the file's words
-                break
         else:
-            if isinstance(node, list):
+            if isinstance(node, list) and not _written_wrong(node):
                 errors.append(Problem("", "", "expected a parameter, not a whole list item", option=f"--set {text}"))
-            elif isinstance(node, dict):
+            elif not _written_wrong(node):
                 node[parts[-1]] = value
     if errors:
         raise ConfigError(errors)
     return raw
+
+
+def _written_wrong(node: Any) -> bool:
+    """Whether an override's walk has reached a section the file gives as neither a mapping nor a list of
+    specs (a scalar, or a list of scalars): the override is then left out, for the schema to refuse the section
+    in the file's own words."""
+    if isinstance(node, list):
+        return not all(isinstance(item, dict) for item in node)
+    return not isinstance(node, dict)
 
 
 def list_item(items: list, part: str) -> Any:

@@ -150,8 +150,10 @@ def test_a_kind_or_standard_changed_on_the_command_line_is_named_in_each_message
     ("caches: {preset: caches/i7_920, levels: 5}", "caches.levels.L1D.ways=4", ["caches.levels: expected a list"]),
     ("caches: foo", "caches.line_bytes=64", ["caches: expected a mapping", "'foo'"]),
     ("accelerators: {lap: 5}", "accelerators.lap.kind=lap", ["accelerators.lap"]),
+    ("host: [1, 2]", "host.cores=2", ["host: expected a mapping", "[1, 2]"]),
+    ("caches: [1]", "caches.levels.L1D.ways=4", ["caches: expected a mapping"]),
 ])
-def test_an_override_into_a_section_the_file_gives_as_a_scalar_is_refused_in_the_files_words(
+def test_an_override_into_a_section_the_file_gives_as_a_scalar_or_a_list_is_refused_in_the_files_words(
         tmp_path, section, override, words):
     """The override is not applied where the file has no mapping to put it in: the schema refuses the section as
     it does without the option (a ConfigError, not a TypeError from the override's walk)."""
