@@ -88,6 +88,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -899,12 +900,26 @@ def _read_csv(path: Path) -> pa.Table:
         if "straddl" in str(exc):  # pyarrow's words for a row longer than a block
             raise TraceError(source, f"a CSV trace whose rows are each at most {block:,} B "
                              "(workloads.trace.CSV_BLOCK_BYTES)") from None
+        text = one_line(exc)
+        column = re.search(r"CSV column #(\d+)", text)
+        names = _csv_header(path) if column else []  # pyarrow numbers the file's columns: name it from the header
+        if column and int(column.group(1)) < len(names):
+            text = text.replace(column.group(0), f"{column.group(0)} ('{names[int(column.group(1))]}')")
         raise TraceError(source, "a readable CSV trace with a header line (a file not named *.parquet is read as "
-                         f"CSV): {one_line(exc)}") from None
+                         f"CSV): {text}") from None
     _check_rows(len(table), source)
     if "addrs" in table.column_names and pa.types.is_string(table.schema.field("addrs").type):
         table = table.set_column(table.schema.get_field_index("addrs"), "addrs", _csv_addrs(table, source))
     return table
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The column names of a CSV trace's first line (empty if it cannot be read as text)."""
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return [name.strip().strip('"') for name in f.readline(1 << 16).rstrip("\r\n").split(",")]
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:

@@ -679,3 +679,9 @@ def test_a_csv_nan_is_read_as_written_and_a_binary_file_is_quoted_in_escapes(tmp
     with pytest.raises(TraceError) as err:
         read_trace(binary)
     assert str(err.value).isprintable() and "\\x0e" in str(err.value)
+
+
+def test_a_csv_value_pyarrow_cannot_convert_is_named_by_its_column(tmp_path) -> None:
+    path = _text(tmp_path / "t.csv", HEADER + "host,s,compute,0,0,0,0,,NA,1,false,\n")
+    with pytest.raises(TraceError, match=r"CSV column #8 \('flops'\): CSV conversion error to int64: invalid value 'NA'"):
+        read_trace(path)
