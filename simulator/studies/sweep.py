@@ -75,7 +75,8 @@ import pyarrow.parquet as pq
 from simulator.studies import interruption
 from simulator.config.errors import ConfigError, InputError, Problem, overlaps
 from simulator.config.fields import build_spec, did_you_mean, spec_to_dict
-from simulator.config.loader import LoadedConfig, apply_overrides, content_hash, indexed_key, resolve_presets
+from simulator.config.loader import (LoadedConfig, apply_overrides, content_hash, indexed_key, list_item,
+                                     resolve_presets)
 from simulator.config.schema import SystemSpec, dram_geometry
 from simulator.config.workload import WorkloadSpec, build_workload, name_error
 from simulator.config.yamlio import load_yaml
@@ -456,7 +457,7 @@ def _axis_keys(study: StudySpec, builder: _Builder) -> tuple[list[str], set[str]
         if axis.kind != "set":
             continue
         key = indexed_key(builder.system_raw, axis.target)
-        if key.endswith("].name"):
+        if key.endswith("].name") and _names_an_item(builder.system_raw, axis.target):  # else: no such item
             refused.add(axis.key)
             errors.append(f"{_axis_where(study, axis)}: renames the list item it selects ({key}); expected a "
                           "parameter of the item: its name is how keys and results select it")
@@ -466,6 +467,16 @@ def _axis_keys(study: StudySpec, builder: _Builder) -> tuple[list[str], set[str]
             errors.append(f"{_axis_where(study, axis)}: sets {key}, as axis {earlier.key} does; expected each key "
                           "set by one axis, so that no point is run twice under two labels")
     return errors, refused
+
+
+def _names_an_item(raw: Any, target: str) -> bool:
+    """Whether every list item ``target`` selects (a cache level, by name or index) exists in ``raw``."""
+    node = raw
+    for part in target.split("."):
+        node = list_item(node, part) if isinstance(node, list) else node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            return isinstance(raw, dict) and part == target.split(".")[-1]  # only the leaf may be absent
+    return True
 
 
 def _axis_values(study: StudySpec, builder: _Builder, axis: Axis) -> tuple[list[str], list[Any]]:

@@ -255,6 +255,9 @@ BAD_STUDIES = {
                                               "more point): "),
     "lines beyond the limit": ("  product:\n    param.array_bytes: [\"1 GiB\"]\n    param.repeats: [1, 20]\n",
                                "sweep: point (param.array_bytes=1 GiB, param.repeats=20): "),
+    "a missing cache level renamed": ("  product:\n    set.caches.levels.5.name: [X]\n",
+                                      "sweep.product.set.caches.levels.5.name: value 'X': caches.levels.5: no list "
+                                      "item named '5'"),
     "a cache level renamed": ("  product:\n    set.caches.levels.L1D.name: [X]\n",
                               "sweep.product.set.caches.levels.L1D.name: renames the list item it selects "
                               "(caches.levels[0].name)"),
