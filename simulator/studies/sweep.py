@@ -385,8 +385,9 @@ class _Builder:
             if self._last_trace is None or self._last_trace[0] != params:
                 self._last_trace = None
                 self._last_trace = (params, generate_trace(self.workload(params), self.workload_source))
-            try:
-                check_trace_on_system(loaded, self._last_trace[1], self.workload_source)
+            try:  # a stored trace is named by its file, as offsim run names it
+                check_trace_on_system(loaded, self._last_trace[1],
+                                      str(self.workload(params).trace_path or self.workload_source))
                 self._system_problems[key] = None
             except ConfigError as exc:
                 self._system_problems[key] = "; ".join(_without_file(e, "") for e in exc.entries)

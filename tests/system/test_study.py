@@ -753,3 +753,20 @@ def test_the_report_names_the_system_as_its_file_does_and_the_keys_each_point_se
     line = next(x for x in (out / "report.md").read_text().splitlines() if x.startswith("- system: "))
     assert line == ("- system: i7-920 + DDR3-1600 + LAP (DRAM coupling) (`lap_dram.yaml`); "
                     "each point sets `accelerators.lap.interface.coupling` (see Sweep)")
+
+
+def test_a_stored_trace_that_does_not_fit_a_points_system_is_named_by_its_file(tmp_path, capsys):
+    """Thread 3 on a one-core point: refused before anything runs, naming the trace file as offsim run does."""
+    from workloads.trace import TraceBuilder, write_trace
+
+    tb = TraceBuilder()
+    tb.compute("host", "a", 1, thread=0)
+    tb.compute("host", "b", 1, thread=3)
+    write_trace(tb.to_table(), tmp_path / "t.parquet")
+    (tmp_path / "w.yaml").write_text("name: t\ntrace: t.parquet\n")
+    study = tmp_path / "s.yaml"
+    study.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n  product:\n"
+                     "    set.host.cores: [1, 4]\n")
+    assert main(["validate", str(study)]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert "sweep: point (set.host.cores=1): " in err and "t.parquet: row 1, column 'thread': thread 3" in err, err
