@@ -673,15 +673,15 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             obj = loads_keys_once(text)
         except RepeatedKey as exc:
             raise TraceError(source, f"a JSON object with each key once, got {exc.key!r} twice in "
-                             f"{one_line(text)!r}", row=row, column="params") from None
+                             f"{one_line(text, escape=False)!r}", row=row, column="params") from None
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
-            raise TraceError(source, f"a JSON object, got {one_line(text)!r}", row=row, column="params") from None
+            raise TraceError(source, f"a JSON object, got {one_line(text, escape=False)!r}", row=row, column="params") from None
         if not isinstance(obj, dict):
-            raise TraceError(source, f"a JSON object, got {one_line(text)!r}", row=row, column="params")
+            raise TraceError(source, f"a JSON object, got {one_line(text, escape=False)!r}", row=row, column="params")
         target = obj.get("unit")
         if not isinstance(target, str) or not target:
             raise TraceError(source, "a JSON object with a non-empty string \"unit\" (the target), "
-                             f"got {one_line(text)!r}", row=row, column="params")
+                             f"got {one_line(text, escape=False)!r}", row=row, column="params")
         if units_set is not None and target not in units_set:
             raise TraceError(source, f"target unit {target!r} is not in the system "
                              f"(it has: {', '.join(sorted(units_set))})", row=row, column="params")
@@ -727,7 +727,7 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         text = params[i].as_py()
         if ops[i] == "barrier":
             if text != BARRIER_PARAMS:
-                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {one_line(text)!r}",
+                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {one_line(text, escape=False)!r}",
                                  row=i + row_offset, column="params")
             barriers.setdefault(int(threads[i]), []).append(i)
             continue
@@ -739,10 +739,10 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         if not (isinstance(named, list) and named and all(isinstance(t, int) and not isinstance(t, bool)
                                                           for t in named) and len(set(named)) == len(named)):
             raise TraceError(source, "a JSON object {\"threads\": [t, ...]} naming distinct thread ids to join, "
-                             f"got {one_line(text)!r}", row=i + row_offset, column="params")
+                             f"got {one_line(text, escape=False)!r}", row=i + row_offset, column="params")
         if int(threads[i]) in named:
             raise TraceError(source, f"threads other than the row's own ({int(threads[i])}): a thread cannot "
-                             f"join itself, got {one_line(text)!r}", row=i + row_offset, column="params")
+                             f"join itself, got {one_line(text, escape=False)!r}", row=i + row_offset, column="params")
         missing = sorted(set(named) - present) if whole_trace else []
         if missing:
             raise TraceError(source, f"threads that have rows in the trace; thread {missing[0]} has none "

@@ -96,12 +96,13 @@ def where(source: str, key: str) -> str:
     return f"{source}: {key}" if key else source
 
 
-def one_line(what: object, limit: int = 200) -> str:
+def one_line(what: object, limit: int = 200, escape: bool = True) -> str:
     """A value or a library's error text as a message quotes it: on one line (whitespace runs made one space),
     at most ``limit`` characters, cut with "..." (Parquet readers report several lines of decoder state; a
     trace row's params or a machine file's value may be long); characters that do not print (a binary file's
-    bytes a reader quotes) as escapes."""
+    bytes a reader quotes) as escapes, unless ``escape`` is False (a caller that quotes the text with ``repr``,
+    which escapes them itself)."""
     text = " ".join(str(what).split())
-    if not text.isprintable():
+    if escape and not text.isprintable():
         text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
     return text if len(text) <= limit else text[:limit - 3] + "..."

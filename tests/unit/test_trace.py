@@ -685,3 +685,9 @@ def test_a_csv_value_pyarrow_cannot_convert_is_named_by_its_column(tmp_path) -> 
     path = _text(tmp_path / "t.csv", HEADER + "host,s,compute,0,0,0,0,,NA,1,false,\n")
     with pytest.raises(TraceError, match=r"CSV column #8 \('flops'\): CSV conversion error to int64: invalid value 'NA'"):
         read_trace(path)
+
+
+def test_a_params_text_with_a_control_character_is_quoted_once(tmp_path) -> None:
+    path = _text(tmp_path / "t.csv", HEADER + 'host,s,offload,0,0,0,0,,0,0,false,"\x01{x"\n')
+    with pytest.raises(TraceError, match=r"column 'params': a JSON object, got '\\x01\{x'$"):
+        read_trace(path)
