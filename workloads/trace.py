@@ -101,7 +101,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from simulator.config.arrow import arrow_array, arrow_scalar, list_lengths, string_array, to_numpy
-from simulator.config.errors import one_line
+from simulator.config.errors import one_line, quoted
 from simulator.config.files import write_atomic
 from simulator.config.jsonio import RepeatedKey, loads_keys_once
 from simulator.config.units import INT64_MAX, is_power_of_two
@@ -576,12 +576,11 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         stage_col = stage_col.cast(pa.string())
     op_col = table.column("op")
 
-    fail(_np(pc.utf8_length(unit_col)) == 0, "unit", "a non-empty unit name")
-    fail(_np(pc.utf8_length(stage_col)) == 0, "stage", "a non-empty stage label")
-    fail(_np(pc.utf8_length(unit_col)) > MAX_LABEL_CHARS, "unit",
-         f"a unit name of at most {MAX_LABEL_CHARS} characters (workloads.trace.MAX_LABEL_CHARS)")
-    fail(_np(pc.utf8_length(stage_col)) > MAX_LABEL_CHARS, "stage",
-         f"a stage label of at most {MAX_LABEL_CHARS} characters (workloads.trace.MAX_LABEL_CHARS)")
+    for column, col, what in (("unit", unit_col, "unit name"), ("stage", stage_col, "stage label")):
+        chars = _np(pc.utf8_length(col))
+        fail(chars == 0, column, f"a non-empty {what}")
+        fail(chars > MAX_LABEL_CHARS, column,
+             f"a {what} of at most {MAX_LABEL_CHARS} characters (workloads.trace.MAX_LABEL_CHARS)")
     if whole_trace:
         check_stage_count(distinct_stages(unit_col, stage_col), source)
     op_ok = _np(pc.is_in(op_col, value_set=string_array(OPS)))
@@ -673,15 +672,15 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
             obj = loads_keys_once(text)
         except RepeatedKey as exc:
             raise TraceError(source, f"a JSON object with each key once, got {exc.key!r} twice in "
-                             f"{one_line(text, escape=False)!r}", row=row, column="params") from None
+                             f"{quoted(text)}", row=row, column="params") from None
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
-            raise TraceError(source, f"a JSON object, got {one_line(text, escape=False)!r}", row=row, column="params") from None
+            raise TraceError(source, f"a JSON object, got {quoted(text)}", row=row, column="params") from None
         if not isinstance(obj, dict):
-            raise TraceError(source, f"a JSON object, got {one_line(text, escape=False)!r}", row=row, column="params")
+            raise TraceError(source, f"a JSON object, got {quoted(text)}", row=row, column="params")
         target = obj.get("unit")
         if not isinstance(target, str) or not target:
             raise TraceError(source, "a JSON object with a non-empty string \"unit\" (the target), "
-                             f"got {one_line(text, escape=False)!r}", row=row, column="params")
+                             f"got {quoted(text)}", row=row, column="params")
         if units_set is not None and target not in units_set:
             raise TraceError(source, f"target unit {target!r} is not in the system "
                              f"(it has: {', '.join(sorted(units_set))})", row=row, column="params")
@@ -727,7 +726,7 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         text = params[i].as_py()
         if ops[i] == "barrier":
             if text != BARRIER_PARAMS:
-                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {one_line(text, escape=False)!r}",
+                raise TraceError(source, f"'{BARRIER_PARAMS}' for a barrier, got {quoted(text)}",
                                  row=i + row_offset, column="params")
             barriers.setdefault(int(threads[i]), []).append(i)
             continue
@@ -739,10 +738,10 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
         if not (isinstance(named, list) and named and all(isinstance(t, int) and not isinstance(t, bool)
                                                           for t in named) and len(set(named)) == len(named)):
             raise TraceError(source, "a JSON object {\"threads\": [t, ...]} naming distinct thread ids to join, "
-                             f"got {one_line(text, escape=False)!r}", row=i + row_offset, column="params")
+                             f"got {quoted(text)}", row=i + row_offset, column="params")
         if int(threads[i]) in named:
             raise TraceError(source, f"threads other than the row's own ({int(threads[i])}): a thread cannot "
-                             f"join itself, got {one_line(text, escape=False)!r}", row=i + row_offset, column="params")
+                             f"join itself, got {quoted(text)}", row=i + row_offset, column="params")
         missing = sorted(set(named) - present) if whole_trace else []
         if missing:
             raise TraceError(source, f"threads that have rows in the trace; thread {missing[0]} has none "
@@ -935,7 +934,7 @@ def _csv_addrs(table: pa.Table, source: str) -> pa.ChunkedArray:
     except pa.ArrowException:
         bad = next((i for i, v in enumerate(pieces.to_pylist()) if v is not None and not all(map(_int64_text, v))),
                    None)
-        shown = "" if bad is None else f", got {one_line(table.column('addrs')[bad].as_py())!r}"
+        shown = "" if bad is None else f", got {quoted(table.column('addrs')[bad].as_py())}"
         raise TraceError(source, "integer byte addresses (64-bit) separated by spaces (or nothing for none)"
                          + shown, row=bad, column="addrs") from None
 

@@ -106,3 +106,9 @@ def one_line(what: object, limit: int = 200, escape: bool = True) -> str:
     if escape and not text.isprintable():
         text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def quoted(what: object, limit: int = 200) -> str:
+    """``what`` on one line (``one_line``) in quotes, as ``repr`` writes a string: what does not print escaped
+    once, by ``repr``."""
+    return repr(one_line(what, limit, escape=False))
