@@ -347,36 +347,31 @@ def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: str = "
     if 2 * math.prod(n + 2 for n in grid) * elem_bytes > MAX_ADDR:
         raise ValueError(f"grid and elem_bytes must be smaller: the two padded arrays exceed the 2**62 B of the "
                          f"trace's address space, got grid {list(grid)} of {elem_bytes} B elements")
-    # a parameter of another scheme (a sweep over schemes keeps one workload's values) is not used, but must be
-    # a value its own scheme would take, so that a mistyped one is not silently ignored
-    if scheme != "blocked" and block is not None and len(grid) > 1:
-        _sizes("block", block, len(grid) - 1, "a block size along each dimension after the first, for scheme "
-               "'blocked'")
-    if scheme != "time_tiled":
-        if tile_kind is not None and tile_kind not in get_args(TileKind):
-            raise ValueError(f"tile_kind must be one of {', '.join(get_args(TileKind))} (for scheme 'time_tiled'), "
+    # each parameter given is checked as its scheme takes it, whichever scheme runs: a sweep over schemes keeps
+    # one workload's values, and a mistyped value for another scheme is refused rather than ignored
+    if block is not None:
+        if len(grid) < 2:
+            raise ValueError(f"block must be left out for the 1D stencil {stencil} (blocks cut the dimensions after "
+                             f"the first), got {block!r}")
+        block = _sizes("block", block, len(grid) - 1, f"a block size along each dimension of {stencil} after the "
+                       "first")
+    if tile_kind is not None:
+        kinds = [k for k in get_args(TileKind) if k.endswith(f"_{len(grid)}d")]  # the kinds name their dimensions
+        if tile_kind not in kinds:
+            raise ValueError(f"tile_kind must be one of {', '.join(kinds)} (the tiles of a {len(grid)}D stencil), "
                              f"got {tile_kind!r}")
-        if t_t is not None:
-            _count("t_t", t_t)
-        if t_s is not None:
-            _sizes("t_s", t_s, len(grid), "tile sizes in grid points along each dimension, for scheme 'time_tiled'")
-    shape = None
+    if t_s is not None:
+        t_s = _sizes("t_s", t_s, len(grid), f"tile sizes in grid points along each dimension of {stencil}")
+    shape = None if None in (tile_kind, t_t, t_s) else TileShape(tile_kind, _count("t_t", t_t), t_s)
+    if t_t is not None and shape is None:
+        _count("t_t", t_t)
     if scheme == "blocked":
         if len(grid) < 2:
             raise ValueError(f"scheme must be naive or time_tiled for the 1D stencil {stencil}, got 'blocked'")
         if block is None:
             raise ValueError("block is required for scheme 'blocked'")
-        block = _sizes("block", block, len(grid) - 1, f"a block size along each dimension of {stencil} after the "
-                       "first")
-    if scheme == "time_tiled":
-        if tile_kind is None or t_t is None or t_s is None:
-            raise ValueError("tile_kind, t_t and t_s are required for scheme 'time_tiled'")
-        kinds = [k for k in get_args(TileKind) if k.endswith(f"_{len(grid)}d")]  # the kinds name their dimensions
-        if tile_kind not in kinds:
-            raise ValueError(f"tile_kind must be one of {', '.join(kinds)} (the tiles of a {len(grid)}D stencil), "
-                             f"got {tile_kind!r}")
-        t_s = _sizes("t_s", t_s, len(grid), f"tile sizes in grid points along each dimension of {stencil}")
-        shape = TileShape(tile_kind, _count("t_t", t_t), t_s)
+    if scheme == "time_tiled" and shape is None:
+        raise ValueError("tile_kind, t_t and t_s are required for scheme 'time_tiled'")
     _check_trace_size(scheme, grid, steps, block, shape)
     if scheme == "naive":
         return naive_sweep(stencil, grid, steps, elem_bytes)

@@ -269,6 +269,8 @@ def test_stencil_parameters_are_named(params, key, expected):
     ("naive", {"block": {"a": 1}}, "block", "expected a list of 1 positive integers"),
     ("naive", {"t_t": -1}, "t_t", "expected"),
     ("naive", {"tile_kind": "bogus"}, "tile_kind", "expected one of"),
+    ("naive", {"tile_kind": "hex_1d"}, "tile_kind", "expected one of hhc_2d (the tiles of a 2D stencil)"),
+    ("naive", {"tile_kind": "hhc_2d", "t_t": 3, "t_s": [8, 8]}, "t_t", "expected even for hexagonal tiles"),
     ("blocked", {"block": [8], "t_s": "bogus"}, "t_s", "expected a list of 2 positive integers"),
 ])
 def test_stencil_parameters_of_another_scheme_must_still_be_valid(scheme, params, key, expected):
