@@ -124,7 +124,7 @@ class System:
             for core in self.cores:
                 core.port.dram = memory_map
             for unit in self.units.values():  # a unit in a near memory that holds no operands has no traffic
-                if any(memory is unit.interface.home for memory in memory_map.memories):
+                if memory_map.index_of(unit.interface.home) is not None:
                     unit.interface.serve_through(memory_map)
 
     @property

@@ -191,7 +191,7 @@ class Interface:
         accesses through the caches), so that each line is served by the memory that holds it: lines another
         unit keeps in its near memory there, the rest of the address space by main memory. The unit's home
         memory must be one of the map's. Called before the run, with the host's ports."""
-        index = next((k for k, memory in enumerate(memory_map.memories) if memory is self.home), None)
+        index = memory_map.index_of(self.home)
         if index is None:
             raise ValueError(f"{self.name}: its memory is not one of the memory map's; expected main memory or "
                              "a near memory that holds operands")

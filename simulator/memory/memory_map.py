@@ -51,6 +51,10 @@ class MemoryMap:
         table = np.array(kept, dtype=np.int64).reshape(-1, 3)
         self._first, self._end, self._owner = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
 
+    def index_of(self, memory: DramSystem) -> int | None:
+        """``memory``'s index in ``memories`` (0: main memory), or None if the map does not hold it."""
+        return next((k for k, held in enumerate(self.memories) if held is memory), None)
+
     def owner_of(self, lines: np.ndarray) -> np.ndarray:
         """Index into ``memories`` of each line's memory (0: main memory)."""
         lines = np.asarray(lines, dtype=np.int64)
