@@ -471,13 +471,11 @@ def _axis_keys(study: StudySpec, builder: _Builder) -> tuple[list[str], set[str]
 
 
 def _names_an_item(raw: Any, target: str) -> bool:
-    """Whether every list item ``target`` selects (a cache level, by name or index) exists in ``raw``."""
+    """Whether the item holding the key ``target`` sets (a cache level, selected by name or index) is in ``raw``."""
     node = raw
-    for part in target.split("."):
+    for part in target.split(".")[:-1]:
         node = list_item(node, part) if isinstance(node, list) else node.get(part) if isinstance(node, dict) else None
-        if node is None:
-            return isinstance(raw, dict) and part == target.split(".")[-1]  # only the leaf may be absent
-    return True
+    return node is not None
 
 
 def _axis_values(study: StudySpec, builder: _Builder, axis: Axis) -> tuple[list[str], list[Any]]:
