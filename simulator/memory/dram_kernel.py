@@ -835,64 +835,84 @@ def frfcfs_order(lines, is_write, decode, window, open_row):
     g = np.empty(window, np.int64)
     row = np.empty(window, np.int64)
     wr = np.empty(window, np.int64)
-    leader = np.empty(window, np.int64)
     rnd = np.empty(window, np.int64)
     key = np.empty(window, np.int64)
+    # A (kind, bank, row) of a window is a group, served back to back in arrival order; its first request
+    # is its leader. The rounds and the sort work on the leaders alone (a window of one row: one leader).
+    by_kind = np.empty((2, window), np.int64)  # the leaders of each kind, in arrival order
+    n_kind = np.zeros(2, np.int64)
+    next_member = np.empty(window, np.int64)  # per request: the next request of its group, or -1
+    last_member = np.empty(window, np.int64)  # per leader: the last request of its group so far
     next_round = np.zeros(n_bank_ids, np.int64)  # per bank: the round its next non-hit row gets
-    last_in_bank = np.full(n_bank_ids, -1, np.int64)  # per bank: its latest request in the window
-    same_bank = np.empty(window, np.int64)  # per request: the bank's request before it, or -1
+    last_leader = np.full(n_bank_ids, -1, np.int64)  # per bank: its latest leader in the window
+    prev_leader = np.empty(window, np.int64)  # per leader: the bank's leader before it, or -1
     for s in range(0, n, window):
         m = min(n, s + window) - s
+        n_kind[0] = 0
+        n_kind[1] = 0
         for a in range(m):
             line = lines[s + a]
-            c = field(line, decode, 0)
-            r = field(line, decode, 1)
-            b = field(line, decode, 2)
-            g[a] = c * n_banks + r * decode[2, 1] + b
-            row[a] = field(line, decode, 3)
-            wr[a] = 1 if is_write[s + a] != 0 else 0
-            # the first request of its (kind, bank, row) in the window: a (kind, bank, row) has
-            # one leader, so the walk back over the bank's earlier requests finds it
-            leader[a] = a
-            o = last_in_bank[g[a]]
-            while o >= 0:
-                if leader[o] == o and wr[o] == wr[a] and row[o] == row[a]:
-                    leader[a] = o
-                    break
-                o = same_bank[o]
-            same_bank[a] = last_in_bank[g[a]]
-            last_in_bank[g[a]] = a
+            ga = field(line, decode, 0) * n_banks + field(line, decode, 1) * decode[2, 1] + field(line, decode, 2)
+            ra = field(line, decode, 3)
+            k = 1 if is_write[s + a] != 0 else 0
+            g[a] = ga
+            row[a] = ra
+            wr[a] = k
+            next_member[a] = -1
+            o = last_leader[ga]  # the bank's leaders, latest first: one per kind and row
+            while o >= 0 and (wr[o] != k or row[o] != ra):
+                o = prev_leader[o]
+            if o >= 0:
+                next_member[last_member[o]] = a
+                last_member[o] = a
+            else:
+                last_member[a] = a
+                prev_leader[a] = last_leader[ga]
+                last_leader[ga] = a
+                by_kind[k, n_kind[k]] = a
+                n_kind[k] += 1
         for a in range(m):
-            last_in_bank[g[a]] = -1
+            last_leader[g[a]] = -1
         for kind in range(2):  # reads, then writes, each against the rows the previous left open
-            for a in range(m):  # a bank whose open row is hit serves that row in round 0, the others after
-                if wr[a] == kind and leader[a] == a and row[a] == open_row[g[a]]:
+            nk = n_kind[kind]
+            for j in range(nk):  # a bank whose open row is hit serves that row in round 0, the others after
+                a = by_kind[kind, j]
+                if row[a] == open_row[g[a]]:
                     next_round[g[a]] = 1
-            for a in range(m):
-                if wr[a] == kind and leader[a] == a:
-                    if row[a] == open_row[g[a]]:
-                        rnd[a] = 0
-                    else:
-                        rnd[a] = next_round[g[a]]
-                        next_round[g[a]] += 1
-            for a in range(m):  # each bank is left with the row of its last round
-                if wr[a] == kind and leader[a] == a and rnd[a] == next_round[g[a]] - 1:
+            for j in range(nk):
+                a = by_kind[kind, j]
+                if row[a] == open_row[g[a]]:
+                    rnd[a] = 0
+                else:
+                    rnd[a] = next_round[g[a]]
+                    next_round[g[a]] += 1
+            for j in range(nk):  # each bank is left with the row of its last round
+                a = by_kind[kind, j]
+                if rnd[a] == next_round[g[a]] - 1:
                     open_row[g[a]] = row[a]
-            for a in range(m):
-                if wr[a] == kind:
-                    next_round[g[a]] = 0
-        for a in range(m):
-            ra = rnd[leader[a]]
-            key[a] = ((wr[a] * window + ra) * n_bank_ids + g[a]) * window + a
-        # the keys are distinct (the last term is a), so any sort gives one order; insertion
-        # sort in place, as the window is short, instead of an argsort that allocates each time
-        for a in range(1, m):
+            for j in range(nk):
+                next_round[g[by_kind[kind, j]]] = 0
+        # groups in the order (kind, round, bank): the keys are distinct (a bank has one group per kind and
+        # round), and the last term, the leader, keeps them so; insertion sort in place, as the window is short,
+        # instead of an argsort that allocates each time
+        n_groups = 0
+        for kind in range(2):
+            for j in range(n_kind[kind]):
+                a = by_kind[kind, j]
+                key[n_groups] = ((kind * window + rnd[a]) * n_bank_ids + g[a]) * window + a
+                n_groups += 1
+        for a in range(1, n_groups):
             x = key[a]
             o = a - 1
             while o >= 0 and key[o] > x:
                 key[o + 1] = key[o]
                 o -= 1
             key[o + 1] = x
-        for a in range(m):
-            order[s + a] = s + key[a] % window
+        t = s
+        for j in range(n_groups):
+            a = key[j] % window
+            while a >= 0:
+                order[t] = s + a
+                t += 1
+                a = next_member[a]
     return order
