@@ -136,6 +136,20 @@ def _touch(ts, mru, start, p, word):
         mru[start] |= np.uint64(1) << np.uint64(p)
 
 
+# The index of a word's only set bit by a de Bruijn sequence: the top six bits of the product are distinct for
+# each of the 64 powers of two, so one multiply and one lookup replace a loop over the bits.
+_DE_BRUIJN = 0x03F79D71B4CB0A89
+_DE_BRUIJN_INDEX = np.zeros(64, np.uint64)
+for _i in range(64):
+    _DE_BRUIJN_INDEX[((_DE_BRUIJN << _i) % 2**64) >> 58] = _i
+
+
+@njit(cache=True, inline="always")
+def _lowest_bit_index(x):
+    """Index (uint64) of the only set bit of ``x`` (a power of two, uint64)."""
+    return _DE_BRUIJN_INDEX[(x * np.uint64(_DE_BRUIJN)) >> np.uint64(58)]
+
+
 @njit(cache=True, inline="always")
 def _insert(ts, mru, start, w, word):
     """Put ``word`` (of a line absent from the set at ``start``) in the set, evicting the victim;
@@ -148,8 +162,7 @@ def _insert(ts, mru, start, w, word):
     if bits == full:
         bits = np.uint64(0)
     else:
-        while (bits >> v) & _U1:
-            v += _U1
+        v = _lowest_bit_index(~bits & (bits + _U1))  # the lowest clear bit
     q = start + v
     dropped = ts[q]
     ts[q] = word
