@@ -122,10 +122,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _print_crosscheck(checks: list[CrosscheckRow]) -> None:
     """The time and energy rows of a cross-check, simulated beside predicted, each after its model's tag."""
     for row in checks:
-        if row.model is not None:
+        if row.model is None:
+            continue
+        if math.isnan(row.simulated):  # an energy of a memory without declared currents
+            simulated, error = "not known", "n/a: the simulated value is not known"
+        else:
+            simulated = format_quantity(row.simulated, row.unit)
             error = "n/a: the model predicts 0" if row.error is None else f"{row.error:+.1%}"
-            print(f"{row.tag:<9} {row.quantity:<7} simulated {format_quantity(row.simulated, row.unit):>12}  model "
-                  f"{format_quantity(row.model, row.unit):>12}  ({error})")
+        print(f"{row.tag:<9} {row.quantity:<7} simulated {simulated:>12}  model "
+              f"{format_quantity(row.model, row.unit):>12}  ({error})")
 
 
 def _yaml_kind(raw: object) -> str | None:

@@ -453,3 +453,10 @@ def memory_parameters(dram: DramSpec, line_bytes: int) -> tuple[DramTiming, Dram
 def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:
     """The main memory's DRAM model parameters of ``spec`` (timing in tCK and ps, currents in mA)."""
     return memory_parameters(spec.dram, spec.caches.line_bytes)
+
+
+def memories_without_currents(spec: SystemSpec) -> list[tuple[str, str]]:
+    """(key, standard) of each memory of ``spec`` (``dram``, ``near_memories.<name>``) that declares no currents:
+    its energy, and so a run's total, is not known (``simulator.memory.power``)."""
+    memories = [("dram", spec.dram), *((f"near_memories.{name}", m) for name, m in spec.near_memories.items())]
+    return [(key, m.standard) for key, m in memories if m.currents.vdd_v is None]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from models.roofline import RooflinePlatform
 from simulator.config.loader import LoadedConfig
-from simulator.config.schema import dram_geometry, dram_timing
+from simulator.config.schema import dram_geometry, dram_timing, memories_without_currents
 from simulator.memory.dram_params import peak_bandwidth_bytes_per_s
 from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
@@ -61,13 +61,25 @@ class MeasuredMachine:
 
 def calibration_problem(loaded: LoadedConfig, stream_bytes: int = STREAM_BYTES) -> str | None:
     """Why ``measure_machine`` cannot measure ``loaded``'s system (its DRAM is smaller than the read
-    stream), or None."""
+    stream, or a memory's energy is not known: ``energy_problem``), or None."""
     capacity = dram_geometry(loaded.spec).capacity_bytes
-    if capacity >= stream_bytes:
+    if capacity < stream_bytes:
+        return (f"the roofline's costs are measured with a {format_quantity(stream_bytes, 'B')} read stream, more "
+                f"than the {format_quantity(capacity, 'B')} of the system's DRAM ({loaded.source}: dram.geometry); "
+                "expected a system that holds it")
+    return energy_problem(loaded)
+
+
+def energy_problem(loaded: LoadedConfig) -> str | None:
+    """Why the roofline's energy costs cannot be measured on ``loaded``'s system (a memory that declares no
+    currents, whose energy is not known), or None."""
+    unknown = memories_without_currents(loaded.spec)
+    if not unknown:
         return None
-    return (f"the roofline's costs are measured with a {format_quantity(stream_bytes, 'B')} read stream, more than "
-            f"the {format_quantity(capacity, 'B')} of the system's DRAM ({loaded.source}: dram.geometry); expected "
-            "a system that holds it")
+    key, standard = unknown[0]
+    return (f"the roofline's energy costs are measured on the system, and its memory {key} ({standard}) declares "
+            f"no currents, so its energy is not known ({loaded.source}: {key}.currents); expected memories with "
+            "declared currents")
 
 
 def crosscheck_problem(loaded: LoadedConfig, command_rows: int, workload: str) -> str | None:

@@ -571,6 +571,36 @@ def test_crosscheck_refuses_a_dram_too_small_for_its_calibration_stream(tmp_path
     assert main(argv) == 0  # the run alone fits
 
 
+def test_the_roofline_refuses_a_memory_whose_energy_is_not_known(tmp_path, capsys):
+    """The roofline's energy costs are measured on the system: on a memory that declares no currents (HBM3) both
+    ``run --crosscheck`` and ``models roofline --system`` refuse, naming the memory (they raised a ValueError on
+    the NaN costs)."""
+    system = _write(tmp_path / "h3.yaml", "name: h3\nhost: {preset: cpu/i7_920}\ncaches: {preset: caches/i7_920}\n"
+                    "dram: {preset: dram/hbm3_8gb_6400, interface_energy_j_per_bit: 1 pJ/bit}\n")
+    compute = _write(tmp_path / "c.yaml", "name: c\ngenerator: compute_only\nparams: {flops: 1000}\n")
+    out = tmp_path / "r"
+    why = (f"the roofline's energy costs are measured on the system, and its memory dram (hbm3) declares no "
+           f"currents, so its energy is not known ({system}: dram.currents); expected memories with declared currents")
+    err = refused(["run", str(system), str(compute), "--out", str(out), "--crosscheck"], capsys, out)
+    assert err == [f"offsim: error: --crosscheck: {why}"]
+    assert refused(["models", "roofline", "--system", str(system)], capsys, out) == [
+        f"offsim: error: --system {system}: {why}"]
+
+
+def test_a_crosscheck_says_a_simulated_energy_it_does_not_know(tmp_path, capsys):
+    """An HBM2E stack declares no currents, so the run's energy is not known: the U-list cross-check prints it
+    as not known, with no error, where it printed nan J and +nan%."""
+    out = tmp_path / "r"
+    argv = ["run", str(CONFIGS / "systems" / "lap_hbm2e_stack.yaml"), str(CONFIGS / "workloads" / "fmm_ulist_q4.yaml"),
+            "--param", "n_points=2000", "--out", str(out), "--crosscheck"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    energy = [line for line in printed.splitlines() if line.startswith(("ulist     energy", "ulist-ext energy"))]
+    assert len(energy) == 2 and "nan" not in printed
+    assert all("simulated    not known  model " in line and line.endswith("(n/a: the simulated value is not known)")
+               for line in energy), energy
+
+
 def test_a_process_of_its_own_ends_with_the_commands_output_and_exit_code(tmp_path, workload):
     """``offsim run`` as its own process ends without the interpreter's teardown (``ENDS_WITHOUT_TEARDOWN``):
     its printed summary, its run directory and its exit code are whole; bad input still exits 2 with its

@@ -38,7 +38,7 @@ from simulator.config.schema import dram_geometry
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
-from simulator.studies.roofline import MeasuredMachine, measure_machine
+from simulator.studies.roofline import MeasuredMachine, energy_problem, measure_machine
 from simulator.runner import energy_split_j, load_system, memory_reach_problem, simulate_trace
 from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key, system_hash
@@ -138,6 +138,9 @@ def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = ELE
         problem = memory_reach_problem(cfg.total_bytes, dram_geometry(loaded.spec).capacity_bytes,
                                        f"{source}: total_bytes", cfg.system)
         errors += [problem] if problem else []
+    if loaded is not None:  # the machine is measured on it (run_roofline_point)
+        problem = energy_problem(loaded)
+        errors += [f"{source}: system: {problem}"] if problem else []
     return errors + problems
 
 
