@@ -39,12 +39,12 @@ from simulator.accel.base import counter_unit
 from simulator.memory.cache import COUNTER_NAMES, DRAM_NAME
 from simulator.memory.dram import ATTRIBUTED_COUNTERS
 from simulator.memory.power import command_energies_j, priced
-from simulator.config.schema import dram_parameters, memory_parameters
+from simulator.config.schema import BACKGROUND_REQUESTER, dram_parameters, memory_parameters
 from simulator.system import System
 from simulator.config.units import PS_PER_S
 
 #: the requester of energy no request causes (DRAM background and refresh)
-BACKGROUND = "background"
+BACKGROUND = BACKGROUND_REQUESTER
 
 #: cache energy categories under ``actions``: category -> (counter, price field of CacheLevelSpec)
 CACHE_PRICES: dict[str, tuple[str, str]] = {

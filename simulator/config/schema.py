@@ -31,6 +31,9 @@ from simulator.config.units import is_power_of_two, seconds_to_ps
 COMPONENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 #: components every system has besides its cache levels and accelerators (``simulator.energy``)
 RESERVED_COMPONENTS = ("host", "dram", "dram_interface", "memory_path")
+#: the requester of the energy no request causes (DRAM background and refresh), beside the units in a run's energy
+#: by requester (``simulator.energy``), so no unit may take its name
+BACKGROUND_REQUESTER = "background"
 
 
 #: Most host cores: the trace's most threads (``workloads.trace.MAX_THREADS``), one thread to a core.
@@ -380,10 +383,13 @@ class SystemSpec:
                 if not COMPONENT_NAME.fullmatch(name):
                     raise FieldError(section, f"{name!r}: expected {what} of letters, digits, '_' and '-', "
                                      "starting with a letter (it names trace units, --set keys and result columns)")
-                if name in RESERVED_COMPONENTS or name in levels:
-                    taken = "the core's unit name" if name == "host" else "the name of another component's results"
+                reserved = (*RESERVED_COMPONENTS, BACKGROUND_REQUESTER, *levels)
+                if name in reserved:
+                    taken = ("the core's unit name" if name == "host" else "the requester of DRAM background and "
+                             "refresh energy" if name == BACKGROUND_REQUESTER else
+                             "the name of another component's results")
                     raise FieldError(f"{section}.{name}", f"{name!r} is {taken}; expected another name (taken: "
-                                     f"{', '.join(RESERVED_COMPONENTS + tuple(levels))})")
+                                     f"{', '.join(reserved)})")
         for name in self.near_memories:
             if name in self.accelerators:
                 raise FieldError(f"near_memories.{name}", f"{name!r} is also an accelerator's name; expected another",

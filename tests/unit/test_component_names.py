@@ -30,6 +30,8 @@ def _system(tmp_path, accelerators=None, levels=None, name="x"):
     ("a/b", "expected a unit name of letters"), ("lap.x", "expected a unit name of letters"),
     ("dram", "the name of another component's results"), ("LLC", "the name of another component's results"),
     ("memory_path", "the name of another component's results"), ("host", "the core's unit name"),
+    # its energy went into DRAM background's in the energy by requester
+    ("background", "the requester of DRAM background and refresh energy"),
 ])
 def test_bad_accelerator_names_are_refused(tmp_path, name, says):
     path = _system(tmp_path, accelerators={name: LAP})
