@@ -55,6 +55,15 @@ def test_models_ulist_prints_and_writes_the_grid(tmp_path: Path, capsys: pytest.
     assert float(rows[1]["extended_s"]) == pytest.approx(float(rows[1]["extended_cycles"]) / 2e9)
 
 
+def test_order_zero_is_priced_as_the_generator_builds_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """q = 0 (one point per leaf) is an order the fmm_ulist generator runs, so the model prices it too."""
+    out = tmp_path / "u.csv"
+    assert main(["models", "ulist", "--q", "0", "--n-points", "2000", "--placement", "cpu", "--out", str(out)]) == 0
+    with out.open() as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["q"], row["n_q"]) == ("0", "1")
+
+
 def test_the_figure_draws_both_models_against_q(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     import simulator.studies.plots as plots
@@ -88,7 +97,7 @@ def test_the_figure_draws_both_models_against_q(tmp_path: Path, capsys: pytest.C
     (["--llc", "8"], "--llc '8': expected a size with a unit"),
     (["--n-points", "0"], "--n-points 0: expected an integer >= 1"),
     (["--n-points", "100000000000000"], "--n-points 100000000000000: expected at most 16,777,216"),
-    (["--q", "0"], "--q 0: expected an expansion order >= 1"),
+    (["--q", "-1"], "--q -1: expected an expansion order >= 0"),  # q = 0 runs, as the fmm_ulist generator's does
     (["--machine", "missing.json"], "--machine missing.json: file not found; expected an existing machine.json"),
     (["--machine", "/dev/zero"], "--machine /dev/zero: not a regular file"),
     (["--q", "4", "--llc", "4 KiB", "--placement", "lap-dram", "--variant", "pipelining"],

@@ -166,9 +166,9 @@ def points(machine: dict[str, Any], qs: Sequence[int], placements: Sequence[str]
     bad = [v for v in variants if v not in fmm_ulist.VARIANTS]
     if bad:
         raise InputError(f"--variant {', '.join(bad)}: unknown; expected one of: {', '.join(fmm_ulist.VARIANTS)}")
-    bad_q = [q for q in qs if q < 1]
+    bad_q = [q for q in qs if q < 0]
     if bad_q:
-        raise InputError(f"--q {bad_q[0]}: expected an expansion order >= 1")
+        raise InputError(f"--q {bad_q[0]}: expected an expansion order >= 0")
     return [(q, p, v) for q in qs for p in placements for v in (("orig",) if p == "cpu" else variants)]
 
 
