@@ -9,6 +9,7 @@ write their traces the same way as the simulator writes its results.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -48,3 +49,20 @@ def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return out
+
+
+#: Bytes read at a time by ``file_sha256``: a trace file is hashed without holding it in memory.
+DIGEST_BLOCK_BYTES = 1 << 20
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """SHA-256 (64 hex digits) of the bytes of file ``path``, read in blocks of DIGEST_BLOCK_BYTES; None if it
+    cannot be read (missing, a directory, no permission), left for its reader to report."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(DIGEST_BLOCK_BYTES):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()

@@ -4,7 +4,8 @@ A workload YAML is either
   ``{name, generator, params}``: ``generator`` names an entry of
   ``workloads.registry.GENERATORS`` and ``params`` its keyword arguments, or
   ``{name, trace}``: a Parquet or CSV operation trace (path relative to the YAML file;
-  ``workloads.trace.read_trace`` says which column types it takes).
+  ``workloads.trace.read_trace`` says which column types it takes), whose identity (the
+  workload's hash) holds the SHA-256 of the file's bytes, so that an edited trace is a new run.
 A parameter whose name ends in a unit suffix is given with its unit and
 converted: ``*_bytes`` sizes ("64 MiB"), ``*_hz`` frequencies, ``*_s`` times,
 ``*_bytes_per_s`` bandwidths, unless the generator declares it as something
@@ -26,6 +27,7 @@ from typing import Any
 
 from simulator.config.errors import ConfigError, Problem
 from simulator.config.fields import did_you_mean
+from simulator.config.files import file_sha256
 from simulator.config.loader import parse_override
 from simulator.config.yamlio import load_yaml
 from simulator.config.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, parse_quantity
@@ -42,20 +44,24 @@ MAX_NAME_BYTES = 255 - len("-") - 16 - len("." + ".tmp-") - 8
 class WorkloadSpec:
     """A resolved workload: generator name and converted parameters (SI), or a trace path.
 
-    ``given`` (the parameters as written) and ``options`` (parameter -> the ``--param`` option that
-    set it) only serve messages: they are not part of the workload's identity or hash."""
+    ``trace_sha256``: the SHA-256 of a trace file's bytes when the workload was built (None if it could
+    not be read then; reading the trace reports why), so that a run's identity follows the trace's
+    content. ``given`` (the parameters as written) and ``options`` (parameter -> the ``--param`` option
+    that set it) only serve messages: they are not part of the workload's identity or hash."""
 
     name: str
     generator: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     trace_path: str | None = None
+    trace_sha256: str | None = None
     given: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     options: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for hashing and the resolved record."""
-        return {"name": self.name, "generator": self.generator, "params": dict(sorted(self.params.items())),
+        """Plain data for hashing and the resolved record (a trace workload's with its file's digest)."""
+        data = {"name": self.name, "generator": self.generator, "params": dict(sorted(self.params.items())),
                 "trace_path": self.trace_path}
+        return data if self.trace_path is None else {**data, "trace_sha256": self.trace_sha256}
 
 
 def name_error(name: Any, source: str, key: str = "name") -> Problem | None:
@@ -118,7 +124,8 @@ def build_workload(raw: Any, source: str, base_dir: Path, labels: dict[str, str]
             raise ConfigError([f"{text}: {source} replays a trace file; expected no workload parameters"
                                for text in labels.values()])
         path = Path(raw["trace"])
-        return WorkloadSpec(name=name, trace_path=str(path if path.is_absolute() else base_dir / path))
+        path = path if path.is_absolute() else base_dir / path
+        return WorkloadSpec(name=name, trace_path=str(path), trace_sha256=file_sha256(path))
     gen = raw["generator"]
     params = {} if raw.get("params") is None else raw["params"]
     if not isinstance(params, dict):

@@ -41,7 +41,8 @@ truncated ``results.parquet``, say) is not done: it is said on stderr, removed
 and run again.
 
 Each point's identity is its run hash: the hash of the resolved system spec and
-the workload spec, the same ``run_hash`` that ``runner.simulate`` records. A
+the workload spec (a stored trace's with its file's digest, so that an edited trace
+is run again), the same ``run_hash`` that ``runner.simulate`` records. A
 point is stored atomically under ``points/<hash>/`` (``runner.write_run_dir``);
 stored points are skipped, so an interrupted study resumes where it stopped.
 A point that raises is recorded in ``failed/<hash>.json`` and retried on the

@@ -770,3 +770,30 @@ def test_a_stored_trace_that_does_not_fit_a_points_system_is_named_by_its_file(t
     assert main(["validate", str(study)]) == 2
     (err,) = capsys.readouterr().err.strip().splitlines()
     assert "sweep: point (set.host.cores=1): " in err and "t.parquet: row 1, column 'thread': thread 3" in err, err
+
+
+def _write_stream_trace(path: Path, array_bytes: int) -> None:
+    """A read-stream trace of ``array_bytes`` stored at ``path``."""
+    from workloads.registry import GENERATORS
+    from workloads.trace import write_trace
+
+    write_trace(GENERATORS["stream"](kind="read", array_bytes=array_bytes), path)
+
+
+def test_a_rerun_after_the_stored_trace_changed_simulates_its_points_again(tmp_path):
+    """A trace workload's points are identified by the trace file's content: after the file changes (same path),
+    a rerun into the same directory runs them again instead of reusing the old trace's results."""
+    trace = tmp_path / "t.parquet"
+    _write_stream_trace(trace, 64 * 1024)
+    (tmp_path / "w.yaml").write_text("name: t\ntrace: t.parquet\n")
+    study = tmp_path / "s.yaml"
+    study.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n  product:\n"
+                     "    set.host.max_outstanding_misses: [4, 10]\n")
+    out = tmp_path / "out"
+    first = run_study(study, out, workers=1, progress=False)
+    _write_stream_trace(trace, 128 * 1024)
+    second = run_study(study, out, workers=1, progress=False)
+    assert (len(second.simulated), second.reused) == (2, ())
+    assert not {p.run_hash for p in first.points} & {p.run_hash for p in second.points}
+    reads = _table(out).query("component == 'dram' and quantity == 'bytes_read'")["value"]
+    assert reads.min() >= 128 * 1024  # the table holds the new trace's runs, not the old one's
