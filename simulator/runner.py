@@ -27,7 +27,7 @@ import yaml
 from simulator.config.errors import ConfigError
 from simulator.config.loader import LoadedConfig, content_hash, load_spec
 from simulator.config.schema import SystemSpec
-from simulator.config.workload import WorkloadSpec, build_workload, generate_trace, load_workload
+from simulator.config.workload import WorkloadSpec, build_workload, generate_trace, load_workload, run_hash
 from simulator.energy import action_unit, energy_account
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
@@ -243,8 +243,8 @@ def simulate(loaded: LoadedConfig, workload: WorkloadSpec, trace: pa.Table, sour
         "system_name": loaded.spec.name,
         "workload_name": workload.name,
         "config_hash": loaded.content_hash,
-        "workload_hash": content_hash(workload.as_dict()),
-        "run_hash": content_hash([loaded.content_hash, workload.as_dict()]),
+        "workload_hash": content_hash(workload.identity()),
+        "run_hash": run_hash(loaded.content_hash, workload),
     }
     return _replay_on_fresh_system(loaded, trace, source, meta)
 

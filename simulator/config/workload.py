@@ -5,7 +5,8 @@ A workload YAML is either
   ``workloads.registry.GENERATORS`` and ``params`` its keyword arguments, or
   ``{name, trace}``: a Parquet or CSV operation trace (path relative to the YAML file;
   ``workloads.trace.read_trace`` says which column types it takes), whose identity (the
-  workload's hash) holds the SHA-256 of the file's bytes, so that an edited trace is a new run.
+  workload's hash) is the SHA-256 of the file's bytes, not its path: an edited trace is a new
+  run, and the same file named by another path (relative or absolute) is the same run.
 A parameter whose name ends in a unit suffix is given with its unit and
 converted: ``*_bytes`` sizes ("64 MiB"), ``*_hz`` frequencies, ``*_s`` times,
 ``*_bytes_per_s`` bandwidths, unless the generator declares it as something
@@ -28,7 +29,7 @@ from typing import Any
 from simulator.config.errors import ConfigError, Problem
 from simulator.config.fields import did_you_mean
 from simulator.config.files import file_sha256
-from simulator.config.loader import parse_override
+from simulator.config.loader import content_hash, parse_override
 from simulator.config.yamlio import load_yaml
 from simulator.config.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, parse_quantity
 
@@ -44,24 +45,40 @@ MAX_NAME_BYTES = 255 - len("-") - 16 - len("." + ".tmp-") - 8
 class WorkloadSpec:
     """A resolved workload: generator name and converted parameters (SI), or a trace path.
 
-    ``trace_sha256``: the SHA-256 of a trace file's bytes when the workload was built (None if it could
-    not be read then; reading the trace reports why), so that a run's identity follows the trace's
-    content. ``given`` (the parameters as written) and ``options`` (parameter -> the ``--param`` option
-    that set it) only serve messages: they are not part of the workload's identity or hash."""
+    ``trace_path`` is the trace file as named (relative to the working directory, or absolute), which
+    reads it and names it in messages; ``trace_file`` is the same file as an absolute path with links
+    resolved, which the resolved record names. ``trace_sha256``: the SHA-256 of the file's bytes when
+    the workload was built (None if it could not be read then; reading the trace reports why). A trace
+    workload's identity is its name and that digest, never the path's spelling. ``given`` (the
+    parameters as written) and ``options`` (parameter -> the ``--param`` option that set it) only serve
+    messages: they are not part of the workload's identity or hash."""
 
     name: str
     generator: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    trace_path: str | None = None
+    trace_path: str | None = field(default=None, compare=False)
     trace_sha256: str | None = None
+    trace_file: str | None = field(default=None, compare=False, repr=False)
     given: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     options: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
+    def identity(self) -> dict[str, Any]:
+        """Plain data that identifies the workload, hashed into its run's hash (``run_hash``): a generator
+        workload's name, generator and parameters; a trace workload's name and the digest of its file."""
+        if self.trace_path is not None:
+            return {"name": self.name, "generator": None, "params": {}, "trace_sha256": self.trace_sha256}
+        return {"name": self.name, "generator": self.generator, "params": dict(sorted(self.params.items())),
+                "trace_path": None}
+
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for hashing and the resolved record (a trace workload's with its file's digest)."""
-        data = {"name": self.name, "generator": self.generator, "params": dict(sorted(self.params.items())),
-                "trace_path": self.trace_path}
-        return data if self.trace_path is None else {**data, "trace_sha256": self.trace_sha256}
+        """Plain data for the resolved record: the identity, and a trace workload's absolute file path."""
+        return self.identity() if self.trace_path is None else {**self.identity(), "trace_path": self.trace_file}
+
+
+def run_hash(config_hash: str, workload: WorkloadSpec) -> str:
+    """A run's identity (16 hex digits): the hash of its system's content hash (``LoadedConfig.content_hash``)
+    and the workload's identity, whatever path named the workload's trace file."""
+    return content_hash([config_hash, workload.identity()])
 
 
 def name_error(name: Any, source: str, key: str = "name") -> Problem | None:
@@ -125,7 +142,8 @@ def build_workload(raw: Any, source: str, base_dir: Path, labels: dict[str, str]
                                for text in labels.values()])
         path = Path(raw["trace"])
         path = path if path.is_absolute() else base_dir / path
-        return WorkloadSpec(name=name, trace_path=str(path), trace_sha256=file_sha256(path))
+        return WorkloadSpec(name=name, trace_path=str(path), trace_sha256=file_sha256(path),
+                            trace_file=str(path.resolve()))
     gen = raw["generator"]
     params = {} if raw.get("params") is None else raw["params"]
     if not isinstance(params, dict):

@@ -41,17 +41,18 @@ truncated ``results.parquet``, say) is not done: it is said on stderr, removed
 and run again.
 
 Each point's identity is its run hash: the hash of the resolved system spec and
-the workload spec (a stored trace's with its file's digest, so that an edited trace
-is run again), the same ``run_hash`` that ``runner.simulate`` records. A
-point is stored atomically under ``points/<hash>/`` (``runner.write_run_dir``);
-stored points are skipped, so an interrupted study resumes where it stopped.
-A point that raises is recorded in ``failed/<hash>.json`` and retried on the
-next run. Points run on a local process pool, whose workers also store their
-points (in parallel), or on dask.distributed (a scheduler address, or a local
-cluster of N worker processes), whose workers return Results for the driver to
-store, so that remote workers need no shared filesystem. The executor is
-started (a scheduler connected) before the study writes anything, so a bad
-scheduler address leaves no output behind.
+the workload spec (a stored trace's by its file's digest, not its path: an
+edited trace is run again, another spelling of its path is not), the same
+``run_hash`` that ``runner.simulate`` records. A point is stored atomically
+under ``points/<hash>/`` (``runner.write_run_dir``); stored points are skipped,
+so an interrupted study resumes where it stopped. A point that raises is
+recorded in ``failed/<hash>.json`` and retried on the next run. Points run on a
+local process pool, whose workers also store their points (in parallel), or on
+dask.distributed (a scheduler address, or a local cluster of N worker
+processes), whose workers return Results for the driver to store, so that remote
+workers need no shared filesystem. The executor is started (a scheduler
+connected) before the study writes anything, so a bad scheduler address leaves
+no output behind.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ from simulator.config.fields import build_spec, did_you_mean, spec_to_dict
 from simulator.config.loader import (LoadedConfig, apply_overrides, content_hash, indexed_key, list_item,
                                      resolve_presets)
 from simulator.config.schema import SystemSpec, dram_geometry
-from simulator.config.workload import WorkloadSpec, build_workload, name_error
+from simulator.config.workload import WorkloadSpec, build_workload, name_error, run_hash
 from simulator.config.yamlio import load_yaml
 from simulator.studies.executors import check_parallel_options, point_executor, tasks_per_worker
 from simulator.studies.schedule import LongestFirst
@@ -585,9 +586,8 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
             on_system.setdefault(problem, []).append(", ".join(f"{k}={v}" for k, v in values) or "every point")
             continue
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
-        run_hash = content_hash([loaded.content_hash, workload.as_dict()])
         points.append(Point(values=tuple(values), coords=coords, loaded=loaded, workload=workload,
-                            workload_source=builder.workload_source, run_hash=run_hash,
+                            workload_source=builder.workload_source, run_hash=run_hash(loaded.content_hash, workload),
                             size=builder.trace_size(params)))
     errors += [f"{study.source}: sweep: point ({labels[0]}"
                + (f"; and {len(labels) - 1} more point{'s' if len(labels) > 2 else ''}" if len(labels) > 1 else "")

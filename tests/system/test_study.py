@@ -797,3 +797,23 @@ def test_a_rerun_after_the_stored_trace_changed_simulates_its_points_again(tmp_p
     assert not {p.run_hash for p in first.points} & {p.run_hash for p in second.points}
     reads = _table(out).query("component == 'dram' and quantity == 'bytes_read'")["value"]
     assert reads.min() >= 128 * 1024  # the table holds the new trace's runs, not the old one's
+
+
+def test_how_the_study_file_is_named_changes_no_hash_and_no_table_byte(tmp_path, monkeypatch):
+    """A trace workload's study named by a relative path, an absolute path, or from its own directory: the same
+    points (run hashes) and a byte-identical study.parquet; the record names the trace by its absolute path."""
+    (tmp_path / "t").mkdir()
+    _write_stream_trace(tmp_path / "t" / "tr.parquet", 64 * 1024)
+    (tmp_path / "t" / "w.yaml").write_text("name: t\ntrace: tr.parquet\n")
+    (tmp_path / "t" / "s.yaml").write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n"
+                                           "  product:\n    set.host.max_outstanding_misses: [4, 10]\n")
+    monkeypatch.chdir(tmp_path)
+    outcomes = [run_study(Path("t/s.yaml"), tmp_path / "rel", workers=1, progress=False),
+                run_study(tmp_path / "t" / "s.yaml", tmp_path / "abs", workers=1, progress=False)]
+    monkeypatch.chdir(tmp_path / "t")
+    outcomes.append(run_study(Path("s.yaml"), tmp_path / "in", workers=1, progress=False))
+    assert len({tuple(p.run_hash for p in o.points) for o in outcomes}) == 1
+    assert len({o.table_path.read_bytes() for o in outcomes}) == 1
+    record = yaml.safe_load((outcomes[0].out_dir / "points" / outcomes[0].points[0].run_hash
+                             / "config.resolved.yaml").read_text())
+    assert record["workload"]["trace_path"] == str(tmp_path.resolve() / "t" / "tr.parquet")
