@@ -148,11 +148,12 @@ def _yaml_kind(raw: object) -> str | None:
 
 def _validate_study(path: str, raw: dict, kind: str) -> str:
     """Validate a study file as its runner would before running; return what it is."""
-    from simulator.studies.plugin import STUDY_KINDS, study_plugin
+    from simulator.studies.plugin import STUDY_KINDS
+    from simulator.studies.plugin_run import load_specialised
     from simulator.studies.sweep import load_study, prepare_points
 
     if kind == "paper study" and isinstance(raw["study"], str) and raw["study"] in STUDY_KINDS:
-        study_plugin(raw["study"]).load(path)
+        load_specialised(path, raw["study"])
         return f"{raw['study']} study"
     study = load_study(path)  # a sweep file, or an unknown study kind (one message)
     return f"study {study.name!r}, {len(prepare_points(study))} points"
@@ -241,10 +242,10 @@ def cmd_study(args: argparse.Namespace) -> int:
     from simulator.studies.sweep import run_study
 
     kind = specialised_kind(args.study)
+    limit = {} if args.max_points is None else {"max_points": args.max_points}
     if kind is not None:  # a paper study file: its plug-in's points and report
         return run_specialised(args.study, kind, args.out, workers=args.workers, scheduler=args.scheduler,
-                               dask_local=args.dask_local)
-    limit = {} if args.max_points is None else {"max_points": args.max_points}
+                               dask_local=args.dask_local, **limit)
     outcome = run_study(args.study, args.out, workers=args.workers, scheduler=args.scheduler,
                         dask_local=args.dask_local, **limit)
     print(f"study     {outcome.study.name}: {len(outcome.points)} points, {len(outcome.simulated)} simulated, "
@@ -472,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--dask-local", type=int, metavar="N",
                    help="run on a loopback Dask cluster of N worker processes (as many as --workers may be)")
-    p.add_argument("--max-points", type=int, metavar="N", help="refuse a sweep of more than N points (default: "
+    p.add_argument("--max-points", type=int, metavar="N", help="refuse a study of more than N points (default: "
                    "simulator.studies.sweep.DEFAULT_MAX_POINTS, which keeps the checks before the run within seconds)")
     p.add_argument("--out", help="study directory (default results/studies/<name>, or <file stem> for a paper's "
                    "study file)")

@@ -41,7 +41,8 @@ from simulator.studies import interruption
 from simulator.studies.executors import check_parallel_options
 from simulator.studies.plugin import STUDY_KINDS, Record, StudyPlugin, study_plugin
 from simulator.studies.schedule import LongestFirst
-from simulator.studies.sweep import DEFAULT_STUDIES_DIR, LOCK_NAME, PointPool, acquire_study_dir, is_temp_name
+from simulator.studies.sweep import (DEFAULT_MAX_POINTS, DEFAULT_STUDIES_DIR, LOCK_NAME, PointPool, acquire_study_dir,
+                                     check_point_count, is_temp_name)
 
 ENGINE_ENTRIES = ("points", "failed", LOCK_NAME)
 
@@ -309,12 +310,24 @@ def specialised_kind(path: str | Path) -> str | None:
     return kind if isinstance(kind, str) and kind in STUDY_KINDS else None
 
 
+def load_specialised(path: str | Path, kind: str, max_points: int = DEFAULT_MAX_POINTS) -> tuple[StudyPlugin, Any]:
+    """The plug-in of ``kind`` and the paper study file ``path`` loaded by it; ConfigError if the file is bad or
+    plans more than ``max_points`` points (``sweep.check_point_count``; follow-up points, which only earlier
+    records tell, are not counted)."""
+    plugin = study_plugin(kind)
+    spec = plugin.load(path)
+    check_point_count(str(path), len(_unique(plugin.points(spec, False))), max_points)
+    return plugin, spec
+
+
 def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = None, *, workers: int | None = None,
-                    scheduler: str | None = None, dask_local: int | None = None) -> int:
+                    scheduler: str | None = None, dask_local: int | None = None,
+                    max_points: int = DEFAULT_MAX_POINTS) -> int:
     """Run a paper study file of ``kind`` (``specialised_kind``) on its plug-in (``plugin_run.run_plugin``);
     return the exit status (1 if a point failed).
 
-    out_dir: default ``results/studies/<file stem>``. Bad input raises InputError before anything is written.
+    out_dir: default ``results/studies/<file stem>``. max_points: the most points the file may plan
+    (``load_specialised``). Bad input raises InputError before anything is written.
     """
     source = str(path)
     check_parallel_options(workers, scheduler, dask_local)
@@ -323,8 +336,7 @@ def run_specialised(path: str | Path, kind: str, out_dir: str | Path | None = No
                          f"{DEFAULT_STUDIES_DIR}/<file stem>, here {Path(source).stem!r}); expected --out DIR, or "
                          "a file name usable as a directory name (not starting with '.')")
     out = check_path_name(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / Path(source).stem)
-    plugin = study_plugin(kind)
     t0 = time.perf_counter()
-    outcome = run_plugin(plugin, kind, plugin.load(source), out, workers=workers, scheduler=scheduler,
-                         dask_local=dask_local)
+    plugin, spec = load_specialised(source, kind, max_points)
+    outcome = run_plugin(plugin, kind, spec, out, workers=workers, scheduler=scheduler, dask_local=dask_local)
     return finished(outcome, out, time.perf_counter() - t0)

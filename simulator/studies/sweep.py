@@ -259,6 +259,14 @@ def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]
 DEFAULT_MAX_POINTS = 10_000
 
 
+def check_point_count(where: str, count: int, max_points: int) -> None:
+    """Raise ConfigError at ``where`` (the file, and the key that makes the points) if a study of ``count``
+    points has more than ``max_points``: the limit of every ``offsim study``, sweep or paper study."""
+    if count > max_points:
+        raise ConfigError(f"{where}: {count:,} points; expected at most {max_points:,} "
+                          "(offsim study --max-points N allows more)")
+
+
 def point_count(study: StudySpec) -> int:
     """How many points ``study`` has: the product grid's size times the zipped sequence's length."""
     count = math.prod(len(a.values) for a in study.axes if a.group == "product")
@@ -540,10 +548,7 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
     Raises ConfigError naming the study file and the axis key (or the point) on any problem, and the
     sweep if it has more than ``max_points`` points (checked before any is built).
     """
-    count = point_count(study)
-    if count > max_points:
-        raise ConfigError(f"{study.source}: sweep: {count:,} points; expected at most {max_points:,} "
-                          "(offsim study --max-points N allows more)")
+    check_point_count(f"{study.source}: sweep", point_count(study), max_points)
     from simulator.runner import memory_reach_problem
 
     builder = _Builder(study)

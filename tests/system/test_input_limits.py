@@ -225,6 +225,24 @@ def test_max_points_option_sets_the_study_size_limit(tmp_path, capsys):
     assert main(["study", str(study), "--max-points", "4", "--workers", "1", "--out", str(tmp_path / "o")]) == 0
 
 
+def _roofline_study(tmp_path: Path, n: int) -> Path:
+    """A roofline paper study file of ``n`` intensities: ``n`` + 1 points (one more measures the machine)."""
+    intensities = ", ".join(str(0.25 * (i + 1)) for i in range(n))
+    return _write(tmp_path / "roof.yaml", "study: roofline\nsystem: configs/systems/i7_950_choi.yaml\n"
+                  f"total_bytes: 1 MiB\nintensities: [{intensities}]\n")
+
+
+def test_a_paper_study_takes_the_sweeps_point_limit_and_option(tmp_path, capsys):
+    """A paper study file is held to the sweeps' limit (refused at once, nothing run or written), and
+    ``--max-points`` sets it for them too."""
+    study = _roofline_study(tmp_path, 10_000)
+    for argv in (["validate", str(study)], ["study", str(study)]):
+        _refused(argv, capsys, tmp_path, f"{study}: 10,001 points; expected at most 10,000", "--max-points N")
+    study = _roofline_study(tmp_path, 3)
+    _refused(["study", str(study), "--max-points", "3"], capsys, tmp_path, f"{study}: 4 points; expected at most 3")
+    assert main(["validate", str(study)]) == 0
+
+
 def test_a_trace_touching_more_lines_than_a_run_takes_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(run_limits, "MAX_TRACE_LINES", 1_000_000)  # the 64 MiB stream touches 1,048,576 lines
     _refused(["run", str(DEFAULT_SYSTEM), str(STREAM)], capsys, tmp_path,
