@@ -22,7 +22,9 @@ parsing: ``1 MiB`` repeats ``1048576 B``; over the zip axes, repeated rows),
 every point's system and workload (units, bounds, and the generator's own
 checks, by generating each distinct workload's trace once, as ``offsim run``
 does), each figure's ``x``/``group`` (axis keys) and ``y``. Problems raise
-``ConfigError`` naming the study file and the key.
+``ConfigError`` naming the study file and the key; a problem of the system or
+workload file at a key no axis sets is said once, naming that file and its key
+(``_check_system_file``, ``_check_workload_file``), not per point or axis value.
 
 A figure's ``y`` is checked against the quantities a run on the points' systems
 emits (``run_quantities``: system, host, cache/<level>, dram and energy/...
@@ -421,17 +423,38 @@ def _axis_where(study: StudySpec, axis: Axis) -> str:
     return f"{study.source}: sweep.{axis.group}.{axis.key}"
 
 
+def _file_problems(entries: list[Problem | str], targets: list[str]) -> list[Problem | str]:
+    """The problems among ``entries`` that are a study file's own: not about a key in ``targets`` (the keys the
+    axes set), nor under a rule that reads one; those are the axis's, checked value by value."""
+    return [e for e in entries
+            if not (isinstance(e, Problem) and any(overlaps(k, t) for k in (e.key, *e.related) for t in targets))]
+
+
 def _check_system_file(study: StudySpec, builder: _Builder) -> None:
     """Raise ConfigError naming the study's ``system`` key and file if that file is wrong where no ``set.``
     axis overrides it (rather than one message per axis value, which would blame the values)."""
     try:
         builder.system(())
     except ConfigError as exc:
-        targets = [indexed_key(builder.system_raw, a.target) for a in study.axes if a.kind == "set"]
-        own = [e for e in exc.entries  # a problem about a key an axis sets, or whose rule reads one, is the axis's
-               if not (isinstance(e, Problem) and any(overlaps(k, t) for k in (e.key, *e.related) for t in targets))]
+        own = _file_problems(exc.entries, [indexed_key(builder.system_raw, a.target)
+                                           for a in study.axes if a.kind == "set"])
         if own:
             raise ConfigError([f"{study.source}: system: {m}" for m in own]) from None
+
+
+def _check_workload_file(study: StudySpec, builder: _Builder) -> None:
+    """Raise ConfigError naming the study's ``workload`` key and file if that file is wrong where no ``param.``
+    axis sets it: an unknown key or parameter, a bad value of a parameter no axis sets, a stored trace or a
+    ``params`` that is not a mapping under ``param.`` axes. Each problem is said once, as every point shares
+    it, rather than once per point or per axis value. The workload is built with the first ``param.`` axis's
+    first value, so that the file is taken as the points take it (a parameter an axis gives may be missing)."""
+    axes = [a for a in study.axes if a.kind == "param"]
+    try:
+        builder.workload(((axes[0].target, axes[0].values[0]),) if axes else ())
+    except ConfigError as exc:
+        own = _file_problems(exc.entries, [f"params.{a.target}" for a in axes])
+        if own:
+            raise ConfigError([f"{study.source}: workload: {m}" for m in own]) from None
 
 
 def _check_axes(study: StudySpec, builder: _Builder) -> None:
@@ -553,6 +576,7 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
 
     builder = _Builder(study)
     _check_system_file(study, builder)
+    _check_workload_file(study, builder)
     _check_axes(study, builder)
     by_key = {a.key: a for a in study.axes}
     points: list[Point] = []

@@ -817,3 +817,35 @@ def test_how_the_study_file_is_named_changes_no_hash_and_no_table_byte(tmp_path,
     record = yaml.safe_load((outcomes[0].out_dir / "points" / outcomes[0].points[0].run_hash
                              / "config.resolved.yaml").read_text())
     assert record["workload"]["trace_path"] == str(tmp_path.resolve() / "t" / "tr.parquet")
+
+
+WORKLOAD_FILE_PROBLEMS = {
+    "unknown parameter, set. axis": ("params: {kind: read, array_bytes: 64 KiB, bogus: 1}\n",
+                                     "    set.host.max_outstanding_misses: [2, 4, 6, 8, 10, 12]\n",
+                                     "params.bogus: unknown parameter of stream"),
+    "unknown parameter, param. axis": ("params: {kind: read, array_bytes: 64 KiB, bogus: 1}\n",
+                                       "    param.array_bytes: [64 KiB, 128 KiB]\n"
+                                       "    set.host.max_outstanding_misses: [4, 8]\n",
+                                       "params.bogus: unknown parameter of stream"),
+    "unknown top-level key, param. axis": ("params: {kind: read, array_bytes: 64 KiB}\nfoo: 1\n",
+                                           "    param.array_bytes: [64 KiB, 128 KiB]\n",
+                                           "foo: unknown key; expected one of: name, generator, params"),
+    "params not a mapping, param. axis": ("params: 5\n", "    param.array_bytes: [64 KiB, 128 KiB]\n",
+                                          "params: expected a mapping"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WORKLOAD_FILE_PROBLEMS))
+def test_a_problem_of_the_workload_file_is_said_once_naming_the_file_and_its_key(tmp_path, capsys, case):
+    """A problem every point shares because the workload file has it: one message naming the study's workload key,
+    the workload file and its key, not one per point nor one blamed on an axis value."""
+    params, sweep, says = WORKLOAD_FILE_PROBLEMS[case]
+    workload = tmp_path / "w.yaml"
+    workload.write_text(f"name: w\ngenerator: stream\n{params}")
+    study = tmp_path / "s.yaml"
+    study.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n  product:\n{sweep}")
+    for argv in (["validate", str(study)], ["study", str(study), "--out", str(tmp_path / "out")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"offsim: error: {study}: workload: {workload}: {says}"), err
+    assert not (tmp_path / "out").exists()
