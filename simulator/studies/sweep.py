@@ -582,7 +582,7 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
     points: list[Point] = []
     errors: list[str] = []
     by_workload: dict[tuple, list] = {}  # the points of one workload one after another (``system_problem``)
-    on_system: dict[str, list[str]] = {}  # a trace's problem on its point's system: the points that have it
+    on_system: dict[str, list[str]] = {}  # a trace's problem on its point's system: the points that have it (labels)
     for values in expand(study):
         by_workload.setdefault(tuple((by_key[k].target, v) for k, v in values if by_key[k].kind == "param"),
                                []).append(values)
@@ -598,13 +598,14 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
         if builder.trace_problem(params) is not None:
             errors += _trace_messages(study, builder, values)
             continue
+        point_label = ", ".join(f"{k}={v}" for k, v in values) or "every point"
         reach = memory_reach_problem(builder.trace_end_bytes(params), dram_geometry(loaded.spec).capacity_bytes,
                                      builder.workload_source, builder.system_source)
+        if reach:  # the trace's reach against the point's DRAM: its set. values may be the cause
+            on_system.setdefault(reach, []).append(point_label)
+            continue
         # the workload's problems are labelled by its values: points that differ only in set. values say it once
         label = ", ".join(f"{k}={v}" for k, v in values if by_key[k].kind == "param") or "every point"
-        if reach:
-            errors.append(f"{study.source}: sweep: point ({label}): {reach}")
-            continue
         problem = study.crosscheck and CROSSCHECKS[study.crosscheck].study_problem(
             loaded, workload, builder.trace_offload_rows(params), f"the workload ({label})")
         if problem:
@@ -612,7 +613,7 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
             continue
         problem = builder.system_problem(loaded, params)
         if problem:  # said once, with the first point that has it and how many more do
-            on_system.setdefault(problem, []).append(", ".join(f"{k}={v}" for k, v in values) or "every point")
+            on_system.setdefault(problem, []).append(point_label)
             continue
         coords = tuple((k, _resolved_value(loaded, workload, by_key[k])) for k, _ in values)
         points.append(Point(values=tuple(values), coords=coords, loaded=loaded, workload=workload,

@@ -231,7 +231,8 @@ BAD_STUDIES = {
                                               "the stream generator refuses these values together: params."),
     "size beyond the DRAM": ("  product:\n    set.host.max_outstanding_misses: [4, 8]\n"
                              "    param.array_bytes: [\"64 KiB\", \"8 GiB\"]\n",
-                             "sweep: point (param.array_bytes=8 GiB): "),
+                             "sweep: point (set.host.max_outstanding_misses=4, param.array_bytes=8 GiB; and 1 more "
+                             "point): "),
     "value repeated": ("  product:\n    set.host.max_outstanding_misses: [4, 8, 4]\n",
                        "sweep.product.set.host.max_outstanding_misses: value 4 repeats value [0]; expected each "
                        "value once"),
@@ -849,3 +850,14 @@ def test_a_problem_of_the_workload_file_is_said_once_naming_the_file_and_its_key
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"offsim: error: {study}: workload: {workload}: {says}"), err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_point_whose_dram_is_too_small_is_labelled_by_every_axis_value(tmp_path, capsys):
+    """A trace beyond a point's DRAM is the point's set. values as much as its param. values: the message names both
+    (here 2 rows per bank hold 512 KiB: the 1 MiB stream does not fit, the 256 KiB one does)."""
+    study = _study(tmp_path, "  product:\n    set.dram.geometry.rows: [2, 65536]\n"
+                             "    param.array_bytes: [\"256 KiB\", \"1 MiB\"]\n")
+    assert main(["validate", str(study)]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{study}: sweep: point (set.dram.geometry.rows=2, param.array_bytes=1 MiB): " in err, err
+    assert "expected at most the 524.3 kB of the system's DRAM" in err, err
