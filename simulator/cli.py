@@ -239,7 +239,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_study(args: argparse.Namespace) -> int:
     from simulator.studies.plugin_run import run_specialised, specialised_kind
-    from simulator.studies.sweep import run_study
+    from simulator.studies.spec import failure_lines
+    from simulator.studies.sweep import run_study, study_failures
 
     kind = specialised_kind(args.study)
     limit = {} if args.max_points is None else {"max_points": args.max_points}
@@ -250,6 +251,8 @@ def cmd_study(args: argparse.Namespace) -> int:
                         dask_local=args.dask_local, **limit)
     print(f"study     {outcome.study.name}: {len(outcome.points)} points, {len(outcome.simulated)} simulated, "
           f"{len(outcome.reused)} reused, {len(outcome.failed)} failed")
+    for line in failure_lines(study_failures(outcome), outcome.out_dir / "failed"):
+        print(line)
     print(f"written   {outcome.report_path}")
     return 1 if outcome.failed else 0
 

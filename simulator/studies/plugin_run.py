@@ -41,6 +41,7 @@ from simulator.studies import interruption
 from simulator.studies.executors import check_parallel_options
 from simulator.studies.plugin import STUDY_KINDS, Record, StudyPlugin, study_plugin
 from simulator.studies.schedule import LongestFirst
+from simulator.studies.spec import failure_lines
 from simulator.studies.sweep import (DEFAULT_MAX_POINTS, DEFAULT_STUDIES_DIR, LOCK_NAME, PointPool, acquire_study_dir,
                                      check_point_count, is_temp_name)
 
@@ -296,6 +297,9 @@ def finished(outcome: PluginOutcome, out: str | Path, wall_s: float) -> int:
         if outcome.failed else ""
     print(f"{len(outcome.records) + len(outcome.failed)} points: {len(outcome.simulated)} run, "
           f"{len(outcome.reused)} reused from {Path(out) / 'points'}{failed}; {wall_s:.1f} s")
+    for line in failure_lines([(key, error, Path(out) / "failed" / f"{key}.json")
+                               for key, error in outcome.failed.items()], Path(out) / "failed"):
+        print(line)
     return 1 if outcome.failed else 0
 
 

@@ -119,12 +119,28 @@ class Point:
         return ", ".join(f"{k}={v}" for k, v in self.values)
 
 
+#: Most failed points ``failure_lines`` names one by one; the others are counted.
+MAX_FAILURE_LINES = 5
+
+
+def failure_lines(failures: list[tuple[str, str, Path]], folder: Path) -> list[str]:
+    """What a study prints of its failed points: for each (label, error, details file), its label, the first
+    line of its error and the file holding the rest, at most MAX_FAILURE_LINES of them, then how many more
+    failed (their files are in ``folder``)."""
+    lines = [f"failed    {label}: {(error.strip().splitlines() or ['(no message)'])[0]} (details: {path})"
+             for label, error, path in failures[:MAX_FAILURE_LINES]]
+    if len(failures) > MAX_FAILURE_LINES:
+        lines.append(f"failed    and {len(failures) - MAX_FAILURE_LINES} more points (details: {folder})")
+    return lines
+
+
 @dataclass(frozen=True)
 class StudyOutcome:
     """What one ``run_study`` call did.
 
-    simulated/reused/failed: run hashes. sim_wall_s: run hash -> wall time (s) the
-    worker spent generating and simulating that point (simulated points only).
+    simulated/reused/failed: run hashes. errors: run hash -> the error of each point that failed
+    in this call. sim_wall_s: run hash -> wall time (s) the worker spent generating and simulating
+    that point (simulated points only).
     wall_s: wall time of the whole call (s), validation and report included.
     """
 
@@ -134,6 +150,7 @@ class StudyOutcome:
     simulated: tuple[str, ...]
     reused: tuple[str, ...]
     failed: tuple[str, ...]
+    errors: dict[str, str] = field(default_factory=dict)
     sim_wall_s: dict[str, float] = field(default_factory=dict)
     wall_s: float = 0.0
     table_path: Path | None = None

@@ -68,6 +68,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from concurrent.futures import Executor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -996,15 +997,19 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
         with _locked_study_dir(out, spec.name, unique, pool) as todo:
             to_run = {p.run_hash for p in todo}
             reused = [h for h in unique if h not in to_run]
-            simulated, failed, sim_s = _execute(_run(pool, out / "points"), todo, out, len(unique), len(reused),
+            simulated, errors, sim_s = _execute(_run(pool, out / "points"), todo, out, len(unique), len(reused),
                                                 spec.name, progress)
             pool.close()
             outcome = StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
-                                   reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s)
+                                   reused=tuple(reused), failed=tuple(errors), errors=errors, sim_wall_s=sim_s)
             table_path, report_path = write_outputs(outcome)
-    return StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
-                        reused=tuple(reused), failed=tuple(failed), sim_wall_s=sim_s,
-                        wall_s=time.perf_counter() - t0, table_path=table_path, report_path=report_path)
+    return replace(outcome, wall_s=time.perf_counter() - t0, table_path=table_path, report_path=report_path)
+
+
+def study_failures(outcome: StudyOutcome) -> list[tuple[str, str, Path]]:
+    """The points that failed in ``outcome``'s run, in the points' order: (label, error, the file with its record)."""
+    failed = {p.run_hash: p for p in outcome.points if p.run_hash in outcome.errors}
+    return [(p.label(), outcome.errors[h], outcome.out_dir / "failed" / f"{h}.json") for h, p in failed.items()]
 
 
 def _kept_points(out: Path, unique: dict[str, Point]) -> str:
@@ -1014,14 +1019,15 @@ def _kept_points(out: Path, unique: dict[str, Point]) -> str:
 
 
 def _execute(submit: Submit, todo: list[Point], out: Path, total: int, reused: int, name: str,
-             progress: bool) -> tuple[list[str], list[str], dict[str, float]]:
-    """Run ``todo`` through ``submit``; store each finished point as it arrives."""
+             progress: bool) -> tuple[list[str], dict[str, str], dict[str, float]]:
+    """Run ``todo`` through ``submit``; store each finished point as it arrives. Returns the run hashes of the
+    points simulated, each failed point's error (by run hash) and each simulated point's wall time, s."""
     from tqdm import tqdm
 
     from simulator.runner import write_run_dir
 
     simulated: list[str] = []
-    failed: list[str] = []
+    failed: dict[str, str] = {}
     sim_s: dict[str, float] = {}
     if not todo:
         return simulated, failed, sim_s
@@ -1043,7 +1049,7 @@ def _execute(submit: Submit, todo: list[Point], out: Path, total: int, reused: i
             if status not in ("ok", "stored"):
                 _write_json_atomic(record, {"run_hash": point.run_hash, "values": dict(point.values),
                                             "error": str(payload)})
-                failed.append(point.run_hash)
+                failed[point.run_hash] = str(payload)
             bar.set_postfix(done=reused + len(simulated), failed=len(failed),
                             left=total - reused - len(simulated) - len(failed), refresh=False)
             bar.update(1)

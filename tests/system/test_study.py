@@ -861,3 +861,15 @@ def test_a_point_whose_dram_is_too_small_is_labelled_by_every_axis_value(tmp_pat
     (err,) = capsys.readouterr().err.strip().splitlines()
     assert f"{study}: sweep: point (set.dram.geometry.rows=2, param.array_bytes=1 MiB): " in err, err
     assert "expected at most the 524.3 kB of the system's DRAM" in err, err
+
+
+def test_a_failed_point_is_printed_with_its_label_its_error_and_its_record(tmp_path, capsys, monkeypatch):
+    """The summary of a study with a failed point names the point, its error (one line) and the file of its record."""
+    _fail_at(monkeypatch, 96 * 1024)
+    study = _study(tmp_path, "  product:\n    param.array_bytes: [\"64 KiB\", \"96 KiB\"]\n")
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--out", str(out), "--workers", "1"]) == 1
+    (record,) = (out / "failed").iterdir()
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("failed ")]
+    assert lines == [f"failed    param.array_bytes=96 KiB: RuntimeError: injected failure at array_bytes=98304 "
+                     f"(details: {record})"]
