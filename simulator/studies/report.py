@@ -155,7 +155,8 @@ def _system_name(study: StudySpec, outcome: StudyOutcome) -> str:
 
 def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple[FigureSpec, Path | str]],
                  path: str | Path) -> Path:
-    """Write report.md: the sweep, the counts, one summary row per point, the figures, the failures."""
+    """Write report.md atomically (temp file, then rename): the sweep, the counts, one summary row per point, the
+    figures, the failures."""
     study = outcome.study
     out = Path(path)
     keys = list(study.axis_keys)
@@ -209,8 +210,8 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
         for p in failed:
             lines.append(f"- {_md_escape(p.label())}: see `failed/{p.run_hash}.json`")
         lines.append("")
-    out.write_text("\n".join(lines).rstrip() + "\n")
-    return out
+    text = "\n".join(lines).rstrip() + "\n"
+    return write_atomic(out, lambda tmp: tmp.write_text(text))
 
 
 def write_outputs(outcome: StudyOutcome) -> tuple[Path, Path]:

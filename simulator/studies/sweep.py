@@ -38,9 +38,11 @@ The output directory (``--out``, default ``results/studies/<name>``) may be a
 new path, an empty directory or a previous directory of the same study, which
 is resumed: one holding only a study's entries (``STUDY_ENTRIES``) and its lock
 file ``.study.lock``, which names the study that last ran there. Anything else
-is refused before any work. A point whose stored files cannot be read (a
-truncated ``results.parquet``, say) is not done: it is said on stderr, removed
-and run again.
+is refused before any work. A run removes the previous run's table, report and
+figures before it runs a point, and writes them anew from every stored point at
+its end: a run stopped before then leaves none that would pass for its own. A
+point whose stored files cannot be read (a truncated ``results.parquet``, say)
+is not done: it is said on stderr, removed and run again.
 
 Each point's identity is its run hash: the hash of the resolved system spec and
 the workload spec (a stored trace's by its file's digest, not its path: an
@@ -103,8 +105,11 @@ FIGURE_KEYS = ("x", "y", "group", "logx", "logy", "title")
 DEFAULT_STUDIES_DIR = Path("results") / "studies"
 LOCK_WAIT_S = 5.0
 LOCK_NAME = ".study.lock"
+#: What a study writes from its stored points once they have run (``report.write_outputs``): removed when a run
+#: starts, so that a run stopped before its end leaves no table, report or figure of an earlier run looking current.
+CONSOLIDATED_OUTPUTS = ("figures", "study.parquet", "report.md")
 # what a study directory holds (besides hidden temporary files of interrupted writes)
-STUDY_ENTRIES = ("points", "failed", "figures", "study.parquet", "report.md", *MACHINE_FILES.values(), LOCK_NAME)
+STUDY_ENTRIES = ("points", "failed", *CONSOLIDATED_OUTPUTS, *MACHINE_FILES.values(), LOCK_NAME)
 RESULTS_COLUMNS = ["component", "quantity", "value", "unit"]
 
 
@@ -924,14 +929,17 @@ def acquire_study_dir(out: Path, name: str, setup: Callable[[], Any] = lambda: N
 
 @contextmanager
 def _locked_study_dir(out: Path, name: str, unique: dict[str, Point], pool: PointPool) -> Iterator[list[Point]]:
-    """Create ``out`` if missing, lock it and yield the points to run, with ``pool`` open if there are
-    any; unlock on exit (``acquire_study_dir``)."""
+    """Create ``out`` if missing, lock it, remove the previous run's table, report and figures
+    (``CONSOLIDATED_OUTPUTS``; the stored points stay) and yield the points to run, with ``pool`` open if
+    there are any; unlock on exit (``acquire_study_dir``)."""
     def setup() -> list[tuple[Point, str]]:
         todo = _points_to_run(out, unique)
         if todo:
             pool.open()  # normally open already (run_study); here if a stored point proved unreadable
         _clean_stale_temps(out)
         _discard_unreadable(out, todo)
+        for name in CONSOLIDATED_OUTPUTS:
+            _remove(out / name)
         return todo
 
     lock, todo = acquire_study_dir(out, name, setup)

@@ -873,3 +873,32 @@ def test_a_failed_point_is_printed_with_its_label_its_error_and_its_record(tmp_p
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("failed ")]
     assert lines == [f"failed    param.array_bytes=96 KiB: RuntimeError: injected failure at array_bytes=98304 "
                      f"(details: {record})"]
+
+
+def test_a_rerun_removes_the_previous_runs_table_report_and_figures_before_it_runs(tmp_path, monkeypatch):
+    """A study changed and run again into its directory, stopped before its end: none of the earlier study's table,
+    report or figures is left to pass for its own; the stored points stay, to be reused."""
+    import simulator.studies.sweep as sweep
+
+    run_study(_study(tmp_path, SMALL), tmp_path / "out", workers=1, progress=False)
+    points = _stored(tmp_path / "out")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "_execute", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_study(_study(tmp_path, SMALL.replace("[10, 4]", "[10, 4, 6]")), tmp_path / "out", workers=1,
+                  progress=False)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [LOCK_NAME, "points"]
+    assert _stored(tmp_path / "out") == points
+
+
+def test_figures_the_study_no_longer_draws_are_not_left_in_figures(tmp_path):
+    figures = ("figures:\n  - {x: param.array_bytes, y: cache/L1D/misses}\n"
+               "  - {x: set.host.max_outstanding_misses, y: energy/total}\n")
+    out = tmp_path / "out"
+    run_study(_study(tmp_path, SMALL, extra=figures), out, workers=1, progress=False)
+    assert len(list((out / "figures").iterdir())) == 2
+    run_study(_study(tmp_path, SMALL, extra=figures.rsplit("  - ", 1)[0]), out, workers=1, progress=False)
+    assert [p.name for p in (out / "figures").iterdir()] == ["cache_l1d_misses_vs_array_bytes.png"]
