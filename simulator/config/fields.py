@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 from simulator.config.bounds import BY_DIMENSION, Range
 from simulator.config.errors import FieldError, Problem, join_key
-from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_quantity, is_power_of_two,
-                             parse_quantity)
+from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_bytes, format_exact,
+                                    is_power_of_two, parse_quantity)
 
 MISSING = dataclasses.MISSING
 # Keys any mapping may carry as documentation; they are kept in the resolved config
@@ -137,7 +137,7 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
         unit = meta.get("unit")
 
         def shown(x: float) -> str:  # a dimensioned bound or value with its unit
-            return format_quantity(x, DIMENSIONS[unit].si_unit) if unit else repr(x)
+            return format_exact(x, DIMENSIONS[unit].si_unit) if unit else repr(x)
 
         if meta.get("positive") and value <= 0:
             raise ValueError(f"expected a positive value, got {value!r}")
@@ -262,8 +262,8 @@ def _accepts(meta: dict, tp: Any) -> str:
     if meta.get("positive") and not (meta.get("min") or 0) > 0:  # a positive minimum says it already
         parts.append("> 0")
     for bound, sign in (("min", ">="), ("max", "<=")):
-        if meta.get(bound) is not None:
-            parts.append(f"{sign} {meta[bound]:g}")
+        if meta.get(bound) is not None:  # a size exactly, with its unit (4 GiB, not 4.29497e+09)
+            parts.append(f"{sign} {format_bytes(meta[bound]) if meta.get('unit') == 'size' else f'{meta[bound]:g}'}")
     if meta.get("power_of_two"):
         parts.append("power of two")
     return ", ".join(parts)
@@ -274,7 +274,7 @@ def _default_text(f: dataclasses.Field, unit: str) -> str:
         return "required"
     default = f.default if f.default is not MISSING else f.default_factory()
     if isinstance(default, (int, float)) and not isinstance(default, bool):
-        return f"{default:.10g} {unit}".rstrip()
+        return format_bytes(default) if unit == "B" else f"{default:.10g} {unit}".rstrip()
     return repr(default) if isinstance(default, (str, tuple)) else str(default).lower()
 
 

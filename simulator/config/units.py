@@ -157,11 +157,17 @@ def format_quantity(value: float, unit: str, digits: int = 4) -> str:
 
 
 def format_bytes(value: float) -> str:
-    """A size in bytes for people: whole binary sizes as "16 KiB", other whole sizes as "1000 B",
-    fractional ones with engineering prefixes ("1.5 kB")."""
-    if value and float(value).is_integer():
+    """A size in bytes that reads back (``parse_quantity``) to the same number: whole binary sizes as
+    "16 KiB", other whole sizes as "1000 B", fractional ones in bytes with every digit ("1500.5 B")."""
+    if float(value).is_integer():
         for size, prefix in BINARY_PREFIXES:
             if abs(value) >= size and value % size == 0:
                 return f"{int(value // size)} {prefix}B"
         return f"{int(value)} B"
-    return format_quantity(float(value), "B")
+    return f"{float(value)!r} B"
+
+
+def format_exact(value: float, si_unit: str) -> str:
+    """A config value in SI unit ``si_unit`` as messages and listings show it: a size in bytes exactly
+    (``format_bytes``: 8 MiB, not 8.389 MB), any other quantity with an engineering prefix."""
+    return format_bytes(value) if si_unit == "B" else format_quantity(value, si_unit)

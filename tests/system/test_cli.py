@@ -128,7 +128,7 @@ def _bad_system_cases(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
         "cache beyond the simulator's bound": (_system_with(tmp_path, caches + "  levels:\n    - {name: L1D, size_bytes: "
                                                              "1024 TiB, ways: 8, latency_cycles: 4, "
                                                              + LEVEL_ENERGIES + "}\n"),
-                                               ["caches.levels[0].size_bytes", "<= 4.295 GB, got 1126 TB"]),
+                                               ["caches.levels[0].size_bytes", "<= 4 GiB, got 1024 TiB"]),
         "missing file": (tmp_path / "nope.yaml", ["nope.yaml", "file not found"]),
     }
 

@@ -60,3 +60,17 @@ def test_generators_refuses_an_unknown_name_with_a_suggestion(capsys):
     assert main(["generators", "strem"]) == 2
     err = capsys.readouterr().err
     assert "'strem' is not a workload generator (did you mean stream?)" in err and "Traceback" not in err
+
+
+def test_keys_show_sizes_in_binary_units_that_read_back_exactly(capsys):
+    """A size is printed as a whole number of KiB/MiB/GiB (32 KiB, not 32.77 kB): pasted back into --set, it
+    gives the same size."""
+    assert main(["keys", "--system", str(LAP_LLC)]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows["caches.levels.L1D.size_bytes"][0] == "32 KiB"
+    assert rows["caches.levels.LLC.size_bytes"][0] == "8 MiB"
+    assert rows["accelerators.lap.local_memory_bytes"][0] == "2 MiB"
+    assert main(["keys", "--system", str(LAP_LLC), "--set", "caches.levels.LLC.size_bytes=8 GiB"]) == 2
+    assert "expected a value <= 4 GiB, got 8 GiB" in capsys.readouterr().err
+    assert main(["keys", "caches.levels"]) == 0
+    assert "> 0, <= 4 GiB" in capsys.readouterr().out

@@ -65,7 +65,7 @@ BAD = {
                                    "host_tile: a tile of t_t 8, t_s [4096, 4096] needs 33702050 words; expected at "
                                    "most the 1048576 8 B words of the host's LLC"),
     "a roofline point beyond a trace": ("roofline", {"total_bytes": "1 TiB"},
-                                        "total_bytes: expected a value <= 131.1 GB, got 1.1 TB"),
+                                        "total_bytes: expected a value <= 125000 MiB, got 1 TiB"),
     "a roofline Q of part of an element": ("roofline", {"total_bytes": "12 B"},
                                            "total_bytes: 12 B; expected whole 8 B elements"),
     "a roofline Q of less than an element per core": ("roofline", {"total_bytes": "16 B"},

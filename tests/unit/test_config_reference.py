@@ -22,6 +22,7 @@ from simulator.config.fields import describe_spec
 from simulator.config.loader import load_spec
 from simulator.config.reference import committed_reference, reference_markdown, update_guide
 from simulator.config.schema import SystemSpec
+from simulator.config.units import parse_quantity
 from simulator.system import build_system
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +118,9 @@ def _edge_values(row) -> list[str]:
     if ">= 0" in row.accepts:
         values += ["0", "1000000"] if "integer" in row.accepts else ["0", "1e12"]
     if "<= " in row.accepts:
-        values = [v for v in values if float(v) <= float(row.accepts.split("<= ")[1].split(",")[0])]
+        bound = row.accepts.split("<= ")[1].split(",")[0]  # a size with its unit (4 GiB), else a number
+        high = parse_quantity(bound, "size") if row.unit == "B" else float(bound)
+        values = [v for v in values if float(v) <= high]
     if "power of two" in row.accepts:
         values = [v for v in values if v != "1000000"]
     return [v + unit for v in values]

@@ -88,7 +88,12 @@ def test_quantities_format_with_an_engineering_prefix(value, unit, expected):
 
 @pytest.mark.parametrize("value, expected", [
     (16, "16 B"), (1000, "1000 B"), (4096, "4 KiB"), (3 * 2**20, "3 MiB"), (1536, "1536 B"), (2**40, "1 TiB"),
-    (1500.5, "1.5 kB"),
+    (1500.5, "1500.5 B"), (0, "0 B"),
 ])
 def test_sizes_format_with_binary_prefixes_when_whole(value, expected):
     assert format_bytes(value) == expected
+
+
+@pytest.mark.parametrize("value", [32768, 8 * 2**20, 2**32, 1000, 1500.5, 3 * 2**30 + 1, 0.125])
+def test_a_formatted_size_reads_back_to_the_same_number_of_bytes(value):
+    assert parse_quantity(format_bytes(value), "size") == value
