@@ -25,6 +25,7 @@ expected) to stderr and exits with code 2, leaving no output behind.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import sys
@@ -307,6 +308,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_keys(args: argparse.Namespace) -> int:
     from simulator.config.fields import describe_spec
+    from simulator.config.reference import named_as
     from simulator.config.schema import SystemSpec
 
     if args.set and not args.system:
@@ -315,12 +317,8 @@ def cmd_keys(args: argparse.Namespace) -> int:
         return _print_effective_keys(args)
     rows = describe_spec(SystemSpec)
     if args.prefix:
-        chosen = [r for r in rows if r.key == args.prefix or r.key.startswith(args.prefix.rstrip(".") + ".")]
-        if not chosen:
-            sections = sorted({r.key.split(".")[0] for r in rows})
-            raise InputError(f"keys: no system key is or starts with {args.prefix!r}; expected a dotted key or "
-                             f"section, e.g. dram.timing (sections: {', '.join(sections)})")
-        rows = chosen
+        rows = [dataclasses.replace(r, key=named_as(r.key, args.prefix)) for r in _keys_of(rows, args.prefix,
+                                                                                          "no system key")]
     header = ("key", "unit", "default", "accepts", "description")
     table = [header] + [(r.key, r.unit, r.default, r.accepts, r.doc) for r in rows]
     # a long list of choices overflows its column rather than widening it for every row
@@ -334,13 +332,24 @@ def _print_effective_keys(args: argparse.Namespace) -> int:
 
     rows = effective_values(args.system, args.set)
     if args.prefix:
-        rows = [r for r in rows if r.key == args.prefix or r.key.startswith(args.prefix.rstrip(".") + ".")]
-        if not rows:
-            raise InputError(f"keys: no key of {args.system} is or starts with {args.prefix!r}; expected a dotted "
-                             "key or section, e.g. dram.timing")
+        rows = _keys_of(rows, args.prefix, f"no key of {args.system}")
     table = [("key", "value", "from")] + [(r.key, r.value_text(), r.origin) for r in rows]
     _print_columns(table)
     return 0
+
+
+def _keys_of(rows: list, prefix: str, none: str) -> list:
+    """The rows (each with a dotted ``key``) whose key is ``prefix`` or in its section, as ``--set`` spells
+    keys (a level's or accelerator's name in place of the schema's ``<name>``); none: InputError starting
+    ``keys: {none}``, naming the keys that exist there."""
+    from simulator.config.reference import key_forms, key_in
+
+    chosen = [r for r in rows if key_in(r.key, prefix)]
+    if not chosen:
+        raise InputError(f"keys: {none} is or starts with {prefix!r}; expected a dotted key or section as --set "
+                         "takes it, e.g. dram.timing or caches.levels.L1D.size_bytes (a cache level's or "
+                         f"accelerator's name in place of <name>); {key_forms([r.key for r in rows], prefix)}")
+    return chosen
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -573,7 +582,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("keys", help="list the system config keys: unit, default, accepted values, description "
                        "(the keys --set takes)")
-    p.add_argument("prefix", nargs="?", help="only the keys of this section or key, e.g. dram.timing")
+    p.add_argument("prefix", nargs="?", help="only the keys of this section or key, as --set names them, e.g. "
+                   "dram.timing or caches.levels.L1D.size_bytes")
     p.add_argument("--system", metavar="FILE", help="print this system's effective values instead, each with "
                    "where it came from (file, preset, --set, default)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --system: override a "

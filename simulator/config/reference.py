@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulator.config.fields import KeyDoc, describe_spec
+from simulator.config.fields import KeyDoc, describe_spec, did_you_mean
 from simulator.config.schema import SystemSpec
 
 BEGIN = "<!-- key reference: generated from the schema by simulator.config.reference; do not edit by hand -->"
 END = "<!-- end of the generated key reference -->"
 HEADER = "| key | unit | default | accepts | description |\n|---|---|---|---|---|"
+#: the part of a schema key that stands for the name of a list item or mapping entry (``caches.levels.<name>``)
+ITEM = "<name>"
 
 
 def _kind(row: KeyDoc) -> str:
@@ -60,3 +62,28 @@ def update_guide(path: Path | str) -> bool:
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     path.write_text(text[:start] + "\n\n" + new + "\n\n" + text[end:])
     return True
+
+
+def key_in(key: str, prefix: str) -> bool:
+    """Whether dotted ``key`` is ``prefix`` or a key of section ``prefix``, as ``--set`` spells keys: a part
+    ``<name>`` of ``key`` matches the name (or index) of an item in its place (``caches.levels.L1D``)."""
+    want, have = prefix.rstrip(".").split("."), key.split(".")
+    return len(want) <= len(have) and all(w == h or h == ITEM for w, h in zip(want, have))
+
+
+def named_as(key: str, prefix: str) -> str:
+    """``key`` of section ``prefix`` (``key_in``) with each ``<name>`` that ``prefix`` fills spelled as there."""
+    want = prefix.rstrip(".").split(".")
+    return ".".join(want + key.split(".")[len(want):])
+
+
+def key_forms(keys: list[str], prefix: str) -> str:
+    """The keys that exist where ``prefix`` names none, for a message: what the longest section ``prefix``
+    starts with holds ("caches.levels.<name> holds: latency_cycles, name, ..."), else the top-level sections."""
+    want = prefix.rstrip(".").split(".")
+    for n in range(len(want) - 1, 0, -1):
+        head = ".".join(want[:n])
+        below = sorted({k.split(".")[n] for k in keys if key_in(k, head) and k.count(".") >= n})
+        if below:
+            return f"{head} holds: {', '.join(below)}{did_you_mean(want[n], below)}"
+    return f"sections: {', '.join(sorted({k.split('.')[0] for k in keys}))}"

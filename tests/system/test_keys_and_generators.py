@@ -44,6 +44,8 @@ def test_keys_refuses_set_without_a_system_and_a_prefix_the_system_lacks(capsys)
     assert "expected --system FILE" in capsys.readouterr().err
     assert main(["keys", "nothing.here", "--system", str(LAP_LLC)]) == 2
     assert "no key of" in capsys.readouterr().err
+    assert main(["keys", "caches.levels.L4", "--system", str(LAP_LLC)]) == 2
+    assert "caches.levels holds: L1D, L2, LLC" in capsys.readouterr().err
 
 
 def test_generators_lists_each_parameter_with_its_unit_and_default(capsys):

@@ -98,7 +98,25 @@ def test_keys_command_prints_a_section(capsys):
 def test_keys_command_refuses_an_unknown_section(capsys):
     assert main(["keys", "dram.timings"]) == 2
     err = capsys.readouterr().err
-    assert "'dram.timings'" in err and "sections: accelerators, caches, dram, energy, host, name" in err
+    assert "'dram.timings'" in err and "dram holds: currents, geometry, interface_energy_j_per_bit, standard, timing " \
+        "(did you mean timing?)" in err
+    assert main(["keys", "drams"]) == 2
+    assert "sections: accelerators, caches, dram, energy, host, name" in capsys.readouterr().err
+
+
+def test_keys_command_takes_keys_as_set_names_them(capsys):
+    """A cache level's or accelerator's name in place of the schema's <name>, as --set takes the key."""
+    assert main(["keys", "caches.levels.L1D.size_bytes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[1:]] == [["caches.levels.L1D.size_bytes", "B"]]
+    assert main(["keys", "accelerators.lap"]) == 0
+    keys = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert "accelerators.lap.kind" in keys and "accelerators.lap.local_memory_bytes" in keys
+    assert all(k.startswith("accelerators.lap.") for k in keys)
+    assert main(["keys", "caches.levels.L1D.sizes"]) == 2
+    err = capsys.readouterr().err
+    assert "caches.levels.L1D holds: energy_j_per_byte, latency_cycles, line_energy_j, name" in err
+    assert "size_bytes" in err and "Traceback" not in err
 
 
 def _edge_values(row) -> list[str]:
