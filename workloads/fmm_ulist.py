@@ -103,6 +103,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -126,9 +127,12 @@ SPAN_GROUPS = 64  # groups whose addresses a permutation makes at once: bounded,
 BC_LAYOUTS = ("rows", "interactions")  # how B_j and C_j are stored (module docstring)
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
-VARIANTS = ("orig", "orig_pref", "blocking", "blocking_pref", "pipelining")
-PLACEMENTS = ("cpu", "lap", "systolic")  # "cpu", or the accelerator unit the GEMMs offload to
-DENSITIES = ("uniform", "plummer", "gaussian", "table2")
+Variant = Literal["orig", "orig_pref", "blocking", "blocking_pref", "pipelining"]
+Placement = Literal["cpu", "lap", "systolic"]  # "cpu", or the accelerator unit the GEMMs offload to
+DensityName = Literal["uniform", "plummer", "gaussian", "table2"]
+VARIANTS: tuple[str, ...] = get_args(Variant)
+PLACEMENTS: tuple[str, ...] = get_args(Placement)
+DENSITIES: tuple[str, ...] = get_args(DensityName)
 
 
 @dataclass(frozen=True)
@@ -508,8 +512,8 @@ def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
     return TraceBuilder()
 
 
-def fmm_ulist(q: int, n_points: int = 240_000, density: str = "uniform", variant: str = "orig",
-              placement: str = "lap", blocks: int | None = None, seed: int = 0,
+def fmm_ulist(q: int, n_points: int = 240_000, density: DensityName = "uniform", variant: Variant = "orig",
+              placement: Placement = "lap", blocks: int | None = None, seed: int = 0,
               llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None,
               llc_share: float = DEFAULT_LLC_SHARE, block_order: str = "class", bc_layout: str = "rows",
               threads: int = 1) -> pa.Table:

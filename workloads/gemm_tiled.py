@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import pyarrow as pa
 
@@ -62,7 +62,7 @@ ELEM_BYTES = 8
 DEFAULT_LINE_BYTES = 64
 
 Schedule = Literal["output", "input1"]
-SCHEDULES: tuple[str, ...] = ("output", "input1")
+SCHEDULES: tuple[str, ...] = get_args(Schedule)
 #: Ways per set left to streamed lines by default, per schedule (module docstring).
 DEFAULT_RESERVE_WAYS: dict[str, int] = {"output": 1, "input1": 2}
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from typing import Literal, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -44,6 +45,8 @@ DEFAULT_LINE_BYTES = 64
 #: Bytes of one pointer in the chase.
 POINTER_BYTES = 8
 
+#: The STREAM kinds (``STREAM_KINDS`` says what each does).
+StreamKind = Literal["read", "write", "copy", "scale", "add", "triad"]
 #: Arrays read and written per element by each STREAM kind, and default flops per element.
 STREAM_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     "read": (("a",), (), 0),            # s += a[i] counted as pure load traffic
@@ -53,7 +56,8 @@ STREAM_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {
     "add": (("b", "c"), ("a",), 1),     # a[i] = b[i] + c[i]
     "triad": (("b", "c"), ("a",), 2),   # a[i] = b[i] + s * c[i]: one multiply, one add
 }
-_RANDOM_OPS = ("read", "write", "update")
+RandomOp = Literal["read", "write", "update"]
+_RANDOM_OPS: tuple[str, ...] = get_args(RandomOp)
 _FLOPS_WHY = "a row holds at most 2**53 flops (workloads.trace.MAX_ROW_FLOPS)"
 
 
@@ -116,7 +120,7 @@ def _check_array(array_bytes: int, elem_bytes: int, block_bytes: int, what: str)
                          f"got {block_bytes}")
 
 
-def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
+def stream(kind: StreamKind, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
            flops_per_elem: int | None = None, threads: int = 1, *, block_bytes: int = DEFAULT_BLOCK_BYTES,
            unit: str = "host", stage: str = "stream", space: AddressSpace | None = None) -> pa.Table:
     """A STREAM-like kernel over arrays of ``array_bytes`` bytes each, ``repeats`` times, on ``threads`` threads.
@@ -129,7 +133,7 @@ def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
     write row per destination array; the block's flops are on its last row.
     Several threads: each its slice of every array, a barrier ending each repeat (module docstring).
     """
-    if kind not in STREAM_KINDS:
+    if not isinstance(kind, str) or kind not in STREAM_KINDS:
         raise ValueError(f"kind must be one of {', '.join(STREAM_KINDS)}, got {kind!r}")
     _check_array(array_bytes, elem_bytes, block_bytes, "array_bytes")
     repeats = _positive_int("repeats", repeats)
@@ -162,7 +166,7 @@ def stream(kind: str, array_bytes: int, elem_bytes: int = 8, repeats: int = 1,
 
 
 def random_access(n_accesses: int, footprint_bytes: int, elem_bytes: int = 8, seed: int = 0,
-                  op: str = "read", *, row_elems: int = DEFAULT_ROW_ELEMS, unit: str = "host",
+                  op: RandomOp = "read", *, row_elems: int = DEFAULT_ROW_ELEMS, unit: str = "host",
                   stage: str = "random", space: AddressSpace | None = None) -> pa.Table:
     """``n_accesses`` independent accesses to uniformly random elements of a footprint.
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence, get_args
+from typing import Any, Iterator, Literal, Sequence, get_args
 
 import pyarrow as pa
 
@@ -42,7 +42,8 @@ from models.stencil import TileKind, TileShape, n_wavefronts
 from simulator.config.stencils import STENCILS, Stencil
 from workloads.trace import MAX_ADDR, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit
 
-SCHEMES = ("naive", "blocked", "time_tiled")
+Scheme = Literal["naive", "blocked", "time_tiled"]
+SCHEMES: tuple[str, ...] = get_args(Scheme)
 
 
 @dataclass(frozen=True)
@@ -332,7 +333,7 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
     return b.to_table()
 
 
-def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: str = "naive",
+def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: Scheme = "naive",
                   block: Sequence[int] | None = None, tile_kind: str | None = None, t_t: int | None = None,
                   t_s: Sequence[int] | None = None, elem_bytes: int = 8) -> pa.Table:
     """Generator entry point (workload configs): one of ``SCHEMES`` on the host.

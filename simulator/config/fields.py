@@ -11,10 +11,12 @@ expected.
 from __future__ import annotations
 
 import builtins
+import collections.abc
 import dataclasses
 import difflib
 import math
 import re
+import types
 import typing
 from typing import Any, Callable
 
@@ -97,6 +99,38 @@ def _describe(meta: dict, tp: Any) -> str:
         return f"{'an' if words[0] in 'aeiou' else 'a'} {words} section (a mapping of its parameters)"
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(
         tp, getattr(tp, "__name__", str(tp)))
+
+
+_PLAIN = {int: ("an integer", "integers"), float: ("a number", "numbers"), bool: ("true or false", "true/false values"),
+          str: ("a string", "strings"), type(None): ("null", "nulls")}
+
+
+def plain_type(tp: Any) -> str:
+    """What a value of Python type ``tp`` is, in a config's words: ``Literal["a", "b"]`` -> "one of a, b",
+    ``Sequence[int] | None`` -> "a list of integers or null", ``float`` -> "a number"."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(str(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(plain_type(a) for a in args)
+    if origin in (list, tuple, collections.abc.Sequence) and args:
+        item = args[0]
+        return f"a list of {_PLAIN[item][1]}" if item in _PLAIN else f"a list, each item {plain_type(item)}"
+    if tp in _PLAIN:
+        return _PLAIN[tp][0]
+    return getattr(tp, "__name__", str(tp))
+
+
+def plain_value(value: Any, unit: str = "") -> str:
+    """A default or given value in a config's words: null as "not set", true/false, a string as it is, a
+    size in bytes exactly (``format_bytes``), a number with its unit."""
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)) and unit:
+        return format_exact(value, unit)
+    return str(value)
 
 
 def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:

@@ -54,8 +54,26 @@ def test_generators_lists_each_parameter_with_its_unit_and_default(capsys):
     assert lines[0].startswith("stream: ")
     cells = {line.split()[0]: line.split() for line in lines[2:]}
     assert cells["array_bytes"][1:3] == ["B", "required"]
-    assert cells["block_bytes"][1:3] == ["B", "65536"]
+    assert cells["block_bytes"][1:4] == ["B", "64", "KiB"]
     assert cells["repeats"][1] == "1"
+
+
+def test_generators_list_accepted_choices_and_types_in_plain_words(capsys):
+    """Closed choices are listed (not "a string"), sequences and nulls in words, not Python type names."""
+    assert main(["generators", "stream", "fmm_ulist", "stencil", "gemm_tiled"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert rows["kind"].endswith("required  one of read, write, copy, scale, add, triad")
+    assert rows["density"].endswith("one of uniform, plummer, gaussian, table2")
+    assert rows["variant"].endswith("one of orig, orig_pref, blocking, blocking_pref, pipelining")
+    assert rows["placement"].endswith("one of cpu, lap, systolic")
+    assert rows["scheme"].endswith("one of naive, blocked, time_tiled")
+    assert rows["schedule"].endswith("one of output, input1")
+    assert rows["grid"].endswith("a list of integers")
+    assert rows["t_s"].endswith("not set   a list of integers or null")
+    assert rows["llc_bytes"].split()[1:] == ["B", "8", "MiB", "a", "size", "with", "a", "unit"]
+    for python in ("Sequence", "Schedule", "None", "'", "a string"):
+        assert python not in "\n".join(rows[k] for k in ("kind", "grid", "t_s", "schedule", "blocks")), python
 
 
 def test_generators_refuses_an_unknown_name_with_a_suggestion(capsys):
