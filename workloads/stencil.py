@@ -156,7 +156,7 @@ def _stencil(name: str, grid: Sequence[int]) -> Stencil:
     if not isinstance(name, str) or name not in STENCILS:
         raise ValueError(f"stencil must be one of {', '.join(sorted(STENCILS))}, got {name!r}")
     st = STENCILS[name]
-    _sizes("grid", grid, st.dims, f"the interior points along each dimension of {name}")
+    _sizes("grid", grid, st.dims, f"the interior points along each dimension of stencil {name}")
     return st
 
 
@@ -354,15 +354,15 @@ def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: Scheme 
         if len(grid) < 2:
             raise ValueError(f"block must be left out for the 1D stencil {stencil} (blocks cut the dimensions after "
                              f"the first), got {block!r}")
-        block = _sizes("block", block, len(grid) - 1, f"a block size along each dimension of {stencil} after the "
-                       "first")
+        block = _sizes("block", block, len(grid) - 1,
+                       f"a block size along each dimension of stencil {stencil} after the first")
     if tile_kind is not None:
         kinds = [k for k in get_args(TileKind) if k.endswith(f"_{len(grid)}d")]  # the kinds name their dimensions
         if tile_kind not in kinds:
             raise ValueError(f"tile_kind must be one of {', '.join(kinds)} (the tiles of a {len(grid)}D stencil), "
                              f"got {tile_kind!r}")
     if t_s is not None:
-        t_s = _sizes("t_s", t_s, len(grid), f"tile sizes in grid points along each dimension of {stencil}")
+        t_s = _sizes("t_s", t_s, len(grid), f"tile sizes in grid points along each dimension of stencil {stencil}")
     shape = None if None in (tile_kind, t_t, t_s) else TileShape(tile_kind, _count("t_t", t_t), t_s)
     if t_t is not None and shape is None:
         _count("t_t", t_t)

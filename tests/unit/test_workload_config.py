@@ -247,7 +247,15 @@ def test_suffixed_numbers_still_take_units():
 def test_stencil_grid_is_a_list_of_the_stencils_dimensions(grid):
     message = _one({"generator": "stencil", "params": {"stencil": "jacobi_2d", "grid": grid, "steps": 4}})
     assert message == (f"w.yaml: params.grid: {grid!r}; expected a list of 2 positive integers (the interior points "
-                       "along each dimension of jacobi_2d)")
+                       "along each dimension of stencil jacobi_2d)")
+
+
+@pytest.mark.parametrize("option, key", [("stencil=heat_3d", "grid"), ("t_s=[8]", "t_s")])
+def test_a_param_that_breaks_a_rule_between_parameters_is_named(tmp_path, option, key):
+    """--param stencil=heat_3d makes the file's 2D grid wrong: the message names the option, as for a value the
+    option gives itself."""
+    message = _one(TILED, params=(option,), tmp_path=tmp_path)
+    assert message.startswith(f"--param {option} (over {tmp_path / 'w.yaml'}): params.{key}: "), message
 
 
 @pytest.mark.parametrize("params, key, expected", [
