@@ -472,14 +472,14 @@ def run_logca(entries: Sequence[str], table: str | Path, g_texts: Sequence[str] 
     """``offsim models logca``: the table's rows when ``entries`` is empty, else each entry's report
     (text lines), then the files of ``outputs``."""
     outputs.check(listing=not entries)
+    granularities, improvements = parse_granularities(g_texts), parse_improvements(improve_texts)  # even to list
     rows = load_logca_table(table)
     if not entries:
         return listing_lines({k: f"{e.platform}, {e.kernel}" for k, e in rows.items()})
-    improvements = parse_improvements(improve_texts)
     reports = []
     for name in pick(rows, entries, table):
         try:
-            reports.append(logca_report(rows[name], parse_granularities(g_texts), improvements))
+            reports.append(logca_report(rows[name], granularities, improvements))
         except ValueError as exc:
             raise InputError(f"{table}: {name}: {exc}") from None
     written = outputs.write(logca_columns(improvements), logca_rows(reports), lambda png: logca_figure(reports, png))
@@ -493,10 +493,10 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
     else the report of each entry (its precision, throughput and cap) and of each simulated system
     (its costs measured), as text lines, then the files of ``outputs``."""
     outputs.check(listing=not entries and not systems)
+    intensities = parse_intensities(intensity_texts)  # refused as input with or without an entry
     rows = load_roofline_table(table)
     if not entries and not systems:
         return listing_lines({k: f"{r.label} ({r.processor})" for k, r in rows.items()})
-    intensities = parse_intensities(intensity_texts)
     reports = []
     for name in pick(rows, entries, table):
         try:

@@ -138,6 +138,22 @@ def test_bad_models_input_is_refused_with_one_message(argv: list[str], message: 
     assert len(errors) == 1 and message in errors[0]
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["models", "roofline", "--intensity", "1e10"], "--intensity '1e10': expected an arithmetic intensity from 1e-09"),
+    (["models", "logca", "--g", "0"], "--g '0': expected a size with a unit"),
+    (["models", "logca", "--g", "0 B"], "--g '0 B': expected a granularity > 0 B"),
+    (["models", "logca", "--improve", "o=0.5"], "--improve 'o=0.5': expected PARAMETER=FACTOR"),
+    (["models", "stencil", "--steps", "0"], "--steps 0: expected time steps >= 1"),
+    (["models", "stencil", "--c-iter", "-1 ns"], "--c-iter '-1 ns': expected a time per point update > 0 s"),
+])
+def test_bad_options_are_refused_without_an_entry_too(argv: list[str], message: str,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    """Without an ENTRY the command lists the table's rows, but an option it would use is still checked."""
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err and len(captured.err.splitlines()) == 1
+
+
 def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     table = tmp_path / "bad.yaml"
     table.write_text(HAND_TABLE.replace("acceleration: 4.0", "acceleration: fast"))

@@ -121,18 +121,37 @@ def parse_sizes(text: str, option: str, what: str) -> tuple[int, ...]:
     return sizes
 
 
+def parse_c_iter(c_iter_text: str) -> float:
+    """``--c-iter`` in seconds: a time per point update > 0 s and at most MAX_C_ITER_S; InputError otherwise."""
+    value = positive_quantity(c_iter_text, "time", "--c-iter", "a time per point update > 0 s, e.g. '36.8 ns'")
+    if value > MAX_C_ITER_S:
+        raise InputError(f"--c-iter {c_iter_text!r}: expected a time per point update of at most "
+                         f"{format_quantity(MAX_C_ITER_S, 's')} (004's GTX 980 takes 36.8 ns), e.g. '36.8 ns'")
+    return value
+
+
 def c_iter_of(stencil: Stencil, c_iter_text: str | None) -> tuple[float, str]:
     """C_iter in seconds and where it comes from: ``--c-iter``, else 004 Table A.4 (GTX 980)."""
     if c_iter_text is not None:
-        value = positive_quantity(c_iter_text, "time", "--c-iter", "a time per point update > 0 s, e.g. '36.8 ns'")
-        if value > MAX_C_ITER_S:
-            raise InputError(f"--c-iter {c_iter_text!r}: expected a time per point update of at most "
-                             f"{format_quantity(MAX_C_ITER_S, 's')} (004's GTX 980 takes 36.8 ns), e.g. '36.8 ns'")
-        return value, "--c-iter"
+        return parse_c_iter(c_iter_text), "--c-iter"
     if stencil.name not in C_ITER_GTX980_S:
         raise InputError(f"{stencil.name}: 004 Table A.4 has no C_iter for it; expected --c-iter TIME (one point "
                          f"update per vector unit, e.g. '36.8 ns') or a stencil of: {', '.join(C_ITER_GTX980_S)}")
     return C_ITER_GTX980_S[stencil.name], "004 Table A.4, GTX 980"
+
+
+def _check_options(space_text: str | None, steps: int | None, c_iter_text: str | None, tiles: Sequence[str] | None,
+                   t_t_text: str | None, t_s_texts: Sequence[str] | None) -> None:
+    """Refuse (InputError) the options that are wrong whatever the stencil: --space, --steps, --c-iter, and
+    --tile given with a search range."""
+    if space_text is not None:
+        parse_sizes(space_text, "--space", "grid points")
+    if steps is not None and steps < 1:
+        raise InputError(f"--steps {steps}: expected time steps >= 1")
+    if c_iter_text is not None:
+        parse_c_iter(c_iter_text)
+    if tiles and (t_t_text or t_s_texts):
+        raise InputError("--tile with --t-t or --t-s: expected either the tiles to evaluate or the ranges to search")
 
 
 def problem_of(name: str, kind: str | None, space_text: str | None, steps: int | None,
@@ -151,8 +170,6 @@ def problem_of(name: str, kind: str | None, space_text: str | None, steps: int |
         raise InputError(f"--space {space_text}: {len(space)} sizes; {name} is {stencil.dims}D, expected "
                          f"{stencil.dims} sizes (one stencil per dimensionality with --space)")
     steps = DEFAULT_STEPS[stencil.dims] if steps is None else steps
-    if steps < 1:
-        raise InputError(f"--steps {steps}: expected time steps >= 1")
     return Problem(stencil, kind, space, steps, *c_iter_of(stencil, c_iter_text))
 
 
@@ -324,13 +341,12 @@ def run_stencil(names: Sequence[str], kind: str | None, space_text: str | None, 
     """``offsim models stencil``: the stencils when ``names`` is empty, else each stencil's report (text
     lines), then the files of ``outputs``."""
     outputs.check(listing=not names)
+    _check_options(space_text, steps, c_iter_text, tiles, t_t_text, t_s_texts)  # even to list the stencils
     if not names:
         return listing_lines({name: f"{s.dims}D, {s.flops_per_point} flop per point update, C_iter "
                          + (format_quantity(C_ITER_GTX980_S[name], "s") + " (004 Table A.4, GTX 980)"
                             if name in C_ITER_GTX980_S else "not in 004 Table A.4 (give --c-iter)")
                          for name, s in STENCILS.items()})
-    if tiles and (t_t_text or t_s_texts):
-        raise InputError("--tile with --t-t or --t-s: expected either the tiles to evaluate or the ranges to search")
     problems = [problem_of(name, kind, space_text, steps, c_iter_text) for name in dict.fromkeys(names)]
     reports = [tiles_report(p, tiles, threads_text, objective) if tiles
                else search_report(p, t_t_text, t_s_texts, threads_text, objective) for p in problems]
