@@ -245,3 +245,20 @@ def test_improvements_price_accelerometer_s_what_if(hand_table: Path, tmp_path: 
     assert float(row["speedup_o_10x"]) == pytest.approx(400 / 110)
     assert float(row["speedup_A_infx"]) == pytest.approx(4.0)
     assert (tmp_path / "i.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_guide_names_the_models_that_draw_a_figure() -> None:
+    """models/README.md says which subcommands of offsim models take --plot: those whose parser has it."""
+    import argparse
+    import re
+
+    from simulator.cli import build_parser
+
+    def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    models = subparsers(subparsers(build_parser())["models"])
+    drawing = {name for name, p in models.items() if any("--plot" in a.option_strings for a in p._actions)}
+    guide = (Path(__file__).resolve().parents[2] / "models" / "README.md").read_text()
+    said = re.search(r"`--plot FILE.png` draws them \(([^;]+);", " ".join(guide.split()))
+    assert said is not None and set(re.findall(r"`(\w+)`", said.group(1))) == drawing
