@@ -383,7 +383,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from simulator.studies.compare import comparison_png, comparison_table, read_run
+    from simulator.studies.compare import NOT_APPLICABLE, comparison_png, comparison_table, read_run
 
     if args.png is not None:
         from simulator.config.outputs import check_output_file
@@ -392,6 +392,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     runs = [read_run(path) for path in args.runs]
     table = comparison_table(runs)
     _print_columns(table)
+    if any(NOT_APPLICABLE in row for row in table[1:]):
+        print(f"({NOT_APPLICABLE}: a component the run's system does not have)")
     if args.png is not None:
         print(f"written   {comparison_png(runs, args.png)}")
     return 0

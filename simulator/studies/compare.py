@@ -2,8 +2,9 @@
 
 Reads each run directory's ``summary.json`` (as ``offsim run`` writes it) and gives one row per run:
 its label (the directory's name), system, workload, simulated time (s) and total energy (J), then its
-energy by component (J). The figure draws the same as grouped bars: the time of each run, and each
-run's energy stacked by component. Runs are kept in the order given.
+energy by component (J; ``NOT_APPLICABLE`` for a component the run's system does not have). The figure
+draws the same as grouped bars: the time of each run, and each run's energy stacked by component. Runs
+are kept in the order given.
 """
 
 from __future__ import annotations
@@ -68,13 +69,18 @@ def read_run(path: str | Path) -> RunSummary:
                       {str(k): float(v) for k, v in by_component.items()})
 
 
+#: the cell of a component a run does not have (a LAP beside a run without one): not 0 J, which it did not spend
+NOT_APPLICABLE = "-"
+
+
 def comparison_table(runs: list[RunSummary]) -> list[tuple[str, ...]]:
     """Header and one row per run: label, system, workload, time, energy, then each component's energy
-    (components in the order of the first run that has them)."""
+    (components in the order of the first run that has them; ``NOT_APPLICABLE`` where a run has none)."""
     components = list(dict.fromkeys(c for run in runs for c in run.energy_by_component_j))
     header = ("run", "system", "workload", "time", "energy", *components)
     rows = [(r.label, r.system, r.workload, format_quantity(r.time_s, "s"), format_quantity(r.energy_j, "J"),
-             *(format_quantity(r.energy_by_component_j.get(c, 0.0), "J") for c in components)) for r in runs]
+             *(format_quantity(r.energy_by_component_j[c], "J") if c in r.energy_by_component_j else NOT_APPLICABLE
+               for c in components)) for r in runs]
     return [header, *rows]
 
 

@@ -58,12 +58,22 @@ def test_compare_lists_runs_in_order_with_every_component(tmp_path, capsys):
     b = _run_dir(tmp_path / "b", "sys-b", 2e-3, {"host": 1e-3, "lap": 5e-4})
     table = comparison_table([read_run(a), read_run(b)])
     assert table[0] == ("run", "system", "workload", "time", "energy", "host", "dram", "lap")
-    assert table[1][:5] == ("a", "sys-a", "w", "1 ms", "3 mJ") and table[1][-1] == "0 J"
+    assert table[1][:5] == ("a", "sys-a", "w", "1 ms", "3 mJ")
     assert table[2][3] == "2 ms"
     from simulator.cli import main
 
     assert main(["compare", str(a), str(b), "--png", str(tmp_path / "c.png")]) == 0
+    assert "(-: a component the run's system does not have)" in capsys.readouterr().out
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_compare_shows_a_component_a_run_does_not_have_as_not_applicable(tmp_path):
+    """A run without a LAP spent no LAP energy, but "lap 0 J" would say its LAP was idle: it reads "-"."""
+    a = _run_dir(tmp_path / "a", "sys-a", 1e-3, {"host": 2e-3, "dram": 1e-3})
+    b = _run_dir(tmp_path / "b", "sys-b", 2e-3, {"host": 1e-3, "lap": 0.0})
+    header, row_a, row_b = comparison_table([read_run(a), read_run(b)])
+    assert dict(zip(header, row_a))["lap"] == "-" and dict(zip(header, row_b))["dram"] == "-"
+    assert dict(zip(header, row_b))["lap"] == "0 J"  # a LAP it has, idle
 
 
 def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
