@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike
 
 from models.logca import LogCAParams, time_accelerated, time_unaccelerated
 from simulator.config.errors import ConfigError
+from simulator.config.fields import convert_value
 from simulator.config.yamlio import config_text, load_yaml_text
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "SpeedupFit",
     "fit_logca_to_speedups",
     "PlatformEntry",
+    "TableError",
     "load_platform_entries",
     "load_platforms",
 ]
@@ -341,6 +343,9 @@ _ENTRY_KEYS = {
     "note": str,
 }
 _REQUIRED_KEYS = set(_ENTRY_KEYS) - {"note"}
+#: the keys of an entry that may carry a unit, as a config writes it ("1.16 GHz"): key -> dimension; a bare
+#: number is in the key's SI unit (the shipped tables write 1.16e+9)
+_ENTRY_UNITS = {"host_frequency_hz": "frequency"}
 _TOP_KEYS = {"description", "platforms"}
 
 
@@ -361,6 +366,21 @@ class PlatformEntry:
             raise ValueError(f"{self.key}: host_frequency_hz must be > 0 Hz, got {self.host_frequency_hz!r}")
 
 
+class TableError(ValueError):
+    """The problems of a LogCA table, each naming the file and the entry (``problems``); its text joins them."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+def _entry_value(name: str, value: Any) -> Any:
+    """Entry key ``name``'s ``value`` as the schema reads a config's: a number bare or in exponent form ("1e3"),
+    with a unit where the key has one (``_ENTRY_UNITS``: "1 GHz", in SI); ValueError saying what was expected."""
+    unit = _ENTRY_UNITS.get(name) if isinstance(value, str) else None
+    return convert_value(value, _ENTRY_KEYS[name], unit)
+
+
 def _entry(key: str, raw: Any, source: str) -> tuple[PlatformEntry | None, list[str]]:
     where = f"{source}: platforms.{key}"
     if not isinstance(raw, dict):
@@ -370,16 +390,11 @@ def _entry(key: str, raw: Any, source: str) -> tuple[PlatformEntry | None, list[
     ]
     problems += [f"{where}: missing key {name!r}" for name in sorted(_REQUIRED_KEYS - set(raw))]
     values: dict[str, Any] = {}
-    for name, kind in _ENTRY_KEYS.items():
-        if name not in raw:
-            continue
-        value = raw[name]
-        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            values[name] = float(value)
-        elif kind is not float and isinstance(value, kind):
-            values[name] = value
-        else:
-            problems.append(f"{where}.{name}: expected {kind.__name__}, got {value!r}")
+    for name in [n for n in _ENTRY_KEYS if n in raw]:
+        try:
+            values[name] = _entry_value(name, raw[name])
+        except ValueError as exc:
+            problems.append(f"{where}.{name}: {exc}")
     if problems:
         return None, problems
     try:
@@ -409,13 +424,13 @@ def load_platform_entries(path: str | Path) -> dict[str, PlatformEntry]:
     """Read a YAML table of LogCA parameter sets, keyed by entry name.
 
     Unknown, missing, duplicate or mistyped keys are all collected and raised
-    together as one ValueError naming the file and the entry.
+    together as one TableError, each problem naming the file and the entry.
     """
     source = str(path)
     try:
         text = config_text(path)  # a regular file under the size cap
     except ConfigError as exc:
-        raise ValueError("; ".join(exc.messages)) from None
+        raise TableError(exc.messages) from None
     return _entries_of_text(text, source)
 
 
@@ -424,9 +439,9 @@ def _entries_of_text(text: str, source: str) -> dict[str, PlatformEntry]:
     try:
         data = load_yaml_text(text, source)  # strict: duplicate keys, alias bombs, syntax
     except ConfigError as exc:
-        raise ValueError("; ".join(exc.messages)) from None
+        raise TableError(exc.messages) from None
     if not isinstance(data, dict) or not isinstance(data.get("platforms"), dict):
-        raise ValueError(f"{source}: expected a mapping with a 'platforms' mapping")
+        raise TableError([f"{source}: expected a mapping with a 'platforms' mapping"])
     problems = [f"{source}: unknown top-level key {name!r}; expected one of {sorted(_TOP_KEYS)}" for name in data if name not in _TOP_KEYS]
     entries: dict[str, PlatformEntry] = {}
     for key, raw in data["platforms"].items():
@@ -435,7 +450,7 @@ def _entries_of_text(text: str, source: str) -> dict[str, PlatformEntry]:
         if entry is not None:
             entries[str(key)] = entry
     if problems:
-        raise ValueError("; ".join(problems))
+        raise TableError(problems)
     return entries
 
 

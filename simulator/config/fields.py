@@ -188,6 +188,12 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
     return value
 
 
+def convert_value(value: Any, tp: type, unit: str | None = None) -> Any:
+    """``value`` of a table outside the schema read as a spec field of type ``tp`` (and dimension ``unit``, a
+    name of ``DIMENSIONS``) reads it: in SI units, ``1e3`` a number; ValueError saying what was expected."""
+    return _convert_scalar(value, tp, {"unit": unit})
+
+
 def did_you_mean(name: Any, known: Any) -> str:
     """`` (did you mean X?)`` naming the one or two ``known`` names closest to a mistyped ``name``, or ''."""
     close = difflib.get_close_matches(str(name), sorted(known), n=2)

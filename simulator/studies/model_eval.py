@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from models.accelerometer import PARAMETERS, bottlenecks, improved_speedup
-from models.calibrate import PlatformEntry, load_platform_entries
+from models.calibrate import PlatformEntry, TableError, load_platform_entries
 from models.logca import (LogCAParams, g1, g1_closed_form, g_half, g_half_closed_form, speedup, time_accelerated,
                           time_unaccelerated)
 from models.roofline import MachineBalance, RooflinePlatform, Table6Row
@@ -295,11 +295,11 @@ def roofline_rows(reports: Sequence[RooflineReport]) -> list[dict[str, object]]:
 # ---- tables and output ---------------------------------------------------------------------------------
 
 def load_logca_table(path: str | Path) -> dict[str, PlatformEntry]:
-    """The rows of a LogCA table; a bad table is an InputError naming the file and the row."""
+    """The rows of a LogCA table; a bad table is an InputError naming the file and the row, a line per problem."""
     try:
         return load_platform_entries(path)
-    except ValueError as exc:
-        raise InputError(f"--table: {exc}") from None
+    except TableError as exc:
+        raise InputError([f"--table: {problem}" for problem in exc.problems]) from None
 
 
 def load_roofline_table(path: str | Path) -> dict[str, Table6Row]:

@@ -158,7 +158,25 @@ def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture)
     table = tmp_path / "bad.yaml"
     table.write_text(HAND_TABLE.replace("acceleration: 4.0", "acceleration: fast"))
     errors = refused(["models", "logca", "--table", str(table)], capsys, tmp_path / "none")
-    assert len(errors) == 1 and "platforms.toy.acceleration: expected float" in errors[0]
+    assert len(errors) == 1 and "platforms.toy.acceleration: expected a number, got 'fast'" in errors[0]
+
+
+def test_a_table_takes_units_and_exponents_as_a_config_does(tmp_path: Path) -> None:
+    """host_frequency_hz: 1 GHz and overhead_cycles: 1e2 (a string to YAML 1.1) read as 1e9 Hz and 100 cycles, as
+    the bare numbers of the shipped tables do."""
+    table = tmp_path / "units.yaml"
+    table.write_text(HAND_TABLE.replace("1.0e+9", "1 GHz").replace("overhead_cycles: 100.0", "overhead_cycles: 1e2"))
+    entry = load_logca_table(table)["toy"]
+    assert entry.host_frequency_hz == 1e9 and entry.params.overhead_cycles == 100.0
+
+
+def test_each_problem_of_a_table_is_a_line_of_its_own(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    table = tmp_path / "bad.yaml"
+    table.write_text(HAND_TABLE.replace("acceleration: 4.0", "acceleration: fast").replace("1.0e+9", "1 GB"))
+    errors = refused(["models", "logca", "--table", str(table)], capsys, tmp_path / "none")
+    assert len(errors) == 2 and all(";" not in e.split("expected")[0] for e in errors), errors
+    assert "platforms.toy.host_frequency_hz: expected a frequency with a unit" in errors[0]
+    assert "'GB' is a size unit" in errors[0] and "platforms.toy.acceleration: expected a number" in errors[1]
 
 
 def test_a_row_whose_t0_overflows_is_refused_naming_the_table_and_row(tmp_path: Path,
