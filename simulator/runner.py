@@ -39,8 +39,8 @@ from simulator.engine.limits import (SimulatedTimeLimit, add_work, host_time_mes
                                      host_work_cycles, start_watchdog, trace_lines, trace_lines_message,
                                      trace_lines_problem, watchdog_message)
 from simulator.system import System, build_system
-from simulator.config.units import PS_PER_S, format_quantity
-from workloads.trace import TraceError, address_end_bytes
+from simulator.config.units import PS_PER_S, format_bytes, format_quantity
+from workloads.trace import TraceError, address_end_bytes, row_end_bytes
 from workloads.trace_stream import TraceStream
 
 
@@ -148,23 +148,37 @@ def _collect_cores(res: Results, system: System, names: list[str]) -> None:
                 res.add(f"cache/{level}/{core.name}", f"snooped_{key}", snooped[level][key], action_unit(key))
 
 
-def memory_reach_problem(end_bytes: float, capacity_bytes: int, source: str, system_source: str) -> str | None:
+def memory_reach_problem(end_bytes: float, capacity_bytes: int, source: str, system_source: str,
+                         rows: str = "") -> str | None:
     """Why a trace of workload ``source`` whose host accesses end at ``end_bytes`` (``address_end_bytes``)
-    cannot run on a system (``system_source``) whose DRAM holds ``capacity_bytes``; or None if it fits."""
+    cannot run on a system (``system_source``) whose DRAM holds ``capacity_bytes``; or None if it fits. ``rows``:
+    the trace's rows that go beyond, as ``rows_beyond`` names them ("" where not known)."""
     if end_bytes <= capacity_bytes:
         return None
-    return (f"{source}: the host's accesses reach {format_quantity(end_bytes, 'B')} of memory; expected at most the "
-            f"{format_quantity(capacity_bytes, 'B')} of the system's DRAM ({system_source}: dram.geometry)")
+    return (f"{source}: {rows and rows + ': '}the host's accesses reach {format_quantity(end_bytes, 'B')} of memory; "
+            f"expected at most the {format_bytes(capacity_bytes)} of the system's DRAM ({system_source}: "
+            "dram.geometry)")
 
 
-def _reach_bytes(trace: Any, capacity_bytes: int) -> float:
-    """Where ``trace``'s host accesses end, B: a cheap bound if within ``capacity_bytes``, else exact (to report
-    it); 0 for a table that is not a trace (replay names what is wrong with it)."""
+def rows_beyond(trace: pa.Table, capacity_bytes: int, offset: int = 0) -> str:
+    """The rows of ``trace`` whose host accesses go beyond ``capacity_bytes``, for a message: "row 7" (its number
+    plus ``offset``) "(2 more rows like this)", or "" if none."""
+    beyond = np.flatnonzero(row_end_bytes(trace) > capacity_bytes)
+    more = f" ({beyond.size - 1} more rows like this)" if beyond.size > 1 else ""
+    return f"row {int(beyond[0]) + offset}{more}" if beyond.size else ""
+
+
+def _reach(trace: Any, capacity_bytes: int, offset: int = 0) -> tuple[float, str]:
+    """Where ``trace``'s host accesses end, B, and the rows that go beyond ``capacity_bytes`` (``rows_beyond``,
+    numbered from ``offset``): a cheap bound if within it, else exact (to report it); (0, "") for a table that is
+    not a trace (replay names what is wrong with it)."""
     try:
         end = address_end_bytes(trace, exact=False) if isinstance(trace, pa.Table) else 0.0
-        return address_end_bytes(trace) if end > capacity_bytes else end
+        if end <= capacity_bytes:
+            return end, ""
+        return address_end_bytes(trace), rows_beyond(trace, capacity_bytes, offset)
     except (pa.ArrowException, KeyError):
-        return 0.0
+        return 0.0, ""
 
 
 def trace_size_problem(loaded: LoadedConfig, trace: pa.Table, source: str, capacity_bytes: int) -> str | None:
@@ -172,7 +186,8 @@ def trace_size_problem(loaded: LoadedConfig, trace: pa.Table, source: str, capac
     ``capacity_bytes``), found without running it: beyond the memory, the simulated-time limit or the
     lines a run takes (``simulator.engine.limits``); or None. For ``offsim run`` and for a check of a
     system and a workload together."""
-    return (memory_reach_problem(_reach_bytes(trace, capacity_bytes), capacity_bytes, source, loaded.source)
+    end_bytes, rows = _reach(trace, capacity_bytes)
+    return (memory_reach_problem(end_bytes, capacity_bytes, source, loaded.source, rows)
             or host_time_problem(loaded.spec, trace, source, loaded.source)
             or trace_lines_problem(loaded.spec, trace, source, loaded.source))
 
@@ -192,13 +207,14 @@ def _checked_batches(loaded: LoadedConfig, stream: TraceStream, source: str, cap
     (the memory reached is the largest batch's, the host's time and the lines add up); ConfigError naming
     ``source`` at the first batch that goes beyond a limit."""
     spec = loaded.spec
-    end_bytes, work, lines = 0.0, np.zeros(1), 0.0
+    end_bytes, work, lines, offset = 0.0, np.zeros(1), 0.0, 0
     for batch in stream:
-        end_bytes = max(end_bytes, _reach_bytes(batch, capacity_bytes))
+        batch_end, rows = _reach(batch, capacity_bytes, offset)  # the batches before it were within the memory
+        end_bytes, offset = max(end_bytes, batch_end), offset + len(batch)
         batch_work = host_work_cycles(spec, batch)
         work = work if batch_work is None else add_work(work, batch_work)
         lines += trace_lines(spec, batch) or 0.0
-        problem = (memory_reach_problem(end_bytes, capacity_bytes, source, loaded.source)
+        problem = (memory_reach_problem(end_bytes, capacity_bytes, source, loaded.source, rows)
                    or host_time_message(spec, work, source, loaded.source)
                    or trace_lines_message(spec, lines, source, loaded.source))
         if problem:

@@ -493,10 +493,15 @@ class AddressSpace:
 # --------------------------------------------------------------------------- validation
 
 
-def _fail(source: str, mask: np.ndarray, column: str, expected: str, offset: int = 0) -> None:
+def _fail(source: str, mask: np.ndarray, column: str, expected: str, offset: int = 0,
+          table: pa.Table | None = None) -> None:
+    """TraceError at the first row of ``mask`` (``offset`` added to its number), naming ``column`` and what was
+    ``expected``; with the value ``table`` holds there ("-5; expected count >= 0") unless the text gives it."""
     bad = np.flatnonzero(mask)
     if bad.size:
         more = f" ({bad.size - 1} more rows like this)" if bad.size > 1 else ""
+        if table is not None and ", got " not in expected:
+            expected = f"{one_line(repr(table.column(column)[int(bad[0])].as_py()))}; expected {expected}"
         raise TraceError(source, expected + more, row=int(bad[0]) + offset, column=column)
 
 
@@ -561,7 +566,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     _check_schema(table, source)
 
     def fail(mask: np.ndarray, column: str, expected: str) -> None:
-        _fail(source, mask, column, expected, row_offset)
+        _fail(source, mask, column, expected, row_offset, table)
 
     for name in trace_schema(table).names:
         col = table.column(name)
@@ -662,8 +667,8 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
         ok = _np(pc.is_in(unit_col, value_set=string_array(sorted(units_set))))
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            fail(~ok, "unit", f"unit {unit_col[i].as_py()!r} is not in the system "
-                 f"(it has: {', '.join(sorted(units_set))})")
+            _fail(source, ~ok, "unit", f"unit {unit_col[i].as_py()!r} is not in the system "  # names the value
+                  f"(it has: {', '.join(sorted(units_set))})", row_offset)
     decoded: dict[int, dict[str, Any]] = {}
     for i in np.flatnonzero(is_cmd):
         row = int(i) + row_offset
@@ -710,7 +715,7 @@ def _check_sync_rows(table: pa.Table, source: str, is_sync: np.ndarray, unit_col
     """The rules of barrier and join rows: host rows without work, their ``params``, and (for a whole
     trace) as many barriers on every thread with rows, and joins of other threads that have rows."""
     def fail(mask: np.ndarray, column: str, expected: str) -> None:
-        _fail(source, mask, column, expected, row_offset)
+        _fail(source, mask, column, expected, row_offset, table)
 
     threads = _check_thread_ids(table, source, row_offset)
     fail(is_sync & _np(pc.not_equal(unit_col, arrow_scalar("host", pa.string()))), "unit",
@@ -1112,6 +1117,35 @@ def address_end_bytes(table: pa.Table, unit: str | None = "host", exact: bool = 
     bytes (0 if none): to check a trace against a memory's capacity before replaying it.
     ``exact=False`` returns a cheaper upper bound (the highest listed address plus the longest
     listed run). A float, so that absurd counts and strides cannot overflow."""
+    if exact:
+        return float(row_end_bytes(table, unit).max(initial=0.0))
+    rows, has_list, ends = _strided_ends(table, unit)
+    with_list = rows & has_list
+    if not with_list.any():
+        return float(ends.max(initial=0.0))
+    rows_listed = table.filter(arrow_array(with_list, pa.bool_())).column("addrs")
+    highest = pc.max(pc.list_flatten(rows_listed)).as_py()
+    longest = float(_run_bytes(table)[with_list].max())
+    return float(ends.max(initial=0.0)) if highest is None else max(float(ends.max()), float(highest) + longest)
+
+
+def row_end_bytes(table: pa.Table, unit: str | None = "host") -> np.ndarray:
+    """One past the highest byte address each row touches, bytes, for the memory rows of ``unit`` (every unit if
+    None); 0 for any other row. Floats, so that absurd counts and strides cannot overflow."""
+    rows, has_list, ends = _strided_ends(table, unit)
+    with_list = rows & has_list
+    listed = table.column("addrs").combine_chunks()
+    values = _np(pc.list_flatten(listed)).astype(np.float64)
+    if with_list.any() and values.size:  # a listed address starts a run of count / len(addrs) elements
+        parents = _np(pc.list_parent_indices(listed))
+        keep = with_list[parents]
+        np.maximum.at(ends, parents[keep], values[keep] + _run_bytes(table)[parents[keep]])
+    return ends
+
+
+def _strided_ends(table: pa.Table, unit: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the memory rows of ``unit``, the rows with listed addresses, one past the last byte of each strided memory
+    row of ``unit`` in bytes, 0 for any other row)."""
     rows = _np(pc.is_in(table.column("op"), value_set=string_array(MEMORY_OPS)))
     if unit is not None:
         units = table.column("unit")
@@ -1119,33 +1153,22 @@ def address_end_bytes(table: pa.Table, unit: str | None = "host", exact: bool = 
             units = units.cast(pa.string())
         rows &= _np(pc.equal(units, arrow_scalar(unit, pa.string())))
     count = _np(table.column("count")).astype(np.float64)
-    elem = _np(table.column("elem_bytes")).astype(np.float64)
-    listed = table.column("addrs")
-    has_list = _np(pc.is_valid(listed))
+    has_list = _np(pc.is_valid(table.column("addrs")))
     plain = rows & ~has_list & (count > 0)
-    top = 0.0
+    ends = np.zeros(len(table))
     if plain.any():
-        addr = _np(table.column("addr"))[plain].astype(np.float64)
-        stride = _np(table.column("stride_bytes"))[plain].astype(np.float64)
-        top = float((addr + (count[plain] - 1) * np.maximum(stride, 0) + elem[plain]).max())
-    with_list = rows & has_list
-    if not with_list.any():
-        return top
-    # a listed address starts a run of count / len(addrs) elements
-    lengths = list_lengths(listed).astype(np.float64)
-    run_bytes = np.zeros(len(count))
-    run_bytes[with_list] = count[with_list] / np.maximum(lengths[with_list], 1) * elem[with_list]
-    if not exact:
-        rows_listed = table.filter(arrow_array(with_list, pa.bool_())).column("addrs")
-        highest = pc.max(pc.list_flatten(rows_listed)).as_py()
-        return top if highest is None else max(top, float(highest) + float(run_bytes.max()))
-    listed = listed.combine_chunks()
-    values = _np(pc.list_flatten(listed)).astype(np.float64)
-    if values.size:
-        parents = _np(pc.list_parent_indices(listed))
-        ends = values + run_bytes[parents]
-        top = max(top, float(ends[with_list[parents]].max(initial=0.0)))
-    return top
+        addr = _np(table.column("addr")).astype(np.float64)
+        stride = _np(table.column("stride_bytes")).astype(np.float64)
+        elem = _np(table.column("elem_bytes")).astype(np.float64)
+        ends[plain] = (addr + (count - 1) * np.maximum(stride, 0) + elem)[plain]
+    return rows, has_list, ends
+
+
+def _run_bytes(table: pa.Table) -> np.ndarray:
+    """Bytes of the run each listed address of a row starts (count / len(addrs) elements), per row."""
+    count = _np(table.column("count")).astype(np.float64)
+    elem = _np(table.column("elem_bytes")).astype(np.float64)
+    return count / np.maximum(list_lengths(table.column("addrs")).astype(np.float64), 1) * elem
 
 
 def _counts(col: pa.ChunkedArray) -> dict[str, int]:

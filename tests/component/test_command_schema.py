@@ -249,13 +249,17 @@ def test_validate_checks_a_traces_commands_against_the_system(tmp_path, capsys):
 
 
 def test_validate_checks_the_memory_a_trace_reaches(tmp_path, capsys):
+    """The message names the first row beyond the memory, as every trace message names its row."""
     tb = TraceBuilder()
+    tb.access("host", "s", "read", 0, 8, 8, 1)
     tb.access("host", "s", "read", 1 << 40, 8, 8, 1)
+    tb.access("host", "s", "read", 1 << 41, 8, 8, 1)
     far = _trace_workload(tmp_path, tb.to_table(), "far")
     assert main(["validate", str(LAP_DRAM), str(far)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"offsim: error: {far}: the host's accesses reach ") and (
-        f"expected at most the 4.295 GB of the system's DRAM ({LAP_DRAM}: dram.geometry)" in err[0]), err
+    assert len(err) == 1 and err[0].startswith(f"offsim: error: {far}: row 1 (1 more rows like this): the host's "
+                                               "accesses reach ") and (
+        f"expected at most the 4 GiB of the system's DRAM ({LAP_DRAM}: dram.geometry)" in err[0]), err
 
 
 # --- offsim commands ----------------------------------------------------------------------------------

@@ -249,9 +249,9 @@ def test_workload_larger_than_the_dram_exits_2_before_running(tmp_path, capsys):
             "--param", "footprint_bytes=8 GiB", "--param", "n_accesses=1000", "--out", str(out)]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and ("random_access.yaml (with --param footprint_bytes=8 GiB --param n_accesses=1000): the "
-                              "host's accesses reach 8.58") in err[0], err
-    assert "4.295 GB of the system's DRAM" in err[0] and "Traceback" not in err[0]
+    assert len(err) == 1 and ("random_access.yaml (with --param footprint_bytes=8 GiB --param n_accesses=1000): row 0: "
+                              "the host's accesses reach 8.58") in err[0], err
+    assert "4 GiB of the system's DRAM" in err[0] and "Traceback" not in err[0]
     assert list(tmp_path.iterdir()) == []
 
 

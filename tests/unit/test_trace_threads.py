@@ -100,8 +100,8 @@ def test_bad_joins_are_refused(threads, thread, says) -> None:
     (5, "params", "[" * 5000 + "]" * 5000, r"row 5, column 'params': a JSON object"),
     (5, "params", '{"threads": [1], "threads": [2]}', r"row 5, column 'params': a JSON object"),  # a key twice
     (2, "params", '{"unit": "lap"}', r"row 2, column 'params': '\{\}' for a barrier"),
-    (2, "unit", "lap", r"row 2, column 'unit': 'host' for a barrier or join"),
-    (2, "flops", 3, r"row 2, column 'flops': 0 for a barrier or join"),
+    (2, "unit", "lap", r"row 2, column 'unit': 'lap'; expected 'host' for a barrier or join"),
+    (2, "flops", 3, r"row 2, column 'flops': 3; expected 0 for a barrier or join"),
     (1, "thread", -1, r"row 1, column 'thread': a thread id in \[0, 1024\)"),
     (4, "thread", 5000, r"row 4, column 'thread': a thread id in \[0, 1024\)"),
 ])
