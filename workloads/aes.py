@@ -46,7 +46,7 @@ DEFAULT_ROW_BYTES = 64 * 1024
 
 def _check(kernel: str, g_bytes: int) -> None:
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if isinstance(g_bytes, bool) or not isinstance(g_bytes, int) or g_bytes < 1:
         raise ValueError(f"g_bytes must be an integer >= 1 byte, got {g_bytes!r}")
 

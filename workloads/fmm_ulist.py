@@ -178,7 +178,7 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
     (:data:`PROBLEM_CACHE_SIZE`) and shared; their arrays are read-only.
     """
     if density not in DENSITIES:
-        raise ValueError(f"density must be one of {DENSITIES}, got {density!r}")
+        raise ValueError(f"density must be one of {', '.join(DENSITIES)}, got {density!r}")
     if isinstance(n_points, bool) or int(n_points) != n_points or n_points < 1:
         raise ValueError(f"n_points must be a positive integer, got {n_points!r}")
     # the tree holds every point's code: refused before they are drawn
@@ -219,7 +219,7 @@ def exchange_buffers(variant: str) -> int:
     """Sets of B and C block buffers live at once: two for ``pipelining`` (gemm(i) reads one
     set while in(i+1) and out(i-1) use the other), one otherwise."""
     if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
     return 2 if variant == "pipelining" else 1
 
 
@@ -308,7 +308,7 @@ class _Class:
 def check_bc_layout(layout: str) -> str:
     """``layout`` if it is one of :data:`BC_LAYOUTS`, else ValueError naming them."""
     if layout not in BC_LAYOUTS:
-        raise ValueError(f"bc_layout must be one of {BC_LAYOUTS}, got {layout!r}")
+        raise ValueError(f"bc_layout must be one of {', '.join(BC_LAYOUTS)}, got {layout!r}")
     return layout
 
 
@@ -528,13 +528,13 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: DensityName = "uniform",
     docstring); ``density``/``seed``/``periodic``: the point sample (:func:`build_problem`).
     """
     if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
     if placement not in PLACEMENTS:
-        raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     if placement == "cpu" and variant != "orig":
         raise ValueError(f"variant {variant!r} needs an accelerator placement (the CPU runs only 'orig'), got 'cpu'")
     if blocks is not None and (isinstance(blocks, bool) or int(blocks) != blocks or blocks < 1):
-        raise ValueError(f"blocks must be a positive integer or None, got {blocks!r}")
+        raise ValueError(f"blocks must be a positive integer or null, got {blocks!r}")
     if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
     check_llc_share(llc_share)

@@ -58,7 +58,7 @@ SORT_KEY_BITS = 32
 def device_work(kernel: str, g_bytes: float) -> tuple[float, float]:
     """(flops, bytes moved in the device's memory) of ``kernel`` over an input of ``g_bytes`` (module docstring)."""
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     e = ELEM_BYTES[kernel]
     if kernel == "gemm":
         n = math.sqrt(g_bytes / (2 * e))  # two n x n input matrices
@@ -74,7 +74,7 @@ def device_work(kernel: str, g_bytes: float) -> tuple[float, float]:
 
 def _check(kernel: str, g_bytes: int) -> None:
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if isinstance(g_bytes, bool) or not isinstance(g_bytes, int) or g_bytes < 2 * ELEM_BYTES[kernel]:
         raise ValueError(f"g_bytes must be an integer >= {2 * ELEM_BYTES[kernel]} bytes, got {g_bytes!r}")
 
@@ -92,7 +92,7 @@ def output_bytes(kernel: str, g_bytes: int) -> int:
 def host_cycles(kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
     """Host software cycles for a buffer of ``g_bytes``: C g^beta (beta of 000 Table 4.2)."""
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if not c_cycles_per_byte_beta > 0:
         raise ValueError(f"c_cycles_per_byte_beta must be > 0 cycles/B^beta, got {c_cycles_per_byte_beta!r}")
     cycles = c_cycles_per_byte_beta * g_bytes ** BETA[kernel]

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from simulator.config.fields import describe_spec, spec_to_dict
+from simulator.config.fields import describe_spec, plain_value, spec_to_dict
 from simulator.config.loader import list_item, load_spec, parse_override, resolve_presets
 from simulator.config.schema import SystemSpec
-from simulator.config.units import format_exact
 from simulator.config.yamlio import load_yaml
 
 META = ("preset", "source", "notes")
@@ -37,9 +36,9 @@ class EffectiveValue:
     origin: str
 
     def value_text(self) -> str:
-        """The value as ``offsim keys --system`` prints it: with its unit, a size exactly (8 MiB)."""
-        number = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
-        return format_exact(self.value, self.unit) if number and self.unit else str(self.value)
+        """The value as ``offsim keys --system`` prints it: with its unit, a size exactly (8 MiB); a flag as
+        true or false, a key left unset (null, or an empty name) as "not set"."""
+        return plain_value(self.value, self.unit)
 
 
 def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:

@@ -122,9 +122,9 @@ def plain_type(tp: Any) -> str:
 
 
 def plain_value(value: Any, unit: str = "") -> str:
-    """A default or given value in a config's words: null as "not set", true/false, a string as it is, a
-    size in bytes exactly (``format_bytes``), a number with its unit."""
-    if value is None:
+    """A default or given value in a config's words: null (or an empty name) as "not set", true/false, a
+    string as it is, a size in bytes exactly (``format_bytes``), a number with its unit."""
+    if value is None or value == "":
         return "not set"
     if isinstance(value, bool):
         return "true" if value else "false"

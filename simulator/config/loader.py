@@ -165,10 +165,10 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
             if _written_wrong(node):
                 break
             if isinstance(node, list):
-                node = list_item(node, part)
+                items, node = node, list_item(node, part)
                 if node is None:
-                    errors.append(Problem("", ".".join(parts[:i + 1]), f"no list item named {part!r}",
-                                          option=f"--set {text}"))
+                    errors.append(Problem("", ".".join(parts[:i + 1]), f"no list item named {part!r}; expected "
+                                          f"{item_names(items)}", option=f"--set {text}"))
                     break
             else:
                 node = node.setdefault(part, {})
@@ -197,6 +197,13 @@ def list_item(items: list, part: str) -> Any:
     if part.isdigit() and int(part) < len(items):
         return items[int(part)]
     return next((it for it in items if isinstance(it, dict) and it.get("name") == part), None)
+
+
+def item_names(items: list) -> str:
+    """What selects an item of a list of specs, for a message: "one of L1D, L2, LLC (or an index 0 to 2)"."""
+    names = [str(it["name"]) for it in items if isinstance(it, dict) and "name" in it]
+    indices = f"an index 0 to {len(items) - 1}" if items else "none: the list is empty"
+    return f"one of {', '.join(names)} (or {indices})" if names else indices
 
 
 def _field_types(cls: Any) -> dict[str, Any]:

@@ -30,6 +30,16 @@ def test_keys_of_a_system_name_each_values_origin(capsys):
     assert rows["dram.timing.tck_s"] == ("1.25 ns", "preset dram/ddr3_1600_mt41j256m4")
 
 
+def test_keys_of_a_system_spell_flags_and_unset_keys_in_words(capsys):
+    """Not Python's None, True and False: a key left unset reads "not set", a flag true or false."""
+    assert main(["keys", "--system", str(LAP_LLC), "--set", "caches.levels.LLC.shared=true"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows["caches.levels.L1D.shared"] == ("not set", "default")
+    assert rows["caches.levels.LLC.shared"] == ("true", "--set")
+    assert rows["accelerators.lap.interface.full_duplex"] == ("false", "default")
+    assert rows["accelerators.lap.interface.memory"] == ("not set", "default")
+
+
 def test_a_cache_level_set_by_its_index_is_listed_as_set(capsys):
     """``--set caches.levels.0.size_bytes`` selects the first level by index; the table names it by its name and
     says the value came from --set, not from the preset it replaced."""

@@ -35,6 +35,13 @@ def test_key_of_another_kind_is_refused_naming_option_key_and_expectation():
     assert "frequency_hz" in message  # the LAP's keys are listed as what is expected
 
 
+def test_a_cache_level_that_does_not_exist_is_refused_naming_those_that_do():
+    with pytest.raises(ConfigError) as err:
+        load_spec(LAP_LLC, SystemSpec, ["caches.levels.L4.size_bytes=1 MiB"])
+    assert str(err.value) == ("--set caches.levels.L4.size_bytes=1 MiB: caches.levels.L4: no list item named 'L4'; "
+                              "expected one of L1D, L2, LLC (or an index 0 to 2)")
+
+
 def test_key_of_no_kind_is_refused_before_building():
     with pytest.raises(ConfigError, match="accelerators.lap.no_such_key: unknown key"):
         load_spec(LAP_LLC, SystemSpec, ["accelerators.lap.no_such_key=1"])

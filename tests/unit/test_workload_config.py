@@ -250,6 +250,18 @@ def test_stencil_grid_is_a_list_of_the_stencils_dimensions(grid):
                        "along each dimension of stencil jacobi_2d)")
 
 
+@pytest.mark.parametrize("params, key, expected", [
+    ({"variant": "fast"}, "variant", "'fast'; expected one of orig, orig_pref, blocking, blocking_pref, pipelining"),
+    ({"density": "dense"}, "density", "'dense'; expected one of uniform, plummer, gaussian, table2"),
+    ({"placement": "gpu"}, "placement", "'gpu'; expected one of cpu, lap, systolic"),
+    ({"blocks": 0}, "blocks", "0; expected a positive integer or null"),
+])
+def test_fmm_choices_are_listed_in_words(params, key, expected):
+    """Not a Python tuple ('orig', ...) nor None."""
+    assert _one({"generator": "fmm_ulist", "params": {"q": 4, "n_points": 1000, **params}}) == \
+        f"w.yaml: params.{key}: {expected}"
+
+
 @pytest.mark.parametrize("option, key", [("stencil=heat_3d", "grid"), ("t_s=[8]", "t_s")])
 def test_a_param_that_breaks_a_rule_between_parameters_is_named(tmp_path, option, key):
     """--param stencil=heat_3d makes the file's 2D grid wrong: the message names the option, as for a value the
