@@ -108,6 +108,18 @@ def one_line(what: object, limit: int = 200, escape: bool = True) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def as_written(value: object) -> str:
+    """A value a message quotes, spelled as a YAML or JSON file writes it: null, true and false (not Python's
+    None, True and False), inside lists and mappings too; anything else as ``repr`` writes it."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(as_written(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{as_written(k)}: {as_written(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def quoted(what: object, limit: int = 200) -> str:
     """``what`` on one line (``one_line``) in quotes, as ``repr`` writes a string: what does not print escaped
     once, by ``repr``."""

@@ -21,7 +21,7 @@ import typing
 from typing import Any, Callable
 
 from simulator.config.bounds import BY_DIMENSION, Range
-from simulator.config.errors import FieldError, Problem, join_key
+from simulator.config.errors import FieldError, Problem, as_written, join_key
 from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_bytes, format_exact,
                                     is_power_of_two, parse_quantity)
 
@@ -143,30 +143,31 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
             raise ValueError(str(exc)) from None
         if tp is int:
             if abs(number - round(number)) > 1e-9 * max(1.0, abs(number)):
-                raise ValueError(f"expected a whole number of {DIMENSIONS[unit].si_unit}, got {value!r}")
+                raise ValueError(f"expected a whole number of {DIMENSIONS[unit].si_unit}, "
+                                 f"got {as_written(value)}")
             number = int(round(number))
         value = number
     elif tp is bool:
         if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {value!r}")
+            raise ValueError(f"expected true or false, got {as_written(value)}")
     elif tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected an integer, got {value!r}")
+            raise ValueError(f"expected an integer, got {as_written(value)}")
         if abs(value) > INT64_MAX:
             raise ValueError(f"expected an integer within +-{INT64_MAX:,} (the simulator's 64-bit integers), "
-                             f"got {value!r}")
+                             f"got {as_written(value)}")
     elif tp is float:
         value = exponent_number(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"expected a number, got {value!r}")
+            raise ValueError(f"expected a number, got {as_written(value)}")
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"expected a finite number, got {value!r}")
+            raise ValueError(f"expected a finite number, got {as_written(value)}")
     elif tp is str:
         if not isinstance(value, str):
-            raise ValueError(f"expected a string, got {value!r}")
+            raise ValueError(f"expected a string, got {as_written(value)}")
     if meta.get("choices") and value not in meta["choices"]:
-        raise ValueError(f"expected {_describe(meta, tp)}, got {value!r}")
+        raise ValueError(f"expected {_describe(meta, tp)}, got {as_written(value)}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         unit = meta.get("unit")
 
@@ -174,13 +175,13 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
             return format_exact(x, DIMENSIONS[unit].si_unit) if unit else repr(x)
 
         if meta.get("positive") and value <= 0:
-            raise ValueError(f"expected a positive value, got {value!r}")
+            raise ValueError(f"expected a positive value, got {as_written(value)}")
         if meta.get("min") is not None and value < meta["min"]:
             raise ValueError(f"expected a value >= {shown(meta['min'])}, got {shown(value)}")
         if meta.get("max") is not None and value > meta["max"]:
             raise ValueError(f"expected a value <= {shown(meta['max'])}, got {shown(value)}")
         if meta.get("power_of_two") and not is_power_of_two(value):
-            raise ValueError(f"expected a power of two, got {value!r}")
+            raise ValueError(f"expected a power of two, got {as_written(value)}")
     if meta.get("check"):
         problem = meta["check"](value)
         if problem:
@@ -203,7 +204,7 @@ def did_you_mean(name: Any, known: Any) -> str:
 def build_spec(cls: type, raw: Any, source: str, key: str, errors: list[Problem]) -> Any:
     """Build ``cls`` from ``raw``; append problems to ``errors`` and return None on failure."""
     if not isinstance(raw, dict):
-        errors.append(Problem(source, key, f"expected a mapping of {cls.__name__} parameters, got {raw!r}"))
+        errors.append(Problem(source, key, f"expected {_describe({}, cls)}, got {as_written(raw)}"))
         return None
     known = {f.name for f in dataclasses.fields(cls)}
     for name in raw:
@@ -247,13 +248,13 @@ def _build_value(tp: Any, value: Any, meta: dict, source: str, key: str, errors:
     if origin is tuple:
         (item_tp, _ellipsis) = typing.get_args(tp)
         if not isinstance(value, list):
-            errors.append(Problem(source, key, f"expected a list, got {value!r}"))
+            errors.append(Problem(source, key, f"expected a list, got {as_written(value)}"))
             return None
         return tuple(_build_value(item_tp, v, meta, source, f"{key}[{i}]", errors) for i, v in enumerate(value))
     if origin is dict:
         _key_tp, item_tp = typing.get_args(tp)
         if not isinstance(value, dict):
-            errors.append(Problem(source, key, f"expected a mapping, got {value!r}"))
+            errors.append(Problem(source, key, f"expected a mapping, got {as_written(value)}"))
             return None
         bad = [k for k in value if not isinstance(k, str)]  # YAML makes null:, true: and 5: None, True and 5
         if bad:

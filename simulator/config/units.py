@@ -17,6 +17,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from simulator.config.errors import as_written
+
 PS_PER_S = 10**12
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
@@ -91,7 +93,8 @@ def parse_quantity(value: object, dimension: str) -> float:
     """
     dim = DIMENSIONS[dimension]
     if isinstance(value, bool) or not isinstance(value, str):
-        raise UnitError(f"expected {dim.expected()}, got {value!r} (a bare number has no unit)")
+        bare = " (a bare number has no unit)" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+        raise UnitError(f"expected {dim.expected()}, got {as_written(value)}{bare}")
     match = _NUMBER.match(value)
     if not match:
         raise UnitError(f"expected {dim.expected()}, got {value!r}")

@@ -16,7 +16,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from simulator.config.errors import InputError, one_line
+from simulator.config.errors import InputError, as_written, one_line
 from simulator.config.jsonio import loads_keys_once
 from simulator.config.units import format_quantity
 from simulator.studies.plots import save_figure
@@ -54,7 +54,7 @@ def read_run(path: str | Path) -> RunSummary:
         value = data[key]
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if (kind is float and not number) or (kind is not float and not isinstance(value, kind)):
-            raise InputError(f"{summary}: {key}: {one_line(repr(value))}; expected a "
+            raise InputError(f"{summary}: {key}: {one_line(as_written(value))}; expected a "
                              f"{'number' if kind is float else kind.__name__}, as offsim run writes it")
         return value
 
@@ -63,8 +63,8 @@ def read_run(path: str | Path) -> RunSummary:
     by_component = field("energy_by_component_j", dict)
     bad = next((k for k, v in by_component.items() if not isinstance(v, (int, float)) or isinstance(v, bool)), None)
     if bad is not None:
-        raise InputError(f"{summary}: energy_by_component_j.{bad}: {one_line(repr(by_component[bad]))}; expected a "
-                         "number of joules")
+        raise InputError(f"{summary}: energy_by_component_j.{bad}: {one_line(as_written(by_component[bad]))}; "
+                         "expected a number of joules")
     return RunSummary(directory.resolve().name, system, workload, time_s, energy_j,
                       {str(k): float(v) for k, v in by_component.items()})
 

@@ -308,7 +308,7 @@ class _Toy:
     ({"op": "run"}, "rows: missing; expected a list of objects of length"),
     ({"op": "walk", "rows": []}, "op: expected one of 'run', got 'walk'"),
     ({"op": "run", "rows": [], "size": 65}, "size: expected a value <= 64, got 65"),
-    ({"op": "run", "rows": [], "size": True}, "size: expected an integer, got True"),
+    ({"op": "run", "rows": [], "size": True}, "size: expected an integer, got true"),
     ({"op": "run", "rows": [{"length": 0}]}, "rows[0].length: expected a value >= 1, got 0"),
     ({"op": "run", "rows": [{"length": 1, "unit": "x"}]}, "rows[0].unit: unknown key"),
     ({"op": "run", "rows": [], "widths": [1, -1]}, "widths[1]: expected a value >= 0, got -1"),

@@ -319,6 +319,16 @@ def test_swapped_run_arguments_give_one_message(tmp_path, workload, capsys):
                    "config first: offsim run SYSTEM.yaml WORKLOAD.yaml"]
 
 
+def test_a_null_or_a_flag_is_quoted_as_the_file_writes_it(tmp_path, capsys):
+    """name: null reads "got null" (not Python's None); a section given as a number names the section."""
+    system = _write(tmp_path / "s.yaml", "name: null\nhost: 5\ncaches: {preset: caches/i7_920}\n"
+                    "dram: {preset: dram/ddr3_1600_mt41j256m4}\n")
+    assert main(["validate", str(system)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {system}: name: expected a string, got null",
+                   f"offsim: error: {system}: host: expected a host section (a mapping of its parameters), got 5"]
+
+
 def test_missing_section_is_named_without_python_class_names(tmp_path, capsys):
     system = _write(tmp_path / "s.yaml", "name: t\nhost: {preset: cpu/i7_920}\ncaches: {preset: caches/i7_920}\n")
     assert main(["validate", str(system)]) == 2

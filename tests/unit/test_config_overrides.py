@@ -153,12 +153,12 @@ def test_a_kind_or_standard_changed_on_the_command_line_is_named_in_each_message
 
 
 @pytest.mark.parametrize("section, override, words", [
-    ("host: 5", "host.cores=2", ["host: expected a mapping", "got 5"]),
+    ("host: 5", "host.cores=2", ["host: expected a host section (a mapping of its parameters)", "got 5"]),
     ("caches: {preset: caches/i7_920, levels: 5}", "caches.levels.L1D.ways=4", ["caches.levels: expected a list"]),
-    ("caches: foo", "caches.line_bytes=64", ["caches: expected a mapping", "'foo'"]),
+    ("caches: foo", "caches.line_bytes=64", ["caches: expected a caches section (a mapping of its parameters)", "'foo'"]),
     ("accelerators: {lap: 5}", "accelerators.lap.kind=lap", ["accelerators.lap"]),
-    ("host: [1, 2]", "host.cores=2", ["host: expected a mapping", "[1, 2]"]),
-    ("caches: [1]", "caches.levels.L1D.ways=4", ["caches: expected a mapping"]),
+    ("host: [1, 2]", "host.cores=2", ["host: expected a host section (a mapping of its parameters)", "[1, 2]"]),
+    ("caches: [1]", "caches.levels.L1D.ways=4", ["caches: expected a caches section (a mapping of its parameters)"]),
 ])
 def test_an_override_into_a_section_the_file_gives_as_a_scalar_or_a_list_is_refused_in_the_files_words(
         tmp_path, section, override, words):

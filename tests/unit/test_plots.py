@@ -90,7 +90,7 @@ def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
     ('{"system_name": "s", "workload_name": "w", "simulated_time_s": "1 s", "energy_total_j": 1, '
      '"energy_by_component_j": {}}', "summary.json: simulated_time_s: '1 s'; expected a number"),
     ('{"system_name": "s", "workload_name": "w", "simulated_time_s": 1, "energy_total_j": 1, '
-     '"energy_by_component_j": {"host": null}}', "summary.json: energy_by_component_j.host: None; expected a number"),
+     '"energy_by_component_j": {"host": null}}', "summary.json: energy_by_component_j.host: null; expected a number"),
     ('{"system_name": "s", "system_name": "t"}', "summary.json: unreadable (RepeatedKey"),
 ])
 def test_compare_names_the_key_of_a_summary_it_cannot_read(tmp_path, text, says):
