@@ -860,7 +860,7 @@ def test_a_point_whose_dram_is_too_small_is_labelled_by_every_axis_value(tmp_pat
     assert main(["validate", str(study)]) == 2
     (err,) = capsys.readouterr().err.strip().splitlines()
     assert f"{study}: sweep: point (set.dram.geometry.rows=2, param.array_bytes=1 MiB): " in err, err
-    assert "expected at most the 524.3 kB of the system's DRAM" in err, err
+    assert "expected at most the 512 KiB of the system's DRAM" in err, err
 
 
 def test_a_failed_point_is_printed_with_its_label_its_error_and_its_record(tmp_path, capsys, monkeypatch):
