@@ -355,10 +355,13 @@ class _Builder:
         return self._workloads[params]
 
     def resolved(self, axis: Axis, value: Any) -> Any:
-        """The value ``axis`` takes at ``value`` after parsing (``_resolved_value``); ConfigError if invalid."""
+        """The value ``axis`` takes at ``value`` after parsing (``_resolved_value``); ConfigError if invalid. A
+        ``param.`` value is applied with the first value of every other ``param.`` axis, as each point has one
+        of each: a parameter another axis gives may be missing from the workload file."""
         if axis.kind == "set":
             return _resolved_value(self.system(((axis.target, value),)), None, axis)
-        return self.workload(((axis.target, value),)).params[axis.target]
+        others = tuple((a.target, a.values[0]) for a in self.study.axes if a.kind == "param" and a is not axis)
+        return self.workload(((axis.target, value), *others)).params[axis.target]
 
     def trace_problem(self, params: tuple[tuple[str, Any], ...]) -> str | None:
         """Why the workload with ``params`` cannot make its trace (the generator's message, without the
@@ -464,7 +467,7 @@ def _check_workload_file(study: StudySpec, builder: _Builder) -> None:
 
 
 def _check_axes(study: StudySpec, builder: _Builder) -> None:
-    """Each axis key exists, each of its values is valid on its own, and no value (or, over the zip axes,
+    """Each axis key exists, each of its values is valid (``_axis_values``), and no value (or, over the zip axes,
     no row of values) is given twice, compared after parsing: ``1 MiB`` repeats ``1048576 B``."""
     errors, refused = _axis_keys(study, builder)
     resolved: dict[str, list[Any]] = {}
@@ -518,15 +521,23 @@ def _names_an_item(raw: Any, target: str) -> bool:
 
 
 def _axis_values(study: StudySpec, builder: _Builder, axis: Axis) -> tuple[list[str], list[Any]]:
-    """(problems, the parsed values) of one axis, each value applied alone to the study's system or workload."""
+    """(problems, the parsed values) of one axis, each value applied to the study's system or workload
+    (``_Builder.resolved``). A problem of another ``param.`` axis's key, or of a rule that reads one, is that
+    axis's or its points' (checked there), not this value's; a value refused for such problems alone is
+    kept as written."""
     where = _axis_where(study, axis)
+    others = [f"params.{a.target}" for a in study.axes if a.kind == "param" and a is not axis]
     errors: list[str] = []
     values = []
     for value in axis.values:
         try:
             values.append(builder.resolved(axis, value))
         except ConfigError as exc:
-            errors += [f"{where}: value {value!r}: {_without_file(e)}" for e in exc.entries]
+            own = _file_problems(exc.entries, others)
+            if not own:
+                values.append(value)
+                continue
+            errors += [f"{where}: value {value!r}: {_without_file(e)}" for e in own]
             if any("unknown key" in m or "unknown parameter" in m for m in exc.messages):
                 break  # an unknown key fails for every value: say it once
     return errors, values

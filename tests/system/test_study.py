@@ -902,3 +902,19 @@ def test_figures_the_study_no_longer_draws_are_not_left_in_figures(tmp_path):
     assert len(list((out / "figures").iterdir())) == 2
     run_study(_study(tmp_path, SMALL, extra=figures.rsplit("  - ", 1)[0]), out, workers=1, progress=False)
     assert [p.name for p in (out / "figures").iterdir()] == ["cache_l1d_misses_vs_array_bytes.png"]
+
+
+def test_a_parameter_the_workload_lacks_may_come_from_another_axis(tmp_path, capsys):
+    """Each value of a ``param.`` axis is checked with the first value of the other ``param.`` axes, as every point
+    has one of each: a workload without ``array_bytes`` under an ``array_bytes`` and an ``elem_bytes`` axis is
+    valid (it was refused once per elem_bytes value as missing array_bytes); a bad value is still its axis's."""
+    (tmp_path / "w.yaml").write_text("name: w\ngenerator: stream\nparams: {kind: read}\n")
+    study = tmp_path / "study.yaml"
+    axes = "  product:\n    param.array_bytes: [\"1 MiB\", \"2 MiB\"]\n    param.elem_bytes: [\"8 B\", {}]\n"
+    study.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n" + axes.format('"16 B"'))
+    assert main(["validate", str(study)]) == 0
+    assert "4 points" in capsys.readouterr().out
+    study.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n" + axes.format('"8 GHz"'))
+    assert main(["validate", str(study)]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert "sweep.product.param.elem_bytes: value '8 GHz': " in err and "array_bytes" not in err, err
