@@ -147,17 +147,19 @@ def _yaml_kind(raw: object) -> str | None:
     return None
 
 
-def _validate_study(path: str, raw: dict, kind: str) -> str:
-    """Validate a study file as its runner would before running; return what it is."""
+def _validate_study(path: str, raw: dict, kind: str, max_points: int | None = None) -> str:
+    """Validate a study file as its runner would before running (``max_points``: its limit, None for the
+    default); return what it is."""
     from simulator.studies.plugin import STUDY_KINDS
     from simulator.studies.plugin_run import load_specialised
     from simulator.studies.sweep import load_study, prepare_points
 
+    limit = {} if max_points is None else {"max_points": max_points}
     if kind == "paper study" and isinstance(raw["study"], str) and raw["study"] in STUDY_KINDS:
-        load_specialised(path, raw["study"])
+        load_specialised(path, raw["study"], **limit)
         return f"{raw['study']} study"
     study = load_study(path)  # a sweep file, or an unknown study kind (one message)
-    return f"study {study.name!r}, {len(prepare_points(study))} points"
+    return f"study {study.name!r}, {len(prepare_points(study, **limit))} points"
 
 
 def _check_order(system: str, workload: str) -> None:
@@ -172,9 +174,10 @@ def _check_order(system: str, workload: str) -> None:
                           "offsim run SYSTEM.yaml WORKLOAD.yaml")
 
 
-def validate_file(path: str) -> tuple[str, object]:
-    """Validate one config, workload or trace file; return what it is and, for a system, its loaded
-    config, for a workload or trace, its trace table (else None); raise InputError if bad."""
+def validate_file(path: str, max_points: int | None = None) -> tuple[str, object]:
+    """Validate one config, workload or trace file (a study under the point limit ``max_points``, None for the
+    default); return what it is and, for a system, its loaded config, for a workload or trace, its trace
+    table (else None); raise InputError if bad."""
     from simulator.config.errors import ConfigError
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
@@ -197,7 +200,7 @@ def validate_file(path: str) -> tuple[str, object]:
         trace = generate_trace(spec, path)
         return f"workload {spec.name!r}, {trace.num_rows} trace rows", trace
     if kind in ("study", "paper study"):
-        return _validate_study(path, raw, kind), None
+        return _validate_study(path, raw, kind, max_points), None
     if kind == "system":
         loaded = load_spec(p, SystemSpec)
         return f"system {loaded.spec.name!r} (config {loaded.content_hash})", loaded
@@ -214,7 +217,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     checked = []
     for path in args.files:
         try:
-            what, content = validate_file(path)
+            what, content = validate_file(path, args.max_points)
         except InputError as exc:
             problems.extend(exc.messages)
             continue
@@ -614,6 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check configs, workloads and traces without running; a trace or "
                        "workload given beside system configs is checked against each of them as a run would")
     p.add_argument("files", nargs="+")
+    p.add_argument("--max-points", type=int, metavar="N", help="a study may have up to N points, as offsim study "
+                   "--max-points N allows (default: simulator.studies.sweep.DEFAULT_MAX_POINTS)")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("keys", help="list the system config keys: unit, default, accepted values, description "
                        "(the keys --set takes)")

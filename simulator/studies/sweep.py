@@ -269,10 +269,13 @@ DEFAULT_MAX_POINTS = 10_000
 
 def check_point_count(where: str, count: int, max_points: int) -> None:
     """Raise ConfigError at ``where`` (the file, and the key that makes the points) if a study of ``count``
-    points has more than ``max_points``: the limit of every ``offsim study``, sweep or paper study."""
+    points has more than ``max_points``: the limit of every ``offsim study``, sweep or paper study (``--max-points``,
+    which must be positive)."""
+    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 1:
+        raise ConfigError(f"--max-points: {max_points}; expected a positive number of points")
     if count > max_points:
         raise ConfigError(f"{where}: {count:,} points; expected at most {max_points:,} "
-                          "(offsim study --max-points N allows more)")
+                          "(--max-points N of offsim study and offsim validate allows more)")
 
 
 def point_count(study: StudySpec) -> int:

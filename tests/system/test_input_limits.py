@@ -241,6 +241,14 @@ def test_a_paper_study_takes_the_sweeps_point_limit_and_option(tmp_path, capsys)
     study = _roofline_study(tmp_path, 3)
     _refused(["study", str(study), "--max-points", "3"], capsys, tmp_path, f"{study}: 4 points; expected at most 3")
     assert main(["validate", str(study)]) == 0
+    # validate takes the option too, so that a study run with a higher limit can be checked
+    _refused(["validate", str(study), "--max-points", "3"], capsys, tmp_path, f"{study}: 4 points; expected at most 3")
+    big = _roofline_study(tmp_path, 10_000)
+    assert main(["validate", str(big), "--max-points", "10001"]) == 0
+    for bad in ("0", "-1"):
+        for command in ("validate", "study"):
+            _refused([command, str(study), "--max-points", bad], capsys, tmp_path,
+                     f"--max-points: {bad}; expected a positive number of points")
 
 
 def test_a_trace_touching_more_lines_than_a_run_takes_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
