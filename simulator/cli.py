@@ -335,10 +335,21 @@ def _print_effective_keys(args: argparse.Namespace) -> int:
 
     rows = effective_values(args.system, args.set)
     if args.prefix:
-        rows = _keys_of(rows, args.prefix, f"no key of {args.system}")
+        rows = _keys_of(rows, _level_by_name(args.prefix, rows), f"no key of {args.system}")
     table = [("key", "value", "from")] + [(r.key, r.value_text(), r.origin) for r in rows]
     _print_columns(table)
     return 0
+
+
+def _level_by_name(prefix: str, rows: list) -> str:
+    """``prefix`` with a cache level given by its index (``caches.levels.0``, as ``--set`` takes it) spelled by
+    the level's name, the way the system's effective keys (``rows``, in level order) name it."""
+    parts = prefix.split(".")
+    if parts[:2] != ["caches", "levels"] or len(parts) < 3 or not parts[2].isdigit():
+        return prefix
+    names = list(dict.fromkeys(r.key.split(".")[2] for r in rows if r.key.startswith("caches.levels.")))
+    index = int(parts[2])
+    return ".".join([*parts[:2], names[index], *parts[3:]]) if index < len(names) else prefix
 
 
 def _keys_of(rows: list, prefix: str, none: str) -> list:

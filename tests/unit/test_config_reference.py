@@ -117,6 +117,10 @@ def test_keys_command_takes_keys_as_set_names_them(capsys):
     err = capsys.readouterr().err
     assert "caches.levels.L1D holds: energy_j_per_byte, latency_cycles, line_energy_j, name" in err
     assert "size_bytes" in err and "Traceback" not in err
+    # a system's effective keys take a level by its index too, as --set does
+    system = str(Path(__file__).resolve().parents[2] / "configs" / "systems" / "i7_920_ddr3.yaml")
+    assert main(["keys", "--system", system, "caches.levels.0.ways"]) == 0
+    assert [line.split()[:2] for line in capsys.readouterr().out.splitlines()[1:]] == [["caches.levels.L1D.ways", "8"]]
 
 
 def _edge_values(row) -> list[str]:
