@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import ConfigError, Problem
+from simulator.config.errors import ConfigError, Problem, as_written
 from simulator.config.fields import did_you_mean
 from simulator.config.files import file_sha256
 from simulator.config.loader import content_hash, parse_override
@@ -91,7 +91,8 @@ def name_error(name: Any, source: str, key: str = "name") -> Problem | None:
     if text.strip() and text.isprintable() and "/" not in text and not text.startswith(".") \
             and size <= MAX_NAME_BYTES:
         return None
-    shown = repr(name) if len(repr(name)) <= 60 else f"{repr(name)[:57]}... ({size} bytes)"
+    written = as_written(name)
+    shown = written if len(written) <= 60 else f"{written[:57]}... ({size} bytes)"
     return Problem(source, key, f"{shown}; expected a non-empty name usable as a directory name: printable, "
                    f"no '/', not starting with '.', at most {MAX_NAME_BYTES} bytes")
 
@@ -115,11 +116,11 @@ def _shape_errors(raw: dict, source: str) -> list[Problem]:
                               "trace alone (a trace file's workload takes no parameters)", ("trace",)))
     gen = raw.get("generator")
     if "generator" in raw and (not isinstance(gen, str) or gen not in GENERATORS):
-        errors.append(Problem(source, "generator", f"{gen!r} is {'unknown' if isinstance(gen, str) else 'not a name'}; "
+        errors.append(Problem(source, "generator", f"{as_written(gen)} is {'unknown' if isinstance(gen, str) else 'not a name'}; "
                               f"expected one of: {', '.join(sorted(GENERATORS))}"))
     trace = raw.get("trace")
     if "trace" in raw and (not isinstance(trace, str) or not trace.strip() or "\0" in trace):
-        errors.append(Problem(source, "trace", f"{trace!r}; expected the path of a Parquet or CSV trace file (a "
+        errors.append(Problem(source, "trace", f"{as_written(trace)}; expected the path of a Parquet or CSV trace file (a "
                               "string, relative to the workload file)"))
     return errors
 
@@ -147,7 +148,7 @@ def build_workload(raw: Any, source: str, base_dir: Path, labels: dict[str, str]
     gen = raw["generator"]
     params = {} if raw.get("params") is None else raw["params"]
     if not isinstance(params, dict):
-        raise ConfigError(Problem(source, "params", f"expected a mapping of {gen} arguments, got {params!r}"))
+        raise ConfigError(Problem(source, "params", f"expected a mapping of {gen} arguments, got {as_written(params)}"))
     converted = _convert_params(gen, params, source, labels)
     return WorkloadSpec(name=name, generator=gen, params=converted, given=dict(params), options=dict(labels))
 
@@ -238,7 +239,7 @@ def _check_param(parameter: inspect.Parameter, value: Any) -> tuple[Any, str | N
         expected = " or ".join(_PLAIN_TYPES[k] for k in kinds)
         if dim is not None and "int" in kinds:
             expected = f"a whole number of {'bytes' if dim == 'size' else DIMENSIONS[dim].si_unit}"
-        return converted, f"expected {expected}, got {value!r}"
+        return converted, f"expected {expected}, got {as_written(value)}"
     return converted, _bound_problem(parameter.name, kinds, converted, value, dim) if kinds else None
 
 
@@ -251,17 +252,17 @@ def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str
         return None
     if isinstance(value, int) and "int" in kinds:
         if name == "seed":  # numpy's SeedSequence takes any non-negative integer; no trace column holds it
-            return None if value >= 0 else f"expected a non-negative integer, got {given!r}"
+            return None if value >= 0 else f"expected a non-negative integer, got {as_written(given)}"
         top, why = ((MAX_ADDR, "the trace's byte addresses end at 2**62") if dim == "size"
                     else (INT64_MAX, "the largest value of the trace's int64 columns"))
         if value > top:
-            return f"{given!r}; expected at most {top:,}{' B' if dim == 'size' else ''} ({why})"
+            return f"{as_written(given)}; expected at most {top:,}{' B' if dim == 'size' else ''} ({why})"
         if value < -INT64_MAX - 1:
-            return f"{given!r}; expected at least {-INT64_MAX - 1:,} (the smallest value of the trace's int64 columns)"
+            return f"{as_written(given)}; expected at least {-INT64_MAX - 1:,} (the smallest value of the trace's int64 columns)"
     if isinstance(value, float) and not math.isfinite(value):
-        return f"{given!r}; expected a finite number"
+        return f"{as_written(given)}; expected a finite number"
     if isinstance(value, str) and not value.strip():
-        return f"{given!r}; expected a non-empty string"
+        return f"{as_written(given)}; expected a non-empty string"
     return None
 
 
@@ -309,7 +310,8 @@ _LEADING_NAMES = re.compile(r"(\w+(?:(?:, | and )\w+)*) ")
 def _generator_error(spec: WorkloadSpec, source: str, text: str) -> Problem:
     """A generator's refusal as a problem naming the parameter it is about, and the ``--param``
     option if one set that parameter or is mentioned: ``X must be Y, got Z`` reads
-    ``params.X: Z; expected Y``."""
+    ``params.X: Z; expected Y``, Z as the file writes it (the value given, or the default the
+    generator ran with: null, true, a list)."""
     match = _LEADING_NAMES.match(text)
     accepted = _accepted(spec.generator)
     names = [n for n in re.split(r", | and ", match.group(1)) if n in accepted] if match else []
@@ -323,7 +325,8 @@ def _generator_error(spec: WorkloadSpec, source: str, text: str) -> Problem:
     rule = re.fullmatch(rf"{re.escape(key)} must be (.+), got (.+)", text, re.S)
     if rule is None or len(names) > 1:
         return Problem(source, f"params.{key}", text, related, option=label)
-    shown = repr(spec.given[key]) if key in spec.given else rule.group(2)
+    ran = spec.given if key in spec.given else generator_params(spec)
+    shown = as_written(ran[key]) if key in ran else rule.group(2)
     return Problem(source, f"params.{key}", f"{shown}; expected {rule.group(1)}", option=label)
 
 

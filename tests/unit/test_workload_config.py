@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from simulator.cli import main
-from simulator.config.errors import ConfigError
+from simulator.config.errors import ConfigError, as_written
 from simulator.config.workload import MAX_NAME_BYTES, build_workload, generate_trace, load_workload, name_error
 from tests.conftest import CONFIGS, DEFAULT_SYSTEM, refused
 from workloads import micro, stencil, trace
@@ -53,13 +53,13 @@ def _params(**params) -> dict:
 @pytest.mark.parametrize("generator", [["stream"], {"a": 1}, 5, None])
 def test_generator_must_be_a_generator_name(generator):
     message = _one({"generator": generator})
-    assert message.startswith(f"w.yaml: generator: {generator!r} is not a name; expected one of: ")
+    assert message.startswith(f"w.yaml: generator: {as_written(generator)} is not a name; expected one of: ")
     assert all(name in message for name in GENERATORS)
 
 
 @pytest.mark.parametrize("value", [5, None, ["a.parquet"], "", "a\0b"])
 def test_trace_must_be_a_path_string(value):
-    assert _one({"trace": value}) == (f"w.yaml: trace: {value!r}; expected the path of a Parquet or CSV trace "
+    assert _one({"trace": value}) == (f"w.yaml: trace: {as_written(value)}; expected the path of a Parquet or CSV trace "
                                       "file (a string, relative to the workload file)")
 
 
@@ -80,6 +80,25 @@ def test_name_must_be_usable_as_a_directory_name(name):
     assert message.startswith("w.yaml: name: ")
     assert message.endswith(f"; expected a non-empty name usable as a directory name: printable, no '/', not "
                             f"starting with '.', at most {MAX_NAME_BYTES} bytes")
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ({**SMALL, "name": None}, "name: null; expected a non-empty name"),
+    ({**SMALL, "name": True}, "name: true; expected a non-empty name"),
+    ({"generator": None}, "generator: null is not a name"),
+    ({"trace": None}, "trace: null; expected the path"),
+    ({"generator": "stream", "params": [1, True]}, "params: expected a mapping of stream arguments, got [1, true]"),
+    (_params(repeats=True), "params.repeats: expected an integer, got true"),
+    ({"generator": "fmm_ulist", "params": {"q": 4, "n_points": 1000, "llc_share": None}},
+     "params.llc_share: expected a number, got null"),
+    ({"generator": "stencil", "params": {"stencil": "jacobi_2d", "grid": [64, 64], "steps": 4, "scheme": "blocked",
+                                         "block": [True]}}, "params.block: [true]; expected a list of 1 positive"),
+])
+def test_a_null_or_a_flag_is_quoted_as_the_file_writes_it(raw, expected):
+    """null, true and a list as YAML writes them, not Python's None, True or a tuple."""
+    message = _one(raw)
+    assert message.startswith(f"w.yaml: {expected}"), message
+    assert not any(word in message for word in ("None", "True", "False")), message
 
 
 def test_a_number_in_exponent_form_is_a_number():
@@ -246,7 +265,7 @@ def test_suffixed_numbers_still_take_units():
 @pytest.mark.parametrize("grid", [64, [6.5, 8], ["a", "b"], [[1], [2]], [64], [64, 64, 64], [0, 8], [True, 8]])
 def test_stencil_grid_is_a_list_of_the_stencils_dimensions(grid):
     message = _one({"generator": "stencil", "params": {"stencil": "jacobi_2d", "grid": grid, "steps": 4}})
-    assert message == (f"w.yaml: params.grid: {grid!r}; expected a list of 2 positive integers (the interior points "
+    assert message == (f"w.yaml: params.grid: {as_written(grid)}; expected a list of 2 positive integers (the interior points "
                        "along each dimension of stencil jacobi_2d)")
 
 
