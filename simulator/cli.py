@@ -435,17 +435,13 @@ def _generator_rows(name: str, params: list) -> list[tuple[str, str, str, str]]:
     default as a workload writes it (a size exactly, "not set" for null) and the accepted values from the
     parameter's declared type (the choices of a ``Literal``; "a list of integers", not ``Sequence[int]``)."""
     import inspect
-    import typing
 
     from simulator.config.fields import plain_type, plain_value
+    from simulator.config.workload import declared_types
     from workloads.registry import GENERATORS
 
-    generate = GENERATORS[name]
-    try:
-        hints = typing.get_type_hints(generate)
-    except Exception:  # an installed generator's annotation that does not resolve: its text, as declared
-        hints = {}
-    declared = inspect.signature(generate).parameters
+    hints = declared_types(name)  # {} if an installed generator's do not resolve: its text, as declared
+    declared = inspect.signature(GENERATORS[name]).parameters
     rows = []
     for p in params:
         default = declared[p.name].default

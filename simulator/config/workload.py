@@ -11,10 +11,11 @@ A parameter whose name ends in a unit suffix is given with its unit and
 converted: ``*_bytes`` sizes ("64 MiB"), ``*_hz`` frequencies, ``*_s`` times,
 ``*_bytes_per_s`` bandwidths, unless the generator declares it as something
 other than a number (``t_s: Sequence[int]``, a tile size in points). Unknown
-parameters, missing required ones, wrong units, values of the wrong type and
-integers beyond the trace's int64 columns are refused with the file and key
-named; so are the generator's own refusals, attributed to the parameter they
-name. A value given with ``--param`` is named by that option, over the file.
+parameters, missing required ones, wrong units, values of the wrong type, values
+outside a closed choice (a parameter declared as a ``Literal``) and integers
+beyond the trace's int64 columns are all refused together, with the file and
+key named, before the generator runs. The generator's own refusals are
+reported the same way, attributed to the parameter they name. A value given with ``--param`` is named by that option, over the file.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from __future__ import annotations
 import inspect
 import math
 import re
+import types
+import typing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from simulator.config.errors import ConfigError, Problem, as_written
-from simulator.config.fields import did_you_mean
+from simulator.config.fields import did_you_mean, plain_type
 from simulator.config.files import file_sha256
 from simulator.config.loader import content_hash, parse_override
 from simulator.config.yamlio import load_yaml
@@ -161,6 +164,17 @@ def _accepted(gen: str) -> dict[str, inspect.Parameter]:
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "space"}
 
 
+def declared_types(gen: str) -> dict[str, Any]:
+    """Generator ``gen``'s parameter types as declared (its resolved annotations: a closed choice as a
+    ``Literal`` of its values); {} if they do not resolve (an installed generator's may not)."""
+    from workloads.registry import GENERATORS
+
+    try:
+        return typing.get_type_hints(GENERATORS[gen])
+    except Exception:  # a name an installed package's annotation uses but does not import
+        return {}
+
+
 def generator_params(spec: WorkloadSpec) -> dict[str, Any]:
     """The parameters ``spec``'s generator runs with: those the workload gives, the generator's defaults
     for the rest (SI values)."""
@@ -171,7 +185,7 @@ def generator_params(spec: WorkloadSpec) -> dict[str, Any]:
 def _convert_params(gen: str, params: dict, source: str, labels: dict[str, str]) -> dict[str, Any]:
     """Check every parameter against generator ``gen``'s signature and convert units; raise
     ConfigError listing every problem."""
-    accepted = _accepted(gen)
+    accepted, declared = _accepted(gen), declared_types(gen)
     errors = []
     for k in params:
         if k not in accepted:
@@ -186,6 +200,7 @@ def _convert_params(gen: str, params: dict, source: str, labels: dict[str, str])
     for k, v in params.items():
         if k in accepted:
             converted[k], problem = _check_param(accepted[k], v)
+            problem = problem or _choice_problem(declared.get(k), v)
             if problem:
                 errors.append(Problem(source, f"params.{k}", problem, option=labels.get(k, "")))
     if errors:
@@ -199,6 +214,26 @@ _IS_TYPE = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
             "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
             "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
             "None": lambda v: v is None}
+
+
+def _choices(declared: Any) -> tuple | None:
+    """The values a parameter declared as a closed choice takes (``Literal["a", "b"]``, or such a choice
+    or null: ``Literal["a", "b"] | None``), or None for any other type."""
+    if typing.get_origin(declared) is typing.Literal:
+        return typing.get_args(declared)
+    if typing.get_origin(declared) in (typing.Union, types.UnionType):
+        parts = [_choices(a) if a is not type(None) else (None,) for a in typing.get_args(declared)]
+        return None if any(p is None for p in parts) else tuple(v for p in parts for v in p)
+    return None
+
+
+def _choice_problem(declared: Any, value: Any) -> str | None:
+    """What is wrong with ``value`` of a parameter of declared type ``declared`` if that is a closed choice
+    (``_choices``): the value as written and the choices, in words; None if it is one of them or no choice."""
+    choices = _choices(declared)
+    if choices is None or any(value == c and type(value) is type(c) for c in choices):
+        return None
+    return f"{as_written(value)}; expected {plain_type(declared)}"
 
 
 def _plain_kinds(parameter: inspect.Parameter) -> list[str] | None:

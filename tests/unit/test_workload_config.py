@@ -281,6 +281,41 @@ def test_fmm_choices_are_listed_in_words(params, key, expected):
         f"w.yaml: params.{key}: {expected}"
 
 
+def test_every_bad_choice_is_reported_with_its_key(tmp_path, capsys):
+    """Two closed choices (declared as Literal) that are both wrong, and a wrong unit: three lines, each naming the
+    file, the key, the value as written and the choices, before the generator runs; exit 2, nothing written."""
+    from tests.conftest import refused
+
+    w = tmp_path / "w.yaml"
+    w.write_text("name: w\ngenerator: fmm_ulist\nparams: {q: 4, n_points: 1000, density: dense, variant: null, "
+                 "llc_bytes: 8 GHz}\n")
+    errors = refused(["run", str(DEFAULT_SYSTEM), str(w), "--param", "placement=gpu", "--out", str(tmp_path / "o")],
+                     capsys, tmp_path / "o")
+    assert errors == [
+        f"offsim: error: {w}: params.density: 'dense'; expected one of uniform, plummer, gaussian, table2",
+        f"offsim: error: {w}: params.variant: null; expected one of orig, orig_pref, blocking, blocking_pref, "
+        "pipelining",
+        f"offsim: error: {w}: params.llc_bytes: expected a size with a unit (B, kB, KB, MB, GB, TB, ...), got "
+        "'8 GHz': 'GHz' is a frequency unit",
+        f"offsim: error: --param placement=gpu (over {w}): params.placement: 'gpu'; expected one of cpu, lap, systolic",
+    ], errors
+
+
+@pytest.mark.parametrize("generator, params, key, expected", [
+    ("stream", {"kind": ["read"], "array_bytes": "1 MiB"}, "kind",
+     "['read']; expected one of read, write, copy, scale, add, triad"),
+    ("random_access", {"op": True}, "op", "true; expected one of read, write, update"),
+    ("stencil", {"stencil": "jacobi_2d", "grid": [8, 8], "steps": 1, "scheme": "tiled"}, "scheme",
+     "'tiled'; expected one of naive, blocked, time_tiled"),
+])
+def test_a_choice_is_checked_before_the_generator_runs(generator, params, key, expected):
+    """The workload is refused while it is read (build_workload), not by its generator."""
+    problems = _messages({"generator": generator, "params": params})
+    assert f"w.yaml: params.{key}: {expected}" in problems, problems
+    with pytest.raises(ConfigError):
+        build_workload({"generator": generator, "params": params}, "w.yaml", Path("."))
+
+
 @pytest.mark.parametrize("option, key", [("stencil=heat_3d", "grid"), ("t_s=[8]", "t_s")])
 def test_a_param_that_breaks_a_rule_between_parameters_is_named(tmp_path, option, key):
     """--param stencil=heat_3d makes the file's 2D grid wrong: the message names the option, as for a value the
