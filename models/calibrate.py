@@ -48,8 +48,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from models.logca import LogCAParams, time_accelerated, time_unaccelerated
-from simulator.config.errors import ConfigError
-from simulator.config.fields import convert_value
+from simulator.config.errors import ConfigError, TableError
+from simulator.config.fields import table_value
 from simulator.config.yamlio import config_text, load_yaml_text
 
 __all__ = [
@@ -366,19 +366,10 @@ class PlatformEntry:
             raise ValueError(f"{self.key}: host_frequency_hz must be > 0 Hz, got {self.host_frequency_hz!r}")
 
 
-class TableError(ValueError):
-    """The problems of a LogCA table, each naming the file and the entry (``problems``); its text joins them."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        super().__init__("; ".join(self.problems))
-
-
 def _entry_value(name: str, value: Any) -> Any:
     """Entry key ``name``'s ``value`` as the schema reads a config's: a number bare or in exponent form ("1e3"),
     with a unit where the key has one (``_ENTRY_UNITS``: "1 GHz", in SI); ValueError saying what was expected."""
-    unit = _ENTRY_UNITS.get(name) if isinstance(value, str) else None
-    return convert_value(value, _ENTRY_KEYS[name], unit)
+    return table_value(value, _ENTRY_KEYS[name], _ENTRY_UNITS.get(name))
 
 
 def _entry(key: str, raw: Any, source: str) -> tuple[PlatformEntry | None, list[str]]:

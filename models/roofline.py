@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 
-from simulator.config.errors import ConfigError
-from simulator.config.yamlio import check_aliases, config_text
+from simulator.config.errors import ConfigError, TableError, as_written
+from simulator.config.fields import did_you_mean, table_value
+from simulator.config.yamlio import config_text, load_yaml_text
 
 ArrayLike = float | np.ndarray
 
@@ -347,82 +347,72 @@ class Table6Row:
 
 _ROW_FIELDS = {f.name: f for f in fields(Table6Row)}
 _OPTIONAL = {n for n, f in _ROW_FIELDS.items() if "None" in str(f.type)}
+_TEXT_KEYS = ("label", "processor")
+_TOP_KEYS = ("platforms", "source")
+#: the keys of a row that may carry a unit, by the end of their name: (dimension, SI value of one of the key's
+#: units); a bare number is in the key's unit, as the shipped tables write it ("peak_sp_gflop_per_s: 107")
+_ROW_UNITS = {"_gflop_per_s": ("flop_rate", _GIGA), "_gb_per_s": ("bandwidth", _GIGA), "_w": ("power", 1.0),
+              "_pj_per_flop": ("energy_per_flop", _PICO), "_pj_per_byte": ("energy_per_byte", _PICO),
+              "_nj_per_access": ("energy", _NANO)}
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys."""
+def _row_value(name: str, value: Any) -> Any:
+    """Row key ``name``'s ``value`` in the key's unit, as a config's is read: a string for the label and
+    processor; else a number >= 0, bare or in exponent form ("1e3"), or with a unit where the key has a
+    dimension (``_ROW_UNITS``: "107 GFLOP/s", "20 pJ"); null (a dash) where the key is optional.
+    ValueError saying what was expected."""
+    if name in _TEXT_KEYS:
+        return table_value(value, str)
+    if value is None and name in _OPTIONAL:
+        return None
+    unit, scale = next((u for suffix, u in _ROW_UNITS.items() if name.endswith(suffix)), (None, 1.0))
+    number = table_value(value, float, unit, scale)
+    if number < 0:
+        raise ValueError(f"expected a number >= 0, got {as_written(value)}")
+    return number
 
 
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    mapping: dict = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in mapping:
-            raise ValueError(f"duplicate key {key!r} at line {key_node.start_mark.line + 1}")
-        mapping[key] = loader.construct_object(value_node, deep=deep)
-    return mapping
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+def _row(key: str, row: Any, where: str) -> tuple[Table6Row | None, list[str]]:
+    """Platform ``key``'s row (``where``: the file and the row, as messages name them), or None and a problem
+    per bad, unknown or missing key."""
+    if not isinstance(row, dict):
+        return None, [f"{where}: expected a mapping of the row's keys ({', '.join(_ROW_FIELDS)}), "
+                      f"got {as_written(row)}"]
+    problems = [f"{where}: unknown key {k!r}{did_you_mean(k, _ROW_FIELDS)}; expected one of: {', '.join(_ROW_FIELDS)}"
+                for k in row if k not in _ROW_FIELDS]
+    problems += [f"{where}: missing key {k!r}" for k in _ROW_FIELDS if k not in row]
+    values = {}
+    for name in [n for n in _ROW_FIELDS if n in row]:
+        try:
+            values[name] = _row_value(name, row[name])
+        except ValueError as exc:
+            problems.append(f"{where}.{name}: {exc}")
+    return (None, problems) if problems else (Table6Row(**values), [])
 
 
 def load_platforms(path: str | Path) -> dict[str, Table6Row]:
     """Read a platform table such as ``configs/presets/platforms/choi_table6.yaml``.
 
     The file has top-level keys ``source`` and ``platforms``; each platform maps every
-    :class:`Table6Row` field. Unknown, missing or duplicate keys and wrongly typed values
-    raise ``ValueError`` naming the file, the platform and the key; all errors are
-    collected before raising.
+    :class:`Table6Row` field, in the unit its name gives, or with a unit (``_row_value``).
+    Unknown, missing or duplicate keys and wrongly typed values are all collected and raised
+    together as one TableError, each problem naming the file, the platform and the key.
     """
-    path = Path(path)
+    source = str(path)
     try:
-        text = config_text(path)  # a regular file under the size cap
-        check_aliases(text, str(path))
+        doc = load_yaml_text(config_text(path), source)  # strict: duplicate keys, alias bombs, syntax
     except ConfigError as exc:
-        raise ValueError("; ".join(exc.messages)) from None
-    try:
-        doc = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (safe loader subclass)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ValueError(f"{path}: invalid YAML{where} ({exc.__class__.__name__}); expected a YAML mapping") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{path}: expected a mapping at top level, got {type(doc).__name__}")
-    errors: list[str] = []
-    unknown_top = set(doc) - {"source", "platforms"}
-    if unknown_top:
-        errors.append(f"unknown top-level keys {sorted(unknown_top)} (expected 'source', 'platforms')")
-    plats = doc.get("platforms")
-    if not isinstance(plats, dict) or not plats:
-        raise ValueError(f"{path}: 'platforms' must be a non-empty mapping")
+        raise TableError(exc.messages) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("platforms"), dict) or not doc["platforms"]:
+        raise TableError([f"{source}: expected a mapping with a non-empty 'platforms' mapping"])
+    problems = [f"{source}: unknown top-level key {k!r}; expected one of: {', '.join(_TOP_KEYS)}"
+                for k in doc if k not in _TOP_KEYS]
     out: dict[str, Table6Row] = {}
-    for key, row in plats.items():
-        if not isinstance(row, dict):
-            errors.append(f"platform {key!r}: expected a mapping, got {type(row).__name__}")
-            continue
-        for k in sorted(set(row) - set(_ROW_FIELDS)):
-            errors.append(f"platform {key!r}: unknown key {k!r}")
-        for k in sorted(set(_ROW_FIELDS) - set(row)):
-            errors.append(f"platform {key!r}: missing key {k!r}")
-        ok = True
-        for k, v in row.items():
-            if k not in _ROW_FIELDS:
-                continue
-            if k in ("label", "processor"):
-                if not isinstance(v, str):
-                    errors.append(f"platform {key!r}: {k} must be a string, got {v!r}")
-                    ok = False
-            elif v is None:
-                if k not in _OPTIONAL:
-                    errors.append(f"platform {key!r}: {k} must be a number, got null")
-                    ok = False
-            elif isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                errors.append(f"platform {key!r}: {k} must be a number >= 0, got {v!r}")
-                ok = False
-        if ok and set(row) == set(_ROW_FIELDS):
-            out[key] = Table6Row(**{k: (float(v) if isinstance(v, int) else v) for k, v in row.items()})
-    if errors:
-        raise ValueError(f"{path}: " + "; ".join(errors))
+    for key, raw in doc["platforms"].items():
+        row, errors = _row(str(key), raw, f"{source}: platforms.{key}")
+        problems += errors
+        if row is not None:
+            out[key] = row
+    if problems:
+        raise TableError(problems)
     return out

@@ -91,6 +91,15 @@ class ConfigError(InputError):
     """One or more problems in a config file (all collected before raising)."""
 
 
+class TableError(ValueError):
+    """The problems of a model's table (a LogCA or roofline platform table), each naming the file and the
+    entry (``problems``); its text joins them."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
 def where(source: str, key: str) -> str:
     """Prefix of an error message: ``file: key``."""
     return f"{source}: {key}" if key else source

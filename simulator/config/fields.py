@@ -195,6 +195,17 @@ def convert_value(value: Any, tp: type, unit: str | None = None) -> Any:
     return _convert_scalar(value, tp, {"unit": unit})
 
 
+def table_value(value: Any, tp: type, unit: str | None = None, scale: float = 1.0) -> Any:
+    """``value`` of a key of a model's table (outside the schema) of type ``tp``, in the key's own unit:
+    a number bare or in exponent form ("1e3") is in that unit, as the shipped tables write it; where the
+    key has a dimension ``unit`` (a name of ``DIMENSIONS``), a value with a unit ("1 GHz", "20 pJ") is
+    converted to SI and divided by ``scale``, the SI value of one of the key's units (1e9 for a key in
+    GFLOP/s). ValueError saying what was expected."""
+    if unit and isinstance(exponent_number(value), str):
+        return convert_value(value, tp, unit) / scale
+    return convert_value(value, tp)
+
+
 def did_you_mean(name: Any, known: Any) -> str:
     """`` (did you mean X?)`` naming the one or two ``known`` names closest to a mistyped ``name``, or ''."""
     close = difflib.get_close_matches(str(name), sorted(known), n=2)

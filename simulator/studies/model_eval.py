@@ -296,20 +296,21 @@ def roofline_rows(reports: Sequence[RooflineReport]) -> list[dict[str, object]]:
 
 def load_logca_table(path: str | Path) -> dict[str, PlatformEntry]:
     """The rows of a LogCA table; a bad table is an InputError naming the file and the row, a line per problem."""
-    try:
-        return load_platform_entries(path)
-    except TableError as exc:
-        raise InputError([f"--table: {problem}" for problem in exc.problems]) from None
+    return _table_rows(load_platform_entries, path)
 
 
 def load_roofline_table(path: str | Path) -> dict[str, Table6Row]:
-    """The rows of a roofline platform table; a bad table is an InputError naming the file and the row."""
+    """The rows of a roofline platform table; a bad table is an InputError naming the file and the row, a line
+    per problem."""
+    return _table_rows(load_roofline_platforms, path)
+
+
+def _table_rows(load: Callable[[str | Path], dict], path: str | Path) -> dict:
+    """``load(path)``: a model's table given with --table; its TableError as an InputError, a line per problem."""
     try:
-        return load_roofline_platforms(path)
-    except OSError as exc:
-        raise InputError(f"--table {path}: cannot read ({exc.strerror}); expected a readable YAML file") from None
-    except ValueError as exc:
-        raise InputError(f"--table: {exc}") from None
+        return load(path)
+    except TableError as exc:
+        raise InputError([f"--table: {problem}" for problem in exc.problems]) from None
 
 
 def shown(path: str | Path) -> str:

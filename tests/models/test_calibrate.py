@@ -153,6 +153,12 @@ def test_loader_accepts_a_minimal_entry(tmp_path: Path) -> None:
     assert load_platforms(_write(tmp_path, GOOD_ENTRY))["x"] == LogCAParams(1.0, 10.0, 2.0, 4.0, 1.0, False)
 
 
+def test_a_frequency_in_exponent_form_is_a_number_of_hz(tmp_path: Path) -> None:
+    """1e9 (a string to YAML 1.1) is a bare number of Hz, as 1.0e+9 is, not a value that lacks its unit."""
+    table = _write(tmp_path, GOOD_ENTRY.replace("host_frequency_hz: 1.0e+9", "host_frequency_hz: 1e9"))
+    assert load_platform_entries(table)["x"].host_frequency_hz == 1e9
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
@@ -160,7 +166,7 @@ def test_loader_accepts_a_minimal_entry(tmp_path: Path) -> None:
         (GOOD_ENTRY.replace("    beta: 1.0\n", ""), "missing key 'beta'"),
         (GOOD_ENTRY.replace("    beta: 1.0\n", "    beta: 1.0\n    beta: 2.0\n"), "beta: duplicate key"),
         (GOOD_ENTRY.replace("acceleration: 4.0", "acceleration: -4.0"), "acceleration"),
-        (GOOD_ENTRY.replace("host_frequency_hz: 1.0e+9", "host_frequency_hz: 1e9"), "host_frequency_hz"),
+        (GOOD_ENTRY.replace("host_frequency_hz: 1.0e+9", "host_frequency_hz: 1e9 B"), "host_frequency_hz"),
         (GOOD_ENTRY.replace("latency_per_byte: false", "latency_per_byte: 0"), "latency_per_byte"),
         ("platformz: {}\n", "platforms"),
     ],

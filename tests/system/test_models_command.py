@@ -179,6 +179,37 @@ def test_each_problem_of_a_table_is_a_line_of_its_own(tmp_path: Path, capsys: py
     assert "'GB' is a size unit" in errors[0] and "platforms.toy.acceleration: expected a number" in errors[1]
 
 
+def _nehalem_row(**values: str) -> str:
+    """A roofline table of the shipped nehalem_cpu row with ``values`` (key -> text) written over its own."""
+    lines = ROOFLINE_TABLE.read_text().split("  ivy_bridge_nuc_cpu:")[0].splitlines()
+    return "\n".join(next((f"    {k}: {v}" for k, v in values.items() if line.startswith(f"    {k}:")), line)
+                     for line in lines) + "\n"
+
+
+def test_a_roofline_table_takes_units_and_exponents_as_a_config_does(tmp_path: Path) -> None:
+    """107 GFLOP/s, 122 W, 795 pJ/B, 108 nJ as 108000 pJ and 1.49e2 (a string to YAML 1.1) read as the bare numbers
+    of the shipped table do, in the unit each key's name gives."""
+    table = tmp_path / "units.yaml"
+    table.write_text(_nehalem_row(peak_sp_gflop_per_s="107 GFLOP/s", pi0_w="122 W", eps_mem_pj_per_byte="795 pJ/B",
+                                  eps_rand_nj_per_access="108000 pJ", rand_macc_per_s="1.49e2",
+                                  peak_mem_gb_per_s="25.6 GB/s"))
+    assert load_roofline_table(table)["nehalem_cpu"] == load_roofline_table(ROOFLINE_TABLE)["nehalem_cpu"]
+
+
+def test_each_problem_of_a_roofline_table_is_a_line_of_its_own(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    table = tmp_path / "bad.yaml"
+    table.write_text(_nehalem_row(peak_mem_gb_per_s="25.6 GHz", delta_pi_w="-1", idle_w="fast", label="null"))
+    errors = refused(["models", "roofline", "nehalem_cpu", "--table", str(table)], capsys, tmp_path / "none")
+    where = f"offsim: error: --table: {table}: platforms.nehalem_cpu"
+    assert errors == [
+        f"{where}.label: expected a string, got null",
+        f"{where}.peak_mem_gb_per_s: expected a bandwidth with a unit (B/s, kB/s, KB/s, MB/s, GB/s, TB/s, ...), got "
+        "'25.6 GHz': 'GHz' is a frequency unit",
+        f"{where}.idle_w: expected a power with a unit (W, mW, uW, µW, nW, pW, ...), got 'fast'",
+        f"{where}.delta_pi_w: expected a number >= 0, got -1",
+    ], errors
+
+
 def test_a_row_whose_t0_overflows_is_refused_naming_the_table_and_row(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture) -> None:
     table = tmp_path / "toy.yaml"
