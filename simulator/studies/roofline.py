@@ -32,7 +32,7 @@ from simulator.config.schema import dram_geometry, dram_timing, memories_without
 from simulator.memory.dram_params import peak_bandwidth_bytes_per_s
 from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
-from simulator.config.units import format_quantity
+from simulator.config.units import format_exact
 from simulator.studies.plots import save_figure
 from workloads import micro
 
@@ -64,8 +64,8 @@ def calibration_problem(loaded: LoadedConfig, stream_bytes: int = STREAM_BYTES) 
     stream, or a memory's energy is not known: ``energy_problem``), or None."""
     capacity = dram_geometry(loaded.spec).capacity_bytes
     if capacity < stream_bytes:
-        return (f"the roofline's costs are measured with a {format_quantity(stream_bytes, 'B')} read stream, more "
-                f"than the {format_quantity(capacity, 'B')} of the system's DRAM ({loaded.source}: dram.geometry); "
+        return (f"the roofline's costs are measured with a {format_exact(stream_bytes, 'B')} read stream, more "
+                f"than the {format_exact(capacity, 'B')} of the system's DRAM ({loaded.source}: dram.geometry); "
                 "expected a system that holds it")
     return energy_problem(loaded)
 

@@ -535,7 +535,7 @@ def test_crosscheck_refuses_an_fmm_run_on_a_coupling_the_u_list_model_lacks(tmp_
              "--param", "n_points=2000", "--set", "dram.geometry.rows=512", "--out", str(out), "--crosscheck"]
     err = refused(small, capsys, out)
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: the U-list model's inputs are measured "
-                                               "with micro runs over 268.4 MB, more than the 134.2 MB"), err
+                                               "with micro runs over 256 MiB, more than the 128 MiB"), err
     # a unit named 'lap' that is no LAP; no unit 'lap' at all, which the run itself refuses, as without --crosscheck
     crypto = _write(tmp_path / "crypto.yaml", (CONFIGS / "systems" / "i7_920_ddr3.yaml").read_text() + (
         "accelerators:\n  lap: {preset: accel/hifn_7955_crypto, interface: {coupling: pcie, "
@@ -577,7 +577,7 @@ def test_crosscheck_refuses_a_dram_too_small_for_its_calibration_stream(tmp_path
     argv = ["run", str(DEFAULT_SYSTEM), str(compute), "--set", "dram.geometry.rows=64", "--out", str(out)]
     err = refused([*argv, "--crosscheck"], capsys, out)
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: the roofline's costs are measured "
-                                               "with a 33.55 MB read stream, more than the 16.78 MB"), err
+                                               "with a 32 MiB read stream, more than the 16 MiB"), err
     assert main(argv) == 0  # the run alone fits
 
 

@@ -624,11 +624,11 @@ def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path
 
 LOGCA_BAD = {
     "crypto buffers beyond the DRAM": ("logca_crypto", {"max_granularity_bytes": "1000 TB"},
-                                       "max_granularity_bytes: 1000 TB: the sweep's largest buffer, 562.9 TB, and its "
-                                       "output do not fit (hifn_7955: 1126 TB in 4.295 GB (dram.geometry of "
+                                       "max_granularity_bytes: 976562500000 KiB: the sweep's largest buffer, 512 TiB, "
+                                       "and its output do not fit (hifn_7955: 1024 TiB in 4 GiB (dram.geometry of "
                                        "configs/systems/logca_hifn_7955.yaml);"),
     "multi-unit buffers beyond the DRAM": ("logca_crypto", {"multi_unit_max_bytes": "4 GiB"},
-                                           "multi_unit_max_bytes: 4.295 GB: the sweep's largest buffer, 4.295 GB"),
+                                           "multi_unit_max_bytes: 4 GiB: the sweep's largest buffer, 4 GiB"),
     "multi-unit range upside down": ("logca_crypto", {"multi_unit_max_bytes": "8 B"},
                                      "multi_unit_max_bytes: expected >= min_granularity_bytes"),
     "SHA split over engines": ("logca_crypto", {"kernel": "sha", "platforms": ["ultrasparc_t2"]},
@@ -652,9 +652,9 @@ LOGCA_BAD = {
                                       "pipelined_min_bytes: 134217728 B; expected <= pipelined_max_bytes (67108864 B)"),
     "GPU buffers beyond the DRAM": ("logca_gpu", {"max_granularity_bytes": "1 TiB"},
                                     "max_granularity_bytes: the largest buffer and its output do not fit (discrete: "
-                                    "1.649 TB in 4.295 GB (dram.geometry of configs/systems/logca_gpu_discrete.yaml); "
-                                    "apu: 1.649 TB in 4.295 GB (dram.geometry of configs/systems/logca_gpu_apu.yaml); "
-                                    "hsa: 1.649 TB in 4.295 GB (dram.geometry of configs/systems/logca_gpu_hsa.yaml))"),
+                                    "1536 GiB in 4 GiB (dram.geometry of configs/systems/logca_gpu_discrete.yaml); "
+                                    "apu: 1536 GiB in 4 GiB (dram.geometry of configs/systems/logca_gpu_apu.yaml); "
+                                    "hsa: 1536 GiB in 4 GiB (dram.geometry of configs/systems/logca_gpu_hsa.yaml))"),
     "pipelined GPU buffers beyond the DRAM": ("logca_gpu", {"pipelined_max_bytes": "4 GiB"},
                                               "pipelined_max_bytes: the largest buffer and its output do not fit "
                                               "(discrete: "),

@@ -103,7 +103,7 @@ def test_a_system_too_small_to_measure_is_refused_with_the_roofline(tmp_path):
     (tmp_path / "study.yaml").write_text(study)
     with pytest.raises(ConfigError) as err:
         prepare_points(load_study(tmp_path / "study.yaml"))
-    assert "crosscheck: the roofline's costs are measured with a 33.55 MB read stream, more than the 16.78 MB" \
+    assert "crosscheck: the roofline's costs are measured with a 32 MiB read stream, more than the 16 MiB" \
         in str(err.value)
 
 

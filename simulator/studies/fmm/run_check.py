@@ -51,7 +51,7 @@ from simulator.studies.fmm.crosscheck import (
 from simulator.results import Results
 from simulator.studies.roofline import CrosscheckRow
 from simulator.runner import energy_split_j
-from simulator.config.units import format_quantity
+from simulator.config.units import format_exact
 from workloads import fmm_ulist
 
 GENERATOR = "fmm_ulist"
@@ -90,7 +90,7 @@ def crosscheck_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str)
     capacity = dram_geometry(loaded.spec).capacity_bytes
     if capacity < MICRO_FOOTPRINT_BYTES:
         return (f"the U-list model's inputs are measured with micro runs over "
-                f"{format_quantity(MICRO_FOOTPRINT_BYTES, 'B')}, more than the {format_quantity(capacity, 'B')} "
+                f"{format_exact(MICRO_FOOTPRINT_BYTES, 'B')}, more than the {format_exact(capacity, 'B')} "
                 f"of the system's DRAM ({loaded.source}: dram.geometry); expected a system that holds them")
     return None
 

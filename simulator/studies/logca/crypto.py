@@ -59,7 +59,7 @@ from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
-from simulator.config.units import format_quantity
+from simulator.config.units import format_exact
 from workloads.aes import crypto_host, crypto_offload
 
 TABLE_4_3 = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
@@ -518,7 +518,7 @@ def dram_shortfall(name: str, system_path: str | Path, need_bytes: int) -> str |
     capacity = dram_geometry(_loaded(str(system_path)).spec).capacity_bytes
     if need_bytes <= capacity:
         return None
-    return (f"{name}: {format_quantity(need_bytes, 'B')} in {format_quantity(capacity, 'B')} "
+    return (f"{name}: {format_exact(need_bytes, 'B')} in {format_exact(capacity, 'B')} "
             f"(dram.geometry of {display_path(Path(system_path))})")
 
 
@@ -533,8 +533,8 @@ def _memory_problems(platforms: list[Platform], source: str, key: str, g_min_byt
                                        g_bytes + (g_bytes if platform.kernel == "aes" else SHA256_DIGEST_BYTES)))]
     if not short:
         return []
-    return [f"{source}: {key}: {format_quantity(g_max_bytes, 'B')}: the sweep's largest buffer, "
-            f"{format_quantity(g_bytes, 'B')}, and its output do not fit ({'; '.join(short)}); expected a largest "
+    return [f"{source}: {key}: {format_exact(g_max_bytes, 'B')}: the sweep's largest buffer, "
+            f"{format_exact(g_bytes, 'B')}, and its output do not fit ({'; '.join(short)}); expected a largest "
             "buffer whose input and output fit the DRAM of every platform"]
 
 
