@@ -220,10 +220,10 @@ BAD_STUDIES = {
     "size the generator refuses": ("  product:\n    param.array_bytes: [\"64 KiB\", \"-1 MiB\"]\n",
                                    "sweep.product.param.array_bytes: value '-1 MiB': the stream generator refuses it: "
                                    "params.array_bytes"),
-    "kind the generator refuses": ("  product:\n    set.host.max_outstanding_misses: [4, 8]\n"
-                                   "    param.kind: [read, bogus]\n",
-                                   "sweep.product.param.kind: value 'bogus': the stream generator refuses it: "
-                                   "params.kind"),
+    "kind outside the generator's choices": ("  product:\n    set.host.max_outstanding_misses: [4, 8]\n"
+                                             "    param.kind: [read, bogus]\n",
+                                             "sweep.product.param.kind: value 'bogus': params.kind: 'bogus'; "
+                                             "expected one of read, write, copy, scale, add, triad"),
     # each value passes with the workload file's other parameters; 1000 B is not a whole number of 16 B elements
     "values the generator refuses together": ("  zip:\n    param.array_bytes: [\"64 KiB\", \"1000 B\"]\n"
                                               "    param.elem_bytes: [\"8 B\", \"16 B\"]\n",
