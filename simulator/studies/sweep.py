@@ -358,13 +358,20 @@ class _Builder:
         return self._workloads[params]
 
     def resolved(self, axis: Axis, value: Any) -> Any:
-        """The value ``axis`` takes at ``value`` after parsing (``_resolved_value``); ConfigError if invalid. A
-        ``param.`` value is applied with the first value of every other ``param.`` axis, as each point has one
-        of each: a parameter another axis gives may be missing from the workload file."""
+        """The value ``axis`` takes at ``value`` after parsing (``_resolved_value``, the workload ``filled``);
+        ConfigError if invalid."""
         if axis.kind == "set":
             return _resolved_value(self.system(((axis.target, value),)), None, axis)
-        others = tuple((a.target, a.values[0]) for a in self.study.axes if a.kind == "param" and a is not axis)
-        return self.workload(((axis.target, value), *others)).params[axis.target]
+        return self.workload(self.filled(((axis.target, value),))).params[axis.target]
+
+    def filled(self, params: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+        """``params`` (workload parameter, value) with the first value of each other ``param.`` axis whose
+        parameter the workload file lacks: every point has a value of each axis, so the file may leave out
+        what an axis gives, and a value checked on its own is checked with one."""
+        raw = self.workload_raw.get("params") if isinstance(self.workload_raw, dict) else None
+        given = {*(k for k, _ in params), *(raw if isinstance(raw, dict) else ())}
+        return params + tuple((a.target, a.values[0]) for a in self.study.axes
+                              if a.kind == "param" and a.target not in given)
 
     def trace_problem(self, params: tuple[tuple[str, Any], ...]) -> str | None:
         """Why the workload with ``params`` cannot make its trace (the generator's message, without the
@@ -459,10 +466,10 @@ def _check_workload_file(study: StudySpec, builder: _Builder) -> None:
     axis sets it: an unknown key or parameter, a bad value of a parameter no axis sets, a stored trace or a
     ``params`` that is not a mapping under ``param.`` axes. Each problem is said once, as every point shares
     it, rather than once per point or per axis value. The workload is built with the first ``param.`` axis's
-    first value, so that the file is taken as the points take it (a parameter an axis gives may be missing)."""
+    first value (``_Builder.filled``), so that the file is taken as the points take it."""
     axes = [a for a in study.axes if a.kind == "param"]
     try:
-        builder.workload(((axes[0].target, axes[0].values[0]),) if axes else ())
+        builder.workload(builder.filled(((axes[0].target, axes[0].values[0]),) if axes else ()))
     except ConfigError as exc:
         own = _file_problems(exc.entries, [f"params.{a.target}" for a in axes])
         if own:
@@ -541,7 +548,7 @@ def _axis_values(study: StudySpec, builder: _Builder, axis: Axis) -> tuple[list[
                 values.append(value)
                 continue
             errors += [f"{where}: value {value!r}: {_without_file(e)}" for e in own]
-            if any("unknown key" in m or "unknown parameter" in m for m in exc.messages):
+            if any("unknown key" in _without_file(e) or "unknown parameter" in _without_file(e) for e in own):
                 break  # an unknown key fails for every value: say it once
     return errors, values
 
@@ -651,14 +658,15 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
 
 def _trace_messages(study: StudySpec, builder: _Builder, values: tuple[tuple[str, Any], ...]) -> list[str]:
     """Messages for a point whose workload the generator refuses (``_Builder.trace_problem``): naming each
-    param. axis whose value alone (over the workload file's parameters) is refused for the same reason,
+    param. axis whose value alone (over the workload file's parameters, ``_Builder.filled``) is refused for the
+    same reason,
     else the point's param. values together, else (no param. axis) the study's workload."""
     by_key = {a.key: a for a in study.axes}
     named = [(by_key[k], v) for k, v in values if by_key[k].kind == "param"]
     params = tuple((a.target, v) for a, v in named)
     problem = builder.trace_problem(params)
     generator = builder.workload(params).generator
-    alone = [(a, v) for a, v in named if builder.trace_problem(((a.target, v),)) == problem]
+    alone = [(a, v) for a, v in named if builder.trace_problem(builder.filled(((a.target, v),))) == problem]
     if alone:
         return [f"{_axis_where(study, a)}: value {v!r}: the {generator} generator refuses it: {problem}"
                 for a, v in alone]

@@ -918,3 +918,20 @@ def test_a_parameter_the_workload_lacks_may_come_from_another_axis(tmp_path, cap
     assert main(["validate", str(study)]) == 2
     (err,) = capsys.readouterr().err.strip().splitlines()
     assert "sweep.product.param.elem_bytes: value '8 GHz': " in err and "array_bytes" not in err, err
+
+
+@pytest.mark.parametrize("params, axes, says", [
+    # an unknown parameter of another axis does not cut this axis's values short
+    ("{kind: read}", "    param.array_bytes: [\"1 MHz\", \"2 GHz\", \"1 MiB\"]\n    param.repeatz: [1, 2]\n",
+     ["param.array_bytes: value '1 MHz': ", "param.array_bytes: value '2 GHz': ", "param.repeatz: value 1: "]),
+    # a value the generator refuses is its axis's, once, though the file leaves kind to the other axis
+    ("{}", "    param.kind: [read, write]\n    param.array_bytes: [\"1 MiB\", \"12 B\"]\n",
+     ["param.array_bytes: value '12 B': the stream generator refuses it: "]),
+])
+def test_each_bad_axis_value_is_named_once_whatever_the_other_axes_give(tmp_path, capsys, params, axes, says):
+    (tmp_path / "w.yaml").write_text(f"name: w\ngenerator: stream\nparams: {params}\n")
+    study = tmp_path / "study.yaml"
+    study.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n  product:\n{axes}")
+    assert main(["validate", str(study)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == len(says) and all(f"{study}: sweep.product.{s}" in line for s, line in zip(says, err)), err
