@@ -213,6 +213,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     of them as a run would check it before replaying (its units, rows, commands and memory reach)."""
     from simulator.config.loader import LoadedConfig
 
+    if args.max_points is not None:  # once, whatever the files
+        from simulator.studies.sweep import check_max_points
+
+        check_max_points(args.max_points)
     problems: list[str] = []
     checked = []
     for path in args.files:

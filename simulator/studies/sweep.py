@@ -267,12 +267,17 @@ def _parse_figures(raw: Any, axis_keys: set[str], source: str, errors: list[str]
 DEFAULT_MAX_POINTS = 10_000
 
 
-def check_point_count(where: str, count: int, max_points: int) -> None:
-    """Raise ConfigError at ``where`` (the file, and the key that makes the points) if a study of ``count``
-    points has more than ``max_points``: the limit of every ``offsim study``, sweep or paper study (``--max-points``,
-    which must be positive)."""
+def check_max_points(max_points: int) -> None:
+    """Raise ConfigError naming ``--max-points`` unless ``max_points`` is a positive number of points."""
     if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 1:
         raise ConfigError(f"--max-points: {max_points}; expected a positive number of points")
+
+
+def check_point_count(where: str, count: int, max_points: int) -> None:
+    """Raise ConfigError at ``where`` (the file, and the key that makes the points) if a study of ``count``
+    points has more than ``max_points``: the limit of every ``offsim study``, sweep or paper study
+    (``check_max_points``)."""
+    check_max_points(max_points)
     if count > max_points:
         raise ConfigError(f"{where}: {count:,} points; expected at most {max_points:,} "
                           "(--max-points N of offsim study and offsim validate allows more)")

@@ -249,6 +249,10 @@ def test_a_paper_study_takes_the_sweeps_point_limit_and_option(tmp_path, capsys)
         for command in ("validate", "study"):
             _refused([command, str(study), "--max-points", bad], capsys, tmp_path,
                      f"--max-points: {bad}; expected a positive number of points")
+    # the option is checked once, whatever the files validate is given
+    for files in ([str(study), str(big)], [str(DEFAULT_SYSTEM)]):
+        _refused(["validate", *files, "--max-points", "0"], capsys, tmp_path,
+                 "--max-points: 0; expected a positive number of points")
 
 
 def test_a_trace_touching_more_lines_than_a_run_takes_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
