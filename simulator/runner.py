@@ -39,7 +39,7 @@ from simulator.engine.limits import (SimulatedTimeLimit, add_work, host_time_mes
                                      host_work_cycles, start_watchdog, trace_lines, trace_lines_message,
                                      trace_lines_problem, watchdog_message)
 from simulator.system import System, build_system
-from simulator.config.units import PS_PER_S, format_bytes, format_quantity
+from simulator.config.units import PS_PER_S, format_bytes, format_size
 from workloads.trace import TraceError, address_end_bytes, row_end_bytes
 from workloads.trace_stream import TraceStream
 
@@ -155,7 +155,7 @@ def memory_reach_problem(end_bytes: float, capacity_bytes: int, source: str, sys
     the trace's rows that go beyond, as ``rows_beyond`` names them ("" where not known)."""
     if end_bytes <= capacity_bytes:
         return None
-    return (f"{source}: {rows and rows + ': '}the host's accesses reach {format_quantity(end_bytes, 'B')} of memory; "
+    return (f"{source}: {rows and rows + ': '}the host's accesses reach {format_size(end_bytes)} of memory; "
             f"expected at most the {format_bytes(capacity_bytes)} of the system's DRAM ({system_source}: "
             "dram.geometry)")
 

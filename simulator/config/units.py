@@ -170,6 +170,19 @@ def format_bytes(value: float) -> str:
     return f"{float(value)!r} B"
 
 
+def format_size(value: float, digits: int = 4) -> str:
+    """A computed size in bytes, to read beside configured ones (``format_bytes``): a whole binary size as it
+    gives it ("64 MiB"), any other in the largest binary unit it reaches, to ``digits`` significant digits
+    ("7.992 GiB"), or exactly in bytes where those digits would read as a whole size ("67109000 B", not
+    "64 MiB")."""
+    exact = format_bytes(value)
+    if not exact.endswith(" B") or abs(value) < BINARY_PREFIXES[-1][0]:
+        return exact
+    size, prefix = next((size, prefix) for size, prefix in BINARY_PREFIXES if abs(value) >= size)
+    shown = f"{value / size:.{digits}g}"
+    return f"{shown} {prefix}B" if "." in shown else exact
+
+
 def format_exact(value: float, si_unit: str) -> str:
     """A config value in SI unit ``si_unit`` as messages and listings show it: a size in bytes exactly
     (``format_bytes``: 8 MiB, not 8.389 MB), any other quantity with an engineering prefix."""

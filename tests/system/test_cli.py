@@ -250,7 +250,7 @@ def test_workload_larger_than_the_dram_exits_2_before_running(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and ("random_access.yaml (with --param footprint_bytes=8 GiB --param n_accesses=1000): row 0: "
-                              "the host's accesses reach 8.58") in err[0], err
+                              "the host's accesses reach 7.992 GiB of memory") in err[0], err
     assert "4 GiB of the system's DRAM" in err[0] and "Traceback" not in err[0]
     assert list(tmp_path.iterdir()) == []
 

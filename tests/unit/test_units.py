@@ -10,6 +10,7 @@ from simulator.config.units import (
     PS_PER_S,
     UnitError,
     format_bytes,
+    format_size,
     format_quantity,
     is_power_of_two,
     parse_quantity,
@@ -93,6 +94,15 @@ def test_quantities_format_with_an_engineering_prefix(value, unit, expected):
 ])
 def test_sizes_format_with_binary_prefixes_when_whole(value, expected):
     assert format_bytes(value) == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    (2**26, "64 MiB"), (8581566992, "7.992 GiB"), (52800000008.0, "49.17 GiB"), (1000, "1000 B"),
+    # a size its digits would show as whole (64 MiB, 1 TiB) is given exactly: it may exceed a limit by bytes
+    (2**26 + 136, "67109000 B"), (2**40 + 5, "1099511627781 B"),
+])
+def test_a_computed_size_reads_in_binary_units_and_never_as_a_whole_size_it_is_not(value, expected):
+    assert format_size(value) == expected
 
 
 @pytest.mark.parametrize("value", [32768, 8 * 2**20, 2**32, 1000, 1500.5, 3 * 2**30 + 1, 0.125])
