@@ -412,7 +412,7 @@ def load_platforms(path: str | Path) -> dict[str, Table6Row]:
         row, errors = _row(str(key), raw, f"{source}: platforms.{key}")
         problems += errors
         if row is not None:
-            out[key] = row
+            out[str(key)] = row
     if problems:
         raise TableError(problems)
     return out

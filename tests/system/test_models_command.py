@@ -196,6 +196,18 @@ def test_a_roofline_table_takes_units_and_exponents_as_a_config_does(tmp_path: P
     assert load_roofline_table(table)["nehalem_cpu"] == load_roofline_table(ROOFLINE_TABLE)["nehalem_cpu"]
 
 
+def test_a_roofline_platform_named_by_a_number_is_listed_and_picked(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """YAML reads a key ``7:`` as a number: the platform is named "7", as a LogCA table names it (it raised a
+    TypeError in the listing and in the pick)."""
+    table = tmp_path / "numbered.yaml"
+    table.write_text(_nehalem_row().replace("  nehalem_cpu:", "  7:"))
+    assert main(["models", "roofline", "--table", str(table)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("7 ")
+    assert main(["models", "roofline", "7", "--table", str(table)]) == 0
+    assert capsys.readouterr().out.startswith("7: Desktop CPU Nehalem")
+
+
 def test_each_problem_of_a_roofline_table_is_a_line_of_its_own(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     table = tmp_path / "bad.yaml"
     table.write_text(_nehalem_row(peak_mem_gb_per_s="25.6 GHz", delta_pi_w="-1", idle_w="fast", label="null"))
