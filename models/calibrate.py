@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 
 from models.logca import LogCAParams, time_accelerated, time_unaccelerated
 from simulator.config.errors import ConfigError, TableError
-from simulator.config.fields import table_value
+from simulator.config.fields import row_values, table_rows, table_value
 from simulator.config.yamlio import config_text, load_yaml_text
 
 __all__ = [
@@ -372,21 +372,11 @@ def _entry_value(name: str, value: Any) -> Any:
     return table_value(value, _ENTRY_KEYS[name], _ENTRY_UNITS.get(name))
 
 
-def _entry(key: str, raw: Any, source: str) -> tuple[PlatformEntry | None, list[str]]:
-    where = f"{source}: platforms.{key}"
-    if not isinstance(raw, dict):
-        return None, [f"{where}: expected a mapping of {sorted(_ENTRY_KEYS)}, got {type(raw).__name__}"]
-    problems = [
-        f"{where}: unknown key {name!r}; expected one of {sorted(_ENTRY_KEYS)}" for name in raw if name not in _ENTRY_KEYS
-    ]
-    problems += [f"{where}: missing key {name!r}" for name in sorted(_REQUIRED_KEYS - set(raw))]
-    values: dict[str, Any] = {}
-    for name in [n for n in _ENTRY_KEYS if n in raw]:
-        try:
-            values[name] = _entry_value(name, raw[name])
-        except ValueError as exc:
-            problems.append(f"{where}.{name}: {exc}")
-    if problems:
+def _entry(key: str, raw: Any, where: str) -> tuple[PlatformEntry | None, list[str]]:
+    """Entry ``key`` of a table (``where``: the file and the entry, as messages name them), or None and a problem
+    per bad, unknown or missing key (``fields.row_values``)."""
+    values, problems = row_values(raw, where, list(_ENTRY_KEYS), _REQUIRED_KEYS, _entry_value)
+    if values is None:
         return None, problems
     try:
         params = LogCAParams(
@@ -431,18 +421,7 @@ def _entries_of_text(text: str, source: str) -> dict[str, PlatformEntry]:
         data = load_yaml_text(text, source)  # strict: duplicate keys, alias bombs, syntax
     except ConfigError as exc:
         raise TableError(exc.messages) from None
-    if not isinstance(data, dict) or not isinstance(data.get("platforms"), dict):
-        raise TableError([f"{source}: expected a mapping with a 'platforms' mapping"])
-    problems = [f"{source}: unknown top-level key {name!r}; expected one of {sorted(_TOP_KEYS)}" for name in data if name not in _TOP_KEYS]
-    entries: dict[str, PlatformEntry] = {}
-    for key, raw in data["platforms"].items():
-        entry, errors = _entry(str(key), raw, source)
-        problems += errors
-        if entry is not None:
-            entries[str(key)] = entry
-    if problems:
-        raise TableError(problems)
-    return entries
+    return table_rows(data, source, sorted(_TOP_KEYS), _entry)
 
 
 def load_platforms(path: str | Path) -> dict[str, LogCAParams]:

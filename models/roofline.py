@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from simulator.config.errors import ConfigError, TableError, as_written
-from simulator.config.fields import did_you_mean, table_value
+from simulator.config.fields import row_values, table_rows, table_value
 from simulator.config.yamlio import config_text, load_yaml_text
 
 ArrayLike = float | np.ndarray
@@ -374,20 +374,9 @@ def _row_value(name: str, value: Any) -> Any:
 
 def _row(key: str, row: Any, where: str) -> tuple[Table6Row | None, list[str]]:
     """Platform ``key``'s row (``where``: the file and the row, as messages name them), or None and a problem
-    per bad, unknown or missing key."""
-    if not isinstance(row, dict):
-        return None, [f"{where}: expected a mapping of the row's keys ({', '.join(_ROW_FIELDS)}), "
-                      f"got {as_written(row)}"]
-    problems = [f"{where}: unknown key {k!r}{did_you_mean(k, _ROW_FIELDS)}; expected one of: {', '.join(_ROW_FIELDS)}"
-                for k in row if k not in _ROW_FIELDS]
-    problems += [f"{where}: missing key {k!r}" for k in _ROW_FIELDS if k not in row]
-    values = {}
-    for name in [n for n in _ROW_FIELDS if n in row]:
-        try:
-            values[name] = _row_value(name, row[name])
-        except ValueError as exc:
-            problems.append(f"{where}.{name}: {exc}")
-    return (None, problems) if problems else (Table6Row(**values), [])
+    per bad, unknown or missing key (``fields.row_values``)."""
+    values, problems = row_values(row, where, list(_ROW_FIELDS), _ROW_FIELDS, _row_value)
+    return (None, problems) if values is None else (Table6Row(**values), [])
 
 
 def load_platforms(path: str | Path) -> dict[str, Table6Row]:
@@ -403,16 +392,4 @@ def load_platforms(path: str | Path) -> dict[str, Table6Row]:
         doc = load_yaml_text(config_text(path), source)  # strict: duplicate keys, alias bombs, syntax
     except ConfigError as exc:
         raise TableError(exc.messages) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("platforms"), dict) or not doc["platforms"]:
-        raise TableError([f"{source}: expected a mapping with a non-empty 'platforms' mapping"])
-    problems = [f"{source}: unknown top-level key {k!r}; expected one of: {', '.join(_TOP_KEYS)}"
-                for k in doc if k not in _TOP_KEYS]
-    out: dict[str, Table6Row] = {}
-    for key, raw in doc["platforms"].items():
-        row, errors = _row(str(key), raw, f"{source}: platforms.{key}")
-        problems += errors
-        if row is not None:
-            out[str(key)] = row
-    if problems:
-        raise TableError(problems)
-    return out
+    return table_rows(doc, source, _TOP_KEYS, _row)

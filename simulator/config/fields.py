@@ -18,10 +18,11 @@ import math
 import re
 import types
 import typing
+from collections.abc import Collection, Sequence
 from typing import Any, Callable
 
 from simulator.config.bounds import BY_DIMENSION, Range
-from simulator.config.errors import FieldError, Problem, as_written, join_key
+from simulator.config.errors import FieldError, Problem, TableError, as_written, join_key
 from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_bytes, format_exact,
                                     is_power_of_two, parse_quantity)
 
@@ -204,6 +205,46 @@ def table_value(value: Any, tp: type, unit: str | None = None, scale: float = 1.
     if unit and isinstance(exponent_number(value), str):
         return convert_value(value, tp, unit) / scale
     return convert_value(value, tp)
+
+
+def table_rows(doc: Any, source: str, top_keys: Sequence[str],
+               read_row: Callable[[str, Any, str], tuple[Any, list[str]]]) -> dict[str, Any]:
+    """The rows of a model's table (outside the schema): ``doc`` (the parsed file ``source``) maps ``top_keys``,
+    one of them a non-empty ``platforms`` mapping of row name to row; ``read_row(name, row, where)`` gives a row's
+    value, or None and its problems (``where``: the file and the row, as messages name them). A row named by a
+    number (YAML's ``7:``) is named by its text. TableError with every problem of the file, one each."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("platforms"), dict) or not doc["platforms"]:
+        raise TableError([f"{source}: expected a mapping with a non-empty 'platforms' mapping"])
+    problems = [f"{source}: unknown top-level key {as_written(k)}{did_you_mean(k, top_keys)}; expected one of: "
+                f"{', '.join(sorted(top_keys))}" for k in doc if k not in top_keys]
+    rows: dict[str, Any] = {}
+    for key, raw in doc["platforms"].items():
+        row, errors = read_row(str(key), raw, f"{source}: platforms.{key}")
+        problems += errors
+        if row is not None:
+            rows[str(key)] = row
+    if problems:
+        raise TableError(problems)
+    return rows
+
+
+def row_values(row: Any, where: str, keys: Sequence[str], required: Collection[str],
+               convert: Callable[[str, Any], Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The values of one row of a model's table (``table_rows``), each key's by ``convert(key, value)``
+    (ValueError saying what was expected), or None and a problem per unknown, missing (of ``required``) or
+    bad key, each naming ``where`` and the key."""
+    if not isinstance(row, dict):
+        return None, [f"{where}: expected a mapping of the row's keys ({', '.join(keys)}), got {as_written(row)}"]
+    problems = [f"{where}: unknown key {as_written(k)}{did_you_mean(k, keys)}; expected one of: {', '.join(keys)}"
+                for k in row if k not in keys]
+    problems += [f"{where}: missing key {k!r}" for k in keys if k in required and k not in row]
+    values = {}
+    for name in [n for n in keys if n in row]:
+        try:
+            values[name] = convert(name, row[name])
+        except ValueError as exc:
+            problems.append(f"{where}.{name}: {exc}")
+    return (None, problems) if problems else (values, [])
 
 
 def did_you_mean(name: Any, known: Any) -> str:
