@@ -138,9 +138,9 @@ def failure_lines(failures: list[tuple[str, str, Path]], folder: Path) -> list[s
 class StudyOutcome:
     """What one ``run_study`` call did.
 
-    simulated/reused/failed: run hashes. errors: run hash -> the error of each point that failed
-    in this call. sim_wall_s: run hash -> wall time (s) the worker spent generating and simulating
-    that point (simulated points only).
+    simulated/reused: run hashes. failed: run hash -> the error of each point that failed in this call
+    (as ``plugin_run.PluginOutcome.failed``). sim_wall_s: run hash -> wall time (s) the worker spent
+    generating and simulating that point (simulated points only).
     wall_s: wall time of the whole call (s), validation and report included.
     """
 
@@ -149,8 +149,7 @@ class StudyOutcome:
     points: tuple[Point, ...]
     simulated: tuple[str, ...]
     reused: tuple[str, ...]
-    failed: tuple[str, ...]
-    errors: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str]
     sim_wall_s: dict[str, float] = field(default_factory=dict)
     wall_s: float = 0.0
     table_path: Path | None = None

@@ -664,8 +664,7 @@ def prepare_points(study: StudySpec, max_points: int = DEFAULT_MAX_POINTS) -> li
 def _trace_messages(study: StudySpec, builder: _Builder, values: tuple[tuple[str, Any], ...]) -> list[str]:
     """Messages for a point whose workload the generator refuses (``_Builder.trace_problem``): naming each
     param. axis whose value alone (over the workload file's parameters, ``_Builder.filled``) is refused for the
-    same reason,
-    else the point's param. values together, else (no param. axis) the study's workload."""
+    same reason, else the point's param. values together, else (no param. axis) the study's workload."""
     by_key = {a.key: a for a in study.axes}
     named = [(by_key[k], v) for k, v in values if by_key[k].kind == "param"]
     params = tuple((a.target, v) for a, v in named)
@@ -1032,19 +1031,19 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
         with _locked_study_dir(out, spec.name, unique, pool) as todo:
             to_run = {p.run_hash for p in todo}
             reused = [h for h in unique if h not in to_run]
-            simulated, errors, sim_s = _execute(_run(pool, out / "points"), todo, out, len(unique), len(reused),
+            simulated, failed, sim_s = _execute(_run(pool, out / "points"), todo, out, len(unique), len(reused),
                                                 spec.name, progress)
             pool.close()
             outcome = StudyOutcome(study=spec, out_dir=out, points=tuple(points), simulated=tuple(simulated),
-                                   reused=tuple(reused), failed=tuple(errors), errors=errors, sim_wall_s=sim_s)
+                                   reused=tuple(reused), failed=failed, sim_wall_s=sim_s)
             table_path, report_path = write_outputs(outcome)
     return replace(outcome, wall_s=time.perf_counter() - t0, table_path=table_path, report_path=report_path)
 
 
 def study_failures(outcome: StudyOutcome) -> list[tuple[str, str, Path]]:
     """The points that failed in ``outcome``'s run, in the points' order: (label, error, the file with its record)."""
-    failed = {p.run_hash: p for p in outcome.points if p.run_hash in outcome.errors}
-    return [(p.label(), outcome.errors[h], outcome.out_dir / "failed" / f"{h}.json") for h, p in failed.items()]
+    failed = {p.run_hash: p for p in outcome.points if p.run_hash in outcome.failed}
+    return [(p.label(), outcome.failed[h], outcome.out_dir / "failed" / f"{h}.json") for h, p in failed.items()]
 
 
 def _kept_points(out: Path, unique: dict[str, Point]) -> str:

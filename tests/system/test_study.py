@@ -61,7 +61,7 @@ def test_study_runs_end_to_end_and_a_rerun_simulates_nothing(tmp_path):
     study = _study(tmp_path, SMALL)
     out = tmp_path / "out"
     first = run_study(study, out, workers=2, progress=False)
-    assert (len(first.points), len(first.simulated), len(first.reused), first.failed) == (4, 4, 0, ())
+    assert (len(first.points), len(first.simulated), len(first.reused), first.failed) == (4, 4, 0, {})
     assert sorted(p.name for p in (out / "points").iterdir()) == sorted(p.run_hash for p in first.points)
     for p in first.points:
         assert sorted(f.name for f in (out / "points" / p.run_hash).iterdir()) == POINT_FILES
@@ -361,7 +361,7 @@ def test_dask_cluster_gives_the_local_pool_table(tmp_path):
     with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                          dashboard_address=None) as cluster:
         remote = run_study(study, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
-    assert (len(remote.simulated), remote.failed) == (4, ())
+    assert (len(remote.simulated), remote.failed) == (4, {})
     assert pq.read_table(remote.table_path).equals(pq.read_table(local.table_path))
     assert main(["study", str(study), "--out", str(tmp_path / "dask-local"), "--dask-local", "2"]) == 0
     assert pq.read_table(tmp_path / "dask-local" / "study.parquet").equals(pq.read_table(local.table_path))
