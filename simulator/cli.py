@@ -430,39 +430,9 @@ def cmd_generators(args: argparse.Namespace) -> int:
     for i, name in enumerate(names):
         doc, params = describe_generator(name)
         print(("\n" if i else "") + f"{name}: {doc}")
-        _print_columns([("parameter", "unit", "default", "accepts"), *_generator_rows(name, params)], indent="  ")
+        _print_columns([("parameter", "unit", "default", "accepts"),
+                        *((p.name, p.unit, p.default, p.accepts) for p in params)], indent="  ")
     return 0
-
-
-def _generator_rows(name: str, params: list) -> list[tuple[str, str, str, str]]:
-    """The rows of generator ``name``'s parameters (``describe_generator``'s) in a config's words: the
-    default as a workload writes it (a size exactly, "not set" for null) and the accepted values from the
-    parameter's declared type (the choices of a ``Literal``; "a list of integers", not ``Sequence[int]``)."""
-    import inspect
-
-    from simulator.config.fields import plain_type, plain_value
-    from simulator.config.workload import declared_types
-    from workloads.registry import GENERATORS
-
-    hints = declared_types(name)  # {} if an installed generator's do not resolve: its text, as declared
-    declared = inspect.signature(GENERATORS[name]).parameters
-    rows = []
-    for p in params:
-        default = declared[p.name].default
-        shown = p.default if default is inspect.Parameter.empty else plain_value(default, p.unit)
-        if p.unit:  # given with its unit ("8 MiB"), whatever number type the generator declares
-            accepts = f"{_with_unit(p.unit)}{' or null' if 'null' in p.accepts else ''}"
-        else:
-            accepts = plain_type(hints[p.name]) if p.name in hints else p.accepts
-        rows.append((p.name, p.unit, shown, accepts))
-    return rows
-
-
-def _with_unit(si_unit: str) -> str:
-    """"a size with a unit" for a parameter in ``si_unit`` (B), as a workload gives it ("8 MiB")."""
-    from simulator.config.units import DIMENSIONS
-
-    return next(d for d in DIMENSIONS.values() if d.si_unit == si_unit).expected().split(" (")[0]
 
 
 def _cmd_commands(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.config.errors import ConfigError, Problem, as_written
-from simulator.config.fields import did_you_mean, plain_type
+from simulator.config.fields import did_you_mean, plain_type, plain_value
 from simulator.config.files import file_sha256
 from simulator.config.loader import content_hash, parse_override
 from simulator.config.yamlio import load_yaml
@@ -367,9 +367,10 @@ def _generator_error(spec: WorkloadSpec, source: str, text: str) -> Problem:
 
 @dataclass(frozen=True)
 class GeneratorParameter:
-    """One parameter of a workload generator as ``offsim generators`` lists it: its name, unit (by
-    its name's suffix; "" for a plain number or other value), default as text ("required" if none),
-    the types it accepts and its generator's one-line description."""
+    """One parameter of a workload generator as ``offsim generators`` lists it, in a config's words: its
+    name, unit (by its name's suffix; "" for a plain number or other value), default as a workload writes
+    it ("required" if none, "not set" for null, a size exactly), and what it accepts (a size with a unit,
+    the choices of a ``Literal``, "a list of integers")."""
 
     name: str
     unit: str
@@ -382,13 +383,18 @@ def describe_generator(gen: str) -> tuple[str, list[GeneratorParameter]]:
     from workloads.registry import GENERATORS
 
     doc = (inspect.getdoc(GENERATORS[gen]) or "").split("\n\n")[0].replace("\n", " ")
+    hints = declared_types(gen)  # {} if an installed generator's do not resolve: its annotation's text then
     rows = []
     for p in _accepted(gen).values():
         dim = _dimension(p)
         unit = "B" if dim == "size" else DIMENSIONS[dim].si_unit if dim else ""
-        default = "required" if p.default is p.empty else repr(p.default)
-        kinds = _plain_kinds(p)
-        accepts = (" or ".join(_PLAIN_TYPES[k] for k in kinds) if kinds
-                   else "" if p.annotation is p.empty else str(p.annotation))
+        default = "required" if p.default is p.empty else plain_value(p.default, unit)
+        if dim:  # given with its unit ("8 MiB"), whatever number type the generator declares
+            accepts = DIMENSIONS[dim].expected().split(" (")[0] + (" or null" if "None" in (_plain_kinds(p) or ())
+                                                                  else "")
+        elif p.name in hints:
+            accepts = plain_type(hints[p.name])
+        else:
+            accepts = "" if p.annotation is p.empty else str(p.annotation)
         rows.append(GeneratorParameter(p.name, unit, default, accepts))
     return doc, rows
