@@ -1117,12 +1117,13 @@ def address_end_bytes(table: pa.Table, unit: str | None = "host", exact: bool = 
     bytes (0 if none): to check a trace against a memory's capacity before replaying it.
     ``exact=False`` returns a cheaper upper bound (the highest listed address plus the longest
     listed run). A float, so that absurd counts and strides cannot overflow."""
-    if exact:
-        return float(row_end_bytes(table, unit).max(initial=0.0))
     rows, has_list, ends = _strided_ends(table, unit)
     with_list = rows & has_list
     if not with_list.any():
         return float(ends.max(initial=0.0))
+    if exact:  # the largest run end, without the per-row scatter of row_end_bytes
+        _, run_ends = _listed_ends(table, with_list)
+        return max(float(ends.max(initial=0.0)), float(run_ends.max(initial=0.0)))
     rows_listed = table.filter(arrow_array(with_list, pa.bool_())).column("addrs")
     highest = pc.max(pc.list_flatten(rows_listed)).as_py()
     longest = float(_run_bytes(table)[with_list].max())
@@ -1134,13 +1135,20 @@ def row_end_bytes(table: pa.Table, unit: str | None = "host") -> np.ndarray:
     None); 0 for any other row. Floats, so that absurd counts and strides cannot overflow."""
     rows, has_list, ends = _strided_ends(table, unit)
     with_list = rows & has_list
+    if with_list.any():
+        parents, run_ends = _listed_ends(table, with_list)
+        np.maximum.at(ends, parents, run_ends)
+    return ends
+
+
+def _listed_ends(table: pa.Table, with_list: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the row of each listed address of the rows ``with_list``, one past the last byte of the run it starts,
+    bytes): a listed address starts a run of count / len(addrs) elements."""
     listed = table.column("addrs").combine_chunks()
     values = _np(pc.list_flatten(listed)).astype(np.float64)
-    if with_list.any() and values.size:  # a listed address starts a run of count / len(addrs) elements
-        parents = _np(pc.list_parent_indices(listed))
-        keep = with_list[parents]
-        np.maximum.at(ends, parents[keep], values[keep] + _run_bytes(table)[parents[keep]])
-    return ends
+    parents = _np(pc.list_parent_indices(listed))
+    keep = with_list[parents]
+    return parents[keep], values[keep] + _run_bytes(table)[parents[keep]]
 
 
 def _strided_ends(table: pa.Table, unit: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
