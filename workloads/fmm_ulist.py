@@ -346,6 +346,24 @@ def columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n
                   thread=thread)
 
 
+def matrix_columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n: int, layout: str,
+                          thread: int = 0) -> None:
+    """The host rows of :func:`columns_access` for each group of :data:`GROUP` columns of the N_q x ``n`` matrix
+    at ``base``, in column order: the same rows, with the row layout's line-group pieces made for the whole
+    matrix at once (``group_column_lines``) and appended through one ``TraceBuilder.gather_rows``."""
+    bounds = list(range(0, n, GROUP)) + [n]
+    if check_bc_layout(layout) != "rows":
+        for c0, c1 in zip(bounds[:-1], bounds[1:]):
+            columns_access(tb, stage, op, base, n_q, n, c0, c1, layout, thread)
+        return
+    whole_lines = tb.gather_rows("host", stage, op, ELEM_BYTES, run=COLS_PER_LINE, thread=thread)
+    for c0, c1, lines in zip(bounds[:-1], bounds[1:], group_column_lines(base, n_q, n, 0, n)):
+        if c1 - c0 >= COLS_PER_LINE:
+            whole_lines(lines, 0)
+        else:  # a last group narrower than a line: a run of its width
+            columns_access(tb, stage, op, base, n_q, n, c0, c1, layout, thread, lines)
+
+
 def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, n_q: int, n: int,
                        layout: str, unit: str = "lap") -> None:
     """Offload C_j += Â_j B_j of one class to accelerator ``unit``: Â_j (N_q x N_q) at ``a_addr``, B_j and

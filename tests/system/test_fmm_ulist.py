@@ -14,9 +14,9 @@ from workloads import fmm_tree
 from simulator.interconnect.interface import region_lines
 from models.ulist import llc_blocks
 from workloads.fmm_ulist import (DEFAULT_LLC_SHARE, GROUP, META_BYTES, VARIANTS, block_range, build_problem,
-                                 choose_blocks, column_lines, fmm_ulist, group_column_lines, reread_cap,
-                                 split_blocks, ulist_trace)
-from workloads.trace import trace_summary, validate_trace
+                                 choose_blocks, column_lines, columns_access, fmm_ulist, group_column_lines,
+                                 matrix_columns_access, reread_cap, split_blocks, ulist_trace)
+from workloads.trace import TraceBuilder, trace_summary, validate_trace
 
 N_POINTS = 20_000
 SYSTEMS = "configs/systems"
@@ -574,6 +574,18 @@ def test_group_column_lines_are_each_groups_column_lines(lo, hi) -> None:
     got = group_column_lines(4096, 5, 301, lo, hi)
     assert len(got) == len(expected)
     assert all(np.array_equal(g, e) for g, e in zip(got, expected))
+
+
+@pytest.mark.parametrize("layout", ["rows", "interactions"])
+@pytest.mark.parametrize("n", [3, 8, 64, 197, 200])
+def test_matrix_columns_access_is_columns_access_group_by_group(layout, n) -> None:
+    bounds = list(range(0, n, GROUP)) + [n]
+    expected, got = TraceBuilder(), TraceBuilder()
+    for c0, c1 in zip(bounds[:-1], bounds[1:]):
+        columns_access(expected, "in", "write", 4096, 35, n, c0, c1, layout, thread=2)
+    matrix_columns_access(got, "in", "write", 4096, 35, n, layout, thread=2)
+    assert len(got) == len(expected) == len(bounds) - 1
+    assert got.to_table().equals(expected.to_table())
 
 
 @pytest.mark.parametrize("variant, layout", [("orig", "rows"), ("pipelining", "rows"), ("orig", "interactions")])

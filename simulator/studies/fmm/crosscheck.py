@@ -301,9 +301,7 @@ def _pipelined_exchange_trace(n_q: int, n_class: int, blocks: int = PIPELINED_BL
 
     def columns(base: int, op: str, stage: str) -> None:
         for j in range(ulist.N_GEMMS):
-            for c0 in range(0, n_class, fmm_ulist.GROUP):
-                c1 = min(n_class, c0 + fmm_ulist.GROUP)
-                fmm_ulist.columns_access(tb, stage, op, base + j * cb, n_q, n_class, c0, c1, bc_layout)
+            fmm_ulist.matrix_columns_access(tb, stage, op, base + j * cb, n_q, n_class, bc_layout)
 
     columns(b_set[0], "write", "in0")
     for i in range(blocks):
