@@ -159,22 +159,31 @@ def format_quantity(value: float, unit: str, digits: int = 4) -> str:
     return f"{value:.{digits}g} {unit}"
 
 
+#: the decimal prefixes of a size in bytes, largest first (``_DECIMAL``'s, as ``parse_quantity`` reads them)
+DECIMAL_BYTE_PREFIXES = ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k"))
+
+
 def format_bytes(value: float) -> str:
-    """A size in bytes that reads back (``parse_quantity``) to the same number: whole binary sizes as
-    "16 KiB", other whole sizes as "1000 B", fractional ones in bytes with every digit ("1500.5 B")."""
-    if float(value).is_integer():
-        for size, prefix in BINARY_PREFIXES:
-            if abs(value) >= size and value % size == 0:
-                return f"{int(value // size)} {prefix}B"
-        return f"{int(value)} B"
-    return f"{float(value)!r} B"
+    """A size in bytes that reads back (``parse_quantity``) to the same number: a whole size in the shortest of
+    its exact forms, a whole binary multiple ("16 KiB"), a whole decimal one ("1000 TB", not "976562500000 KiB";
+    only where shorter than the binary form) or bytes ("1500 B"); a fractional one in bytes with every digit
+    ("1500.5 B")."""
+    if not float(value).is_integer():
+        return f"{float(value)!r} B"
+    n = int(value)
+    forms = []
+    for prefixes in (BINARY_PREFIXES, DECIMAL_BYTE_PREFIXES):
+        size, prefix = next(((size, prefix) for size, prefix in prefixes if abs(n) >= size and n % size == 0),
+                            (1, ""))
+        forms.append(f"{n // size} {prefix}B")
+    return min(forms, key=len)  # the first of equal lengths: binary before decimal, either before bytes
 
 
 def format_size(value: float, digits: int = 4) -> str:
-    """A computed size in bytes, to read beside configured ones (``format_bytes``): a whole binary size as it
-    gives it ("64 MiB"), any other in the largest binary unit it reaches, to ``digits`` significant digits
-    ("7.992 GiB"), or exactly in bytes where those digits would read as a whole size ("67109000 B", not
-    "64 MiB")."""
+    """A computed size in bytes, to read beside configured ones: a whole binary or decimal multiple as
+    ``format_bytes`` gives it ("64 MiB", "1 GB"), any other in the largest binary unit it reaches, to ``digits``
+    significant digits ("7.992 GiB"), or exactly where those digits would read as a whole size it is not
+    ("67109000 B" as "67109 kB", not "64 MiB")."""
     exact = format_bytes(value)
     if not exact.endswith(" B") or abs(value) < BINARY_PREFIXES[-1][0]:
         return exact
