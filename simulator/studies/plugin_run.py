@@ -10,7 +10,11 @@ queue, and each study's report is written while the others' points still run.
 The output directory holds the plug-in's outputs (its ``outputs`` globs) beside the engine's own
 entries: ``points/<key>.json`` (one per point: ``{"key": ..., "record": ...}``, written whole and
 renamed into place, so an interrupted study keeps what it finished), ``failed/<key>.json`` (a point
-that raised, retried on the next run) and the lock ``.study.lock``. A record is kept as long as its
+that raised, retried on the next run), the lock ``.study.lock`` and ``.outputs-<kind>.json``, the names of the
+files the study's last report wrote there. A run removes those files before it runs any point (the stored
+points stay), so that a run stopped before its report, or one whose report writes fewer files, leaves no output
+of an earlier run that would pass for its own; the outputs of another study in the same folder stay, as do
+files no report wrote (a folder's own guide). A record is kept as long as its
 key names the same point: a key hashes what the point depends on (``plugin.point_key``), not the
 code, so a change to the simulator calls for a new directory. A stored record that cannot be read
 is said on stderr and run again.
@@ -46,6 +50,58 @@ from simulator.studies.sweep import (DEFAULT_MAX_POINTS, DEFAULT_STUDIES_DIR, LO
                                      check_point_count, is_temp_name)
 
 ENGINE_ENTRIES = ("points", "failed", LOCK_NAME)
+#: the file naming what a study's last report wrote into its output directory (module docstring)
+MANIFEST_NAME = ".outputs-{kind}.json"
+
+
+def is_manifest_name(name: str) -> bool:
+    """Whether ``name`` is a study's list of the files its last report wrote (``MANIFEST_NAME``)."""
+    return name.startswith(".outputs-") and name.endswith(".json")
+
+
+def _is_output(name: str, patterns: tuple[str, ...]) -> bool:
+    """Whether file ``name`` matches one of a plug-in's output globs."""
+    return any(fnmatch.fnmatchcase(name, pat) for pat in patterns)
+
+
+def _remove_previous_outputs(out: Path, kind: str, patterns: tuple[str, ...]) -> None:
+    """Remove the files study ``kind``'s last report wrote into ``out`` (its manifest's names that match its output
+    globs ``patterns``), then the manifest; an unreadable manifest removes nothing but itself."""
+    manifest = out / MANIFEST_NAME.format(kind=kind)
+    try:
+        names = json.loads(manifest.read_text())
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError):
+        names = []
+    for name in names if isinstance(names, list) else []:
+        if isinstance(name, str) and Path(name).name == name and _is_output(name, patterns):
+            (out / name).unlink(missing_ok=True)
+    manifest.unlink(missing_ok=True)
+
+
+def _file_states(out: Path) -> dict[str, tuple[int, int, int]]:
+    """(inode, modification time in ns, size in B) of each file directly in ``out``: a file a report writes,
+    in place or renamed into place, changes at least one of them."""
+    states = {}
+    for path in out.iterdir():
+        with suppress(OSError):  # gone since the listing: not a file the report wrote
+            if path.is_file():
+                st = path.stat()
+                states[path.name] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return states
+
+
+def _write_manifest(out: Path, kind: str, patterns: tuple[str, ...], before: dict[str, tuple[int, int, int]]) -> None:
+    """Name in study ``kind``'s manifest the files of ``out`` matching its output globs that are new or changed
+    since ``before`` (``_file_states`` taken before its report)."""
+    written = sorted(name for name, state in _file_states(out).items()
+                     if before.get(name) != state and _is_output(name, patterns))
+
+    def dump(tmp: Path) -> None:
+        tmp.write_text(json.dumps(written) + "\n")
+
+    write_atomic(out / MANIFEST_NAME.format(kind=kind), dump)
 
 
 @dataclass
@@ -64,8 +120,8 @@ def check_plugin_dir(path: str | Path, plugin: StudyPlugin) -> Path:
     its outputs and the engine's entries; InputError naming --out otherwise. Creates nothing."""
     def foreign(out: Path) -> str | None:
         other = [p.name for p in out.iterdir() if not is_temp_name(p.name) and not (
-            (p.is_dir() and p.name in ENGINE_ENTRIES[:2]) or (p.is_file() and p.name == LOCK_NAME)
-            or (p.is_file() and any(fnmatch.fnmatchcase(p.name, pat) for pat in plugin.outputs)))]
+            (p.is_dir() and p.name in ENGINE_ENTRIES[:2])
+            or (p.is_file() and (p.name == LOCK_NAME or is_manifest_name(p.name) or _is_output(p.name, plugin.outputs))))]
         return f"holds {listing(other)}, which is not {plugin.title}'s" if other else None
 
     return check_output_target(path, foreign, f"a previous output of {plugin.title} (files named "
@@ -110,15 +166,17 @@ def _kept(out: Path, outcome: PluginOutcome, planned: Callable[[], int]) -> str:
 
 
 @contextmanager
-def _locked_output(out: Path, kind: str, pool: PointPool, open_pool: bool) -> Iterator[None]:
+def _locked_output(out: Path, kind: str, patterns: tuple[str, ...], pool: PointPool, open_pool: bool) -> Iterator[None]:
     """Start ``pool`` if ``open_pool`` (before anything is written), create and lock ``out``
-    (``acquire_study_dir``: undone on an InputError) and remove the half-written files of an interrupted
-    run. The lock is released on exit."""
+    (``acquire_study_dir``: undone on an InputError), remove the half-written files of an interrupted
+    run and the outputs of study ``kind``'s last report (``_remove_previous_outputs``, output globs
+    ``patterns``). The lock is released on exit."""
     def clean() -> None:
         for d in (out, out / "points", out / "failed"):
             for p in d.iterdir() if d.is_dir() else ():
                 if is_temp_name(p.name):
                     p.unlink(missing_ok=True)
+        _remove_previous_outputs(out, kind, patterns)
 
     if open_pool:
         pool.open()
@@ -198,7 +256,7 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
             tqdm(total=sum(len(r.planned) for r in runs), desc=" and ".join(titles), unit="pt",
                  disable=None if progress is None else not progress, dynamic_ncols=True) as bar:
         for r, open_pool in zip(runs, missing):
-            locks.enter_context(_locked_output(r.out, r.job.kind, pool, open_pool))
+            locks.enter_context(_locked_output(r.out, r.job.kind, r.job.plugin.outputs, pool, open_pool))
         queue: LongestFirst | None = None
         tasks: dict[Any, tuple[_Running, Any]] = {}
 
@@ -240,7 +298,9 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
                     queue.start_waiting()  # the other jobs' points run while this one's report is written
                 r.outcome.records = {p: r.outcome.records[p] for p in r.planned if p in r.outcome.records}
                 if not r.outcome.failed:
+                    before = _file_states(r.out)
                     r.outcome.result = r.job.plugin.report(r.job.spec, r.job.quick, r.outcome.records, r.out)
+                    _write_manifest(r.out, r.job.kind, r.job.plugin.outputs, before)
 
         def take(task: Any) -> _Running:
             """Store a completed task's record (or its error) in its job's directory."""

@@ -126,6 +126,37 @@ def test_the_output_directory_must_be_new_empty_or_the_studys(tmp_path):
     assert check_plugin_dir(out, TOY) == out  # a previous output: squares.txt, points/, the lock
 
 
+def report_per_point(spec: dict, quick: bool, records: dict, out: Path) -> None:
+    for record in records.values():
+        (out / f"square_{record['n']}.txt").write_text(f"{record['square']}\n")
+
+
+#: two studies that share an output folder share its globs, as the LogCA studies do
+SHARED_OUTPUTS = ("square_*.txt", "squares.txt", "README.md")
+PER_POINT = StudyPlugin(title="the per-point study", load=lambda path: {}, points=squares, run_point=run_square,
+                        report=report_per_point, outputs=SHARED_OUTPUTS)
+
+
+def test_a_run_removes_what_the_last_report_wrote_and_nothing_else(tmp_path):
+    """A run removes the files its study's last report wrote before it runs a point: a report that writes fewer
+    files, or none (a failed point), leaves no output of the earlier run; another study's outputs in the same
+    folder, and a file no report wrote (the folder's guide), stay."""
+    out = tmp_path / "out"
+    run_plugin(PER_POINT, "per_point", {"ns": [1, 2, 3]}, out, workers=1, progress=False)
+    # another study's report in the same folder
+    run_plugin(replace(TOY, outputs=SHARED_OUTPUTS), "toy", {"ns": [4]}, out, workers=1, progress=False)
+    (out / "README.md").write_text("the folder's guide\n")
+    assert json.loads((out / ".outputs-per_point.json").read_text()) == [f"square_{n}.txt" for n in (1, 2, 3)]
+    run_plugin(PER_POINT, "per_point", {"ns": [2]}, out, workers=1, progress=False)
+    files = sorted(p.name for p in out.iterdir() if p.is_file() and not p.name.startswith("."))
+    assert files == ["README.md", "square_2.txt", "squares.txt"]
+    assert json.loads((out / ".outputs-per_point.json").read_text()) == ["square_2.txt"]
+    outcome = run_plugin(PER_POINT, "per_point", {"ns": [2, -1]}, out, workers=1, progress=False)
+    assert outcome.failed and not (out / "square_2.txt").exists() and not (out / ".outputs-per_point.json").exists()
+    assert (out / "squares.txt").is_file() and (out / "README.md").is_file()
+    assert check_plugin_dir(out, PER_POINT) == out  # its manifest is the engine's, not a foreign file
+
+
 def test_every_registered_kind_is_a_plugin():
     for kind in STUDY_KINDS:
         plugin = study_plugin(kind)
