@@ -2,9 +2,10 @@
 
 A unit receives commands from the host through ``offload`` (a trace row
 ``offload`` with JSON params) and executes them one at a time in a SimPy
-process. ``wait`` blocks the host until every command handed over so far has
-completed, then runs the interface's after-completion work (invalidations,
-copies). Subclasses implement ``execute(command)`` as a SimPy generator using
+process. ``wait`` blocks the host thread until every command handed over so far
+(by any thread) has completed, then runs the interface's after-completion work
+(invalidations) for those of them no other wait has cleaned up; commands other
+threads hand over while it waits are not waited for. Subclasses implement ``execute(command)`` as a SimPy generator using
 ``self.interface.access`` for data and ``self.compute_ps`` for work, and
 count what they do in ``self.counts`` (names ending in their unit, e.g.
 ``flops``, ``bytes_read``).
@@ -57,6 +58,7 @@ class Command:
     started_ps: int = 0
     finished_ps: int = 0
     args: Any = None
+    seq: int = 0  # the command's place among those handed to the unit (0 for the first)
 
     @property
     def inputs(self) -> list:
@@ -85,6 +87,9 @@ class AcceleratorUnit:
         self._queue: simpy.Store = simpy.Store(self.env)
         self._pending: list[Command] = []
         self._finished: list[Command] = []
+        self._handed = 0  # commands handed over so far
+        # each waiting host thread's event and the ids of the commands it waits for (those pending as it began)
+        self._waiters: list[tuple[simpy.Event, set[int]]] = []
         self._idle = self.env.event().succeed()
         self._last_finish_ps = 0
         self.env.process(self._worker())
@@ -140,7 +145,8 @@ class AcceleratorUnit:
         and ``args`` as ``checked_command`` gave them)."""
         yield from self.interface.host_before(core, self.env, stage, list(params.get("inputs", [])),
                                               list(params.get("outputs", [])))
-        cmd = Command(params=params, done=self.env.event(), issued_ps=self.env.now, args=args)
+        cmd = Command(params=params, done=self.env.event(), issued_ps=self.env.now, args=args, seq=self._handed)
+        self._handed += 1
         if self._idle.triggered:
             self._idle = self.env.event()
         self._pending.append(cmd)
@@ -150,19 +156,28 @@ class AcceleratorUnit:
             yield cmd.done
             stage.stall_ps += self.env.now - start
             stage.busy_ps += self.env.now - start
-            yield from self._after(core, stage)
+            yield from self._after(core, stage, cmd.seq + 1)
 
     def wait(self, core, stage):
-        """SimPy generator run by the host: wait for every command so far, then clean up host copies."""
-        start = self.env.now
-        yield self._idle
+        """SimPy generator run by a host thread: wait for every command handed over so far, then clean up the
+        host copies of their outputs."""
+        start, handed = self.env.now, self._handed
+        if self._pending:  # done when the commands pending now are: not those handed over meanwhile
+            done = self.env.event()
+            self._waiters.append((done, {id(cmd) for cmd in self._pending}))
+            yield done
+        else:
+            yield self._idle  # the last command may have completed at this very time: after its completion
         stage.stall_ps += self.env.now - start
         stage.busy_ps += self.env.now - start
         stage.add_interval(start, self.env.now)
-        yield from self._after(core, stage)
+        yield from self._after(core, stage, handed)
 
-    def _after(self, core, stage):
-        finished, self._finished = self._finished, []
+    def _after(self, core, stage, handed: int):
+        """SimPy generator: the interface's after-completion work for the completed commands among the first
+        ``handed`` handed over that no other wait has taken."""
+        finished = [cmd for cmd in self._finished if cmd.seq < handed]
+        self._finished = [cmd for cmd in self._finished if cmd.seq >= handed]
         outputs = [r for cmd in finished for r in cmd.outputs]
         if outputs:
             yield from self.interface.host_after(core, self.env, stage, outputs)
@@ -197,6 +212,13 @@ class AcceleratorUnit:
         self._pending.remove(cmd)
         self._finished.append(cmd)
         cmd.done.succeed()
+        for waiter in list(self._waiters):
+            done, waited = waiter
+            if id(cmd) in waited:
+                waited.discard(id(cmd))
+                if not waited:
+                    self._waiters.remove(waiter)
+                    done.succeed()
         if not self._pending:
             self._idle.succeed()
 

@@ -148,6 +148,51 @@ def test_a_join_waits_for_the_named_threads_to_end() -> None:
     assert sim.cores[0].sync_wait_ps == ps(4000) - ps(1000)
 
 
+@pytest.mark.parametrize("later_command", [False, True])
+def test_a_wait_waits_for_the_commands_handed_over_so_far_not_for_later_ones(later_command) -> None:
+    """Thread 0 hands a 16 KiB request to crypto unit 0 and waits; thread 1 hands it a 256 KiB one 1.7 us later:
+    thread 0's wait ends when its own request does, whether or not thread 1's follows."""
+    b = TraceBuilder()
+    b.offload("host", "k0", "crypto0", op="aes128", inputs=[[0, 16384]], outputs=[[MiB, 16384]], thread=0)
+    b.wait("host", "k0", "crypto0", thread=0)
+    b.compute("host", "pre1", flops=2000, thread=1)
+    if later_command:
+        b.offload("host", "k1", "crypto0", op="aes128", inputs=[[2 * MiB, 262144]], outputs=[[4 * MiB, 262144]],
+                  thread=1)
+        b.wait("host", "k1", "crypto0", thread=1)
+    loaded = load_spec(ROOT / "configs/systems/ultrasparc_t2_8core.yaml", SystemSpec)
+    got = values(simulate_trace(loaded, b.to_table()))
+    alone = values(simulate_trace(loaded, _without_thread_1(b)))
+    assert got[("stage/host/k0", "end_s")] == alone[("stage/host/k0", "end_s")]
+    if later_command:
+        assert got[("stage/host/k1", "start_s")] < got[("stage/host/k0", "end_s")] < got[("stage/host/k1", "end_s")]
+
+
+def _without_thread_1(builder: TraceBuilder):
+    """``builder``'s table without the rows of thread 1."""
+    import pyarrow.compute as pc
+
+    table = builder.to_table()
+    return table.filter(pc.not_equal(table["thread"], 1))
+
+
+def test_each_wait_cleans_up_after_the_commands_it_waited_for() -> None:
+    """On a PCIe card (its driver invalidates the host copies of a command's outputs after it): thread 0 hands
+    over 16 KiB and waits at once; thread 1 hands over 64 KiB once thread 0 waits, then waits: each wait
+    invalidates the lines of its own command's output (256 and 1024 lines), not the other's."""
+    b = TraceBuilder()
+    b.offload("host", "k0", "crypto", op="aes128", inputs=[[0, 16384]], outputs=[[MiB, 16384]], thread=0)
+    b.wait("host", "w0", "crypto", thread=0)
+    b.compute("host", "pre1", flops=4000, thread=1)
+    b.offload("host", "k1", "crypto", op="aes128", inputs=[[2 * MiB, 65536]], outputs=[[4 * MiB, 65536]], thread=1)
+    b.wait("host", "w1", "crypto", thread=1)
+    loaded = load_spec(ROOT / "configs/systems/logca_hifn_7955.yaml", SystemSpec, ["host.cores=2"])
+    got = values(simulate_trace(loaded, b.to_table()))
+    assert got[("stage/host/k1", "start_s")] < got[("stage/host/w0", "end_s")]  # handed over while thread 0 waits
+    assert got[("stage/host/w0", "lines")] == 16384 // LINE
+    assert got[("stage/host/w1", "lines")] == 65536 // LINE
+
+
 # --------------------------------------------------------------------------- coherence
 
 
