@@ -27,7 +27,8 @@ takes the t-th of n slices of the buffer in whole AES blocks (SHA-256: the
 t-th of n independent messages, one digest each) and hands it to unit
 ``<unit><t>`` (``crypto0``, ``crypto1``, ...); a thread whose slice is empty
 (fewer blocks than threads) offloads nothing. Thread 0 writes the input in
-``init``, and every thread ends each execution at a barrier.
+``init``, which every thread waits for at a barrier before it offloads, and
+every thread ends each execution at a barrier.
 """
 
 from __future__ import annotations
@@ -168,10 +169,13 @@ def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int
         raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
     threads = thread_count(threads)
     passes = 2 if warmup else 1
-    check_trace_limit("requests", requests, (MAX_TRACE_ROWS // passes - 2 * threads) // threads,
+    check_trace_limit("requests", requests, ((MAX_TRACE_ROWS - threads) // passes - 2 * threads) // threads,
                       rows_why(passes * threads, "request"))
     tb = TraceBuilder()
     src, dst, out_bytes = _layout(tb, kernel, g_bytes, threads)
+    if threads > 1:  # no thread hands its slice over before thread 0 has written it
+        for t in range(threads):
+            tb.barrier("init", thread=t)
     for stage in (("warmup", "kernel") if warmup else ("kernel",)):
         if threads == 1:
             _offload_rows(tb, stage, kernel, g_bytes, src, dst, out_bytes, unit, engines, requests)

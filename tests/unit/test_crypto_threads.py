@@ -40,10 +40,14 @@ def test_sha_threads_hash_independent_slices_into_their_own_digests():
     assert [d[0] - digests[0][0] for d in digests] == [0, 32, 64]
 
 
-def test_each_execution_ends_at_a_barrier_of_every_thread():
+def test_every_thread_waits_for_the_input_and_each_execution_ends_at_a_barrier():
     t = crypto_offload("aes", 4096, threads=4, warmup=True).to_pydict()
     barriers = [(stage, thread) for op, stage, thread in zip(t["op"], t["stage"], t["thread"]) if op == "barrier"]
-    assert sorted(barriers) == sorted((s, th) for s in ("warmup", "kernel") for th in range(4))
+    assert sorted(barriers) == sorted((s, th) for s in ("init", "warmup", "kernel") for th in range(4))
+    # each thread's first row after thread 0's write of the input is the barrier of init: no offload comes before
+    first = {th: (op, stage) for op, stage, th in reversed(list(zip(t["op"], t["stage"], t["thread"])))
+             if op != "write"}
+    assert first == {th: ("barrier", "init") for th in range(4)}
     waits = [(thread, stage) for op, stage, thread in zip(t["op"], t["stage"], t["thread"]) if op == "wait"]
     assert len(waits) == 8
     assert {th for op, th in zip(t["op"], t["thread"]) if op == "write"} == {0}  # thread 0 produces the input
@@ -60,7 +64,7 @@ def test_one_thread_is_the_serial_trace_and_bad_thread_counts_are_refused():
 def test_threads_beyond_the_blocks_offload_nothing_but_meet_at_the_barrier():
     t = crypto_offload("aes", 32, threads=3).to_pydict()  # two blocks for three threads
     assert sorted(th for op, th in zip(t["op"], t["thread"]) if op == "offload") == [0, 1]
-    assert sorted(th for op, th in zip(t["op"], t["thread"]) if op == "barrier") == [0, 1, 2]
+    assert sorted(th for op, th in zip(t["op"], t["thread"]) if op == "barrier") == [0, 0, 1, 1, 2, 2]
 
 
 def test_threaded_runs_need_a_system_with_a_unit_per_core():
