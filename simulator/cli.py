@@ -174,10 +174,11 @@ def _check_order(system: str, workload: str) -> None:
                           "offsim run SYSTEM.yaml WORKLOAD.yaml")
 
 
-def validate_file(path: str, max_points: int | None = None) -> tuple[str, object]:
+def validate_file(path: str, max_points: int | None = None) -> tuple[str, object, str]:
     """Validate one config, workload or trace file (a study under the point limit ``max_points``, None for the
-    default); return what it is and, for a system, its loaded config, for a workload or trace, its trace
-    table (else None); raise InputError if bad."""
+    default); return what it is, for a system its loaded config, for a workload or trace its trace table (else
+    None), and the file a problem of that content is named by (a workload's trace file, as a run names it);
+    raise InputError if bad."""
     from simulator.config.errors import ConfigError
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
@@ -192,18 +193,18 @@ def validate_file(path: str, max_points: int | None = None) -> tuple[str, object
             table = read_trace(p)
         except TraceError as exc:
             raise InputError(str(exc)) from None
-        return f"trace, {table.num_rows} rows", table
+        return f"trace, {table.num_rows} rows", table, path
     raw = load_yaml(p)
     kind = _yaml_kind(raw)
     if kind == "workload":  # as run would: the generator checks its values, a trace file is read
         spec = build_workload(raw, path, p.parent)
         trace = generate_trace(spec, path)
-        return f"workload {spec.name!r}, {trace.num_rows} trace rows", trace
+        return f"workload {spec.name!r}, {trace.num_rows} trace rows", trace, str(spec.trace_path or path)
     if kind in ("study", "paper study"):
-        return _validate_study(path, raw, kind, max_points), None
+        return _validate_study(path, raw, kind, max_points), None, path
     if kind == "system":
         loaded = load_spec(p, SystemSpec)
-        return f"system {loaded.spec.name!r} (config {loaded.content_hash})", loaded
+        return f"system {loaded.spec.name!r} (config {loaded.content_hash})", loaded, path
     raise ConfigError(f"{path}: expected a system config (with host/caches/dram), a workload (with generator or "
                       "trace), a study (with sweep, or a paper's study: kind) or a Parquet or CSV trace")
 
@@ -221,19 +222,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     checked = []
     for path in args.files:
         try:
-            what, content = validate_file(path, args.max_points)
+            what, content, source = validate_file(path, args.max_points)
         except InputError as exc:
             problems.extend(exc.messages)
             continue
-        checked.append((path, what, content))
-    systems = [(path, content) for path, _, content in checked if isinstance(content, LoadedConfig)]
-    for path, what, content in checked:
+        checked.append((path, what, content, source))
+    systems = [(path, content) for path, _, content, _ in checked if isinstance(content, LoadedConfig)]
+    for path, what, content, source in checked:
         if systems and content is not None and not isinstance(content, LoadedConfig):
             from simulator.runner import check_trace_on_system  # the engine only when a trace meets a system
 
             try:
                 for system_path, loaded in systems:
-                    check_trace_on_system(loaded, content, path)
+                    check_trace_on_system(loaded, content, source)
             except InputError as exc:
                 problems.extend(f"{m} (checked against {system_path})" if len(systems) > 1 else m
                                 for m in exc.messages)

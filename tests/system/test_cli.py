@@ -15,7 +15,7 @@ import pytest
 from simulator.cli import main
 from tests.conftest import CONFIGS, DEFAULT_SYSTEM, ROOT, refused
 from workloads import micro
-from workloads.trace import write_trace
+from workloads.trace import TraceBuilder, write_trace
 
 SMALL_STREAM = "params:\n  kind: triad\n  array_bytes: 1 MiB\n"
 #: the energies every cache level declares (values irrelevant to the tests that use it)
@@ -302,6 +302,20 @@ def test_a_trace_the_system_refuses_names_the_params_that_made_it(tmp_path, caps
         f"offsim: error: {CONFIGS / 'workloads' / 'stream_triad.yaml'} (with --param threads=2): row 3, column "
         "'thread': thread 1, but the system has 1 core"), err
     assert not (tmp_path / "r").exists()
+
+
+def test_validate_names_the_trace_file_of_a_row_the_system_refuses_as_run_does(tmp_path, capsys):
+    b = TraceBuilder()
+    b.compute("host", "a", flops=10, thread=7)
+    write_trace(b.to_table(), tmp_path / "t.parquet")
+    w = _write(tmp_path / "w.yaml", "name: t\ntrace: t.parquet\n")
+    messages = []
+    for argv in (["validate", str(DEFAULT_SYSTEM), str(w)], ["run", str(DEFAULT_SYSTEM), str(w), "--out",
+                                                               str(tmp_path / "r")]):
+        assert main(argv) == 2
+        messages.append(capsys.readouterr().err.strip().splitlines()[-1])
+    assert messages[0] == messages[1] and messages[0].startswith(f"offsim: error: {tmp_path / 't.parquet'}: row 0, "
+                                                                 "column 'thread': thread 7"), messages
 
 
 def test_param_option_on_a_trace_workload_is_refused(tmp_path, capsys):
