@@ -908,13 +908,53 @@ def _read_csv(path: Path) -> pa.Table:
         column = re.search(r"CSV column #(\d+)", text)
         names = _csv_header(path) if column else []  # pyarrow numbers the file's columns: name it from the header
         if column and int(column.group(1)) < len(names):
-            text = text.replace(column.group(0), f"{column.group(0)} ('{names[int(column.group(1))]}')")
+            name = names[int(column.group(1))]
+            bad = _first_unconverted(path, name, block) if "conversion error" in text else None
+            if bad is not None:
+                row, value = bad
+                raise TraceError(source, f"{_NUMBER_WORDS[_CSV_TYPES[name]]}, got {quoted(value)}", row=row,
+                                 column=name) from None
+            text = text.replace(column.group(0), f"{column.group(0)} ('{name}')")
         raise TraceError(source, "a readable CSV trace with a header line (a file not named *.parquet is read as "
                          f"CSV): {text}") from None
     _check_rows(len(table), source)
     if "addrs" in table.column_names and pa.types.is_string(table.schema.field("addrs").type):
         table = table.set_column(table.schema.get_field_index("addrs"), "addrs", _csv_addrs(table, source))
     return table
+
+
+#: what a CSV trace's numeric column holds, by its type, for a message naming a value that is not one
+_NUMBER_WORDS = {pa.int64(): "a whole number (64-bit)", pa.float64(): "a number"}
+
+
+def _first_unconverted(path: Path, name: str, block: int) -> tuple[int, str] | None:
+    """(row, text) of the first value of numeric column ``name`` of a CSV trace that does not convert to its type,
+    found by halving the column read as text (each half converted at once); None for another column, or if the
+    column cannot be read as text or every value converts."""
+    if _CSV_TYPES.get(name) not in _NUMBER_WORDS:
+        return None
+    as_text = pcsv.ConvertOptions(include_columns=[name], column_types={name: pa.string()}, strings_can_be_null=False,
+                                  null_values=[""], quoted_strings_can_be_null=False)
+    try:
+        column = pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=block),
+                               convert_options=as_text).column(name).combine_chunks()
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
+        return None
+
+    def converts(lo: int, hi: int) -> bool:
+        try:
+            column.slice(lo, hi - lo).cast(_CSV_TYPES[name])
+        except pa.ArrowException:
+            return False
+        return True
+
+    lo, hi = 0, len(column)
+    if converts(lo, hi):
+        return None
+    while hi - lo > 1:  # the first failing value lies in [lo, hi)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if not converts(lo, mid) else (mid, hi)
+    return lo, column[lo].as_py()
 
 
 def _csv_header(path: Path) -> list[str]:

@@ -563,7 +563,12 @@ def _text(path, text: str):
     ('host,s,read,0,8,0,1,,0,0,false,\nhost,s,read,0,8,0,1,99999999999999999999,0,0,false,\n',
      "row 1, column 'addrs': integer byte addresses (64-bit) separated by spaces (or nothing for none), got "
      "'99999999999999999999'"),
-    ('host,s,read,zero,8,8,4,,0,0,false,\n', "a readable CSV trace with a header line"),
+    ('host,s,read,zero,8,8,4,,0,0,false,\n', "row 0, column 'addr': a whole number (64-bit), got 'zero'"),
+    ('host,s,compute,0,0,0,0,,1,0,false,\n' * 5 + 'host,s,compute,0,0,0,0,,1.5,0,false,\n' + 'host,s,compute,0,0,0,0,,x,0,false,\n',
+     "row 5, column 'flops': a whole number (64-bit), got '1.5'"),
+    ('host,s,compute,0,0,0,0,,1,0,false,\n' + 'host,s,compute,0,0,0,0,,1,1 cycle,false,\n',
+     "row 1, column 'cycles': a number, got '1 cycle'"),
+    ('host,s,compute,0,0,0,0,,1,0,yes,\n', "a readable CSV trace with a header line"),
     ('host,s,compute,0,0,0,0,,,0,false,\n', "row 0, column 'flops': a value, got null"),
     ('host,s,compute,0,0,0,0,,100,1e308,false,\n', "row 0, column 'cycles': 1e+308; expected a cycle count in [0, 2**53]"),
 ])
@@ -681,9 +686,12 @@ def test_a_csv_nan_is_read_as_written_and_a_binary_file_is_quoted_in_escapes(tmp
     assert str(err.value).isprintable() and "\\x0e" in str(err.value)
 
 
-def test_a_csv_value_pyarrow_cannot_convert_is_named_by_its_column(tmp_path) -> None:
+def test_a_csv_value_pyarrow_cannot_convert_is_named_by_its_row_and_column(tmp_path) -> None:
     path = _text(tmp_path / "t.csv", HEADER + "host,s,compute,0,0,0,0,,NA,1,false,\n")
-    with pytest.raises(TraceError, match=r"CSV column #8 \('flops'\): CSV conversion error to int64: invalid value 'NA'"):
+    with pytest.raises(TraceError, match=r"row 0, column 'flops': a whole number \(64-bit\), got 'NA'$"):
+        read_trace(path)
+    path = _text(tmp_path / "t.csv", HEADER + "host,s,compute,0,0,0,0,,1,1,nope,\n")  # not a number: its column
+    with pytest.raises(TraceError, match=r"CSV column #10 \('dependent'\): CSV conversion error to bool"):
         read_trace(path)
 
 
