@@ -166,8 +166,8 @@ DECIMAL_BYTE_PREFIXES = ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k")
 def format_bytes(value: float) -> str:
     """A size in bytes that reads back (``parse_quantity``) to the same number: a whole size in the shortest of
     its exact forms, a whole binary multiple ("16 KiB"), a whole decimal one ("1000 TB", not "976562500000 KiB";
-    only where shorter than the binary form) or bytes ("1500 B"); a fractional one in bytes with every digit
-    ("1500.5 B")."""
+    only where shorter than the binary form), bytes ("1500 B") or, for a size beyond a few petabytes, the float's
+    own digits ("1e+308 B"); a fractional one in bytes with every digit ("1500.5 B")."""
     if not float(value).is_integer():
         return f"{float(value)!r} B"
     n = int(value)
@@ -176,6 +176,8 @@ def format_bytes(value: float) -> str:
         size, prefix = next(((size, prefix) for size, prefix in prefixes if abs(n) >= size and n % size == 0),
                             (1, ""))
         forms.append(f"{n // size} {prefix}B")
+    if float(n) == n:  # a float's own digits where they are fewer: 1e+308 B, not 309 of them
+        forms.append(f"{float(n)!r} B")
     return min(forms, key=len)  # the first of equal lengths: binary before decimal, either before bytes
 
 
@@ -185,7 +187,7 @@ def format_size(value: float, digits: int = 4) -> str:
     significant digits ("7.992 GiB"), or exactly where those digits would read as a whole size it is not
     ("67109000 B" as "67109 kB", not "64 MiB")."""
     exact = format_bytes(value)
-    if not exact.endswith(" B") or abs(value) < BINARY_PREFIXES[-1][0]:
+    if not exact.endswith(" B") or abs(value) < BINARY_PREFIXES[-1][0] or "e" in exact:  # whole, small or 1e+20 B
         return exact
     size, prefix = next((size, prefix) for size, prefix in BINARY_PREFIXES if abs(value) >= size)
     shown = f"{value / size:.{digits}g}"

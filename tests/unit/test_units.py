@@ -94,6 +94,8 @@ def test_quantities_format_with_an_engineering_prefix(value, unit, expected):
     # the shortest exact form: decimal where the binary one is longer, binary where they are as long
     (10**15, "1000 TB"), (12.8e9, "12800 MB"), (2048000, "2048 kB"), (1000 * 2**20, "1000 MiB"),
     (5**15, "30517578125 B"),
+    # beyond a few petabytes the float's own digits, where shorter: never hundreds of digits
+    (1e308, "1e+308 B"), (1e16, "1e+16 B"),
 ])
 def test_whole_sizes_format_in_their_shortest_exact_form(value, expected):
     assert format_bytes(value) == expected
@@ -102,12 +104,12 @@ def test_whole_sizes_format_in_their_shortest_exact_form(value, expected):
 @pytest.mark.parametrize("value, expected", [
     (2**26, "64 MiB"), (8581566992, "7.992 GiB"), (52800000008.0, "49.17 GiB"), (1000, "1 kB"),
     # a size its digits would show as whole (64 MiB, 1 TiB) is given exactly: it may exceed a limit by bytes
-    (2**26 + 136, "67109 kB"), (2**40 + 5, "1099511627781 B"),
+    (2**26 + 136, "67109 kB"), (2**40 + 5, "1099511627781 B"), (1e308, "1e+308 B"),
 ])
 def test_a_computed_size_reads_in_binary_units_and_never_as_a_whole_size_it_is_not(value, expected):
     assert format_size(value) == expected
 
 
-@pytest.mark.parametrize("value", [32768, 8 * 2**20, 2**32, 1000, 1500.5, 3 * 2**30 + 1, 0.125, 10**15, 2048000])
+@pytest.mark.parametrize("value", [32768, 8 * 2**20, 2**32, 1000, 1500.5, 3 * 2**30 + 1, 0.125, 10**15, 2048000, 1e308])
 def test_a_formatted_size_reads_back_to_the_same_number_of_bytes(value):
     assert parse_quantity(format_bytes(value), "size") == value
