@@ -386,7 +386,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print("components")
     for node, kind in graph.nodes(data="kind"):
         print(f"  {node:<28} {kind}")
-    print("links (latency, bandwidth, energy per byte; - where the configuration gives none)")
+    print(f"links (latency, bandwidth, energy per byte as the {loaded.spec.energy.model} energy model charges it; "
+          "- where the configuration gives none or the model charges none per byte)")
     for a, b, data in graph.edges(data=True):
         cells = [format_quantity(data[k], unit) if data[k] is not None else "-"
                  for k, unit in (("latency_s", "s"), ("bandwidth_bytes_per_s", "B/s"), ("energy_j_per_byte", "J/B"))]

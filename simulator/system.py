@@ -3,9 +3,10 @@
 The wiring is a networkx graph built from the spec (``system_graph``): components as nodes (the host
 core, or ``core0``, ``core1``, ... with a copy of each private level apiece, each cache level, the memory
 controller, each DRAM channel, each accelerator and its interface's link, each near memory), links as edges
-carrying the hop's latency (s), bandwidth (B/s) and energy (J/B) where the spec gives them. A requester's
-route to memory is a path on it (``routes``); the build checks that every requester reaches the memory
-controller and that no component lies on no route (``check_wiring``); a near memory hangs off the link of
+carrying the hop's latency (s), bandwidth (B/s) and energy (J/B) where the spec gives them (the energy where
+the energy model charges it per byte). A requester's route to memory is a path on it (``routes``); the build
+checks that every requester reaches the memory controller and that no component lies on no route
+(``check_wiring``); a near memory hangs off the link of
 each accelerator that works in it. Components never import each other; this module is the only place that
 knows how they connect.
 """
@@ -141,9 +142,11 @@ class System:
 def system_graph(spec: SystemSpec) -> nx.DiGraph:
     """The system's components and links (module docstring). Node attribute ``kind``: core, cache,
     memory_controller, channel, accelerator or link; edge attributes ``latency_s``, ``bandwidth_bytes_per_s``
-    and ``energy_j_per_byte`` (None where the spec has no such figure for the hop)."""
+    and ``energy_j_per_byte`` (None where the energy model charges no energy per byte on the hop: a cache level's
+    per-byte cost is charged under ``inclusive_per_byte`` only, the ``actions`` model pricing each of its actions)."""
     graph = nx.DiGraph()
     f = spec.host.frequency_hz
+    per_byte_caches = spec.energy.model == "inclusive_per_byte"  # else the caches are priced per action
     levels = spec.caches.levels
     n_cores = spec.host.cores
     shared = spec.caches.shared_levels() if n_cores > 1 else (True,) * len(levels)
@@ -154,7 +157,7 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
             node = lv.name if is_shared else private_level_name(lv.name, core)
             graph.add_node(node, kind="cache", size_bytes=lv.size_bytes)
             graph.add_edge(previous, node, latency_s=lv.latency_cycles / f, bandwidth_bytes_per_s=None,
-                           energy_j_per_byte=lv.energy_j_per_byte)
+                           energy_j_per_byte=lv.energy_j_per_byte if per_byte_caches else None)
             previous = node
     graph.add_node(MEMORY_CONTROLLER, kind="memory_controller")
     graph.add_edge(previous, MEMORY_CONTROLLER, latency_s=spec.host.memory_path_latency_s,

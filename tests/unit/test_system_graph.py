@@ -40,7 +40,11 @@ def test_hops_carry_the_configured_figures():
     assert graph.edges["LLC", MEMORY]["latency_s"] == spec.host.memory_path_latency_s
     # DDR3-1600: 64-bit bus, two transfers per 1.25 ns clock
     assert graph.edges[MEMORY, "DRAM channel 0"]["bandwidth_bytes_per_s"] == pytest.approx(12.8e9)
-    assert graph.edges["host", "L1D"]["energy_j_per_byte"] == spec.caches.levels[0].energy_j_per_byte
+    # a cache level's energy per byte is charged under the inclusive_per_byte model only
+    assert graph.edges["host", "L1D"]["energy_j_per_byte"] is None and spec.energy.model == "actions"
+    assert graph.edges["LLC", MEMORY]["energy_j_per_byte"] == spec.host.memory_path_energy_j_per_byte
+    per_byte = system_graph(_spec("lap_llc.yaml", "energy.model=inclusive_per_byte"))
+    assert per_byte.edges["host", "L1D"]["energy_j_per_byte"] == spec.caches.levels[0].energy_j_per_byte
 
 
 @pytest.mark.parametrize("preset", sorted(INTERFACE))  # one preset of each standard
