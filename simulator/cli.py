@@ -241,8 +241,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 continue
             what += f"; its rows and commands fit {', '.join(p for p, _ in systems)}"
         print(f"{path}: ok ({what})")
-    if problems:
-        raise InputError(problems)
+    if problems:  # a trace named directly and through its workload file: its problems said once
+        raise InputError(list(dict.fromkeys(problems)))
     return 0
 
 
