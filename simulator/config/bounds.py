@@ -34,6 +34,10 @@ LATENCY_S = Range(0.0, 10e-3, "at most 10 ms: links and memory paths take ns to 
 BANDWIDTH_BYTES_PER_S = Range(1e6, 100e12, "1 MB/s..100 TB/s: from a slow serial link to beyond any on-chip port")
 #: Fixed costs in cycles (driver calls, set-up, per-block work); shipped platforms need up to 4e8.
 CYCLES = Range(0.0, 1e10, "at most 1e10 cycles (10 s at 1 GHz): beyond any driver call or kernel set-up")
+#: Arithmetic rates of a whole device or host (a model's measured or tabled peak): a clock of CLOCK_HZ times
+#: PER_CYCLE_RATE flop a cycle, widened at the top for a device of many such units (the largest GPUs reach
+#: some 1e15 flop/s); beyond it a time per flop would underflow the models' arithmetic.
+FLOP_RATE = Range(1e3, 1e18, "1 kflop/s..1 Eflop/s: from a microcontroller to beyond any one device")
 PER_CYCLE_RATE = Range(1e-3, 1e4, "1e-3..1e4 per cycle: from a unit busy a thousand cycles per operation to a "
                                   "wide vector machine")
 SPEEDUP = Range(1e-3, 1e6, "1e-3..1e6: a unit a thousand times slower to a million times faster than the host")

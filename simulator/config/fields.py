@@ -171,16 +171,11 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
         raise ValueError(f"expected {_describe(meta, tp)}, got {as_written(value)}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         unit = meta.get("unit")
-
-        def shown(x: float) -> str:  # a dimensioned bound or value with its unit
-            return format_exact(x, DIMENSIONS[unit].si_unit) if unit else repr(x)
-
         if meta.get("positive") and value <= 0:
             raise ValueError(f"expected a positive value, got {as_written(value)}")
-        if meta.get("min") is not None and value < meta["min"]:
-            raise ValueError(f"expected a value >= {shown(meta['min'])}, got {shown(value)}")
-        if meta.get("max") is not None and value > meta["max"]:
-            raise ValueError(f"expected a value <= {shown(meta['max'])}, got {shown(value)}")
+        problem = bound_problem(value, meta.get("min"), meta.get("max"), unit)
+        if problem:
+            raise ValueError(f"{problem}, got {_shown(value, unit)}")
         if meta.get("power_of_two") and not is_power_of_two(value):
             raise ValueError(f"expected a power of two, got {as_written(value)}")
     if meta.get("check"):
@@ -190,21 +185,52 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
     return value
 
 
+def bound_problem(value: float, low: float | None, high: float | None, unit: str | None = None) -> str | None:
+    """What ``value`` (SI, of dimension ``unit``, a name of ``DIMENSIONS``) should be when it lies outside
+    ``low`` .. ``high`` (either None: unbounded), as a config's message says it ("expected a value >= 1 MHz");
+    None when it lies within."""
+    if low is not None and value < low:
+        return f"expected a value >= {_shown(low, unit)}"
+    if high is not None and value > high:
+        return f"expected a value <= {_shown(high, unit)}"
+    return None
+
+
+def _shown(x: float, unit: str | None) -> str:
+    """A bound or value in a message: with its unit where it has a dimension."""
+    return format_exact(x, DIMENSIONS[unit].si_unit) if unit else repr(x)
+
+
+def within_problem(value: float, within: Range, unit: str | None = None, positive: bool = False) -> str | None:
+    """``bound_problem`` of a value checked against a named range of ``simulator.config.bounds`` (``positive``:
+    also > 0, where the range starts at 0); None when it lies within."""
+    if positive and value <= 0:
+        return "expected a positive value"
+    return bound_problem(value, within.low, within.high, unit)
+
+
 def convert_value(value: Any, tp: type, unit: str | None = None) -> Any:
     """``value`` of a table outside the schema read as a spec field of type ``tp`` (and dimension ``unit``, a
     name of ``DIMENSIONS``) reads it: in SI units, ``1e3`` a number; ValueError saying what was expected."""
     return _convert_scalar(value, tp, {"unit": unit})
 
 
-def table_value(value: Any, tp: type, unit: str | None = None, scale: float = 1.0) -> Any:
+def table_value(value: Any, tp: type, unit: str | None = None, scale: float = 1.0, within: Range | None = None,
+                positive: bool = False) -> Any:
     """``value`` of a key of a model's table (outside the schema) of type ``tp``, in the key's own unit:
     a number bare or in exponent form ("1e3") is in that unit, as the shipped tables write it; where the
     key has a dimension ``unit`` (a name of ``DIMENSIONS``), a value with a unit ("1 GHz", "20 pJ") is
     converted to SI and divided by ``scale``, the SI value of one of the key's units (1e9 for a key in
-    GFLOP/s). ValueError saying what was expected."""
+    GFLOP/s). ``within``: the key's range of ``simulator.config.bounds`` (in SI; ``positive``: also > 0), as a
+    config's field of the same quantity has it. ValueError saying what was expected."""
     if unit and isinstance(exponent_number(value), str):
-        return convert_value(value, tp, unit) / scale
-    return convert_value(value, tp)
+        number = convert_value(value, tp, unit) / scale
+    else:
+        number = convert_value(value, tp)
+    problem = None if within is None else within_problem(number * scale, within, unit, positive)
+    if problem:
+        raise ValueError(f"{problem}, got {as_written(value)}")
+    return number
 
 
 def table_rows(doc: Any, source: str, top_keys: Sequence[str],

@@ -132,7 +132,7 @@ _ABSENT = object()  # the key left out of the machine file
     ("lap-llc.w_l_bytes_per_s", None, "lap-llc.w_l_bytes_per_s: expected a finite number, got null"),
     ("dims", {"4": {"n_q": 35}}, "dims: expected, by q, the counts n_q, n_oct and n_u"),
     ("lap-llc.coupling", 3, "lap-llc.coupling: expected a coupling name, got 3"),
-    ("w_c_bytes_per_s", 0, "w_c_bytes_per_s must be a finite positive number, got 0"),
+    ("w_c_bytes_per_s", 0, "w_c_bytes_per_s: expected a value >= 1 MB/s, got 0"),
     ("eps_byte_dram_dma_j", -1e-10, "eps_byte_dram_dma_j: expected a finite number >= 0 (J or W), got -1e-10"),
     ("lap-llc.lap_static_power_w", -0.5, "lap-llc.lap_static_power_w: expected a finite number >= 0 (J or W)"),
     ("llc_residency", "[" * 100_000 + "]" * 100_000, "nested too deeply to read"),
@@ -152,6 +152,37 @@ def test_a_machine_file_with_a_value_of_the_wrong_kind_is_named(key: str, value,
         bad.write_text(json.dumps({**machine, key: value}))
     errors = refused(["models", "ulist", "--machine", str(bad), "--q", "4"], capsys, tmp_path / "none")
     assert len(errors) == 1 and message in errors[0] and str(bad) in errors[0]
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("w_c_bytes_per_s", 1e-308, "expected a value >= 1 MB/s, got 1e-308"),
+    ("lap-llc.w_l_bytes_per_s", 1e308, "expected a value <= 100 TB/s, got 1e+308"),
+    ("f_c_flops_per_s", 1e-308, "expected a value >= 1 kflop/s, got 1e-308"),
+    ("static_power_w", 1e308, "expected a value <= 1 MW, got 1e+308"),
+    ("eps_flop_cpu_j", 1e308, "expected a value <= 1 uJ/flop, got 1e+308"),
+    ("eps_byte_dram_j", 1e308, "expected a value <= 1 uJ/B, got 1e+308"),
+    ("lap-llc.evict_cycles_per_line", 1e308, "expected a value <= 10000000000.0, got 1e+308"),
+    ("dims", {}, "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1) of one q or more, got {}"),
+])
+def test_a_machine_figure_outside_the_config_bounds_is_refused(key: str, value, expected: str, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """A finite but absurd figure would price a point at an infinite time or energy; an empty dims leaves no q to
+    price by default: each is refused naming the file and the key, before any file is written."""
+    bad = tmp_path / "machine.json"
+    bad.write_text(json.dumps({**json.loads(DEFAULT_MACHINE.read_text()), key: value}))
+    out = tmp_path / "u.csv"
+    argv = ["--placement", "cpu", "--placement", "lap-llc"] + ([] if key == "dims" else ["--q", "4"])
+    errors = refused(["models", "ulist", "--machine", str(bad), *argv, "--out", str(out)], capsys, out)
+    assert errors == [f"offsim: error: --machine {bad}: {key}: {expected}"]
+
+
+def test_more_blocks_than_interactions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """b above N_U would be cut to N_U without a word; the limit is N_U at the q asked for."""
+    out = tmp_path / "u.csv"
+    errors = refused(["models", "ulist", "--q", "4", "--placement", "lap-llc", "--variant", "blocking", "--blocks",
+                      "100000000", "--out", str(out)], capsys, out)
+    assert errors == ["offsim: error: --blocks 100000000: more blocks than the U-list has interactions at q = 4 "
+                      "(N_U = 171,395); expected at most 171,395"]
 
 
 def test_pipelined_points_beyond_the_measured_gemm_heights_are_flagged(capsys: pytest.CaptureFixture) -> None:

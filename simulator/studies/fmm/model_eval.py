@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, CYCLES, ENERGY_PER_ACTION, FLOP_RATE, POWER_W
 from simulator.config.errors import ConfigError, InputError, one_line
+from simulator.config.fields import within_problem
 from simulator.config.jsonio import RepeatedKey, loads_keys_once
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
                                       point_model)
@@ -42,6 +44,12 @@ DEFAULT_VARIANTS = ("orig", "blocking", "pipelining")
 #: the host figures every point reads (a file without them was not written by an FMM study)
 REQUIRED_KEYS = ("w_c_bytes_per_s", "w_c_irregular_bytes_per_s", "f_c_flops_per_s", "access_rate_per_s",
                  "static_power_w", "eps_byte_dram_j", "eps_flop_cpu_j", "llc_residency", "dims")
+#: the range of each measured figure, by the end of its key: the config bounds of the same quantity (a figure
+#: outside them, such as a bandwidth of 1e-308 B/s, prices a point at an infinite time or energy)
+MACHINE_BOUNDS = {"_bytes_per_s": (BANDWIDTH_BYTES_PER_S, "bandwidth"), "_flops_per_s": (FLOP_RATE, "flop_rate"),
+                  "_power_w": (POWER_W, "power"), "_cycles_per_line": (CYCLES, None),
+                  "eps_flop_cpu_j": (ENERGY_PER_ACTION, "energy_per_flop"),
+                  "eps_flop_lap_j": (ENERGY_PER_ACTION, "energy_per_flop"), "_j": (ENERGY_PER_ACTION, "energy_per_byte")}
 ULIST_COLUMNS = ("q", "placement", "variant", "n_points", "density", "llc_bytes", "n_q", "n_oct", "n_u", "blocks",
                  "printed_cycles", "printed_s", "printed_energy_j", "extended_cycles", "extended_s",
                  "extended_energy_j")
@@ -98,18 +106,21 @@ def _machine_value_problem(key: str, value: Any) -> str | None:
         one_pair = width == 3 and isinstance(value, list) and len(value) == 2 and all(map(number, value))
         return None if ok or one_pair else f"expected a list of rows of {width} finite numbers"  # one pair: older
     if key == "dims":
-        ok = isinstance(value, dict) and all(isinstance(d, dict) and set(d) == {"n_q", "n_oct", "n_u"}
+        ok = isinstance(value, dict) and bool(value) and all(isinstance(d, dict) and set(d) == {"n_q", "n_oct", "n_u"}
                                              and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
                                                      for n in d.values())
                                              and q.isdigit() for q, d in value.items())
-        return None if ok else "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1)"
+        return None if ok else "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1) of one q or more"
     if key == "class_counts":
         ok = isinstance(value, dict) and all(q.isdigit() and isinstance(c, list) and all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in c) for q, c in value.items())
         return None if ok else "expected, by q, a list of whole numbers >= 0"
-    if key.endswith(("_j", "_w")):  # energies and powers
-        return None if number(value) and value >= 0 else "expected a finite number >= 0 (J or W)"
-    return None if number(value) else "expected a finite number"
+    if key.endswith(("_j", "_w")) and not (number(value) and value >= 0):  # energies and powers
+        return "expected a finite number >= 0 (J or W)"
+    if not number(value):
+        return "expected a finite number"
+    bound = next((b for suffix, b in MACHINE_BOUNDS.items() if key.endswith(suffix)), None)
+    return None if bound is None else within_problem(value, *bound)
 
 
 def lap_placements(machine: dict[str, Any]) -> list[str]:
@@ -140,6 +151,10 @@ def predict(machine: dict[str, Any], q: int, placement: str, variant: str, n_poi
     :func:`lap_placements`; a CPU-only point runs variant "orig" only."""
     problem = fmm_ulist.build_problem(q, n_points, density)
     share = fmm_ulist.DEFAULT_LLC_SHARE
+    d = problem.dims()
+    if placement != "cpu" and blocks is not None and blocks > d.n_u:  # split_blocks would cap it at N_U unsaid
+        raise InputError(f"--blocks {blocks}: more blocks than the U-list has interactions at q = {q} (N_U = "
+                         f"{d.n_u:,}); expected at most {d.n_u:,}")
     if placement == "cpu":
         b, lap, gemm = 1, lap_placements(machine)[0], "cpu"  # the host's LLC costs: every study system has them
     else:
@@ -148,7 +163,6 @@ def predict(machine: dict[str, Any], q: int, placement: str, variant: str, n_poi
             b = pipelined_blocks(machine, placement, problem, llc_bytes, share)
         else:
             b = len(fmm_ulist.variant_blocks(problem, variant, blocks, llc_bytes, share))
-    d = problem.dims()
     model = point_model(machine, lap, d, class_counts(problem), gemm=gemm, variant=variant, placement=placement,
                         blocks=b, llc_bytes=float(llc_bytes), block_order="class")
     return UListPrediction(q, placement, variant, n_points, density, llc_bytes, d.n_q, d.n_oct, d.n_u, b, model)
