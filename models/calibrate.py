@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from models.logca import LogCAParams, time_accelerated, time_unaccelerated
+from simulator.config.bounds import CLOCK_HZ, CYCLES, SPEEDUP
 from simulator.config.errors import ConfigError, TableError
 from simulator.config.fields import row_values, table_rows, table_value
 from simulator.config.yamlio import config_text, load_yaml_text
@@ -346,6 +347,9 @@ _REQUIRED_KEYS = set(_ENTRY_KEYS) - {"note"}
 #: the keys of an entry that may carry a unit, as a config writes it ("1.16 GHz"): key -> dimension; a bare
 #: number is in the key's SI unit (the shipped tables write 1.16e+9)
 _ENTRY_UNITS = {"host_frequency_hz": "frequency"}
+#: the range of each numeric key: the config bound of the same quantity (a host clock as a core's, L and o as an
+#: accelerator's cycles, A as a kernel accelerator's acceleration); outside them T1 or g1 is no finite number
+_ENTRY_BOUNDS = {"host_frequency_hz": CLOCK_HZ, "latency": CYCLES, "overhead_cycles": CYCLES, "acceleration": SPEEDUP}
 _TOP_KEYS = {"description", "platforms"}
 
 
@@ -369,7 +373,7 @@ class PlatformEntry:
 def _entry_value(name: str, value: Any) -> Any:
     """Entry key ``name``'s ``value`` as the schema reads a config's: a number bare or in exponent form ("1e3"),
     with a unit where the key has one (``_ENTRY_UNITS``: "1 GHz", in SI); ValueError saying what was expected."""
-    return table_value(value, _ENTRY_KEYS[name], _ENTRY_UNITS.get(name))
+    return table_value(value, _ENTRY_KEYS[name], _ENTRY_UNITS.get(name), within=_ENTRY_BOUNDS.get(name))
 
 
 def _entry(key: str, raw: Any, where: str) -> tuple[PlatformEntry | None, list[str]]:

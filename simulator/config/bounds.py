@@ -42,6 +42,9 @@ PER_CYCLE_RATE = Range(1e-3, 1e4, "1e-3..1e4 per cycle: from a unit busy a thous
                                   "wide vector machine")
 SPEEDUP = Range(1e-3, 1e6, "1e-3..1e6: a unit a thousand times slower to a million times faster than the host")
 UTILISATION = Range(1e-3, 1.0, "1e-3..1: a unit that sustains less than 0.1 % of its peak is not a model of one")
+#: Bytes an analytical model prices in one piece (a LogCA granularity): a 64-bit address space holds no more,
+#: and the models' powers of it stay finite numbers.
+DATA_BYTES = Range(0.0, 2.0**64, "at most 2**64 B (16 EiB): a 64-bit address space holds no more")
 #: Replicated hardware (cores, engines, PE rows, lanes, miss buffers, ways): sizes of the simulator's arrays.
 COUNT = Range(1, 65_536, "at most 65,536: beyond any real part, and the simulator sizes arrays by it")
 

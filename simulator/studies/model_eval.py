@@ -31,6 +31,7 @@ from models.logca import (LogCAParams, g1, g1_closed_form, g_half, g_half_closed
                           time_unaccelerated)
 from models.roofline import MachineBalance, RooflinePlatform, Table6Row
 from models.roofline import load_platforms as load_roofline_platforms
+from simulator.config.bounds import DATA_BYTES
 from simulator.config.errors import InputError
 from simulator.config.files import write_atomic
 from simulator.config.loader import PROJECT_ROOT
@@ -377,10 +378,16 @@ def positive_quantity(text: str, dimension: str, option: str, expected: str) -> 
 
 
 def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
-    """``--g`` values ("4 KiB", "1 MB") in bytes, each > 0; the defaults when none are given."""
+    """``--g`` values ("4 KiB", "1 MB") in bytes, each > 0 and within ``DATA_BYTES``; the defaults when none
+    are given."""
     if not texts:
         return DEFAULT_GRANULARITIES
-    return tuple(positive_quantity(text, "size", "--g", "a granularity > 0 B") for text in texts)
+    expected = f"a granularity > 0 B and {DATA_BYTES.why}"
+    values = tuple(positive_quantity(text, "size", "--g", expected) for text in texts)
+    for text, value in zip(texts, values):
+        if value > DATA_BYTES.high:
+            raise InputError(f"--g {text!r}: expected {expected}")
+    return values
 
 
 #: The arithmetic intensities ``--intensity`` takes, flop/B: wide of every platform's balance, and narrow enough that

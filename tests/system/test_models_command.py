@@ -161,6 +161,34 @@ def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert len(errors) == 1 and "platforms.toy.acceleration: expected a number, got 'fast'" in errors[0]
 
 
+@pytest.mark.parametrize("key, value, expected", [
+    ("host_frequency_hz", "1.0e-308", "expected a value >= 1 MHz, got 1e-308"),
+    ("host_frequency_hz", "1.0e+308", "expected a value <= 100 GHz, got 1e+308"),
+    ("overhead_cycles", "1.0e+308", "expected a value <= 10000000000.0, got 1e+308"),
+    ("latency", "1.0e+308", "expected a value <= 10000000000.0, got 1e+308"),
+    ("acceleration", "1.0e+308", "expected a value <= 1000000.0, got 1e+308"),
+])
+def test_a_table_value_outside_the_config_bounds_is_refused(key: str, value: str, expected: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    """A row is checked against the config bounds of the same quantities (a host clock, cycles, an acceleration):
+    beyond them T1 read inf s or g1 "never" with exit 0."""
+    table = tmp_path / "toy.yaml"
+    table.write_text("\n".join(f"    {key}: {value}" if line.startswith(f"    {key}:") else line
+                               for line in HAND_TABLE.splitlines()) + "\n")
+    out = tmp_path / "l.csv"
+    errors = refused(["models", "logca", "--table", str(table), "toy", "--out", str(out)], capsys, out)
+    assert errors == [f"offsim: error: --table: {table}: platforms.toy.{key}: {expected}"]
+
+
+def test_a_granularity_beyond_an_address_space_is_refused_naming_g(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """The error blamed the table's C and beta when --g was what overflowed T0."""
+    out = tmp_path / "l.csv"
+    errors = refused(["models", "logca", "sparc_t4_engine_aes", "--g", "1e308 B", "--out", str(out)], capsys, out)
+    assert errors == ["offsim: error: --g '1e308 B': expected a granularity > 0 B and at most 2**64 B (16 EiB): a "
+                      "64-bit address space holds no more"]
+
+
 def test_a_table_takes_units_and_exponents_as_a_config_does(tmp_path: Path) -> None:
     """host_frequency_hz: 1 GHz and overhead_cycles: 1e2 (a string to YAML 1.1) read as 1e9 Hz and 100 cycles, as
     the bare numbers of the shipped tables do."""
