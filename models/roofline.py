@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, BY_DIMENSION, FLOP_RATE
 from simulator.config.errors import ConfigError, TableError, as_written
 from simulator.config.fields import row_values, table_rows, table_value
 from simulator.config.yamlio import config_text, load_yaml_text
@@ -356,17 +357,25 @@ _ROW_UNITS = {"_gflop_per_s": ("flop_rate", _GIGA), "_gb_per_s": ("bandwidth", _
               "_nj_per_access": ("energy", _NANO)}
 
 
+#: the range of a keyed quantity: the config bound of its dimension (a flop rate, a bandwidth, or an energy or
+#: power as ``param`` bounds them); a value beyond it makes a time, an energy or a balance no finite number
+_ROW_BOUNDS = {"flop_rate": FLOP_RATE, "bandwidth": BANDWIDTH_BYTES_PER_S, **BY_DIMENSION}
+#: the keys the model divides by or caps with, so > 0 though their range starts at 0 (eqs. 3-6, 32-38)
+_POSITIVE = ("eps_s_pj_per_flop", "eps_d_pj_per_flop", "delta_pi_w")
+
+
 def _row_value(name: str, value: Any) -> Any:
     """Row key ``name``'s ``value`` in the key's unit, as a config's is read: a string for the label and
     processor; else a number >= 0, bare or in exponent form ("1e3"), or with a unit where the key has a
-    dimension (``_ROW_UNITS``: "107 GFLOP/s", "20 pJ"); null (a dash) where the key is optional.
+    dimension (``_ROW_UNITS``: "107 GFLOP/s", "20 pJ"), within that dimension's config bound
+    (``_ROW_BOUNDS``; > 0 for ``_POSITIVE``); null (a dash) where the key is optional.
     ValueError saying what was expected."""
     if name in _TEXT_KEYS:
         return table_value(value, str)
     if value is None and name in _OPTIONAL:
         return None
     unit, scale = next((u for suffix, u in _ROW_UNITS.items() if name.endswith(suffix)), (None, 1.0))
-    number = table_value(value, float, unit, scale)
+    number = table_value(value, float, unit, scale, _ROW_BOUNDS.get(unit or ""), name in _POSITIVE)
     if number < 0:
         raise ValueError(f"expected a number >= 0, got {as_written(value)}")
     return number

@@ -510,7 +510,7 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
         try:
             reports.append(roofline_report(name, rows[name], intensities, precision, throughput, power_cap))
         except ValueError as exc:
-            raise InputError(f"{name}: {exc}; expected a platform with {precision}-precision data, or "
+            raise InputError(f"{shown(table)}: {name}: {exc}; expected a platform with {precision}-precision data, or "
                              f"--precision {'single' if precision == 'double' else 'double'}") from None
     reports += [system_roofline_report(system, intensities) for system in systems]
     written = outputs.write(ROOFLINE_COLUMNS, roofline_rows(reports), lambda png: roofline_figure(reports, png))

@@ -246,8 +246,30 @@ def test_each_problem_of_a_roofline_table_is_a_line_of_its_own(tmp_path: Path, c
         f"{where}.peak_mem_gb_per_s: expected a bandwidth with a unit (B/s, kB/s, KB/s, MB/s, GB/s, TB/s, ...), got "
         "'25.6 GHz': 'GHz' is a frequency unit",
         f"{where}.idle_w: expected a power with a unit (W, mW, uW, µW, nW, pW, ...), got 'fast'",
-        f"{where}.delta_pi_w: expected a number >= 0, got -1",
+        f"{where}.delta_pi_w: expected a positive value, got -1",
     ], errors
+
+
+@pytest.mark.parametrize("key, value, expected, options", [
+    ("peak_dp_gflop_per_s", "0", "expected a value >= 1 kflop/s, got 0", []),
+    ("peak_mem_gb_per_s", "0", "expected a value >= 1 MB/s, got 0", []),
+    ("eps_d_pj_per_flop", "0", "expected a positive value, got 0", []),
+    ("delta_pi_w", "0", "expected a positive value, got 0", ["--power-cap"]),
+    ("eps_d_pj_per_flop", "1.0e+308", "expected a value <= 1 uJ/flop, got 1e+308", []),
+    ("pi0_w", "1.0e+308", "expected a value <= 1 MW, got 1e+308", []),
+    ("peak_dp_gflop_per_s", "1.0e+308", "expected a value <= 1e+06 Tflop/s, got 1e+308", []),
+])
+def test_a_roofline_table_value_outside_the_config_bounds_is_refused(key: str, value: str, expected: str,
+                                                                     options: list[str], tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    """A zero rate or cost was refused by the model under an internal name (tau_flop_s), without the table, with
+    advice to change --precision; a huge one was priced. Each is refused naming the table, the row and the key."""
+    table = tmp_path / "bad.yaml"
+    table.write_text(_nehalem_row(**{key: value}))
+    out = tmp_path / "r.csv"
+    errors = refused(["models", "roofline", "nehalem_cpu", "--table", str(table), *options, "--out", str(out)],
+                     capsys, out)
+    assert errors == [f"offsim: error: --table: {table}: platforms.nehalem_cpu.{key}: {expected}"]
 
 
 def test_a_row_whose_t0_overflows_is_refused_naming_the_table_and_row(tmp_path: Path,
