@@ -45,6 +45,9 @@ UTILISATION = Range(1e-3, 1.0, "1e-3..1: a unit that sustains less than 0.1 % of
 #: Bytes an analytical model prices in one piece (a LogCA granularity): a 64-bit address space holds no more,
 #: and the models' powers of it stay finite numbers.
 DATA_BYTES = Range(0.0, 2.0**64, "at most 2**64 B (16 EiB): a 64-bit address space holds no more")
+#: Points along one dimension of a stencil's grid, and its time steps: a dimension of 2**31 4-byte words is 8 GiB,
+#: beyond any GPU's memory, and a run's flop count (at most 2**124 flop per point) stays a finite number.
+STENCIL_EXTENT = Range(1, 2**31, "2**31: beyond any grid a GPU holds or any run's steps")
 #: Replicated hardware (cores, engines, PE rows, lanes, miss buffers, ways): sizes of the simulator's arrays.
 COUNT = Range(1, 65_536, "at most 65,536: beyond any real part, and the simulator sizes arrays by it")
 

@@ -151,3 +151,35 @@ def test_bad_stencil_input_is_refused_with_one_message(argv: list[str], message:
     out = tmp_path / "s.csv"
     errors = refused(["models", "stencil", *argv, "--out", str(out)], capsys, out)
     assert len(errors) == 1 and message in errors[0]
+
+
+BIG = "1" + "0" * 320  # an integer beyond a float
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["heat_2d", "--space", f"{BIG},10", "--tile", "2,2,192"],
+     f"--space '{BIG[:57]}...': expected grid points of at most 2,147,483,648 each (2**31: beyond any grid a GPU "
+     "holds or any run's steps)"),
+    (["heat_2d", "--steps", BIG], f"--steps {BIG[:57]}...: expected time steps of at most 2,147,483,648"),
+    (["heat_2d", "--space", "2,32", "--steps", "2", "--tile", "32,30,64"],
+     "--tile 32,30,64: global memory 133.7 B; below the 512 B that reading the grid once and writing it once take"),
+])
+def test_a_problem_beyond_the_bounds_and_a_tile_beyond_the_problem_are_refused(
+        argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A grid or run beyond 2**31 priced at inf and nan, or raised an OverflowError; a given tile whose traffic
+    falls below reading and writing the grid once is outside the model's range, as in ``models chain``."""
+    out = tmp_path / "s.csv"
+    errors = refused(["models", "stencil", *argv, "--out", str(out)], capsys, out)
+    assert len(errors) == 1 and errors[0].startswith(f"offsim: error: {message}")
+
+
+def test_the_search_leaves_out_tiles_whose_traffic_falls_below_the_grid_read_and_written_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """On 2 x 32 points and 2 steps, the largest tile (tT 32, 30 x 64) was priced at 133.7 B of global memory, below
+    the 512 B that reading the 64 points and writing them once take."""
+    out = tmp_path / "s.csv"
+    assert main(["models", "stencil", "heat_2d", "--space", "2,32", "--steps", "2", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "; 48,128 feasible left out, their global memory below the 512 B that reading the grid once" in text
+    with out.open() as fh:
+        assert min(float(r["global_bytes"]) for r in csv.DictReader(fh)) >= 512

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from models.stencil import (C_ITER_GTX980_S, GTX980, K20C, TilePoint, TileSearchResult, TileShape, n_tiles,
                             search_tile_sizes)
-from simulator.config.errors import InputError
+from simulator.config.bounds import STENCIL_EXTENT
+from simulator.config.errors import InputError, one_line
 from simulator.config.stencils import STENCILS, Stencil
 from simulator.studies.model_eval import Outputs, joined, listing_lines, positive_quantity
 from simulator.config.units import format_quantity
@@ -86,6 +87,7 @@ class StencilReport:
     ranges: str
     largest: TilePoint | None
     searched: bool
+    outside: int = 0  # feasible points left out: their traffic falls below reading and writing the grid once
 
 
 # ---- parsing ----------------------------------------------------------------------------------------
@@ -118,6 +120,9 @@ def parse_sizes(text: str, option: str, what: str) -> tuple[int, ...]:
     if not sizes or min(sizes) < 1:
         raise InputError(f"{option} {text!r}: expected {what} as positive integers separated by commas, e.g. "
                          f"{'8192,8192' if option == '--space' else '8,16,64'}")
+    if max(sizes) > STENCIL_EXTENT.high:
+        raise InputError(f"{option} {one_line(text, 60)!r}: expected {what} of at most {STENCIL_EXTENT.high:,} each "
+                         f"({STENCIL_EXTENT.why})")
     return sizes
 
 
@@ -148,6 +153,9 @@ def _check_options(space_text: str | None, steps: int | None, c_iter_text: str |
         parse_sizes(space_text, "--space", "grid points")
     if steps is not None and steps < 1:
         raise InputError(f"--steps {steps}: expected time steps >= 1")
+    if steps is not None and steps > STENCIL_EXTENT.high:
+        raise InputError(f"--steps {one_line(steps, 60)}: expected time steps of at most {STENCIL_EXTENT.high:,} "
+                         f"({STENCIL_EXTENT.why})")
     if c_iter_text is not None:
         parse_c_iter(c_iter_text)
     if tiles and (t_t_text or t_s_texts):
@@ -209,8 +217,12 @@ def search_report(problem: Problem, t_t_text: str | None, t_s_texts: Sequence[st
     except ValueError as exc:
         raise InputError(f"{problem.stencil.name}: {exc}; expected ranges with at least one tile that fits "
                          f"({ranges})") from None
-    largest = max(result.points, key=lambda p: (p.shape.v_tile_points, -p.objective))
-    return StencilReport(problem, result.points, n_candidates, ranges, largest, True)
+    points = tuple(pt for pt in result.points if global_bytes(problem, pt) >= compulsory_bytes(problem))
+    if not points:
+        raise InputError(f"{problem.stencil.name}: {outside_model(problem)}: every feasible tile of the ranges "
+                         f"({ranges}) moves less; expected a larger --space or --steps, or smaller tiles")
+    largest = max(points, key=lambda p: (p.shape.v_tile_points, -p.objective))
+    return StencilReport(problem, points, n_candidates, ranges, largest, True, len(result.points) - len(points))
 
 
 def tiles_report(problem: Problem, tiles: Sequence[str], threads_text: str | None, objective: str) -> StencilReport:
@@ -225,11 +237,15 @@ def tiles_report(problem: Problem, tiles: Sequence[str], threads_text: str | Non
         try:
             TileShape(problem.kind, sizes[0], sizes[1:])  # type: ignore[arg-type]  # refuses an odd tT, with why
             # A.32's warp rule is a search constraint; a tile the user names is priced as it is
-            points.append(_search(problem, (sizes[0],), [(s,) for s in sizes[1:]], threads, objective, 1).best)
+            best = _search(problem, (sizes[0],), [(s,) for s in sizes[1:]], threads, objective, 1).best
         except ValueError as exc:
             raise InputError(f"--tile {text}: {exc}; expected a tile that fits the GTX 980 at one of --threads "
                              f"{threads_text or DEFAULT_THREADS} ({GTX980.max_shared_words_per_block} words of "
                              "shared memory per block)") from None
+        if global_bytes(problem, best) < compulsory_bytes(problem):
+            raise InputError(f"--tile {text}: global memory {format_quantity(global_bytes(problem, best), 'B')}; "
+                             f"{outside_model(problem)}; expected a tile smaller than the problem")
+        points.append(best)
     return StencilReport(problem, tuple(sorted(points, key=lambda p: p.objective)), len(tiles) * len(threads),
                          f"{len(tiles)} given tiles; threads {threads_text or DEFAULT_THREADS}", None, False)
 
@@ -239,6 +255,23 @@ def tiles_report(problem: Problem, tiles: Sequence[str], threads_text: str | Non
 def global_bytes(problem: Problem, point: TilePoint) -> float:
     """Global-memory traffic of the run: N_tiles M_io words (004 B.3-B.5), bytes."""
     return n_tiles(point.shape, problem.space, problem.steps) * point.shape.m_io_words * WORD_BYTES
+
+
+def compulsory_bytes(problem: Problem) -> int:
+    """Global-memory traffic of reading the grid once and writing it once, bytes: no run moves less."""
+    points = 1
+    for s in problem.space:
+        points *= s
+    return 2 * points * WORD_BYTES
+
+
+def outside_model(problem: Problem) -> str:
+    """Why a point that moves less than :func:`compulsory_bytes` is no prediction: the tile counts of 004 B.5
+    (continuous, as printed) hold for problems larger than a tile; a tile taller than the run or wider than the
+    grid counts a fraction of a tile."""
+    return (f"below the {format_quantity(compulsory_bytes(problem), 'B')} that reading the grid once and writing "
+            f"it once take ({' x '.join(map(str, problem.space))} points of {WORD_BYTES} B), outside the model's "
+            "range: its tile counts (004 B.5) hold for problems larger than a tile")
 
 
 def bandwidth_note(problem: Problem, point: TilePoint) -> str:
@@ -278,7 +311,9 @@ def stencil_lines(report: StencilReport, objective: str) -> list[str]:
     lines = [f"{p.stencil.name} on the GTX 980 (004 Tables A.2, A.3): C_iter {format_quantity(p.c_iter_s, 's')} "
              f"({p.c_iter_source}); {' x '.join(map(str, p.space))} points, {p.steps} steps, {p.kind} tiles",
              f"  {'searched' if report.searched else 'evaluated'}: {len(report.points):,} feasible of "
-             f"{report.n_candidates:,} candidates ({report.ranges}); ranked by {objective}",
+             f"{report.n_candidates:,} candidates ({report.ranges}); ranked by {objective}"
+             + (f"; {report.outside:,} feasible left out, their global memory {outside_model(p)}" if report.outside
+                else ""),
              f"  best: {_point_line(p, best)}"]
     if report.searched:
         listed = list(tiles.values())[:LISTED_NEAR_BEST]
