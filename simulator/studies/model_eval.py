@@ -325,6 +325,7 @@ def pick(rows: dict, names: Sequence[str], path: str | Path) -> list[str]:
     if unknown:
         raise InputError(f"{', '.join(repr(n) for n in unknown)}: not a row of {shown(path)}; expected one of: "
                          f"{', '.join(sorted(rows))}")
+    refuse_repeats("ENTRY", names)
     return list(names)
 
 
@@ -377,6 +378,18 @@ def positive_quantity(text: str, dimension: str, option: str, expected: str) -> 
     return value
 
 
+def refuse_repeats(option: str, texts: Sequence[object] | None, values: Sequence[object] | None = None) -> None:
+    """InputError naming ``option`` and the first of ``texts`` (as given) whose value (``values``, by default the
+    texts) was given before: a repeat would print its row or column twice. Values compare as numbers, so that
+    o=10 and o=10.0 are one."""
+    seen: dict[object, object] = {}
+    for text, value in zip(texts or (), texts or () if values is None else values):
+        if value in seen:
+            again = "" if seen[value] == text else f" (as {seen[value]!r} before)"
+            raise InputError(f"{option} {text!r}: given twice{again}; expected each value once")
+        seen[value] = text
+
+
 def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
     """``--g`` values ("4 KiB", "1 MB") in bytes, each > 0 and within ``DATA_BYTES``; the defaults when none
     are given."""
@@ -387,6 +400,7 @@ def parse_granularities(texts: Sequence[str] | None) -> tuple[float, ...]:
     for text, value in zip(texts, values):
         if value > DATA_BYTES.high:
             raise InputError(f"--g {text!r}: expected {expected}")
+    refuse_repeats("--g", texts, values)
     return values
 
 
@@ -412,6 +426,7 @@ def parse_intensities(texts: Sequence[str] | None) -> tuple[float, ...]:
             raise InputError(f"--intensity {text!r}: expected an arithmetic intensity from {low:g} to {high:g} "
                              "flop/B, e.g. 0.5 or '4 flop/B'")
         values.append(i)
+    refuse_repeats("--intensity", texts, values)
     return tuple(values)
 
 
@@ -472,6 +487,7 @@ def parse_improvements(texts: Sequence[str] | None) -> tuple[Improvement, ...]:
             raise InputError(f"--improve {text!r}: expected PARAMETER=FACTOR with a parameter of "
                              f"{', '.join(PARAMETERS)} and a factor >= 1 or inf, e.g. o=10")
         out.append(Improvement(name.strip(), factor))
+    refuse_repeats("--improve", texts, out)
     return tuple(out)
 
 
@@ -512,6 +528,7 @@ def run_roofline(entries: Sequence[str], table: str | Path, intensity_texts: Seq
         except ValueError as exc:
             raise InputError(f"{shown(table)}: {name}: {exc}; expected a platform with {precision}-precision data, or "
                              f"--precision {'single' if precision == 'double' else 'double'}") from None
+    refuse_repeats("--system", systems)
     reports += [system_roofline_report(system, intensities) for system in systems]
     written = outputs.write(ROOFLINE_COLUMNS, roofline_rows(reports), lambda png: roofline_figure(reports, png))
     return joined([roofline_lines(r) for r in reports]) + written

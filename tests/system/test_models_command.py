@@ -373,3 +373,25 @@ def test_the_guide_names_the_models_that_draw_a_figure() -> None:
     guide = (Path(__file__).resolve().parents[2] / "models" / "README.md").read_text()
     said = re.search(r"`--plot FILE.png` draws them \(([^;]+);", " ".join(guide.split()))
     assert said is not None and set(re.findall(r"`(\w+)`", said.group(1))) == drawing
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["logca", "sparc_t4_engine_aes", "--improve", "o=10", "--improve", "o=10.0"],
+     "--improve 'o=10.0': given twice (as 'o=10' before); expected each value once"),
+    (["logca", "sparc_t4_engine_aes", "sparc_t4_engine_aes"],
+     "ENTRY 'sparc_t4_engine_aes': given twice; expected each value once"),
+    (["logca", "sparc_t4_engine_aes", "--g", "4 KiB", "--g", "4096 B"],
+     "--g '4096 B': given twice (as '4 KiB' before); expected each value once"),
+    (["roofline", "nehalem_cpu", "--intensity", "1", "--intensity", "1.0"],
+     "--intensity '1.0': given twice (as '1' before); expected each value once"),
+    (["stencil", "heat_2d", "--tile", "2,2,192", "--tile", "2,2,192"],
+     "--tile '2,2,192': given twice; expected each value once"),
+    (["stencil", "heat_2d", "heat_2d"], "STENCIL 'heat_2d': given twice; expected each value once"),
+    (["ulist", "--q", "4", "--q", "4"], "--q 4: given twice; expected each value once"),
+])
+def test_a_value_given_twice_is_refused(argv: list[str], message: str, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture) -> None:
+    """A repeated entry or option value printed its rows (or a CSV column) twice with exit 0."""
+    out = tmp_path / "m.csv"
+    errors = refused(["models", *argv, "--out", str(out)], capsys, out)
+    assert errors == [f"offsim: error: {message}"]

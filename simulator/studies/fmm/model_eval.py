@@ -32,7 +32,7 @@ from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts
                                       point_model)
 from simulator.config.loader import PROJECT_ROOT
 from simulator.config.yamlio import config_text
-from simulator.studies.model_eval import Outputs, shown
+from simulator.studies.model_eval import Outputs, refuse_repeats, shown
 from simulator.config.units import UnitError, format_bytes, format_quantity, parse_quantity
 from workloads import fmm_ulist
 
@@ -273,6 +273,8 @@ def run_ulist(machine_path: str | Path, qs: Sequence[int] | None, placements: Se
         raise InputError(f"--llc {llc_text!r}: {exc}") from None
     if not (llc_bytes >= 1 and llc_bytes.is_integer()):
         raise InputError(f"--llc {llc_text!r}: expected a whole number of bytes >= 1 B")
+    for option, given in (("--q", qs), ("--placement", placements), ("--variant", variants)):
+        refuse_repeats(option, given)
     machine = load_machine(machine_path)
     grid = points(machine, qs or sorted(int(q) for q in machine["dims"]),
                   placements or ["cpu", *lap_placements(machine)], variants or DEFAULT_VARIANTS)

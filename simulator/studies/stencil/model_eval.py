@@ -27,7 +27,7 @@ from models.stencil import (C_ITER_GTX980_S, GTX980, K20C, TilePoint, TileSearch
 from simulator.config.bounds import STENCIL_EXTENT
 from simulator.config.errors import InputError, one_line
 from simulator.config.stencils import STENCILS, Stencil
-from simulator.studies.model_eval import Outputs, joined, listing_lines, positive_quantity
+from simulator.studies.model_eval import Outputs, joined, listing_lines, positive_quantity, refuse_repeats
 from simulator.config.units import format_quantity
 
 WORD_BYTES = 4  # 004 Table A.3 prices L per GB of 4-byte words
@@ -382,7 +382,10 @@ def run_stencil(names: Sequence[str], kind: str | None, space_text: str | None, 
                          + (format_quantity(C_ITER_GTX980_S[name], "s") + " (004 Table A.4, GTX 980)"
                             if name in C_ITER_GTX980_S else "not in 004 Table A.4 (give --c-iter)")
                          for name, s in STENCILS.items()})
-    problems = [problem_of(name, kind, space_text, steps, c_iter_text) for name in dict.fromkeys(names)]
+    refuse_repeats("STENCIL", names)
+    refuse_repeats("--tile", tiles, [parse_sizes(t, "--tile", "tT then one tile size per space dimension")
+                                     for t in tiles or ()])
+    problems = [problem_of(name, kind, space_text, steps, c_iter_text) for name in names]
     reports = [tiles_report(p, tiles, threads_text, objective) if tiles
                else search_report(p, t_t_text, t_s_texts, threads_text, objective) for p in problems]
     written = outputs.write(STENCIL_COLUMNS, stencil_rows(reports), lambda png: stencil_figure(reports, png))
