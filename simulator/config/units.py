@@ -164,10 +164,10 @@ DECIMAL_BYTE_PREFIXES = ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k")
 
 
 def format_bytes(value: float) -> str:
-    """A size in bytes that reads back (``parse_quantity``) to the same number: a whole size in the shortest of
-    its exact forms, a whole binary multiple ("16 KiB"), a whole decimal one ("1000 TB", not "976562500000 KiB";
-    only where shorter than the binary form), bytes ("1500 B") or, for a size beyond a few petabytes, the float's
-    own digits ("1e+308 B"); a fractional one in bytes with every digit ("1500.5 B")."""
+    """A size in bytes that reads back (``parse_quantity``) to the same number: a whole size in the exact form of
+    fewest digits, a whole binary multiple ("16 KiB"), a whole decimal one ("1000 TB", not "976562500000 KiB";
+    only where it has fewer digits than the binary form), bytes ("1500 B") or, for a size beyond a few
+    petabytes, the float's own digits ("1e+308 B"); a fractional one in bytes with every digit ("1500.5 B")."""
     if not float(value).is_integer():
         return f"{float(value)!r} B"
     n = int(value)
@@ -178,7 +178,7 @@ def format_bytes(value: float) -> str:
         forms.append(f"{n // size} {prefix}B")
     if float(n) == n:  # a float's own digits where they are fewer: 1e+308 B, not 309 of them
         forms.append(f"{float(n)!r} B")
-    return min(forms, key=len)  # the first of equal lengths: binary before decimal, either before bytes
+    return min(forms, key=lambda form: len(form.split()[0]))  # fewest digits; binary, then decimal, among equals
 
 
 def format_size(value: float, digits: int = 4) -> str:

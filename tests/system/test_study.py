@@ -624,7 +624,7 @@ def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path
 
 LOGCA_BAD = {
     "crypto buffers beyond the DRAM": ("logca_crypto", {"max_granularity_bytes": "1000 TB"},
-                                       "max_granularity_bytes: 976562500000 KiB: the sweep's largest buffer, 512 TiB, "
+                                       "max_granularity_bytes: 1000 TB: the sweep's largest buffer, 512 TiB, "
                                        "and its output do not fit (hifn_7955: 1024 TiB in 4 GiB (dram.geometry of "
                                        "configs/systems/logca_hifn_7955.yaml);"),
     "multi-unit buffers beyond the DRAM": ("logca_crypto", {"multi_unit_max_bytes": "4 GiB"},

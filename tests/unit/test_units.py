@@ -91,13 +91,14 @@ def test_quantities_format_with_an_engineering_prefix(value, unit, expected):
 @pytest.mark.parametrize("value, expected", [
     (16, "16 B"), (1000, "1 kB"), (4096, "4 KiB"), (3 * 2**20, "3 MiB"), (1536, "1536 B"), (2**40, "1 TiB"),
     (1500.5, "1500.5 B"), (0, "0 B"), (1500, "1500 B"),
-    # the shortest exact form: decimal where the binary one is longer, binary where they are as long
-    (10**15, "1000 TB"), (12.8e9, "12800 MB"), (2048000, "2048 kB"), (1000 * 2**20, "1000 MiB"),
+    # the exact form of fewest digits: decimal where the binary one has more, binary where they have as many
+    (10**15, "1000 TB"), (12.8e9, "12800 MB"), (2048000, "2000 KiB"), (1000 * 2**20, "1000 MiB"),
+    (125000 * 2**20, "125000 MiB"),
     (5**15, "30517578125 B"),
     # beyond a few petabytes the float's own digits, where shorter: never hundreds of digits
-    (1e308, "1e+308 B"), (1e16, "1e+16 B"),
+    (1e308, "1e+308 B"), (1e16, "10000 TB"), (1e17, "1e+17 B"),
 ])
-def test_whole_sizes_format_in_their_shortest_exact_form(value, expected):
+def test_whole_sizes_format_in_their_exact_form_of_fewest_digits(value, expected):
     assert format_bytes(value) == expected
 
 
