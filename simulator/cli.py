@@ -682,8 +682,9 @@ def _run_command(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
     except MemoryError as exc:  # e.g. a trace of 10^11 rows: too large an input, not a crash
-        print(f"offsim: error: out of memory ({exc or 'allocation failed'}); expected a workload small enough "
-              "for this machine: reduce its size (--param) or run it where more memory is free", file=sys.stderr)
+        print(f"offsim: error: out of memory ({exc or 'allocation failed'}); expected a workload and "
+              "system small enough for this machine: reduce the workload (--param) or the memory's queues and "
+              "organisation (--set), or run it where more memory is free", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:
         # Compiled code (numba's dispatcher) wraps a KeyboardInterrupt raised inside it in a SystemError

@@ -1,5 +1,5 @@
 """DRAM channels: bank/row-buffer timing, refresh, command counts and energy (DDR3, DDR4, DDR5, LPDDR5,
-HBM2, HBM3).
+HBM2, HBM2E, HBM3).
 
 ``DramSystem`` serves chunks of 64 B line requests in arrival order (within a chunk, in
 the order its controller chooses: as given, or first-ready) and returns when the last data

@@ -59,7 +59,8 @@ class DramStandard:
     with every bank open and an open bank adds its share only (``power.active_standby_ma``).
     beats_per_tck: data beats per clock cycle (2, double data rate; 4 where the data strobe runs at
     twice the command clock). multi_burst_lines: a cache line may take several bursts of one bank
-    and row (a narrow pseudo-channel), issued tCCD_L apart. banks_per_refresh: banks one per-bank
+    and row (a narrow pseudo-channel), back to back on the data bus, its bank group held tCCD_L per burst
+    (``dram_kernel``). banks_per_refresh: banks one per-bank
     refresh covers (LPDDR5 refreshes a pair)."""
 
     name: str
