@@ -8,6 +8,7 @@ dimensioned value as a string with its unit (see ``simulator.config.units``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, make_dataclass
 from types import SimpleNamespace
 
@@ -22,9 +23,11 @@ from simulator.memory.dram_params import REFRESH_POLICIES as DRAM_REFRESH_POLICI
 from simulator.memory.dram_params import SCHEDULERS as DRAM_SCHEDULERS
 from simulator.memory.dram_params import STANDARDS as DRAM_STANDARDS
 from simulator.memory.dram_params import (PARAMETER_BY_MODEL_NAME, DramCurrents, DramGeometry, DramParam, DramTiming,
-                                          check_current_orders, check_geometry_standard, check_line_is_one_burst,
-                                          check_refresh_mode, check_standard, check_timing_orders, section_parameters)
-from simulator.config.units import is_power_of_two, seconds_to_ps
+                                          check_burst_clocks, check_current_orders, check_geometry_standard,
+                                          check_line_is_one_burst, check_refresh_mode, check_standard,
+                                          check_timing_orders, section_parameters)
+from simulator.config.units import format_quantity, is_power_of_two, seconds_to_ps
+from simulator.memory.power import command_current_floors_ma
 
 
 #: what names a component in results (energy_j.<component>...) and a unit in traces and --set keys
@@ -329,6 +332,10 @@ class DramSpec:
             except FieldError as exc:
                 raise exc.within(section) from None
         try:
+            check_burst_clocks(self.standard, self.timing.burst_length, owner="", name=_config_key)
+        except FieldError as exc:
+            raise exc.within("timing") from None
+        try:
             check_current_orders(SimpleNamespace(**_model_values(self.currents, "currents")), owner="",
                                  name=_config_key, bankwise_standby=DRAM_STANDARDS[self.standard].bankwise_standby)
         except FieldError as exc:
@@ -427,7 +434,28 @@ def _check_memory_line(memory: DramSpec, at: str, line_bytes: int) -> None:
         geometry = memory_geometry(memory, line_bytes)
     except FieldError as exc:
         raise exc.renamed(name) from None
-    check_line_is_one_burst(dram_timing(memory), geometry, name)
+    timing = dram_timing(memory)
+    check_line_is_one_burst(timing, geometry, name)
+    _check_command_currents(timing, DramCurrents(standard=memory.standard, **_model_values(memory.currents, "currents")),
+                            geometry, name)
+
+
+def _check_command_currents(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
+                            name: Callable[[str], str]) -> None:
+    """FieldError unless each command current is at least the standby current its command's time would draw
+    anyway (``power.command_current_floors_ma``): else the energy model would charge the command a negative
+    energy. On a standard whose IDD3N holds every bank open this floor lies above IDD2N, the bound the
+    currents' own check applies."""
+    for model_name, floor in command_current_floors_ma(timing, currents, geometry).items():
+        value = getattr(currents, model_name)
+        if value is not None and value < floor * (1 - 1e-12):  # beyond the rounding of the floor's arithmetic
+            why = ("the standby with a bank open over tRAS, IDD2N over the rest of tRC" if model_name == "idd0_ma"
+                   else "the standby with a bank open")
+            reads = ("idd2n_ma", "idd3n_ma", "banks", *(("t_ras", "t_rc") if model_name == "idd0_ma" else ()))
+            raise FieldError(name(model_name), f"{format_quantity(value * 1e-3, 'A')}; expected at least "
+                             f"{format_quantity(floor * 1e-3, 'A')}: a command draws at least the standby current "
+                             f"its time would draw anyway ({why}), else its energy would be negative",
+                             tuple(name(r) for r in reads), owner="")
 
 
 def memory_geometry(dram: DramSpec, line_bytes: int) -> DramGeometry:

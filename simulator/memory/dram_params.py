@@ -194,8 +194,9 @@ PARAMETERS: tuple[DramParam, ...] = (
     DramParam("t_rfc_pb", "timing", "tck", _PER_BANK, "per-bank refresh cycle time (REFpb to an ACT of the "
               "refreshed bank, tRFCpb)", slots=("rfc_part",)),
     DramParam("t_faw", "timing", "tck", _ALL, "four-activate window of a rank", slots=("faw",)),
-    DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two), beats; a burst takes "
-              "BL/2 tCK (BL/4 on hbm3, BL/8 on lpddr5)"),
+    DramParam("burst_length", "timing", "beats", _ALL, "burst length BL (a power of two filling whole clocks: at "
+              "least 2 beats, 4 on hbm3, 8 on lpddr5), beats; a burst takes BL/2 tCK (BL/4 on hbm3, BL/8 on lpddr5); "
+              "a BL the standard does not define is accepted, as a what-if"),
     DramParam("t_refi_s", "timing", "time", _ALL, "average refresh interval tREFI", slots=("refi",)),
     DramParam("t_xp", "timing", "tck", _XP, "power-down exit to the next command", slots=("xp",)),
     DramParam("t_cke", "timing", "tck", _CKE, "shortest power-down (CKE low)", slots=("cke",)),
@@ -392,8 +393,10 @@ def check_current_orders(c: Any, owner: str = "DramCurrents", name: Callable[[st
     """Raise FieldError if currents ``c`` (model names, mA; None where absent) break the TN-41-01
     orderings the energy model relies on: every command current at least its standby current (with
     ``bankwise_standby``, where IDD3N holds every bank open, at least the precharge standby IDD2N, the
-    floor of the one-bank standby ``power.active_standby_ma``); ``name`` spells a model name as the
-    caller's key. With ``vpp_together``, the VPP voltage and currents come all together or not at all
+    floor of the one-bank standby ``power.active_standby_ma``; the system's check applies the exact floor,
+    ``power.command_current_floors_ma``, once the organisation is known), and each power-down current at
+    most its standby current (IDD2P <= IDD2N, IDD3P <= IDD3N). IDD3N below IDD2N is accepted: DRAMSim2's DDR3
+    parts (the shipped DDR3 presets) have it. ``name`` spells a model name as the caller's key. With ``vpp_together``, the VPP voltage and currents come all together or not at all
     (where a standard has them optional; check the standard's keys first)."""
     vpp = [p.model_name for p in PARAMETERS if p.key in ("vpp_v", "ipp0_a", "ipp3n_a", "ipp5_a")]
     given = [n for n in vpp if getattr(c, n) is not None]
@@ -408,6 +411,11 @@ def check_current_orders(c: Any, owner: str = "DramCurrents", name: Callable[[st
         if value is not None and floor is not None and value < floor:
             raise _order_error(owner, name, key, value, ">=", floor, base,
                                why=": a command draws at least the standby current")
+    for key, base in (("idd2p_ma", "idd2n_ma"), ("idd3p_ma", "idd3n_ma")):
+        value, ceiling = getattr(c, key), getattr(c, base)
+        if value is not None and ceiling is not None and value > ceiling:
+            raise _order_error(owner, name, key, value, "<=", ceiling, base,
+                               why=": a powered-down device draws at most its standby current")
 
 
 def _timing_post_init(self: Any) -> None:
@@ -416,6 +424,17 @@ def _timing_post_init(self: Any) -> None:
         if getattr(self, p.model_name) is not None:
             _require_int("DramTiming", p.model_name, getattr(self, p.model_name), p.minimum)
     check_timing_orders(self)
+    check_burst_clocks(self.standard, self.burst_length)
+
+
+def check_burst_clocks(standard: str, burst_length: int, owner: str = "DramTiming",
+                       name: Callable[[str], str] = _same) -> None:
+    """Raise FieldError unless a burst of ``burst_length`` beats fills whole clocks of ``standard``'s data bus
+    (``beats_per_tck`` a clock): a shorter one would take no time on the bus."""
+    beats = STANDARDS[standard].beats_per_tck
+    if burst_length % beats:
+        raise FieldError(name("burst_length"), f"{burst_length!r} beats; expected a multiple of {beats}: {standard} "
+                         f"moves {beats} beats a clock, and a burst takes whole clocks of the data bus", owner=owner)
 
 
 def _burst_ps(self: Any) -> int:

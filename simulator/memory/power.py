@@ -76,6 +76,21 @@ def active_standby_ma(currents: DramCurrents, geometry: DramGeometry) -> float:
     return currents.idd3n_ma
 
 
+def command_current_floors_ma(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry) -> dict[str, float]:
+    """The least each command current of ``currents`` (model name -> mA) may be for its command's energy
+    (``command_energies_j``) not to fall below zero: the standby current the command's time would draw anyway,
+    ``active_standby_ma`` for a burst or a refresh, and for an ACT and its PRE that over tRAS and IDD2N over
+    tRC - tRAS. Empty for a standard without declared currents."""
+    if currents.vdd_v is None:
+        return {}
+    standby = active_standby_ma(currents, geometry)
+    act = (standby * timing.t_ras + currents.idd2n_ma * (timing.t_rc - timing.t_ras)) / timing.t_rc
+    floors = {"idd0_ma": act, "idd4r_ma": standby, "idd4w_ma": standby, "idd5_ma": standby}
+    if currents.idd5sb_ma is not None:
+        floors["idd5sb_ma"] = standby
+    return floors
+
+
 def command_energies_j(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
                        include_vpp: bool = True, refresh_mode: str = "all_bank") -> dict[str, float]:
     """Energy in J of one command on one rank (all its devices together).

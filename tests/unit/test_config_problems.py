@@ -72,6 +72,44 @@ def test_a_current_below_every_standards_floor_names_idd2n(tmp_path):
     assert problem.detail.startswith("30 mA; expected >= idd2n_a (70 mA)")
 
 
+def _default_system_with_dram(tmp_path: Path, preset: str, section: str, changes: dict) -> Path:
+    """The default system with the DRAM preset ``preset``, ``changes`` written into its ``section``."""
+    raw = resolve_presets(load_yaml(DEFAULT_SYSTEM), str(DEFAULT_SYSTEM))
+    raw["dram"] = resolve_presets({"dram": {"preset": preset}}, str(DEFAULT_SYSTEM))["dram"]
+    raw["dram"].setdefault("interface_energy_j_per_bit", "4 pJ/bit")  # a stack's preset leaves it to the system
+    raw["dram"][section].update(changes)
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_a_command_current_below_the_standby_its_time_draws_is_refused(tmp_path):
+    # DDR5's IDD3N holds every bank open: an ACT's standby is IDD2N + (IDD3N - IDD2N) / banks over tRAS and IDD2N
+    # over the rest of tRC, above the IDD2N (92 mA) the currents' own check applies; 93 mA would price the ACT
+    # below zero
+    path = _default_system_with_dram(tmp_path, "dram/ddr5_4800_mt60b2g8", "currents", {"idd0_a": "93 mA"})
+    problem = _only_problem(path)
+    assert problem.key == "dram.currents.idd0_a" and "dram.timing.t_ras" in problem.related
+    assert problem.detail.startswith("93 mA; expected at least 93.08 mA: a command draws at least the standby")
+
+
+@pytest.mark.parametrize("key, value, ceiling", [("idd2p_a", "71 mA", "idd2n_a (70 mA)"),
+                                                 ("idd3p_a", "68 mA", "idd3n_a (67 mA)")])
+def test_a_power_down_current_above_its_standby_is_refused(tmp_path, key, value, ceiling):
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "currents"), {key: value})
+    problem = _only_problem(path)
+    assert problem.key == f"dram.currents.{key}" and problem.detail.startswith(f"{value}; expected <= {ceiling}")
+
+
+@pytest.mark.parametrize("preset, burst_length, beats", [("dram/lpddr5_6400_16gb_x16", 4, 8),
+                                                         ("dram/hbm3_8gb_6400", 2, 4)])
+def test_a_burst_shorter_than_a_clock_is_refused(tmp_path, preset, burst_length, beats):
+    path = _default_system_with_dram(tmp_path, preset, "timing", {"burst_length": burst_length})
+    problem = _only_problem(path)
+    assert problem.key == "dram.timing.burst_length"
+    assert problem.detail.startswith(f"{burst_length} beats; expected a multiple of {beats}")
+
+
 def test_a_refresh_interval_rule_names_config_keys_not_model_fields(tmp_path):
     path = _system_with(tmp_path, DEFAULT_SYSTEM, ("dram", "timing"), {"t_refi_s": "1 us", "t_rfc": 1000})
     problem = _only_problem(path)
