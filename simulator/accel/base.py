@@ -5,10 +5,10 @@ A unit receives commands from the host through ``offload`` (a trace row
 process. ``wait`` blocks the host thread until every command handed over so far
 (by any thread) has completed, then runs the interface's after-completion work
 (invalidations) for those of them no other wait has cleaned up; commands other
-threads hand over while it waits are not waited for. Subclasses implement ``execute(command)`` as a SimPy generator using
-``self.interface.access`` for data and ``self.compute_ps`` for work, and
-count what they do in ``self.counts`` (names ending in their unit, e.g.
-``flops``, ``bytes_read``).
+threads hand over while it waits are not waited for. Subclasses implement
+``execute(command)`` as a SimPy generator using ``self.interface.access`` for
+data and ``self.compute_ps`` for work, and count what they do in
+``self.counts`` (names ending in their unit, e.g. ``flops``, ``bytes_read``).
 
 Command params (JSON object): ``unit`` (target), ``op`` (the unit's operation),
 ``inputs`` and ``outputs`` (lists of ``[byte address, bytes]`` regions), and

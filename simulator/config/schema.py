@@ -436,8 +436,8 @@ def _check_memory_line(memory: DramSpec, at: str, line_bytes: int) -> None:
         raise exc.renamed(name) from None
     timing = dram_timing(memory)
     check_line_is_one_burst(timing, geometry, name)
-    _check_command_currents(timing, DramCurrents(standard=memory.standard, **_model_values(memory.currents, "currents")),
-                            geometry, name)
+    currents = DramCurrents(standard=memory.standard, **_model_values(memory.currents, "currents"))
+    _check_command_currents(timing, currents, geometry, name)
 
 
 def _check_command_currents(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,

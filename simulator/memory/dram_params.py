@@ -396,8 +396,9 @@ def check_current_orders(c: Any, owner: str = "DramCurrents", name: Callable[[st
     floor of the one-bank standby ``power.active_standby_ma``; the system's check applies the exact floor,
     ``power.command_current_floors_ma``, once the organisation is known), and each power-down current at
     most its standby current (IDD2P <= IDD2N, IDD3P <= IDD3N). IDD3N below IDD2N is accepted: DRAMSim2's DDR3
-    parts (the shipped DDR3 presets) have it. ``name`` spells a model name as the caller's key. With ``vpp_together``, the VPP voltage and currents come all together or not at all
-    (where a standard has them optional; check the standard's keys first)."""
+    parts (the shipped DDR3 presets) have it. ``name`` spells a model name as the caller's key. With
+    ``vpp_together``, the VPP voltage and currents come all together or not at all (where a standard has them
+    optional; check the standard's keys first)."""
     vpp = [p.model_name for p in PARAMETERS if p.key in ("vpp_v", "ipp0_a", "ipp3n_a", "ipp5_a")]
     given = [n for n in vpp if getattr(c, n) is not None]
     if vpp_together and given and len(given) < len(vpp):

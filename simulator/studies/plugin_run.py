@@ -121,7 +121,8 @@ def check_plugin_dir(path: str | Path, plugin: StudyPlugin) -> Path:
     def foreign(out: Path) -> str | None:
         other = [p.name for p in out.iterdir() if not is_temp_name(p.name) and not (
             (p.is_dir() and p.name in ENGINE_ENTRIES[:2])
-            or (p.is_file() and (p.name == LOCK_NAME or is_manifest_name(p.name) or _is_output(p.name, plugin.outputs))))]
+            or (p.is_file() and (p.name == LOCK_NAME or is_manifest_name(p.name)
+                                 or _is_output(p.name, plugin.outputs))))]
         return f"holds {listing(other)}, which is not {plugin.title}'s" if other else None
 
     return check_output_target(path, foreign, f"a previous output of {plugin.title} (files named "
@@ -166,7 +167,8 @@ def _kept(out: Path, outcome: PluginOutcome, planned: Callable[[], int]) -> str:
 
 
 @contextmanager
-def _locked_output(out: Path, kind: str, patterns: tuple[str, ...], pool: PointPool, open_pool: bool) -> Iterator[None]:
+def _locked_output(out: Path, kind: str, patterns: tuple[str, ...], pool: PointPool,
+                   open_pool: bool) -> Iterator[None]:
     """Start ``pool`` if ``open_pool`` (before anything is written), create and lock ``out``
     (``acquire_study_dir``: undone on an InputError), remove the half-written files of an interrupted
     run and the outputs of study ``kind``'s last report (``_remove_previous_outputs``, output globs
