@@ -167,6 +167,36 @@ def resident_budget_elems(cache_bytes: int, ways: int, reserve_ways: int) -> int
     return cache_bytes // ways * (ways - reserve_ways) // ELEM_BYTES
 
 
+def _best_tile(schedule: Schedule, p0: int, p1: int, p2: int, budget: int, le: int,
+               col_dim: int) -> tuple[int, int, int, int] | None:
+    """(words, -tile elems, x, c) of the tiling with the fewest words, ties to the larger tile then the
+    smaller x, or None if no tile of one line fits: x a whole number of lines or p0, c = the most columns of
+    whole lines (or col_dim) that fit ``budget`` beside x rows. The words fall as x grows while c stays, so
+    only the largest x of each run of equal c (and x = p0) is weighed: as many candidates as values of c."""
+    n = _ceil_div(p0, le)  # x = i le for i < n, x = p0 for i = n
+    quotient = budget // (le * le)  # c = min(col_dim, le (quotient // i)) for x = i le
+    lines = _ceil_div(col_dim, le)  # c = col_dim while quotient // i >= lines
+
+    def key(x: int, c: int) -> tuple[int, int, int, int]:
+        words = TiledGemmPlan(schedule, p0, p1, p2, x, c, 1, le * ELEM_BYTES).words()
+        return (words, -x * c, x, c)
+
+    best, i = None, 1
+    while i < n:
+        f = quotient // i
+        if f == 0:  # c < 1 from here on
+            return best
+        last = min(n - 1, quotient // lines if f >= lines else quotient // f)
+        found = key(last * le, min(col_dim, le * f))
+        best = found if best is None or found < best else best
+        i = last + 1
+    c = min(col_dim, budget // p0 // le * le)
+    if c >= 1:
+        found = key(p0, c)
+        best = found if best is None or found < best else best
+    return best
+
+
 def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
                     schedule: Schedule = "output", line_bytes: int = DEFAULT_LINE_BYTES,
                     reserve_ways: int | None = None, zero_result: bool = False) -> TiledGemmPlan:
@@ -177,6 +207,8 @@ def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
     :meth:`TiledGemmPlan.words` is taken (ties: the larger tile). ``depth`` is the
     most stream-store rows spanning at most one way (``cache_bytes / ways``), at least 1.
     ``zero_result`` is passed to the plan (zero each piece of R before its first store).
+    ``cache_bytes`` is a whole number of sets (``ways`` lines of ``line_bytes``); a shape whose
+    trace would exceed ``MAX_TRACE_ROWS`` rows with a single tile is refused before planning.
     """
     for name, v in (("p0", p0), ("p1", p1), ("p2", p2)):
         _positive(name, v)
@@ -185,25 +217,24 @@ def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     reserve = DEFAULT_RESERVE_WAYS[schedule] if reserve_ways is None else reserve_ways
     budget = resident_budget_elems(cache_bytes, ways, reserve)
+    if cache_bytes % (ways * line_bytes):
+        raise ValueError(f"cache_bytes must be a whole number of sets of ways x line_bytes = {ways} x {line_bytes} B "
+                         f"= {ways * line_bytes} B, got {cache_bytes}")
+    steps = p1 if schedule == "output" else p2
+    # one resident tile already takes 3 rows a step index and one more (trace_rows): refuse before planning
+    if 3 * steps + 2 > MAX_TRACE_ROWS:
+        name = "p1" if schedule == "output" else "p2"
+        raise ValueError(f"{name} must be at most {(MAX_TRACE_ROWS - 2) // 3:,} (a trace holds at most "
+                         f"{MAX_TRACE_ROWS:,} rows, 3 per step index of schedule {schedule}), got {steps}")
     le = line_bytes // ELEM_BYTES
     col_dim = p2 if schedule == "output" else p1
-    best: tuple[int, int, int, int] | None = None  # (words, -tile elems, x, c)
-    for x in range(le, _round_up(p0, le) + 1, le):
-        x = min(x, p0)
-        c = min(col_dim, budget // x // le * le)
-        if c < 1:
-            break
-        words = TiledGemmPlan(schedule, p0, p1, p2, x, c, 1, line_bytes).words()
-        key = (words, -x * c, x, c)
-        if best is None or key < best:
-            best = key
+    best = _best_tile(schedule, p0, p1, p2, budget, le, col_dim)
     if best is None:
         raise ValueError(f"cache_bytes {cache_bytes} with {ways} ways leaves no room for a "
                          f"{le}-element tile (reserve_ways = {reserve})")
     store_row_elems = (_round_up(p0, le) + _round_up(p2, le) if schedule == "output"
                        else _round_up(p1, le) + _round_up(p0, le))
     depth = max(1, (cache_bytes // ways) // (store_row_elems * ELEM_BYTES))
-    steps = p1 if schedule == "output" else p2
     return TiledGemmPlan(schedule, p0, p1, p2, best[2], best[3], min(depth, steps), line_bytes,
                          zero_result)
 

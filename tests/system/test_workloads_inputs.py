@@ -1,0 +1,76 @@
+"""Generator parameters that were silently rounded, ignored, or that hung or failed late, are refused at once.
+
+Each case from the command line (``offsim validate``): exit code 2 and one message naming the workload file
+(or the ``--param`` option), the parameter and what was expected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.cli import main
+from tests.conftest import CONFIGS, DEFAULT_SYSTEM
+
+T2_SYSTEM = CONFIGS / "systems" / "logca_ultrasparc_t2.yaml"
+GPU_SYSTEM = CONFIGS / "systems" / "logca_gpu_discrete.yaml"
+
+
+def _workload(tmp_path: Path, generator: str, params: str) -> Path:
+    path = tmp_path / "w.yaml"
+    path.write_text(f"name: w\ngenerator: {generator}\nparams: {params}\n")
+    return path
+
+
+def _refused(capsys, argv: list[str]) -> str:
+    """Run ``offsim argv``: exit code 2 and one error line, without a traceback; return the line."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def _validate_refuses(tmp_path: Path, capsys, generator: str, params: str, starts: str,
+                      system: Path = DEFAULT_SYSTEM) -> str:
+    """``offsim validate system w.yaml`` refuses the workload with a message that starts ``w.yaml: <starts>``."""
+    path = _workload(tmp_path, generator, params)
+    message = _refused(capsys, ["validate", str(system), str(path)])
+    assert message.startswith(f"offsim: error: {path}: {starts}"), message
+    return message
+
+
+# ------------------------------------------------------------------------------------ gemm_tiled
+
+
+def test_gemm_tiled_plans_a_tall_matrix_in_a_huge_cache_without_walking_every_tile_height(monkeypatch):
+    from workloads import gemm_tiled
+
+    calls = []
+    words = gemm_tiled.TiledGemmPlan.words
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        assert len(calls) < 100, "the plan weighs every tile height"
+        return words(self, *args, **kwargs)
+
+    monkeypatch.setattr(gemm_tiled.TiledGemmPlan, "words", counted)
+    plan = gemm_tiled.plan_tiled_gemm(20_000_000, 1, 1, 8 << 30, 8)
+    assert (plan.tile_rows, plan.tile_cols) == (20_000_000, 1)
+    plan = gemm_tiled.plan_tiled_gemm(10**12, 1, 1, 1 << 60, 8)
+    assert (plan.tile_rows, plan.tile_cols) == (10**12, 1)
+
+
+def test_gemm_tiled_refuses_too_many_steps_before_planning(tmp_path, capsys):
+    _validate_refuses(tmp_path, capsys, "gemm_tiled", "{p0: 10, p1: 1000000, p2: 1, cache_bytes: 1 MiB, ways: 8}",
+                      "params.p1: 1000000; expected at most 666,666 (a trace holds at most 2,000,000 rows, 3 per "
+                      "step index of schedule output)")
+    _validate_refuses(tmp_path, capsys, "gemm_tiled", "{p0: 10, p1: 1, p2: 1000000, cache_bytes: 1 MiB, ways: 8, "
+                      "schedule: input1}", "params.p2: 1000000; expected at most 666,666")
+
+
+def test_gemm_tiled_refuses_a_cache_of_a_partial_set(tmp_path, capsys):
+    _validate_refuses(tmp_path, capsys, "gemm_tiled", "{p0: 1000, p1: 1, p2: 1, cache_bytes: 1000 B, ways: 8}",
+                      "params.cache_bytes: '1000 B'; expected a whole number of sets of ways x line_bytes = 8 x 64 B "
+                      "= 512 B")
