@@ -38,7 +38,8 @@ import math
 import pyarrow as pa
 
 from simulator.config.algorithms import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sha256_padded_bytes, split_blocks
-from workloads.trace import MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why, thread_count
+from workloads.trace import (MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_row_cycles, check_trace_limit, rows_why,
+                             thread_count)
 
 KERNELS = ("aes", "sha")
 OPS = {"aes": "aes128", "sha": "sha256"}
@@ -63,8 +64,10 @@ def _layout(tb: TraceBuilder, kernel: str, g_bytes: int, digests: int = 1) -> tu
     return src, dst, out_bytes
 
 
-def host_cycles(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float) -> float:
-    """Host software cycles for one buffer: C g^beta (AES) or C padded^beta (SHA-256)."""
+def host_cycles(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float,
+                row_bytes: int | None = None) -> float:
+    """Host software cycles for one buffer: C g^beta (AES) or C padded^beta (SHA-256); with ``row_bytes``, refused
+    if the rows of that many bytes it is spread over (``_host_rows``) would take one above MAX_ROW_CYCLES."""
     _check(kernel, g_bytes)
     n = g_bytes if kernel == "aes" else sha256_padded_bytes(g_bytes)
     # n**beta beyond a float is refused before it is computed: an integer beta would make it an exact,
@@ -74,13 +77,15 @@ def host_cycles(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: 
     if not math.isfinite(cycles):  # the trace's cycles column is finite
         raise ValueError(f"c_cycles_per_byte_beta and beta must be small enough for a finite cycle count (C g^beta "
                          f"with g = {n} B), got {c_cycles_per_byte_beta!r} and {beta!r}")
+    if row_bytes is not None:
+        check_row_cycles("c_cycles_per_byte_beta", c_cycles_per_byte_beta, cycles, g_bytes, row_bytes, beta)
     return cycles
 
 
 def _host_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: int, src: int, dst: int, out_bytes: int,
                c_cycles_per_byte_beta: float, beta: float, row_bytes: int) -> None:
     """One execution of the host software in ``stage``: C g^beta cycles spread over the rows."""
-    total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta, beta)
+    total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta, beta, row_bytes)
     for off in range(0, g_bytes, row_bytes):
         n = min(row_bytes, g_bytes - off)
         # row share of C g^beta, cumulative so that the rows add up to it exactly

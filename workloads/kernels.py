@@ -43,7 +43,8 @@ import math
 
 import pyarrow as pa
 
-from workloads.trace import MAX_COMMAND_ITEMS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit, rows_why
+from workloads.trace import (MAX_COMMAND_ITEMS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_row_cycles,
+                             check_trace_limit, rows_why)
 
 # 000 Table 4.2 (000:L752-755): complexity exponent in the granularity
 BETA = {"gemm": 1.7, "fft": 1.2, "radix_sort": 0.94, "binary_search": 0.14}
@@ -89,8 +90,9 @@ def output_bytes(kernel: str, g_bytes: int) -> int:
     return g_bytes
 
 
-def host_cycles(kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> float:
-    """Host software cycles for a buffer of ``g_bytes``: C g^beta (beta of 000 Table 4.2)."""
+def host_cycles(kernel: str, g_bytes: float, c_cycles_per_byte_beta: float, row_bytes: int | None = None) -> float:
+    """Host software cycles for a buffer of ``g_bytes``: C g^beta (beta of 000 Table 4.2); with ``row_bytes``,
+    refused if the host rows of that many bytes it is spread over would take one above MAX_ROW_CYCLES."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if not c_cycles_per_byte_beta > 0:
@@ -99,6 +101,8 @@ def host_cycles(kernel: str, g_bytes: float, c_cycles_per_byte_beta: float) -> f
     if not math.isfinite(cycles):  # the trace's cycles column is finite
         raise ValueError(f"c_cycles_per_byte_beta must be a finite number small enough for a finite cycle count "
                          f"(C g^{BETA[kernel]} with g = {g_bytes} B), got {c_cycles_per_byte_beta!r}")
+    if row_bytes is not None:
+        check_row_cycles("c_cycles_per_byte_beta", c_cycles_per_byte_beta, cycles, g_bytes, row_bytes, BETA[kernel])
     return cycles
 
 
@@ -126,7 +130,8 @@ def kernel_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float,
                       rows_why(2, f"row of row_bytes = {row_bytes} B"))
     tb = TraceBuilder()
     src, dst, out = _layout(tb, kernel, g_bytes)
-    total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta)
+    # binary search puts the whole cost on its first probe
+    total = host_cycles(kernel, g_bytes, c_cycles_per_byte_beta, g_bytes if kernel == "binary_search" else row_bytes)
     beta, e = BETA[kernel], ELEM_BYTES[kernel]
     if kernel == "binary_search":
         n = g_bytes // e

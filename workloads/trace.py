@@ -220,6 +220,22 @@ def check_trace_limit(name: str, value: int, maximum: int, why: str) -> None:
         raise ValueError(f"{name} must be at most {max(maximum, 0):,}{unit} ({why}), got {value!r}")
 
 
+def check_row_cycles(name: str, value: float, total: float, g_bytes: int, row_bytes: int, beta: float) -> None:
+    """Refuse, before a trace is built, a cost of ``total`` = C g^beta cycles spread over rows of ``row_bytes``
+    of a ``g_bytes`` buffer, row [start, end) taking ``total ((end/g)^beta - (start/g)^beta)``, whose largest row
+    exceeds MAX_ROW_CYCLES: ValueError naming parameter ``name`` (its value ``value``, C or what scales it).
+    The largest row is the first (beta < 1) or one of the last two (beta >= 1; the last may be shorter)."""
+    n_rows = -(-g_bytes // row_bytes)
+    starts = {0, max(0, n_rows - 2) * row_bytes, (n_rows - 1) * row_bytes}
+    largest = max(total * ((min(g_bytes, s + row_bytes) / g_bytes) ** beta - (s / g_bytes) ** beta) for s in starts)
+    if not largest <= MAX_ROW_CYCLES:
+        limit = value * MAX_ROW_CYCLES / largest
+        step = 10.0 ** (math.floor(math.log10(limit)) - 3) if limit > 0 else 1.0
+        raise ValueError(f"{name} must be at most {math.floor(limit / step) * step:.4g} (a trace row holds at most "
+                         f"2**53 cycles, workloads.trace.MAX_ROW_CYCLES: C g^{beta:g} = {total:.4g} cycles over g = "
+                         f"{g_bytes:,} B puts {largest:.4g} on a row of {min(row_bytes, g_bytes):,} B), got {value!r}")
+
+
 def rows_why(per: int, what: str) -> str:
     """The reason of a row-count limit: ``a trace holds at most N rows, <per> per <what>``."""
     return f"a trace holds at most {MAX_TRACE_ROWS:,} rows, {per:,} per {what}"

@@ -74,3 +74,27 @@ def test_gemm_tiled_refuses_a_cache_of_a_partial_set(tmp_path, capsys):
     _validate_refuses(tmp_path, capsys, "gemm_tiled", "{p0: 1000, p1: 1, p2: 1, cache_bytes: 1000 B, ways: 8}",
                       "params.cache_bytes: '1000 B'; expected a whole number of sets of ways x line_bytes = 8 x 64 B "
                       "= 512 B")
+
+
+# ------------------------------------------------------------------------------------ host software cycles
+
+
+@pytest.mark.parametrize("generator, params, system, starts", [
+    ("crypto_host", "{kernel: aes, g_bytes: 1 KiB, c_cycles_per_byte_beta: 1e15, beta: 1}", T2_SYSTEM,
+     "params.c_cycles_per_byte_beta: '1e15'; expected at most 8.796e+12 (a trace row holds at most 2**53 cycles"),
+    ("kernel_host", "{kernel: gemm, g_bytes: 1 MiB, c_cycles_per_byte_beta: 1e8}", GPU_SYSTEM,
+     "params.c_cycles_per_byte_beta: '1e8'; expected at most 1.355e+06 (a trace row holds at most 2**53 cycles"),
+    ("kernel_host", "{kernel: binary_search, g_bytes: 1 MiB, c_cycles_per_byte_beta: 1e16}", GPU_SYSTEM,
+     "params.c_cycles_per_byte_beta: '1e16'; expected at most 1.293e+15"),
+])
+def test_host_cycles_beyond_a_row_name_the_cost_parameter(tmp_path, capsys, generator, params, system, starts):
+    _validate_refuses(tmp_path, capsys, generator, params, starts, system)
+
+
+def test_host_cycles_are_checked_per_row_not_per_buffer():
+    from workloads.aes import crypto_host
+    from workloads.trace import MAX_ROW_CYCLES
+
+    # 2**53 cycles a row over two rows: the buffer's total is twice the row limit
+    trace = crypto_host("aes", 128, MAX_ROW_CYCLES / 64, 1.0, row_bytes=64)
+    assert trace.column("cycles").to_pylist()[1:] == [MAX_ROW_CYCLES, 0.0, MAX_ROW_CYCLES, 0.0]
