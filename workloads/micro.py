@@ -29,6 +29,7 @@ from typing import Literal, get_args
 import numpy as np
 import pyarrow as pa
 
+from simulator.config.units import is_power_of_two
 from workloads.trace import (MAX_ROW_FLOPS, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
                              check_trace_limit, rows_why, thread_count)
 
@@ -178,6 +179,8 @@ def random_access(n_accesses: int, footprint_bytes: int, elem_bytes: int = 8, se
     check_trace_limit("n_accesses", n_accesses, MAX_TRACE_ADDRESSES, _addresses_why("access"))
     elem_bytes = _positive_int("elem_bytes", elem_bytes)
     footprint_bytes = _positive_int("footprint_bytes", footprint_bytes, minimum=elem_bytes)
+    if footprint_bytes % elem_bytes:
+        raise ValueError(f"footprint_bytes must be a multiple of elem_bytes ({elem_bytes}), got {footprint_bytes}")
     row_elems = _positive_int("row_elems", row_elems)
     if op not in _RANDOM_OPS:
         raise ValueError(f"op must be one of {', '.join(_RANDOM_OPS)}, got {op!r}")
@@ -223,7 +226,11 @@ def pointer_chase(n_hops: int, footprint_bytes: int, seed: int = 0,
     n_hops = _positive_int("n_hops", n_hops, minimum=0)
     check_trace_limit("n_hops", n_hops, MAX_TRACE_ADDRESSES, _addresses_why("hop"))
     line_bytes = _positive_int("line_bytes", line_bytes, minimum=POINTER_BYTES)
+    if not is_power_of_two(line_bytes):  # a cache line, and the alignment of the nodes
+        raise ValueError(f"line_bytes must be a power of two >= {POINTER_BYTES} B, got {line_bytes}")
     footprint_bytes = _positive_int("footprint_bytes", footprint_bytes, minimum=line_bytes)
+    if footprint_bytes % line_bytes:
+        raise ValueError(f"footprint_bytes must be a multiple of line_bytes ({line_bytes}), got {footprint_bytes}")
     # the visiting order holds one int64 per line of the footprint
     check_trace_limit("footprint_bytes", footprint_bytes, MAX_TRACE_ADDRESSES * line_bytes,
                       _addresses_why(f"line of line_bytes = {line_bytes} B"))
