@@ -13,7 +13,8 @@ and stores one 8 B result.
 
 Buffers (input g bytes): GEMM reads two matrices (g bytes together) and writes
 one (g/2); FFT and sort write g bytes; binary search writes 8 B. Elements are
-single precision (``ELEM_BYTES``): 4 B floats, 8 B complex floats, 32-bit keys.
+single precision (``ELEM_BYTES``): 4 B floats, 8 B complex floats, 32-bit keys. The buffer and the host's rows
+are whole elements, in and out (GEMM: a multiple of 8 B).
 
 Device work (``device_work``): the flops and the bytes the kernel moves in the
 device's memory, from each kernel's standard count: GEMM of n x n matrices
@@ -73,11 +74,22 @@ def device_work(kernel: str, g_bytes: float) -> tuple[float, float]:
     return 0.0, float(probes * e + RESULT_BYTES)
 
 
+def _whole_elements(kernel: str, name: str, nbytes: int) -> None:
+    """Refuse a buffer (or row) ``name`` of ``nbytes`` that is not made of whole elements of ``kernel``, in and out
+    (GEMM writes half its input: pairs of elements)."""
+    unit = ELEM_BYTES[kernel] * (2 if kernel == "gemm" else 1)
+    if nbytes % unit:
+        why = (f"whole {ELEM_BYTES[kernel]} B elements read, and half as many written" if kernel == "gemm"
+               else f"whole {unit} B elements of {kernel}")
+        raise ValueError(f"{name} must be a multiple of {unit} B ({why}), got {nbytes}")
+
+
 def _check(kernel: str, g_bytes: int) -> None:
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if isinstance(g_bytes, bool) or not isinstance(g_bytes, int) or g_bytes < 2 * ELEM_BYTES[kernel]:
         raise ValueError(f"g_bytes must be an integer >= {2 * ELEM_BYTES[kernel]} bytes, got {g_bytes!r}")
+    _whole_elements(kernel, "g_bytes", g_bytes)
 
 
 def output_bytes(kernel: str, g_bytes: int) -> int:
@@ -126,6 +138,7 @@ def kernel_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float,
     _check(kernel, g_bytes)
     if isinstance(row_bytes, bool) or not isinstance(row_bytes, int) or row_bytes < 64:
         raise ValueError(f"row_bytes must be an integer >= 64 bytes, got {row_bytes!r}")
+    _whole_elements(kernel, "row_bytes", row_bytes)
     check_trace_limit("g_bytes", g_bytes, (MAX_TRACE_ROWS - 1) // 2 * row_bytes,
                       rows_why(2, f"row of row_bytes = {row_bytes} B"))
     tb = TraceBuilder()

@@ -98,3 +98,34 @@ def test_host_cycles_are_checked_per_row_not_per_buffer():
     # 2**53 cycles a row over two rows: the buffer's total is twice the row limit
     trace = crypto_host("aes", 128, MAX_ROW_CYCLES / 64, 1.0, row_bytes=64)
     assert trace.column("cycles").to_pylist()[1:] == [MAX_ROW_CYCLES, 0.0, MAX_ROW_CYCLES, 0.0]
+
+
+# ------------------------------------------------------------------------------------ whole elements and lines
+
+
+@pytest.mark.parametrize("generator, params, starts", [
+    ("random_access", "{n_accesses: 10, footprint_bytes: 1000 B, elem_bytes: 16 B}",
+     "params.footprint_bytes: '1000 B'; expected a multiple of elem_bytes (16)"),
+    ("pointer_chase", "{n_hops: 10, footprint_bytes: 1000 B}",
+     "params.footprint_bytes: '1000 B'; expected a multiple of line_bytes (64)"),
+    ("pointer_chase", "{n_hops: 10, footprint_bytes: 1200 B, line_bytes: 12 B}",
+     "params.line_bytes: '12 B'; expected a power of two >= 8 B"),
+    ("pointer_chase", "{n_hops: 10, footprint_bytes: 12000 B, line_bytes: 6000 B}",
+     "params.line_bytes: '6000 B'; expected a power of two >= 8 B"),
+])
+def test_micro_sizes_of_partial_elements_or_lines_are_refused(tmp_path, capsys, generator, params, starts):
+    _validate_refuses(tmp_path, capsys, generator, params, starts)
+
+
+@pytest.mark.parametrize("generator, params, starts", [
+    ("kernel_host", "{kernel: fft, g_bytes: 20 B, c_cycles_per_byte_beta: 1}",
+     "params.g_bytes: '20 B'; expected a multiple of 8 B (whole 8 B elements of fft)"),
+    ("kernel_offload", "{kernel: fft, g_bytes: 20 B, c_cycles_per_byte_beta: 1}",
+     "params.g_bytes: '20 B'; expected a multiple of 8 B (whole 8 B elements of fft)"),
+    ("kernel_host", "{kernel: gemm, g_bytes: 20 B, c_cycles_per_byte_beta: 1}",
+     "params.g_bytes: '20 B'; expected a multiple of 8 B (whole 4 B elements read, and half as many written)"),
+    ("kernel_host", "{kernel: fft, g_bytes: 64 KiB, c_cycles_per_byte_beta: 1, row_bytes: 100 B}",
+     "params.row_bytes: '100 B'; expected a multiple of 8 B (whole 8 B elements of fft)"),
+])
+def test_kernel_buffers_of_partial_elements_are_refused(tmp_path, capsys, generator, params, starts):
+    _validate_refuses(tmp_path, capsys, generator, params, starts, GPU_SYSTEM)
