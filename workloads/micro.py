@@ -103,6 +103,26 @@ def _thread_blocks(array_bytes: int, elem_bytes: int, block_bytes: int, threads:
                          for start, n in slices])
 
 
+def _pass_rows(n_bytes: int, elem_bytes: int, block_bytes: int, threads: int, per_block: int) -> int:
+    """Rows of one pass over ``n_bytes`` on ``threads`` threads: ``per_block`` rows per block of every thread's
+    slice (``_thread_blocks``; a slice ends with a partial block), and a barrier per thread (several threads)."""
+    blocks = sum(-(-n * elem_bytes // block_bytes) for _, n in thread_slices(n_bytes // elem_bytes, threads))
+    return blocks * per_block + (threads if threads > 1 else 0)
+
+
+def _check_thread_rows(what: str, n_bytes: int, elem_bytes: int, block_bytes: int, threads: int,
+                       per_block: int) -> None:
+    """Refuse ``threads`` whose partial blocks and barriers take one pass over ``n_bytes`` (which fits the trace
+    on one thread: checked before) beyond MAX_TRACE_ROWS rows, naming the most threads that fit."""
+    if threads == 1 or _pass_rows(n_bytes, elem_bytes, block_bytes, threads, per_block) <= MAX_TRACE_ROWS:
+        return
+    most = next(t for t in range(threads - 1, 0, -1)
+                if _pass_rows(n_bytes, elem_bytes, block_bytes, t, per_block) <= MAX_TRACE_ROWS)
+    check_trace_limit("threads", threads, most, f"a trace holds at most {MAX_TRACE_ROWS:,} rows, {per_block} per block "
+                      f"of block_bytes = {block_bytes} B of each thread's slice of {what} = {n_bytes:,} B, its last "
+                      "block partial, and a barrier per thread")
+
+
 def _barriers(b: TraceBuilder, threads: int, unit: str, stage: str) -> None:
     """The implicit barrier at the end of a parallel loop: one row per thread (none for one thread)."""
     if threads > 1:
@@ -145,6 +165,7 @@ def stream(kind: StreamKind, array_bytes: int, elem_bytes: int = 8, repeats: int
                       rows_why(per_block, f"block of block_bytes = {block_bytes} B"))
     check_trace_limit("threads", threads, array_bytes // elem_bytes,
                       "each thread takes at least one element of the arrays")
+    _check_thread_rows("array_bytes", array_bytes, elem_bytes, block_bytes, threads, per_block)
     blocks = _thread_blocks(array_bytes, elem_bytes, block_bytes, threads)
     per_repeat = len(blocks) * per_block + (threads if threads > 1 else 0)
     check_trace_limit("repeats", repeats, MAX_TRACE_ROWS // per_repeat, rows_why(per_repeat, "repeat"))
@@ -263,6 +284,7 @@ def intensity(flops_per_byte: float, total_bytes: int, elem_bytes: int = 8, thre
     check_trace_limit("flops_per_byte", flops_per_byte, MAX_ROW_FLOPS // block_bytes, _FLOPS_WHY)
     threads = thread_count(threads)
     check_trace_limit("threads", threads, total_bytes // elem_bytes, "each thread reads at least one element")
+    _check_thread_rows("total_bytes", total_bytes, elem_bytes, block_bytes, threads, 1)
     total_flops = round(flops_per_byte * total_bytes)
     addr = _space(space).alloc(f"{stage}.data", total_bytes)
     b = TraceBuilder()

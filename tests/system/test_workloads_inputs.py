@@ -129,3 +129,22 @@ def test_micro_sizes_of_partial_elements_or_lines_are_refused(tmp_path, capsys, 
 ])
 def test_kernel_buffers_of_partial_elements_are_refused(tmp_path, capsys, generator, params, starts):
     _validate_refuses(tmp_path, capsys, generator, params, starts, GPU_SYSTEM)
+
+
+# ------------------------------------------------------------------------------------ threads at the row limit
+
+
+def test_intensity_counts_partial_blocks_and_barriers_of_threads(tmp_path, capsys):
+    _validate_refuses(tmp_path, capsys, "intensity", "{flops_per_byte: 1, total_bytes: 131072000000 B, threads: 3}",
+                      "params.threads: 3; expected at most 1 (a trace holds at most 2,000,000 rows, 1 per block of "
+                      "block_bytes = 65536 B of each thread's slice of total_bytes = 131,072,000,000 B")
+
+
+def test_stream_threads_at_the_row_limit_name_the_option(tmp_path, capsys):
+    out = tmp_path / "out"
+    message = _refused(capsys, ["run", str(DEFAULT_SYSTEM), str(CONFIGS / "workloads" / "stream_triad.yaml"),
+                                "--param", "threads=3", "--param", "array_bytes=43690622976 B", "--out", str(out)])
+    assert message.startswith(f"offsim: error: --param threads=3 (over {CONFIGS / 'workloads' / 'stream_triad.yaml'}): "
+                              "params.threads: 3; expected at most 2 (a trace holds at most 2,000,000 rows, 3 per "
+                              "block"), message
+    assert not out.exists()
