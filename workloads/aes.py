@@ -173,6 +173,11 @@ def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int
     if kernel == "sha" and requests > 1:
         raise ValueError("requests must be 1 for sha: a digest cannot be split into independent sub-requests")
     threads = thread_count(threads)
+    if kernel == "aes":  # a request takes whole 16 B blocks, at least one, of its thread's slice
+        fewest = min(n for n in split_blocks(-(-g_bytes // AES_BLOCK_BYTES), threads) if n)
+        check_trace_limit("requests", requests, fewest, f"a request takes at least one {AES_BLOCK_BYTES} B block, and "
+                          + (f"g_bytes = {g_bytes} B holds {fewest}" if threads == 1
+                             else f"the smallest of the {threads} threads' slices of g_bytes = {g_bytes} B holds {fewest}"))
     passes = 2 if warmup else 1
     check_trace_limit("requests", requests, ((MAX_TRACE_ROWS - threads) // passes - 2 * threads) // threads,
                       rows_why(passes * threads, "request"))
