@@ -128,6 +128,8 @@ BC_LAYOUTS = ("rows", "interactions")  # how B_j and C_j are stored (module docs
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 Variant = Literal["orig", "orig_pref", "blocking", "blocking_pref", "pipelining"]
+#: the variants that cut the interactions into ``blocks``
+BLOCKED_VARIANTS: tuple[str, ...] = ("blocking", "blocking_pref", "pipelining")
 Placement = Literal["cpu", "lap", "systolic"]  # "cpu", or the accelerator unit the GEMMs offload to
 DensityName = Literal["uniform", "plummer", "gaussian", "table2"]
 VARIANTS: tuple[str, ...] = get_args(Variant)
@@ -273,10 +275,13 @@ def split_blocks(problem: UListProblem, b: int, order: str = "class") -> list[np
     then holds all ten classes and its GEMMs read all ten Â_j again."""
     if isinstance(b, bool) or int(b) != b or b < 1:
         raise ValueError(f"blocks must be a positive integer, got {b!r}")
+    if b > problem.n_u:
+        raise ValueError(f"blocks must be at most N_U = {problem.n_u:,} (the interactions: a block holds at least "
+                         f"one), got {b!r}")
     check_block_order(order)
     if order == "class":
         columns = np.argsort(problem.class_id, kind="stable").astype(np.int32)  # target order kept within a class
-        return [c for c in np.array_split(columns, min(int(b), problem.n_u)) if c.size]
+        return [c for c in np.array_split(columns, int(b)) if c.size]
     b = min(int(b), problem.n_oct)
     n = problem.n_u
     cuts = [0]
@@ -553,6 +558,9 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: DensityName = "uniform",
         raise ValueError(f"variant {variant!r} needs an accelerator placement (the CPU runs only 'orig'), got 'cpu'")
     if blocks is not None and (isinstance(blocks, bool) or int(blocks) != blocks or blocks < 1):
         raise ValueError(f"blocks must be a positive integer or null, got {blocks!r}")
+    if blocks is not None and variant not in BLOCKED_VARIANTS:
+        raise ValueError(f"blocks must be null for variant {variant} (only {', '.join(BLOCKED_VARIANTS)} cut the "
+                         f"interactions into blocks), got {blocks!r}")
     if not (isinstance(llc_bytes, (int, np.integer)) and llc_bytes > 0):
         raise ValueError(f"llc_bytes must be a positive integer number of bytes, got {llc_bytes!r}")
     check_llc_share(llc_share)

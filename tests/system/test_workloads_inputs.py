@@ -148,3 +148,27 @@ def test_stream_threads_at_the_row_limit_name_the_option(tmp_path, capsys):
                               "params.threads: 3; expected at most 2 (a trace holds at most 2,000,000 rows, 3 per "
                               "block"), message
     assert not out.exists()
+
+
+# ------------------------------------------------------------------------------------ ignored parameters
+
+
+@pytest.mark.parametrize("params, system, starts", [
+    ("{kernel: aes, g_bytes: 16 B, requests: 5}", T2_SYSTEM,
+     "params.requests: 5; expected at most 1 (a request takes at least one 16 B block, and g_bytes = 16 B holds 1)"),
+    ("{kernel: aes, g_bytes: 100 B, requests: 4, threads: 2}", CONFIGS / "systems" / "ultrasparc_t2_8core.yaml",
+     "params.requests: 4; expected at most 3 (a request takes at least one 16 B block, and the smallest of the 2 "
+     "threads' slices of g_bytes = 100 B holds 3)"),
+])
+def test_crypto_offload_refuses_more_requests_than_blocks(tmp_path, capsys, params, system, starts):
+    _validate_refuses(tmp_path, capsys, "crypto_offload", params, starts, system)
+
+
+@pytest.mark.parametrize("params, starts", [
+    ("{q: 4, n_points: 2000, blocks: 5}", "params.blocks: 5; expected null for variant orig (only blocking, "
+     "blocking_pref, pipelining cut the interactions into blocks)"),
+    ("{q: 4, n_points: 2000, variant: blocking, blocks: 100000000}",
+     "params.blocks: 100000000; expected at most N_U = 853 (the interactions: a block holds at least one)"),
+])
+def test_fmm_ulist_refuses_blocks_it_would_ignore_or_cut(tmp_path, capsys, params, starts):
+    _validate_refuses(tmp_path, capsys, "fmm_ulist", params, starts, CONFIGS / "systems" / "lap_dram.yaml")
