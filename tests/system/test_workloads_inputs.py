@@ -172,3 +172,13 @@ def test_crypto_offload_refuses_more_requests_than_blocks(tmp_path, capsys, para
 ])
 def test_fmm_ulist_refuses_blocks_it_would_ignore_or_cut(tmp_path, capsys, params, starts):
     _validate_refuses(tmp_path, capsys, "fmm_ulist", params, starts, CONFIGS / "systems" / "lap_dram.yaml")
+
+
+# ------------------------------------------------------------------------------------ stencil
+
+
+def test_stencil_names_t_t_when_the_tiles_outgrow_the_grid(tmp_path, capsys):
+    _validate_refuses(tmp_path, capsys, "stencil", "{stencil: jacobi_2d, grid: [8, 8], steps: 1, scheme: time_tiled, "
+                      "tile_kind: hhc_2d, t_t: 100000000, t_s: [4, 4]}",
+                      "params.t_t: 100000000; expected smaller: one time step takes 75,000,008 trace rows with tiles "
+                      "of t_t = 100,000,000 over grid [8, 8]")
