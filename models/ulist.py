@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Literal, Mapping, get_args
 
 from simulator.config.accel_lap import BLOCK_MAX, BLOCK_MIN, block_size
 
@@ -658,7 +658,8 @@ class ExtendedStages:
                 + (tm + max(t2, t3)) + t3)
 
 
-BLOCK_ORDERS = ("class", "target")  # how blocks cut the U-list (workloads.fmm_ulist.split_blocks)
+BlockOrder = Literal["class", "target"]  # how blocks cut the U-list (workloads.fmm_ulist.split_blocks)
+BLOCK_ORDERS = get_args(BlockOrder)
 
 
 def check_block_order(order: str) -> str:

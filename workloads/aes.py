@@ -34,6 +34,7 @@ every thread ends each execution at a barrier.
 from __future__ import annotations
 
 import math
+from typing import Literal, get_args
 
 import pyarrow as pa
 
@@ -41,7 +42,8 @@ from simulator.config.algorithms import AES_BLOCK_BYTES, SHA256_DIGEST_BYTES, sh
 from workloads.trace import (MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_row_cycles, check_trace_limit, rows_why,
                              thread_count)
 
-KERNELS = ("aes", "sha")
+CryptoKernel = Literal["aes", "sha"]
+KERNELS = get_args(CryptoKernel)
 OPS = {"aes": "aes128", "sha": "sha256"}
 DEFAULT_ROW_BYTES = 64 * 1024
 
@@ -143,7 +145,7 @@ def _threaded_offload_rows(tb: TraceBuilder, stage: str, kernel: str, g_bytes: i
         tb.barrier(stage, thread=t)
 
 
-def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: float,
+def crypto_host(kernel: CryptoKernel, g_bytes: int, c_cycles_per_byte_beta: float, beta: float,
                 row_bytes: int = DEFAULT_ROW_BYTES, warmup: bool = False) -> pa.Table:
     """Host software AES-128/SHA-256 of ``g_bytes`` bytes (see module docstring); ``warmup``: run it once
     untimed (stage ``warmup``) before the timed ``kernel`` stage."""
@@ -162,7 +164,7 @@ def crypto_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, beta: 
     return tb.to_table()
 
 
-def crypto_offload(kernel: str, g_bytes: int, unit: str = "crypto", engines: int = 1,
+def crypto_offload(kernel: CryptoKernel, g_bytes: int, unit: str = "crypto", engines: int = 1,
                    requests: int = 1, warmup: bool = False, threads: int = 1) -> pa.Table:
     """AES-128/SHA-256 of ``g_bytes`` on crypto unit ``unit`` (see module docstring); ``warmup``: run it once
     untimed (stage ``warmup``) before the timed ``kernel`` stage; ``threads`` > 1: on units ``<unit>0`` ..

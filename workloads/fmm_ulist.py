@@ -109,7 +109,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from models.ulist import BLOCK_ORDERS, UListDims, check_block_order, llc_blocks
+from models.ulist import BLOCK_ORDERS, BlockOrder, UListDims, check_block_order, llc_blocks
 from simulator.config.arrow import arrow_array
 from workloads import fmm_tree
 from workloads.gemm import host_gemm_panels
@@ -124,7 +124,8 @@ LINE_BYTES = 64
 COLS_PER_LINE = LINE_BYTES // ELEM_BYTES
 GROUP = 64  # interactions per trace-row group (a multiple of COLS_PER_LINE)
 SPAN_GROUPS = 64  # groups whose addresses a permutation makes at once: bounded, so memory stays flat in N
-BC_LAYOUTS = ("rows", "interactions")  # how B_j and C_j are stored (module docstring)
+BcLayout = Literal["rows", "interactions"]  # how B_j and C_j are stored (module docstring)
+BC_LAYOUTS = get_args(BcLayout)
 DEFAULT_LLC_SHARE = 0.5  # default share of the LLC the live B and C block buffers may fill (module docstring)
 N_CLASSES = len(fmm_tree.CLASS_KEYS)
 Variant = Literal["orig", "orig_pref", "blocking", "blocking_pref", "pipelining"]
@@ -538,7 +539,7 @@ def _append_table(tables: list[pa.Table], tb: TraceBuilder) -> TraceBuilder:
 def fmm_ulist(q: int, n_points: int = 240_000, density: DensityName = "uniform", variant: Variant = "orig",
               placement: Placement = "lap", blocks: int | None = None, seed: int = 0,
               llc_bytes: int = 8 * 1024 * 1024, periodic: bool | None = None,
-              llc_share: float = DEFAULT_LLC_SHARE, block_order: str = "class", bc_layout: str = "rows",
+              llc_share: float = DEFAULT_LLC_SHARE, block_order: BlockOrder = "class", bc_layout: BcLayout = "rows",
               threads: int = 1) -> pa.Table:
     """Trace of the FMM U-list of order ``q`` over ``n_points`` points (module docstring).
 

@@ -41,6 +41,7 @@ i+1, compute of part i and copy-out of part i-1 at once).
 from __future__ import annotations
 
 import math
+from typing import Literal, get_args
 
 import pyarrow as pa
 
@@ -49,7 +50,10 @@ from workloads.trace import (MAX_COMMAND_ITEMS, MAX_TRACE_ROWS, AddressSpace, Tr
 
 # 000 Table 4.2 (000:L752-755): complexity exponent in the granularity
 BETA = {"gemm": 1.7, "fft": 1.2, "radix_sort": 0.94, "binary_search": 0.14}
-KERNELS = tuple(BETA)
+Kernel = Literal["gemm", "fft", "radix_sort", "binary_search"]  # the kernels of BETA, a closed choice
+KERNELS = get_args(Kernel)
+if set(KERNELS) != set(BETA):
+    raise AssertionError(f"workloads.kernels: Kernel {KERNELS} names other kernels than BETA {tuple(BETA)}")
 ELEM_BYTES = {"gemm": 4, "fft": 8, "radix_sort": 4, "binary_search": 4}
 RESULT_BYTES = 8  # binary search: one index
 DEFAULT_ROW_BYTES = 256 * 1024
@@ -132,7 +136,7 @@ def _share(total: float, g_bytes: int, start: int, end: int, beta: float) -> flo
     return total * ((end / g_bytes) ** beta - (start / g_bytes) ** beta)
 
 
-def kernel_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float,
+def kernel_host(kernel: Kernel, g_bytes: int, c_cycles_per_byte_beta: float,
                 row_bytes: int = DEFAULT_ROW_BYTES) -> pa.Table:
     """Host software ``kernel`` over ``g_bytes`` (see module docstring)."""
     _check(kernel, g_bytes)
@@ -169,7 +173,7 @@ def kernel_host(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float,
     return tb.to_table()
 
 
-def kernel_offload(kernel: str, g_bytes: int, c_cycles_per_byte_beta: float, unit: str = "gpu",
+def kernel_offload(kernel: Kernel, g_bytes: int, c_cycles_per_byte_beta: float, unit: str = "gpu",
                    stages: int = 1) -> pa.Table:
     """``kernel`` over ``g_bytes`` on unit ``unit`` in ``stages`` pipelined sub-requests (see module docstring)."""
     _check(kernel, g_bytes)

@@ -43,6 +43,7 @@ from simulator.config.stencils import STENCILS, Stencil
 from workloads.trace import MAX_ADDR, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit
 
 Scheme = Literal["naive", "blocked", "time_tiled"]
+StencilName = Literal[tuple(sorted(STENCILS))]  # the stencils simulator.config.stencils defines
 SCHEMES: tuple[str, ...] = get_args(Scheme)
 
 
@@ -333,8 +334,8 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
     return b.to_table()
 
 
-def stencil_sweep(stencil: str, grid: Sequence[int], steps: int, scheme: Scheme = "naive",
-                  block: Sequence[int] | None = None, tile_kind: str | None = None, t_t: int | None = None,
+def stencil_sweep(stencil: StencilName, grid: Sequence[int], steps: int, scheme: Scheme = "naive",
+                  block: Sequence[int] | None = None, tile_kind: TileKind | None = None, t_t: int | None = None,
                   t_s: Sequence[int] | None = None, elem_bytes: int = 8) -> pa.Table:
     """Generator entry point (workload configs): one of ``SCHEMES`` on the host.
 

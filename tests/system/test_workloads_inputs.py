@@ -182,3 +182,20 @@ def test_stencil_names_t_t_when_the_tiles_outgrow_the_grid(tmp_path, capsys):
                       "tile_kind: hhc_2d, t_t: 100000000, t_s: [4, 4]}",
                       "params.t_t: 100000000; expected smaller: one time step takes 75,000,008 trace rows with tiles "
                       "of t_t = 100,000,000 over grid [8, 8]")
+
+
+@pytest.mark.parametrize("generator, params, starts", [
+    ("crypto_offload", "{kernel: des, g_bytes: 1 KiB}", "params.kernel: 'des'; expected one of aes, sha"),
+    ("kernel_host", "{kernel: lu, g_bytes: 1 KiB, c_cycles_per_byte_beta: 1}",
+     "params.kernel: 'lu'; expected one of gemm, fft, radix_sort, binary_search"),
+    ("stencil", "{stencil: jacobi_4d, grid: [8], steps: 1}", "params.stencil: 'jacobi_4d'; expected one of "),
+    ("stencil", "{stencil: jacobi_2d, grid: [8, 8], steps: 1, scheme: time_tiled, tile_kind: hex_2d, t_t: 2, "
+     "t_s: [4, 4]}", "params.tile_kind: 'hex_2d'; expected one of time_skew_1d, hex_1d, hhc_2d, hhc_3d or null"),
+    ("fmm_ulist", "{q: 1, n_points: 4000, block_order: leaf}", "params.block_order: 'leaf'; expected one of class, "
+     "target"),
+    ("fmm_ulist", "{q: 1, n_points: 4000, bc_layout: cols}", "params.bc_layout: 'cols'; expected one of rows, "
+     "interactions"),
+])
+def test_a_closed_choice_outside_its_values_is_refused_before_the_generator_runs(tmp_path, capsys, generator, params,
+                                                                                 starts):
+    _validate_refuses(tmp_path, capsys, generator, params, starts)
