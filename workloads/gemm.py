@@ -145,7 +145,8 @@ def lap_gemm(m: int, n: int, k: int, *, target: str = "lap", accumulate: bool = 
              produce_inputs: bool = False, consume_output: bool = False, stage: str = "gemm",
              space: AddressSpace | None = None, elem_bytes: int = ELEM_BYTES) -> pa.Table:
     """Trace: the host offloads one C (+)= A B to ``target`` (a LAP or a systolic array) and waits;
-    coupling-agnostic. ``elem_bytes``: bytes per element, the target's element or word size.
+    coupling-agnostic. ``elem_bytes``: bytes per element, the target's element or word size (the command says it,
+    and the target refuses another).
 
     ``produce_inputs``: the host first writes A, B and C (dirty lines the coupling must
     flush or evict); ``consume_output``: the host reads C afterwards.
@@ -163,7 +164,8 @@ def lap_gemm(m: int, n: int, k: int, *, target: str = "lap", accumulate: bool = 
     inputs = [[addr[x], sizes[x]] for x in ("A", "B", "C")] if accumulate else \
         [[addr[x], sizes[x]] for x in ("A", "B")]
     tb.offload("host", stage, target, op="gemm", m=m, n=n, k=k, a_addr=addr["A"], b_addr=addr["B"],
-               c_addr=addr["C"], accumulate=accumulate, inputs=inputs, outputs=[[addr["C"], sizes["C"]]])
+               c_addr=addr["C"], accumulate=accumulate, elem_bytes=eb, inputs=inputs,
+               outputs=[[addr["C"], sizes["C"]]])
     tb.wait("host", stage, target)
     if consume_output:
         tb.access("host", f"{stage}_consume", "read", addr["C"], eb, eb, sizes["C"] // eb)

@@ -75,6 +75,8 @@ class GemmCommand:
     ldb: int = command_field(None, unit="elements", min=1, default_text="n", doc="leading dimension of B (>= n)")
     ldc: int = command_field(None, unit="elements", min=1, default_text="n", doc="leading dimension of C (>= n)")
     accumulate: bool = command_field(True, doc="C += A B (C is read, then written); false: C = A B")
+    elem_bytes: int = command_field(None, unit="B", min=1, default_text="the unit's",
+                                    doc="bytes per element the matrices are laid out in; given, the unit's own")
     inputs: Regions = command_field(None, default_text="A, B (and C if accumulate)",
                                     doc="regions the coupling makes visible to the LAP before it starts")
     outputs: Regions = command_field(None, default_text="C", doc="regions the host sees fresh after its wait")
@@ -108,9 +110,13 @@ class GemmCommand:
 
 
 def check_gemm_command(cmd: GemmCommand, elem_bytes: int, memory_bytes: int) -> None:
-    """Every matrix of ``cmd`` ends within the system's ``memory_bytes``, and regions given cover the
-    operands: inputs A, B (and C if accumulating), outputs C, so that the coupling's flushes and
-    invalidations reach them all; CommandError naming the key otherwise."""
+    """The matrices are laid out in the unit's ``elem_bytes`` (where the command says), every matrix of ``cmd``
+    ends within the system's ``memory_bytes``, and regions given cover the operands: inputs A, B (and C if
+    accumulating), outputs C, so that the coupling's flushes and invalidations reach them all; CommandError
+    naming the key otherwise."""
+    if cmd.elem_bytes is not None and cmd.elem_bytes != elem_bytes:
+        raise CommandError(f"elem_bytes = {cmd.elem_bytes}: the matrices are laid out in {cmd.elem_bytes} B elements; "
+                           f"expected the unit's {elem_bytes} B")
     for name, base, nbytes in cmd.matrices(elem_bytes):
         if base + nbytes > memory_bytes:
             raise CommandError(f"{name} = {base}: the matrix ends at byte {base + nbytes}; expected it to end "

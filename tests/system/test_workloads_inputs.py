@@ -199,3 +199,16 @@ def test_stencil_names_t_t_when_the_tiles_outgrow_the_grid(tmp_path, capsys):
 def test_a_closed_choice_outside_its_values_is_refused_before_the_generator_runs(tmp_path, capsys, generator, params,
                                                                                  starts):
     _validate_refuses(tmp_path, capsys, generator, params, starts)
+
+
+@pytest.mark.parametrize("elem_bytes", ["8 B", "1 B"])
+def test_a_gemm_laid_out_in_other_elements_than_the_targets_is_refused(tmp_path, capsys, elem_bytes):
+    """The systolic array's words are 2 B: a GEMM of larger or smaller elements is refused, naming elem_bytes."""
+    workload = CONFIGS / "workloads" / "systolic_gemm.yaml"
+    message = _refused(capsys, ["run", str(CONFIGS / "systems" / "systolic_dram.yaml"), str(workload), "--param",
+                                f"elem_bytes={elem_bytes}", "--out", str(tmp_path / "r")])
+    eb = elem_bytes.split()[0]
+    assert message.startswith(f"offsim: error: {workload} (with --param elem_bytes={elem_bytes}): row 0, column "
+                              f"'params': offload to systolic: elem_bytes = {eb}: the matrices are laid out in {eb} B "
+                              "elements; expected the unit's 2 B"), message
+    assert not (tmp_path / "r").exists()
