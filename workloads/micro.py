@@ -166,8 +166,7 @@ def stream(kind: StreamKind, array_bytes: int, elem_bytes: int = 8, repeats: int
     check_trace_limit("threads", threads, array_bytes // elem_bytes,
                       "each thread takes at least one element of the arrays")
     _check_thread_rows("array_bytes", array_bytes, elem_bytes, block_bytes, threads, per_block)
-    blocks = _thread_blocks(array_bytes, elem_bytes, block_bytes, threads)
-    per_repeat = len(blocks) * per_block + (threads if threads > 1 else 0)
+    per_repeat = _pass_rows(array_bytes, elem_bytes, block_bytes, threads, per_block)
     check_trace_limit("repeats", repeats, MAX_TRACE_ROWS // per_repeat, rows_why(per_repeat, "repeat"))
     fpe = default_flops if flops_per_elem is None else _positive_int(
         "flops_per_elem", flops_per_elem, minimum=0)
@@ -176,6 +175,7 @@ def stream(kind: StreamKind, array_bytes: int, elem_bytes: int = 8, repeats: int
     base = {name: sp.alloc(f"{stage}.{name}", array_bytes) for name in ("a", "b", "c")
             if name in sources or name in dests}
     rows = [(op, base[name]) for op, names in (("read", sources), ("write", dests)) for name in names]
+    blocks = _thread_blocks(array_bytes, elem_bytes, block_bytes, threads)
     b = TraceBuilder()
     for _ in range(repeats):
         for t, off, nbytes in blocks:

@@ -419,9 +419,9 @@ def _check_trace_size(scheme: str, grid: tuple[int, ...], steps: int, block: Seq
     one_step = sweep_rows(scheme, grid, 1, block, shape)
     if one_step > MAX_TRACE_ROWS and shape is not None and scheme == "time_tiled" and shape.t_t > max(grid):
         # the tiles start t_t points before the grid along each dimension: a t_t beyond the grid is the cause
-        raise ValueError(f"t_t must be smaller: one time step takes {one_step:,} trace rows with tiles of t_t = "
-                         f"{shape.t_t:,} over grid {list(grid)}, above the {MAX_TRACE_ROWS:,} a trace may hold, "
-                         f"got {shape.t_t}")
+        raise ValueError(f"t_t must be at most {max(grid):,}, the grid's longest side (with tiles of t_t = "
+                         f"{shape.t_t:,} over grid {list(grid)} one time step takes {one_step:,} trace rows, above the "
+                         f"{MAX_TRACE_ROWS:,} a trace may hold), got {shape.t_t}")
     if one_step > MAX_TRACE_ROWS:
         raise ValueError(f"grid must be smaller: one time step takes {one_step:,} trace rows with scheme {scheme}, "
                          f"above the {MAX_TRACE_ROWS:,} a trace may hold, got {list(grid)}")

@@ -436,8 +436,7 @@ def _check_memory_line(memory: DramSpec, at: str, line_bytes: int) -> None:
         raise exc.renamed(name) from None
     timing = dram_timing(memory)
     check_line_is_one_burst(timing, geometry, name)
-    currents = DramCurrents(standard=memory.standard, **_model_values(memory.currents, "currents"))
-    _check_command_currents(timing, currents, geometry, name)
+    _check_command_currents(timing, memory_currents(memory), geometry, name)
 
 
 def _check_command_currents(timing: DramTiming, currents: DramCurrents, geometry: DramGeometry,
@@ -480,8 +479,12 @@ def dram_timing(spec: DramSpec) -> DramTiming:
 
 def memory_parameters(dram: DramSpec, line_bytes: int) -> tuple[DramTiming, DramCurrents, DramGeometry]:
     """The DRAM model's parameters of ``dram`` (timing in tCK and ps, currents in mA) with lines of ``line_bytes``."""
-    currents = DramCurrents(standard=dram.standard, **_model_values(dram.currents, "currents"))
-    return dram_timing(dram), currents, memory_geometry(dram, line_bytes)
+    return dram_timing(dram), memory_currents(dram), memory_geometry(dram, line_bytes)
+
+
+def memory_currents(dram: DramSpec) -> DramCurrents:
+    """The DRAM model's currents of ``dram`` (mA)."""
+    return DramCurrents(standard=dram.standard, **_model_values(dram.currents, "currents"))
 
 
 def dram_parameters(spec: SystemSpec) -> tuple[DramTiming, DramCurrents, DramGeometry]:

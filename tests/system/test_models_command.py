@@ -170,8 +170,8 @@ def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture)
 ])
 def test_a_table_value_outside_the_config_bounds_is_refused(key: str, value: str, expected: str, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture) -> None:
-    """A row is checked against the config bounds of the same quantities (a host clock, cycles, an acceleration):
-    beyond them T1 read inf s or g1 "never" with exit 0."""
+    """A row is checked against the config bounds of the same quantities (a host clock, cycles, an acceleration),
+    beyond which T1 would be inf s or g1 a wrong "never"."""
     table = tmp_path / "toy.yaml"
     table.write_text("\n".join(f"    {key}: {value}" if line.startswith(f"    {key}:") else line
                                for line in HAND_TABLE.splitlines()) + "\n")
@@ -182,7 +182,7 @@ def test_a_table_value_outside_the_config_bounds_is_refused(key: str, value: str
 
 def test_a_granularity_beyond_an_address_space_is_refused_naming_g(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture) -> None:
-    """The error blamed the table's C and beta when --g was what overflowed T0."""
+    """A granularity beyond the bound is refused naming --g, not the table's C and beta whose T0 it overflows."""
     out = tmp_path / "l.csv"
     errors = refused(["models", "logca", "sparc_t4_engine_aes", "--g", "1e308 B", "--out", str(out)], capsys, out)
     assert errors == ["offsim: error: --g '1e308 B': expected a granularity > 0 B and at most 2**64 B (16 EiB): a "
@@ -262,8 +262,8 @@ def test_each_problem_of_a_roofline_table_is_a_line_of_its_own(tmp_path: Path, c
 def test_a_roofline_table_value_outside_the_config_bounds_is_refused(key: str, value: str, expected: str,
                                                                      options: list[str], tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture) -> None:
-    """A zero rate or cost was refused by the model under an internal name (tau_flop_s), without the table, with
-    advice to change --precision; a huge one was priced. Each is refused naming the table, the row and the key."""
+    """A zero or huge rate or cost is refused naming the table, the row and the key (not the model's internal
+    name, tau_flop_s, nor with advice to change --precision)."""
     table = tmp_path / "bad.yaml"
     table.write_text(_nehalem_row(**{key: value}))
     out = tmp_path / "r.csv"
@@ -391,7 +391,7 @@ def test_the_guide_names_the_models_that_draw_a_figure() -> None:
 ])
 def test_a_value_given_twice_is_refused(argv: list[str], message: str, tmp_path: Path,
                                         capsys: pytest.CaptureFixture) -> None:
-    """A repeated entry or option value printed its rows (or a CSV column) twice with exit 0."""
+    """A repeated entry or option value is refused: it would print its rows (or a CSV column) twice."""
     out = tmp_path / "m.csv"
     errors = refused(["models", *argv, "--out", str(out)], capsys, out)
     assert errors == [f"offsim: error: {message}"]

@@ -166,8 +166,8 @@ BIG = "1" + "0" * 320  # an integer beyond a float
 ])
 def test_a_problem_beyond_the_bounds_and_a_tile_beyond_the_problem_are_refused(
         argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """A grid or run beyond 2**31 priced at inf and nan, or raised an OverflowError; a given tile whose traffic
-    falls below reading and writing the grid once is outside the model's range, as in ``models chain``."""
+    """A grid or run beyond 2**31 is refused (it would price at inf and nan, or overflow); so is a given tile whose
+    traffic falls below reading and writing the grid once, outside the model's range, as in ``models chain``."""
     out = tmp_path / "s.csv"
     errors = refused(["models", "stencil", *argv, "--out", str(out)], capsys, out)
     assert len(errors) == 1 and errors[0].startswith(f"offsim: error: {message}")
@@ -175,8 +175,8 @@ def test_a_problem_beyond_the_bounds_and_a_tile_beyond_the_problem_are_refused(
 
 def test_the_search_leaves_out_tiles_whose_traffic_falls_below_the_grid_read_and_written_once(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """On 2 x 32 points and 2 steps, the largest tile (tT 32, 30 x 64) was priced at 133.7 B of global memory, below
-    the 512 B that reading the 64 points and writing them once take."""
+    """On 2 x 32 points and 2 steps, the largest tile (tT 32, 30 x 64) would be priced at 133.7 B of global memory,
+    below the 512 B that reading the 64 points and writing them once take: the search leaves such points out."""
     out = tmp_path / "s.csv"
     assert main(["models", "stencil", "heat_2d", "--space", "2,32", "--steps", "2", "--out", str(out)]) == 0
     text = capsys.readouterr().out

@@ -162,6 +162,7 @@ def test_a_machine_file_with_a_value_of_the_wrong_kind_is_named(key: str, value,
     ("eps_flop_cpu_j", 1e308, "expected a value <= 1 uJ/flop, got 1e+308"),
     ("eps_byte_dram_j", 1e308, "expected a value <= 1 uJ/B, got 1e+308"),
     ("lap-llc.evict_cycles_per_line", 1e308, "expected a value <= 10000000000.0, got 1e+308"),
+    ("access_rate_per_s", 1e-308, "expected a value >= 1000.0, got 1e-308"),
     ("dims", {}, "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1) of one q or more, got {}"),
 ])
 def test_a_machine_figure_outside_the_config_bounds_is_refused(key: str, value, expected: str, tmp_path: Path,

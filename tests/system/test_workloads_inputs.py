@@ -1,4 +1,4 @@
-"""Generator parameters that were silently rounded, ignored, or that hung or failed late, are refused at once.
+"""Generator parameters that a generator would round, ignore, or take unbounded time or rows over are refused at once.
 
 Each case from the command line (``offsim validate``): exit code 2 and one message naming the workload file
 (or the ``--param`` option), the parameter and what was expected.
@@ -180,8 +180,8 @@ def test_fmm_ulist_refuses_blocks_it_would_ignore_or_cut(tmp_path, capsys, param
 def test_stencil_names_t_t_when_the_tiles_outgrow_the_grid(tmp_path, capsys):
     _validate_refuses(tmp_path, capsys, "stencil", "{stencil: jacobi_2d, grid: [8, 8], steps: 1, scheme: time_tiled, "
                       "tile_kind: hhc_2d, t_t: 100000000, t_s: [4, 4]}",
-                      "params.t_t: 100000000; expected smaller: one time step takes 75,000,008 trace rows with tiles "
-                      "of t_t = 100,000,000 over grid [8, 8]")
+                      "params.t_t: 100000000; expected at most 8, the grid's longest side (with tiles of t_t = "
+                      "100,000,000 over grid [8, 8] one time step takes 75,000,008 trace rows")
 
 
 @pytest.mark.parametrize("generator, params, starts", [

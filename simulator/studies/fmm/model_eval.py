@@ -49,7 +49,9 @@ REQUIRED_KEYS = ("w_c_bytes_per_s", "w_c_irregular_bytes_per_s", "f_c_flops_per_
 MACHINE_BOUNDS = {"_bytes_per_s": (BANDWIDTH_BYTES_PER_S, "bandwidth"), "_flops_per_s": (FLOP_RATE, "flop_rate"),
                   "_power_w": (POWER_W, "power"), "_cycles_per_line": (CYCLES, None),
                   "eps_flop_cpu_j": (ENERGY_PER_ACTION, "energy_per_flop"),
-                  "eps_flop_lap_j": (ENERGY_PER_ACTION, "energy_per_flop"), "_j": (ENERGY_PER_ACTION, "energy_per_byte")}
+                  "eps_flop_lap_j": (ENERGY_PER_ACTION, "energy_per_flop"), "_j": (ENERGY_PER_ACTION, "energy_per_byte"),
+                  # a host's cache accesses per second: a clock times a per-cycle rate, as its flops are
+                  "_rate_per_s": (FLOP_RATE, None)}
 ULIST_COLUMNS = ("q", "placement", "variant", "n_points", "density", "llc_bytes", "n_q", "n_oct", "n_u", "blocks",
                  "printed_cycles", "printed_s", "printed_energy_j", "extended_cycles", "extended_s",
                  "extended_energy_j")
@@ -152,7 +154,7 @@ def predict(machine: dict[str, Any], q: int, placement: str, variant: str, n_poi
     problem = fmm_ulist.build_problem(q, n_points, density)
     share = fmm_ulist.DEFAULT_LLC_SHARE
     d = problem.dims()
-    if placement != "cpu" and blocks is not None and blocks > d.n_u:  # split_blocks would cap it at N_U unsaid
+    if placement != "cpu" and blocks is not None and blocks > d.n_u:  # a block of no interaction (split_blocks)
         raise InputError(f"--blocks {blocks}: more blocks than the U-list has interactions at q = {q} (N_U = "
                          f"{d.n_u:,}); expected at most {d.n_u:,}")
     if placement == "cpu":

@@ -217,7 +217,8 @@ def search_report(problem: Problem, t_t_text: str | None, t_s_texts: Sequence[st
     except ValueError as exc:
         raise InputError(f"{problem.stencil.name}: {exc}; expected ranges with at least one tile that fits "
                          f"({ranges})") from None
-    points = tuple(pt for pt in result.points if global_bytes(problem, pt) >= compulsory_bytes(problem))
+    least = compulsory_bytes(problem)
+    points = tuple(pt for pt in result.points if global_bytes(problem, pt) >= least)
     if not points:
         raise InputError(f"{problem.stencil.name}: {outside_model(problem)}: every feasible tile of the ranges "
                          f"({ranges}) moves less; expected a larger --space or --steps, or smaller tiles")
