@@ -113,8 +113,8 @@ from models.ulist import BLOCK_ORDERS, BlockOrder, UListDims, check_block_order,
 from simulator.config.arrow import arrow_array
 from workloads import fmm_tree
 from workloads.gemm import host_gemm_panels
-from workloads.trace import (MAX_TRACE_ADDRESSES, THREAD_FIELD, TRACE_SCHEMA, AddressSpace, TraceBuilder,
-                             check_trace_limit, thread_count)
+from workloads.trace import (MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, THREAD_FIELD, TRACE_SCHEMA, AddressSpace,
+                             TraceBuilder, check_trace_limit, thread_count)
 from workloads.trace_stream import BATCH_ROWS, TraceStream
 
 ELEM_BYTES = 8  # double precision
@@ -694,14 +694,29 @@ def ulist_stream(problem: UListProblem, variant: str, placement: str, blocks: li
                 yield from emit_gemm(i, wait=True)
                 yield from emit_perm(i, w.output_perm, "output_perm")
 
+    handed = 0  # rows handed out so far
+
+    def counted(table: pa.Table) -> pa.Table:
+        """``table``, its rows counted against the limit of a trace (a stream is one trace, whatever its batches)."""
+        nonlocal handed
+        handed += table.num_rows
+        if handed > MAX_TRACE_ROWS:
+            blocked = len(blocks) > 1
+            cause, given = ((f"blocks must be fewer: the trace of {len(blocks):,} blocks", len(blocks)) if blocked
+                            else (f"n_points must be fewer: the trace of the tree's {problem.n_u:,} interactions",
+                                  problem.n_oct * problem.n_q))
+            raise ValueError(f"{cause} passes the {MAX_TRACE_ROWS:,} rows a trace may hold "
+                             f"(workloads.trace.MAX_TRACE_ROWS), got {given}")
+        return table
+
     def batches() -> Iterator[pa.Table]:
         for _ in emit_all():
             if len(w.tb) >= batch_rows:
                 w.tb = _append_table(done, w.tb)
             while done:
-                yield done.pop(0)
+                yield counted(done.pop(0))
         w.tb = _append_table(done, w.tb)
-        yield from done
+        yield from map(counted, done)
 
     if threads == 1:
         return TraceStream(batches())

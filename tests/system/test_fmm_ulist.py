@@ -597,3 +597,17 @@ def test_permutation_rows_do_not_depend_on_the_address_span(variant, layout, mon
     for span in (1, 3):
         monkeypatch.setattr(module, "SPAN_GROUPS", span)
         assert fmm_ulist(4, N_POINTS, "table2", variant=variant, placement="lap", bc_layout=layout).equals(whole)
+
+
+@pytest.mark.parametrize("variant, blocks, names", [("blocking", 40, "blocks"), ("orig", None, "n_points")])
+def test_a_trace_beyond_the_row_limit_is_refused_naming_its_cause(monkeypatch, variant, blocks, names):
+    """The rows are counted over the stream's batches, each of which a builder of its own makes: past the limit
+    the generator refuses, naming the blocks where there are several, else the problem's size."""
+    from workloads import fmm_ulist as module
+
+    rows = fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks).num_rows
+    monkeypatch.setattr(module, "MAX_TRACE_ROWS", rows - 1)
+    with pytest.raises(ValueError, match=rf"^{names} must be fewer: the trace of .* passes the {rows - 1:,} rows"):
+        fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks)
+    monkeypatch.setattr(module, "MAX_TRACE_ROWS", rows)
+    assert fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks).num_rows == rows
