@@ -572,7 +572,7 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: DensityName = "uniform",
     problem = build_problem(q, n_points, density, seed, periodic)
     return ulist_trace(problem, variant, placement,
                        variant_blocks(problem, variant, blocks, int(llc_bytes), llc_share, block_order), bc_layout,
-                       int(threads))
+                       int(threads), blame="blocks" if blocks is not None else "n_points")
 
 
 def variant_blocks(problem: UListProblem, variant: str, blocks: int | None = None,
@@ -588,18 +588,20 @@ def variant_blocks(problem: UListProblem, variant: str, blocks: int | None = Non
 
 
 def ulist_trace(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray],
-                bc_layout: str = "rows", threads: int = 1) -> pa.Table:
+                bc_layout: str = "rows", threads: int = 1, blame: str | None = None) -> pa.Table:
     """The trace of ``problem`` for interactions cut into ``blocks`` (index arrays), B and C
     stored in ``bc_layout``, the permutations on ``threads`` host threads (module docstring): the
-    batches of :func:`ulist_stream` as one table."""
-    return ulist_stream(problem, variant, placement, blocks, bc_layout, threads).to_table()
+    batches of :func:`ulist_stream` as one table (``blame`` as it takes it)."""
+    return ulist_stream(problem, variant, placement, blocks, bc_layout, threads, blame=blame).to_table()
 
 
 def ulist_stream(problem: UListProblem, variant: str, placement: str, blocks: list[np.ndarray],
-                 bc_layout: str = "rows", threads: int = 1, batch_rows: int = BATCH_ROWS) -> TraceStream:
+                 bc_layout: str = "rows", threads: int = 1, batch_rows: int = BATCH_ROWS,
+                 blame: str | None = None) -> TraceStream:
     """The trace of :func:`ulist_trace` as a :class:`TraceStream` of tables of about ``batch_rows`` rows (a
     batch ends after the group of rows that reaches it), made as the stream is read: the addresses are laid
-    out at the call, the rows come as they are replayed."""
+    out at the call, the rows come as they are replayed. Past ``MAX_TRACE_ROWS`` rows it raises ValueError
+    naming ``blame`` ("blocks" or "n_points"; None: blocks where there are several, else n_points)."""
     check_bc_layout(bc_layout)
     bounds = target_ranges(problem, threads)
     nq = problem.n_q
@@ -701,10 +703,10 @@ def ulist_stream(problem: UListProblem, variant: str, placement: str, blocks: li
         nonlocal handed
         handed += table.num_rows
         if handed > MAX_TRACE_ROWS:
-            blocked = len(blocks) > 1
+            blocked = (blame or ("blocks" if len(blocks) > 1 else "n_points")) == "blocks"
             cause, given = ((f"blocks must be fewer: the trace of {len(blocks):,} blocks", len(blocks)) if blocked
-                            else (f"n_points must be fewer: the trace of the tree's {problem.n_u:,} interactions",
-                                  problem.n_oct * problem.n_q))
+                            else (f"n_points must be fewer: the trace of the tree's {problem.n_u:,} interactions "
+                                  f"in {len(blocks):,} blocks", problem.n_oct * problem.n_q))
             raise ValueError(f"{cause} passes the {MAX_TRACE_ROWS:,} rows a trace may hold "
                              f"(workloads.trace.MAX_TRACE_ROWS), got {given}")
         return table

@@ -599,15 +599,20 @@ def test_permutation_rows_do_not_depend_on_the_address_span(variant, layout, mon
         assert fmm_ulist(4, N_POINTS, "table2", variant=variant, placement="lap", bc_layout=layout).equals(whole)
 
 
-@pytest.mark.parametrize("variant, blocks, names", [("blocking", 40, "blocks"), ("orig", None, "n_points")])
+@pytest.mark.parametrize("variant, blocks, names", [("blocking", 40, "blocks"), ("orig", None, "n_points"),
+                                                    ("blocking", None, "n_points")])
 def test_a_trace_beyond_the_row_limit_is_refused_naming_its_cause(monkeypatch, variant, blocks, names):
     """The rows are counted over the stream's batches, each of which a builder of its own makes: past the limit
-    the generator refuses, naming the blocks where there are several, else the problem's size."""
+    the generator refuses, naming blocks where the workload sets them, else the problem's size (its default b
+    follows from it)."""
     from workloads import fmm_ulist as module
 
-    rows = fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks).num_rows
+    llc = {"llc_bytes": 64 * 1024}  # a small LLC: the blocking variant's default b is several blocks
+    rows = fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks, **llc).num_rows
+    if variant == "blocking" and blocks is None:
+        assert len(module.variant_blocks(module.build_problem(1, 4000, "uniform"), variant, None, **llc)) > 1
     monkeypatch.setattr(module, "MAX_TRACE_ROWS", rows - 1)
     with pytest.raises(ValueError, match=rf"^{names} must be fewer: the trace of .* passes the {rows - 1:,} rows"):
-        fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks)
+        fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks, **llc)
     monkeypatch.setattr(module, "MAX_TRACE_ROWS", rows)
-    assert fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks).num_rows == rows
+    assert fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks, **llc).num_rows == rows
