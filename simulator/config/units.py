@@ -160,7 +160,7 @@ def format_quantity(value: float, unit: str, digits: int = 4) -> str:
 
 
 #: the decimal prefixes of a size in bytes, largest first (``_DECIMAL``'s, as ``parse_quantity`` reads them)
-DECIMAL_BYTE_PREFIXES = ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k"))
+DECIMAL_BYTE_PREFIXES = tuple((int(_DECIMAL[p]), p) for p in ("T", "G", "M", "k"))
 
 
 def format_bytes(value: float) -> str:
