@@ -31,7 +31,8 @@ groups of :data:`GROUP` columns; per group the input permutation reads, per
 interaction, its kind's permutation vector (N_q int32 indices) and its source
 leaf (N_q doubles), then the next group's K records, then writes the group's
 columns of B (row layout: line-group by line-group, 8 columns of one row of B
-sharing a 64 B line; interaction layout: one contiguous run). The records are
+sharing a 64 B line, a line group the group covers in part holding only the
+covered columns; interaction layout: one contiguous run). The records are
 read one group ahead, before the group's stores, because the real loop's loads
 do not wait for its stores: x86 lets a load pass older stores to other
 addresses, which sit in the store buffer while their lines are fetched. Read
@@ -339,14 +340,38 @@ def group_column_lines(base: int, n_rows: int, ld: int, lo: int, hi: int) -> lis
     return [lines[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
+def piece_runs(lines: np.ndarray, n_rows: int, c0: int, c1: int) -> list[tuple[np.ndarray, int]]:
+    """The line-group pieces of columns [c0, c1) (``lines``: their :func:`column_lines`, ``n_rows`` per line
+    group) cut where the pieces' width changes, as (pieces, width in columns) in access order: a piece of a
+    line group the columns only partly cover (at either end) holds only the covered columns, so it neither
+    spills into the next row's line nor touches another span's columns."""
+    first = min(COLS_PER_LINE - c0 % COLS_PER_LINE, c1 - c0)
+    whole, tail = divmod(c1 - c0 - first, COLS_PER_LINE)
+    widths = [first] + [COLS_PER_LINE] * whole + ([tail] if tail else [])
+    runs: list[tuple[np.ndarray, int]] = []
+    start = 0  # the first line group of the current width
+    for g in range(1, len(widths) + 1):
+        if g == len(widths) or widths[g] != widths[start]:
+            runs.append((lines[start * n_rows:g * n_rows], widths[start]))
+            start = g
+    return runs
+
+
 def columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q: int, n: int, c0: int, c1: int,
-                   layout: str, thread: int = 0, lines: np.ndarray | None = None) -> None:
-    """One host row (of ``thread``) touching columns [c0, c1) of the N_q x ``n`` matrix at ``base`` stored in
-    ``layout``, one access per double: a gather of line-group pieces (rows; ``lines``: their
-    :func:`column_lines` where the caller has them) or one run (interactions)."""
+                   layout: str, thread: int = 0, lines: np.ndarray | None = None,
+                   whole_lines: Callable[[np.ndarray, int], None] | None = None) -> None:
+    """The host rows (of ``thread``) touching columns [c0, c1) of the N_q x ``n`` matrix at ``base`` stored in
+    ``layout``, one access per double: gathers of line-group pieces, one row per run of pieces of one width
+    (rows, :func:`piece_runs`; ``lines``: their :func:`column_lines` where the caller has them;
+    ``whole_lines``: the ``TraceBuilder.gather_rows`` of the whole-line rows, where the caller has one), or
+    one run (interactions)."""
     if check_bc_layout(layout) == "rows":
-        tb.gather("host", stage, op, column_lines(base, n_q, n, c0, c1) if lines is None else lines, ELEM_BYTES,
-                  run=min(COLS_PER_LINE, c1 - c0), thread=thread)
+        lines = column_lines(base, n_q, n, c0, c1) if lines is None else lines
+        for pieces, width in piece_runs(lines, n_q, c0, c1):
+            if width == COLS_PER_LINE and whole_lines is not None:
+                whole_lines(pieces, 0)
+            else:
+                tb.gather("host", stage, op, pieces, ELEM_BYTES, run=width, thread=thread)
     else:
         tb.access("host", stage, op, base + c0 * n_q * ELEM_BYTES, ELEM_BYTES, ELEM_BYTES, (c1 - c0) * n_q,
                   thread=thread)
@@ -364,10 +389,7 @@ def matrix_columns_access(tb: TraceBuilder, stage: str, op: str, base: int, n_q:
         return
     whole_lines = tb.gather_rows("host", stage, op, ELEM_BYTES, run=COLS_PER_LINE, thread=thread)
     for c0, c1, lines in zip(bounds[:-1], bounds[1:], group_column_lines(base, n_q, n, 0, n)):
-        if c1 - c0 >= COLS_PER_LINE:
-            whole_lines(lines, 0)
-        else:  # a last group narrower than a line: a run of its width
-            columns_access(tb, stage, op, base, n_q, n, c0, c1, layout, thread, lines)
+        columns_access(tb, stage, op, base, n_q, n, c0, c1, layout, thread, lines, whole_lines)
 
 
 def offload_class_gemm(tb: TraceBuilder, a_addr: int, b_addr: int, c_addr: int, n_q: int, n: int,
@@ -461,10 +483,8 @@ class _Writer:
                 leaf_rows(leaves[a:b], (b - a) * flops_per_column)
                 # the next group's records, before the stores
                 self._meta_records(stage, meta_base, idx[b:c], records[b:c], record_rows)
-            if lines[k] is not None and b - a >= COLS_PER_LINE:  # whole line groups: runs of COLS_PER_LINE
-                column_rows(lines[k], 0)
-            else:
-                columns_access(tb, stage, column_op, matrix, nq, cls.n, c0, span_lo + b, self.layout, th, lines[k])
+            columns_access(tb, stage, column_op, matrix, nq, cls.n, c0, span_lo + b, self.layout, th, lines[k],
+                           column_rows)
             if not inward:
                 # the next group's records, before the updates
                 self._meta_records(stage, meta_base, idx[b:c], records[b:c], record_rows)

@@ -114,7 +114,8 @@ def test_records_are_read_once_and_one_group_ahead_of_the_stores(problem, stage,
                                    else r["addr"] + META_BYTES * np.arange(r["count"])
                                    for r, rec in zip(rows, is_record) if rec])
     assert record_addrs.size == problem.n_u == np.unique(record_addrs).size
-    stores = [i for i, r in enumerate(rows) if r["op"] == store_op]
+    # a group's stores: one row per run of line-group pieces of one width (the first row of each run of them)
+    stores = [i for i, r in enumerate(rows) if r["op"] == store_op and (i == 0 or rows[i - 1]["op"] != store_op)]
     classes = np.count_nonzero(np.bincount(problem.class_id))
     assert sum(is_record) == len(stores)  # one record row per group
     assert sum(is_record[i - 1] for i in stores) == len(stores) - classes  # all but each class's last group
@@ -616,3 +617,30 @@ def test_a_trace_beyond_the_row_limit_is_refused_naming_its_cause(monkeypatch, v
         fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks, **llc)
     monkeypatch.setattr(module, "MAX_TRACE_ROWS", rows)
     assert fmm_ulist(1, 4000, "uniform", variant, "lap", blocks=blocks, **llc).num_rows == rows
+
+
+def _element_addrs(row) -> np.ndarray:
+    """The byte address of every element a trace row touches."""
+    if row["addrs"] is None:
+        return row["addr"] + row["stride_bytes"] * np.arange(row["count"], dtype=np.int64)
+    addrs = np.asarray(row["addrs"], dtype=np.int64)
+    run = row["count"] // addrs.size
+    return (addrs[:, None] + row["elem_bytes"] * np.arange(run, dtype=np.int64)[None, :]).reshape(-1)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("stage, op", [("input_perm", "write"), ("output_perm", "read")])
+def test_row_layout_touches_each_b_and_c_element_once_and_on_one_thread(problem, threads, stage, op):
+    # a line-group piece holds only the columns its span covers: at a class width that is not a multiple of a
+    # line's 8 doubles and at the ends of a thread's span, no piece spills into the next row or another span
+    t = ulist_trace(problem, "orig", "lap", split_blocks(problem, 1), threads=threads)
+    rows = [r for r in t.filter(pc.and_(pc.equal(t.column("stage"), stage), pc.equal(t.column("op"), op)))
+            .to_pylist() if r["elem_bytes"] == 8]
+    addrs = np.concatenate([_element_addrs(r) for r in rows])
+    owner = np.concatenate([np.full(r["count"], r.get("thread", 0)) for r in rows])
+    regions = [(c["b_addr" if stage == "input_perm" else "c_addr"], c["m"] * c["n"] * 8) for c in _offloads(t)]
+    expected = np.concatenate([a + 8 * np.arange(n // 8, dtype=np.int64) for a, n in regions])
+    assert addrs.size == problem.n_u * problem.n_q  # one access per element
+    assert np.array_equal(np.sort(addrs), np.sort(expected))  # each element of B (C) exactly once
+    assert np.unique(addrs).size == addrs.size and len(set(owner.tolist())) == threads
+    assert any(c["n"] % 8 for c in _offloads(t))  # the case that spilled: a class width off the line
