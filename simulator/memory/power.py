@@ -35,7 +35,10 @@ IDD3N above IDD2N: ``IDD2N + (IDD3N - IDD2N) / banks``, DRAMPower's bank-wise DD
 (``core_calculation_DDR5.cpp``, github.com/tukl-msd/DRAMPower) with its rho = 0; it replaces IDD3N
 in every formula above. The rank's background counts one open bank however many are open, so this
 is a lower bound on the background with several banks open. Same-bank refresh (REFsb) costs
-``VDD * (IDD5C - standby) * tRFCsb`` per command.
+``VDD * (IDD5C - standby) * tRFCsb`` per command. Active power-down draws IDD3P as measured (every bank
+open), as DRAMPower's DDR5 model charges it (``E_PDNA``): with one bank open it can exceed the bank-wise
+active standby (on the DDR5-4800 preset 140 mA against 93.6 mA), so a rank powering down with a row
+open saves nothing there; the DDR5 presets keep ``geometry.power_down`` off.
 
 A line of several bursts (an HBM2E or HBM3 pseudo-channel) costs its bursts' read or write energy. A
 standard without declared currents (HBM2E, HBM3: no public source gives them) prices every command and
