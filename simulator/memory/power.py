@@ -38,7 +38,7 @@ is a lower bound on the background with several banks open. Same-bank refresh (R
 ``VDD * (IDD5C - standby) * tRFCsb`` per command. Active power-down draws IDD3P as measured (every bank
 open), as DRAMPower's DDR5 model charges it (``E_PDNA``): with one bank open it can exceed the bank-wise
 active standby (on the DDR5-4800 preset 140 mA against 93.6 mA), so a rank powering down with a row
-open saves nothing there; the DDR5 presets keep ``geometry.power_down`` off.
+open saves nothing there; the DDR5 preset keeps ``geometry.power_down`` off.
 
 A line of several bursts (an HBM2E or HBM3 pseudo-channel) costs its bursts' read or write energy. A
 standard without declared currents (HBM2E, HBM3: no public source gives them) prices every command and
