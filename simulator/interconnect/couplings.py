@@ -111,13 +111,15 @@ class PcieCoupling(Coupling):
 
 class ThroughCachesCoupling(Coupling):
     """Accesses enter the host caches at the last level, after the link (the DRAM work they cause is the
-    unit's)."""
+    unit's). The unit writes whole lines: a line it writes is allocated in the last level without a read of
+    memory (an absent line is not fetched first, as a core's store would fetch it)."""
 
     entry = LAST_LEVEL
 
     def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
         link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
-        return max(link_done, iface.through_caches(lines, is_write, now_ps, iface.llc_level, now_ps))
+        return max(link_done, iface.through_caches(lines, is_write, now_ps, iface.llc_level, now_ps,
+                                                   whole_lines=True))
 
 
 class LlcCoupling(ThroughCachesCoupling):
@@ -141,7 +143,8 @@ class SharedMemoryCoupling(ThroughCachesCoupling):
 
 
 class InPipelineCoupling(Coupling):
-    """A functional unit driven by instructions: operands from L1 after the link; the core waits for it."""
+    """A functional unit driven by instructions: operands from L1 after the link; the core waits for it. Its
+    writes are the core's stores (a line absent from L1 is read first)."""
 
     name = "in_pipeline"
     core_waits = True

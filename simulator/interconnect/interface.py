@@ -214,14 +214,20 @@ class Interface:
             return self.dram.service(lines, is_write, now_ps, bus_speedup, requester, home=self._home_index)
         return self.dram.service(lines, is_write, now_ps, bus_speedup=bus_speedup, requester=requester)
 
-    def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int) -> int:
+    def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int,
+                       whole_lines: bool = False) -> int:
         """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's.
-        Returns the later of ``done`` and the DRAM work's completion, ps."""
+        With ``whole_lines`` the writes are of whole lines, each allocated without reading memory (the unit
+        moves whole lines, as its link and a DMA to DRAM do); else they are stores, a line absent from the
+        caches read first. Returns the later of ``done`` and the DRAM work's completion, ps."""
         port = self._ports.get(level)
         if port is None:
             caches = CoherentStores(self.caches) if self.strategy.coherent_stores else self.caches
             port = self._ports[level] = MemoryPort(self.name, caches, self.dram, start_level=level)
-        last = port.access_apart(lines, is_write, now_ps)
+        if is_write and whole_lines:
+            last = port.write_whole_lines(lines, now_ps)
+        else:
+            last = port.access_apart(lines, is_write, now_ps)
         return done if last is None else max(done, last)
 
     def access(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:

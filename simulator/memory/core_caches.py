@@ -153,6 +153,12 @@ class CoherentStores:
         snoops = self.caches.snoop_above(written, start_level, requester) if len(written) else []
         return _merge_writes(snoops, self.caches.access(lines, is_store, start_level, requester))
 
+    def zero(self, lines: np.ndarray, start_level: int = 0, requester: str = "host") -> ChunkResult:
+        """The unit's whole-line writes entering at ``start_level`` (allocated without a read), the lines
+        snooped first as its stores' are."""
+        snoops = self.caches.snoop_above(lines, start_level, requester) if len(lines) else []
+        return _merge_writes(snoops, self.caches.zero(lines, start_level, requester))
+
 
 class CoreCaches:
     """The caches of ``n_cores`` cores: ``shared[l]`` says which levels all cores share (the last ones)."""
@@ -187,6 +193,11 @@ class CoreCaches:
                requester: str = "host") -> ChunkResult:
         """An accelerator's loads/stores entering at ``start_level`` (module docstring)."""
         return self.accelerators.access(lines, is_store, start_level, requester)
+
+    def zero(self, lines: np.ndarray, start_level: int = 0, requester: str = "host") -> ChunkResult:
+        """An accelerator's whole-line writes entering at ``start_level``, allocated without a read
+        (``CacheHierarchy.zero``)."""
+        return self.accelerators.zero(lines, start_level, requester)
 
     def snoop_above(self, lines: np.ndarray, start_level: int, requester: str = "host") -> list[ChunkResult]:
         """A coherent accelerator entering at ``start_level`` stores ``lines``: every other core's copies above

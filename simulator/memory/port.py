@@ -137,6 +137,16 @@ class MemoryPort:
                 last = done if last is None else max(last, done)
         return last
 
+    def write_whole_lines(self, lines: np.ndarray, now_ps: int) -> int | None:
+        """An accelerator's whole-line writes at ``now_ps`` (``Interface.through_caches``): each line allocated
+        dirty at the entry level without reading memory (``zero``), the write-backs of the lines it evicts
+        served as one chunk and waited for, as ``access_apart`` waits for them: their completion, ps (None
+        without DRAM work)."""
+        res = self.caches.zero(lines, self.start_level, requester=self.name)
+        if not len(res.dram_writes):
+            return None
+        return self.dram.service(res.dram_writes.astype(np.int64), True, now_ps, requester=self.name)
+
     def _in_one_call(self, lines: np.ndarray, is_store: bool, now_ps: int, apart: bool) -> np.ndarray | None:
         """``chunk_kernel.access_and_serve``'s result for the chunk (its DRAM stream served whole, or ``apart``),
         or None where the kernel does not apply (``_chunk_args``) or refused the lines before any work (status

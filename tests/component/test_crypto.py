@@ -165,14 +165,15 @@ def test_warmup_repeats_the_kernel_in_its_own_stage():
     assert "warmup" not in set(crypto_offload("sha", 100).to_pandas().stage)
 
 
-def test_warm_request_skips_the_cold_output_miss(t2):
-    """Timed from the end of the warm-up, a request pays no write-allocate miss on its output line."""
+def test_a_request_pays_no_write_allocate_miss_on_its_output_line_cold_or_warm(t2):
+    """The unit writes whole lines, so its output line is allocated in the L2 without a read: a request timed
+    from the end of a warm-up costs what a cold one does."""
     cold, _ = kernel_cycles(t2, crypto_offload("aes", 16))
     system = build_system(t2.spec)
     end = replay(system, crypto_offload("aes", 16, warmup=True))
     warm = (end - system.host.stages["warmup"].last_ps) * F_HZ / 1e12
     assert system.units["crypto"].counts["blocks"] == 2  # the warm-up ran too
-    assert warm < cold
+    assert warm == cold
     # what is left beyond o + L + one block: the L2 read and write of one line each, under two L2 hits
     l2_cycles = t2.spec.caches.levels[1].latency_cycles
     assert 0 < warm - (29000 + 1500 + 84.7) <= 2 * l2_cycles

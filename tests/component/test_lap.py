@@ -74,6 +74,19 @@ def test_reading_c_is_optional():
     assert diff == 64 * 64 * 8
 
 
+@pytest.mark.parametrize("system", ["lap_dram.yaml", "lap_llc.yaml"])
+def test_an_unaccumulated_c_is_written_without_reading_it_from_dram(system):
+    # C = A B (64^3 doubles): DRAM reads only A and B (2 x 32 KiB = 1,024 lines), however the LAP is coupled;
+    # through the LLC each C line is allocated there dirty without a read (the unit writes whole lines)
+    loaded = load_spec(CONFIGS / "systems" / system, SystemSpec)
+    res = simulator.run(loaded, {"generator": "lap_gemm", "params": {"m": 64, "n": 64, "k": 64,
+                                                                     "accumulate": False}})
+    assert res.value("dram", "reads") == 2 * 64 * 64 * 8 // 64
+    if system == "lap_llc.yaml":
+        llc = res.summary()["caches"]["LLC"]
+        assert llc["fills"] == 1024 and llc["allocations"] == 1024 + 512  # A and B filled, C allocated
+
+
 def test_block_helpers():
     assert [block_size(x) for x in (1, 64, 100, 256, 1000)] == [64, 64, 100, 256, 256]
     assert sub_block_count(286, 2013) == 2 * 8
