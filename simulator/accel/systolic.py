@@ -19,7 +19,8 @@ the simulation. A step moves each line once: blocks of one step that share a
 line, and the partial sums a ``ws``/``is`` step writes to one output block
 fold after fold, are merged in its SRAMs. The word counters are the closed
 forms (SCALE-Sim's counts, which write every fold's partial sums); the byte
-counters are the whole lines the coupling moved.
+counters are the whole lines the coupling moved, and the DRAM transfer energy
+is priced on them.
 
 Counters: ``macs``, ``folds``, ``steps`` (count), ``compute_cycles`` (cycles),
 ``{input,weight}_sram_read_words``, ``output_sram_write_words``,
@@ -233,14 +234,15 @@ class SystolicUnit(AcceleratorUnit):
         self.count("output_dram_write_words", int(t.output_dram_write.sum()))
 
     def dynamic_energy_j(self) -> dict[str, float]:
-        """Compute (MACs), SRAM (words the array reads and writes) and DRAM transfer (words moved), J."""
+        """Compute (MACs), SRAM (words the array reads and writes) and DRAM transfer (the words of the whole
+        lines the coupling moved, ``bytes_read`` + ``bytes_written``: partial sums merged in the SRAMs are
+        moved once, not once per fold as the closed-form DRAM word counters count them), J."""
         c, s = self.counts, self.spec
         sram = sum(c.get(f"{name}_words", 0) for name in
                    ("input_sram_read", "weight_sram_read", "output_sram_write"))
-        dram = sum(c.get(f"{name}_words", 0) for name in
-                   ("input_dram_read", "weight_dram_read", "output_dram_read", "output_dram_write"))
+        moved = (c.get("bytes_read", 0) + c.get("bytes_written", 0)) // s.word_bytes
         return {"compute": c.get("macs", 0) * s.energy_per_mac_j, "sram": sram * s.sram_energy_j_per_word,
-                "dram_transfer": dram * s.dram_energy_j_per_word}
+                "dram_transfer": moved * s.dram_energy_j_per_word}
 
 
 register_command("systolic")(GemmCommand)
