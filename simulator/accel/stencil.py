@@ -42,6 +42,7 @@ from simulator.accel.base import AcceleratorUnit, Command, CommandError, check_w
 from simulator.accel.command_schema import Regions, command_field, union_regions
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_stencil import StencilEngineSpec
+from simulator.config.units import format_bytes
 from simulator.engine import ClockDomain
 
 
@@ -82,7 +83,8 @@ class StencilCommand:
     stencil: str = command_field(choices=tuple(sorted(STENCILS)), doc="the stencil the tiles apply")
     t_t: int = command_field(unit="time steps", min=1, doc="tile height tT: time steps per tile")
     tiles: tuple[StencilTile, ...] = command_field(doc="the tiles, dealt by block round-robin to the units")
-    m_tile_words: int = command_field(1, unit="words", min=1, doc="scratchpad words one tile needs")
+    m_tile_words: int = command_field(unit="words", min=1, doc="scratchpad words one tile needs (its inputs and "
+                                                                "outputs fit in them)")
     inputs: Regions = command_field(None, default_text="the tiles' inputs",
                                     doc="regions made visible to the engine before the call")
     outputs: Regions = command_field(None, default_text="the tiles' outputs",
@@ -117,13 +119,21 @@ class StencilEngineUnit(AcceleratorUnit):
         return max(1, min(self.spec.max_tiles_in_flight, fit, n_tiles_on_unit))
 
     def check_args(self, cmd: StencilCommand) -> None:
-        """The scratchpad holds a tile of ``m_tile_words``; every tile's regions lie within the memory."""
+        """The scratchpad holds a tile of ``m_tile_words``, and a tile's inputs and its outputs each fit in
+        those words; every tile's regions lie within the memory."""
         if cmd.m_tile_words > self.spec.scratchpad_words:
             raise CommandError(f"m_tile_words = {cmd.m_tile_words}: expected at most the {self.spec.scratchpad_words} "
                                "words of the unit's scratchpad")
+        tile_bytes = cmd.m_tile_words * self.spec.word_bytes
         for i, tile in enumerate(cmd.tiles):
-            check_within(tile.inputs, f"tiles[{i}].inputs", self.memory_bytes)
-            check_within(tile.outputs, f"tiles[{i}].outputs", self.memory_bytes)
+            for key in ("inputs", "outputs"):
+                regions = getattr(tile, key)
+                check_within(regions, f"tiles[{i}].{key}", self.memory_bytes)
+                moved = sum(int(size) for _, size in regions)
+                if moved > tile_bytes:
+                    raise CommandError(f"tiles[{i}].{key}: {format_bytes(moved)}; expected at most the tile's "
+                                       f"m_tile_words = {cmd.m_tile_words} words of {self.spec.word_bytes} B "
+                                       f"({format_bytes(tile_bytes)})")
 
     def execute(self, cmd: Command):
         """SimPy generator: run every tile of one kernel call and return when all are written back."""
@@ -138,7 +148,7 @@ class StencilEngineUnit(AcceleratorUnit):
         for u in range(self.spec.units):
             mine = order[u::self.spec.units]
             if mine:
-                k = self.slots(int(p.get("m_tile_words", 1)), len(mine))
+                k = self.slots(int(p["m_tile_words"]), len(mine))
                 procs.append(self.env.process(self._unit(u, mine, k, name, t_t)))
         self.count("kernel_calls", 1)
         if procs:

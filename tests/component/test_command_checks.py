@@ -67,6 +67,11 @@ CASES = [
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"outputs": [[0, -8]]}]}, "tiles[0].outputs[0] = [0, -8]"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"inputs": [[2**45, 64]]}]}, "tiles[0].inputs[0] = [35"),
     (STENCIL, "stencil", STENCIL_CMD | {"m_tile_words": 10**9}, "m_tile_words = 1000000000: expected at most the 12288 words"),
+    (STENCIL, "stencil", {k: v for k, v in STENCIL_CMD.items() if k != "m_tile_words"}, "m_tile_words: missing"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"inputs": [[0, 1 << 20]]}]},
+     "tiles[0].inputs: 1 MiB; expected at most the tile's m_tile_words = 256 words of 4 B (1 KiB)"),
+    (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"outputs": [[1 << 20, 512], [1 << 21, 600]]}]},
+     "tiles[0].outputs: 1112 B; expected at most"),
     (STENCIL, "stencil", STENCIL_CMD | {"tiles": [TILE | {"rows": [1, 2]}]},
      "tiles[0].points = 64: expected the sum of rows, 3"),
 ]
