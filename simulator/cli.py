@@ -47,8 +47,9 @@ def _print_summary(summary: dict) -> None:
     print(f"workload  {summary['workload_name']}  (run {summary['run_hash']})")
     print(f"time      {format_quantity(t, 's')}  = {summary['host_cycles']:.6g} host cycles")
     print(f"energy    {_joules(summary['energy_total_j'])}")
-    if math.isnan(summary["energy_total_j"]):
-        print("          (a memory without declared currents: its energy, and so the total, is not known)")
+    unknown = [comp for comp, joules in summary["energy_by_component_j"].items() if math.isnan(joules)]
+    if unknown:
+        print(f"          (not known: {', '.join(unknown)}, which no declared figure prices, and so the total)")
     # largest first, the components whose energy is not known last
     for comp, joules in sorted(summary["energy_by_component_j"].items(),
                                key=lambda kv: (math.isnan(kv[1]), 0.0 if math.isnan(kv[1]) else -kv[1])):
@@ -62,7 +63,8 @@ def _print_summary(summary: dict) -> None:
 
 
 def _joules(value: float) -> str:
-    """An energy for the summary: with its unit, or "not known" (NaN: a memory without declared currents)."""
+    """An energy for the summary: with its unit, or "not known" (NaN: a memory without declared currents, a unit
+    without declared energies)."""
     return "not known" if math.isnan(value) else format_quantity(value, "J")
 
 
@@ -125,7 +127,7 @@ def _print_crosscheck(checks: list[CrosscheckRow]) -> None:
     for row in checks:
         if row.model is None:
             continue
-        if math.isnan(row.simulated):  # an energy of a memory without declared currents
+        if math.isnan(row.simulated):  # an energy priced by no declared figure
             simulated, error = "not known", "n/a: the simulated value is not known"
         else:
             simulated = format_quantity(row.simulated, row.unit)

@@ -280,7 +280,8 @@ def energy_breakdown_j(system: System, end_ps: int) -> dict[str, dict[str, float
 
 
 def _close(a: float, b: float) -> bool:
-    # NaN on both sides: an energy unknown either way (a memory without declared currents, simulator.memory.power)
+    # NaN on both sides: an energy unknown either way (a memory without declared currents, simulator.memory.power;
+    # a crypto unit without declared energies)
     return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=1e-18) or (math.isnan(a) and math.isnan(b))
 
 

@@ -33,6 +33,7 @@ import simpy
 from simulator.accel.command_schema import CommandError, Regions, command_params, parse_command
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import Interface
+from simulator.memory.power import priced
 from simulator.config.units import PS_PER_S, seconds_to_ps
 
 
@@ -277,7 +278,7 @@ class AcceleratorUnit:
         busy_s = self.busy_ps / PS_PER_S
         idle_s = max(0, end_ps - self.busy_ps) / PS_PER_S
         out = dict(self.dynamic_energy_j())
-        out["static"] = self.static_power_w * busy_s + self.idle_power_w * idle_s
+        out["static"] = priced(self.static_power_w, busy_s) + priced(self.idle_power_w, idle_s)
         out.update(self.interface.energy_j())
         return out
 

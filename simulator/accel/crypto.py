@@ -32,6 +32,7 @@ from simulator.config.algorithms import (AES_BLOCK_BYTES, SHA256_BLOCK_BYTES, SH
                                          sha256_padded_bytes, split_blocks)
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import region_lines
+from simulator.memory.power import priced
 
 MAX_CHUNKS_PER_ENGINE = 64  # bounds the events per job on large buffers
 
@@ -63,6 +64,11 @@ class CryptoCommand:
             raise ValueError(f"outputs: {out_bytes} B; expected {SHA256_DIGEST_BYTES} B (one SHA-256 digest)")
 
 
+def _known(value: float | None) -> float:
+    """A price of the spec, NaN where it is left out (not known)."""
+    return math.nan if value is None else value
+
+
 class CryptoUnit(AcceleratorUnit):
     """A crypto unit with ``spec.engines`` engines (see module docstring)."""
 
@@ -72,8 +78,8 @@ class CryptoUnit(AcceleratorUnit):
         self.spec = spec
         self.host_clock = ClockDomain(f"{name}.host", context.host_frequency_hz)
         super().__init__(name=name, env=context.env, clock=ClockDomain(name, spec.frequency_hz),
-                         interface=context.interface, static_power_w=spec.static_power_w,
-                         idle_power_w=spec.idle_power_w)
+                         interface=context.interface, static_power_w=_known(spec.static_power_w),
+                         idle_power_w=_known(spec.idle_power_w))
 
     # --- host side -------------------------------------------------------------------------------
 
@@ -159,7 +165,7 @@ class CryptoUnit(AcceleratorUnit):
 
     def dynamic_energy_j(self) -> dict[str, float]:
         """Engine energy: blocks x energy per block, J."""
-        return {"engines": self.counts.get("blocks", 0) * self.spec.energy_j_per_block}
+        return {"engines": priced(_known(self.spec.energy_j_per_block), self.counts.get("blocks", 0))}
 
 
 @register_builder("crypto")

@@ -23,6 +23,10 @@ from simulator.config.bounds import CLOCK_HZ, COUNT, CYCLES
 from simulator.config.fields import param
 
 
+#: what an energy left out means: no published figure prices the engines of the shipped presets
+NOT_KNOWN = "left out: not known, so the unit's energy is NaN for a run in which it works (or idles)"
+
+
 @register_kind("crypto")
 @dataclass(frozen=True)
 class CryptoSpec(AcceleratorSpec):
@@ -46,6 +50,8 @@ class CryptoSpec(AcceleratorSpec):
     sha_setup_cycles: float = param(
         0.0, min=0.0, within=CYCLES,
         doc="host cycles per SHA-256 request on top of the interface's offload overhead (kernel set-up)")
-    energy_j_per_block: float = param(0.0, unit="energy", min=0.0, doc="dynamic energy per block processed")
-    static_power_w: float = param(0.0, unit="power", min=0.0, doc="power while busy (static part)")
-    idle_power_w: float = param(0.0, unit="power", min=0.0, doc="power while idle")
+    energy_j_per_block: float | None = param(None, unit="energy", min=0.0,
+                                             doc=f"dynamic energy per block processed; {NOT_KNOWN}")
+    static_power_w: float | None = param(None, unit="power", min=0.0,
+                                         doc=f"power while busy (static part); {NOT_KNOWN}")
+    idle_power_w: float | None = param(None, unit="power", min=0.0, doc=f"power while idle; {NOT_KNOWN}")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+import simulator
 from simulator.config.algorithms import aes_blocks, sha256_padded_bytes, split_blocks
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
@@ -177,3 +180,20 @@ def test_a_request_pays_no_write_allocate_miss_on_its_output_line_cold_or_warm(t
     # what is left beyond o + L + one block: the L2 read and write of one line each, under two L2 hits
     l2_cycles = t2.spec.caches.levels[1].latency_cycles
     assert 0 < warm - (29000 + 1500 + 84.7) <= 2 * l2_cycles
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_unit_without_declared_energies_has_an_energy_not_known(declared):
+    # no shipped crypto preset cites its engines' energy: left out, the unit's energy is NaN (not 0 J), and so the
+    # run's total; declared, each is priced: blocks x energy per block, busy and idle time at their powers
+    overrides = (["accelerators.crypto.energy_j_per_block=2 nJ", "accelerators.crypto.static_power_w=1 W",
+                  "accelerators.crypto.idle_power_w=0.5 W"] if declared else [])
+    loaded = load_spec(T2, SystemSpec, overrides)
+    res = simulator.run(loaded, {"generator": "crypto_offload",
+                                 "params": {"kernel": "aes", "g_bytes": "4 KiB", "unit": "crypto"}})
+    energy = res.summary()["energy_by_component_j"]["crypto"]
+    if not declared:
+        assert math.isnan(energy) and math.isnan(res.summary()["energy_total_j"])
+        return
+    busy, total = res.value("accel/crypto", "busy_s"), res.value("system", "simulated_time_s")
+    assert energy == pytest.approx(256 * 2e-9 + 1.0 * busy + 0.5 * (total - busy))
