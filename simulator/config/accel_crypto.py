@@ -40,7 +40,9 @@ class CryptoSpec(AcceleratorSpec):
     engines: int = param(1, min=1, within=COUNT, doc="identical engines that can share one request's buffer")
     pipeline_latency_cycles: float = param(0.0, min=0.0, within=CYCLES,
                                            doc="engine cycles from a job's first block in to its first block out")
-    chunk_bytes: int = param(4096, unit="size", min=64, doc="bytes an engine reads, processes and writes at a time")
+    chunk_bytes: int = param(4096, unit="size", min=64,
+                             doc="bytes an engine reads, processes and writes at a time; a job of more than 64 "
+                                 "chunks is cut into 64 larger ones (the events per job stay bounded)")
     split_overhead_cycles: float = param(
         0.0, min=0.0, within=CYCLES,
         doc="host cycles per request that uses more than one engine (dispatch to and join of the engines)")

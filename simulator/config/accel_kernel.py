@@ -41,7 +41,9 @@ class KernelSpec(AcceleratorSpec):
                                     "roofline")
     launch_latency_s: float = param(0.0, unit="time", min=0.0, within=LATENCY_S,
                                     doc="device time per request before its work starts")
-    chunk_bytes: int = param(1024 * 1024, unit="size", min=64, doc="bytes the unit streams in, works on and writes at a time")
+    chunk_bytes: int = param(1024 * 1024, unit="size", min=64,
+                             doc="bytes the unit streams in, works on and writes at a time; a request of more than 64 "
+                                 "chunks is cut into 64 larger ones (the events per request stay bounded)")
     active_power_w: float = param(0.0, unit="power", min=0.0, doc="dynamic power while computing")
     static_power_w: float = param(0.0, unit="power", min=0.0, doc="power while busy (static part)")
     idle_power_w: float = param(0.0, unit="power", min=0.0, doc="power while idle")

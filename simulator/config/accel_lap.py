@@ -64,7 +64,10 @@ class LapSpec(AcceleratorSpec):
     idle_power_w: float = param(unit="power", min=0.0, doc="power while idle (leakage)")
     pe_rows: int = param(4, min=1, within=COUNT, doc="rows of processing elements per core")
     pe_cols: int = param(4, min=1, within=COUNT, doc="columns of processing elements per core")
-    cores: int = param(1, min=1, within=COUNT, doc="LAP cores (each a PE array) working on different sub-blocks")
+    cores: int = param(1, min=1, within=COUNT,
+                       doc="LAP cores (each a PE array) sharing the local memory; they compute every step together, "
+                           "so the rate is cores x PEs however few sub-blocks a command has (sub-blocks are not "
+                           "dealt to cores)")
     utilisation: float = param(0.9, positive=True, within=UTILISATION,
                                doc="fraction of peak MAC throughput sustained on GEMM sub-blocks")
     elem_bytes: int = param(8, min=1, max=64, doc="bytes per matrix element (8: double precision)")

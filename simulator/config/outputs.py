@@ -5,7 +5,9 @@ output of the same command (``check_output_target``, with the command's own
 rule for recognising its outputs); anything else is refused before any work.
 Files are written atomically with ``simulator.config.files.write_atomic``.
 
-Every command writes only inside the directory its ``--out`` names. The path is
+Every command writes only inside the directory its ``--out`` names, apart from the hidden folders it makes
+beside it while it works and removes when done (a run's ``.<name>.tmp-*``, the ``.offsim-probe-*`` of
+``check_writable_parent``). The path is
 taken lexically: a ``..`` part removes the part before it (``results/new/..`` is
 ``results``, checked as such), so that no missing directory can hide where a
 ``..`` leads. The directory itself may not be a symbolic link, for every command

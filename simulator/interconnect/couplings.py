@@ -76,9 +76,9 @@ class DramCoupling(Coupling):
 
 class NearMemoryCoupling(DramCoupling):
     """Inside the memory: the unit reaches the banks over an internal path of its configured bandwidth w; its
-    bursts and column-to-column gaps take 1/m of the channel's, m = w / the channel's peak bandwidth (any real
-    m >= 1, to the picosecond), while activations and precharges keep their timing; below the channel's
-    bandwidth (m < 1) the link in series is the bound. Its bytes never cross the off-chip interface. The memory
+    bursts and column-to-column gaps take 1/m of the channel's, m = w / the memory's peak bandwidth over all
+    its channels (any real m >= 1, to the picosecond), while activations and precharges keep their timing;
+    below that bandwidth (m < 1) the link in series is the bound. Its bytes never cross the off-chip interface. The memory
     is main memory, or the unit's own near memory (``InterfaceSpec.memory``; the interface's ``dram`` is then
     that memory)."""
 
@@ -96,7 +96,8 @@ class NearMemoryCoupling(DramCoupling):
 
 class PcieCoupling(Coupling):
     """A device with its own memory: inputs copied in and outputs out over the link by the driver's DMA; the
-    device's accesses cost only its memory's bandwidth, if configured."""
+    device's accesses cost only its memory's bandwidth, if configured, and no energy (no cited figure prices
+    that memory)."""
 
     name = "pcie"
     before_offload = "flush"
