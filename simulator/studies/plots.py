@@ -70,9 +70,11 @@ def unit_of_key(key: str) -> str:
 
 
 def format_value(value: Any, unit: str) -> str:
-    """A value for labels: "4 MiB" for whole binary sizes, engineering prefixes otherwise."""
+    """A value for labels: "4 MiB" for whole binary sizes, engineering prefixes otherwise; "not known" for NaN."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
+    if math.isnan(value):
+        return "not known"
     if unit == "ratio":  # a relative error or share, signed
         return f"{value:+.1%}"
     if unit == "B" and value and float(value).is_integer():

@@ -82,7 +82,8 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
 
 
 def quantity_table(table: pd.DataFrame, axis_keys: list[str], y: str) -> tuple[pd.DataFrame, str]:
-    """One row per point: run_hash, the axis columns and ``value`` of quantity ``y``; and y's unit.
+    """One row per point: run_hash, the axis columns and ``value`` of quantity ``y`` (NaN where a part of it is
+    not known); and y's unit.
 
     Raises KeyError if no point has ``y``.
     """
@@ -96,6 +97,9 @@ def quantity_table(table: pd.DataFrame, axis_keys: list[str], y: str) -> tuple[p
     if sel.empty:
         raise KeyError(y)
     grouped = sel.groupby("run_hash", sort=False).agg({**{k: "first" for k in axis_keys}, "value": "sum"})
+    # a sum with a part not known (NaN: an energy no declared figure prices) is not known either
+    unknown = sel["value"].isna().groupby(sel["run_hash"], sort=False).any()
+    grouped.loc[unknown[unknown].index, "value"] = float("nan")
     return grouped.reset_index(), unit
 
 

@@ -100,3 +100,21 @@ def test_compare_names_the_key_of_a_summary_it_cannot_read(tmp_path, text, says)
     with pytest.raises(InputError) as info:
         read_run(tmp_path)
     assert says in str(info.value)
+
+
+def test_a_total_with_a_part_not_known_is_not_known():
+    # one point's HBM energy is not known (NaN): its total energy is not known, not the sum of the rest
+    import math
+
+    import pandas as pd
+
+    from simulator.studies.plots import format_value
+    from simulator.studies.report import ENERGY_TOTAL, quantity_table
+    rows = [("a", "energy/host", 2.0), ("a", "energy/hbm", float("nan")), ("b", "energy/host", 3.0),
+            ("b", "energy/hbm", 1.0), ("a", "system", 7.0)]
+    table = pd.DataFrame([{"run_hash": h, "component": c, "quantity": "total", "value": v, "unit": "J", "x": 1}
+                          for h, c, v in rows])
+    data, unit = quantity_table(table, ["x"], ENERGY_TOTAL)
+    values = dict(zip(data["run_hash"], data["value"]))
+    assert unit == "J" and math.isnan(values["a"]) and values["b"] == 4.0
+    assert format_value(values["a"], "J") == "not known" and format_value(values["b"], "J") == "4 J"
