@@ -154,6 +154,7 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
     """Apply ``--set`` overrides to a resolved raw config, checking each key against the schema."""
     raw = copy.deepcopy(raw)
     errors: list[Problem] = []
+    set_by: dict[tuple[int, str], str] = {}  # (the mapping, its key) -> the override that set it
     for text in overrides:
         parts, value = parse_override(text)
         problem = _check_path(spec_cls, parts, raw)
@@ -176,6 +177,11 @@ def apply_overrides(raw: dict, overrides: typing.Iterable[str], spec_cls: type) 
             if isinstance(node, list) and not _written_wrong(node):
                 errors.append(Problem("", "", "expected a parameter, not a whole list item", option=f"--set {text}"))
             elif not _written_wrong(node):
+                where = (id(node), parts[-1])  # however the key is written (a list item by index or by name)
+                if where in set_by:
+                    errors.append(Problem("", ".".join(parts), f"set twice (--set {set_by[where]} and --set {text}); "
+                                          "expected each key set once", option=f"--set {text}"))
+                set_by.setdefault(where, text)
                 node[parts[-1]] = value
     if errors:
         raise ConfigError(errors)

@@ -312,6 +312,9 @@ def load_workload(path: str | Path, params: list[str] | tuple[str, ...] = ()) ->
             if len(parts) != 1:
                 raise ConfigError(f"--param {text}: expected a parameter name without dots, e.g. "
                                   f"--param array_bytes='8 MiB'")
+            if parts[0] in labels:
+                raise ConfigError(f"--param {text}: {parts[0]} set twice ({labels[parts[0]]} and --param {text}); "
+                                  "expected each parameter set once")
             labels[parts[0]] = f"--param {text}"
             if "trace" in raw or not isinstance({} if raw.get("params") is None else raw["params"], dict):
                 continue  # build_workload refuses --param on a trace, and reports the file's params

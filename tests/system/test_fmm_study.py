@@ -110,6 +110,18 @@ def test_system_overrides_reach_every_placement_and_every_micro_run(tmp_path):
     assert all(pl.overrides[:2] == tuple(ready) for pl in shipped.placements.values())
 
 
+def test_a_placements_own_override_replaces_the_studys_of_the_same_key(tmp_path):
+    from simulator.studies.fmm.placement import load_study
+
+    study = load_study(variant(tmp_path, {"system_overrides": ["dram.geometry.scheduler=ready_first",
+                                                              "dram.geometry.command_queue_depth=8"],
+                                          "placements.lap-dram.overrides": ["dram.geometry.command_queue_depth=4"]}))
+    assert study.placements["lap-dram"].overrides == ("dram.geometry.scheduler=ready_first",
+                                                      "dram.geometry.command_queue_depth=4")
+    assert study.placements["cpu"].overrides == ("dram.geometry.scheduler=ready_first",
+                                                 "dram.geometry.command_queue_depth=8")
+
+
 def test_the_paper_placements_are_the_cpu_and_the_lap_in_main_memory():
     from simulator.studies.fmm.placement import accelerator_couplings, load_study, paper_placements
 

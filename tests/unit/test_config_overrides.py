@@ -189,3 +189,19 @@ def test_a_bad_value_given_through_a_level_name_an_earlier_option_set_is_named_a
     with pytest.raises(ConfigError) as err:
         load_spec(DEFAULT_SYSTEM, SystemSpec, ["caches.levels.L1D.name=X", "caches.levels.X.ways=0"])
     assert str(err.value).startswith("--set caches.levels.X.ways=0 (over "), str(err.value)
+
+
+@pytest.mark.parametrize("first, second", [("host.max_outstanding_misses=4", "host.max_outstanding_misses=8"),
+                                           ("caches.levels.LLC.size_bytes=4 MiB", "caches.levels.2.size_bytes=2 MiB")])
+def test_a_key_set_twice_is_refused_naming_both_options(first, second):
+    # the last one would win without a word; a list item named or indexed is the same key
+    with pytest.raises(ConfigError) as err:
+        load_spec(LAP_LLC, SystemSpec, [first, second])
+    assert f"set twice (--set {first} and --set {second}); expected each key set once" in str(err.value)
+
+
+def test_a_workload_parameter_set_twice_is_refused_naming_both_options():
+    from simulator.config.workload import load_workload
+    with pytest.raises(ConfigError, match=r"--param array_bytes=128 KiB: array_bytes set twice \(--param "
+                                          r"array_bytes=64 KiB and --param array_bytes=128 KiB\)"):
+        load_workload(CONFIGS / "workloads" / "stream_read.yaml", ["array_bytes=64 KiB", "array_bytes=128 KiB"])

@@ -248,6 +248,13 @@ class FmmStudySpec:
             raise ValueError("placements: expected a 'cpu' placement (the micro runs measure w_C, f_C on it)")
 
 
+def _before_own(shared: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...]:
+    """A placement's overrides: the study's ``system_overrides`` first, less those of a key the placement sets
+    itself (its own value wins), then its own."""
+    keys = {text.split("=", 1)[0].strip() for text in own}
+    return (*(text for text in shared if text.split("=", 1)[0].strip() not in keys), *own)
+
+
 def load_study(path: str | Path) -> FmmStudySpec:
     """Read and validate an FMM study file; ConfigError naming file and key on any problem. Beyond its keys,
     what the points need (``placement_problems``) and its lists (no empty variants, no q or variant twice)
@@ -259,7 +266,8 @@ def load_study(path: str | Path) -> FmmStudySpec:
         errors = load_referenced_system(source, "system_overrides", first.system, study.system_overrides)[1]
         if errors:
             raise ConfigError(errors)
-        study = replace(study, placements={name: replace(pl, overrides=(*study.system_overrides, *pl.overrides))
+        study = replace(study, placements={name: replace(pl, overrides=_before_own(study.system_overrides,
+                                                                                  pl.overrides))
                                            for name, pl in study.placements.items()})
     errors = list_problems(study, source, ("qs", "quick.qs", "placements.*.variants"))
     for key, qs, n_points in (("qs", study.qs, study.n_points), ("quick.qs", study.quick.qs, study.quick.n_points)):
