@@ -82,16 +82,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.studies import interruption
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
-    from simulator.config.workload import generate_trace, load_workload
+    from simulator.config.workload import generate_trace, load_workload, run_hash
     from simulator.runner import check_run_dir_target, simulate, write_run_dir
 
-    if args.out is not None:  # '' too: refused here, not taken for "no --out"
-        target = check_run_dir_target(args.out)  # before the run, not after it
+    def checked(target: Path) -> None:
+        """Say on an interruption that the run directory holds what it held (it is replaced only when done)."""
         if target.is_dir():
             interruption.keep(lambda: f"nothing written; {target} holds what it held before")
+
+    if args.out is not None:  # '' too: refused here, not taken for "no --out"
+        checked(check_run_dir_target(args.out))  # before the run, not after it
     _check_order(args.system, args.workload)
     loaded = load_spec(args.system, SystemSpec, args.set)
     workload = load_workload(args.workload, args.param)
+    default_out = DEFAULT_RESULTS_DIR / f"{workload.name}-{run_hash(loaded.content_hash, workload)}"
+    if args.out is None:  # the default directory is checked before the run too, in its own words
+        checked(check_run_dir_target(default_out, "the default output directory (no --out)"))
     trace = generate_trace(workload, args.workload)  # names a --param its generator refuses
     given = "".join(f" --param {text}" for text in args.param)  # a refusal of the trace names them too
     source = f"{workload.trace_path or args.workload}{given and f' (with{given})'}"
@@ -113,7 +119,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from simulator.studies.run_figure import run_figure_png
 
         extra["run.png"] = run_figure_png(results, f"{workload.name} on {loaded.spec.name}")
-    out = Path(args.out) if args.out is not None else DEFAULT_RESULTS_DIR / f"{workload.name}-{results.meta['run_hash']}"
+    out = Path(args.out) if args.out is not None else default_out
     write_run_dir(results, out, loaded, workload, extra)
     _print_summary(results.summary())
     if args.crosscheck:

@@ -326,19 +326,20 @@ RUN_DIR_FILES = ("config.resolved.yaml", "results.parquet", "summary.json")
 OPTIONAL_RUN_FILES = ("crosscheck.csv", "run.png")
 
 
-def check_run_dir_target(out_dir: str | Path) -> Path:
+def check_run_dir_target(out_dir: str | Path, option: str = "--out") -> Path:
     """``out_dir`` as a Path if a run may be written there: a new path, an empty directory or a
     previous run directory (which the run replaces). Anything else raises InputError (a ConfigError for
-    what the directory holds): a run never replaces a file or a directory holding other data."""
-    out = check_path_name(out_dir)  # before any call that would fail on a name too long
+    what the directory holds), naming ``option`` (``"--out"``, or the words for a default directory): a run
+    never replaces a file or a directory holding other data."""
+    out = check_path_name(out_dir, option)  # before any call that would fail on a name too long
     if out.name in ("", ".", ".."):
-        raise ConfigError(f"--out {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")
-    check_output_dir(out)  # a symbolic link, an existing file
-    check_writable_parent(out, "--out", out_dir)
+        raise ConfigError(f"{option} {out_dir}: expected a path naming a run directory, not {str(out_dir)!r}")
+    check_output_dir(out, option)  # a symbolic link, an existing file
+    check_writable_parent(out, option, out_dir)
     if out.exists():
         other = sorted(p.name for p in out.iterdir() if p.name not in RUN_DIR_FILES + OPTIONAL_RUN_FILES)
         if other:
-            raise ConfigError(f"--out {out_dir}: holds {', '.join(other[:3])}{' ...' if len(other) > 3 else ''}, "
+            raise ConfigError(f"{option} {out_dir}: holds {', '.join(other[:3])}{' ...' if len(other) > 3 else ''}, "
                               f"which is not a run's; expected a new path, an empty directory or a previous run "
                               f"directory ({', '.join(RUN_DIR_FILES + OPTIONAL_RUN_FILES)})")
     return out

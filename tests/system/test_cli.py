@@ -264,6 +264,19 @@ def test_out_below_a_file_or_in_an_unwritable_place_exits_2_before_the_run(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "w.yaml"]
 
 
+def test_a_default_output_directory_below_a_file_exits_2_before_the_run(tmp_path, workload, capsys, monkeypatch):
+    # without --out the run goes to results/runs/<name>-<hash>: checked before the run, and named as the default
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "results", "keep me\n")
+    calls = []
+    monkeypatch.setattr("simulator.config.workload.generate_trace", lambda *a: calls.append(a))
+    assert main(["run", str(DEFAULT_SYSTEM), str(workload)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("offsim: error: the default output directory (no --out) results/runs/small-")
+    assert err.endswith(": results is a file; expected a path whose parents are directories")
+    assert not calls and sorted(p.name for p in tmp_path.iterdir()) == ["results", "w.yaml"]
+
+
 def test_run_directory_gets_the_permissions_of_the_umask(tmp_path, workload):
     old = os.umask(0o022)
     try:
