@@ -1026,8 +1026,10 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
         unique.setdefault(p.run_hash, p)
     interruption.keep(lambda: _kept_points(out, unique))
     with PointPool(workers, scheduler, dask_local) as pool:
-        if any(not (out / "points" / h / "results.parquet").is_file() for h in unique):
-            pool.open()  # connect before writing anything: an unreachable scheduler leaves no output
+        if scheduler is not None or any(not (out / "points" / h / "results.parquet").is_file() for h in unique):
+            # connect before writing anything: an unreachable scheduler leaves no output, and is refused even
+            # where every point is stored already (local workers start only where a point is missing)
+            pool.open()
         with _locked_study_dir(out, spec.name, unique, pool) as todo:
             to_run = {p.run_hash for p in todo}
             reused = [h for h in unique if h not in to_run]

@@ -512,6 +512,13 @@ def test_an_unreachable_scheduler_leaves_no_output(tmp_path, capsys, monkeypatch
     assert len(err) == 1 and "--scheduler notanaddress: cannot connect" in err[0], err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
+    # every point stored: the scheduler would do nothing, and is refused all the same, the study as it was
+    run_study(study, out, workers=1, progress=False)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main(["study", str(study), "--out", str(out), "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "--scheduler tcp://127.0.0.1:1: cannot connect" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
 
 def test_out_must_be_new_empty_or_the_same_studys_directory(tmp_path, capsys):
     study = _study(tmp_path, SMALL, name="s")
