@@ -37,7 +37,8 @@ quantity no point has is left out of the report with a note.
 The output directory (``--out``, default ``results/studies/<name>``) may be a
 new path, an empty directory or a previous directory of the same study, which
 is resumed: one holding only a study's entries (``STUDY_ENTRIES``) and its lock
-file ``.study.lock``, which names the study that last ran there. Anything else
+file ``.study.lock``, which names the study that last ran there (``study_identity``: its name, system and
+workload files). Anything else
 is refused before any work. A run removes the previous run's table, report and
 figures before it runs a point, and writes them anew from every stored point at
 its end: a run stopped before then leaves none that would pass for its own. A
@@ -66,6 +67,7 @@ import fcntl
 import itertools
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -834,6 +836,15 @@ def _not_a_study_dir(out_dir: Path, name: str) -> str | None:
     return None
 
 
+def study_identity(spec: StudySpec) -> str:
+    """What marks a study's output directory as its own (written into its lock file): its name and its system
+    and workload files as paths from the study file's directory, so that a study moved with its files keeps
+    its directory, and another study of the same name does not take it over."""
+    base = Path(spec.source).parent
+    return (f"{spec.name} (system {os.path.relpath(spec.system_path, base)}, "
+            f"workload {os.path.relpath(spec.workload_path, base)})")
+
+
 def check_study_dir(path: str | Path, name: str) -> Path:
     """``path`` as a Path if study ``name`` may write there (a new path, an empty directory or a previous
     directory of the same study, see the module docstring), creating nothing; else InputError naming --out."""
@@ -1020,7 +1031,8 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     spec = study if isinstance(study, StudySpec) else load_study(study)
     check_parallel_options(workers, scheduler, dask_local)  # before any output: a missing dask writes nothing
     points = prepare_points(spec, max_points)
-    out = check_study_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name, spec.name)
+    identity = study_identity(spec)
+    out = check_study_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name, identity)
     unique: dict[str, Point] = {}
     for p in points:
         unique.setdefault(p.run_hash, p)
@@ -1030,7 +1042,7 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
             # connect before writing anything: an unreachable scheduler leaves no output, and is refused even
             # where every point is stored already (local workers start only where a point is missing)
             pool.open()
-        with _locked_study_dir(out, spec.name, unique, pool) as todo:
+        with _locked_study_dir(out, identity, unique, pool) as todo:
             to_run = {p.run_hash for p in todo}
             reused = [h for h in unique if h not in to_run]
             simulated, failed, sim_s = _execute(_run(pool, out / "points"), todo, out, len(unique), len(reused),

@@ -21,7 +21,7 @@ from simulator.cli import main
 from simulator.config.errors import ConfigError, InputError
 from simulator.runner import run
 from simulator.studies.plugin import STUDY_KINDS, study_plugin
-from simulator.studies.sweep import (LOCK_NAME, check_study_dir, load_study, prepare_points,
+from simulator.studies.sweep import (LOCK_NAME, check_study_dir, load_study, prepare_points, study_identity,
                              run_study)
 from tests.conftest import DEFAULT_SYSTEM, ROOT
 
@@ -540,10 +540,19 @@ def test_out_must_be_new_empty_or_the_same_studys_directory(tmp_path, capsys):
         check_study_dir(tmp_path / "file", "s")
     done = tmp_path / "done"
     run_study(study, done, workers=2, progress=False)
-    assert (done / LOCK_NAME).read_text() == "s\n"
-    assert check_study_dir(done, "s") == done  # resumed (test_study_runs_end_to_end... reruns one)
-    with pytest.raises(InputError, match=f"--out {done}: is the directory of study 's'"):
+    identity = study_identity(load_study(study))
+    assert identity == f"s (system {os.path.relpath(DEFAULT_SYSTEM, tmp_path)}, workload w.yaml)"
+    assert (done / LOCK_NAME).read_text() == identity + "\n"
+    assert check_study_dir(done, identity) == done  # resumed (test_study_runs_end_to_end... reruns one)
+    with pytest.raises(InputError, match=f"--out {done}: is the directory of study 's "):
         check_study_dir(done, "other")
+    # another study of the same name, over another workload, does not take the directory over
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "w.yaml").write_text("name: w\ngenerator: stream\nparams: {kind: read, array_bytes: 1 MiB}\n")
+    twin = tmp_path / "other" / "study.yaml"
+    twin.write_text(f"name: s\nsystem: {DEFAULT_SYSTEM}\nworkload: w.yaml\nsweep:\n{SMALL}")
+    assert main(["study", str(twin), "--out", str(done)]) == 2
+    assert f"--out {done}: is the directory of study {identity!r}" in capsys.readouterr().err
     (done / LOCK_NAME).write_text("")  # a lock from before locks named their study: any study's
     assert check_study_dir(done, "other") == done
     (done / LOCK_NAME).unlink()
