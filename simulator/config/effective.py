@@ -13,6 +13,7 @@ overrides and defaults (in SI units, printed with their unit), and its origin:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,8 +91,17 @@ def _named_key(parts: list[str], raw: Any) -> str:
     return ".".join(named)
 
 
-def _unit_of(patterns: list[tuple[re.Pattern, str]], key: str) -> str:
-    return next((unit for pattern, unit in patterns if pattern.fullmatch(key)), "")
+@functools.cache
+def _key_patterns() -> tuple[tuple[re.Pattern, str], ...]:
+    """Each system key of the schema as a pattern (a ``<name>`` any list item or entry) and its unit."""
+    return tuple((re.compile(re.escape(row.key).replace(re.escape("<name>"), r"[^.]+")), row.unit)
+                 for row in describe_spec(SystemSpec))
+
+
+def key_unit(key: str) -> str:
+    """The unit of system key ``key`` as ``--set`` addresses it (its dimension's SI unit, "B" for a size); ""
+    for a plain number (a count of cycles or tCK, a ratio), a choice or a key the schema does not have."""
+    return next((unit for pattern, unit in _key_patterns() if pattern.fullmatch(key)), "")
 
 
 def effective_values(path: str | Path, overrides: Iterable[str] = ()) -> list[EffectiveValue]:
@@ -105,8 +115,6 @@ def effective_values(path: str | Path, overrides: Iterable[str] = ()) -> list[Ef
     with_presets = set(_flatten(resolved))
     presets = _preset_origins(raw)
     overridden = {_named_key(parse_override(text)[0], resolved) for text in overrides}
-    patterns = [(re.compile(re.escape(row.key).replace(re.escape("<name>"), r"[^.]+")), row.unit)
-                for row in describe_spec(SystemSpec)]
     rows = []
     for key, value in _flatten(spec_to_dict(loaded.spec, every_key=True)).items():
         if key in overridden:
@@ -117,5 +125,5 @@ def effective_values(path: str | Path, overrides: Iterable[str] = ()) -> list[Ef
             origin = next((f"preset {name}" for prefix, name in presets if key.startswith(prefix)), "preset")
         else:
             origin = "default"
-        rows.append(EffectiveValue(key, value, _unit_of(patterns, key), origin))
+        rows.append(EffectiveValue(key, value, key_unit(key), origin))
     return rows

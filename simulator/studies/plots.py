@@ -19,8 +19,6 @@ from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator
 
 from simulator.config.units import format_bytes, format_quantity
 
-UNIT_SUFFIXES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "flop/s"), ("_bytes", "B"), ("_hz", "Hz"),
-                 ("_j", "J"), ("_w", "W"), ("_s", "s"))
 MAX_PANEL_COLUMNS = 3
 SI_UNITS = ("s", "J", "W", "Hz", "B/s", "flop/s")
 # Distinct markers and dash styles so that lines lying on top of each other stay visible.
@@ -59,14 +57,6 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
     fig.savefig(out, dpi=dpi)
     plt.close(fig)
     return out
-
-
-def unit_of_key(key: str) -> str:
-    """The unit implied by a parameter name's suffix ("" if none): "array_bytes" -> "B"."""
-    for suffix, unit in UNIT_SUFFIXES:
-        if key.endswith(suffix):
-            return unit
-    return ""
 
 
 def format_value(value: Any, unit: str) -> str:

@@ -27,7 +27,7 @@ from simulator.config.errors import ConfigError
 from simulator.config.files import write_atomic
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.studies.plots import Panel, Series, format_value, line_panels, unit_of_key
+from simulator.studies.plots import Panel, Series, format_value, line_panels
 from simulator.studies.crosschecks import CROSSCHECKS, crosscheck_table
 from simulator.studies.spec import FigureSpec, Point, StudyOutcome, StudySpec, short_key
 
@@ -116,27 +116,43 @@ def default_figures(study: StudySpec, table: pd.DataFrame) -> list[FigureSpec]:
     return [FigureSpec(x=x, y=y, group=group, logx=None) for y in ys]
 
 
-def _label(key: str, value: Any) -> str:
-    return format_value(value, unit_of_key(key))
+def axis_units(study: StudySpec) -> dict[str, str]:
+    """The unit of each axis of ``study`` ("" for none): a ``set.`` axis's from the system schema, a ``param.``
+    axis's from its generator's parameters (as ``offsim keys`` and ``offsim generators`` print them)."""
+    from simulator.config.effective import key_unit
+    from simulator.config.workload import describe_generator, load_workload
+
+    try:
+        generator = load_workload(study.workload_path).generator
+    except (ConfigError, OSError):
+        generator = None
+    params = {p.name: p.unit for p in describe_generator(generator)[1]} if generator else {}
+    return {key: key_unit(key.split(".", 1)[1]) if key.startswith("set.") else params.get(short_key(key), "")
+            for key in study.axis_keys}
+
+
+def _label(units: dict[str, str], key: str, value: Any) -> str:
+    return format_value(value, units.get(key, ""))
 
 
 def draw_figure(fig: FigureSpec, study: StudySpec, table: pd.DataFrame, fig_dir: Path) -> Path:
     """Draw one figure; KeyError if its quantity is not in the table."""
     keys = list(study.axis_keys)
+    units = axis_units(study)
     data, y_unit = quantity_table(table, keys, fig.y)
     rest = [k for k in keys if k not in (fig.x, fig.group) and data[k].nunique() > 1]
     panels = []
     for panel_key, pdata in (data.groupby(rest, sort=False) if rest else [((), data)]):
         panel_key = panel_key if isinstance(panel_key, tuple) else (panel_key,)
-        title = ", ".join(f"{short_key(k)} = {_label(k, v)}" for k, v in zip(rest, panel_key))
+        title = ", ".join(f"{short_key(k)} = {_label(units, k, v)}" for k, v in zip(rest, panel_key))
         series = []
         for gkey, gdata in (pdata.groupby(fig.group, sort=False) if fig.group else [(None, pdata)]):
             gdata = gdata.sort_values(fig.x, kind="stable")
-            label = f"{_label(fig.group, gkey)}" if fig.group else ""
+            label = f"{_label(units, fig.group, gkey)}" if fig.group else ""
             series.append(Series(label=label, x=tuple(gdata[fig.x].tolist()), y=tuple(gdata["value"].tolist())))
         panels.append(Panel(title=title, series=tuple(series)))
     y_name = "total energy" if fig.y == ENERGY_TOTAL else fig.y
-    x_unit = unit_of_key(fig.x)
+    x_unit = units.get(fig.x, "")
     xlabel = short_key(fig.x) + (f" ({x_unit})" if x_unit else "")
     return line_panels(panels, fig_dir / f"{fig.stem}.png", xlabel=xlabel,
                        ylabel=y_name + (f" ({y_unit})" if y_unit else ""), x_unit=x_unit, y_unit=y_unit,
@@ -164,6 +180,7 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
     study = outcome.study
     out = Path(path)
     keys = list(study.axis_keys)
+    units = axis_units(study)
     columns = list(SUMMARY_Y) + [(title, f"crosscheck/{study.crosscheck}/{q}")
                                  for title, q in (CROSSCHECKS[study.crosscheck].report_errors if study.crosscheck else ())]
     system_name = _system_name(study, outcome)
@@ -194,11 +211,11 @@ def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple
             summaries.setdefault(h, {})[name] = format_value(v, unit)
     for p in outcome.points:
         if p.run_hash in stored:
-            cells = [*(_md_escape(_label(k, v)) for k, v in p.coords),
+            cells = [*(_md_escape(_label(units, k, v)) for k, v in p.coords),
                      *(summaries.get(p.run_hash, {}).get(n, "") for n, _ in columns),
                      f"[`{p.run_hash}`](points/{p.run_hash}/summary.json)"]
         else:
-            cells = [*(_md_escape(_label(k, v)) for k, v in p.coords), *("failed" for _ in columns),
+            cells = [*(_md_escape(_label(units, k, v)) for k, v in p.coords), *("failed" for _ in columns),
                      f"[`{p.run_hash}`](failed/{p.run_hash}.json)"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Figures", ""]

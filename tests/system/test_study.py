@@ -951,3 +951,14 @@ def test_each_bad_axis_value_is_named_once_whatever_the_other_axes_give(tmp_path
     assert main(["validate", str(study)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == len(says) and all(f"{study}: sweep.product.{s}" in line for s, line in zip(says, err)), err
+
+
+def test_axis_values_carry_the_units_of_their_keys(tmp_path):
+    # from the schema and the generator, not guessed from a key's name: t_rrd counts tCK, and an
+    # energy per flop is in J/flop
+    study = _study(tmp_path, "  product:\n    set.dram.timing.t_rrd: [6]\n"
+                             "    set.host.energy_per_flop_j: [\"100 pJ/flop\"]\n"
+                             "    param.array_bytes: [\"256 KiB\"]\n")
+    outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
+    points = [line for line in outcome.report_path.read_text().splitlines() if "](points/" in line]
+    assert len(points) == 1 and points[0].startswith("| 6 | 100 pJ/flop | 256 KiB | "), points
