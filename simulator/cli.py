@@ -58,8 +58,8 @@ def _print_summary(summary: dict) -> None:
         print(f"{level:<5} accesses {c['accesses']:>12,}  hits {c['hits']:>12,}  misses {c['misses']:>12,}  "
               f"write-backs {c['writebacks']:>10,}  (lines)")
     d = summary["dram"]
-    print(f"DRAM  reads {d['reads']:,}  writes {d['writes']:,}  activates {d['activates']:,}  "
-          f"row hits {d['row_hits']:,}  ({format_quantity(d['bandwidth_bytes_per_s'], 'B/s')})")
+    print(f"DRAM  reads {d['reads']:,} lines  writes {d['writes']:,} lines  activates {d['activates']:,} commands  "
+          f"row hits {d['row_hits']:,} lines  ({format_quantity(d['bandwidth_bytes_per_s'], 'B/s')})")
 
 
 def _joules(value: float) -> str:

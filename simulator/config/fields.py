@@ -21,9 +21,10 @@ import typing
 from collections.abc import Collection, Sequence
 from typing import Any, Callable
 
-from simulator.config.bounds import BY_DIMENSION, Range
+from simulator.config.bounds import BY_DIMENSION, CYCLES, Range
 from simulator.config.errors import FieldError, Problem, TableError, as_written, join_key
-from simulator.config.units import (DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_bytes, format_exact,
+from simulator.config.units import (COUNT_UNITS, DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_bytes,
+                                    format_count, format_exact,
                                     is_power_of_two, parse_quantity)
 
 MISSING = dataclasses.MISSING
@@ -45,6 +46,7 @@ def param(
     check: Callable[[Any], str | None] | None = None,
     within: Range | None = None,
     recorded_at_default: bool = True,
+    count: str | None = None,
 ) -> Any:
     """Declare a spec field.
 
@@ -55,18 +57,24 @@ def param(
     reason added to ``doc``); an energy, power, current or voltage without one gets its
     dimension's (``bounds.BY_DIMENSION``). recorded_at_default=False: at its default the key is left
     out of the spec's record and content hash (``spec_to_dict``), so that a system which does not
-    use the feature it switches records and hashes the same with or without the key.
+    use the feature it switches records and hashes the same with or without the key. count: what a plain
+    number counts (one of ``units.COUNT_UNITS``), shown as its unit; a field bounded by ``bounds.CYCLES``
+    counts cycles.
     """
     if unit is not None and unit not in DIMENSIONS:
         raise ValueError(f"unknown dimension {unit!r}")
     if within is None and max is None:  # an energy, power, current or voltage is never unbounded
         within = BY_DIMENSION.get(unit or "")
+    if count is None and unit is None and within is CYCLES:
+        count = "cycles"
+    if count is not None and count not in COUNT_UNITS:
+        raise ValueError(f"unknown count {count!r}")
     if within is not None:
         if not (positive and within.low <= 0):  # "> 0" already says more than ">= 0"
             min = within.low if min is None else builtins.max(min, within.low)  # the arguments shadow the builtins
         max = within.high if max is None else builtins.min(max, within.high)
         doc = f"{doc} (bounds {within.why})"
-    meta = dict(unit=unit, doc=doc, min=min, max=max, positive=positive,
+    meta = dict(unit=unit, count=count, doc=doc, min=min, max=max, positive=positive,
                 power_of_two=power_of_two, choices=choices, check=check, recorded_at_default=recorded_at_default)
     if isinstance(default, (list, dict)):
         raise ValueError("use a tuple or a factory for container defaults")
@@ -129,6 +137,8 @@ def plain_value(value: Any, unit: str = "") -> str:
         return "not set"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (int, float)) and unit in COUNT_UNITS:
+        return format_count(value, unit)
     if isinstance(value, (int, float)) and unit:
         return format_exact(value, unit)
     return str(value)
@@ -393,6 +403,8 @@ def _default_text(f: dataclasses.Field, unit: str) -> str:
         return "required"
     default = f.default if f.default is not MISSING else f.default_factory()
     if isinstance(default, (int, float)) and not isinstance(default, bool):
+        if unit in COUNT_UNITS:
+            return format_count(default, unit)
         return format_bytes(default) if unit == "B" else f"{default:.10g} {unit}".rstrip()
     return repr(default) if isinstance(default, (str, tuple)) else str(default).lower()
 
@@ -416,7 +428,7 @@ def describe_spec(cls: type, prefix: str = "") -> list[KeyDoc]:
         elif _is_spec(tp):
             rows += _describe_kinds(tp, f"{name}.")
         else:
-            unit = DIMENSIONS[f.metadata["unit"]].si_unit if f.metadata.get("unit") else ""
+            unit = DIMENSIONS[f.metadata["unit"]].si_unit if f.metadata.get("unit") else f.metadata.get("count") or ""
             rows.append(KeyDoc(name, unit, _default_text(f, unit), _accepts(f.metadata, tp),
                                f.metadata.get("doc", "")))
     return rows

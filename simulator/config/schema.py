@@ -191,8 +191,9 @@ def _dram_param_field(p: DramParam) -> tuple[str, type, object]:
     if p.unit == "beats":
         bounds["max"] = 1024
     default = MISSING if all(p.standards.get(s) for s in DRAM_STANDARDS) else None
+    count = {"tck": "tCK", "beats": "beats"}.get(p.unit)
     return p.key, _TYPE_OF_UNIT[p.unit], param(default, unit=_DIMENSION_OF_UNIT[p.unit], doc=p.describe(),
-                                               power_of_two=p.key == "burst_length", **bounds)
+                                               power_of_two=p.key == "burst_length", count=count, **bounds)
 
 
 def _model_values(section_spec: object, section: str) -> dict[str, object]:

@@ -149,6 +149,16 @@ BINARY_PREFIXES = ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki"))
 _SI_PREFIXES = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f")]
 
 
+#: units of plain counts (config fields without a dimension that count clock cycles or data beats): printed as
+#: whole numbers with the unit word, never with a prefix ("1,700 tCK", not "1.7 ktCK")
+COUNT_UNITS = ("tCK", "cycles", "beats")
+
+
+def format_count(value: float, unit: str) -> str:
+    """A count of ``unit`` (one of ``COUNT_UNITS``): "1,700 tCK", "29,000 cycles", "2.5 cycles"."""
+    return f"{value:,.10g} {unit}"
+
+
 def format_quantity(value: float, unit: str, digits: int = 4) -> str:
     """Format an SI value with an engineering prefix, e.g. 1.28e10, "B/s" -> "12.8 GB/s"."""
     if value == 0 or not math.isfinite(value):

@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
-from simulator.config.units import format_bytes, format_quantity
+from simulator.config.units import COUNT_UNITS, format_bytes, format_count, format_quantity
 
 MAX_PANEL_COLUMNS = 3
 SI_UNITS = ("s", "J", "W", "Hz", "B/s", "flop/s")
@@ -69,6 +69,8 @@ def format_value(value: Any, unit: str) -> str:
         return f"{value:+.1%}"
     if unit == "B" and value and float(value).is_integer():
         return format_bytes(value)
+    if unit in COUNT_UNITS:
+        return format_count(value, unit)
     if not unit:
         return f"{value:g}"
     return format_quantity(float(value), unit)

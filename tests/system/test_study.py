@@ -961,4 +961,4 @@ def test_axis_values_carry_the_units_of_their_keys(tmp_path):
                              "    param.array_bytes: [\"256 KiB\"]\n")
     outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
     points = [line for line in outcome.report_path.read_text().splitlines() if "](points/" in line]
-    assert len(points) == 1 and points[0].startswith("| 6 | 100 pJ/flop | 256 KiB | "), points
+    assert len(points) == 1 and points[0].startswith("| 6 tCK | 100 pJ/flop | 256 KiB | "), points
