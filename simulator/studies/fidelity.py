@@ -74,9 +74,8 @@ class Standing:
 def standing(target: str, section: Section, row: Comparison, reasons: list[Reason]) -> Standing:
     """The reason that applies to ``row``: a fitted, input or contradiction entry always, a miss reason only when
     the row misses; a missing row without a reason is unexplained (a non-published row's note counts)."""
-    reason = reason_for(reasons, target, row_key(section, row))
-    if reason is not None and reason.kind == "miss" and not misses(row):
-        reason = None
+    # a miss reason only for a row that misses: one that does not falls back on a broader fitted or input entry
+    reason = reason_for(reasons, target, row_key(section, row), lambda r: r.kind != "miss" or misses(row))
     explained = reason is not None or not misses(row) or (row.key is None and bool(row.note))
     return Standing(reason, explained)
 

@@ -10,6 +10,8 @@ smallest value the source observed, and are compared as values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import csv
 import re
 from dataclasses import dataclass
@@ -141,7 +143,9 @@ def load_reasons(path: Path = REASONS_FILE) -> list[Reason]:
     return reasons
 
 
-def reason_for(reasons: list[Reason], target: str, key: tuple[str, str, str]) -> Reason | None:
-    """The most specific reason covering entry ``key`` of ``target`` (None: none does)."""
-    found = [r for r in reasons if r.matches(target, key)]
+def reason_for(reasons: list[Reason], target: str, key: tuple[str, str, str],
+               applies: Callable[[Reason], bool] = lambda r: True) -> Reason | None:
+    """The most specific reason covering entry ``key`` of ``target`` of those that ``applies`` accepts (None: none
+    does); of equally specific ones, the first in the file."""
+    found = [r for r in reasons if r.matches(target, key) and applies(r)]
     return min(found, key=lambda r: r.wildcards) if found else None

@@ -726,6 +726,22 @@ MARSSX86_CPU = PROJECT_ROOT / "configs" / "systems" / "marssx86" / "cpu.yaml"
 TABLE2_DIMS = {"N_q": "n_q", "N_oct": "n_oct", "N_U": "n_u"}  # 003 Table 2 column -> UListDims field
 MARSSX86_PAIRS = ("lap-dram/orig", "lap-dram/pipelining", "lap-llc/orig", "lap-llc/blocking", "lap-llc/pipelining")
 
+#: the orders read as 003's "at bigger q" (003:L352, set against its q = 4): from 10 on, the upper half of the
+#: q = 4..14 it runs; the note of the row names ours at the q between
+BIGGER_Q = 10
+
+
+def _bigger_q_gemm_gap(found: pd.DataFrame) -> tuple[float | None, str]:
+    """003's "at bigger q, GEMM executions differ by less than 2 %" (003:L352): the largest |GEMM stage speedup of
+    LAP-LLC over LAP-DRAM| over q >= ``BIGGER_Q`` (%), with the smaller q the note names; None without such q."""
+    big = found[found.q >= BIGGER_Q]
+    if big.empty:
+        return None, f"no q >= {BIGGER_Q} was run"
+    small = found[(found.q > 4) & (found.q < BIGGER_Q)]
+    below = ", ".join(f"{100 * v:.1f} % at q = {int(q)}" for q, v in zip(small.q, small.gemm_llc_vs_dram_speedup))
+    return (100 * float(big.gemm_llc_vs_dram_speedup.abs().max()),
+            f"the largest |difference| over q = {', '.join(str(int(q)) for q in big.q)}; 003 gives a bound, met when "
+            f"ours is below it" + (f" (ours is {below})" if below else ""))
 
 def _asri_fmm(out: Path, quick: bool) -> Reproduction:
     import json
@@ -832,9 +848,7 @@ def _asri_fmm(out: Path, quick: bool) -> Reproduction:
         "GEMM stage speedup LAP-LLC vs LAP-DRAM": (
             100 * float(found[found.q == 4].gemm_llc_vs_dram_speedup.iloc[0]) if (found.q == 4).any() else None,
             "Orig points, host cycles of the GEMM stage"),
-        "GEMM stage speedup LAP-LLC vs LAP-DRAM (under)": (
-            100 * float(found.gemm_llc_vs_dram_speedup.iloc[-1]),
-            f"q = {int(found.q.iloc[-1])}, the largest we ran; 003 gives a bound, met when ours is below it"),
+        "GEMM stage speedup LAP-LLC vs LAP-DRAM (under)": _bigger_q_gemm_gap(found),
         "DRAM access cut LAP-LLC Orig vs LAP-DRAM Orig (up to)": (
             100 * float(found.dram_cut_llc_orig_vs_dram_orig.max()), "largest over q"),
         "DRAM accesses LAP-LLC Orig / LAP-LLC Block (up to)": (

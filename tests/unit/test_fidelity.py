@@ -53,6 +53,17 @@ def test_most_specific_reason_wins():
     assert reason_for(reasons, "u", ("T", "r", "c")) is None
 
 
+def test_a_row_within_20_percent_falls_back_on_a_broader_fitted_entry():
+    # the specific miss reason does not apply to a row that does not miss; the fitted column still does
+    from simulator.studies.fidelity import standing
+
+    reasons = [Reason("t", "T", "*", "c", "fitted", "the column is fitted", "-"),
+               Reason("t", "T", "close", "c", "miss", "a miss at one entry", "-")]
+    section = Section("published", (_row("close", 1.05),))
+    assert standing("t", section, section.rows[0], reasons).reason.kind == "fitted"
+    assert standing("t", section, _row("close", 1.5), reasons).reason.kind == "miss"
+
+
 def test_report_puts_reasons_in_rows_and_contradictions_apart():
     text = render_markdown(_rep(), Path("."), False, REASONS)
     lines = text.splitlines()
