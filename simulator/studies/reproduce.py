@@ -740,8 +740,8 @@ def _bigger_q_gemm_gap(found: pd.DataFrame) -> tuple[float | None, str]:
     small = found[(found.q > 4) & (found.q < BIGGER_Q)]
     below = ", ".join(f"{100 * v:.1f} % at q = {int(q)}" for q, v in zip(small.q, small.gemm_llc_vs_dram_speedup))
     return (100 * float(big.gemm_llc_vs_dram_speedup.abs().max()),
-            f"the largest absolute difference over q = {', '.join(str(int(q)) for q in big.q)}; 003 gives a bound, met when "
-            f"ours is below it" + (f" (ours is {below})" if below else ""))
+            f"the largest absolute difference over q = {', '.join(str(int(q)) for q in big.q)}; 003 gives a bound, "
+            "met when ours is below it" + (f" (ours is {below})" if below else ""))
 
 def _asri_fmm(out: Path, quick: bool) -> Reproduction:
     import json
