@@ -32,8 +32,8 @@ plus these costs, measured on the same systems and never fitted to the FMM point
 q = 14 (N_q = 680, N_oct = 365, N_U = 8531) lies outside the q = 4..10 error bars and is reported on
 its own rows of ``crosscheck_summary.csv``. There the GEMMs dominate: 2 N_U N_q^2 = 7.9 GFLOP, about
 200 ms at the LAP's 39-40 GFLOP/s, 68-78 % of every LAP point's host cycles on the MARSSx86-like
-host and 85-90 % on the default one. The extended model is within 5.4 % (time) and 5.8 % (energy) on
-the three Table 5 columns in both studies, the printed one within 6.8 % (time) and 9.9 % (energy)
+host and 85-90 % on the default one. The extended model is within 5.4 % (time) and 6.0 % (energy) on
+the three Table 5 columns in both studies, the printed one within 6.7 % (time) and 10.0 % (energy)
 except in one place: the blocked LLC points, whose premise breaks. One Â_j is 680^2 x 8 B = 3.7 MB,
 and a class-ordered block needs one or two of them beside its B and C (7.7 MB at 003's b = 12, 4.0
 MB at b = 23 with half the LLC), so the block overflows the 8 MiB LLC and only 8.5 % (b = 12) or 26 %
