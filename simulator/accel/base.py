@@ -230,7 +230,8 @@ class AcceleratorUnit:
     def run_double_buffered(self, steps: Iterable, duration_ps: Callable[[Any], int],
                             computed: Callable[[Any], None]):
         """SimPy generator: run ``steps`` (at least one; made as they are needed) double-buffered through the
-        interface. A step has ``reads`` and ``writes`` (line arrays); the reads of step s+1 start when step s
+        interface. A step has ``reads`` and ``writes`` (line arrays) and ``partial`` (the lines of ``writes`` it
+        covers in part, ``Interface.access``); the reads of step s+1 start when step s
         starts computing (for ``duration_ps(step)``), a step's writes start when its compute ends
         (``computed(step)`` is called then), and the command ends when the last write has arrived. Counts
         ``bytes_read``/``bytes_written``."""
@@ -249,7 +250,7 @@ class AcceleratorUnit:
             yield env.timeout(duration_ps(step))
             computed(step)
             if len(step.writes):
-                written = max(written, port.access(step.writes, True, env.now))
+                written = max(written, port.access(step.writes, True, env.now, step.partial))
                 self._moved(step.writes, True)
             if nxt is not None:
                 yield env.timeout(max(0, ready - env.now))

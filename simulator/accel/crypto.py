@@ -31,7 +31,7 @@ from simulator.config.accel_crypto import CryptoSpec
 from simulator.config.algorithms import (AES_BLOCK_BYTES, SHA256_BLOCK_BYTES, SHA256_DIGEST_BYTES, aes_blocks,
                                          sha256_padded_bytes, split_blocks)
 from simulator.engine import ClockDomain
-from simulator.interconnect.interface import region_lines
+from simulator.interconnect.interface import region_lines, region_partial_lines
 from simulator.memory.power import priced
 
 MAX_CHUNKS_PER_ENGINE = 64  # bounds the events per job on large buffers
@@ -139,6 +139,7 @@ class CryptoUnit(AcceleratorUnit):
         env, line = self.env, self.interface.line_bytes
         in_lines = region_lines([list(src)], line)
         out_lines = region_lines([list(dst)], line)
+        out_partial = region_partial_lines([list(dst)], line)  # lines the output covers in part
         n_chunks = max(1, min(MAX_CHUNKS_PER_ENGINE, math.ceil(max(src[1], 1) / self.spec.chunk_bytes)))
         in_parts = np.array_split(in_lines, n_chunks)
         if dst[1] >= src[1]:  # ciphertext: chunk i of the output follows chunk i of the input
@@ -156,7 +157,7 @@ class CryptoUnit(AcceleratorUnit):
             work = block_parts[i] * cycles_per_block + (self.spec.pipeline_latency_cycles if i == 0 else 0.0)
             yield env.timeout(self.compute_ps(work))
             if len(out_parts[i]):
-                written = max(written, self.interface.access(out_parts[i], True, env.now))
+                written = max(written, self.interface.access(out_parts[i], True, env.now, out_partial))
         if written > env.now:
             yield env.timeout(written - env.now)
         self.count("blocks", blocks)

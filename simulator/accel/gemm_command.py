@@ -18,6 +18,7 @@ import numpy as np
 from simulator.accel.base import CommandError
 from simulator.accel.command_schema import Regions, command_field, first_uncovered_byte
 from simulator.config.kernel_cache import njit
+from simulator.interconnect.interface import partial_lines
 
 
 def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,
@@ -29,6 +30,16 @@ def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_byte
     if r1 <= r0 or c1 <= c0:
         return np.zeros(0, dtype=np.int64)
     return _tile_lines(base, ld, r0, r1, c0, c1, elem_bytes, line_bytes)
+
+
+def tile_partial_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,
+                       line_bytes: int) -> np.ndarray:
+    """The lines of ``tile_lines`` that rows [r0, r1) x columns [c0, c1) cover only in part (sorted, distinct):
+    those at the unaligned ends of the tile's runs of bytes (``interface.partial_lines``)."""
+    if r1 <= r0 or c1 <= c0:
+        return np.zeros(0, dtype=np.int64)
+    starts = base + (np.arange(r0, r1, dtype=np.int64) * ld + c0) * elem_bytes
+    return partial_lines(starts, starts + (c1 - c0) * elem_bytes, line_bytes)
 
 
 @njit(cache=True)

@@ -41,7 +41,7 @@ from simulator.accel.registry import BuildContext, register_builder, register_co
 from simulator.config.accel_kernel import KernelSpec
 from simulator.engine import ClockDomain
 from simulator.engine.limits import MAX_SIMULATED_S
-from simulator.interconnect.interface import region_lines
+from simulator.interconnect.interface import region_lines, region_partial_lines
 from simulator.config.units import PS_PER_S, format_quantity, seconds_to_ps
 
 OPS = ("gemm", "fft", "radix_sort", "binary_search")
@@ -208,6 +208,7 @@ class KernelUnit(AcceleratorUnit):
         env, line = self.env, self.interface.line_bytes
         in_lines = region_lines(cmd.inputs, line)
         out_lines = region_lines(cmd.outputs, line)
+        out_partial = region_partial_lines(cmd.outputs, line)  # lines the outputs cover in part
         self.count("requests", 1)
         launch = seconds_to_ps(self.spec.launch_latency_s)
         if launch:
@@ -232,7 +233,7 @@ class KernelUnit(AcceleratorUnit):
             if work_parts[i]:
                 yield env.timeout(int(work_parts[i]))
             if len(out_parts[i]):
-                written = max(written, self.interface.access(out_parts[i], True, env.now))
+                written = max(written, self.interface.access(out_parts[i], True, env.now, out_partial))
         if written > env.now:
             yield env.timeout(written - env.now)
         self.count("work_host_cycles", work)

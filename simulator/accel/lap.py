@@ -30,7 +30,7 @@ import numpy as np
 
 from simulator.accel.base import AcceleratorUnit, Command
 from simulator.accel.command_schema import Regions
-from simulator.accel.gemm_command import GemmCommand, check_gemm_command, tile_lines
+from simulator.accel.gemm_command import GemmCommand, check_gemm_command, tile_lines, tile_partial_lines
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_lap import LapSpec, block_size, k_slice, sub_block_count
 from simulator.engine import ClockDomain
@@ -38,12 +38,14 @@ from simulator.engine import ClockDomain
 
 @dataclass(frozen=True)
 class GemmStep:
-    """One double-buffered step: lines to read, lines to write after compute, flops, local-memory bytes."""
+    """One double-buffered step: lines to read, lines to write after compute (``partial``: those of them it
+    writes in part), flops, local-memory bytes."""
 
     reads: np.ndarray
     writes: np.ndarray
     flops: int
     local_bytes: int
+    partial: np.ndarray
 
 
 register_command("lap")(GemmCommand)
@@ -80,8 +82,10 @@ def gemm_steps(g: GemmCommand, spec: LapSpec, line_bytes: int) -> Iterator[GemmS
                     in_elems += c_elems
                 last = k1 == k
                 out_elems = c_elems if last else 0
-                yield GemmStep(reads=np.concatenate(parts), writes=c_lines if last else np.zeros(0, dtype=np.int64),
-                               flops=2 * (i1 - i0) * (j1 - j0) * (k1 - k0), local_bytes=(in_elems + out_elems) * eb)
+                none = np.zeros(0, dtype=np.int64)
+                yield GemmStep(reads=np.concatenate(parts), writes=c_lines if last else none,
+                               flops=2 * (i1 - i0) * (j1 - j0) * (k1 - k0), local_bytes=(in_elems + out_elems) * eb,
+                               partial=tile_partial_lines(c, ldc, i0, i1, j0, j1, eb, line_bytes) if last else none)
 
 
 @dataclass

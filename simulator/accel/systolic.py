@@ -42,6 +42,7 @@ from simulator.accel.registry import BuildContext, register_builder, register_co
 from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
 from simulator.config.accel_systolic import SystolicSpec
 from simulator.engine import ClockDomain
+from simulator.interconnect.interface import partial_lines
 
 #: The SRAM of each operand fills or drains in halves (double buffering).
 HALVES = 2
@@ -49,11 +50,13 @@ HALVES = 2
 
 @dataclass(frozen=True)
 class SystolicStep:
-    """Folds run back to back between two SRAM half refills: lines to read first, lines written after, cycles."""
+    """Folds run back to back between two SRAM half refills: lines to read first, lines written after (``partial``:
+    those of them written in part), cycles."""
 
     reads: np.ndarray
     writes: np.ndarray
     cycles: int
+    partial: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,14 @@ def gemm_traffic(g: GemmCommand, spec: SystolicSpec) -> GemmTraffic:
                        input_dram_words(plan, "weight", spec.sram_words("weight")), c_reads, plan.words("output"))
 
 
+def _block_rows(r0: np.ndarray, r1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row of blocks [r0[b], r1[b]), block after block: (its block, its row number)."""
+    heights = r1 - r0
+    block = np.repeat(np.arange(len(r0), dtype=np.int64), heights)
+    return block, r0[block] + np.arange(int(heights.sum()), dtype=np.int64) - np.repeat(np.cumsum(heights) - heights,
+                                                                                        heights)
+
+
 def blocks_lines(base: int, ld: int, rows: tuple[np.ndarray, np.ndarray], cols: tuple[np.ndarray, np.ndarray],
                  elem_bytes: int, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     """Line numbers of many blocks of one row-major matrix at ``base`` (bytes, leading dimension ``ld``
@@ -83,9 +94,7 @@ def blocks_lines(base: int, ld: int, rows: tuple[np.ndarray, np.ndarray], cols: 
     and the offsets (len = blocks + 1) of each block's lines in them."""
     r0, r1 = (np.asarray(x, dtype=np.int64) for x in rows)
     c0, c1 = (np.asarray(x, dtype=np.int64) for x in cols)
-    heights = r1 - r0
-    block = np.repeat(np.arange(len(r0), dtype=np.int64), heights)
-    row = r0[block] + np.arange(int(heights.sum()), dtype=np.int64) - np.repeat(np.cumsum(heights) - heights, heights)
+    block, row = _block_rows(r0, r1)
     first = (base + (row * ld + c0[block]) * elem_bytes) // line_bytes
     last = (base + (row * ld + c1[block]) * elem_bytes - 1) // line_bytes
     same = np.zeros(len(row), dtype=bool)
@@ -108,6 +117,18 @@ class _BlockLines:
         _, first, self.block = np.unique(keys, return_index=True, return_inverse=True)  # per fold: its block
         (r, c) = ((ranges[d][0][first], ranges[d][1][first]) for d in dims)
         self._lines, self._offsets = blocks_lines(base, ld, r, c, elem_bytes, line_bytes)
+        self._rows, self._cols = r, c
+        self._layout = (base, ld, elem_bytes, line_bytes)
+
+    def partial(self, folds: slice, words: np.ndarray) -> np.ndarray:
+        """The lines the folds ``folds`` with ``words`` cover only in part, their blocks taken together
+        (``interface.partial_lines`` of the blocks' rows)."""
+        blocks = np.unique(self.block[np.flatnonzero(words[folds]) + folds.start])
+        base, ld, elem_bytes, line_bytes = self._layout
+        c0, c1 = self._cols[0][blocks], self._cols[1][blocks]
+        block, row = _block_rows(self._rows[0][blocks], self._rows[1][blocks])
+        starts = base + (row * ld + c0[block]) * elem_bytes
+        return partial_lines(starts, starts + (c1 - c0)[block] * elem_bytes, line_bytes)
 
     def lines(self, folds: slice, words: np.ndarray, block_words: np.ndarray) -> np.ndarray:
         """Lines the folds ``folds`` move of their blocks, each block once: all of it, or the leading share
@@ -153,7 +174,8 @@ def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_by
         reads = [blocks[op].lines(folds, read[op], block_words[op]) for op in matrices]
         writes = [blocks["output"].lines(folds, traffic.output_dram_write, block_words["output"])]
         cycles = (end + 1 - start) * plan.fold_cycles - (1 if end == plan.folds - 1 else 0)
-        steps.append(SystolicStep(_distinct(reads), _distinct(writes), cycles))
+        partial = blocks["output"].partial(folds, traffic.output_dram_write)
+        steps.append(SystolicStep(_distinct(reads), _distinct(writes), cycles, partial))
         start = end + 1
     return steps
 

@@ -99,8 +99,9 @@ def _key_patterns() -> tuple[tuple[re.Pattern, str], ...]:
 
 
 def key_unit(key: str) -> str:
-    """The unit of system key ``key`` as ``--set`` addresses it (its dimension's SI unit, "B" for a size); ""
-    for a plain number (a count of cycles or tCK, a ratio), a choice or a key the schema does not have."""
+    """The unit of system key ``key`` as ``--set`` addresses it: its dimension's SI unit ("B" for a size), what a
+    count counts (``tCK``, ``cycles``, ``beats``); "" for a plain number, a choice or a key the schema does not
+    have."""
     return next((unit for pattern, unit in _key_patterns() if pattern.fullmatch(key)), "")
 
 

@@ -118,12 +118,15 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
 
 def check_output_target(path: str | Path, foreign: Callable[[Path], str | None], expected: str,
                         option: str = "--out") -> Path:
-    """``path`` as a Path if a command may write there, creating nothing: a new path, an empty
-    directory, or a directory for which ``foreign(dir)`` is None (a previous output of the same
-    command). Otherwise raise InputError naming ``option``, the directory, what ``foreign``
+    """``path`` as a Path if a command may write there, creating nothing: a new path whose parent can be
+    written (``check_writable_parent``), an empty directory, or a directory for which ``foreign(dir)`` is None (a
+    previous output of the same command). Otherwise raise InputError naming ``option``, the directory, what ``foreign``
     found (e.g. ``"holds notes.txt"``) and ``expected`` (what a previous output looks like)."""
     out = check_output_dir(path, option)
-    if not out.is_dir() or not any(out.iterdir()):
+    if not out.is_dir():  # a new path: something must be creatable where it goes
+        check_writable_parent(out, option, path)
+        return out
+    if not any(out.iterdir()):
         return out
     problem = foreign(out)
     if problem is not None:

@@ -278,7 +278,7 @@ class DramGeometrySpec:
                                          "cmd_queue_size (each bank offers its oldest row hit, or its oldest "
                                          "request; reads and writes of a bank share its queue); 0: none, the "
                                          "controller picks from the whole read queue or write buffer")
-    arrival_to_command_cycles: int = param(0, min=0, max=64, recorded_at_default=False,
+    arrival_to_command_cycles: int = param(0, min=0, max=64, recorded_at_default=False, count="tCK",
                                            doc="controller clock cycles (tCK) from a request's arrival to the "
                                                "first cycle a command of it may issue: the controller's input "
                                                "pipeline (DRAMSim3 driven by its trace frontend: 2, one to take "

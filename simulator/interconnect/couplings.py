@@ -50,8 +50,10 @@ class Coupling:
         and whose driver does no coherence work before an offload."""
         return self.entry != MEMORY_CONTROLLER and self.before_offload is None
 
-    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        """Move ``lines`` between the accelerator and memory from ``now_ps``; their arrival, ps."""
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int,
+               partial: np.ndarray | None = None) -> int:
+        """Move ``lines`` between the accelerator and memory from ``now_ps``; their arrival, ps (``partial``: the
+        lines a write covers in part, ``Interface.access``)."""
         raise NotImplementedError
 
 
@@ -63,7 +65,8 @@ class DramCoupling(Coupling):
     before_offload = "flush"
     after_offload = "all"
 
-    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int,
+               partial: np.ndarray | None = None) -> int:
         link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
         if not len(lines):
             return link_done
@@ -84,11 +87,12 @@ class NearMemoryCoupling(DramCoupling):
 
     name = "near_memory"
 
-    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int,
+               partial: np.ndarray | None = None) -> int:
         if not iface.spec.memory:  # in main memory (a near memory of its own is not main memory's traffic);
             # lines another unit keeps in its near memory are that memory's traffic, over its own interface
             iface.offchip_exempt_bytes += iface.lines_at_home(lines) * iface.line_bytes
-        return super().access(iface, lines, is_write, now_ps)
+        return super().access(iface, lines, is_write, now_ps, partial)
 
     def bus_speedup(self, iface: Interface) -> float:
         return max(1.0, iface.spec.bandwidth_bytes_per_s / iface.home.peak_bandwidth_bytes_per_s)
@@ -104,7 +108,8 @@ class PcieCoupling(Coupling):
     after_offload = "all"
     copies = True
 
-    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int,
+               partial: np.ndarray | None = None) -> int:
         if iface.device_memory is None:
             return now_ps
         return max(now_ps, iface.device_memory.transfer(len(lines) * iface.line_bytes, now_ps, iface.name))
@@ -112,15 +117,16 @@ class PcieCoupling(Coupling):
 
 class ThroughCachesCoupling(Coupling):
     """Accesses enter the host caches at the last level, after the link (the DRAM work they cause is the
-    unit's). The unit writes whole lines: a line it writes is allocated in the last level without a read of
-    memory (an absent line is not fetched first, as a core's store would fetch it)."""
+    unit's). A line the unit writes whole is allocated in the last level without a read of memory; a line it
+    writes in part is read first where the caches lack it, as a core's store is."""
 
     entry = LAST_LEVEL
 
-    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int,
+               partial: np.ndarray | None = None) -> int:
         link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
         return max(link_done, iface.through_caches(lines, is_write, now_ps, iface.llc_level, now_ps,
-                                                   whole_lines=True))
+                                                   whole_lines=True, partial=partial))
 
 
 class LlcCoupling(ThroughCachesCoupling):
@@ -151,7 +157,8 @@ class InPipelineCoupling(Coupling):
     core_waits = True
     entry = FIRST_LEVEL
 
-    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
+    def access(self, iface: Interface, lines: np.ndarray, is_write: bool, now_ps: int,
+               partial: np.ndarray | None = None) -> int:
         link_done = iface.link.transfer(len(lines) * iface.line_bytes, now_ps, iface.name)
         return iface.through_caches(lines, is_write, now_ps, 0, link_done)
 

@@ -76,6 +76,35 @@ def region_runs(regions: list, line_bytes: int) -> list[tuple[int, int]]:
     return out
 
 
+def partial_lines(starts: np.ndarray, ends: np.ndarray, line_bytes: int) -> np.ndarray:
+    """Sorted distinct numbers of the lines that byte ranges [starts[i], ends[i]) cover only in part: the lines at
+    the unaligned ends of the runs the ranges form together (ranges that touch or overlap join one run)."""
+    order = np.argsort(starts, kind="stable")
+    lo = np.asarray(starts, dtype=np.int64)[order]
+    hi = np.asarray(ends, dtype=np.int64)[order]
+    keep = hi > lo
+    lo, hi = lo[keep], hi[keep]
+    if not len(lo):
+        return np.zeros(0, dtype=np.int64)
+    reach = np.maximum.accumulate(hi)  # a run goes on while a range starts at or before all before it reach
+    new_run = np.ones(len(lo), dtype=bool)
+    new_run[1:] = lo[1:] > reach[:-1]
+    run_lo = lo[new_run]
+    run_hi = reach[np.r_[np.flatnonzero(new_run)[1:] - 1, len(lo) - 1]]
+    heads = run_lo[run_lo % line_bytes != 0] // line_bytes
+    tails = (run_hi[run_hi % line_bytes != 0] - 1) // line_bytes
+    return np.unique(np.concatenate((heads, tails)))
+
+
+def region_partial_lines(regions: list, line_bytes: int) -> np.ndarray:
+    """``partial_lines`` of ``[[addr, nbytes], ...]`` byte regions."""
+    if not regions:
+        return np.zeros(0, dtype=np.int64)
+    addrs = np.array([int(a) for a, _ in regions], dtype=np.int64)
+    sizes = np.array([int(n) for _, n in regions], dtype=np.int64)
+    return partial_lines(addrs, addrs + sizes, line_bytes)
+
+
 def region_lines(regions: list, line_bytes: int) -> np.ndarray:
     """Line numbers covered by ``[[addr, nbytes], ...]`` byte regions, in order of first
     appearance, each once (``region_runs``)."""
@@ -215,24 +244,30 @@ class Interface:
         return self.dram.service(lines, is_write, now_ps, bus_speedup=bus_speedup, requester=requester)
 
     def through_caches(self, lines: np.ndarray, is_write: bool, now_ps: int, level: int, done: int,
-                       whole_lines: bool = False) -> int:
+                       whole_lines: bool = False, partial: np.ndarray | None = None) -> int:
         """Access ``lines`` entering the host caches at ``level``; the DRAM work they cause is the unit's.
-        With ``whole_lines`` the writes are of whole lines, each allocated without reading memory (the unit
-        moves whole lines, as its link and a DMA to DRAM do); else they are stores, a line absent from the
-        caches read first. Returns the later of ``done`` and the DRAM work's completion, ps."""
+        With ``whole_lines`` a write of a whole line allocates it without reading memory, while a line the
+        write covers in part (``partial``) is a store, read first where the caches lack it, as are all writes
+        without ``whole_lines``. Returns the later of ``done`` and the DRAM work's completion, ps."""
         port = self._ports.get(level)
         if port is None:
             caches = CoherentStores(self.caches) if self.strategy.coherent_stores else self.caches
             port = self._ports[level] = MemoryPort(self.name, caches, self.dram, start_level=level)
-        if is_write and whole_lines:
-            last = port.write_whole_lines(lines, now_ps)
-        else:
+        if not (is_write and whole_lines):
             last = port.access_apart(lines, is_write, now_ps)
-        return done if last is None else max(done, last)
+            return done if last is None else max(done, last)
+        part = np.isin(lines, partial) if partial is not None and len(partial) else np.zeros(len(lines), dtype=bool)
+        for chunk, finish in ((lines[~part], port.write_whole_lines), (lines[part], port.store_lines)):
+            if len(chunk):
+                last = finish(chunk, now_ps)
+                done = done if last is None else max(done, last)
+        return done
 
-    def access(self, lines: np.ndarray, is_write: bool, now_ps: int) -> int:
-        """Move ``lines`` between the accelerator and memory starting at ``now_ps``; return arrival, ps."""
-        return self.strategy.access(self, np.asarray(lines, dtype=np.int64), is_write, now_ps)
+    def access(self, lines: np.ndarray, is_write: bool, now_ps: int, partial: np.ndarray | None = None) -> int:
+        """Move ``lines`` between the accelerator and memory starting at ``now_ps``; return arrival, ps.
+        ``partial``: the lines a write covers only in part (``partial_lines``; None: it covers every line whole),
+        which a coupling through the caches reads before it writes them."""
+        return self.strategy.access(self, np.asarray(lines, dtype=np.int64), is_write, now_ps, partial)
 
     def copy_in(self, regions: list, now_ps: int) -> int:
         """pcie: DMA the input regions from host DRAM over the link into device memory; arrival, ps."""

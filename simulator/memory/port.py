@@ -139,13 +139,14 @@ class MemoryPort:
 
     def write_whole_lines(self, lines: np.ndarray, now_ps: int) -> int | None:
         """An accelerator's whole-line writes at ``now_ps`` (``Interface.through_caches``): each line allocated
-        dirty at the entry level without reading memory (``zero``), the write-backs of the lines it evicts
-        served as one chunk and waited for, as ``access_apart`` waits for them: their completion, ps (None
-        without DRAM work)."""
-        res = self.caches.zero(lines, self.start_level, requester=self.name)
-        if not len(res.dram_writes):
-            return None
-        return self.dram.service(res.dram_writes.astype(np.int64), True, now_ps, requester=self.name)
+        dirty at the entry level without reading memory, as ``zero`` allocates it, the write-backs of the lines
+        it evicts waited for, as ``access_apart`` waits for them: their completion, ps (None without DRAM work)."""
+        return self._to_dram(self.caches.zero(lines, self.start_level, requester=self.name), now_ps,
+                             self.name).dram_done_ps
+
+    def store_lines(self, lines: np.ndarray, now_ps: int) -> int | None:
+        """``access_apart`` of stores to ``lines``: an accelerator's writes of lines it covers in part."""
+        return self.access_apart(lines, True, now_ps)
 
     def _in_one_call(self, lines: np.ndarray, is_store: bool, now_ps: int, apart: bool) -> np.ndarray | None:
         """``chunk_kernel.access_and_serve``'s result for the chunk (its DRAM stream served whole, or ``apart``),

@@ -135,10 +135,12 @@ def _label(units: dict[str, str], key: str, value: Any) -> str:
     return format_value(value, units.get(key, ""))
 
 
-def draw_figure(fig: FigureSpec, study: StudySpec, table: pd.DataFrame, fig_dir: Path) -> Path:
-    """Draw one figure; KeyError if its quantity is not in the table."""
+def draw_figure(fig: FigureSpec, study: StudySpec, table: pd.DataFrame, fig_dir: Path,
+                units: dict[str, str] | None = None) -> Path:
+    """Draw one figure (``units``: ``axis_units(study)``, where the caller has them); KeyError if its quantity is
+    not in the table."""
     keys = list(study.axis_keys)
-    units = axis_units(study)
+    units = axis_units(study) if units is None else units
     data, y_unit = quantity_table(table, keys, fig.y)
     rest = [k for k in keys if k not in (fig.x, fig.group) and data[k].nunique() > 1]
     panels = []
@@ -174,13 +176,13 @@ def _system_name(study: StudySpec, outcome: StudyOutcome) -> str:
 
 
 def write_report(outcome: StudyOutcome, table: pd.DataFrame, figures: list[tuple[FigureSpec, Path | str]],
-                 path: str | Path) -> Path:
+                 path: str | Path, units: dict[str, str] | None = None) -> Path:
     """Write report.md atomically (temp file, then rename): the sweep, the counts, one summary row per point, the
-    figures, the failures."""
+    figures, the failures (``units``: ``axis_units`` of the study, where the caller has them)."""
     study = outcome.study
     out = Path(path)
     keys = list(study.axis_keys)
-    units = axis_units(study)
+    units = axis_units(study) if units is None else units
     columns = list(SUMMARY_Y) + [(title, f"crosscheck/{study.crosscheck}/{q}")
                                  for title, q in (CROSSCHECKS[study.crosscheck].report_errors if study.crosscheck else ())]
     system_name = _system_name(study, outcome)
@@ -242,14 +244,15 @@ def write_outputs(outcome: StudyOutcome) -> tuple[Path, Path]:
     if outcome.study.crosscheck:
         table = pd.concat([table, crosscheck_table(outcome.study, outcome.points, table, out)], ignore_index=True)
     table_path = write_table(table, out / "study.parquet")
+    units = axis_units(outcome.study)
     figures: list[tuple[FigureSpec, Path | str]] = []
     if len(table):
         specs = list(outcome.study.figures) or default_figures(outcome.study, table)
         for fig in specs:
             try:
-                figures.append((fig, draw_figure(fig, outcome.study, table, out / "figures")))
+                figures.append((fig, draw_figure(fig, outcome.study, table, out / "figures", units)))
             except KeyError:
                 figures.append((fig, f"no quantity {fig.y!r} in the results (expected 'component/quantity' "
                                      "as in results.parquet, or 'energy/total')"))
-    report_path = write_report(outcome, table, figures, out / "report.md")
+    report_path = write_report(outcome, table, figures, out / "report.md", units)
     return table_path, report_path

@@ -67,7 +67,6 @@ import fcntl
 import itertools
 import json
 import math
-import os
 import shutil
 import sys
 import time
@@ -831,25 +830,25 @@ def _not_a_study_dir(out_dir: Path, name: str) -> str | None:
     if not lock.is_file():
         return f"holds {listing(entries)} but no {LOCK_NAME}, so no study ran there"
     owner = lock.read_text().strip()
-    if owner and owner != name:  # an empty lock: written before locks named their study
+    # an empty lock, or one holding the study's name alone: written before locks named more of their study
+    if owner and owner != name and not name.startswith(f"{owner} (system "):
         return f"is the directory of study {owner!r} (named in its {LOCK_NAME})"
     return None
 
 
 def study_identity(spec: StudySpec) -> str:
-    """What marks a study's output directory as its own (written into its lock file): its name and its system
-    and workload files as paths from the study file's directory, so that a study moved with its files keeps
-    its directory, and another study of the same name does not take it over."""
-    base = Path(spec.source).parent
-    return (f"{spec.name} (system {os.path.relpath(spec.system_path, base)}, "
-            f"workload {os.path.relpath(spec.workload_path, base)})")
+    """What marks a study's output directory as its own (written into its lock file): its name and the absolute
+    paths of its system and workload files, so that another study of the same name, over other files, does not
+    take the directory over (a study whose files moved is refused too, naming the study it finds)."""
+    return f"{spec.name} (system {spec.system_path.resolve()}, workload {spec.workload_path.resolve()})"
 
 
-def check_study_dir(path: str | Path, name: str) -> Path:
-    """``path`` as a Path if study ``name`` may write there (a new path, an empty directory or a previous
-    directory of the same study, see the module docstring), creating nothing; else InputError naming --out."""
+def check_study_dir(path: str | Path, name: str, option: str = "--out") -> Path:
+    """``path`` as a Path if study ``name`` (its ``study_identity``) may write there (a new path, an empty directory
+    or a previous directory of the same study, see the module docstring), creating nothing; else InputError naming
+    ``option``."""
     return check_output_target(path, lambda d: _not_a_study_dir(d, name),
-                               f"a previous directory of study {name!r} (holding {', '.join(STUDY_ENTRIES)})")
+                               f"a previous directory of study {name!r} (holding {', '.join(STUDY_ENTRIES)})", option)
 
 
 class StudyLock:
@@ -1032,7 +1031,8 @@ def run_study(study: str | Path | StudySpec, out_dir: str | Path | None = None, 
     check_parallel_options(workers, scheduler, dask_local)  # before any output: a missing dask writes nothing
     points = prepare_points(spec, max_points)
     identity = study_identity(spec)
-    out = check_study_dir(out_dir if out_dir is not None else DEFAULT_STUDIES_DIR / spec.name, identity)
+    out = (check_study_dir(out_dir, identity) if out_dir is not None else
+           check_study_dir(DEFAULT_STUDIES_DIR / spec.name, identity, "the default output directory (no --out)"))
     unique: dict[str, Point] = {}
     for p in points:
         unique.setdefault(p.run_hash, p)

@@ -149,11 +149,9 @@ def overhead_checks(crypto_fits, sha_fits):
 
 
 def test_warm_buffers_take_the_cold_output_line_out_of_the_small_g_overhead(overhead_checks):
-    # the first execution misses on its output line, but for a unit through the LLC, which writes whole lines
-    # (each allocated without a read): a cold buffer costs those nothing more
-    through_llc = {"ultrasparc_t2", "sparc_t3", "sparc_t4_engine"}
     for (name, kernel), c in overhead_checks.items():
-        assert c.cold_extra_cycles >= 0 and (c.cold_extra_cycles == 0) == (name in through_llc), (name, kernel)
+        # the first execution misses on its output line: at 16 B (a digest of 32 B) the output covers it in part
+        assert c.cold_extra_cycles > 0, (name, kernel)
     # with the cold line the small-g read was 1.26 (T4 engine) and 1.66 (T4 instructions) times the preset's o
     for name in ("sparc_t4_engine", "sparc_t4_instructions"):
         c = overhead_checks[(name, "aes")]

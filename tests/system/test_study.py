@@ -541,9 +541,12 @@ def test_out_must_be_new_empty_or_the_same_studys_directory(tmp_path, capsys):
     done = tmp_path / "done"
     run_study(study, done, workers=2, progress=False)
     identity = study_identity(load_study(study))
-    assert identity == f"s (system {os.path.relpath(DEFAULT_SYSTEM, tmp_path)}, workload w.yaml)"
+    assert identity == f"s (system {Path(DEFAULT_SYSTEM).resolve()}, workload {(tmp_path / 'w.yaml').resolve()})"
     assert (done / LOCK_NAME).read_text() == identity + "\n"
     assert check_study_dir(done, identity) == done  # resumed (test_study_runs_end_to_end... reruns one)
+    (done / LOCK_NAME).write_text("s\n")  # a lock naming the study alone is the study's too
+    assert check_study_dir(done, identity) == done
+    (done / LOCK_NAME).write_text(identity + "\n")
     with pytest.raises(InputError, match=f"--out {done}: is the directory of study 's "):
         check_study_dir(done, "other")
     # another study of the same name, over another workload, does not take the directory over
@@ -962,3 +965,13 @@ def test_axis_values_carry_the_units_of_their_keys(tmp_path):
     outcome = run_study(study, tmp_path / "out", workers=1, progress=False)
     points = [line for line in outcome.report_path.read_text().splitlines() if "](points/" in line]
     assert len(points) == 1 and points[0].startswith("| 6 tCK | 100 pJ/flop | 256 KiB | "), points
+
+
+def test_a_default_study_directory_below_a_file_is_refused_in_its_own_words(tmp_path, capsys, monkeypatch):
+    study = _study(tmp_path, SMALL)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").write_text("keep me\n")
+    assert main(["study", str(study)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("offsim: error: the default output directory (no --out) results/studies/s: "), err
+    assert (tmp_path / "results").read_text() == "keep me\n"

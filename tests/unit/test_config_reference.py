@@ -209,3 +209,9 @@ def test_a_stale_guide_is_detected_and_rewritten(tmp_path):
     guide.write_text("# Configs without markers\n")
     with pytest.raises(ValueError, match="expected one key reference"):
         committed_reference(guide.read_text(), str(guide))
+
+
+def test_every_count_of_cycles_or_tck_carries_its_unit():
+    counts = [r for r in ROWS if r.key.endswith(("_cycles", "_tck")) or "tCK" in r.doc.split("(bounds")[0]]
+    assert counts and all(r.unit in COUNT_UNITS or r.unit == "s" for r in counts), \
+        [r.key for r in counts if r.unit not in COUNT_UNITS and r.unit != "s"]

@@ -15,7 +15,7 @@ from simulator.accel.registry import BuildContext, register_builder, register_co
 from simulator.config.accelerators import AcceleratorSpec, register_kind
 from simulator.config.fields import param
 from simulator.engine import ClockDomain
-from simulator.interconnect.interface import region_lines
+from simulator.interconnect.interface import region_lines, region_partial_lines
 
 
 @register_kind("filter")
@@ -57,7 +57,8 @@ class FilterUnit(AcceleratorUnit):
         yield self.env.timeout(max(0, arrival - self.env.now))
         cycles = sum(n for _, n in cmd.inputs) * self.spec.cycles_per_byte
         yield self.env.timeout(self.compute_ps(cycles))
-        written = self.interface.access(out_lines, True, self.env.now) if len(out_lines) else self.env.now
+        partial = region_partial_lines(cmd.outputs, line)  # lines the outputs cover in part: read before written
+        written = self.interface.access(out_lines, True, self.env.now, partial) if len(out_lines) else self.env.now
         yield self.env.timeout(max(0, written - self.env.now))
         self.count("bytes_read", len(in_lines) * line)
         self.count("bytes_written", len(out_lines) * line)
