@@ -75,7 +75,7 @@ def _preset_origins(raw: Any, prefix: str = "") -> list[tuple[str, str]]:
     return found
 
 
-def _named_key(parts: list[str], raw: Any) -> str:
+def named_key(parts: list[str], raw: Any) -> str:
     """The dotted key of override ``parts`` with each list index (``caches.levels.0``) replaced by the name of the
     item it selects in ``raw`` (``caches.levels.L1D``), as the effective values name it."""
     named, node = [], raw
@@ -115,7 +115,7 @@ def effective_values(path: str | Path, overrides: Iterable[str] = ()) -> list[Ef
     resolved = resolve_presets(raw, str(path))
     with_presets = set(_flatten(resolved))
     presets = _preset_origins(raw)
-    overridden = {_named_key(parse_override(text)[0], resolved) for text in overrides}
+    overridden = {named_key(parse_override(text)[0], resolved) for text in overrides}
     rows = []
     for key, value in _flatten(spec_to_dict(loaded.spec, every_key=True)).items():
         if key in overridden:

@@ -120,6 +120,10 @@ def test_a_placements_own_override_replaces_the_studys_of_the_same_key(tmp_path)
                                                       "dram.geometry.command_queue_depth=4")
     assert study.placements["cpu"].overrides == ("dram.geometry.scheduler=ready_first",
                                                  "dram.geometry.command_queue_depth=8")
+    # a cache level named by index in one list and by name in the other is the same key
+    study = load_study(variant(tmp_path, {"system_overrides": ["caches.levels.LLC.ways=8"],
+                                          "placements.lap-dram.overrides": ["caches.levels.2.ways=16"]}))
+    assert study.placements["lap-dram"].overrides == ("caches.levels.2.ways=16",)
 
 
 def test_the_paper_placements_are_the_cpu_and_the_lap_in_main_memory():

@@ -90,7 +90,9 @@ import pandas as pd
 from simulator.config.accel_lap import LapSpec
 from simulator.config.accelerators import InterfaceSpec
 from simulator.config.accel_systolic import SystolicSpec
-from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
+from simulator.config.loader import (PROJECT_ROOT, LoadedConfig, load_spec, parse_override, project_file,
+                                     resolve_presets)
+from simulator.config.yamlio import load_yaml
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.studies.references import reference_table
@@ -248,11 +250,25 @@ class FmmStudySpec:
             raise ValueError("placements: expected a 'cpu' placement (the micro runs measure w_C, f_C on it)")
 
 
-def _before_own(shared: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...]:
+def _before_own(shared: tuple[str, ...], own: tuple[str, ...], system: str) -> tuple[str, ...]:
     """A placement's overrides: the study's ``system_overrides`` first, less those of a key the placement sets
-    itself (its own value wins), then its own."""
-    keys = {text.split("=", 1)[0].strip() for text in own}
-    return (*(text for text in shared if text.split("=", 1)[0].strip() not in keys), *own)
+    itself (its own value wins; a key named by list index or by item name alike, in the placement's ``system``,
+    relative to the project root), then its own."""
+    from simulator.config.effective import named_key
+
+    try:
+        resolved = resolve_presets(load_yaml(PROJECT_ROOT / system), system)
+    except (ConfigError, OSError):  # the system's own problem: reported where it is loaded
+        resolved = {}
+
+    def key(text: str) -> str:
+        try:
+            return named_key(parse_override(text)[0], resolved)
+        except ConfigError:  # a malformed override: reported where the overrides are applied
+            return text
+
+    keys = {key(text) for text in own}
+    return (*(text for text in shared if key(text) not in keys), *own)
 
 
 def load_study(path: str | Path) -> FmmStudySpec:
@@ -267,7 +283,7 @@ def load_study(path: str | Path) -> FmmStudySpec:
         if errors:
             raise ConfigError(errors)
         study = replace(study, placements={name: replace(pl, overrides=_before_own(study.system_overrides,
-                                                                                  pl.overrides))
+                                                                                  pl.overrides, pl.system))
                                            for name, pl in study.placements.items()})
     errors = list_problems(study, source, ("qs", "quick.qs", "placements.*.variants"))
     for key, qs, n_points in (("qs", study.qs, study.n_points), ("quick.qs", study.quick.qs, study.quick.n_points)):
