@@ -79,9 +79,11 @@ def region_runs(regions: list, line_bytes: int) -> list[tuple[int, int]]:
 def partial_lines(starts: np.ndarray, ends: np.ndarray, line_bytes: int) -> np.ndarray:
     """Sorted distinct numbers of the lines that byte ranges [starts[i], ends[i]) cover only in part: the lines at
     the unaligned ends of the runs the ranges form together (ranges that touch or overlap join one run)."""
-    order = np.argsort(starts, kind="stable")
-    lo = np.asarray(starts, dtype=np.int64)[order]
-    hi = np.asarray(ends, dtype=np.int64)[order]
+    lo = np.asarray(starts, dtype=np.int64)
+    hi = np.asarray(ends, dtype=np.int64)
+    if len(lo) > 1 and np.any(lo[1:] < lo[:-1]):  # a tile's rows come sorted: sort only what is not
+        order = np.argsort(lo, kind="stable")
+        lo, hi = lo[order], hi[order]
     keep = hi > lo
     lo, hi = lo[keep], hi[keep]
     if not len(lo):
@@ -256,7 +258,12 @@ class Interface:
         if not (is_write and whole_lines):
             last = port.access_apart(lines, is_write, now_ps)
             return done if last is None else max(done, last)
-        part = np.isin(lines, partial) if partial is not None and len(partial) else np.zeros(len(lines), dtype=bool)
+        if partial is None or not len(partial):
+            last = port.write_whole_lines(lines, now_ps)
+            return done if last is None else max(done, last)
+        # partial is sorted and distinct (partial_lines): a binary search tells its lines apart
+        at = np.minimum(np.searchsorted(partial, lines), len(partial) - 1)
+        part = partial[at] == lines
         for chunk, finish in ((lines[~part], port.write_whole_lines), (lines[part], port.store_lines)):
             if len(chunk):
                 last = finish(chunk, now_ps)
@@ -265,8 +272,8 @@ class Interface:
 
     def access(self, lines: np.ndarray, is_write: bool, now_ps: int, partial: np.ndarray | None = None) -> int:
         """Move ``lines`` between the accelerator and memory starting at ``now_ps``; return arrival, ps.
-        ``partial``: the lines a write covers only in part (``partial_lines``; None: it covers every line whole),
-        which a coupling through the caches reads before it writes them."""
+        ``partial``: the lines a write covers only in part, sorted and distinct (``partial_lines``; None: it covers
+        every line whole), which a coupling through the caches reads before it writes them."""
         return self.strategy.access(self, np.asarray(lines, dtype=np.int64), is_write, now_ps, partial)
 
     def copy_in(self, regions: list, now_ps: int) -> int:
