@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, BY_DIMENSION, FLOP_RATE
+from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, BY_DIMENSION, FLOP_RATE, POWER_CAP_W
 from simulator.config.errors import ConfigError, TableError, as_written
 from simulator.config.fields import row_values, table_rows, table_value
 from simulator.config.yamlio import config_text, load_yaml_text
@@ -360,6 +360,8 @@ _ROW_UNITS = {"_gflop_per_s": ("flop_rate", _GIGA), "_gb_per_s": ("bandwidth", _
 #: the range of a keyed quantity: the config bound of its dimension (a flop rate, a bandwidth, or an energy or
 #: power as ``param`` bounds them); a value beyond it makes a time, an energy or a balance no finite number
 _ROW_BOUNDS = {"flop_rate": FLOP_RATE, "bandwidth": BANDWIDTH_BYTES_PER_S, **BY_DIMENSION}
+#: keys with a range of their own, narrower than their dimension's
+_KEY_BOUNDS = {"delta_pi_w": POWER_CAP_W}
 #: the keys the model divides by or caps with, so > 0 though their range starts at 0 (eqs. 3-6, 32-38)
 _POSITIVE = ("eps_s_pj_per_flop", "eps_d_pj_per_flop", "delta_pi_w")
 
@@ -375,7 +377,8 @@ def _row_value(name: str, value: Any) -> Any:
     if value is None and name in _OPTIONAL:
         return None
     unit, scale = next((u for suffix, u in _ROW_UNITS.items() if name.endswith(suffix)), (None, 1.0))
-    number = table_value(value, float, unit, scale, _ROW_BOUNDS.get(unit or ""), name in _POSITIVE)
+    number = table_value(value, float, unit, scale, _KEY_BOUNDS.get(name, _ROW_BOUNDS.get(unit or "")),
+                         name in _POSITIVE)
     if number < 0:
         raise ValueError(f"expected a number >= 0, got {as_written(value)}")
     return number

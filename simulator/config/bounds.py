@@ -56,6 +56,10 @@ COUNT = Range(1, 65_536, "at most 65,536: beyond any real part, and the simulato
 ENERGY_PER_ACTION = Range(0.0, 1e-6, "at most 1 uJ per flop, byte or bit: real costs are fJ to nJ")
 ENERGY_J = Range(0.0, 1e-3, "at most 1 mJ per event: real costs of one access or command are pJ to nJ")
 POWER_W = Range(0.0, 1e6, "at most 1 MW: a component draws mW to kW")
+#: A usable-power cap above constant power (001's delta_pi): the model divides energies by it, so a cap near 0 W
+#: would stretch a run's time without bound.
+POWER_CAP_W = Range(1e-3, 1e6, "1 mW..1 MW: a cap below a milliwatt holds no processor, and the time the model "
+                               "divides by it would grow without bound")
 CURRENT_A = Range(0.0, 100.0, "at most 100 A: a memory device or stack draws mA to a few A")
 VOLTAGE_V = Range(0.0, 10.0, "at most 10 V: logic and DRAM supplies are 0.5-3.3 V")
 BY_DIMENSION = {"energy_per_flop": ENERGY_PER_ACTION, "energy_per_byte": ENERGY_PER_ACTION,

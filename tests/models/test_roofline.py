@@ -207,6 +207,10 @@ def test_validation_messages(tmp_path):
     missing.write_text(TABLE6.read_text().replace("    idle_w: 79.9\n", "", 1))
     with pytest.raises(ValueError, match="missing key 'idle_w'"):
         load_platforms(missing)
+    tiny_cap = tmp_path / "tiny_cap.yaml"  # a cap the model would divide energies by: 1e-300 W is no cap
+    tiny_cap.write_text(TABLE6.read_text().replace("    delta_pi_w: 44.2\n", "    delta_pi_w: 1e-300\n", 1))
+    with pytest.raises(ValueError, match=r"platforms.nehalem_cpu.delta_pi_w: expected a value >= 1 mW, got .1e-300."):
+        load_platforms(tiny_cap)
     broken = tmp_path / "broken.yaml"
     broken.write_text("platforms: [1, 2\n")
     with pytest.raises(ValueError, match="broken.yaml: invalid YAML"):
