@@ -51,7 +51,8 @@ edited trace is run again, another spelling of its path is not), the same
 ``run_hash`` that ``runner.simulate`` records. A point is stored atomically
 under ``points/<hash>/`` (``runner.write_run_dir``); stored points are skipped,
 so an interrupted study resumes where it stopped. A point that raises is
-recorded in ``failed/<hash>.json`` and retried on the next run. Points run on a
+recorded in ``failed/<hash>.json`` and retried on the next run (a run removes the records of points its
+sweep does not hold). Points run on a
 local process pool, whose workers also store their points (in parallel), or on
 dask.distributed (a scheduler address, or a local cluster of N worker
 processes), whose workers return Results for the driver to store, so that remote
@@ -803,6 +804,15 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def _discard_foreign_failures(out_dir: Path, unique: dict[str, Point]) -> None:
+    """Remove the failure records of points the sweep does not hold (a sweep run before with other values): a
+    failed point is run again by every sweep that holds it, so ``failed/`` tells this sweep's failures alone."""
+    failed = out_dir / "failed"
+    for record in failed.glob("*.json") if failed.is_dir() else ():
+        if record.stem not in unique:
+            _remove(record)
+
+
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove half-written files and point directories left by an interrupted run (hidden temps)."""
     for d in (out_dir, out_dir / "points", out_dir / "failed"):
@@ -973,6 +983,7 @@ def _locked_study_dir(out: Path, name: str, unique: dict[str, Point], pool: Poin
         if todo:
             pool.open()  # normally open already (run_study); here if a stored point proved unreadable
         _clean_stale_temps(out)
+        _discard_foreign_failures(out, unique)
         _discard_unreadable(out, todo)
         for name in CONSOLIDATED_OUTPUTS:
             _remove(out / name)

@@ -150,6 +150,10 @@ def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys, mon
     assert len(_stored(out)) == 2
     assert _table(out)["param.array_bytes"].unique().tolist() == [65536, 131072]
     assert "failed" in (out / "report.md").read_text()
+    # the sweep without the failing value: its record goes with it, as the point is no longer the study's
+    study.write_text(study.read_text().replace('"96 KiB", ', ""))
+    assert main(["study", str(study), "--out", str(out), "--workers", "1"]) == 0
+    assert list((out / "failed").iterdir()) == []
 
 
 def test_report_references_only_figures_that_exist(tmp_path):
