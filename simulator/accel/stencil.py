@@ -43,7 +43,7 @@ from simulator.accel.command_schema import Regions, command_field, union_regions
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.units import format_bytes
-from simulator.interconnect.interface import region_partial_lines
+from simulator.interconnect.interface import span_partial_lines
 from simulator.engine import ClockDomain
 
 
@@ -182,7 +182,7 @@ class StencilEngineUnit(AcceleratorUnit):
                     continue
                 lines = np.arange(addr // lb, (addr + nbytes - 1) // lb + 1, dtype=np.int64)
                 moved += len(lines)
-                partial = region_partial_lines([(addr, nbytes)], lb) if is_write else None
+                partial = span_partial_lines(addr, nbytes, lb) if is_write else None
                 done = max(done, self.interface.access(lines, is_write, env.now, partial))
                 if link.busy_until_ps > env.now:
                     yield env.timeout(link.busy_until_ps - env.now)

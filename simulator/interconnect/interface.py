@@ -98,10 +98,24 @@ def partial_lines(starts: np.ndarray, ends: np.ndarray, line_bytes: int) -> np.n
     return np.unique(np.concatenate((heads, tails)))
 
 
+def span_partial_lines(addr: int, nbytes: int, line_bytes: int) -> np.ndarray:
+    """``partial_lines`` of the one byte range [addr, addr + nbytes) in plain arithmetic (a stencil engine asks it
+    of every burst): its first line where it starts off a line boundary, its last where it ends off one."""
+    end = addr + nbytes
+    if nbytes <= 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = [addr // line_bytes] if addr % line_bytes else []
+    if end % line_bytes and (end - 1) // line_bytes not in ends:
+        ends.append((end - 1) // line_bytes)
+    return np.array(ends, dtype=np.int64)
+
+
 def region_partial_lines(regions: list, line_bytes: int) -> np.ndarray:
     """``partial_lines`` of ``[[addr, nbytes], ...]`` byte regions."""
     if not regions:
         return np.zeros(0, dtype=np.int64)
+    if len(regions) == 1:
+        return span_partial_lines(int(regions[0][0]), int(regions[0][1]), line_bytes)
     addrs = np.array([int(a) for a, _ in regions], dtype=np.int64)
     sizes = np.array([int(n) for _, n in regions], dtype=np.int64)
     return partial_lines(addrs, addrs + sizes, line_bytes)
@@ -264,9 +278,9 @@ class Interface:
         # partial is sorted and distinct (partial_lines): a binary search tells its lines apart
         at = np.minimum(np.searchsorted(partial, lines), len(partial) - 1)
         part = partial[at] == lines
-        for chunk, finish in ((lines[~part], port.write_whole_lines), (lines[part], port.store_lines)):
+        for chunk, whole in ((lines[~part], True), (lines[part], False)):
             if len(chunk):
-                last = finish(chunk, now_ps)
+                last = port.write_whole_lines(chunk, now_ps) if whole else port.access_apart(chunk, True, now_ps)
                 done = done if last is None else max(done, last)
         return done
 

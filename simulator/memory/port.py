@@ -144,10 +144,6 @@ class MemoryPort:
         return self._to_dram(self.caches.zero(lines, self.start_level, requester=self.name), now_ps,
                              self.name).dram_done_ps
 
-    def store_lines(self, lines: np.ndarray, now_ps: int) -> int | None:
-        """``access_apart`` of stores to ``lines``: an accelerator's writes of lines it covers in part."""
-        return self.access_apart(lines, True, now_ps)
-
     def _in_one_call(self, lines: np.ndarray, is_store: bool, now_ps: int, apart: bool) -> np.ndarray | None:
         """``chunk_kernel.access_and_serve``'s result for the chunk (its DRAM stream served whole, or ``apart``),
         or None where the kernel does not apply (``_chunk_args``) or refused the lines before any work (status

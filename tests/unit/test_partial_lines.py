@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.accel.gemm_command import tile_lines, tile_partial_lines
-from simulator.interconnect.interface import partial_lines, region_partial_lines
+from simulator.interconnect.interface import partial_lines, region_partial_lines, span_partial_lines
 
 
 def _brute(ranges: list[tuple[int, int]], line: int) -> list[int]:
@@ -43,3 +43,9 @@ def test_a_tiles_partial_lines_are_among_its_lines_and_match_the_byte_count(base
     ranges = [(base + (r * ld + c0) * 8, base + (r * ld + c1) * 8) for r in range(r0, r1)]
     assert partial.tolist() == _brute(ranges, 64)
     assert set(partial.tolist()) <= set(tile_lines(base, ld, r0, r1, c0, c1, 8, 64).tolist())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 600), st.integers(0, 200), st.sampled_from([16, 64]))
+def test_one_spans_partial_lines_in_plain_arithmetic_are_the_general_ones(addr, nbytes, line):
+    assert span_partial_lines(addr, nbytes, line).tolist() == _brute([(addr, addr + nbytes)], line)
