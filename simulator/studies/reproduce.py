@@ -726,6 +726,7 @@ MARSSX86_CPU = PROJECT_ROOT / "configs" / "systems" / "marssx86" / "cpu.yaml"
 TABLE2_DIMS = {"N_q": "n_q", "N_oct": "n_oct", "N_U": "n_u"}  # 003 Table 2 column -> UListDims field
 MARSSX86_PAIRS = ("lap-dram/orig", "lap-dram/pipelining", "lap-llc/orig", "lap-llc/blocking", "lap-llc/pipelining")
 
+
 def _bigger_q_gemm_gap(found: pd.DataFrame) -> tuple[float | None, str]:
     """003's "at bigger q, GEMM executions differ by less than 2 %" (003:L352, set against its q = 4): the largest
     absolute GEMM stage speedup of LAP-LLC over LAP-DRAM over every q above 4 (%), and a note giving each; None
@@ -735,8 +736,8 @@ def _bigger_q_gemm_gap(found: pd.DataFrame) -> tuple[float | None, str]:
     if math.isnan(gap):
         return None, "no q above 4 was run"
     each = ", ".join(f"{100 * v:.1f} % at q = {int(q)}" for q, v in zip(big.q, big.gemm_llc_vs_dram_speedup))
-    return 100 * float(gap), f"the largest absolute difference over q above 4 ({each}); 003 gives a bound, met " \
-                             "when ours is below it"
+    return 100 * float(gap), (f"the largest absolute difference over q above 4 ({each}); 003 gives a bound, met "
+                              "when ours is below it")
 
 
 def _asri_fmm(out: Path, quick: bool) -> Reproduction:

@@ -840,7 +840,7 @@ def _not_a_study_dir(out_dir: Path, name: str) -> str | None:
     if not lock.is_file():
         return f"holds {listing(entries)} but no {LOCK_NAME}, so no study ran there"
     owner = lock.read_text().strip()
-    # an empty lock, or one holding the study's name alone: written before locks named more of their study
+    # an empty lock, or one holding the study's name alone (no files named), is taken for the study's own
     if owner and owner != name and not name.startswith(f"{owner} (system "):
         return f"is the directory of study {owner!r} (named in its {LOCK_NAME})"
     return None
