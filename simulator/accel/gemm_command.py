@@ -18,7 +18,6 @@ import numpy as np
 from simulator.accel.base import CommandError
 from simulator.accel.command_schema import Regions, command_field, first_uncovered_byte
 from simulator.config.kernel_cache import njit
-from simulator.interconnect.interface import partial_lines
 
 
 def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,
@@ -36,10 +35,11 @@ def tile_partial_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, e
                        line_bytes: int) -> np.ndarray:
     """The lines of ``tile_lines`` that rows [r0, r1) x columns [c0, c1) cover only in part (sorted, distinct):
     those at the unaligned ends of the tile's runs of bytes (``interface.partial_lines``)."""
+    if ld < 0:
+        raise ValueError(f"ld = {ld!r}: expected a leading dimension >= 0 elements")
     if r1 <= r0 or c1 <= c0:
         return np.zeros(0, dtype=np.int64)
-    starts = base + (np.arange(r0, r1, dtype=np.int64) * ld + c0) * elem_bytes
-    return partial_lines(starts, starts + (c1 - c0) * elem_bytes, line_bytes)
+    return _tile_partial_lines(base, ld, r0, r1, c0, c1, elem_bytes, line_bytes)
 
 
 @njit(cache=True)
@@ -68,6 +68,31 @@ def _tile_lines(base, ld, r0, r1, c0, c1, elem_bytes, line_bytes):
             out[j] = line
             j += 1
     return out
+
+
+@njit(cache=True)
+def _tile_partial_lines(base, ld, r0, r1, c0, c1, elem_bytes, line_bytes):
+    """``tile_partial_lines`` of a non-empty rectangle in one compiled pass (a LAP asks it of every output tile).
+
+    Row starts and ends both grow with the row (ld >= 0), so the rows join into runs in row order (a row that
+    starts at or before the run's end extends it), and the runs' unaligned ends come out in ascending order: each
+    is kept unless it repeats the last one kept (a run's head on the line of the run before's tail)."""
+    width = (c1 - c0) * elem_bytes
+    out = np.empty(2 * (r1 - r0), np.int64)
+    n = 0
+    run_lo = base + (r0 * ld + c0) * elem_bytes
+    run_hi = run_lo + width
+    for row in range(r0 + 1, r1 + 1):
+        start = base + (row * ld + c0) * elem_bytes
+        if row < r1 and start <= run_hi:
+            run_hi = start + width
+            continue
+        for end, line in ((run_lo, run_lo // line_bytes), (run_hi, (run_hi - 1) // line_bytes)):
+            if end % line_bytes != 0 and (n == 0 or out[n - 1] != line):
+                out[n] = line
+                n += 1
+        run_lo, run_hi = start, start + width
+    return out[:n].copy()
 
 
 @dataclass(frozen=True)

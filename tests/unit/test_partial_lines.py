@@ -49,3 +49,12 @@ def test_a_tiles_partial_lines_are_among_its_lines_and_match_the_byte_count(base
 @given(st.integers(0, 600), st.integers(0, 200), st.sampled_from([16, 64]))
 def test_one_spans_partial_lines_in_plain_arithmetic_are_the_general_ones(addr, nbytes, line):
     assert span_partial_lines(addr, nbytes, line).tolist() == _brute([(addr, addr + nbytes)], line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 40), st.integers(0, 6), st.integers(1, 6), st.integers(0, 30),
+       st.integers(1, 30), st.sampled_from([1, 4, 8]), st.sampled_from([16, 64]))
+def test_a_tiles_partial_lines_are_those_with_a_byte_no_row_covers(base, ld, r0, rows, c0, cols, elem, line):
+    r1, c1 = r0 + rows, c0 + cols
+    ranges = [(base + (r * ld + c0) * elem, base + (r * ld + c1) * elem) for r in range(r0, r1)]
+    assert tile_partial_lines(base, ld, r0, r1, c0, c1, elem, line).tolist() == _brute(ranges, line)
