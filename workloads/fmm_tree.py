@@ -52,7 +52,8 @@ DensityKind = Literal["uniform", "plummer", "gaussian"]
 
 
 def leaf_points(q: int) -> int:
-    """Number of points per leaf box N_q = (q+1)(q+2)(q+3)/6 for order ``q`` (003:L80)."""
+    """N_q = (q+1)(q+2)(q+3)/6, the values per leaf box of a Chebyshev expansion of degree ``q`` (003 Table 1,
+    003:L166)."""
     if int(q) != q or q < 0:
         raise ValueError(f"q must be a non-negative integer, got {q!r}")
     q = int(q)
