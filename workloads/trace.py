@@ -199,6 +199,10 @@ class TraceError(ValueError):
         prefix = f"{self.source}: {', '.join(where)}" if where else self.source
         super().__init__(f"{prefix}: {expected}")
 
+    def __reduce__(self) -> tuple:
+        # rebuilt from its fields, so that it crosses a process pool intact (its args hold the text alone)
+        return type(self), (self.source, self.expected, self.row, self.column)
+
 
 # --------------------------------------------------------------------------- size limits
 

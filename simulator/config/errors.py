@@ -35,8 +35,12 @@ class FieldError(ValueError):
     """
 
     def __init__(self, key: str, detail: str, related: tuple[str, ...] = (), owner: str = ""):
-        self.key, self.detail, self.related = key, detail, tuple(related)
+        self.key, self.detail, self.related, self.owner = key, detail, tuple(related), owner
         super().__init__(f"{join_key(owner, key)}: {detail}")
+
+    def __reduce__(self) -> tuple:
+        # rebuilt from its fields, so that it crosses a process pool intact (its args hold the text alone)
+        return type(self), (self.key, self.detail, self.related, self.owner)
 
     def renamed(self, name: Callable[[str], str]) -> FieldError:
         """The same problem with its keys spelled by ``name`` (its text is kept)."""
@@ -75,6 +79,10 @@ class InputError(Exception):
         self.messages = [str(m) for m in self.entries]
         super().__init__("\n".join(self.messages))
 
+    def __reduce__(self) -> tuple:
+        # rebuilt from its entries, so that a worker's keyed problems reach the driver as problems
+        return type(self), (self.entries,)
+
     @property
     def problems(self) -> list[Problem]:
         """The keyed problems among ``entries``."""
@@ -98,6 +106,9 @@ class TableError(ValueError):
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
         super().__init__("; ".join(self.problems))
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.problems,)
 
 
 def where(source: str, key: str) -> str:

@@ -16,6 +16,9 @@ class RepeatedKey(ValueError):
         super().__init__(f"key {key!r} named twice")
         self.key = key
 
+    def __reduce__(self) -> tuple:
+        return type(self), (self.key,)
+
 
 def _object_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A decoded JSON object, or RepeatedKey for one that names a key twice."""
