@@ -323,6 +323,21 @@ def test_gpu_study_file_validates_and_bad_keys_are_named(tmp_path):
     assert "bad.yaml: stage_gain_granularities_bytes[0]" in text and "no unit" in text
 
 
+@pytest.mark.parametrize("key, value, expected", [
+    ("max_stages", "1000000000000", "max_stages: 1000000000000; expected at most 8,192 for fft at 65,536 B"),
+    ("stages", "[1, 1000000000]", "stages: 1000000000; expected at most 4,096 for gemm at 16,384 B"),
+])
+def test_a_stage_count_beyond_the_buffer_is_refused_before_the_points_are_listed(tmp_path, key, value, expected):
+    from simulator.config.errors import ConfigError
+    from simulator.studies.logca.gpu import GPU_STUDY, load_gpu_study
+
+    text = GPU_STUDY.read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("\n".join(f"{key}: {value}" if line.startswith(f"{key}:") else line for line in text.split("\n")))
+    with pytest.raises(ConfigError, match=expected):  # before gpu_points lists 10^12 points
+        load_gpu_study(bad)
+
+
 def test_unpipelined_offload_charges_o_copies_and_compute_one_after_the_other():
     gemm = load_gpu_platform("discrete", "gemm")
     for g in (2**14, 2**20):

@@ -74,8 +74,9 @@ from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
-from workloads.kernels import (BETA, KERNELS, device_work, host_cycles, kernel_host, kernel_offload,
+from workloads.kernels import (BETA, ELEM_BYTES, KERNELS, device_work, host_cycles, kernel_host, kernel_offload,
                                output_bytes)
+from workloads.trace import MAX_COMMAND_ITEMS
 
 GPU_PLATFORMS = ("discrete", "apu", "hsa")
 TABLE_ROW = {"discrete": "discrete_gpu", "apu": "apu", "hsa": "apu"}  # HSA: the APU's C (no Table 4.3 row)
@@ -544,10 +545,29 @@ def load_gpu_study(path: str | Path = GPU_STUDY) -> GpuStudySpec:
                       f"max_granularity_bytes ({study.max_granularity_bytes} B), where the capped kernels stop")
     if errors:
         raise ConfigError(errors)
-    errors = _gpu_memory_problems(study, source)
+    errors = _stage_problems(study, source) + _gpu_memory_problems(study, source)
     if errors:
         raise ConfigError(errors)
     return study
+
+
+def _stage_problems(study: GpuStudySpec, source: str) -> list[str]:
+    """One message per key whose stage count cannot split a buffer it applies to (``kernel_offload``: at most
+    one stage per element of the smallest buffer, at most ``MAX_COMMAND_ITEMS``, one for binary_search), checked
+    before the points are listed (``max_stages`` lists one point per stage count)."""
+    uses = [("stages", max(study.stages), kernel, _pipelined_granularities(study, kernel)[0])
+            for kernel in study.pipelined_kernels]
+    uses.append(("max_stages", study.max_stages, study.stage_gain_kernel, min(study.stage_gain_granularities_bytes)))
+    errors: dict[str, str] = {}
+    for key, stages, kernel, g_bytes in uses:
+        elements = g_bytes // ELEM_BYTES[kernel]
+        most = 1 if kernel == "binary_search" else min(elements, MAX_COMMAND_ITEMS)
+        why = ("one lookup cannot be split" if kernel == "binary_search" else
+               f"one stage per {ELEM_BYTES[kernel]} B element at most" if most == elements else
+               f"at most {MAX_COMMAND_ITEMS:,} parts in one offload")
+        if stages > most and key not in errors:
+            errors[key] = f"{source}: {key}: {stages}; expected at most {most:,} for {kernel} at {g_bytes:,} B ({why})"
+    return list(errors.values())
 
 
 def _gpu_memory_problems(study: GpuStudySpec, source: str) -> list[str]:
