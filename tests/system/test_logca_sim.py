@@ -229,6 +229,25 @@ def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
     assert "bad.yaml: multi_unit_engines[0]" in text
 
 
+def test_more_multi_unit_engines_than_the_unit_has_are_refused_at_load(tmp_path):
+    """The multi-unit runs' engine counts are checked against the platform's unit when the file is read, not by
+    the unit in a worker halfway through the study."""
+    from simulator.config.errors import ConfigError
+    from simulator.studies.logca.crypto import load_crypto_study
+
+    text = ("study: logca_crypto\nplatforms: [ultrasparc_t2]\nkernel: aes\nmin_granularity_bytes: 16 B\n"
+            "max_granularity_bytes: 64 B\ncalibration_min_bytes: 16 B\nmulti_unit_platform: ultrasparc_t2\n"
+            "multi_unit_engines: [2, 16]\nmulti_unit_max_bytes: 64 B\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_crypto_study(bad)
+    assert str(err.value) == (f"{bad}: multi_unit_engines: 16; expected at most the 8 engines of unit 'crypto' of "
+                              "ultrasparc_t2's system (configs/systems/logca_ultrasparc_t2.yaml)")
+    bad.write_text(text.replace("[2, 16]", "[2, 8]"))
+    assert load_crypto_study(bad).multi_unit_engines == (2, 8)
+
+
 def test_command_line_help_runs_nothing_and_a_bad_study_file_exits_2(tmp_path, capsys):
     from simulator.studies.logca import gpu_calibration as logca_gpu_calibration
     from simulator.studies.logca import crypto as logca_study

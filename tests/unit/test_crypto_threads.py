@@ -79,5 +79,7 @@ def test_threaded_runs_need_a_system_with_a_unit_per_core():
     single = ls.threaded_system_problem(PROJECT_ROOT / "configs/systems/logca_ultrasparc_t2.yaml", 2)
     assert "1 cores" in single and "crypto0, crypto1" in single
     assert ls.threaded_system_problem(PROJECT_ROOT / study.threaded_system, 9).startswith("9 threads need 9 cores")
+    far = ls.threaded_system_problem(PROJECT_ROOT / study.threaded_system, 10**9)  # named without listing 10^9 units
+    assert far.endswith("the system has 8 cores and lacks crypto8, crypto9, crypto10, crypto11, ...")
     half = ls._threaded_problems(replace(study, threaded_system=""), "s.yaml")
     assert len(half) == 1 and half[0].startswith("s.yaml: threaded_counts: [1, 2, 4, 8]") and "neither" in half[0]

@@ -192,12 +192,21 @@ def simulate_threaded_point(platform: Platform, g_bytes: int, threads: int,
     return SimulatedSpeedup(g_bytes, 1, 1, t0, t1, threads)
 
 
+#: the missing units a threaded system's message names before "..."
+MISSING_UNITS_LISTED = 4
+
+
 def threaded_system_problem(system_path: Path, threads: int) -> str | None:
     """Why ``system_path`` cannot run ``threads`` threads each on its own crypto unit, or None: it needs that
     many cores and units ``crypto0`` .. ``crypto<threads - 1>``."""
     spec = _loaded(str(system_path)).spec
-    missing = [f"{THREADED_UNIT_PREFIX}{t}" for t in range(threads)
-               if f"{THREADED_UNIT_PREFIX}{t}" not in spec.accelerators]
+    missing = []
+    for t in range(threads):  # the first few missing units (a thread count may be far beyond the system)
+        if f"{THREADED_UNIT_PREFIX}{t}" not in spec.accelerators:
+            if len(missing) == MISSING_UNITS_LISTED:
+                missing.append("...")
+                break
+            missing.append(f"{THREADED_UNIT_PREFIX}{t}")
     if spec.host.cores < threads or missing:
         return (f"{threads} threads need {threads} cores and units {THREADED_UNIT_PREFIX}0 .. "
                 f"{THREADED_UNIT_PREFIX}{threads - 1}; the system has {spec.host.cores} cores"
@@ -491,7 +500,20 @@ def crypto_study_problems(study: CryptoStudySpec, source: str) -> list[str]:
     multi = [p for p in platforms if p.name == study.multi_unit_platform]
     errors += _memory_problems(multi, source, "multi_unit_max_bytes", study.min_granularity_bytes,
                                study.multi_unit_max_bytes)
+    errors += [f"{source}: multi_unit_engines: {problem}" for p in multi if study.multi_unit_engines
+               for problem in [_engine_problem(p, max(study.multi_unit_engines))] if problem]
     return errors + _threaded_problems(study, source)
+
+
+def _engine_problem(platform: Platform, engines: int) -> str | None:
+    """Why the crypto unit of ``platform``'s system cannot take a request on ``engines`` engines, or None."""
+    unit = _loaded(str(platform.system_path)).spec.accelerators.get("crypto")
+    have = getattr(unit, "engines", 0)
+    if engines <= have:
+        return None
+    path = platform.system_path
+    shown = path.relative_to(PROJECT_ROOT) if path.is_relative_to(PROJECT_ROOT) else path
+    return f"{engines}; expected at most the {have} engines of unit 'crypto' of {platform.name}'s system ({shown})"
 
 
 def _threaded_problems(study: CryptoStudySpec, source: str) -> list[str]:
