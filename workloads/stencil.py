@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from models.stencil import TileKind, TileShape, n_wavefronts
 from simulator.config.stencils import STENCILS, Stencil
-from workloads.trace import MAX_ADDR, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit
+from workloads.trace import MAX_ADDR, MAX_COMMAND_ITEMS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit
 
 Scheme = Literal["naive", "blocked", "time_tiled"]
 StencilName = Literal[tuple(sorted(STENCILS))]  # the stencils simulator.config.stencils defines
@@ -313,6 +313,9 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
     ``inputs``, ``outputs`` regions, ``points``, ``rows`` points per row), ``inputs``/``outputs`` the union.
     """
     st = _stencil(stencil, grid)
+    problem = engine_program_problem(grid, steps, shape)
+    if problem:
+        raise ValueError(f"{problem[0]}: {problem[1]}")
     lay = layout(grid, elem_bytes, stage=stage, align_bytes=align_bytes, origin=1 - shape.t_t)
     by_wf: dict[int, list[Tile]] = {}
     for tile in tiles(shape, grid, steps):
@@ -332,6 +335,39 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
                   inputs=ins, outputs=outs, tiles=cmd_tiles)
         b.wait(unit, stage, target)
     return b.to_table()
+
+
+#: Most tiles in one engine program: each is a dict of regions in its wavefront's command, and replaying 600,000
+#: takes about a minute.
+MAX_ENGINE_TILES = MAX_COMMAND_ITEMS
+
+
+def engine_program_problem(grid: Sequence[int], steps: int, shape: TileShape) -> tuple[str, str] | None:
+    """(``"grid"`` or ``"steps"``, why) if ``engine_program`` over ``grid`` for ``steps`` with hexagonal tiles
+    ``shape`` would hold more than ``MAX_ENGINE_TILES`` tiles, or a command more than ``MAX_COMMAND_ITEMS`` regions
+    (one per row of each tile's input and output boxes, and their union), counted without listing them; else
+    None. The grid is named when one wavefront is too large, else the steps with the most that fit."""
+    grid, steps = tuple(int(n) for n in grid), int(steps)
+    if not shape.hexagonal or len(grid) != len(shape.t_s):
+        return None  # engine_program's tiles() refuses these by itself, before listing anything
+    per_wavefront = -(-grid[0] // shape.pitch) * math.prod(
+        len(range(1 - shape.t_t, n + 1, s)) for n, s in zip(grid[1:], shape.t_s[1:]))
+    box_rows = math.prod(shape.t_s[1:-1]) * (shape.t_s[0] + 2 * shape.t_t)  # rows of the innermost dimension
+    regions = 4 * per_wavefront * box_rows  # inputs and outputs, in the tiles and in the union
+    if per_wavefront > MAX_ENGINE_TILES or regions > MAX_COMMAND_ITEMS:
+        return "grid", (f"{list(grid)}: one wavefront of tiles t_t {shape.t_t}, t_s {list(shape.t_s)} holds "
+                        f"{per_wavefront:,} tiles and {regions:,} regions; expected a grid whose wavefront holds at "
+                        f"most {MAX_ENGINE_TILES:,} tiles and {MAX_COMMAND_ITEMS:,} regions (one command)")
+    most = 1  # the most steps whose wavefronts fit: n_wavefronts grows with the steps
+    hi = steps
+    while most < hi:
+        mid = (most + hi + 1) // 2
+        most, hi = (mid, hi) if n_wavefronts(shape, mid) * per_wavefront <= MAX_ENGINE_TILES else (most, mid - 1)
+    if steps <= most:
+        return None
+    return "steps", (f"{steps}; expected at most {most:,} with tiles t_t {shape.t_t}, t_s {list(shape.t_s)} "
+                     f"({per_wavefront:,} per wavefront over grid {list(grid)}; an engine program holds at most "
+                     f"{MAX_ENGINE_TILES:,} tiles)")
 
 
 def stencil_sweep(stencil: StencilName, grid: Sequence[int], steps: int, scheme: Scheme = "naive",

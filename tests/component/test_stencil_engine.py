@@ -180,3 +180,16 @@ def test_a_tile_larger_than_the_scratchpad_is_rejected():
     with pytest.raises(ConfigError, match=r"row 0, column 'params': offload to stencil: m_tile_words = 85698: "
                                           r"expected at most the 12288 words of the unit's scratchpad"):
         _sim_time(shape, (1024, 128), 16)  # refused as input, before the run
+
+
+def test_a_program_of_more_tiles_than_it_may_hold_is_refused_before_its_tiles_are_listed():
+    from models.stencil import TileShape
+    from workloads.stencil import engine_program, engine_program_problem
+
+    shape = TileShape("hhc_2d", 4, (8, 32))
+    key, why = engine_program_problem((512, 512), 10**12, shape)
+    most = int(why.split("at most ")[1].split(" ")[0].replace(",", ""))
+    assert key == "steps" and engine_program_problem((512, 512), most, shape) is None
+    assert engine_program_problem((512, 512), most + 1, shape) is not None  # the bound is the largest that fits
+    with pytest.raises(ValueError, match=f"steps: 1000000000000; expected at most {most:,}"):
+        engine_program("jacobi_2d", (512, 512), 10**12, shape)

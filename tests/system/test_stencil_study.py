@@ -87,6 +87,16 @@ BAD = {
     "a host grid one step of which is more than a trace holds": (
         "stencil_tiling", {"grid": [10**8, 10**8]},
         "grid and steps: the naive sweep: grid must be smaller: one time step takes 400,000,002 trace rows"),
+    "more engine steps than a program holds": ("stencil_tiling", {"engine_steps": 10**12},
+                                               "engine_steps: 1000000000000; expected at most 4,525 with tiles t_t 4, "
+                                               "t_s [8, 32] (442 per wavefront over grid [512, 512]; an engine "
+                                               "program holds at most 1,000,000 tiles)"),
+    "an engine grid one wavefront of which is more than a command holds": (
+        "stencil_tiling", {"engine_grid": [10**8, 10**8]},
+        "engine_grid: [100000000, 100000000]: one wavefront of tiles t_t 4, t_s [8, 32] holds"),
+    "a roofline intensity whose host rows outlast the time limit": (
+        "roofline", {"intensities": [1.0, 1e9]},
+        "intensities: 1e+09 flop/B: the host's rows take at least 314.9 ks at configs/systems/i7_950_choi.yaml's"),
     "an engine system without an engine": ("stencil_tiling", {"engine_system": "configs/systems/i7_920_ddr3.yaml"},
                                            "engine_system: configs/systems/i7_920_ddr3.yaml has no stencil engine "
                                            "named 'stencil' (accelerators: none); expected a system with one"),

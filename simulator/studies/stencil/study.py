@@ -34,6 +34,7 @@ from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
+from simulator.engine.limits import host_time_problem
 from simulator.config.schema import dram_geometry
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
@@ -45,6 +46,7 @@ from simulator.studies.plugin import StudyPlugin, point_key, system_hash
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems, load_referenced_system
 from workloads import micro
+from workloads import stencil as ws
 
 # ---- study files ----------------------------------------------------------------------------
 
@@ -137,11 +139,26 @@ def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = ELE
     elif loaded is not None:  # Q is one array from address 0 (micro.intensity)
         problem = memory_reach_problem(cfg.total_bytes, dram_geometry(loaded.spec).capacity_bytes,
                                        f"{source}: total_bytes", cfg.system)
+        problem = problem or _intensity_time_problem(cfg, loaded, source, elem_bytes)
         errors += [problem] if problem else []
     if loaded is not None:  # the machine is measured on it (run_roofline_point)
         problem = energy_problem(loaded)
         errors += [f"{source}: system: {problem}"] if problem else []
     return errors + problems
+
+
+def _intensity_time_problem(cfg: RooflineStudySpec, loaded: LoadedConfig, source: str,
+                            elem_bytes: int) -> str | None:
+    """Why the sweep's highest intensity cannot run within the simulated-time limit (its host rows alone take
+    longer: ``host_time_problem`` on the trace ``run_roofline_point`` replays), or None."""
+    if not cfg.intensities:
+        return None  # refused as an empty list
+    top = max(cfg.intensities)
+    try:
+        trace = micro.intensity(top, cfg.total_bytes, elem_bytes, threads=loaded.spec.host.cores)
+    except ValueError as exc:
+        return f"{source}: intensities: {top:g} flop/B over total_bytes {cfg.total_bytes} B: {exc}"
+    return host_time_problem(loaded.spec, trace, f"{source}: intensities: {top:g} flop/B", cfg.system)
 
 
 def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
@@ -169,8 +186,6 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
                       f"{shape.m_tile_words} words; expected at most the {llc_words(host)} {ELEM_BYTES} B words "
                       f"of the host's LLC ({cfg.host_system})")
     elif len(cfg.grid) == dims:  # each host sweep within a trace's rows, as the generator checks it
-        from workloads import stencil as ws
-
         sizes = ((scheme, ws.sweep_size_problem(scheme, cfg.grid, cfg.steps, shape)) for scheme in HOST_SCHEMES)
         too_big = [f"{source}: grid and steps: the {scheme} sweep: {problem}" for scheme, problem in sizes if problem]
         errors += too_big[:1]  # one message: the first sweep that cannot run
@@ -213,6 +228,9 @@ def _engine_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
                           f"{shape.m_tile_words} words per tile; expected at most the {words} words of the "
                           f"engine's scratchpad ({cfg.engine_system}: accelerators.{cfg.engine}.scratchpad_bytes "
                           f"{engine.scratchpad_bytes} B / word_bytes {engine.word_bytes} B)")
+        elif (size := ws.engine_program_problem(cfg.engine_grid, cfg.engine_steps, shape)) is not None:
+            message = f"{source}: engine_{size[0]}: {size[1]}"  # one message per key: the first tile's
+            errors += [] if any(e.startswith(f"{source}: engine_{size[0]}:") for e in errors) else [message]
     return problems + errors
 
 
@@ -391,7 +409,6 @@ def run_tiling_point(run: TilingRun) -> dict[str, Any]:
     simulated and modelled time (s)."""
     from models.stencil import dram_traffic_words, predict_time_s
     from simulator.accel.stencil import cycles_per_point
-    from workloads import stencil as ws
 
     cfg = run.cfg
     st = cfg.stencil
