@@ -334,10 +334,14 @@ def volume_fmm_tree(
 
 
 def volume_fmm_tree_of_codes(
-    sorted_codes: np.ndarray, n_q: int, n_total: int, max_level: int = 12, periodic: bool = False
+    sorted_codes: np.ndarray, n_q: int, n_total: int, max_level: int = 12, periodic: bool = False,
+    max_leaves: int | None = None,
 ) -> tuple[Octree, int]:
     """:func:`volume_fmm_tree` of the points whose sorted Morton codes are ``sorted_codes``
-    (:func:`point_codes`), so that a caller need not keep the points themselves."""
+    (:func:`point_codes`), so that a caller need not keep the points themselves. With ``max_leaves``, the search
+    stops with TooManyLeaves as soon as a tree it has built shows that the one it returns would have more leaves
+    (a tree of fewer leaves than the target bounds the result from below: the search only moves to smaller caps,
+    which give more leaves)."""
     if n_q < 1 or n_total < n_q:
         raise ValueError(f"need 1 <= n_q <= n_total, got n_q={n_q!r}, n_total={n_total!r}")
     if not (1 <= max_level < MAX_DEPTH):
@@ -360,6 +364,8 @@ def volume_fmm_tree_of_codes(
             lo = mid
         else:
             hi = mid
+            if max_leaves is not None and tree_for(hi).n_leaves > max_leaves:
+                raise TooManyLeaves(max_leaves)
         for cap in [c for c in cache if c not in (lo, hi)]:  # a bound passed over is not needed again
             del cache[cap]
     best = min((lo, hi), key=lambda c: (abs(tree_for(c).n_leaves - target), c))  # lo only if needed
@@ -443,14 +449,27 @@ class UList:
 CHUNK_LEAVES = 1024
 
 
-def u_lists(tree: Octree, periodic: bool = False) -> UList:
+class TooManyLeaves(ValueError):
+    """``volume_fmm_tree_of_codes`` stopped: its tree would hold more than ``max_leaves`` (``args[0]``)."""
+
+
+class TooManyInteractions(ValueError):
+    """``u_lists`` stopped: the U-lists hold more than the ``max_interactions`` asked for (``args[0]``)."""
+
+
+def u_lists(tree: Octree, periodic: bool = False, max_interactions: int | None = None) -> UList:
     """U-list of every leaf of a 2:1-balanced ``tree``: itself and every leaf it touches
     (through the cube's faces too if ``periodic``; a leaf met at two different relative
     positions through the periodic wrap counts once per position). The interactions are
     sorted by target, then source, then kind; the arrays are int32 (leaf indices and kinds
-    fit), listed :data:`CHUNK_LEAVES` targets at a time."""
-    parts = [list(_u_list_part(tree, periodic, lo, min(lo + CHUNK_LEAVES, tree.n_leaves)))
-             for lo in range(0, tree.n_leaves, CHUNK_LEAVES)]
+    fit), listed :data:`CHUNK_LEAVES` targets at a time. Past ``max_interactions`` it stops, raising
+    TooManyInteractions, so that a caller with a budget does not list all of them."""
+    parts, listed = [], 0
+    for lo in range(0, tree.n_leaves, CHUNK_LEAVES):
+        parts.append(list(_u_list_part(tree, periodic, lo, min(lo + CHUNK_LEAVES, tree.n_leaves))))
+        listed += len(parts[-1][0])
+        if max_interactions is not None and listed > max_interactions:
+            raise TooManyInteractions(max_interactions)
     fields = []
     for f in range(4):  # one field at a time, its parts dropped once joined
         fields.append(np.concatenate([p[f] for p in parts]) if parts else np.zeros(0, np.int32))

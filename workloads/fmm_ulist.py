@@ -204,15 +204,32 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
 PROBLEM_CACHE_SIZE = 8
 
 
+#: Most U-list interactions of a problem: every interaction puts at least four explicit addresses in a trace (its
+#: permutation vector and its leaf, in the input and in the output permutation), and a trace holds at most
+#: MAX_TRACE_ADDRESSES. A tree of N_oct >= 2 leaves has at least 8 N_oct interactions (each leaf, itself and its
+#: parent box's seven other octants, each holding a leaf that touches it), so it is refused before its U-lists
+#: are listed when 8 N_oct is already beyond; else the listing stops once past the limit.
+MAX_INTERACTIONS = MAX_TRACE_ADDRESSES // 4
+
+
 @functools.lru_cache(maxsize=PROBLEM_CACHE_SIZE)
 def _build_problem(q: int, n_points: int, density: str, seed: int, periodic: bool) -> UListProblem:
     """:func:`build_problem` on checked arguments."""
     n_q = fmm_tree.leaf_points(q)
     dens = fmm_tree.TABLE2_DENSITY if density == "table2" else fmm_tree.Density(density)
     codes = fmm_tree.sample_codes(n_points, dens, seed)  # the points themselves are not kept
-    tree, _ = fmm_tree.volume_fmm_tree_of_codes(codes, n_q, n_points, periodic=periodic)
-    del codes
-    ul = fmm_tree.u_lists(tree, periodic)  # sorted by target, then source
+    try:
+        tree, _ = fmm_tree.volume_fmm_tree_of_codes(codes, n_q, n_points, periodic=periodic,
+                                                    max_leaves=MAX_INTERACTIONS // 8)
+        del codes
+        if tree.n_leaves > 1 and 8 * tree.n_leaves > MAX_INTERACTIONS:
+            raise fmm_tree.TooManyLeaves(MAX_INTERACTIONS // 8)
+        ul = fmm_tree.u_lists(tree, periodic, MAX_INTERACTIONS)  # sorted by target, then source
+    except (fmm_tree.TooManyLeaves, fmm_tree.TooManyInteractions):
+        raise ValueError(f"n_points must be fewer for q = {q}: the tree of {n_points:,} points would hold more than "
+                         f"{MAX_INTERACTIONS:,} U-list interactions (at least 8 per leaf), each at least 4 of the "
+                         f"{MAX_TRACE_ADDRESSES:,} explicit addresses a trace may hold "
+                         f"(workloads.fmm_ulist.MAX_INTERACTIONS), got {n_points}") from None
     arrays = [ul.target, ul.source, ul.kind, ul.class_id]
     for a in arrays:
         a.setflags(write=False)  # shared by every caller of the cache

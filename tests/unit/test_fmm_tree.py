@@ -15,6 +15,8 @@ from workloads.fmm_tree import (
     MAX_DEPTH,
     Density,
     Octree,
+    TooManyInteractions,
+    TooManyLeaves,
     build_octree,
     leaf_points,
     morton_codes,
@@ -22,7 +24,9 @@ from workloads.fmm_tree import (
     table2_stats,
     u_lists,
     ulist_stats,
+    point_codes,
     volume_fmm_tree,
+    volume_fmm_tree_of_codes,
 )
 from workloads.tree_kernel import needs_refinement
 
@@ -301,3 +305,26 @@ def test_volume_tree_validation(small_points: np.ndarray) -> None:
         build_octree(small_points, 0)
     with pytest.raises(ValueError, match="points"):
         build_octree(np.array([[0.5, 0.5, 1.0]]), 1)
+
+
+@pytest.mark.parametrize("periodic", [False, True])
+@pytest.mark.parametrize("cap", [1, 20, 400])
+def test_every_leaf_of_a_tree_of_several_has_at_least_eight_interactions(small_points, periodic, cap) -> None:
+    """The bound the FMM generator refuses a tree by before listing its U-lists: itself and at least one leaf in
+    each of its parent box's seven other octants."""
+    tree = build_octree(small_points, cap, periodic=periodic)
+    ul = u_lists(tree, periodic)
+    assert tree.n_leaves > 1 and np.bincount(ul.target, minlength=tree.n_leaves).min() >= 8
+
+
+def test_a_budget_stops_the_listing_and_the_tree_search_only_past_it(small_points) -> None:
+    tree = build_octree(small_points, 20)
+    n_u = len(u_lists(tree).target)
+    assert len(u_lists(tree, max_interactions=n_u).target) == n_u
+    with pytest.raises(TooManyInteractions):
+        u_lists(tree, max_interactions=n_u - 1)
+    codes = point_codes(small_points)
+    tree, cap = volume_fmm_tree_of_codes(codes, 20, len(small_points))
+    assert volume_fmm_tree_of_codes(codes, 20, len(small_points), max_leaves=tree.n_leaves)[1] == cap
+    with pytest.raises(TooManyLeaves):
+        volume_fmm_tree_of_codes(codes, 20, len(small_points), max_leaves=tree.n_leaves // 2)
