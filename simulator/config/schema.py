@@ -420,6 +420,29 @@ class SystemSpec:
         _check_memory_line(self.dram, "dram", self.caches.line_bytes)
         for name, memory in self.near_memories.items():
             _check_memory_line(memory, f"near_memories.{name}", self.caches.line_bytes)
+        _check_cache_state(self.caches, self.host.cores)
+
+
+#: Bytes the simulator keeps per cache line of every level (simulator.memory.cache_kernel.new_state: a stamp and
+#: its use bits, 8 B each)
+CACHE_STATE_BYTES_PER_LINE = 16
+#: Most cache state of one system, over each core's private levels and the shared ones: four of the largest level
+#: (4 GiB of cache, 1 GiB of state), so that a many-core host with large private levels is refused by name instead
+#: of running out of memory as it is built.
+MAX_CACHE_STATE_BYTES = 4 * 2**30
+
+
+def _check_cache_state(caches: CachesSpec, cores: int) -> None:
+    """Refuse caches whose state, each private level once per core, exceeds ``MAX_CACHE_STATE_BYTES``."""
+    shared = caches.shared_levels()
+    state = sum(lv.size_bytes // caches.line_bytes * CACHE_STATE_BYTES_PER_LINE * (1 if sh else cores)
+                for lv, sh in zip(caches.levels, shared))
+    if state > MAX_CACHE_STATE_BYTES:
+        private = [lv.name for lv, sh in zip(caches.levels, shared) if not sh]
+        raise FieldError("host.cores", f"{cores} cores, each with its own {', '.join(private) or 'none'}: the caches "
+                         f"hold {state / 2**30:.4g} GiB of simulator state ({CACHE_STATE_BYTES_PER_LINE} B a line); "
+                         f"expected at most {MAX_CACHE_STATE_BYTES // 2**30} GiB (fewer cores or smaller caches)",
+                         ("caches.levels", "caches.line_bytes"))
 
 
 def _check_memory_line(memory: DramSpec, at: str, line_bytes: int) -> None:

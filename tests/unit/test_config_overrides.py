@@ -111,6 +111,19 @@ def test_a_rule_across_sections_names_the_option_that_broke_it(override):
     assert "dram.geometry.bus_width_bits" in message and "dram.timing.burst_length" in message
 
 
+@pytest.mark.parametrize("overrides", [["host.cores=1024", "caches.levels.L2.size_bytes=4 GiB"],
+                                       ["caches.levels.L2.size_bytes=4 GiB", "host.cores=1024"]])
+def test_caches_whose_state_over_every_core_outgrows_the_bound_are_refused_by_name(overrides):
+    # 1,024 private L2s of 4 GiB would be 1 TiB of simulator state, refused before any array is made; the message
+    # names the option that broke the rule, whichever of the two it was
+    with pytest.raises(ConfigError) as err:
+        load_spec(LAP_LLC, SystemSpec, overrides)
+    (message,) = err.value.messages
+    assert "host.cores: 1024 cores, each with its own L1D, L2: the caches hold 1024 GiB of simulator state" in message
+    assert "expected at most 4 GiB" in message and message.startswith("--set ")
+    assert load_spec(LAP_LLC, SystemSpec, ["host.cores=1024"]).spec.host.cores == 1024  # the shipped sizes fit
+
+
 def test_command_queues_are_read_with_the_ready_first_scheduler_only():
     spec = load_spec(LAP_LLC, SystemSpec, ["dram.geometry.scheduler=ready_first",
                                            "dram.geometry.command_queue_depth=8"]).spec
