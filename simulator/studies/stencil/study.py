@@ -34,11 +34,11 @@ from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
-from simulator.engine.limits import host_time_problem
 from simulator.config.schema import dram_geometry
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
+from simulator.engine.limits import host_time_problem
 from simulator.studies.roofline import MeasuredMachine, energy_problem, measure_machine
 from simulator.runner import energy_split_j, load_system, memory_reach_problem, simulate_trace
 from simulator.studies.plots import save_figure
