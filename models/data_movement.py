@@ -20,7 +20,7 @@ Matrix chains (004 §D.4-D.6): the classic minimum-op-count DP (Algorithm 10), t
 movement S of its tree with every product written off chip (D.18), and the hyper-node
 optimum F over the same tree (D.19-D.26), whose total is F(1, n) + P0 Pn.
 
-Which ratio the chain recurrences use: the seed prints alpha = P_j / P_k in D.21 and
+Which ratio the chain recurrences use: 004 prints alpha = P_j / P_k in D.21 and
 beta = P_{i-1} / P_k in D.22. Its worked example (004 §D.7, 004:L5302-L5330: total
 8,392,058 at 004:L5330; Fig. D.11's tile sizes (312, 210) and (220, 296) at
 004:L5315-L5316) is reproduced with the printed beta and with alpha = P_j / P_{k1}, which
@@ -29,7 +29,7 @@ is the alpha = P3 / P1 of the derivation D.8; these are the defaults.
 
 Arithmetic: every term that contains 1 / sqrt(M) is rounded down to whole elements; when
 M is a perfect square and the division is exact the term is computed in integers, so the
-results are exact integers whenever the seed's are.
+results are exact integers whenever 004's are.
 """
 
 from __future__ import annotations

@@ -304,7 +304,7 @@ def tile_compute_time_s(shape: TileShape, gpu: GpuParams, c_iter_s: float, n_thr
     """c = C_iter sum_rows ceil(row points / n_par) + tT tau_sync (A.10, A.16, A.28), seconds.
 
     n_par = min(n_threads, n_V): the threads of a block, at most one per vector unit
-    (our reading of the seed's n_V, the per-row parallelism of A.10).
+    (our reading of 004's n_V, the per-row parallelism of A.10).
     """
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1, got {n_threads!r}")

@@ -21,7 +21,7 @@ Schedules (``models.stencil.dram_traffic_words`` counts the same schemes):
   same box to the other array. Hexagonal kinds (hex_1d, hhc_2d, hhc_3d) run
   N_w = ``models.stencil.n_wavefronts`` wavefronts of ceil(S1 / pitch) tiles, odd
   wavefronts shifted by half a pitch; hhc sub-tiles walk S2 (x S3) in classic-skewed steps
-  of ts2 (x ts3) starting tT before the grid (the seed's ceil((S_i + tT) / ts_i) sub-tiles).
+  of ts2 (x ts3) starting tT before the grid (004's ceil((S_i + tT) / ts_i) sub-tiles).
   Time skewing 1D uses the exact tile set of ``models.stencil.wavefront_widths``. The
   scratch buffer is one region reused by every tile (it stays in the caches); its
   traffic per point is charged as one update of the buffer per tile.
@@ -305,7 +305,7 @@ def engine_program(stencil: str, grid: Sequence[int], steps: int, shape: TileSha
     The arrays are laid out with rows aligned (``layout(align_bytes=..., origin=1 - tT)``) so that
     the innermost tile edges, which start at padded index 1 - tT in steps of the innermost tile size,
     fall on ``align_bytes`` boundaries whenever that size is a whole number of them, and tile rows
-    move as whole lines (the seed keeps that size a multiple of 32 so that neighbouring threads fill
+    move as whole lines (004 keeps that size a multiple of 32 so that neighbouring threads fill
     complete warps, 004 A.32 at 004:L2565-2569). ``align_bytes=0`` packs the rows.
 
     Command params: ``op="stencil_tiles"``, ``stencil``, ``t_t``, ``m_tile_words``, ``tiles`` (per tile:

@@ -1,7 +1,7 @@
 """Spec of the stencil engine: n units x lanes with a scratchpad each, k tiles in flight (004 app. A, B).
 
-The engine is the GPU of 004's models in miniature: ``units`` compute units (the
-seed's SMs), each with ``lanes`` vector lanes (n_V) and ``scratchpad_bytes`` of
+The engine is the GPU of 004's models in miniature: ``units`` compute units (004's
+SMs), each with ``lanes`` vector lanes (n_V) and ``scratchpad_bytes`` of
 local memory (M_SM), holding up to ``max_tiles_in_flight`` tiles (MTB_SM) whose
 copies in and out overlap the computation of another tile. A point update costs
 ``flops_per_point / flops_per_lane_per_cycle`` cycles on a lane; a barrier costs

@@ -47,7 +47,7 @@ class Stencil:
         return self.points + 1
 
 
-_ASSUMED = "form not printed in the seed; standard form assumed"
+_ASSUMED = "form not printed in 004; standard form assumed"
 STENCILS: dict[str, Stencil] = {s.name: s for s in (
     # 004 §B.3.2 (004:L2889-L2897): A'(i) = 1/3 (A(i-1) + A(i) + A(i+1))
     Stencil("jacobi_1d", 1, 3, 2, 1, 0, 4, "004 B.3.2"),

@@ -1,7 +1,7 @@
 """Published reference values: one CSV per source document in ``results/reference``.
 
 Each row is one printed value with its table, row and column labels, its unit and a citation
-of the seed line it comes from (``003 Table 5 (003:L373)``); the reproduction targets
+of the source line it comes from (``003 Table 5 (003:L373)``); the reproduction targets
 (``simulator.studies.reproduce``) and the FMM study compare against them. A column label ending in "(under)"
 marks an upper bound the source states ("less than 3 %"): a report counts it as met by any value at or below it
 (``comparisons.Comparison.judged_deviation``). Other qualifiers, "(up to)", "(from)", "(to)", name the largest or

@@ -182,7 +182,7 @@ def _prajapati_stencil(out: Path, quick: bool) -> Reproduction:
                               note))
     chain = Section("Matrix chain worked example (004 §D.7)", tuple(rows),
                     f"P = {list(CHAIN_DIMS)}, sqrt(M) = {CHAIN_SQRT_M}; our minimum-op-count tree "
-                    f"`{order.tree()}` (the seed's rendering of the tree at 004:L5303 is garbled; "
+                    f"`{order.tree()}` (004's rendering of the tree at 004:L5303 is garbled; "
                     "we read it as `((A1(A2A3))((A4A5)A6))`, the tree of minimum operation count).")
 
     area = _gpu_area(ref)

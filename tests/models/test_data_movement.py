@@ -62,7 +62,7 @@ def test_worked_example_fig_d11_table():
     t3, t4, t5 = plan.nodes[(1, 3)], plan.nodes[(4, 6)], plan.nodes[(1, 6)]
     assert (round(t3.tile_x), round(t3.tile_y)) == (312, 210)
     assert round(t4.tile_x) == 220
-    assert abs(t4.tile_y - 296) < 2  # sqrt(M alpha') = 297.3; the seed prints 296
+    assert abs(t4.tile_y - 296) < 2  # sqrt(M alpha') = 297.3; 004 prints 296
     assert (t5.tile_x, t5.tile_y) == (256.0, 256.0)
 
 

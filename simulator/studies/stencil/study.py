@@ -513,7 +513,7 @@ def model_params(spec: StencilEngineSpec, bandwidth_bytes_per_s: float, call_ove
     """The engine as ``models.stencil.GpuParams``: L, tau_sync, T_sync = call overhead.
 
     L = units x word / bandwidth: when every unit streams, each gets an even share of the
-    interface (the seed's L is likewise a measured per-SM figure under full load, 004 Table A.3).
+    interface (004's L is likewise a measured per-SM figure under full load, 004 Table A.3).
     """
     words = spec.scratchpad_words
     return GpuParams(spec.units, spec.lanes, words, words, spec.max_tiles_in_flight,
