@@ -344,20 +344,23 @@ MAX_ENGINE_TILES = MAX_COMMAND_ITEMS
 
 def engine_program_problem(grid: Sequence[int], steps: int, shape: TileShape) -> tuple[str, str] | None:
     """(``"grid"`` or ``"steps"``, why) if ``engine_program`` over ``grid`` for ``steps`` with hexagonal tiles
-    ``shape`` would hold more than ``MAX_ENGINE_TILES`` tiles, or a command more than ``MAX_COMMAND_ITEMS`` regions
-    (one per row of each tile's input and output boxes, and their union), counted without listing them; else
-    None. The grid is named when one wavefront is too large, else the steps with the most that fit."""
+    ``shape`` would hold more than ``MAX_ENGINE_TILES`` tiles, or a command a list of more than
+    ``MAX_COMMAND_ITEMS`` entries (its tiles; the union of its tiles' input regions, and of their output regions:
+    one region per segment of a tile's box, at most as many as its unclipped box has: a count a little high where
+    boxes are clipped at the grid's edges), counted without listing them; else None. The grid is named when one wavefront is too large, else the steps with the most that fit."""
     grid, steps = tuple(int(n) for n in grid), int(steps)
     if not shape.hexagonal or len(grid) != len(shape.t_s):
         return None  # engine_program's tiles() refuses these by itself, before listing anything
     per_wavefront = -(-grid[0] // shape.pitch) * math.prod(
         len(range(1 - shape.t_t, n + 1, s)) for n, s in zip(grid[1:], shape.t_s[1:]))
-    box_rows = math.prod(shape.t_s[1:-1]) * (shape.t_s[0] + 2 * shape.t_t)  # rows of the innermost dimension
-    regions = 4 * per_wavefront * box_rows  # inputs and outputs, in the tiles and in the union
+    # a box spans 2 (ts1 // 2 + tT) points of dimension 0 and t_s[i] of the others; a 1D box is one segment
+    box_extents = (2 * (shape.t_s[0] // 2 + shape.t_t), *shape.t_s[1:])
+    regions = per_wavefront * math.prod(box_extents[:-1])  # the union list of one command, inputs or outputs
     if per_wavefront > MAX_ENGINE_TILES or regions > MAX_COMMAND_ITEMS:
         return "grid", (f"{list(grid)}: one wavefront of tiles t_t {shape.t_t}, t_s {list(shape.t_s)} holds "
-                        f"{per_wavefront:,} tiles and {regions:,} regions; expected a grid whose wavefront holds at "
-                        f"most {MAX_ENGINE_TILES:,} tiles and {MAX_COMMAND_ITEMS:,} regions (one command)")
+                        f"{per_wavefront:,} tiles of up to {regions:,} input regions in all; expected a grid whose "
+                        f"wavefront holds at most {MAX_ENGINE_TILES:,} tiles and {MAX_COMMAND_ITEMS:,} regions (the "
+                        "entries of one command's list)")
     most = 1  # the most steps whose wavefronts fit: n_wavefronts grows with the steps
     hi = steps
     while most < hi:
