@@ -101,7 +101,6 @@ For a pipeline the bound trades differently (more blocks hide more of the permut
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -172,13 +171,16 @@ def order_problem(q: int, n_points: int) -> str | None:
 
 
 def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", seed: int = 0,
-                  periodic: bool | None = None) -> UListProblem:
+                  periodic: bool | None = None, budget: str = "rows") -> UListProblem:
     """The U-list of the volume FMM tree of order ``q`` for ``n_points`` points.
 
     ``density``: "uniform", "plummer", "gaussian" (one cluster, the default scale of
     :class:`fmm_tree.Density`) or "table2" (the density and domain that reproduce 003
     Table 2).  ``periodic``: domain; default: periodic for "table2", free otherwise.
-    The problem is the same for the same arguments, so the last few are kept
+    ``budget``: the trace limit the problem must fit (:data:`INTERACTION_BUDGETS`): "rows" for any trace of it
+    (a stream, a model point), "addresses" for a trace built whole (its explicit addresses are counted over the
+    whole table); a problem beyond it is refused naming ``n_points``, as soon as its tree search or its U-list
+    listing shows it. The problem is the same for the same arguments, so the last few are kept
     (:data:`PROBLEM_CACHE_SIZE`) and shared; their arrays are read-only.
     """
     if density not in DENSITIES:
@@ -193,7 +195,23 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
         raise ValueError(problem)
     if periodic is None:
         periodic = fmm_tree.TABLE2_PERIODIC if density == "table2" else False
-    return _build_problem(int(q), int(n_points), density, seed, bool(periodic))
+    most, why = INTERACTION_BUDGETS[budget]
+    key = (int(q), int(n_points), density, seed, bool(periodic))
+    held = _PROBLEMS.get(key)
+    try:
+        if held is None:
+            held = _PROBLEMS[key] = _build_problem(*key, most)
+            while len(_PROBLEMS) > PROBLEM_CACHE_SIZE:
+                del _PROBLEMS[next(iter(_PROBLEMS))]  # the least recently used
+        else:
+            _PROBLEMS[key] = _PROBLEMS.pop(key)  # now the most recently used
+            if held.n_u > most:
+                raise fmm_tree.TooManyInteractions(most)
+    except (fmm_tree.TooManyLeaves, fmm_tree.TooManyInteractions):
+        raise ValueError(f"n_points must be fewer for q = {q}: the tree of {n_points:,} points would hold more than "
+                         f"{most:,} U-list interactions (at least 8 per leaf), {why} "
+                         f"(workloads.fmm_ulist.INTERACTION_BUDGETS), got {n_points}") from None
+    return held
 
 
 #: Problems :func:`build_problem` keeps: every order q of an FMM study (five), so that a worker builds each
@@ -202,34 +220,35 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
 #: about 0.3 s to build at q = 4 (N = 2.4e5; 0.65 s as a process's first), against about 0.25 s for the
 #: trace itself, and holds about 3 MB of arrays.
 PROBLEM_CACHE_SIZE = 8
+#: the problems kept, least recently used first, by their arguments (a budget decides only whether one is refused)
+_PROBLEMS: dict[tuple, UListProblem] = {}
+
+#: Most U-list interactions of a problem whose trace is to fit, by budget (``build_problem``): (interactions,
+#: why). Each interaction puts at least four explicit addresses in a trace (its permutation vector and its leaf,
+#: in the input and in the output permutation), which a table counts against MAX_TRACE_ADDRESSES; and each group
+#: of GROUP interactions of a class at least one row in each permutation, against MAX_TRACE_ROWS. A tree of
+#: N_oct >= 2 leaves has at least 8 N_oct interactions (each leaf, itself and its parent box's seven other
+#: octants, each holding a leaf that touches it).
+INTERACTION_BUDGETS: dict[str, tuple[int, str]] = {
+    "addresses": (MAX_TRACE_ADDRESSES // 4, f"each at least 4 of the {MAX_TRACE_ADDRESSES:,} explicit addresses a "
+                                            "trace table may hold"),
+    "rows": (MAX_TRACE_ROWS * GROUP // 2, f"every {GROUP} of them at least 2 of the {MAX_TRACE_ROWS:,} rows a "
+                                          "trace may hold"),
+}
 
 
-#: Most U-list interactions of a problem: every interaction puts at least four explicit addresses in a trace (its
-#: permutation vector and its leaf, in the input and in the output permutation), and a trace holds at most
-#: MAX_TRACE_ADDRESSES. A tree of N_oct >= 2 leaves has at least 8 N_oct interactions (each leaf, itself and its
-#: parent box's seven other octants, each holding a leaf that touches it), so it is refused before its U-lists
-#: are listed when 8 N_oct is already beyond; else the listing stops once past the limit.
-MAX_INTERACTIONS = MAX_TRACE_ADDRESSES // 4
-
-
-@functools.lru_cache(maxsize=PROBLEM_CACHE_SIZE)
-def _build_problem(q: int, n_points: int, density: str, seed: int, periodic: bool) -> UListProblem:
-    """:func:`build_problem` on checked arguments."""
+def _build_problem(q: int, n_points: int, density: str, seed: int, periodic: bool,
+                   max_interactions: int) -> UListProblem:
+    """:func:`build_problem` on checked arguments; TooManyLeaves or TooManyInteractions past ``max_interactions``."""
     n_q = fmm_tree.leaf_points(q)
     dens = fmm_tree.TABLE2_DENSITY if density == "table2" else fmm_tree.Density(density)
     codes = fmm_tree.sample_codes(n_points, dens, seed)  # the points themselves are not kept
-    try:
-        tree, _ = fmm_tree.volume_fmm_tree_of_codes(codes, n_q, n_points, periodic=periodic,
-                                                    max_leaves=MAX_INTERACTIONS // 8)
-        del codes
-        if tree.n_leaves > 1 and 8 * tree.n_leaves > MAX_INTERACTIONS:
-            raise fmm_tree.TooManyLeaves(MAX_INTERACTIONS // 8)
-        ul = fmm_tree.u_lists(tree, periodic, MAX_INTERACTIONS)  # sorted by target, then source
-    except (fmm_tree.TooManyLeaves, fmm_tree.TooManyInteractions):
-        raise ValueError(f"n_points must be fewer for q = {q}: the tree of {n_points:,} points would hold more than "
-                         f"{MAX_INTERACTIONS:,} U-list interactions (at least 8 per leaf), each at least 4 of the "
-                         f"{MAX_TRACE_ADDRESSES:,} explicit addresses a trace may hold "
-                         f"(workloads.fmm_ulist.MAX_INTERACTIONS), got {n_points}") from None
+    tree, _ = fmm_tree.volume_fmm_tree_of_codes(codes, n_q, n_points, periodic=periodic,
+                                                max_leaves=max_interactions // 8)
+    del codes
+    if tree.n_leaves > 1 and 8 * tree.n_leaves > max_interactions:
+        raise fmm_tree.TooManyLeaves(max_interactions // 8)
+    ul = fmm_tree.u_lists(tree, periodic, max_interactions)  # sorted by target, then source
     arrays = [ul.target, ul.source, ul.kind, ul.class_id]
     for a in arrays:
         a.setflags(write=False)  # shared by every caller of the cache
@@ -606,7 +625,7 @@ def fmm_ulist(q: int, n_points: int = 240_000, density: DensityName = "uniform",
         raise ValueError(f"block_order must be one of {', '.join(BLOCK_ORDERS)}, got {block_order!r}")
     check_bc_layout(bc_layout)
     threads = thread_count(threads)
-    problem = build_problem(q, n_points, density, seed, periodic)
+    problem = build_problem(q, n_points, density, seed, periodic, budget="addresses")
     return ulist_trace(problem, variant, placement,
                        variant_blocks(problem, variant, blocks, int(llc_bytes), llc_share, block_order), bc_layout,
                        int(threads), blame="blocks" if blocks is not None else "n_points")

@@ -215,23 +215,25 @@ def test_rejects_bad_arguments():
             make(4, 10**14)
 
 
-@pytest.mark.parametrize("budget, lists_u", [(8 * 40, False), (12_000, True)])
-def test_a_tree_beyond_the_interaction_budget_is_refused_before_it_is_listed_whole(monkeypatch, budget, lists_u):
-    """A tree of 4,000 points at q = 1 has 939 leaves and 17,937 interactions: a budget below 8 per leaf
-    stops the tree search before any U-list is listed, one above it the U-list listing part way, each with the
-    same message naming n_points."""
+@pytest.mark.parametrize("most, lists_u", [(8 * 40, False), (12_000, True)])
+def test_a_tree_beyond_the_interaction_budget_is_refused_before_it_is_listed_whole(monkeypatch, most, lists_u):
+    """A tree of 4,000 points at q = 1 has 939 leaves and 17,937 interactions: a budget below 8 per leaf stops the
+    tree search before any U-list is listed, one above it the U-list listing, each with the same message naming
+    n_points; a problem kept from a call under a larger budget is refused the same way."""
     from workloads import fmm_ulist as fu
 
     listed = []
     real = fmm_tree.u_lists
     monkeypatch.setattr(fmm_tree, "u_lists", lambda *args: listed.append(args) or real(*args))
-    monkeypatch.setattr(fu, "MAX_INTERACTIONS", budget)
-    fu._build_problem.cache_clear()  # a problem built under the real budget must not be reused
-    with pytest.raises(ValueError, match=rf"n_points must be fewer for q = 1: the tree of 4,000 points would hold "
-                                         rf"more than {budget:,} U-list interactions"):
-        fu.build_problem(1, 4000, "uniform", seed=11)
-    fu._build_problem.cache_clear()
-    assert bool(listed) == lists_u
+    monkeypatch.setattr(fu, "_PROBLEMS", {})
+    monkeypatch.setitem(fu.INTERACTION_BUDGETS, "tight", (most, "as the test sets it"))
+    refused = rf"n_points must be fewer for q = 1: the tree of 4,000 points would hold more than {most:,} U-list"
+    with pytest.raises(ValueError, match=refused):
+        fu.build_problem(1, 4000, "uniform", seed=11, budget="tight")
+    assert bool(listed) == lists_u and not fu._PROBLEMS
+    assert fu.build_problem(1, 4000, "uniform", seed=11).n_u == 17_937  # the rows budget holds it
+    with pytest.raises(ValueError, match=refused):
+        fu.build_problem(1, 4000, "uniform", seed=11, budget="tight")
 
 
 def test_pipelining_faster_than_orig_on_lap(problem):
