@@ -433,16 +433,26 @@ MAX_CACHE_STATE_BYTES = 4 * 2**30
 
 
 def _check_cache_state(caches: CachesSpec, cores: int) -> None:
-    """Refuse caches whose state, each private level once per core, exceeds ``MAX_CACHE_STATE_BYTES``."""
+    """Refuse caches whose state, each private level once per core, exceeds ``MAX_CACHE_STATE_BYTES``: naming
+    ``host.cores`` where one core's would fit, else the levels."""
     shared = caches.shared_levels()
-    state = sum(lv.size_bytes // caches.line_bytes * CACHE_STATE_BYTES_PER_LINE * (1 if sh else cores)
-                for lv, sh in zip(caches.levels, shared))
-    if state > MAX_CACHE_STATE_BYTES:
-        private = [lv.name for lv, sh in zip(caches.levels, shared) if not sh]
-        raise FieldError("host.cores", f"{cores} cores, each with its own {', '.join(private) or 'none'}: the caches "
-                         f"hold {state / 2**30:.4g} GiB of simulator state ({CACHE_STATE_BYTES_PER_LINE} B a line); "
-                         f"expected at most {MAX_CACHE_STATE_BYTES // 2**30} GiB (fewer cores or smaller caches)",
-                         ("caches.levels", "caches.line_bytes"))
+
+    def state(n_cores: int) -> int:
+        return sum(lv.size_bytes // caches.line_bytes * CACHE_STATE_BYTES_PER_LINE * (1 if sh else n_cores)
+                   for lv, sh in zip(caches.levels, shared))
+
+    held, most = state(cores), MAX_CACHE_STATE_BYTES
+    if held <= most:
+        return
+    how = f"{held / 2**30:.4g} GiB of simulator state ({CACHE_STATE_BYTES_PER_LINE} B a line)"
+    if state(1) > most:
+        raise FieldError("caches.levels", f"{[lv.size_bytes for lv in caches.levels]} B: the levels hold {how} "
+                         f"with one core; expected at most {most // 2**30} GiB (smaller caches or longer lines)",
+                         ("caches.line_bytes", "host.cores"))
+    private = [lv.name for lv, sh in zip(caches.levels, shared) if not sh]
+    raise FieldError("host.cores", f"{cores} cores, each with its own {', '.join(private)}: the caches hold {how}; "
+                     f"expected at most {most // 2**30} GiB (fewer cores or smaller private levels)",
+                     ("caches.levels", "caches.line_bytes"))
 
 
 def _check_memory_line(memory: DramSpec, at: str, line_bytes: int) -> None:

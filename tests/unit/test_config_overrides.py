@@ -124,6 +124,21 @@ def test_caches_whose_state_over_every_core_outgrows_the_bound_are_refused_by_na
     assert load_spec(LAP_LLC, SystemSpec, ["host.cores=1024"]).spec.host.cores == 1024  # the shipped sizes fit
 
 
+def test_levels_whose_state_outgrows_the_bound_on_one_core_are_named_not_the_cores():
+    from dataclasses import replace
+
+    from simulator.config.errors import FieldError
+    from simulator.config.schema import _check_cache_state
+
+    caches = load_spec(LAP_LLC, SystemSpec).spec.caches
+    big = replace(caches.levels[-1], size_bytes=2**32)
+    five = replace(caches, levels=tuple(replace(big, name=f"L{i}", shared=True) for i in range(5)))
+    with pytest.raises(FieldError) as err:
+        _check_cache_state(five, 1)
+    assert err.value.key == "caches.levels" and "the levels hold 5 GiB of simulator state" in str(err.value)
+    _check_cache_state(replace(five, levels=five.levels[:4]), 1)  # 4 GiB: at the bound
+
+
 def test_command_queues_are_read_with_the_ready_first_scheduler_only():
     spec = load_spec(LAP_LLC, SystemSpec, ["dram.geometry.scheduler=ready_first",
                                            "dram.geometry.command_queue_depth=8"]).spec
