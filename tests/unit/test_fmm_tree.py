@@ -317,12 +317,22 @@ def test_every_leaf_of_a_tree_of_several_has_at_least_eight_interactions(small_p
     assert tree.n_leaves > 1 and np.bincount(ul.target, minlength=tree.n_leaves).min() >= 8
 
 
-def test_a_budget_stops_the_listing_and_the_tree_search_only_past_it(small_points) -> None:
+def test_a_budget_stops_the_listing_and_the_tree_search_only_past_it(small_points, monkeypatch) -> None:
+    from workloads import fmm_tree
+
     tree = build_octree(small_points, 20)
     n_u = len(u_lists(tree).target)
     assert len(u_lists(tree, max_interactions=n_u).target) == n_u
     with pytest.raises(TooManyInteractions):
         u_lists(tree, max_interactions=n_u - 1)
+    # in chunks of 16 targets, a budget of half the interactions stops the listing near half way
+    listed = []
+    real = fmm_tree._u_list_part
+    monkeypatch.setattr(fmm_tree, "CHUNK_LEAVES", 16)
+    monkeypatch.setattr(fmm_tree, "_u_list_part", lambda *args: listed.append(args[2]) or real(*args))
+    with pytest.raises(TooManyInteractions):
+        u_lists(tree, max_interactions=n_u // 2)
+    assert 0 < len(listed) < 0.75 * -(-tree.n_leaves // 16)
     codes = point_codes(small_points)
     tree, cap = volume_fmm_tree_of_codes(codes, 20, len(small_points))
     assert volume_fmm_tree_of_codes(codes, 20, len(small_points), max_leaves=tree.n_leaves)[1] == cap
