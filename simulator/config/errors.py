@@ -43,7 +43,8 @@ class FieldError(ValueError):
         return type(self), (self.key, self.detail, self.related, self.owner)
 
     def renamed(self, name: Callable[[str], str]) -> FieldError:
-        """The same problem with its keys spelled by ``name`` (its text is kept)."""
+        """The same problem with its keys spelled by ``name``: its detail is kept, its owner (a prefix of the text
+        only) dropped, as the keys now say where."""
         return FieldError(name(self.key), self.detail, tuple(name(r) for r in self.related))
 
     def within(self, section: str) -> FieldError:

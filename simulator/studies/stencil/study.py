@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from models.stencil import GpuParams, TileShape
 from simulator.config.accel_stencil import StencilEngineSpec
 from simulator.config.errors import ConfigError, InputError
@@ -38,7 +40,7 @@ from simulator.config.schema import dram_geometry
 from simulator.config.stencils import STENCILS
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
-from simulator.engine.limits import host_time_problem
+from simulator.engine.limits import host_time_message
 from simulator.studies.roofline import MeasuredMachine, energy_problem, measure_machine
 from simulator.runner import energy_split_j, load_system, memory_reach_problem, simulate_trace
 from simulator.studies.plots import save_figure
@@ -139,7 +141,7 @@ def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = ELE
     elif loaded is not None:  # Q is one array from address 0 (micro.intensity)
         problem = memory_reach_problem(cfg.total_bytes, dram_geometry(loaded.spec).capacity_bytes,
                                        f"{source}: total_bytes", cfg.system)
-        problem = problem or _intensity_time_problem(cfg, loaded, source, elem_bytes)
+        problem = problem or _intensity_time_problem(cfg, loaded, source)
         errors += [problem] if problem else []
     if loaded is not None:  # the machine is measured on it (run_roofline_point)
         problem = energy_problem(loaded)
@@ -147,18 +149,16 @@ def roofline_problems(cfg: RooflineStudySpec, source: str, elem_bytes: int = ELE
     return errors + problems
 
 
-def _intensity_time_problem(cfg: RooflineStudySpec, loaded: LoadedConfig, source: str,
-                            elem_bytes: int) -> str | None:
-    """Why the sweep's highest intensity cannot run within the simulated-time limit (its host rows alone take
-    longer: ``host_time_problem`` on the trace ``run_roofline_point`` replays), or None."""
+def _intensity_time_problem(cfg: RooflineStudySpec, loaded: LoadedConfig, source: str) -> str | None:
+    """Why the sweep's highest intensity cannot run within the simulated-time limit, or None: its flops alone,
+    shared evenly by the host's cores at ``host.flops_per_cycle``, take longer (a lower bound of what the run's
+    ``host_time_problem`` finds in its trace, so counted without building the trace)."""
     if not cfg.intensities:
         return None  # refused as an empty list
     top = max(cfg.intensities)
-    try:
-        trace = micro.intensity(top, cfg.total_bytes, elem_bytes, threads=loaded.spec.host.cores)
-    except ValueError as exc:
-        return f"{source}: intensities: {top:g} flop/B over total_bytes {cfg.total_bytes} B: {exc}"
-    return host_time_problem(loaded.spec, trace, f"{source}: intensities: {top:g} flop/B", cfg.system)
+    h = loaded.spec.host
+    work = np.array([top * cfg.total_bytes / h.cores / h.flops_per_cycle])
+    return host_time_message(loaded.spec, work, f"{source}: intensities: {top:g} flop/B", cfg.system)
 
 
 def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
