@@ -263,6 +263,13 @@ def tiles(shape: TileShape, grid: Sequence[int], steps: int) -> list[Tile]:
     return out
 
 
+def tiles_per_wavefront(shape: TileShape, grid: Sequence[int]) -> int:
+    """Tiles in each wavefront of a hexagonal schedule (``tiles``): ceil(S1 / pitch) hexagons, each a prism of
+    the sub-tiles that walk the other dimensions from tT before the grid in steps of ts_i."""
+    return -(-grid[0] // shape.pitch) * math.prod(
+        len(range(1 - shape.t_t, n + 1, s)) for n, s in zip(grid[1:], shape.t_s[1:]))
+
+
 def time_tiled_space(grid: Sequence[int], shape: TileShape, elem_bytes: int = 8,
                      stage: str = "stencil") -> tuple[AddressSpace, GridLayout, int]:
     """The memory ``time_tiled_sweep`` works in, laid out in a fresh address space: (the space, its two grids'
@@ -351,8 +358,7 @@ def engine_program_problem(grid: Sequence[int], steps: int, shape: TileShape) ->
     grid, steps = tuple(int(n) for n in grid), int(steps)
     if not shape.hexagonal or len(grid) != len(shape.t_s):
         return None  # engine_program's tiles() refuses these by itself, before listing anything
-    per_wavefront = -(-grid[0] // shape.pitch) * math.prod(
-        len(range(1 - shape.t_t, n + 1, s)) for n, s in zip(grid[1:], shape.t_s[1:]))
+    per_wavefront = tiles_per_wavefront(shape, grid)
     # a box spans 2 (ts1 // 2 + tT) points of dimension 0 and t_s[i] of the others; a 1D box is one segment
     box_extents = (2 * (shape.t_s[0] // 2 + shape.t_t), *shape.t_s[1:])
     regions = per_wavefront * math.prod(box_extents[:-1])  # the union list of one command, inputs or outputs
@@ -434,8 +440,7 @@ def sweep_rows(scheme: str, grid: tuple[int, ...], steps: int, block: Sequence[i
     tt, ts1 = shape.t_t, shape.t_s[0]
     if not shape.hexagonal:  # time skewing: at most (S1 + tT) / ts + 2 tiles per band of tT steps, 3 rows each
         return 3 * -(-steps // tt) * ((g0 + tt) // ts1 + 2) + 2
-    per_wavefront = -(-g0 // shape.pitch) * math.prod(
-        len(range(1 - tt, n + 1, s)) for n, s in zip(grid[1:], shape.t_s[1:]))
+    per_wavefront = tiles_per_wavefront(shape, grid)
     box_rows = 1 if d <= 2 else min(ts1 + 2 * tt, g0 + 2)  # 3D: a row per plane of the tile's box
     return n_wavefronts(shape, steps) * per_wavefront * (1 + 2 * box_rows) + 2
 

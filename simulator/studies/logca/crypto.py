@@ -511,9 +511,8 @@ def _engine_problem(platform: Platform, engines: int) -> str | None:
     have = getattr(unit, "engines", 0)
     if engines <= have:
         return None
-    path = platform.system_path
-    shown = path.relative_to(PROJECT_ROOT) if path.is_relative_to(PROJECT_ROOT) else path
-    return f"{engines}; expected at most the {have} engines of unit 'crypto' of {platform.name}'s system ({shown})"
+    return (f"{engines}; expected at most the {have} engines of unit 'crypto' of {platform.name}'s system "
+            f"({display_path(platform.system_path)})")
 
 
 def _threaded_problems(study: CryptoStudySpec, source: str) -> list[str]:
