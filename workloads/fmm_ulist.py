@@ -101,6 +101,7 @@ For a pipeline the bound trades differently (more blocks hide more of the permut
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -195,18 +196,23 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
         raise ValueError(problem)
     if periodic is None:
         periodic = fmm_tree.TABLE2_PERIODIC if density == "table2" else False
+    if budget not in INTERACTION_BUDGETS:
+        raise ValueError(f"budget must be one of {', '.join(INTERACTION_BUDGETS)}, got {budget!r}")
     most, why = INTERACTION_BUDGETS[budget]
     key = (int(q), int(n_points), density, seed, bool(periodic))
-    held = _PROBLEMS.get(key)
+    with _PROBLEMS_LOCK:
+        held = _PROBLEMS.pop(key, None)
+        if held is not None:
+            _PROBLEMS[key] = held  # now the most recently used
     try:
         if held is None:
-            held = _PROBLEMS[key] = _build_problem(*key, most)
-            while len(_PROBLEMS) > PROBLEM_CACHE_SIZE:
-                del _PROBLEMS[next(iter(_PROBLEMS))]  # the least recently used
-        else:
-            _PROBLEMS[key] = _PROBLEMS.pop(key)  # now the most recently used
-            if held.n_u > most:
-                raise fmm_tree.TooManyInteractions(most)
+            held = _build_problem(*key, most)  # (built outside the lock: another thread may build it too)
+            with _PROBLEMS_LOCK:
+                _PROBLEMS[key] = held
+                while len(_PROBLEMS) > PROBLEM_CACHE_SIZE:
+                    del _PROBLEMS[next(iter(_PROBLEMS))]  # the least recently used
+        elif held.n_u > most:
+            raise fmm_tree.TooManyInteractions(most)
     except (fmm_tree.TooManyLeaves, fmm_tree.TooManyInteractions):
         raise ValueError(f"n_points must be fewer for q = {q}: the tree of {n_points:,} points would hold more than "
                          f"{most:,} U-list interactions (at least 8 per leaf), {why} "
@@ -222,6 +228,7 @@ def build_problem(q: int, n_points: int = 240_000, density: str = "uniform", see
 PROBLEM_CACHE_SIZE = 8
 #: the problems kept, least recently used first, by their arguments (a budget decides only whether one is refused)
 _PROBLEMS: dict[tuple, UListProblem] = {}
+_PROBLEMS_LOCK = threading.Lock()  # a worker of several threads (a dask worker's) shares the problems kept
 
 #: Most U-list interactions of a problem whose trace is to fit, by budget (``build_problem``): (interactions,
 #: why). Each interaction puts at least four explicit addresses in a trace (its permutation vector and its leaf,

@@ -234,6 +234,8 @@ def test_a_tree_beyond_the_interaction_budget_is_refused_before_it_is_listed_who
     assert fu.build_problem(1, 4000, "uniform", seed=11).n_u == 17_937  # the rows budget holds it
     with pytest.raises(ValueError, match=refused):
         fu.build_problem(1, 4000, "uniform", seed=11, budget="tight")
+    with pytest.raises(ValueError, match="budget must be one of addresses, rows, tight, got 'rws'"):
+        fu.build_problem(1, 4000, "uniform", seed=11, budget="rws")
 
 
 def test_pipelining_faster_than_orig_on_lap(problem):
