@@ -135,6 +135,16 @@ def test_config_layer_knows_the_kernels_policies():
     assert schema.MAX_MRU_BITS_WAYS == cache_kernel.MAX_MRU_BITS_WAYS
 
 
+def test_the_config_layer_prices_the_state_the_kernels_keep_per_line():
+    """schema.CACHE_STATE_BYTES_PER_LINE, which bounds a system's caches, is what new_state allocates per line."""
+    from simulator.config import schema
+    from simulator.memory import cache_kernel
+    state = cache_kernel.new_state(np.array([64, 128]), np.array([8, 16]))
+    lines = 64 * 8 + 128 * 16
+    per_line = sum(a.nbytes for a in state.values() if a.shape == (lines,))
+    assert per_line == schema.CACHE_STATE_BYTES_PER_LINE * lines
+
+
 @pytest.mark.parametrize("impl", [CacheHierarchy, ReferenceHierarchy])
 @pytest.mark.parametrize("levels, replacement, fragment", [
     ([geom("A", 1, 4)], "plru", "replacement: 'plru'; expected one of lru, mru_bits"),
