@@ -143,7 +143,8 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
     """The system's components and links (module docstring). Node attribute ``kind``: core, cache,
     memory_controller, channel, accelerator or link; edge attributes ``latency_s``, ``bandwidth_bytes_per_s``
     and ``energy_j_per_byte`` (None where the energy model charges no energy per byte on the hop: a cache level's
-    per-byte cost is charged under ``inclusive_per_byte`` only, the ``actions`` model pricing each of its actions)."""
+    per-byte cost is charged under ``inclusive_per_byte`` only, the ``actions`` model pricing each of its actions;
+    a memory's edge carries its off-chip interface, charged on every byte it moves, its commands priced apart)."""
     graph = nx.DiGraph()
     f = spec.host.frequency_hz
     per_byte_caches = spec.energy.model == "inclusive_per_byte"  # else the caches are priced per action
@@ -169,7 +170,7 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         graph.add_node(name, kind="channel")
         graph.add_edge(MEMORY_CONTROLLER, name, latency_s=dram_unloaded_latency_ps(spec) * 1e-12,
                        bandwidth_bytes_per_s=peak_bandwidth_bytes_per_s(timing, geometry) / geometry.channels,
-                       energy_j_per_byte=None)
+                       energy_j_per_byte=8 * spec.dram.interface_energy_j_per_bit)  # its off-chip interface
     entry = {LAST_LEVEL: levels[-1].name,
              FIRST_LEVEL: levels[0].name if shared[0] else private_level_name(levels[0].name, 0)}
     for name, acc in spec.accelerators.items():
@@ -185,7 +186,7 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
         if acc.interface.memory:  # its data path ends in its own memory
             graph.add_node(acc.interface.memory, kind="near_memory")
             graph.add_edge(link, acc.interface.memory, latency_s=None, bandwidth_bytes_per_s=None,
-                           energy_j_per_byte=None)
+                           energy_j_per_byte=8 * spec.near_memories[acc.interface.memory].interface_energy_j_per_bit)
     for name in spec.near_memories:
         graph.add_node(name, kind="near_memory")  # one no accelerator names is reported by check_wiring
     return graph

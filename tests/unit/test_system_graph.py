@@ -47,6 +47,23 @@ def test_hops_carry_the_configured_figures():
     assert per_byte.edges["host", "L1D"]["energy_j_per_byte"] == spec.caches.levels[0].energy_j_per_byte
 
 
+
+def test_a_memorys_hop_carries_the_interface_energy_a_run_charges_on_its_bytes():
+    """The hop into main memory and the hop into a near memory show the energy per byte the account charges on
+    every byte that memory moves (its off-chip interface), as ``offsim show`` prints it."""
+    import simulator
+
+    path = SYSTEMS / "lap_hbm_stack.yaml"
+    graph = system_graph(_spec(path.name))
+    run = simulator.run(path, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 KiB"}}).summary()
+    main_bytes = (run["dram"]["reads"] + run["dram"]["writes"]) * 64
+    assert main_bytes > 0
+    charged = run["energy_by_component_j"]["dram_interface"] / main_bytes
+    assert graph.edges[MEMORY, "DRAM channel 0"]["energy_j_per_byte"] == pytest.approx(charged, rel=1e-12)
+    assert graph.edges[MEMORY, "DRAM channel 0"]["energy_j_per_byte"] == pytest.approx(160e-12)  # 20 pJ/bit
+    stack = _spec(path.name).near_memories["hbm"]
+    assert graph.edges["lap link (near_memory)", "hbm"]["energy_j_per_byte"] == 8 * stack.interface_energy_j_per_bit
+
 @pytest.mark.parametrize("preset", sorted(INTERFACE))  # one preset of each standard
 def test_a_channel_shows_the_dram_models_peak_and_first_read(preset, tmp_path_factory):
     """Each channel's hop carries the DRAM model's own figures on every standard: its peak (bursts of
