@@ -420,6 +420,11 @@ class SystemSpec:
         _check_memory_line(self.dram, "dram", self.caches.line_bytes)
         for name, memory in self.near_memories.items():
             _check_memory_line(memory, f"near_memories.{name}", self.caches.line_bytes)
+        if self.host.cores > 1 and not any(self.caches.shared_levels()):
+            last = len(self.caches.levels) - 1
+            raise FieldError(f"caches.levels[{last}].shared", f"false with host.cores {self.host.cores}: no level is "
+                             "shared; expected at least the last level shared (the cores reach memory and keep "
+                             "coherence through it)", ("host.cores",))
         _check_cache_state(self.caches, self.host.cores)
 
 

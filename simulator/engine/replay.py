@@ -28,8 +28,10 @@ import numpy as np
 import pyarrow as pa
 
 from simulator.accel.command_check import check_commands
+from simulator.accel.command_schema import TARGET_KEY
 from simulator.config.arrow import to_numpy
 from simulator.host.core import MemoryRows
+from simulator.interconnect.couplings import COUPLING_STRATEGIES, FIRST_LEVEL
 from simulator.system import System
 from workloads.line_kernel import lines_of_rows
 from workloads.trace import THREAD_FIELD, TraceError, thread_ids, validate_trace
@@ -209,7 +211,25 @@ def check_trace(system: System, table: pa.Table, source: str = "<memory>", row_o
             raise TraceError(source, f"thread {int(threads[beyond[0]])}, but the system has {cores} "
                              f"core{'s' if cores > 1 else ''} (host.cores; thread t runs on core t): expected "
                              f"threads 0..{cores - 1}", row=int(beyond[0]) + row_offset, column=THREAD_FIELD.name)
-    return check_commands(system, table, source, decoded, row_offset)
+    commands = check_commands(system, table, source, decoded, row_offset)
+    if len(system.cores) > 1 and THREAD_FIELD.name in table.schema.names and len(table):
+        _check_first_level_offloads(system, commands, thread_ids(table), source, row_offset)
+    return commands
+
+
+def _check_first_level_offloads(system: System, commands: dict[int, tuple[dict, Any]], threads: np.ndarray,
+                                source: str, row_offset: int) -> None:
+    """Refuse an offload from a thread other than 0 to a unit that works in the first cache level (in the
+    pipeline): on a multi-core host that level is core 0's, so the unit would read and write core 0's copies,
+    not those of the core that offloads."""
+    for i, (params, parsed) in sorted(commands.items()):
+        unit = params[TARGET_KEY]
+        coupling = system.spec.accelerators[unit].interface.coupling
+        if threads[i] != 0 and COUPLING_STRATEGIES[coupling].entry == FIRST_LEVEL:
+            what = "waits on" if parsed is None else "offloads to"
+            raise TraceError(source, f"thread {int(threads[i])} {what} {unit!r}, coupled {coupling}: such a unit "
+                             "works in core 0's first cache level; expected its offloads and waits on thread 0",
+                             row=i + row_offset, column=THREAD_FIELD.name)
 
 
 def _run_threads(system: System, cols: _Columns, threads: np.ndarray) -> None:

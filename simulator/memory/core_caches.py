@@ -111,7 +111,9 @@ class CoherentView:
         return _merge_writes(snoops, self.own.flush(lines, requester))
 
     def evict_to_llc(self, lines: np.ndarray, requester: str = "host") -> ChunkResult:
-        """Dirty private copies of every core written into the last level, dropped above it."""
+        """Dropped above the last level, dirty copies written into it: another core's private dirty copy first
+        into the first shared level (where, with more than one shared level, its allocation may push out another
+        line), then on to the last with this core's own copies."""
         snoops = self._snoop(lines, requester)
         return _merge_writes(snoops, self.own.evict_to_llc(lines, requester))
 

@@ -318,6 +318,14 @@ def test_a_shared_level_above_a_private_one_is_refused() -> None:
         system(2, "caches.levels.L2.shared=true", "caches.levels.LLC.shared=false")
 
 
+def test_a_multicore_host_without_a_shared_level_is_refused() -> None:
+    from simulator.config.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"caches\.levels\.LLC\.shared: false with host\.cores 2: no level is "
+                                          "shared; expected at least the last level shared"):
+        system(2, "caches.levels.LLC.shared=false")
+    system(1, "caches.levels.LLC.shared=false")  # one core: nothing to share
+
+
 def test_all_levels_shared_needs_no_coherence() -> None:
     b = TraceBuilder()
     b.access("host", "w", "write", 0, 8, 8, 1024, thread=0)
@@ -450,6 +458,26 @@ def test_an_in_pipeline_units_store_removes_the_other_cores_copies() -> None:
     assert sim.caches.cores[0].is_dirty(line)[0]  # the unit's output, in core 0's L1D
     assert sim.cores[1].stages["reread"].bytes_by_level[0] == 0  # core 1's L1D copy was invalidated
     assert sim.caches.snoop_counters(1)["L1D"]["invalidations"] == n // 64
+
+
+@pytest.mark.parametrize("op", ["offload", "wait"])
+def test_an_in_pipeline_unit_is_refused_from_a_thread_other_than_0(op) -> None:
+    """The unit works in core 0's L1D: thread 1 would hand it data it holds in its own L1D (read stale from the
+    shared level) and get the output in core 0's; the trace is refused at its row."""
+    from workloads.trace import TraceError
+    src, x, n = 4 << 20, 1 << 20, 16 * 1024
+    b = TraceBuilder()
+    b.compute("host", "idle", cycles=1, thread=0)
+    b.offload("host", "aes", "crypto", op="aes128", inputs=[[src, n]], outputs=[[x, n]],
+              thread=1 if op == "offload" else 0)
+    b.wait("host", "aes", "crypto", thread=1)
+    spec = load_spec(ROOT / "configs" / "systems" / "logca_sandy_bridge_aesni.yaml", SystemSpec,
+                     ["host.cores=2"]).spec
+    row = 1 if op == "offload" else 2
+    what = "offloads to" if op == "offload" else "waits on"
+    expected = f"row {row}, column 'thread': thread 1 {what} 'crypto', coupled in_pipeline"
+    with pytest.raises(TraceError, match=expected):
+        replay(build_system(spec), b.to_table(units=["host", "crypto"]))
 
 
 def test_a_coherent_units_snoops_are_each_cores_and_allocate_nothing_above_its_entry() -> None:
