@@ -22,7 +22,11 @@ and the command completes when its last part has been copied out; the
 command's own regions default to the union of its parts'. Without
 ``parts`` the command is one request; separate commands pipeline the same
 way. Copies in and out take turns on the link, or run at once on its two
-directions when the interface is ``full_duplex``. Counters:
+directions when the interface is ``full_duplex``. ``memory_bytes`` set the
+roofline time only: the traffic they stand for is neither simulated nor
+priced, a pcie device's in its own memory and another coupling's beyond the
+operand lines it streams (those go through the interface, timed and priced
+as any requester's). Counters:
 ``requests`` (sub-requests run), ``work_host_cycles``, ``flops``,
 ``memory_bytes``, ``compute_s``, ``bytes_read``, ``bytes_written``.
 """
