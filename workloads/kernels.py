@@ -128,6 +128,8 @@ def _layout(tb: TraceBuilder, kernel: str, g_bytes: int) -> tuple[int, int, int]
     src = space.alloc(f"{kernel}.input", g_bytes)
     dst = space.alloc(f"{kernel}.output", out)
     tb.access("host", "init", "write", src, 8, 8, g_bytes // 8)
+    if g_bytes % 8:  # a buffer of 4 B elements, not a multiple of 8 B: its last element
+        tb.access("host", "init", "write", src + g_bytes // 8 * 8, g_bytes % 8, 0, 1)
     return src, dst, out
 
 
@@ -195,9 +197,9 @@ def kernel_offload(kernel: Kernel, g_bytes: int, c_cycles_per_byte_beta: float, 
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         if kernel == "binary_search":
             o_lo, o_hi = 0, out
-        else:
-            o_lo, o_hi = int(lo * out / g_bytes), int(hi * out / g_bytes)
-        parts.append({"inputs": [[src + lo, hi - lo]], "outputs": [[dst + o_lo, o_hi - o_lo]],
+        else:  # cut at the output's whole elements
+            o_lo, o_hi = int(lo * out / g_bytes) // e * e, int(hi * out / g_bytes) // e * e
+        parts.append({"inputs": [[src + lo, hi - lo]], "outputs": [[dst + o_lo, o_hi - o_lo]] if o_hi > o_lo else [],
                       "host_cycles": _share(total, g_bytes, lo, hi, beta),
                       "flops": flops * (hi - lo) / g_bytes, "memory_bytes": memory_bytes * (hi - lo) / g_bytes})
     extra = {"parts": parts} if stages > 1 else {}

@@ -51,6 +51,28 @@ def test_offload_stages_split_work_and_buffers():
     assert sum(c["outputs"][0][1] for c in parts) == output_bytes("gemm", 2**20)
 
 
+
+@pytest.mark.parametrize("kernel", ["radix_sort", "binary_search"])
+def test_init_writes_a_buffer_of_4_byte_elements_whole(kernel):
+    """A buffer of 4 B elements need not be a multiple of 8 B: the init stage writes every byte of it, no more."""
+    for trace in (kernel_host(kernel, 20, 1.0), kernel_offload(kernel, 20, 1.0)):
+        init = [r for r in trace.to_pylist() if r["stage"] == "init"]
+        assert sum(r["count"] * r["elem_bytes"] for r in init) == 20
+        assert max(r["addr"] + (r["count"] - 1) * r["stride_bytes"] + r["elem_bytes"] for r in init) == init[0]["addr"] + 20
+
+
+def test_offload_parts_cut_the_output_at_whole_elements():
+    """GEMM's output is half its input: parts cut at the input's 4 B elements cover whole output elements, a part
+    whose input finishes none has no output region, and the parts cover the output once."""
+    import json
+    table = kernel_offload("gemm", 24, 1.0, stages=6)
+    cmd = next(json.loads(p) for p, op in zip(table.column("params").to_pylist(), table.column("op").to_pylist())
+               if op == "offload")
+    outputs = [region for part in cmd["parts"] for region in part["outputs"]]
+    assert all(size % 4 == 0 and size > 0 and (addr - outputs[0][0]) % 4 == 0 for addr, size in outputs)
+    assert sum(size for _, size in outputs) == output_bytes("gemm", 24) == 12
+    assert [addr for addr, _ in outputs] == sorted({addr for addr, _ in outputs})
+
 def test_pipelined_parts_cross_the_link_once_and_run_as_sub_requests():
     g = 2**20
     _, system = _run(DISCRETE, kernel_offload("fft", g, 290.0, stages=4))
