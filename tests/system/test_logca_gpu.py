@@ -58,7 +58,8 @@ def test_init_writes_a_buffer_of_4_byte_elements_whole(kernel):
     for trace in (kernel_host(kernel, 20, 1.0), kernel_offload(kernel, 20, 1.0)):
         init = [r for r in trace.to_pylist() if r["stage"] == "init"]
         assert sum(r["count"] * r["elem_bytes"] for r in init) == 20
-        assert max(r["addr"] + (r["count"] - 1) * r["stride_bytes"] + r["elem_bytes"] for r in init) == init[0]["addr"] + 20
+        end = max(r["addr"] + (r["count"] - 1) * r["stride_bytes"] + r["elem_bytes"] for r in init)
+        assert end == init[0]["addr"] + 20
 
 
 def test_offload_parts_cut_the_output_at_whole_elements():
