@@ -135,23 +135,12 @@ def prefetch_reads(counters: dict[str, dict[str, int]], names: list[str], prefet
     return {name: (counters[names[i - 1]]["prefetches"] if i > prefetch_level else 0) for i, name in enumerate(names)}
 
 
-def update_loads(system: System) -> tuple[int, int]:
-    """(lines, B) the host's update rows loaded before storing them: the caches count an update's store alone,
-    so the account adds its loads at the level the host enters, as demand loads there (``HostCore.update_lines``)."""
-    return sum(core.update_lines for core in system.cores), sum(core.update_bytes for core in system.cores)
-
-
 def _caches(system: System, acc: EnergyAccount) -> None:
     levels = system.spec.caches.levels
     names = [level.name for level in levels]
-    update_lines, update_bytes = update_loads(system)
-    served = system.host_bytes_by_level().copy()
-    served[0] += update_bytes  # the update rows' loads, served by the first level (their store's line is there)
+    served = system.host_bytes_by_level()
     totals = system.caches.counters()
     per_requester = system.caches.counters_by_requester()
-    if update_lines:
-        totals[names[0]]["loads"] += update_lines
-        per_requester["host"][names[0]]["loads"] += update_lines  # every core's port is the requester "host"
     actions, prices = list(CACHE_ACTIONS), dict(CACHE_PRICES)
     prefetcher = system.spec.caches.prefetcher
     if prefetcher.enabled:  # its lookups in a level are counted and priced as reads, as a demand load's are

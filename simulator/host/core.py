@@ -59,7 +59,6 @@ from simulator.memory.port import MemoryPort, PortResult
 
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
 STORE_OPS = ("write", "update")  # the memory rows whose accesses store
-UPDATE_ISSUE_FACTOR = 2  # an update row issues a load and a store per element
 RUN_OPS = ("read", "write", "update")  # the memory rows ``run_memory_rows`` may take
 RUN_ROWS = 512  # rows handed to one ``serve_rows`` call at most (the stage records it loads grow with them)
 NO_LIMIT_PS = 2**62  # ``serve_rows``'s limit when no other event is pending
@@ -199,8 +198,7 @@ class MemoryRows:
         return cls(names, np.array([number[name] for name in stages], dtype=np.int64), stores,
                    np.array(elements, dtype=np.int64), np.array(n_bytes, dtype=np.int64),
                    np.array(flops, dtype=np.int64), np.array(cycles, dtype=np.float64),
-                   np.array([UPDATE_ISSUE_FACTOR if op == "update" else 1 for op in ops], dtype=np.int64),
-                   run_stop.astype(np.int64))
+                   np.array([2 if op == "update" else 1 for op in ops], dtype=np.int64), run_stop.astype(np.int64))
 
 
 @dataclass
@@ -228,10 +226,6 @@ class HostCore:
     bytes_by_level: np.ndarray = field(init=False)  # bytes served per level (last entry = DRAM), B
     flops: int = field(init=False, default=0)  # floating-point operations executed, flop
     sync_wait_ps: int = field(init=False, default=0)  # time its thread waited at barriers and joins, ps
-    # an update row loads each element, then stores it: the caches see the store alone (the load brought the
-    # line), so the lines and bytes of its loads are kept here for the energy account to price, lines and B
-    update_lines: int = field(init=False, default=0)
-    update_bytes: int = field(init=False, default=0)
 
     prefetch: PrefetchSlots | None = field(init=False, default=None)  # set when the caches prefetch
     _paused: object = field(init=False, default=None, repr=False)  # the last timeout the core waited on
@@ -334,14 +328,11 @@ class HostCore:
     def run_memory_row(self, env, stage: StageStats, lines: np.ndarray, n_elements: int, n_bytes: int,
                        flops: int, cycles: float, op: str, dependent: bool):
         """SimPy generator: replay one memory row (read/write/update/zero) chunk by chunk."""
-        issue_factor = UPDATE_ISSUE_FACTOR if op == "update" else 1
+        issue_factor = 2 if op == "update" else 1
         n_lines = len(lines)
         if n_lines == 0:
             yield from self.run_compute_row(env, stage, flops, cycles)
             return
-        if op == "update":
-            self.update_lines += n_lines
-            self.update_bytes += n_bytes
         bytes_per_line = n_bytes / n_lines
         n_out = len(self.bytes_by_level)
         stage_served = stage.served_record(n_out)
@@ -440,10 +431,6 @@ class HostCore:
                     work.store(k, self.stages[rows.stage_names[k]])
                 self.flops += int(out[ck.O_FLOPS])
                 t = int(out[ck.O_END_PS])
-                updates = rows.issue_factor[j:done] == UPDATE_ISSUE_FACTOR
-                if updates.any():
-                    self.update_lines += int(np.diff(offsets[j - base:done - base + 1])[updates].sum())
-                    self.update_bytes += int(rows.n_bytes[j:done][updates].sum())
             rows.window = min(RUN_ROWS, max(8, 2 * (done - j)))
             if done < hi or t >= limit:
                 j = done

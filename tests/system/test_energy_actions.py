@@ -90,27 +90,6 @@ def test_inclusive_per_byte_charges_only_the_bytes_served_to_the_host(tmp_path):
     assert acc.by_component()["L1D"]["access"] == pytest.approx(256 * PER_BYTE_J)
 
 
-
-@pytest.mark.parametrize("prefetch", [False, True])  # rows run in compiled calls, or one by one (the prefetcher)
-def test_an_update_row_pays_a_load_and_a_store_per_line(tmp_path, prefetch):
-    """An update loads each element, then stores it: the caches see its store alone (a write-allocate fill
-    brings the line), and the account adds its load as a demand load of the first level, under either model."""
-    overrides = ["caches.prefetcher.enabled=true", "caches.prefetcher.level=L1D"] if prefetch else []
-    trace = TraceBuilder()
-    for _ in range(2):  # 4 lines: the first pass misses, the second hits
-        trace.region("host", "sum", "update", 0, 256)
-    system = four_set_system(tmp_path, overrides)
-    acc = energy_account(system, replay(system, trace.to_table()))
-    host = acc.actions["L1D"]["host"]
-    assert (host["loads"], host["stores"]) == (8, 8)
-    assert (acc.energy_j["L1D"]["host"]["read"], acc.energy_j["L1D"]["host"]["write"]) == pytest.approx(
-        (8 * READ_J, 8 * WRITE_J))
-    system = four_set_system(tmp_path, [*overrides, "energy.model=inclusive_per_byte"])
-    acc = energy_account(system, replay(system, trace.to_table()))
-    # served by the L1: both passes' loads (512 B) and the second pass's stores (256 B); the first pass's
-    # stores missed to DRAM
-    assert acc.by_component()["L1D"]["access"] == pytest.approx(768 * PER_BYTE_J)
-
 def test_conservation_fails_when_a_requester_is_dropped(tmp_path, monkeypatch):
     system = four_set_system(tmp_path)
     end = drive(system)
