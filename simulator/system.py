@@ -144,7 +144,8 @@ def system_graph(spec: SystemSpec) -> nx.DiGraph:
     memory_controller, channel, accelerator or link; edge attributes ``latency_s``, ``bandwidth_bytes_per_s``
     and ``energy_j_per_byte`` (None where the energy model charges no energy per byte on the hop: a cache level's
     per-byte cost is charged under ``inclusive_per_byte`` only, the ``actions`` model pricing each of its actions;
-    a memory's edge carries its off-chip interface, charged on every byte it moves, its commands priced apart)."""
+    a memory's edge carries its off-chip interface energy, charged on the bytes it moves, main memory's but a
+    near-memory unit's, its commands priced apart)."""
     graph = nx.DiGraph()
     f = spec.host.frequency_hz
     per_byte_caches = spec.energy.model == "inclusive_per_byte"  # else the caches are priced per action

@@ -30,9 +30,10 @@ binary search ~log2 N probes of one element and its 8 B result, no flops.
 Offload (``kernel_offload``): the buffer goes to unit ``unit`` (default
 ``gpu``) as one command, then the host waits for it. With ``stages`` > 1 the
 command carries ``parts``: ``stages`` sub-requests, part i covering its share
-of input and output and carrying ``host_cycles`` = its share of C g^beta
-and its share of the device work (a part's share of the elements). The host pays the offload overhead o
-and flushes the buffer once, as in 000's pipelined runs (one set-up, then the
+of the input and the output's whole elements it finishes (none: no output
+region) and carrying ``host_cycles`` = its share of C g^beta and its share of
+the device work (a part's share of the elements). The host pays the offload
+overhead o and flushes the buffer once, as in 000's pipelined runs (one set-up, then the
 stages streamed: speedup at o-dominated g is the same for every n, 000 Tables
 4.5-4.7 at 000:L1050-1094); the unit pipelines the parts (copy-in of part
 i+1, compute of part i and copy-out of part i-1 at once).

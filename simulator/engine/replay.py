@@ -219,16 +219,19 @@ def check_trace(system: System, table: pa.Table, source: str = "<memory>", row_o
 
 def _check_first_level_offloads(system: System, commands: dict[int, tuple[dict, Any]], threads: np.ndarray,
                                 source: str, row_offset: int) -> None:
-    """Refuse an offload from a thread other than 0 to a unit that works in the first cache level (in the
-    pipeline): on a multi-core host that level is core 0's, so the unit would read and write core 0's copies,
+    """Refuse an offload or wait from a thread other than 0 to a unit that works in the first cache level (in the
+    pipeline) where that level is private: it is then core 0's, so the unit would read and write core 0's copies,
     not those of the core that offloads."""
+    if system.spec.caches.shared_levels()[0]:  # one first level for all the cores: the unit's is every core's
+        return
     for i, (params, parsed) in sorted(commands.items()):
         unit = params[TARGET_KEY]
         coupling = system.spec.accelerators[unit].interface.coupling
         if threads[i] != 0 and COUPLING_STRATEGIES[coupling].entry == FIRST_LEVEL:
             what = "waits on" if parsed is None else "offloads to"
             raise TraceError(source, f"thread {int(threads[i])} {what} {unit!r}, coupled {coupling}: such a unit "
-                             "works in core 0's first cache level; expected its offloads and waits on thread 0",
+                             "works in core 0's private first cache level; expected its offloads and waits on "
+                             "thread 0",
                              row=i + row_offset, column=THREAD_FIELD.name)
 
 

@@ -478,6 +478,10 @@ def test_an_in_pipeline_unit_is_refused_from_a_thread_other_than_0(op) -> None:
     expected = f"row {row}, column 'thread': thread 1 {what} 'crypto', coupled in_pipeline"
     with pytest.raises(TraceError, match=expected):
         replay(build_system(spec), b.to_table(units=["host", "crypto"]))
+    # with every level shared there is one L1 for all the cores: any thread may drive the unit
+    shared = load_spec(ROOT / "configs" / "systems" / "logca_sandy_bridge_aesni.yaml", SystemSpec,
+                       ["host.cores=2", "caches.levels.L1D.shared=true", "caches.levels.L2.shared=true"]).spec
+    assert replay(build_system(shared), b.to_table(units=["host", "crypto"])) > 0
 
 
 def test_a_coherent_units_snoops_are_each_cores_and_allocate_nothing_above_its_entry() -> None:

@@ -47,22 +47,29 @@ def test_hops_carry_the_configured_figures():
     assert per_byte.edges["host", "L1D"]["energy_j_per_byte"] == spec.caches.levels[0].energy_j_per_byte
 
 
-
 def test_a_memorys_hop_carries_the_interface_energy_a_run_charges_on_its_bytes():
     """The hop into main memory and the hop into a near memory show the energy per byte the account charges on
-    every byte that memory moves (its off-chip interface), as ``offsim show`` prints it."""
+    the bytes that memory moves (its off-chip interface), as ``offsim show`` prints it."""
     import simulator
 
     path = SYSTEMS / "lap_hbm_stack.yaml"
-    graph = system_graph(_spec(path.name))
-    run = simulator.run(path, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 KiB"}}).summary()
+    stack_energy = ["near_memories.hbm.interface_energy_j_per_bit=4 pJ/bit"]  # the file's is 0: a figure to check
+    graph = system_graph(_spec(path.name, *stack_energy))
+    run = simulator.run(path, {"generator": "stream", "params": {"kind": "read", "array_bytes": "64 KiB"}},
+                        stack_energy).summary()
     main_bytes = (run["dram"]["reads"] + run["dram"]["writes"]) * 64
     assert main_bytes > 0
     charged = run["energy_by_component_j"]["dram_interface"] / main_bytes
     assert graph.edges[MEMORY, "DRAM channel 0"]["energy_j_per_byte"] == pytest.approx(charged, rel=1e-12)
     assert graph.edges[MEMORY, "DRAM channel 0"]["energy_j_per_byte"] == pytest.approx(160e-12)  # 20 pJ/bit
-    stack = _spec(path.name).near_memories["hbm"]
-    assert graph.edges["lap link (near_memory)", "hbm"]["energy_j_per_byte"] == 8 * stack.interface_energy_j_per_bit
+    gemm = {"generator": "lap_gemm", "params": {"m": 64, "n": 64, "k": 64, "produce_inputs": True}}
+    run = simulator.run(path, gemm, stack_energy).summary()  # the LAP's operands live in the stack
+    stack_bytes = run["actions"]["hbm"]["lap"]["bytes"]
+    assert stack_bytes > 0
+    charged = run["energy_by_requester_j"]["hbm"]["lap"]["interface"] / stack_bytes
+    assert graph.edges["lap link (near_memory)", "hbm"]["energy_j_per_byte"] == pytest.approx(charged, rel=1e-12)
+    assert charged == pytest.approx(32e-12)  # 4 pJ/bit
+
 
 @pytest.mark.parametrize("preset", sorted(INTERFACE))  # one preset of each standard
 def test_a_channel_shows_the_dram_models_peak_and_first_read(preset, tmp_path_factory):
