@@ -197,12 +197,13 @@ class TileShape:
         """Shared memory per tile (words).
 
         hex_1d 2 (ts + tT) (004:L2123); hhc_2d 2 (ts1 + tT + 1)(ts2 + tT + 1) (A.20);
-        hhc_3d 2 prod(ts_i + tT + 1) and time skewing 2 (ts + 2) are our extensions.
+        hhc_3d 2 prod(ts_i + tT + 1) and time skewing 2 (ts + 2 tT) are our extensions, the latter its input and
+        output footprints m_i = m_o = ts + 2 tT (004:L3238), which the tile holds as an engine program loads it.
         """
         if self.kind == "hex_1d":
             return 2 * (self.t_s[0] + self.t_t)
         if self.kind == "time_skew_1d":
-            return 2 * (self.t_s[0] + 2)
+            return 2 * (self.t_s[0] + 2 * self.t_t)
         return 2 * math.prod(ts + self.t_t + 1 for ts in self.t_s)
 
     def row_widths(self) -> list[int]:

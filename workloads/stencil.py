@@ -258,8 +258,10 @@ def tiles(shape: TileShape, grid: Sequence[int], steps: int) -> list[Tile]:
         for a in range(-(-grid[0] // pitch)):
             c = 1 + a * pitch + shift + ts1 // 2
             for corner in _product(sub_starts):
-                out.append(Tile(wf, a, (c - half, *corner), (c + half, *[x + s for x, s in zip(corner, inner)]),
-                                shape.v_tile_points, tuple(w * math.prod(inner) for w in shape.row_widths())))
+                # the base row [c - ts1 // 2, c - ts1 // 2 + ts1) and tT on each side: ts1 + 2 tT points
+                hi = (c + half + ts1 % 2, *[x + s for x, s in zip(corner, inner)])
+                out.append(Tile(wf, a, (c - half, *corner), hi, shape.v_tile_points,
+                                tuple(w * math.prod(inner) for w in shape.row_widths())))
     return out
 
 
@@ -359,8 +361,8 @@ def engine_program_problem(grid: Sequence[int], steps: int, shape: TileShape) ->
     if not shape.hexagonal or len(grid) != len(shape.t_s):
         return None  # engine_program's tiles() refuses these by itself, before listing anything
     per_wavefront = tiles_per_wavefront(shape, grid)
-    # a box spans 2 (ts1 // 2 + tT) points of dimension 0 and t_s[i] of the others; a 1D box is one segment
-    box_extents = (2 * (shape.t_s[0] // 2 + shape.t_t), *shape.t_s[1:])
+    # a box spans ts1 + 2 tT points of dimension 0 and t_s[i] of the others; a 1D box is one segment
+    box_extents = (shape.t_s[0] + 2 * shape.t_t, *shape.t_s[1:])
     regions = per_wavefront * math.prod(box_extents[:-1])  # the union list of one command, inputs or outputs
     if per_wavefront > MAX_ENGINE_TILES or regions > MAX_COMMAND_ITEMS:
         return "grid", (f"{list(grid)}: one wavefront of tiles t_t {shape.t_t}, t_s {list(shape.t_s)} holds "

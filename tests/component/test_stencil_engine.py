@@ -214,3 +214,41 @@ def test_the_size_check_refuses_a_program_whose_largest_list_passes_the_limit(mo
     assert ws.engine_program_problem(grid, 2, shape)[0] == "grid"
     monkeypatch.setattr(ws, "MAX_COMMAND_ITEMS", int(largest * 1.2))
     assert ws.engine_program_problem(grid, 2, shape) is None
+
+
+@pytest.mark.parametrize("kind, t_t, t_s", [("time_skew_1d", 8, (4,)), ("hex_1d", 4, (8,)), ("hhc_2d", 4, (8, 32)),
+                                            ("hhc_3d", 2, (4, 8, 8))])
+def test_a_tile_holds_its_input_box_as_the_engine_loads_it(kind, t_t, t_s):
+    """Shared memory per tile holds the input footprint m_i an engine program's box loads: a time-skewed tile of
+    tT 8 over ts 4 reads 4 + 2 x 8 = 20 words, which 2 (ts + 2) = 12 words would not hold."""
+    shape = TileShape(kind, t_t, t_s)
+    assert shape.m_tile_words >= shape.m_in_words
+    if kind == "time_skew_1d":
+        r = simulate_trace(NARROW, ws.engine_program("jacobi_1d", [64], 8, shape))  # was refused: 20 > 12 words
+        assert r.value("accel/stencil", "points") >= 64 * 8  # every point and step (edge tiles count in full)
+
+
+@pytest.mark.parametrize("t_s", [7, 8])
+def test_a_hexagon_box_spans_the_base_row_and_t_t_on_each_side(t_s):
+    """A hexagon's box is ts1 + 2 tT points wide, centred on its base row, also for an odd ts1."""
+    shape = TileShape("hex_1d", 2, (t_s,))
+    boxes = {t.hi[0] - t.lo[0] for t in ws.tiles(shape, [30], 4)}
+    assert boxes == {t_s + 2 * 2} == {shape.m_in_words}
+
+
+def test_the_tiling_study_lays_the_engine_program_out_in_the_engines_words(monkeypatch):
+    """The study's engine runs hand the program the engine's word size, as its model prices words of it: an
+    engine of 8 B words gets regions of 8 B elements."""
+    from dataclasses import replace
+
+    from simulator.studies.stencil import study
+
+    cfg = study.load_study(CONFIGS / "studies" / "stencil_tiling.yaml")
+    cfg = replace(cfg, engine_grid=(64, 64), engine_steps=4)
+    wide = load_system(CONFIGS / "systems" / "stencil_narrow.yaml", ["accelerators.stencil.word_bytes=8"])
+    monkeypatch.setattr(study, "load_system", lambda path: wide)
+    seen = []
+    real = ws.engine_program
+    monkeypatch.setattr(ws, "engine_program", lambda *a, **k: seen.append(k.get("elem_bytes")) or real(*a, **k))
+    study.run_tiling_point(study.TilingRun(cfg, "engine", study.TileSpec(4, (8, 32))))
+    assert seen == [8]

@@ -430,7 +430,8 @@ def run_tiling_point(run: TilingRun) -> dict[str, Any]:
                        spec.interface.offload_overhead_cycles / eng.spec.host.frequency_hz)
     c_iter = cycles_per_point(spec, st) / spec.frequency_hz
     shape = TileShape("hhc_2d", run.tile.t_t, run.tile.t_s)
-    res = simulate_trace(eng, ws.engine_program(st, cfg.engine_grid, cfg.engine_steps, shape))
+    program = ws.engine_program(st, cfg.engine_grid, cfg.engine_steps, shape, elem_bytes=spec.word_bytes)
+    res = simulate_trace(eng, program)
     return {"t_t": run.tile.t_t, "t_s": run.tile.t_s, "sim_time_s": res.value("system", "simulated_time_s"),
             "model_time_s": predict_time_s(shape, cfg.engine_grid, cfg.engine_steps, gpu, c_iter, spec.lanes)}
 
