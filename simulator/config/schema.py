@@ -292,9 +292,9 @@ class DramGeometrySpec:
                              "tREFI / R, as DRAMSim3's RANK_LEVEL_STAGGERED)")
     refresh_mode: str = param("all_bank", choices=DRAM_REFRESH_MODES,
                               doc="what a refresh command covers: all_bank (every bank of the rank, blocked for "
-                                  "t_rfc, every tREFI), same_bank (ddr5's REFsb: bank k of every bank group, "
-                                  "blocked for t_rfc_sb while the others work, one command every tREFI / (banks "
-                                  "per group)) or per_bank (hbm2e's REFSB, hbm3's and lpddr5's REFpb: one bank, "
+                                  "t_rfc, every tREFI), same_bank (ddr5's REFsb, of its fine granularity mode: "
+                                  "bank k of every bank group, blocked for t_rfc_sb while the others work, one "
+                                  "command every tREFI / 2 / (banks per group)) or per_bank (hbm2e's REFSB, hbm3's and lpddr5's REFpb: one bank, "
                                   "on lpddr5 a pair, blocked for t_rfc_pb, the sets in turn within tREFI); the "
                                   "standard decides which it has")
 

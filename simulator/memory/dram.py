@@ -12,8 +12,8 @@ Refresh: rank ``r`` receives its k-th refresh (k = 0, 1, ...) when due at ``firs
 ``first_r`` being tREFI for every rank (``refresh="simultaneous"``) or ``(r + 1) * tREFI / R`` for
 rank r of the R of its channel (``"staggered"``, ``dram_params.first_refresh_ps``); all its banks
 are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for tRFC. Under same-bank
-refresh (``refresh_mode="same_bank"``, DDR5's REFsb) tREFI above is the interval between commands,
-tREFI / (banks per group): each REFsb precharges and blocks for tRFCsb bank k of every bank group,
+refresh (``refresh_mode="same_bank"``, DDR5's REFsb, which JESD79-5 issues in its fine granularity mode,
+tREFI2 = tREFI / 2) tREFI above is the interval between commands, tREFI / 2 / (banks per group): each REFsb precharges and blocks for tRFCsb bank k of every bank group,
 k taking the values 0, 1, ... in turn, while the other banks work; under per-bank refresh
 (``"per_bank"``, HBM3's and LPDDR5's REFpb) one command every tREFI / (banks / banks per command)
 blocks bank 0, 1, ... in turn for tRFCpb (LPDDR5: banks k and k + banks / 2 together). Refreshes
@@ -139,7 +139,7 @@ class DramSystem:
         divisor, sets = refresh_sets(refresh_mode, geometry.banks, geometry.bank_groups,
                                      STANDARDS[timing.standard].banks_per_refresh)
         #: interval between the refresh commands of a rank, ps
-        self.refresh_interval_ps = refresh_command_interval_ps(timing.t_refi_ps, sets)
+        self.refresh_interval_ps = refresh_command_interval_ps(timing.t_refi_ps, sets, refresh_mode)
         p = pack_timing_ps(timing)
         p[k.P_REFI] = self.refresh_interval_ps
         p[k.P_REF_DIV] = divisor

@@ -285,11 +285,13 @@ def refresh_sets(mode: str, banks: int, bank_groups: int, banks_per_refresh: int
     raise ValueError(f"refresh_mode = {mode!r}: expected one of {REFRESH_MODES}")
 
 
-def refresh_command_interval_ps(t_refi_ps: int, sets: int) -> int:
-    """Interval between refresh commands of a rank, ps: every set is refreshed once per tREFI, so one
-    command every tREFI / sets (floored to the ps); JESD79-5 issues the REFsb of each bank index
-    within every tREFI."""
-    return t_refi_ps // sets
+def refresh_command_interval_ps(t_refi_ps: int, sets: int, mode: str = "all_bank") -> int:
+    """Interval between refresh commands of a rank, ps: every set is refreshed once per refresh interval, so one
+    command every interval / sets (floored to the ps). The interval is tREFI, but for same_bank: JESD79-5 issues
+    REFsb only in its fine granularity refresh mode, whose interval tREFI2 is half the normal mode's tREFI1
+    (``t_refi`` of a DDR5 preset), each bank index once within every tREFI2."""
+    interval = t_refi_ps // 2 if mode == "same_bank" else t_refi_ps
+    return interval // sets
 
 
 def _require_int(owner: str, name: str, value: object, minimum: int) -> None:
