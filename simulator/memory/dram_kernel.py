@@ -720,7 +720,9 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
         if log_n[0] < log.shape[0]:
             _log(log, log_n, bk[g, B_PRE_READY], CMD_PRE, rank, b, row)
         _precharge(bk, rk, pend, ctr, rank, g, bk[g, B_PRE_READY], t_rp)
-    busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done
+    # power-down entry no sooner than JEDEC's tWRPDEN (WL + BL/2 + tWR: tWR after a write's data) or tRDPDEN
+    # (RL + BL/2 + 1: a tCK after a read's); under closed page the auto-precharge ends later still
+    busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done + (p[P_WR] if wr else p[P_TCK])
     if busy > rk[rank, R_IDLE_FROM]:
         rk[rank, R_IDLE_FROM] = busy
     return t_done

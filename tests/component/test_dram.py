@@ -448,19 +448,32 @@ def test_power_down_by_hand():
     assert t0 == (11 + 11 + 4) * TCK  # nothing to wake from yet
     a = 1_000_000
     t1 = d.service(np.array([line(5, 3, 7)]), False, a)
-    assert t1 == a + (5 + 11 + 4) * TCK  # idle since t0: tXP before the row hit's CL + burst
-    # a request right behind the last burst finds the rank just powered down: the exit waits tCKE
-    t2 = d.service(np.array([line(5, 3, 8)]), False, t1 + TCK)
-    assert t2 == t1 + (4 + 5 + 11 + 4) * TCK
+    assert t1 == a + (5 + 11 + 4) * TCK  # idle since t0 + tCK (tRDPDEN): tXP before the row hit's CL + burst
+    # a request a tCK after the rank powered down (a tCK after the last burst) finds the exit waiting for tCKE
+    t2 = d.service(np.array([line(5, 3, 8)]), False, t1 + 2 * TCK)
+    assert t2 == t1 + TCK + (4 + 5 + 11 + 4) * TCK
     end = 3_000_000  # before the first refresh (7.8 us)
     times = d.background_times_ps(end)
-    assert times["power_down_open"] == (a - t0) + (t1 + TCK - t1) + (end - t2)  # row 5 of bank 3 stays open
+    # row 5 of bank 3 stays open; each idle spell starts a tCK after the last burst
+    assert times["power_down_open"] == (a - t0 - TCK) + TCK + (end - t2 - TCK)
     assert times["power_down_precharged"] == 0
     e = d.energy_j(end)
     assert e["background_power_down"] == pytest.approx(PD_W * times["power_down_open"] * 1e-12, rel=1e-12)
     assert e["background_active"] == pytest.approx(1.5 * 0.067 * 16 * (end - times["power_down_open"]) * 1e-12,
                                                    rel=1e-12)
     assert e["background_precharge"] == 0
+
+
+def test_power_down_waits_for_write_recovery():
+    """A rank powers down no sooner than tWR after a write's data (JEDEC's tWRPDEN = WL + BL/2 + tWR): a row-hit
+    write arriving within it issues at once, without tCKE or tXP."""
+    d = make(power_down=True)
+    t0 = d.service(np.array([line(5, 3)]), True, 0)
+    assert t0 == (11 + 8 + 4) * TCK  # tRCD + CWL + burst
+    t1 = d.service(np.array([line(5, 3, 1)]), True, t0 + 2 * TCK)  # within tWR (12 tCK): not powered down
+    assert t1 == t0 + 2 * TCK + (8 + 4) * TCK
+    end = t1 + 1000 * TCK
+    assert d.background_times_ps(end)["power_down_open"] == end - (t1 + 12 * TCK)
 
 
 def test_power_down_wakes_for_refresh_and_then_idles_precharged():
@@ -476,7 +489,7 @@ def test_power_down_wakes_for_refresh_and_then_idles_precharged():
     assert pre == refi + 5 * TCK  # woken at tREFI, tXP before closing the open row
     assert ref == pre + 11 * TCK
     t_end = ref + TIMING.t_rfc * TCK
-    assert times["power_down_open"] == refi - t0
+    assert times["power_down_open"] == refi - t0 - TIMING.t_wr * TCK  # powered down tWR after the write's data
     assert times["power_down_precharged"] == end - t_end
     assert times["refreshes"] == 1
     e = make(power_down=True)
