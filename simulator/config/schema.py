@@ -294,9 +294,9 @@ class DramGeometrySpec:
                               doc="what a refresh command covers: all_bank (every bank of the rank, blocked for "
                                   "t_rfc, every tREFI), same_bank (ddr5's REFsb, of its fine granularity mode: "
                                   "bank k of every bank group, blocked for t_rfc_sb while the others work, one "
-                                  "command every tREFI / 2 / (banks per group)) or per_bank (hbm2e's REFSB, hbm3's and lpddr5's REFpb: one bank, "
-                                  "on lpddr5 a pair, blocked for t_rfc_pb, the sets in turn within tREFI); the "
-                                  "standard decides which it has")
+                                  "command every tREFI / 2 / (banks per group)) or per_bank (hbm2e's REFSB, "
+                                  "hbm3's and lpddr5's REFpb: one bank, on lpddr5 a pair, blocked for t_rfc_pb, "
+                                  "the sets in turn within tREFI); the standard decides which it has")
 
     def __post_init__(self) -> None:
         fields = self.mapping.split(":")

@@ -13,13 +13,13 @@ Refresh: rank ``r`` receives its k-th refresh (k = 0, 1, ...) when due at ``firs
 rank r of the R of its channel (``"staggered"``, ``dram_params.first_refresh_ps``); all its banks
 are precharged (as soon as tRAS/tRTP/tWR allow), then REF blocks the rank for tRFC. Under same-bank
 refresh (``refresh_mode="same_bank"``, DDR5's REFsb, which JESD79-5 issues in its fine granularity mode,
-tREFI2 = tREFI / 2) tREFI above is the interval between commands, tREFI / 2 / (banks per group): each REFsb precharges and blocks for tRFCsb bank k of every bank group,
-k taking the values 0, 1, ... in turn, while the other banks work; under per-bank refresh
-(``"per_bank"``, HBM3's and LPDDR5's REFpb) one command every tREFI / (banks / banks per command)
-blocks bank 0, 1, ... in turn for tRFCpb (LPDDR5: banks k and k + banks / 2 together). Refreshes
-happen whether or not requests arrive, so up to a time ``end_ps`` a rank has received the
-refreshes due strictly before ``end_ps`` (simultaneous: ``ceil(end_ps / tREFI) - 1``, e.g.
-``floor(1 ms / 7.8 us) = 128`` over 1 ms).
+tREFI2 = tREFI / 2) tREFI above is the interval between commands, tREFI / 2 / (banks per group):
+each REFsb precharges and blocks for tRFCsb bank k of every bank group, k taking the values 0, 1,
+... in turn, while the other banks work; under per-bank refresh (``"per_bank"``, HBM3's and LPDDR5's
+REFpb) one command every tREFI / (banks / banks per command) blocks bank 0, 1, ... in turn for tRFCpb
+(LPDDR5: banks k and k + banks / 2 together). Refreshes happen whether or not requests arrive, so up
+to a time ``end_ps`` a rank has received the refreshes due strictly before ``end_ps`` (simultaneous:
+``ceil(end_ps / tREFI) - 1``, e.g. ``floor(1 ms / 7.8 us) = 128`` over 1 ms).
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ chunk in its service order with :func:`frfcfs_order`):
   do not either), so at each request every bank of its rank whose earliest precharge lies
   before the frontier is closed at that time, before refreshes and power-down are accounted.
 * power-down (optional, as DRAMSim2's ``USE_LOW_POWER``): a rank with no pending request,
-  from the end of its last data burst (or refresh) up to the next request's frontier, is
+  from the end of its last data burst (tWR later after a write, a tCK after a read: JEDEC's
+  tWRPDEN and tRDPDEN; under closed page no sooner than its precharge's end) or refresh up to
+  the next request's frontier, is
   powered down, in active power-down while a bank holds a row and in precharge power-down
   otherwise; the rank's next command waits tXP after the exit, which is no earlier than
   tCKE after the entry. A refresh falling due while powered down wakes the rank likewise.
@@ -721,8 +723,10 @@ def issue_request(i, frontier, lines, is_write, decode, p, bk, rk, grp, ch, pend
             _log(log, log_n, bk[g, B_PRE_READY], CMD_PRE, rank, b, row)
         _precharge(bk, rk, pend, ctr, rank, g, bk[g, B_PRE_READY], t_rp)
     # power-down entry no sooner than JEDEC's tWRPDEN (WL + BL/2 + tWR: tWR after a write's data) or tRDPDEN
-    # (RL + BL/2 + 1: a tCK after a read's); under closed page the auto-precharge ends later still
-    busy = max(t_done, bk[g, B_PRE_DONE]) if closed_page else t_done + (p[P_WR] if wr else p[P_TCK])
+    # (RL + BL/2 + 1: a tCK after a read's), nor under closed page before the auto-precharge ends
+    busy = t_done + (p[P_WR] if wr else p[P_TCK])
+    if closed_page:
+        busy = max(busy, bk[g, B_PRE_DONE])
     if busy > rk[rank, R_IDLE_FROM]:
         rk[rank, R_IDLE_FROM] = busy
     return t_done

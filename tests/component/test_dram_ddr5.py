@@ -1,6 +1,7 @@
 """DDR5: the DDR5-4800 16 Gb x8 preset streams at its peak less refresh, tCCD_L_WR spaces two writes of
-one bank group, same-bank refresh (REFsb) blocks one bank of each group and stalls a random stream less
-than all-bank refresh (test_dram_standards refuses DDR5's keys and modes where they do not belong)."""
+one bank group, same-bank refresh (REFsb, at its fine granularity rate) blocks one bank of each group and
+stalls a random stream about as much as all-bank refresh (test_dram_standards refuses DDR5's keys and modes
+where they do not belong)."""
 
 from __future__ import annotations
 
