@@ -114,7 +114,7 @@ class GemmCommand:
     elem_bytes: int = command_field(None, unit="B", min=1, default_text="the unit's",
                                     doc="bytes per element the matrices are laid out in; given, the unit's own")
     inputs: Regions = command_field(None, default_text="A, B (and C if accumulate)",
-                                    doc="regions the coupling makes visible to the LAP before it starts")
+                                    doc="regions the coupling makes visible to the unit before it starts")
     outputs: Regions = command_field(None, default_text="C", doc="regions the host sees fresh after its wait")
 
     def __post_init__(self) -> None:

@@ -44,8 +44,9 @@ class SystolicSpec(AcceleratorSpec):
     sram_energy_j_per_word: float = param(0.0, unit="energy", min=0.0,
                                           doc="energy per word the array reads from or writes to an SRAM")
     dram_energy_j_per_word: float = param(0.0, unit="energy", min=0.0,
-                                          doc="array-side energy per word moved between DRAM and the SRAMs "
-                                              "(DMA and SRAM fill; the DRAM device is priced by the DRAM model)")
+                                          doc="array-side energy per word moved between DRAM and the SRAMs, "
+                                              "counted over the whole cache lines the coupling moves (DMA and "
+                                              "SRAM fill; the DRAM device is priced by the DRAM model)")
     static_power_w: float = param(0.0, unit="power", min=0.0, doc="power while busy beyond the dynamic energy")
     idle_power_w: float = param(0.0, unit="power", min=0.0, doc="power while idle (leakage)")
 
