@@ -252,3 +252,13 @@ def test_the_tiling_study_lays_the_engine_program_out_in_the_engines_words(monke
     monkeypatch.setattr(ws, "engine_program", lambda *a, **k: seen.append(k.get("elem_bytes")) or real(*a, **k))
     study.run_tiling_point(study.TilingRun(cfg, "engine", study.TileSpec(4, (8, 32))))
     assert seen == [8]
+
+
+@pytest.mark.parametrize("word_bytes", [4, 8])
+def test_an_engine_program_moves_the_hand_counted_words_in_the_engines_word(word_bytes):
+    """jacobi_2d on 8 x 8 points for 2 steps, hhc_2d tiles tT 2 over 4 x 8, in elements of the engine's word: the
+    engine moves the same words whatever their size, counted by hand over the boxes of the two wavefronts' tiles,
+    clipped to the padded grid: 2 x 49 + 2 x 21 + 2 x 42 + 2 x 18 = 260."""
+    engine = load_system(CONFIGS / "systems" / "stencil_narrow.yaml", [f"accelerators.stencil.word_bytes={word_bytes}"])
+    program = ws.engine_program("jacobi_2d", (8, 8), 2, TileShape("hhc_2d", 2, (4, 8)), elem_bytes=word_bytes)
+    assert simulate_trace(engine, program).value("accel/stencil", "global_words") == 260
