@@ -31,6 +31,10 @@ with fill levels in ``pos`` (int64[2]).  A bulk call stops early, before an
 access that might overflow them, and returns how many inputs it processed; the
 caller empties the buffers and calls again.  The semantics are documented in
 ``cache.py`` and mirrored by ``cache_reference.py``.
+
+The maintenance kernels and ``_write_back`` borrow their array arguments
+(``array_kernel.borrowed``), so that the inlined helpers they call for each line
+count no references.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.kernel_cache import njit
+from simulator.memory.array_kernel import borrowed
 
 # Column indices into ``counts`` (order of cache.COUNTER_NAMES).
 C_LOADS = 0
@@ -200,6 +205,8 @@ def _write_back(ts, base, mask, ways, mru, counts, dram, wr_buf, pos, level, lin
     Used by the maintenance kernels; ``access_kernel`` carries its own copy of
     this loop (see there).
     """
+    ts, base, mask, ways, counts = borrowed(ts), borrowed(base), borrowed(mask), borrowed(ways), borrowed(counts)
+    dram, wr_buf, pos = borrowed(dram), borrowed(wr_buf), borrowed(pos)
     n_levels = base.shape[0]
     while level < n_levels:
         counts[level, C_WB_IN] += 1
@@ -374,6 +381,7 @@ def _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_upto, probe_abse
     """Drop line ``x`` from levels 0..n_upto-1 (a probe of each, or only of those that hold it unless
     ``probe_absent``; an invalidation where present); return the nearest level that held it dirty, -1
     if none did, or -2 (with ``probe_absent`` off) if no level held it."""
+    ts, base, mask, ways, counts = borrowed(ts), borrowed(base), borrowed(mask), borrowed(ways), borrowed(counts)
     top = -1 if probe_absent else -2
     for i in range(n_upto):
         if probe_absent:
@@ -393,6 +401,8 @@ def _remove_from_levels(ts, base, mask, ways, mru, counts, x, n_upto, probe_abse
 @njit(cache=True)
 def flush_kernel(lines, start, ts, base, mask, ways, mru, counts, dram, wr_buf, pos):
     """clflush ``lines[start:]``; returns the index of the first line not processed."""
+    lines, ts, base, mask, ways = borrowed(lines), borrowed(ts), borrowed(base), borrowed(mask), borrowed(ways)
+    counts, dram, wr_buf, pos = borrowed(counts), borrowed(dram), borrowed(wr_buf), borrowed(pos)
     n_levels = base.shape[0]
     cap = wr_buf.shape[0]
     n = lines.shape[0]
@@ -427,6 +437,9 @@ def evict_down_kernel(lines, start, target, probe_absent, dirty_mode, ts, base, 
     counts the lines some level held; another core's flush merges a dirty copy so that nothing is allocated
     (no other line is pushed out; the flush then writes the shared copy to DRAM once), and its invalidate
     discards it."""
+    lines, ts, base, mask, ways = borrowed(lines), borrowed(ts), borrowed(base), borrowed(mask), borrowed(ways)
+    counts, dram, wr_buf, pos = borrowed(counts), borrowed(dram), borrowed(wr_buf), borrowed(pos)
+    found = borrowed(found)
     n_levels = base.shape[0]
     cap = wr_buf.shape[0]
     n = lines.shape[0]
@@ -457,6 +470,9 @@ def zero_kernel(lines, start, start_level, ts, base, mask, ways, mru, counts, dr
     store miss; no lower level is looked up), and a dirty victim cascades down
     as in ``_write_back``.  ``served_by`` is ``start_level`` for every line.
     """
+    lines, ts, base, mask, ways = borrowed(lines), borrowed(ts), borrowed(base), borrowed(mask), borrowed(ways)
+    counts, dram, wr_buf, pos = borrowed(counts), borrowed(dram), borrowed(wr_buf), borrowed(pos)
+    served_by = borrowed(served_by)
     cap = wr_buf.shape[0]
     k = start_level
     w = ways[k]
@@ -487,6 +503,8 @@ def zero_kernel(lines, start, start_level, ts, base, mask, ways, mru, counts, dr
 @njit(cache=True)
 def invalidate_kernel(lines, level_mask, ts, base, mask, ways, mru, counts):
     """Drop ``lines`` without write-back from the levels with ``level_mask[l] != 0``."""
+    lines, level_mask, ts, base = borrowed(lines), borrowed(level_mask), borrowed(ts), borrowed(base)
+    mask, ways, counts = borrowed(mask), borrowed(ways), borrowed(counts)
     n_levels = base.shape[0]
     for j in range(lines.shape[0]):
         x = lines[j]

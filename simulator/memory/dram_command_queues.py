@@ -66,12 +66,13 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.kernel_cache import njit
+from simulator.memory.array_kernel import borrowed
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_LAST_COL, C_LAST_QUEUE,
                                           C_LAST_RANK, C_LAST_WRITE, CMD_ACT, G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL,
                                           G_LAST_WR_END, K_ACTS, K_LAST_DONE, K_REFRESHES, LAYOUT_ID, NEG_INF,
                                           P_BG_MASK, P_BURST, P_CCD_L, P_CCD_L_WR, P_CL, P_CWL, P_IDLE_CLOSE, P_LAYOUT,
                                           P_RCD, P_RP, P_RRD_L, P_RTRS, P_RTW, P_WTR_L, R_NEXT_REF, R_PEND, R_WAKE,
-                                          STALE_LAYOUT, _advance_open, _close_bank, _log, _refresh_until, borrowed,
+                                          STALE_LAYOUT, _advance_open, _close_bank, _log, _refresh_until,
                                           backfill_act, bus_bubble, field, issue_request, place_act)
 from simulator.memory.dram_ready_first import rank_terms
 

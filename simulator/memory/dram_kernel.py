@@ -56,10 +56,9 @@ at or after ``min(F, next refresh)``), then their union is added up.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 
 from simulator.config.kernel_cache import njit
+from simulator.memory.array_kernel import borrowed
 from simulator.memory.dram_params import KERNEL_SLOTS, LAYOUT_ID, SLOT_INDEX
 
 # Parameter vector (int64, picoseconds except the flags): its layout is declared with the DRAM
@@ -170,32 +169,6 @@ POOL_HOLD = 0
 
 NEG_INF = -(1 << 60)
 PEND_OVERFLOW = "DRAM kernel: open-interval buffer overflow"
-
-
-@intrinsic
-def borrowed(typingctx, array):
-    """A view of ``array`` (the same data, shape and strides) that holds no reference to it, for a kernel's
-    per-request loop: the caller keeps ``array`` alive for the whole call.
-
-    Each array an inlined helper takes is reference counted (an atomic increment and decrement at every
-    call), and numba's pruning of those counts gives up in a function that calls others that may raise; a
-    view without an owner has no count to keep. (Profiled on a long stream, the counts took about a third
-    of the command-queue controller's time.) Only a function's arguments may be borrowed: numba frees an
-    array it allocated after the array's last use, which a borrowed view does not count as one. And the
-    function that borrows them must not be ``inline='always'``, so that its caller's temporaries (such as
-    an array built in the call's argument list) live until it returns; no borrowed view may be returned
-    or stored."""
-    if not isinstance(array, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        source = context.make_array(array)(context, builder, args[0])
-        view = context.make_array(array)(context, builder)
-        context.populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
-                               itemsize=source.itemsize, meminfo=None)
-        return view._getvalue()
-
-    return array(array), codegen
 
 
 @njit(cache=True, inline='always')
@@ -740,6 +713,15 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
     decode: int64[4, 3] (divisor, count, shift or -1) for channel, rank, bank, row of a line index.
     pool: the requester's read-entry pool (:func:`take_read_entry`), int64[1] for none.
     """
+    return _serve_in_order(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n,
+                           pool, no_act_history())
+
+
+@njit(cache=True)
+def _serve_in_order(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n, pool,
+                    no_acts):
+    """:func:`serve` with the empty ACT history ``no_acts`` made by its caller, so that the loop borrows it too
+    (an array the function made itself would be counted at every inlined call that takes it)."""
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
     # the arrays of the per-request step, borrowed (no reference counting in the loop)
@@ -747,8 +729,8 @@ def serve(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, c
         borrowed(bk), borrowed(rk)
     grp, ch, ring, pend, ctr, log, log_n, pool = borrowed(grp), borrowed(ch), borrowed(ring), borrowed(pend), \
         borrowed(ctr), borrowed(log), borrowed(log_n), borrowed(pool)
+    no_acts = borrowed(no_acts)
     last_done = NEG_INF
-    no_acts = no_act_history()
     for i in range(lines.shape[0]):
         t_done = serve_request(i, lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, log,
                                log_n, pool, no_acts)

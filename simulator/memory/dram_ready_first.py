@@ -21,12 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.kernel_cache import njit
+from simulator.memory.array_kernel import borrowed
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_BUS_FREE, C_LAST_COL,
                                           C_LAST_RANK, C_LAST_WRITE, C_QPOS, P_RTRS, P_RTW,
                                           G_LAST_ACT, G_LAST_COL, G_LAST_WR_COL, G_LAST_WR_END, K_LAST_DONE, LAYOUT_ID, P_BG_MASK,
                                           P_CCD_L, P_CCD_L_WR, P_CCD_S, P_CL, P_CWL, P_FAW, P_LAYOUT, P_RCD, P_RP, P_RRD_L, P_RRD_S,
                                           P_WTR_L, P_WTR_S, R_FAW0, R_FAW_POS, R_LAST_ACT, R_LAST_COL, R_LAST_WR_END,
-                                          R_READY, STALE_LAYOUT, borrowed, bus_bubble, field, no_act_history, serve_request)
+                                          R_READY, STALE_LAYOUT, bus_bubble, field, no_act_history, serve_request)
 
 
 @njit(cache=True, inline='always')
@@ -78,6 +79,17 @@ def bank_term(g, gi, hit, wr, p, bk, grp):
 def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n):
     """Serve one chunk (all arriving at arrival_ps) in ready-first order; write each request's
     data-burst completion time (ps) to ``out`` (in the order of ``lines``) and return the latest."""
+    rank_hit = np.empty((1, decode[1, 1]), np.int64)  # rank_terms of the channel being served
+    no_pool = np.zeros(1, np.int64)  # no read-entry limit: this order serves a chunk channel by channel, not in time
+    return _serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log,
+                              log_n, rank_hit, np.empty_like(rank_hit), no_pool, no_act_history())
+
+
+@njit(cache=True)
+def _serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, ring, pend, ctr, out, log, log_n,
+                       rank_hit, rank_miss, no_pool, no_acts):
+    """:func:`serve_ready_first` with the scratch arrays its loop hands to inlined helpers made by its caller,
+    so that the loop borrows them too."""
     if p[P_LAYOUT] != LAYOUT_ID:
         raise RuntimeError(STALE_LAYOUT)
     # the arrays of the per-request loop's helpers, borrowed (no reference counting in the loop)
@@ -85,6 +97,8 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
         borrowed(bk), borrowed(rk)
     grp, ch, ring, pend, ctr, log, log_n = borrowed(grp), borrowed(ch), borrowed(ring), borrowed(pend), \
         borrowed(ctr), borrowed(log), borrowed(log_n)
+    rank_hit, rank_miss, no_pool, no_acts = borrowed(rank_hit), borrowed(rank_miss), borrowed(no_pool), \
+        borrowed(no_acts)
     n = lines.shape[0]
     qdepth = ring.shape[1]
     by_kind = np.empty((2, n), np.int64)  # per kind (0 read, 1 write): the channel's requests in arrival order
@@ -101,12 +115,8 @@ def serve_ready_first(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, r
     cached = np.empty(4 * bk.shape[0], np.int64)
     cached_ver = np.full(4 * bk.shape[0], -1, np.int64)
     rank_ver = np.zeros(rk.shape[0], np.int64)
-    rank_hit = np.empty((1, decode[1, 1]), np.int64)  # rank_terms of the channel being served
-    rank_miss = np.empty_like(rank_hit)
     step = 0
     last_done = -(1 << 62)
-    no_acts = no_act_history()
-    no_pool = np.zeros(1, np.int64)  # no read-entry limit: this order serves a chunk channel by channel, not in time
     arrivals = np.empty(n, np.int64)  # the channel's requests in arrival order, both kinds
     for c in range(decode[0, 1]):
         count = np.zeros(2, np.int64)
