@@ -40,9 +40,9 @@ from simulator.accel.command_schema import Regions
 from simulator.accel.gemm_command import GemmCommand, check_gemm_command
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
+from simulator.accel.systolic_kernel import steps_lines
 from simulator.config.accel_systolic import SystolicSpec
 from simulator.engine import ClockDomain
-from simulator.interconnect.interface import partial_lines
 
 #: The SRAM of each operand fills or drains in halves (double buffering).
 HALVES = 2
@@ -110,37 +110,16 @@ def blocks_lines(base: int, ld: int, rows: tuple[np.ndarray, np.ndarray], cols: 
 
 
 class _BlockLines:
-    """Line numbers of the blocks of one operand's matrix (blocks computed together, once)."""
+    """Line numbers of the blocks of one operand's matrix (blocks computed together, once): ``block[f]``, the
+    block fold f works on; block b's lines ``lines[offsets[b]:offsets[b + 1]]``; its rows ``rows[0][b]`` ..
+    ``rows[1][b]`` and columns ``cols[0][b]`` .. ``cols[1][b]`` (``systolic_kernel``)."""
 
     def __init__(self, base: int, ld: int, dims: tuple[str, str], ranges: dict, keys: np.ndarray,
                  elem_bytes: int, line_bytes: int):
-        _, first, self.block = np.unique(keys, return_index=True, return_inverse=True)  # per fold: its block
-        (r, c) = ((ranges[d][0][first], ranges[d][1][first]) for d in dims)
-        self._lines, self._offsets = blocks_lines(base, ld, r, c, elem_bytes, line_bytes)
-        self._rows, self._cols = r, c
-        self._layout = (base, ld, elem_bytes, line_bytes)
-
-    def partial(self, folds: slice, words: np.ndarray) -> np.ndarray:
-        """The lines the folds ``folds`` with ``words`` cover only in part, their blocks taken together
-        (``interface.partial_lines`` of the blocks' rows)."""
-        blocks = np.unique(self.block[np.flatnonzero(words[folds]) + folds.start])
-        base, ld, elem_bytes, line_bytes = self._layout
-        c0, c1 = self._cols[0][blocks], self._cols[1][blocks]
-        block, row = _block_rows(self._rows[0][blocks], self._rows[1][blocks])
-        starts = base + (row * ld + c0[block]) * elem_bytes
-        return partial_lines(starts, starts + (c1 - c0)[block] * elem_bytes, line_bytes)
-
-    def lines(self, folds: slice, words: np.ndarray, block_words: np.ndarray) -> np.ndarray:
-        """Lines the folds ``folds`` move of their blocks, each block once: all of it, or the leading share
-        of its lines that the largest of its ``words`` (per fold) is of its ``block_words``."""
-        moving = np.flatnonzero(words[folds]) + folds.start
-        blocks, where = _distinct_and_where(self.block[moving])
-        share = np.zeros(len(blocks))
-        np.maximum.at(share, where, words[moving] / block_words[moving])
-        lo = self._offsets[blocks]
-        count = np.ceil((self._offsets[blocks + 1] - lo) * share).astype(np.int64)
-        first = np.cumsum(count) - count
-        return self._lines[np.repeat(lo - first, count) + np.arange(int(count.sum()), dtype=np.int64)]
+        _, first, block = np.unique(keys, return_index=True, return_inverse=True)  # per fold: its block
+        self.block = block.astype(np.int64)
+        self.rows, self.cols = (tuple(np.asarray(ranges[d][k][first], dtype=np.int64) for k in (0, 1)) for d in dims)
+        self.lines, self.offsets = blocks_lines(base, ld, self.rows, self.cols, elem_bytes, line_bytes)
 
 
 def step_ends(filled: list[np.ndarray], halves: list[int]) -> list[int]:
@@ -158,57 +137,30 @@ def step_ends(filled: list[np.ndarray], halves: list[int]) -> list[int]:
 
 
 def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
-    """The steps of a ``gemm`` command in execution order (module docstring)."""
+    """The steps of a ``gemm`` command in execution order (module docstring); their lines in one compiled call
+    (``systolic_kernel.steps_lines``)."""
     plan = traffic.plan
     ranges = plan.ranges()
     matrices = {"input": (g.a_addr, g.lda), "weight": (g.b_addr, g.ldb), "output": (g.c_addr, g.ldc)}
     blocks = {op: _BlockLines(base, ld, OPERAND_DIMS[op], ranges, plan.block_keys(op), spec.word_bytes, line_bytes)
               for op, (base, ld) in matrices.items()}
-    block_words = {op: plan.words(op) for op in matrices}
-    read = {"input": traffic.input_dram, "weight": traffic.weight_dram, "output": traffic.output_dram_read}
+    block_words = {op: plan.words(op).astype(np.int64) for op in matrices}
     ends = step_ends([traffic.input_dram, traffic.weight_dram, traffic.output_dram_write],
                      [max(1, spec.sram_words(op) // HALVES) for op in matrices])
+    a, b, c = blocks["input"], blocks["weight"], blocks["output"]
+    reads, read_off, writes, write_off, partial, partial_off = steps_lines(
+        np.asarray(ends, dtype=np.int64),
+        a.block, a.offsets, a.lines, traffic.input_dram, block_words["input"],
+        b.block, b.offsets, b.lines, traffic.weight_dram, block_words["weight"],
+        c.block, c.offsets, c.lines, traffic.output_dram_read, traffic.output_dram_write, block_words["output"],
+        *c.rows, *c.cols, g.c_addr, g.ldc, spec.word_bytes, line_bytes)
     steps, start = [], 0
-    for end in ends:
-        folds = slice(start, end + 1)
-        reads = [blocks[op].lines(folds, read[op], block_words[op]) for op in matrices]
-        writes = [blocks["output"].lines(folds, traffic.output_dram_write, block_words["output"])]
+    for s, end in enumerate(ends):
         cycles = (end + 1 - start) * plan.fold_cycles - (1 if end == plan.folds - 1 else 0)
-        partial = blocks["output"].partial(folds, traffic.output_dram_write)
-        steps.append(SystolicStep(_distinct(reads), _distinct(writes), cycles, partial))
+        steps.append(SystolicStep(reads[read_off[s]:read_off[s + 1]], writes[write_off[s]:write_off[s + 1]], cycles,
+                                  partial[partial_off[s]:partial_off[s + 1]]))
         start = end + 1
     return steps
-
-
-def _distinct(parts: list[np.ndarray]) -> np.ndarray:
-    """The distinct lines of ``parts``, sorted (a line several blocks of a step share moves once)."""
-    if not parts:
-        return np.zeros(0, dtype=np.int64)
-    values = np.concatenate(parts)
-    values.sort()
-    return values[_firsts(values)]
-
-
-def _distinct_and_where(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(values, return_inverse=True)`` of 1-D integer ``values``: the distinct values, sorted, and where
-    each value is among them."""
-    order = np.argsort(values)
-    ordered = values[order]
-    first = _firsts(ordered)
-    where = np.empty(len(values), dtype=np.intp)
-    where[order] = np.cumsum(first) - 1
-    return ordered[first], where
-
-
-def _firsts(ordered: np.ndarray) -> np.ndarray:
-    """Whether each value of sorted 1-D integer ``ordered`` is the first of its run of equal values.
-
-    What ``np.unique`` does, written out: numpy's own takes a hashing route for plain distinct values that is
-    several times slower on these integer arrays, and costs more per call on the short ones."""
-    first = np.empty(len(ordered), dtype=bool)
-    first[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return first
 
 
 @dataclass

@@ -33,6 +33,7 @@ _ROOT = Path(__file__).resolve().parents[2]
 #: every module importing this one is listed)
 KERNEL_MODULES = (
     "simulator/accel/gemm_command.py",
+    "simulator/accel/systolic_kernel.py",
     "simulator/memory/array_kernel.py",
     "simulator/memory/cache_kernel.py",
     "simulator/memory/chunk_kernel.py",

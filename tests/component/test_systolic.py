@@ -83,17 +83,80 @@ def test_a_bad_array_is_refused_naming_the_key(override, says):
         load_spec(SYSTEM, SystemSpec, [override])
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.integers(min_value=0, max_value=50), max_size=30), max_size=4))
-def test_the_distinct_lines_of_a_step_are_numpys_unique(parts):
-    from simulator.accel.systolic import _distinct, _distinct_and_where
+def _reference_steps(g, spec, traffic, line_bytes):
+    """The steps of ``systolic.gemm_steps`` from its docstrings, in plain numpy: a step's folds move, of each
+    block they work on, the leading ceil(lines x largest words / block words) of its lines; reads are the
+    three operands' lines made distinct, writes the output's, partial the output rows' partially covered
+    lines (``interface.partial_lines``)."""
+    from simulator.accel.gemm_command import tile_lines
+    from simulator.accel.systolic import HALVES, step_ends
+    from simulator.accel.systolic_dataflow import OPERAND_DIMS
+    from simulator.interconnect.interface import partial_lines
 
-    arrays = [np.array(p, dtype=np.int64) for p in parts]
-    got = _distinct(arrays)
-    want = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, dtype=np.int64)
-    assert got.dtype == np.int64 and np.array_equal(got, want)
-    values = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
-    distinct, where = _distinct_and_where(values)
-    want_distinct, want_where = np.unique(values, return_inverse=True)
-    assert np.array_equal(distinct, want_distinct) and np.array_equal(where, want_where)
-    assert where.dtype == want_where.dtype and where.shape == values.shape
+    plan = traffic.plan
+    ranges = plan.ranges()
+    matrices = {"input": (g.a_addr, g.lda), "weight": (g.b_addr, g.ldb), "output": (g.c_addr, g.ldc)}
+
+    def block_of(op, f):  # (r0, r1, c0, c1) of fold f's block of operand op
+        (rows, cols) = OPERAND_DIMS[op]
+        return (int(ranges[rows][0][f]), int(ranges[rows][1][f]), int(ranges[cols][0][f]), int(ranges[cols][1][f]))
+
+    def moved(op, folds, words):
+        share = {}
+        for f in folds:
+            if words[f]:
+                b = block_of(op, f)
+                share[b] = max(share.get(b, 0.0), words[f] / plan.words(op)[f])
+        out = []
+        for (r0, r1, c0, c1), x in share.items():
+            lines = tile_lines(matrices[op][0], matrices[op][1], r0, r1, c0, c1, spec.word_bytes, line_bytes)
+            out.append(lines[:int(np.ceil(len(lines) * x))])
+        return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+    ends = step_ends([traffic.input_dram, traffic.weight_dram, traffic.output_dram_write],
+                     [max(1, spec.sram_words(op) // HALVES) for op in matrices])
+    steps, start = [], 0
+    for end in ends:
+        folds = range(start, end + 1)
+        reads = np.unique(np.concatenate([moved("input", folds, traffic.input_dram),
+                                          moved("weight", folds, traffic.weight_dram),
+                                          moved("output", folds, traffic.output_dram_read)]))
+        writes = np.unique(moved("output", folds, traffic.output_dram_write))
+        rows = sorted({block_of("output", f) for f in folds if traffic.output_dram_write[f]})
+        starts = [g.c_addr + (r * g.ldc + c0) * spec.word_bytes for r0, r1, c0, c1 in rows for r in range(r0, r1)]
+        widths = [(c1 - c0) * spec.word_bytes for r0, r1, c0, c1 in rows for r in range(r0, r1)]
+        partial = partial_lines(np.array(starts, np.int64), np.array(starts, np.int64) + widths, line_bytes)
+        steps.append((reads, writes, partial))
+        start = end + 1
+    return steps
+
+
+@settings(max_examples=60, deadline=None)
+@given(dataflow=st.sampled_from(["os", "ws", "is"]), rows=st.sampled_from([2, 3, 16]), cols=st.sampled_from([2, 5, 16]),
+       sram=st.sampled_from([(100, 100, 100), (512, 1000, 128), (4096, 4096, 4096)]),
+       mkn=st.tuples(*[st.integers(min_value=1, max_value=60)] * 3), pads=st.tuples(*[st.integers(0, 5)] * 3),
+       addrs=st.tuples(*[st.integers(0, 300)] * 3), accumulate=st.booleans(), line_bytes=st.sampled_from([32, 64]))
+def test_the_compiled_steps_are_those_the_docstrings_define(dataflow, rows, cols, sram, mkn, pads, addrs, accumulate,
+                                                             line_bytes):
+    # the lines of every step (systolic_kernel.steps_lines) against a plain reading of the rules, on
+    # ragged shapes, padded leading dimensions and unaligned matrices
+    from dataclasses import replace
+
+    from simulator.accel.gemm_command import GemmCommand
+    from simulator.accel.systolic import gemm_steps, gemm_traffic
+
+    base = load_spec(SYSTEM, SystemSpec).spec.accelerators["systolic"]
+    word = base.word_bytes
+    spec = replace(base, dataflow=dataflow, rows=rows, cols=cols, input_sram_bytes=sram[0] * word,
+                   weight_sram_bytes=sram[1] * word, output_sram_bytes=sram[2] * word)
+    m, k, n = mkn
+    g = GemmCommand(op="gemm", m=m, n=n, k=k, a_addr=addrs[0] * word, b_addr=(4096 + addrs[1]) * word,
+                    c_addr=(8192 + addrs[2]) * word, lda=k + pads[0], ldb=n + pads[1], ldc=n + pads[2],
+                    accumulate=accumulate)
+    traffic = gemm_traffic(g, spec)
+    got = gemm_steps(g, spec, traffic, line_bytes)
+    want = _reference_steps(g, spec, traffic, line_bytes)
+    assert len(got) == len(want) > 0
+    for step, (reads, writes, partial) in zip(got, want):
+        for have, expected in ((step.reads, reads), (step.writes, writes), (step.partial, partial)):
+            assert have.dtype == np.int64 and np.array_equal(have, expected)
