@@ -1,17 +1,16 @@
 """Compiled lines of a systolic GEMM's steps: what each step reads, writes and writes in part.
 
 ``simulator.accel.systolic.gemm_steps`` cuts a GEMM's folds into steps; for every step it needs the lines the
-step's folds move of each operand's blocks (``step_lines``), made distinct and sorted across the operands, and
-the output lines it writes only in part. A GEMM of the FMM study runs thousands of steps, and the dozen numpy
-calls a step took in Python cost about 0.2 ms each: most of a systolic point's time. ``steps_lines`` makes
-every step's lines in one call, with the same arithmetic (the share of a block moved is the same float64
-quotient, its lines the same ``ceil``), so the steps are identical (``tests/component/test_systolic.py``
-compares them with the numpy steps).
+step's folds move of each operand's blocks, made distinct and sorted across the operands, and the output lines
+it writes only in part. A GEMM of the FMM study runs thousands of steps; ``steps_lines`` makes every step's
+lines in one call (``tests/component/test_systolic.py`` checks them against a plain numpy reading of these
+rules).
 
 An operand's blocks (``systolic._BlockLines``): ``block[f]``, the block fold f works on; block b's lines
 ``lines[offsets[b]:offsets[b + 1]]``, sorted and distinct. ``words[f]`` are the DRAM words fold f moves of its
-block and ``block_words[f]`` the block's words: the folds of a step move, of each block, the leading share of
-its lines that the largest ``words / block_words`` of the step's folds on it is.
+block and ``block_words[f]`` the block's words: the folds of a step move, of each block, the leading
+ceil(lines x share) of its lines, where the share is the largest float64 quotient ``words / block_words`` of
+the step's folds on it.
 """
 
 from __future__ import annotations
@@ -90,7 +89,7 @@ def _partial_into(start, stop, block, words, seen, touched, r0, r1, c0, c1, base
     m = _moving_blocks(start, stop, block, words, seen, touched)
     rows = 0
     for i in range(m):
-        rows += r1[touched[i]] - r0[touched[i]]
+        rows += max(r1[touched[i]] - r0[touched[i]], 0)
     lo = np.empty(rows, np.int64)
     hi = np.empty(rows, np.int64)
     k = 0

@@ -58,13 +58,13 @@ def borrowed(typingctx, array):
 
     Each array an inlined helper takes is reference counted (an atomic increment and decrement at every
     call), and numba's pruning of those counts gives up in a function that calls others that may raise; a
-    view without an owner has no count to keep. (Profiled on a long stream, the counts took about a third of the
-    command-queue controller's time; one scratch array counted at each DRAM request took a tenth of the FMM study's
-    CPU time.) A scratch array a loop hands to inlined helpers is therefore made by the caller and passed in. Only a
-    function's arguments may be borrowed: numba frees an array it allocated after the array's last use, which a
-    borrowed view does not count as one. And the function that borrows them must not be ``inline='always'``, so that
-    its caller's temporaries (such as an array built in the call's argument list) live until it returns; no borrowed
-    view may be returned or stored."""
+    view without an owner has no count to keep. (On a long stream the counts cost about a third of the command-queue
+    controller's time, and a scratch array counted at each DRAM request a tenth of the FMM main job's CPU time, by
+    sampling profiles.) A scratch array a loop hands to inlined helpers is therefore made by the caller and passed
+    in. Only a function's arguments may be borrowed: numba frees an array it allocated after the array's last use,
+    which a borrowed view does not count as one. And the function that borrows them must not be ``inline='always'``,
+    so that its caller's temporaries (such as an array built in the call's argument list) live until it returns; no
+    borrowed view may be returned or stored."""
     if not isinstance(array, types.Array):
         return None
 

@@ -34,7 +34,8 @@ caller empties the buffers and calls again.  The semantics are documented in
 
 The maintenance kernels and ``_write_back`` borrow their array arguments
 (``array_kernel.borrowed``), so that the inlined helpers they call for each line
-count no references.
+count no references; all but ``mru``, which is None under LRU (numba prunes the
+use-bit code on an argument that is None, not on a borrowed local).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import simulator
@@ -136,6 +136,8 @@ def _reference_steps(g, spec, traffic, line_bytes):
        sram=st.sampled_from([(100, 100, 100), (512, 1000, 128), (4096, 4096, 4096)]),
        mkn=st.tuples(*[st.integers(min_value=1, max_value=60)] * 3), pads=st.tuples(*[st.integers(0, 5)] * 3),
        addrs=st.tuples(*[st.integers(0, 300)] * 3), accumulate=st.booleans(), line_bytes=st.sampled_from([32, 64]))
+@example(dataflow="os", rows=2, cols=2, sram=(100, 100, 100), mkn=(5, 20, 9), pads=(0, 0, 0), addrs=(0, 0, 0),
+         accumulate=False, line_bytes=32)  # steps that move part of a block (its share of lines rounded up)
 def test_the_compiled_steps_are_those_the_docstrings_define(dataflow, rows, cols, sram, mkn, pads, addrs, accumulate,
                                                              line_bytes):
     # the lines of every step (systolic_kernel.steps_lines) against a plain reading of the rules, on
