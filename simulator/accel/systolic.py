@@ -40,7 +40,7 @@ from simulator.accel.command_schema import Regions
 from simulator.accel.gemm_command import GemmCommand, check_gemm_command
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
-from simulator.accel.systolic_kernel import steps_lines
+from simulator.accel.systolic_kernel import step_ends, steps_lines
 from simulator.config.accel_systolic import SystolicSpec
 from simulator.engine import ClockDomain
 
@@ -122,40 +122,26 @@ class _BlockLines:
         self.lines, self.offsets = blocks_lines(base, ld, self.rows, self.cols, elem_bytes, line_bytes)
 
 
-def step_ends(filled: list[np.ndarray], halves: list[int]) -> list[int]:
-    """Last fold of each step: a step ends at the first fold by which any SRAM has filled (or, for the
-    output, drained) half of its words since the step began, ``filled[i]`` words per fold of SRAM i."""
-    cums = [np.cumsum(w) for w in filled]
-    folds = len(filled[0])
-    ends, start = [], 0
-    while start < folds:
-        before = [int(c[start - 1]) if start else 0 for c in cums]
-        end = min(min(int(np.searchsorted(c, b + h, side="left")) for c, b, h in zip(cums, before, halves)), folds - 1)
-        ends.append(end)
-        start = end + 1
-    return ends
-
-
 def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
-    """The steps of a ``gemm`` command in execution order (module docstring); their lines in one compiled call
-    (``systolic_kernel.steps_lines``)."""
+    """The steps of a ``gemm`` command in execution order (module docstring); their ends and lines in compiled
+    calls (``systolic_kernel``)."""
     plan = traffic.plan
     ranges = plan.ranges()
     matrices = {"input": (g.a_addr, g.lda), "weight": (g.b_addr, g.ldb), "output": (g.c_addr, g.ldc)}
     blocks = {op: _BlockLines(base, ld, OPERAND_DIMS[op], ranges, plan.block_keys(op), spec.word_bytes, line_bytes)
               for op, (base, ld) in matrices.items()}
     block_words = {op: plan.words(op).astype(np.int64) for op in matrices}
-    ends = step_ends([traffic.input_dram, traffic.weight_dram, traffic.output_dram_write],
-                     [max(1, spec.sram_words(op) // HALVES) for op in matrices])
+    ends = step_ends(traffic.input_dram, traffic.weight_dram, traffic.output_dram_write,
+                     np.array([max(1, spec.sram_words(op) // HALVES) for op in matrices], dtype=np.int64))
     a, b, c = blocks["input"], blocks["weight"], blocks["output"]
     reads, read_off, writes, write_off, partial, partial_off = steps_lines(
-        np.asarray(ends, dtype=np.int64),
+        ends,
         a.block, a.offsets, a.lines, traffic.input_dram, block_words["input"],
         b.block, b.offsets, b.lines, traffic.weight_dram, block_words["weight"],
         c.block, c.offsets, c.lines, traffic.output_dram_read, traffic.output_dram_write, block_words["output"],
         *c.rows, *c.cols, g.c_addr, g.ldc, spec.word_bytes, line_bytes)
     steps, start = [], 0
-    for s, end in enumerate(ends):
+    for s, end in enumerate(ends.tolist()):
         cycles = (end + 1 - start) * plan.fold_cycles - (1 if end == plan.folds - 1 else 0)
         steps.append(SystolicStep(reads[read_off[s]:read_off[s + 1]], writes[write_off[s]:write_off[s + 1]], cycles,
                                   partial[partial_off[s]:partial_off[s + 1]]))

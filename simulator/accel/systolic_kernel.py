@@ -21,6 +21,33 @@ from simulator.config.kernel_cache import njit
 
 
 @njit(cache=True)
+def step_ends(input_words, weight_words, output_words, halves):
+    """Last fold of each step (int64): a step ends at the first fold by which any SRAM has filled (the input's
+    and the weight's with the DRAM words its folds read, the output's with those they write) ``halves[i]``
+    words since the step began, or at the last fold."""
+    folds = input_words.shape[0]
+    ends = np.empty(folds, np.int64)
+    n = 0
+    start = 0
+    while start < folds:
+        end = folds - 1
+        a = 0
+        b = 0
+        c = 0
+        for f in range(start, folds):
+            a += input_words[f]
+            b += weight_words[f]
+            c += output_words[f]
+            if a >= halves[0] or b >= halves[1] or c >= halves[2]:
+                end = f
+                break
+        ends[n] = end
+        n += 1
+        start = end + 1
+    return ends[:n]
+
+
+@njit(cache=True)
 def _grown(buf, need):
     """``buf`` if it holds ``need`` entries, else a copy at least twice as long."""
     if need <= buf.shape[0]:

@@ -89,7 +89,7 @@ def _reference_steps(g, spec, traffic, line_bytes):
     three operands' lines made distinct, writes the output's, partial the output rows' partially covered
     lines (``interface.partial_lines``)."""
     from simulator.accel.gemm_command import tile_lines
-    from simulator.accel.systolic import HALVES, step_ends
+    from simulator.accel.systolic import HALVES
     from simulator.accel.systolic_dataflow import OPERAND_DIMS
     from simulator.interconnect.interface import partial_lines
 
@@ -113,10 +113,13 @@ def _reference_steps(g, spec, traffic, line_bytes):
             out.append(lines[:int(np.ceil(len(lines) * x))])
         return np.concatenate(out) if out else np.zeros(0, np.int64)
 
-    ends = step_ends([traffic.input_dram, traffic.weight_dram, traffic.output_dram_write],
-                     [max(1, spec.sram_words(op) // HALVES) for op in matrices])
+    # a step ends at the first fold by which any SRAM has filled (output: drained) half of its words
+    cums = [np.cumsum(w) for w in (traffic.input_dram, traffic.weight_dram, traffic.output_dram_write)]
+    halves = [max(1, spec.sram_words(op) // HALVES) for op in matrices]
     steps, start = [], 0
-    for end in ends:
+    while start < plan.folds:
+        before = [int(c[start - 1]) if start else 0 for c in cums]
+        end = min(min(int(np.searchsorted(c, b + h)) for c, b, h in zip(cums, before, halves)), plan.folds - 1)
         folds = range(start, end + 1)
         reads = np.unique(np.concatenate([moved("input", folds, traffic.input_dram),
                                           moved("weight", folds, traffic.weight_dram),
@@ -126,7 +129,8 @@ def _reference_steps(g, spec, traffic, line_bytes):
         starts = [g.c_addr + (r * g.ldc + c0) * spec.word_bytes for r0, r1, c0, c1 in rows for r in range(r0, r1)]
         widths = [(c1 - c0) * spec.word_bytes for r0, r1, c0, c1 in rows for r in range(r0, r1)]
         partial = partial_lines(np.array(starts, np.int64), np.array(starts, np.int64) + widths, line_bytes)
-        steps.append((reads, writes, partial))
+        cycles = (end + 1 - start) * plan.fold_cycles - (1 if end == plan.folds - 1 else 0)
+        steps.append((reads, writes, partial, cycles))
         start = end + 1
     return steps
 
@@ -159,6 +163,7 @@ def test_the_compiled_steps_are_those_the_docstrings_define(dataflow, rows, cols
     got = gemm_steps(g, spec, traffic, line_bytes)
     want = _reference_steps(g, spec, traffic, line_bytes)
     assert len(got) == len(want) > 0
-    for step, (reads, writes, partial) in zip(got, want):
+    for step, (reads, writes, partial, cycles) in zip(got, want):
         for have, expected in ((step.reads, reads), (step.writes, writes), (step.partial, partial)):
             assert have.dtype == np.int64 and np.array_equal(have, expected)
+        assert step.cycles == cycles
