@@ -307,12 +307,33 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     if n == 1:  # (no queue arrays to set up)
         return _serve_one(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
                           bq_state, bus_gap, act_hist)
+    per_channel = decode[1, 1] * decode[2, 1]
+    waiting, waiting_at, n_waiting = bank_set(2, per_channel)  # the banks whose transaction lists hold a request
+    busy, busy_at, n_busy = bank_set(1, per_channel)  # the banks whose command queues hold a request
+    rank_hit = np.empty((2, decode[1, 1]), np.int64)  # rank_terms per kind
+    group_hit = np.empty((2, decode[1, 1] * (p[P_BG_MASK] + 1)), np.int64)  # _group_terms per kind
+    return _serve_queued(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
+                         bq_state, bus_gap, act_hist, waiting, waiting_at, n_waiting, busy, busy_at, n_busy, rank_hit,
+                         np.empty_like(rank_hit), group_hit, np.empty_like(group_hit))
+
+
+@njit(cache=True)
+def _serve_queued(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend, ctr, out, log, log_n, tq_ring,
+                  bq_state, bus_gap, act_hist, waiting, waiting_at, n_waiting, busy, busy_at, n_busy, rank_hit,
+                  rank_miss, group_hit, group_miss):
+    """:func:`serve_command_queues` of a chunk of several requests, with the scratch arrays its loop hands to
+    inlined helpers made by its caller, so that the loop borrows them too."""
     # the arrays of the per-request loop's helpers, borrowed (no reference counting in the loop)
     lines, is_write, decode, p, bk, rk = borrowed(lines), borrowed(is_write), borrowed(decode), borrowed(p), \
         borrowed(bk), borrowed(rk)
     grp, ch, pend, ctr, log, log_n = borrowed(grp), borrowed(ch), borrowed(pend), borrowed(ctr), borrowed(log), \
         borrowed(log_n)
-    bq_state = borrowed(bq_state)
+    bq_state, act_hist = borrowed(bq_state), borrowed(act_hist)
+    waiting, waiting_at, n_waiting = borrowed(waiting), borrowed(waiting_at), borrowed(n_waiting)
+    busy, busy_at, n_busy = borrowed(busy), borrowed(busy_at), borrowed(n_busy)
+    rank_hit, rank_miss = borrowed(rank_hit), borrowed(rank_miss)
+    group_hit, group_miss = borrowed(group_hit), borrowed(group_miss)
+    n = lines.shape[0]
     tq_depth = tq_ring.shape[2] - 1
     bq_depth = bq_state.shape[1] - 2
     n_ranks = decode[1, 1]
@@ -329,15 +350,9 @@ def serve_command_queues(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch
     n_free = 2 * tq_depth
     tq_first = np.full((2, per_channel), -1, np.int64)
     tq_last = np.empty((2, per_channel), np.int64)
-    waiting, waiting_at, n_waiting = bank_set(2, per_channel)
     bq = np.empty((per_channel, bq_depth), np.int64)  # per bank of the channel: its command queue
     bq_time = np.empty((per_channel, bq_depth), np.int64)
     bq_len = np.zeros(per_channel, np.int64)
-    busy, busy_at, n_busy = bank_set(1, per_channel)  # the banks whose command queues hold a request
-    rank_hit = np.empty((2, n_ranks), np.int64)  # rank_terms per kind
-    rank_miss = np.empty((2, n_ranks), np.int64)
-    group_hit = np.empty((2, n_ranks * (p[P_BG_MASK] + 1)), np.int64)  # _group_terms per kind
-    group_miss = np.empty_like(group_hit)
     # per bank of the channel, kept until its queue or state changes: its oldest row hit's slot (-1: none) and
     # bank part, its oldest request's bank part, and the time that request's PRE may issue past the row-hit
     # limit (NEG_INF: not past it)
