@@ -59,6 +59,7 @@ from simulator.memory.port import MemoryPort, PortResult
 
 CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
 STORE_OPS = ("write", "update")  # the memory rows whose accesses store
+UPDATE_ISSUE_FACTOR = 2  # an update row issues a load and a store per element
 RUN_OPS = ("read", "write", "update")  # the memory rows ``run_memory_rows`` may take
 RUN_ROWS = 512  # rows handed to one ``serve_rows`` call at most (the stage records it loads grow with them)
 NO_LIMIT_PS = 2**62  # ``serve_rows``'s limit when no other event is pending
@@ -198,7 +199,8 @@ class MemoryRows:
         return cls(names, np.array([number[name] for name in stages], dtype=np.int64), stores,
                    np.array(elements, dtype=np.int64), np.array(n_bytes, dtype=np.int64),
                    np.array(flops, dtype=np.int64), np.array(cycles, dtype=np.float64),
-                   np.array([2 if op == "update" else 1 for op in ops], dtype=np.int64), run_stop.astype(np.int64))
+                   np.array([UPDATE_ISSUE_FACTOR if op == "update" else 1 for op in ops], dtype=np.int64),
+                   run_stop.astype(np.int64))
 
 
 @dataclass
@@ -328,7 +330,7 @@ class HostCore:
     def run_memory_row(self, env, stage: StageStats, lines: np.ndarray, n_elements: int, n_bytes: int,
                        flops: int, cycles: float, op: str, dependent: bool):
         """SimPy generator: replay one memory row (read/write/update/zero) chunk by chunk."""
-        issue_factor = 2 if op == "update" else 1
+        issue_factor = UPDATE_ISSUE_FACTOR if op == "update" else 1
         n_lines = len(lines)
         if n_lines == 0:
             yield from self.run_compute_row(env, stage, flops, cycles)
