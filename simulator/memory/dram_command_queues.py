@@ -342,7 +342,7 @@ def _serve_queued(lines, is_write, arrival_ps, decode, p, bk, rk, grp, ch, pend,
     # the transaction queue of each kind, as one list per bank of the channel of its requests to that bank, oldest
     # first (a request's index is its age: the chunk's requests enter in index order), in the entries of a pool
     # (each a request, its entry time and the list's next entry, -1 at its end; a stack of the free ones): each
-    # list's first and last entry (-1: empty); and the banks whose lists hold a request
+    # list's first and last entry (-1: empty); the banks whose lists hold a request are ``waiting``
     pool_request = np.empty(2 * tq_depth, np.int64)
     pool_entry_ps = np.empty(2 * tq_depth, np.int64)
     pool_next = np.empty(2 * tq_depth, np.int64)
