@@ -411,7 +411,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from simulator.studies.compare import NOT_APPLICABLE, comparison_png, comparison_table, read_run
+    from simulator.studies.compare import NOT_APPLICABLE, NOT_KNOWN, comparison_png, comparison_table, read_run
 
     if args.png is not None:
         from simulator.config.outputs import check_output_file
@@ -422,6 +422,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _print_columns(table)
     if any(NOT_APPLICABLE in row for row in table[1:]):
         print(f"({NOT_APPLICABLE}: a component the run's system does not have)")
+    if any(NOT_KNOWN in row for row in table[1:]):
+        print(f"({NOT_KNOWN}: an energy the run could not price: a memory whose preset declares no currents)")
     if args.png is not None:
         print(f"written   {comparison_png(runs, args.png)}")
     return 0

@@ -66,7 +66,8 @@ class Problem:
     option: str = ""
 
     def __str__(self) -> str:
-        head = f"{self.option} (over {self.source})" if self.option and self.source else self.option or self.source
+        option = one_line(self.option)  # an option's value as typed: on one line, cut if long
+        head = f"{option} (over {self.source})" if option and self.source else option or self.source
         return f"{where(head, self.key)}: {self.detail}"
 
 
@@ -129,15 +130,25 @@ def one_line(what: object, limit: int = 200, escape: bool = True) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+#: the most characters of a value a message quotes (``as_written``): a 300-digit number or a pasted file is cut
+AS_WRITTEN_LIMIT = 200
+
+
 def as_written(value: object) -> str:
     """A value a message quotes, spelled as a YAML or JSON file writes it: null, true and false (not Python's
-    None, True and False), inside lists and mappings too; anything else as ``repr`` writes it."""
+    None, True and False), inside lists and mappings too; anything else as ``repr`` writes it; at most
+    ``AS_WRITTEN_LIMIT`` characters, cut with "..."."""
+    text = _written(value)
+    return text if len(text) <= AS_WRITTEN_LIMIT else text[:AS_WRITTEN_LIMIT - 3] + "..."
+
+
+def _written(value: object) -> str:
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(as_written(v) for v in value) + "]"
+        return "[" + ", ".join(_written(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{as_written(k)}: {as_written(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_written(k)}: {_written(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 

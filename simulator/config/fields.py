@@ -14,7 +14,6 @@ import builtins
 import collections.abc
 import dataclasses
 import difflib
-import math
 import re
 import types
 import typing
@@ -23,9 +22,8 @@ from typing import Any, Callable
 
 from simulator.config.bounds import BY_DIMENSION, CYCLES, Range
 from simulator.config.errors import FieldError, Problem, TableError, as_written, join_key
-from simulator.config.units import (COUNT_UNITS, DIMENSIONS, INT64_MAX, UnitError, exponent_number, format_bytes,
-                                    format_count, format_exact,
-                                    is_power_of_two, parse_quantity)
+from simulator.config.units import (COUNT_UNITS, DIMENSIONS, INT64_MAX, UnitError, exponent_number, finite_float,
+                                    format_bytes, format_count, format_exact, is_power_of_two, parse_quantity)
 
 MISSING = dataclasses.MISSING
 # Keys any mapping may carry as documentation; they are kept in the resolved config
@@ -171,9 +169,10 @@ def _convert_scalar(value: Any, tp: Any, meta: dict) -> Any:
         value = exponent_number(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"expected a number, got {as_written(value)}")
-        value = float(value)
-        if not math.isfinite(value):
+        number = finite_float(value)
+        if number is None:
             raise ValueError(f"expected a finite number, got {as_written(value)}")
+        value = number
     elif tp is str:
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {as_written(value)}")

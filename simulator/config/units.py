@@ -136,6 +136,18 @@ def exponent_number(value: object) -> object:
     return value
 
 
+def finite_float(value: object) -> float | None:
+    """``value`` as a float if it is a real number (not a bool) whose float is finite, else None: an integer
+    beyond the float range (a YAML or JSON ``1`` with 400 zeros) is None, not an OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def is_power_of_two(n: float) -> bool:
     """True if ``n`` is a positive integral power of two (a size in bytes, a set count, an alignment)."""
     if isinstance(n, float) and not math.isfinite(n):

@@ -21,7 +21,6 @@ reported the same way, attributed to the parameter they name. A value given with
 from __future__ import annotations
 
 import inspect
-import math
 import re
 import types
 import typing
@@ -34,7 +33,7 @@ from simulator.config.fields import did_you_mean, plain_type, plain_value
 from simulator.config.files import file_sha256
 from simulator.config.loader import content_hash, parse_override
 from simulator.config.yamlio import load_yaml
-from simulator.config.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, parse_quantity
+from simulator.config.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, finite_float, parse_quantity
 
 SUFFIX_DIMENSIONS = (("_bytes_per_s", "bandwidth"), ("_bytes", "size"), ("_hz", "frequency"), ("_s", "time"))
 WORKLOAD_KEYS = ("name", "generator", "params", "trace", "source", "notes")
@@ -294,8 +293,8 @@ def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str
             return f"{as_written(given)}; expected at most {top:,}{' B' if dim == 'size' else ''} ({why})"
         if value < -INT64_MAX - 1:
             return f"{as_written(given)}; expected at least {-INT64_MAX - 1:,} (the smallest value of the trace's int64 columns)"
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{as_written(given)}; expected a finite number"
+    if isinstance(value, (int, float)) and "int" not in kinds and finite_float(value) is None:
+        return f"{as_written(given)}; expected a finite number"  # inf, nan, or an integer beyond the float range
     if isinstance(value, str) and not value.strip():
         return f"{as_written(given)}; expected a non-empty string"
     return None

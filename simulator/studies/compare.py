@@ -2,13 +2,15 @@
 
 Reads each run directory's ``summary.json`` (as ``offsim run`` writes it) and gives one row per run:
 its label (the directory's name), system, workload, simulated time (s) and total energy (J), then its
-energy by component (J; ``NOT_APPLICABLE`` for a component the run's system does not have). The figure
+energy by component (J; ``NOT_APPLICABLE`` for a component the run's system does not have, ``NOT_KNOWN`` for an
+energy the run could not price, null in its summary.json: a memory that declares no currents). The figure
 draws the same as grouped bars: the time of each run, and each run's energy stacked by component. Runs
 are kept in the order given.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ from matplotlib.ticker import EngFormatter
 
 from simulator.config.errors import InputError, as_written, one_line
 from simulator.config.jsonio import loads_keys_once
-from simulator.config.units import format_quantity
+from simulator.config.units import finite_float, format_quantity
 from simulator.studies.plots import save_figure
 
 
@@ -52,21 +54,26 @@ def read_run(path: str | Path) -> RunSummary:
         if key not in data:
             raise InputError(f"{summary}: {key}: missing; {expected}")
         value = data[key]
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if (kind is float and not number) or (kind is not float and not isinstance(value, kind)):
-            raise InputError(f"{summary}: {key}: {one_line(as_written(value))}; expected a "
-                             f"{'number' if kind is float else kind.__name__}, as offsim run writes it")
+        if kind is not float and not isinstance(value, kind):
+            raise InputError(f"{summary}: {key}: {one_line(as_written(value))}; expected a {kind.__name__}, as "
+                             "offsim run writes it")
         return value
 
+    def seconds_or_joules(key: str, value: Any, unit: str, unknown_allowed: bool) -> float:
+        number = finite_float(value)
+        if value is None and unknown_allowed:
+            return math.nan  # an energy the run could not price (a memory without currents): not known
+        if number is None or number < 0:
+            raise InputError(f"{summary}: {key}: {one_line(as_written(value))}; expected a finite number >= 0 of "
+                             f"{unit}{' or null (not known)' if unknown_allowed else ''}, as offsim run writes it")
+        return number
+
     system, workload = field("system_name", str), field("workload_name", str)
-    time_s, energy_j = float(field("simulated_time_s", float)), float(field("energy_total_j", float))
-    by_component = field("energy_by_component_j", dict)
-    bad = next((k for k, v in by_component.items() if not isinstance(v, (int, float)) or isinstance(v, bool)), None)
-    if bad is not None:
-        raise InputError(f"{summary}: energy_by_component_j.{bad}: {one_line(as_written(by_component[bad]))}; "
-                         "expected a number of joules")
-    return RunSummary(directory.resolve().name, system, workload, time_s, energy_j,
-                      {str(k): float(v) for k, v in by_component.items()})
+    time_s = seconds_or_joules("simulated_time_s", field("simulated_time_s", float), "seconds", False)
+    energy_j = seconds_or_joules("energy_total_j", field("energy_total_j", float), "joules", True)
+    by_component = {str(k): seconds_or_joules(f"energy_by_component_j.{k}", v, "joules", True)
+                    for k, v in field("energy_by_component_j", dict).items()}
+    return RunSummary(directory.resolve().name, system, workload, time_s, energy_j, by_component)
 
 
 #: the cell of a component a run does not have (a LAP beside a run without one): not 0 J, which it did not spend
@@ -78,10 +85,18 @@ def comparison_table(runs: list[RunSummary]) -> list[tuple[str, ...]]:
     (components in the order of the first run that has them; ``NOT_APPLICABLE`` where a run has none)."""
     components = list(dict.fromkeys(c for run in runs for c in run.energy_by_component_j))
     header = ("run", "system", "workload", "time", "energy", *components)
-    rows = [(r.label, r.system, r.workload, format_quantity(r.time_s, "s"), format_quantity(r.energy_j, "J"),
-             *(format_quantity(r.energy_by_component_j[c], "J") if c in r.energy_by_component_j else NOT_APPLICABLE
+    rows = [(r.label, r.system, r.workload, format_quantity(r.time_s, "s"), _joules(r.energy_j),
+             *(_joules(r.energy_by_component_j[c]) if c in r.energy_by_component_j else NOT_APPLICABLE
                for c in components)) for r in runs]
     return [header, *rows]
+
+
+#: the cell of an energy the run could not price (null in its summary.json)
+NOT_KNOWN = "not known"
+
+
+def _joules(value: float) -> str:
+    return NOT_KNOWN if math.isnan(value) else format_quantity(value, "J")
 
 
 def comparison_png(runs: list[RunSummary], path: str | Path) -> Path:
@@ -89,7 +104,7 @@ def comparison_png(runs: list[RunSummary], path: str | Path) -> Path:
     fig = Figure(figsize=(4 + 1.2 * len(runs), 4.5))
     ax_time, ax_energy = fig.subplots(1, 2)
     x = range(len(runs))
-    labels = [r.label for r in runs]
+    labels = [r.label + (f"\n(energy in part {NOT_KNOWN})" if math.isnan(r.energy_j) else "") for r in runs]
     ax_time.bar(x, [r.time_s for r in runs], color="#4c72b0")
     ax_time.set_ylabel("simulated time")
     ax_time.yaxis.set_major_formatter(EngFormatter(unit="s"))
@@ -97,6 +112,7 @@ def comparison_png(runs: list[RunSummary], path: str | Path) -> Path:
     bottom = [0.0] * len(runs)
     for component in components:
         values = [r.energy_by_component_j.get(component, 0.0) for r in runs]
+        values = [0.0 if math.isnan(v) else v for v in values]  # not known: no bar (the tick label says so)
         if any(values):
             ax_energy.bar(x, values, bottom=bottom, label=component)
             bottom = [b + v for b, v in zip(bottom, values)]

@@ -497,6 +497,17 @@ def test_crosscheck_refuses_an_offloading_workload_before_running(tmp_path, caps
     assert len(err) == 1 and err[0].startswith("offsim: error: --crosscheck: ") and "accelerator command rows" in err[0]
 
 
+def test_crosscheck_refuses_an_fmm_run_on_a_placement_the_u_list_model_does_not_describe(tmp_path, capsys):
+    # the U-list model prices the host and 003's LAP; GEMMs on a systolic array are refused, not a traceback
+    fmm = _write(tmp_path / "f.yaml", "name: f\ngenerator: fmm_ulist\n"
+                                      "params: {q: 2, n_points: 2000, placement: systolic, variant: orig}\n")
+    out = tmp_path / "r"
+    argv = ["run", str(CONFIGS / "systems" / "systolic_fp64_llc.yaml"), str(fmm), "--out", str(out), "--crosscheck"]
+    err = refused(argv, capsys, out)
+    assert err == [f"offsim: error: --crosscheck: {fmm} offloads its GEMMs to placement 'systolic'; expected 'cpu' "
+                   "or 'lap', the placements the U-list model describes (003's host and its LAP)"]
+
+
 def _study_crosscheck_row(placement: str, variant: str, q: int = 4) -> dict[str, str]:
     """The committed default FMM study's cross-check row of one point (``results/fmm/crosscheck.csv``)."""
     with (ROOT / "results" / "fmm" / "crosscheck.csv").open(newline="") as fh:

@@ -126,6 +126,8 @@ _ABSENT = object()  # the key left out of the machine file
 @pytest.mark.parametrize("key, value, message", [
     ("w_c_bytes_per_s", "abc", 'w_c_bytes_per_s: expected a finite number, got "abc"'),
     ("f_c_flops_per_s", None, "f_c_flops_per_s: expected a finite number, got null"),
+    ("f_c_flops_per_s", 10**400, "f_c_flops_per_s: expected a finite number, got 1000"),  # beyond a float
+    ("llc_residency", [[0.9, 10**400]], "llc_residency: expected a list of rows of 2 finite numbers"),
     ("llc_residency", [1], "llc_residency: expected a list of rows of 2 finite numbers, got [1]"),
     ("llc_residency", [[0.9]], "llc_residency: expected a list of rows of 2 finite numbers, got [[0.9]]"),
     ("lap-llc.pipelined_contention", [[35.0, 2.2]], "lap-llc.pipelined_contention: expected a list of rows of 3"),

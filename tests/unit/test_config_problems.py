@@ -171,3 +171,23 @@ def test_more_cache_levels_than_the_kernels_can_name_are_refused_at_load(tmp_pat
     path.write_text(yaml.safe_dump(raw))
     problem = _only_problem(path)
     assert problem.key == "caches.levels" and "127 levels; expected at most 126" in str(problem)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("1" + "0" * 400, "host.flops_per_cycle"),  # a whole number beyond a float: no OverflowError
+    (".inf", "host.flops_per_cycle"),
+    ("1" + "0" * 400, "accelerators.lap.interface.offload_overhead_cycles"),
+])
+def test_a_number_beyond_the_float_range_is_refused_as_not_finite(tmp_path, text, key):
+    raw = load_yaml(CONFIGS / "systems" / "lap_dram.yaml")
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(raw) + "\n")
+    problem = _only_problem(path, (f"{key}={text}",))
+    assert problem.key == key and problem.detail.startswith("expected a finite number, got ")
+    assert len(str(problem)) < 600  # the value quoted is cut (as_written), not its 400 digits
+
+
+def test_an_option_quoted_in_a_message_is_one_line_and_cut():
+    problem = _only_problem(DEFAULT_SYSTEM, ("host.flops_per_cycle=" + "9" * 5000,))
+    message = str(problem)
+    assert "\n" not in message and len(message) < 600 and message.startswith("--set host.flops_per_cycle=999")

@@ -76,6 +76,26 @@ def test_compare_shows_a_component_a_run_does_not_have_as_not_applicable(tmp_pat
     assert dict(zip(header, row_b))["lap"] == "0 J"  # a LAP it has, idle
 
 
+def test_compare_shows_an_energy_the_run_could_not_price_as_not_known(tmp_path, capsys):
+    """offsim run writes null for an energy it cannot price (a memory whose preset declares no currents, and so
+    the total): compare reads such a run, shows "not known" and says why, and draws the energies it knows."""
+    a = _run_dir(tmp_path / "a", "sys-a", 1e-3, {"host": 2e-3, "dram": 1e-3})
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "summary.json").write_text(json.dumps({
+        "system_name": "sys-b", "workload_name": "w", "simulated_time_s": 2e-3, "energy_total_j": None,
+        "energy_by_component_j": {"host": 1e-3, "hbm": None}}))
+    header, row_a, row_b = comparison_table([read_run(a), read_run(b)])
+    assert dict(zip(header, row_b)) == {"run": "b", "system": "sys-b", "workload": "w", "time": "2 ms",
+                                        "energy": "not known", "host": "1 mJ", "dram": "-", "hbm": "not known"}
+    assert dict(zip(header, row_a))["hbm"] == "-"
+    from simulator.cli import main
+
+    assert main(["compare", str(a), str(b), "--png", str(tmp_path / "c.png")]) == 0
+    assert "(not known: an energy the run could not price" in capsys.readouterr().out
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
     with pytest.raises(InputError, match="no summary.json; expected a run directory"):
         read_run(tmp_path)
@@ -88,9 +108,16 @@ def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
     ("{}", "summary.json: system_name: missing; expected the summary.json offsim run writes"),
     ("[1, 2]", "summary.json: a JSON list; expected the summary.json offsim run writes (an object)"),
     ('{"system_name": "s", "workload_name": "w", "simulated_time_s": "1 s", "energy_total_j": 1, '
-     '"energy_by_component_j": {}}', "summary.json: simulated_time_s: '1 s'; expected a number"),
+     '"energy_by_component_j": {}}', "summary.json: simulated_time_s: '1 s'; expected a finite number >= 0 of seconds"),
+    ('{"system_name": "s", "workload_name": "w", "simulated_time_s": 1' + "0" * 400 + ', "energy_total_j": 1, '
+     '"energy_by_component_j": {}}', "summary.json: simulated_time_s: 1000"),  # beyond a float: no OverflowError
+    ('{"system_name": "s", "workload_name": "w", "simulated_time_s": null, "energy_total_j": 1, '
+     '"energy_by_component_j": {}}', "summary.json: simulated_time_s: null; expected a finite number >= 0 of seconds"),
     ('{"system_name": "s", "workload_name": "w", "simulated_time_s": 1, "energy_total_j": 1, '
-     '"energy_by_component_j": {"host": null}}', "summary.json: energy_by_component_j.host: null; expected a number"),
+     '"energy_by_component_j": {"host": "1 J"}}',
+     "summary.json: energy_by_component_j.host: '1 J'; expected a finite number >= 0 of joules or null (not known)"),
+    ('{"system_name": "s", "workload_name": "w", "simulated_time_s": 1, "energy_total_j": -1, '
+     '"energy_by_component_j": {}}', "summary.json: energy_total_j: -1; expected a finite number >= 0 of joules"),
     ('{"system_name": "s", "system_name": "t"}', "summary.json: unreadable (RepeatedKey"),
 ])
 def test_compare_names_the_key_of_a_summary_it_cannot_read(tmp_path, text, says):

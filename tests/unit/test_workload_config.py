@@ -371,13 +371,17 @@ def test_stencil_parameters_of_another_scheme_must_still_be_valid(scheme, params
     ({"generator": "crypto_host", "params": {"kernel": "aes", "g_bytes": "4 KiB", "c_cycles_per_byte_beta": 1,
                                              "beta": 10**15}}, "c_cycles_per_byte_beta",
      "c_cycles_per_byte_beta and beta must be small enough for a finite cycle count"),
+    ({"generator": "intensity", "params": {"flops_per_byte": 10**400, "total_bytes": "1 MiB"}}, "flops_per_byte",
+     "1000000000"),  # a whole number beyond a float: refused naming its key, not "int too large to convert"
     ({"generator": "lap_gemm", "params": {"m": 8, "n": 8, "k": 8, "target": ""}}, "target",
      "''; expected a non-empty string"),
     (_params(unit=""), "unit", "''; expected a non-empty string"),
     (_params(stage=" "), "stage", "' '; expected a non-empty string"),
 ])
 def test_parameters_are_checked_before_the_trace_is_built(raw, key, expected):
-    assert _one(raw).startswith(f"w.yaml: params.{key}: {expected}")
+    message = _one(raw)
+    assert message.startswith(f"w.yaml: params.{key}: {expected}")
+    assert len(message) < 600 and "convert" not in message
 
 
 # ---- 10: generator refusals name the parameter, and the --param option that set it

@@ -18,7 +18,6 @@ Times are host cycles at the model's 2 GHz clock (003 Table 4) and seconds; ener
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts
 from simulator.config.loader import PROJECT_ROOT
 from simulator.config.yamlio import config_text
 from simulator.studies.model_eval import Outputs, refuse_repeats, shown
-from simulator.config.units import UnitError, format_bytes, format_quantity, parse_quantity
+from simulator.config.units import UnitError, finite_float, format_bytes, format_quantity, parse_quantity
 from workloads import fmm_ulist
 
 DEFAULT_MACHINE = PROJECT_ROOT / "results" / "fmm" / "machine.json"
@@ -97,7 +96,7 @@ def _machine_value_problem(key: str, value: Any) -> str | None:
     """What a machine.json entry should be, if ``value`` is not that: a finite number for a measured figure,
     (x, y) pairs of finite numbers for a curve, text for a coupling; None when it is (the models check ranges)."""
     def number(v: Any) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        return finite_float(v) is not None
 
     if key.endswith(".coupling"):
         return None if isinstance(value, str) else "expected a coupling name"

@@ -78,6 +78,9 @@ def crosscheck_problem(loaded: LoadedConfig, workload: WorkloadSpec, label: str)
     """Why the U-list model cannot be set beside a run of ``workload`` (``label`` names it) on
     ``loaded``'s system, or None."""
     params = generator_params(workload)
+    if params["placement"] not in ("cpu", "lap"):
+        return (f"{label} offloads its GEMMs to placement {params['placement']!r}; expected 'cpu' or 'lap', the "
+                "placements the U-list model describes (003's host and its LAP)")
     if params["placement"] == "lap" and "lap" not in loaded.spec.accelerators:
         return None  # the run itself refuses a trace whose unit the system lacks, and says so
     if placement_name(loaded, params) is None:
