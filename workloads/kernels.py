@@ -97,6 +97,15 @@ def _check(kernel: str, g_bytes: int) -> None:
     _whole_elements(kernel, "g_bytes", g_bytes)
 
 
+def buffer_problem(kernel: str, g_bytes: int) -> str | None:
+    """Why ``kernel`` cannot run over a buffer of ``g_bytes`` (at least two elements, whole elements), or None."""
+    try:
+        _check(kernel, g_bytes)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def output_bytes(kernel: str, g_bytes: int) -> int:
     """Bytes the kernel writes for an input of ``g_bytes``."""
     _check(kernel, g_bytes)

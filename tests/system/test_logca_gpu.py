@@ -353,13 +353,29 @@ def test_gpu_study_file_validates_and_bad_keys_are_named(tmp_path):
     ("stages", "[1, 1000000000]", "stages: 1000000000; expected at most 4,096 for gemm at 16,384 B"),
 ])
 def test_a_stage_count_beyond_the_buffer_is_refused_before_the_points_are_listed(tmp_path, key, value, expected):
+    _refused_with(tmp_path, key, value, expected)
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("stage_gain_granularities_bytes", "[8 B]", "stage_gain_granularities_bytes: a 8 B buffer of fft; expected "
+                                                "buffers fft can run \\(g_bytes must be an integer >= 16 bytes"),
+    ("pipelined_min_bytes", "4 B", "pipelined_min_bytes: a 4 B buffer of gemm; expected buffers gemm can run"),
+    ("min_granularity_bytes", "2 B", "min_granularity_bytes: a 2 B buffer of gemm; expected buffers gemm can run"),
+])
+def test_a_buffer_a_kernel_cannot_run_is_refused_naming_its_key(tmp_path, key, value, expected):
+    # a kernel needs two whole elements: a smaller buffer is refused at load, not by the generator's traceback
+    _refused_with(tmp_path, key, value, expected)
+
+
+def _refused_with(tmp_path, key: str, value: str, expected: str) -> None:
+    """The shipped GPU study file with ``key: value`` is refused at load with a message matching ``expected``."""
     from simulator.config.errors import ConfigError
     from simulator.studies.logca.gpu import GPU_STUDY, load_gpu_study
 
     text = GPU_STUDY.read_text()
     bad = tmp_path / "bad.yaml"
     bad.write_text("\n".join(f"{key}: {value}" if line.startswith(f"{key}:") else line for line in text.split("\n")))
-    with pytest.raises(ConfigError, match=expected):  # before gpu_points lists 10^12 points
+    with pytest.raises(ConfigError, match=expected):  # at load, before gpu_points lists a point
         load_gpu_study(bad)
 
 

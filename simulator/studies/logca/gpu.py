@@ -74,8 +74,8 @@ from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
-from workloads.kernels import (BETA, ELEM_BYTES, KERNELS, device_work, host_cycles, kernel_host, kernel_offload,
-                               output_bytes)
+from workloads.kernels import (BETA, ELEM_BYTES, KERNELS, buffer_problem, device_work, host_cycles, kernel_host,
+                               kernel_offload, output_bytes)
 from workloads.trace import MAX_COMMAND_ITEMS
 
 GPU_PLATFORMS = ("discrete", "apu", "hsa")
@@ -545,10 +545,31 @@ def load_gpu_study(path: str | Path = GPU_STUDY) -> GpuStudySpec:
                       f"max_granularity_bytes ({study.max_granularity_bytes} B), where the capped kernels stop")
     if errors:
         raise ConfigError(errors)
+    errors = _buffer_problems(study, source)
+    if errors:
+        raise ConfigError(errors)
     errors = _stage_problems(study, source) + _gpu_memory_problems(study, source)
     if errors:
         raise ConfigError(errors)
     return study
+
+
+def _buffer_problems(study: GpuStudySpec, source: str) -> list[str]:
+    """One message per key whose buffers include one a kernel it applies to cannot run (``buffer_problem``):
+    the smallest of each power-of-two sweep (the larger ones are whole multiples of it) and every buffer of the
+    speedup-vs-stages curves."""
+    uses = [("min_granularity_bytes", study.kernel,
+             granularities(study.min_granularity_bytes, study.max_granularity_bytes)[:1])]
+    uses += [("pipelined_min_bytes", kernel, _pipelined_granularities(study, kernel)[:1])
+             for kernel in study.pipelined_kernels]
+    uses.append(("stage_gain_granularities_bytes", study.stage_gain_kernel, study.stage_gain_granularities_bytes))
+    errors: dict[str, str] = {}
+    for key, kernel, sizes in uses:
+        problem = next(((g, p) for g in sizes if (p := buffer_problem(kernel, g))), None)
+        if problem and key not in errors:
+            errors[key] = (f"{source}: {key}: a {problem[0]:,} B buffer of {kernel}; expected buffers {kernel} can "
+                           f"run ({problem[1]})")
+    return list(errors.values())
 
 
 def _stage_problems(study: GpuStudySpec, source: str) -> list[str]:
