@@ -14,13 +14,15 @@ from simulator.config.units import format_quantity
 from simulator.studies.plots import save_figure
 
 COLOURS = {"core": "#4c72b0", "accelerator": "#dd8452", "link": "#f2c45a", "cache": "#8fbf8f",
-           "memory_controller": "#937860", "channel": "#c0c0c0"}
+           "memory_controller": "#937860", "channel": "#c0c0c0", "near_memory": "#a0a0d0"}
 
 
 def _positions(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
     """Node -> (x, y): the host's chain (core, caches, memory controller) in column 0, each accelerator
     and its link in a column of its own to the right, each row one hop from the memory controller
-    (requesters highest), the channels in a row below the controller."""
+    (requesters highest), the channels in a row below the controller, and each near memory (a memory beside
+    main memory, off every route to the controller) in the row below them, in the column of the first link
+    that reaches it."""
     to_memory = nx.single_source_shortest_path_length(graph.reverse(copy=False), "memory controller")
     column, next_column = {}, 1
     for node, kind in graph.nodes(data="kind"):
@@ -32,6 +34,10 @@ def _positions(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
     channels = [n for n, kind in graph.nodes(data="kind") if kind == "channel"]
     pos = {n: (float(column.get(n, 0)), float(to_memory[n])) for n in graph if n in to_memory}
     pos.update({n: (float(i), -1.0) for i, n in enumerate(channels)})
+    for node, kind in graph.nodes(data="kind"):
+        if kind == "near_memory":
+            links = [p for p in graph.predecessors(node) if p in column]
+            pos[node] = (float(column[links[0]] if links else next_column), -2.0)
     return pos
 
 

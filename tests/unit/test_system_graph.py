@@ -114,3 +114,20 @@ def test_offsim_show_prints_the_routes_and_draws_the_graph(tmp_path, capsys):
     assert "  lap: lap -> lap link (llc) -> LLC -> memory controller" in out
     assert "memory controller -> DRAM channel 0" in out and "12.8 GB/s" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("system", sorted(p.name for p in SYSTEMS.glob("*.yaml")))
+def test_every_shipped_system_is_drawn_with_every_node_placed(system):
+    """A near memory sits off every route to the memory controller: it is placed below its link's column."""
+    from simulator.runner import load_system
+    from simulator.studies.system_figure import _positions
+
+    graph = system_graph(load_system(SYSTEMS / system).spec)
+    pos = _positions(graph)
+    assert set(pos) == set(graph.nodes)
+    near = [n for n, kind in graph.nodes(data="kind") if kind == "near_memory"]
+    for node in near:
+        link = next(graph.predecessors(node))
+        assert pos[node] == (pos[link][0], -2.0)
+    if system == "lap_hbm_stack.yaml":
+        assert near == ["hbm"]
