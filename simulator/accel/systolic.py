@@ -35,13 +35,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.accel.base import AcceleratorUnit, Command
+from simulator.accel.base import AcceleratorUnit, Command, CommandError
 from simulator.accel.command_schema import Regions
 from simulator.accel.gemm_command import GemmCommand, check_gemm_command
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
 from simulator.accel.systolic_kernel import step_ends, steps_lines
 from simulator.config.accel_systolic import SystolicSpec
+from simulator.engine.limits import MAX_TRACE_LINES
 from simulator.engine import ClockDomain
 
 #: The SRAM of each operand fills or drains in halves (double buffering).
@@ -76,6 +77,24 @@ def gemm_traffic(g: GemmCommand, spec: SystolicSpec) -> GemmTraffic:
     c_reads = first_visits(plan, "output") if g.accumulate else np.zeros(plan.folds, dtype=np.int64)
     return GemmTraffic(plan, input_dram_words(plan, "input", spec.sram_words("input")),
                        input_dram_words(plan, "weight", spec.sram_words("weight")), c_reads, plan.words("output"))
+
+
+def steps_lines_bound(traffic: GemmTraffic, word_bytes: int, line_bytes: int) -> float:
+    """An upper bound of the line numbers ``gemm_steps`` holds for a command (its steps' reads, writes and partly
+    written lines, all at once): per fold and operand, the rows of the block it works on times the lines one row
+    spans at most (ceil(width x word / line) + 1), in the share of the block's words the fold moves through DRAM
+    (reads of A, B and C; writes of C, twice: as writes and as partly written lines), rounded up."""
+    ranges = traffic.plan.ranges()
+    total = 0.0
+    for op, moved in (("input", (traffic.input_dram,)), ("weight", (traffic.weight_dram,)),
+                      ("output", (traffic.output_dram_read, traffic.output_dram_write, traffic.output_dram_write))):
+        row_dim, col_dim = OPERAND_DIMS[op]
+        rows = ranges[row_dim][1] - ranges[row_dim][0]
+        width = ranges[col_dim][1] - ranges[col_dim][0]
+        row_lines = np.ceil(width * word_bytes / line_bytes) + 1
+        for words in moved:  # in floats: a bound, never an int64 product that could wrap
+            total += float(np.ceil(rows * row_lines * words / (rows * width)).sum())
+    return total
 
 
 def _block_rows(r0: np.ndarray, r1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -163,8 +182,14 @@ class SystolicUnit(AcceleratorUnit):
         super().__post_init__()
 
     def check_args(self, cmd: GemmCommand) -> None:
-        """The matrices within the system's memory, the regions covering the operands (``check_gemm_command``)."""
+        """The matrices within the system's memory, the regions covering the operands (``check_gemm_command``),
+        and the lines its steps hold at once within ``MAX_TRACE_LINES`` (``steps_lines_bound``)."""
         check_gemm_command(cmd, self.spec.word_bytes, self.memory_bytes)
+        lines = steps_lines_bound(gemm_traffic(cmd, self.spec), self.spec.word_bytes, self.line_bytes)
+        if lines > MAX_TRACE_LINES:
+            raise CommandError(f"m, k, n = {cmd.m}, {cmd.k}, {cmd.n}: its steps move up to {lines:,.0f} DRAM lines "
+                             f"of {self.line_bytes} B, all held at once; expected at most {MAX_TRACE_LINES:,} "
+                             "(simulator.engine.limits.MAX_TRACE_LINES, as many as a trace's memory rows may touch)")
 
     def operand_regions(self, cmd: GemmCommand) -> tuple[Regions, Regions]:
         """A, B (and C if accumulating) in, C out, with this array's word size."""
