@@ -396,8 +396,9 @@ class SystemSpec:
                     taken = ("the core's unit name" if name == "host" else "the requester of DRAM background and "
                              "refresh energy" if name == BACKGROUND_REQUESTER else
                              "the name of another component's results")
+                    level = (f"caches.levels[{levels.index(name)}].name",) if name in levels else ()
                     raise FieldError(f"{section}.{name}", f"{name!r} is {taken}; expected another name (taken: "
-                                     f"{', '.join(reserved)})")
+                                     f"{', '.join(reserved)})", level)
         for name in self.near_memories:
             if name in self.accelerators:
                 raise FieldError(f"near_memories.{name}", f"{name!r} is also an accelerator's name; expected another",

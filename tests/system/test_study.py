@@ -629,7 +629,7 @@ def test_the_paper_runners_write_only_into_their_own_output_directories(tmp_path
     (foreign / "gpu_figures.csv").write_text("")
     studies = ROOT / "configs" / "studies"
     runs = [("stencil_study", lambda: stencil_study.main([str(studies / "roofline.yaml"), "--out", str(foreign)]),
-             "the stencil studies", "gpu_figures.csv, notes.txt"),
+             "the energy roofline study", "gpu_figures.csv, notes.txt"),
             ("logca_study", lambda: logca_study.main(["--out", str(foreign)]), "the LogCA studies", "notes.txt"),
             ("logca_gpu_study", lambda: logca_gpu_study.main(["--out", str(foreign)]), "the LogCA studies",
              "notes.txt")]

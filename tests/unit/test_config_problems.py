@@ -191,3 +191,10 @@ def test_an_option_quoted_in_a_message_is_one_line_and_cut():
     problem = _only_problem(DEFAULT_SYSTEM, ("host.flops_per_cycle=" + "9" * 5000,))
     message = str(problem)
     assert "\n" not in message and len(message) < 600 and message.startswith("--set host.flops_per_cycle=999")
+
+
+def test_a_cache_level_renamed_onto_an_accelerator_names_the_option():
+    # the rule is the accelerator's name, but the --set that made it collide renamed a cache level
+    problem = _only_problem(CONFIGS / "systems" / "lap_llc.yaml", ("caches.levels.L2.name=lap",))
+    assert problem.option == "--set caches.levels.L2.name=lap"
+    assert problem.key == "accelerators.lap" and problem.related == ("caches.levels[1].name",)

@@ -476,9 +476,9 @@ def _plot_tiling(traffic: list[dict], engine: list[dict], path: Path) -> None:
 # What the studies write (their figures and summaries), for the --out check.
 OUTPUT_PATTERNS = ("roofline_sweep.png", "stencil_tiling.png", "*_summary.json",
                    "README.md")  # the folder's guide (results/stencil keeps one), which the study leaves alone
-ROOFLINE_PLUGIN = StudyPlugin(title="the stencil studies", load=load_study, points=roofline_points,
+ROOFLINE_PLUGIN = StudyPlugin(title="the energy roofline study", load=load_study, points=roofline_points,
                               run_point=run_roofline_point, report=roofline_report, outputs=OUTPUT_PATTERNS)
-TILING_PLUGIN = StudyPlugin(title="the stencil studies", load=load_study, points=tiling_points,
+TILING_PLUGIN = StudyPlugin(title="the stencil tiling study", load=load_study, points=tiling_points,
                             run_point=run_tiling_point, report=tiling_report, outputs=OUTPUT_PATTERNS)
 PLUGINS = {"roofline": ROOFLINE_PLUGIN, "stencil_tiling": TILING_PLUGIN}
 
