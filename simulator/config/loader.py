@@ -83,17 +83,24 @@ MAX_PRESET_DEPTH = 8
 
 
 def resolve_presets(raw: Any, source: str, key: str = "", base_dir: Path | None = None,
-                    chain: tuple[tuple[str, str, Path], ...] = ()) -> Any:
+                    chain: tuple[tuple[str, str, Path], ...] = (), origins: dict[str, str] | None = None,
+                    at: str | None = None) -> Any:
     """Replace every mapping's ``preset`` by the preset's contents, overridden by the mapping's own keys.
 
     ``source`` names the file ``raw`` was read from; a preset given as a path is relative to
     ``base_dir`` (default: that file's directory). ``chain``: the (file, key, preset file) of each preset
     that led here; a preset that names itself again, or nests deeper than MAX_PRESET_DEPTH, is a ConfigError
-    naming the first file and key and the chain."""
+    naming the first file and key and the chain. ``origins``, if given, receives the file each value of the
+    result was written in, by its dotted key in the result (``at``: the key of ``raw`` there; default ``key``,
+    which within a preset is relative to the preset's file)."""
     base_dir = Path(source).parent if base_dir is None else base_dir
+    at = key if at is None else at
     if isinstance(raw, list):
-        return [resolve_presets(v, source, f"{key}[{i}]", base_dir, chain) for i, v in enumerate(raw)]
+        return [resolve_presets(v, source, f"{key}[{i}]", base_dir, chain, origins, f"{at}[{i}]")
+                for i, v in enumerate(raw)]
     if not isinstance(raw, dict):
+        if origins is not None:
+            origins[at] = source
         return raw
     merged: dict[str, Any] = {}
     if "preset" in raw:
@@ -106,7 +113,7 @@ def resolve_presets(raw: Any, source: str, key: str = "", base_dir: Path | None 
                 f"nests more than {MAX_PRESET_DEPTH} presets deep"
             raise ConfigError(f"{first_source}: {first_key + '.' if first_key else ''}preset: the chain {steps} "
                               f"{why}; expected presets that end without a cycle")
-        base = resolve_presets(load_yaml(path), display_path(path), "", path.parent, here)
+        base = resolve_presets(load_yaml(path), display_path(path), "", path.parent, here, origins, at)
         if not isinstance(base, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
         merged.update(base)
@@ -115,7 +122,7 @@ def resolve_presets(raw: Any, source: str, key: str = "", base_dir: Path | None 
         if k == "preset":
             continue
         sub = f"{key}.{k}" if key else str(k)
-        v = resolve_presets(v, source, sub, base_dir, chain)
+        v = resolve_presets(v, source, sub, base_dir, chain, origins, f"{at}.{k}" if at else str(k))
         if isinstance(v, dict) and isinstance(merged.get(k), dict):
             merged[k] = _deep_merge(merged[k], v)
         else:
@@ -284,13 +291,24 @@ def load_spec(path: str | Path, spec_cls: type, overrides: typing.Iterable[str] 
     raw = load_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
-    as_written = resolve_presets(raw, source)
+    origins: dict[str, str] = {}
+    as_written = resolve_presets(raw, source, origins=origins)
     resolved = apply_overrides(as_written, overrides, spec_cls)
     errors: list[Problem] = []
     spec = build_spec(spec_cls, resolved, source, "", errors)
     if errors:  # the options name list items as the file has them, or as an earlier option renamed them
-        raise ConfigError([_attributed(e, overrides, as_written, resolved) for e in errors])
+        raise ConfigError([_from_preset(_attributed(e, overrides, as_written, resolved), source, origins)
+                           for e in errors])
     return LoadedConfig(spec=spec, resolved=resolved, source=source)
+
+
+def _from_preset(problem: Problem, source: str, origins: dict[str, str]) -> Problem:
+    """``problem`` saying which preset file wrote the refused value, where one did (not ``source`` itself,
+    nor a ``--set``): the key is the system's, the value the preset's."""
+    written_in = origins.get(problem.key)
+    if problem.option or written_in in (None, source):
+        return problem
+    return dataclasses.replace(problem, detail=f"{problem.detail} (the value of preset {written_in})")
 
 
 def indexed_key(raw: Any, key: str) -> str:

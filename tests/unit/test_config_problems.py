@@ -198,3 +198,20 @@ def test_a_cache_level_renamed_onto_an_accelerator_names_the_option():
     problem = _only_problem(CONFIGS / "systems" / "lap_llc.yaml", ("caches.levels.L2.name=lap",))
     assert problem.option == "--set caches.levels.L2.name=lap"
     assert problem.key == "accelerators.lap" and problem.related == ("caches.levels[1].name",)
+
+
+def test_a_value_a_preset_wrote_names_that_preset(tmp_path):
+    """The key is the system's, but the refused value is written in a preset: the message names that file too."""
+    text = (CONFIGS / "presets" / "cpu" / "i7_920.yaml").read_text()
+    (tmp_path / "my_cpu.yaml").write_text("\n".join("max_outstanding_misses: zero" if line.startswith(
+        "max_outstanding_misses:") else line for line in text.split("\n")))
+    system = tmp_path / "system.yaml"
+    system.write_text((CONFIGS / "systems" / "i7_920_ddr3.yaml").read_text().replace("{preset: cpu/i7_920}",
+                                                                                      "{preset: my_cpu.yaml}"))
+    problem = _only_problem(system)
+    assert problem.key == "host.max_outstanding_misses" and problem.source == str(system)
+    assert problem.detail == f"expected an integer, got 'zero' (the value of preset {tmp_path / 'my_cpu.yaml'})"
+    # a value the system file itself writes over the preset is the system file's alone
+    system.write_text(system.read_text().replace("{preset: my_cpu.yaml}",
+                                                 "{preset: my_cpu.yaml, max_outstanding_misses: none}"))
+    assert _only_problem(system).detail == "expected an integer, got 'none'"
