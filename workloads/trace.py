@@ -632,6 +632,7 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     fail(non_mem & has_list, "addrs", "null for a non-memory op")
 
     fail(is_mem & (elem < 1), "elem_bytes", "elem_bytes >= 1 for a memory op")
+    fail(is_mem & (elem >= MAX_ADDR), "elem_bytes", "an element below 2**62 bytes (the byte addresses' end)")
     fail(count < 0, "count", "count >= 0")
     fail((flops < 0) | (flops > MAX_ROW_FLOPS), "flops", "flops in [0, 2**53] (workloads.trace.MAX_ROW_FLOPS)")
     fail(~np.isfinite(cycles) | (cycles < 0) | (cycles > MAX_ROW_CYCLES), "cycles",
@@ -644,8 +645,11 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     last_f = addr.astype(np.float64) + stride.astype(np.float64) * np.maximum(count - 1, 0)
     fail(strided & (count > 0) & (last_f < 0), "stride_bytes",
          "every element at a byte address >= 0 (the stride walks below 0)")
-    fail(strided & (count > 0) & (last_f + elem >= MAX_ADDR), "stride_bytes",
-         "every element below byte 2**62")
+    # the span's end: blamed on count where the stride is at most an element (a long run), else on the stride
+    beyond = strided & (count > 0) & (last_f + elem >= MAX_ADDR)
+    long_run = np.abs(stride) <= elem
+    fail(beyond & long_run, "count", "every element below byte 2**62 (addr + stride_bytes x (count - 1) + elem_bytes)")
+    fail(beyond, "stride_bytes", "every element below byte 2**62 (addr + stride_bytes x (count - 1) + elem_bytes)")
 
     if has_list.any():
         fail(has_list & (addr != 0), "addr", "0 when explicit addrs are given")

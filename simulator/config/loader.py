@@ -63,7 +63,8 @@ def preset_path(name: str, source: str, key: str, base_dir: Path | None = None) 
     if name.endswith((".yaml", ".yml")):
         path = Path(name) if Path(name).is_absolute() else (base_dir or Path(".")) / name
         if not path.is_file():
-            raise ConfigError(f"{source}: {key}.preset: no file {str(path)!r}; expected a preset file (a path "
+            found = "a directory, not a file:" if path.is_dir() else "no file"
+            raise ConfigError(f"{source}: {key}.preset: {found} {str(path)!r}; expected a preset file (a path "
                               "relative to the file that names it, or absolute)")
         return path
     if ".." in Path(name).parts or Path(name).is_absolute():

@@ -280,7 +280,7 @@ def _check_param(parameter: inspect.Parameter, value: Any) -> tuple[Any, str | N
 def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str | None) -> str | None:
     """Bounds every plainly typed generator parameter shares: integer parameters fit the trace's int64
     columns (sizes its byte addresses, below 2**62), numbers are finite, strings are not empty."""
-    from workloads.trace import MAX_ADDR
+    from workloads.trace import MAX_ADDR, MAX_LABEL_CHARS
 
     if isinstance(value, bool) or value is None:
         return None
@@ -297,7 +297,14 @@ def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str
         return f"{as_written(given)}; expected a finite number"  # inf, nan, or an integer beyond the float range
     if isinstance(value, str) and not value.strip():
         return f"{as_written(given)}; expected a non-empty string"
+    if isinstance(value, str) and name in LABEL_PARAMS and len(value) > MAX_LABEL_CHARS:
+        return (f"{as_written(given)}; expected at most {MAX_LABEL_CHARS} characters (a trace's unit and stage "
+                "labels: workloads.trace.MAX_LABEL_CHARS)")
     return None
+
+
+#: generator parameters that become a trace's unit or stage labels (``workloads.trace.MAX_LABEL_CHARS`` each)
+LABEL_PARAMS = ("unit", "stage", "target")
 
 
 def load_workload(path: str | Path, params: list[str] | tuple[str, ...] = ()) -> WorkloadSpec:

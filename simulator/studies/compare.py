@@ -41,6 +41,8 @@ def read_run(path: str | Path) -> RunSummary:
     directory = Path(path)
     summary = directory / "summary.json"
     expected = "expected the summary.json offsim run writes"
+    if directory.is_file():
+        raise InputError(f"{directory}: a file; expected a run directory written by offsim run")
     try:
         data = loads_keys_once(summary.read_text())
     except FileNotFoundError:

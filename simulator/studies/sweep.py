@@ -151,10 +151,13 @@ def load_study(path: str | Path) -> StudySpec:
         p = Path(value)
         p = p if p.is_absolute() else base / p
         if not p.is_file():
-            errors.append(f"{source}: {key}: {value!r} not found (looked at {p}); expected an existing {key} file")
+            found = "is a directory" if p.is_dir() else "not found"
+            errors.append(f"{source}: {key}: {value!r} {found} (looked at {p}); expected an existing {key} file")
         paths[key] = p
     axes = _parse_sweep(raw.get("sweep"), source, errors)
-    figures = _parse_figures(raw.get("figures"), {a.key for a in axes}, source, errors)
+    # every axis the file names, its values refused or not: a figure over a refused axis is not a second error
+    figures = _parse_figures(raw.get("figures"), {a.key for a in axes} | _named_axes(raw.get("sweep")), source,
+                             errors)
     crosscheck = raw.get("crosscheck")
     if crosscheck is not None and crosscheck not in CROSSCHECK_MODELS:
         errors.append(f"{source}: crosscheck: {crosscheck!r}; expected one of: {', '.join(CROSSCHECK_MODELS)} "
@@ -164,6 +167,13 @@ def load_study(path: str | Path) -> StudySpec:
     return StudySpec(name=str(name), source=source, system_path=paths["system"],
                      workload_path=paths["workload"], axes=tuple(axes), figures=tuple(figures),
                      crosscheck=crosscheck)
+
+
+def _named_axes(sweep: Any) -> set[str]:
+    """The axis keys a study file's ``sweep`` names under its groups, whatever their values."""
+    if not isinstance(sweep, dict):
+        return set()
+    return {str(key) for group in SWEEP_GROUPS if isinstance(sweep.get(group), dict) for key in sweep[group]}
 
 
 def _parse_sweep(sweep: Any, source: str, errors: list[str]) -> list[Axis]:

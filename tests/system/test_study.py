@@ -221,6 +221,11 @@ BAD_STUDIES = {
     "axis value that is not a scalar": ("  product:\n    set.host.frequency_hz: [2020-01-01]\n",
                                         "sweep.product.set.host.frequency_hz: [datetime.date(2020, 1, 1)]; "
                                         "expected a list of scalar values"),
+    # the figure's axis is named by the file: one error, not a second one saying the figure's x is no axis
+    "figure over an axis whose values are refused": ("  product:\n    param.array_bytes: [[1, 2]]\nfigures:\n"
+                                                     "  - {x: param.array_bytes, y: dram/reads}\n",
+                                                     "sweep.product.param.array_bytes: [[1, 2]]; expected a list of "
+                                                     "scalar values"),
     "size the generator refuses": ("  product:\n    param.array_bytes: [\"64 KiB\", \"-1 MiB\"]\n",
                                    "sweep.product.param.array_bytes: value '-1 MiB': the stream generator refuses it: "
                                    "params.array_bytes"),
@@ -281,6 +286,15 @@ def test_bad_study_file_exits_2_before_any_point_runs(tmp_path, capsys, case):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"{study}: {key}" in err[0], err
     assert not out.exists()
+
+
+def test_a_system_path_that_is_a_directory_is_said_to_be_one(tmp_path, capsys):
+    study = _study(tmp_path, SMALL)
+    study.write_text(study.read_text().replace(f"system: {DEFAULT_SYSTEM}", "system: ."))
+    assert main(["validate", str(study)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"offsim: error: {study}: system: '.' is a directory (looked at {tmp_path}); expected an "
+                   "existing system file"]
 
 
 def test_a_workload_file_the_generator_refuses_is_named(tmp_path, capsys):

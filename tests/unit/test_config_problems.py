@@ -215,3 +215,14 @@ def test_a_value_a_preset_wrote_names_that_preset(tmp_path):
     system.write_text(system.read_text().replace("{preset: my_cpu.yaml}",
                                                  "{preset: my_cpu.yaml, max_outstanding_misses: none}"))
     assert _only_problem(system).detail == "expected an integer, got 'none'"
+
+
+def test_a_preset_path_that_is_a_directory_is_said_to_be_one(tmp_path):
+    (tmp_path / "cpu.yaml").mkdir()
+    system = tmp_path / "system.yaml"
+    system.write_text((CONFIGS / "systems" / "i7_920_ddr3.yaml").read_text().replace("{preset: cpu/i7_920}",
+                                                                                      "{preset: cpu.yaml}"))
+    with pytest.raises(ConfigError) as err:
+        load_spec(system, SystemSpec)
+    assert err.value.messages == [f"{system}: host.preset: a directory, not a file: '{tmp_path / 'cpu.yaml'}'; "
+                                  "expected a preset file (a path relative to the file that names it, or absolute)"]

@@ -99,6 +99,9 @@ def test_compare_shows_an_energy_the_run_could_not_price_as_not_known(tmp_path, 
 def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
     with pytest.raises(InputError, match="no summary.json; expected a run directory"):
         read_run(tmp_path)
+    (tmp_path / "w.yaml").write_text("name: w\n")
+    with pytest.raises(InputError, match=r"w.yaml: a file; expected a run directory written by offsim run$"):
+        read_run(tmp_path / "w.yaml")
     (tmp_path / "summary.json").write_text("{not json")
     with pytest.raises(InputError, match="summary.json: unreadable"):
         read_run(tmp_path)

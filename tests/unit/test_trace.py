@@ -143,6 +143,9 @@ ROW_CASES = [
     ("cycles", 0, 1e308, "a cycle count in [0, 2**53]"),
     ("addr", 1, -64, "-64; expected a byte address in [0, 2**62)"),
     ("stride_bytes", 2, -2000, "walks below 0"),
+    ("stride_bytes", 1, 2**61, "2305843009213693952; expected every element below byte 2**62"),
+    ("count", 1, 10**18, "1000000000000000000; expected every element below byte 2**62"),  # a long run of elements
+    ("elem_bytes", 1, 2**62, "4611686018427387904; expected an element below 2**62 bytes"),
     ("count", 0, 3, "3; expected 0 for a non-memory op"),
     ("elem_bytes", 9, 8, "0 for a non-memory op"),
     ("addrs", 0, [1, 2], "null for a non-memory op"),

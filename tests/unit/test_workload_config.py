@@ -377,6 +377,7 @@ def test_stencil_parameters_of_another_scheme_must_still_be_valid(scheme, params
      "''; expected a non-empty string"),
     (_params(unit=""), "unit", "''; expected a non-empty string"),
     (_params(stage=" "), "stage", "' '; expected a non-empty string"),
+    (_params(stage="s" * 300), "stage", "'" + "s" * 196 + "...; expected at most 256 characters"),  # a trace label
 ])
 def test_parameters_are_checked_before_the_trace_is_built(raw, key, expected):
     message = _one(raw)
