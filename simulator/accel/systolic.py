@@ -22,6 +22,9 @@ forms (SCALE-Sim's counts, which write every fold's partial sums); the byte
 counters are the whole lines the coupling moved, and the DRAM transfer energy
 is priced on them.
 
+A command is refused when it is checked if its steps could hold more than ``MAX_TRACE_LINES`` line numbers at
+once (``steps_lines_bound``, counted without making them): ``gemm_steps`` makes them all before the first step.
+
 Counters: ``macs``, ``folds``, ``steps`` (count), ``compute_cycles`` (cycles),
 ``{input,weight}_sram_read_words``, ``output_sram_write_words``,
 ``{input,weight}_dram_read_words``, ``output_dram_read_words`` (accumulate),
@@ -40,10 +43,10 @@ from simulator.accel.command_schema import Regions
 from simulator.accel.gemm_command import GemmCommand, check_gemm_command
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.accel.systolic_dataflow import OPERAND_DIMS, FoldPlan, first_visits, input_dram_words
-from simulator.accel.systolic_kernel import step_ends, steps_lines
+from simulator.accel.systolic_kernel import step_ends, steps_lines, steps_lines_count
 from simulator.config.accel_systolic import SystolicSpec
-from simulator.engine.limits import MAX_TRACE_LINES
 from simulator.engine import ClockDomain
+from simulator.engine.limits import MAX_TRACE_LINES
 
 #: The SRAM of each operand fills or drains in halves (double buffering).
 HALVES = 2
@@ -77,24 +80,6 @@ def gemm_traffic(g: GemmCommand, spec: SystolicSpec) -> GemmTraffic:
     c_reads = first_visits(plan, "output") if g.accumulate else np.zeros(plan.folds, dtype=np.int64)
     return GemmTraffic(plan, input_dram_words(plan, "input", spec.sram_words("input")),
                        input_dram_words(plan, "weight", spec.sram_words("weight")), c_reads, plan.words("output"))
-
-
-def steps_lines_bound(traffic: GemmTraffic, word_bytes: int, line_bytes: int) -> float:
-    """An upper bound of the line numbers ``gemm_steps`` holds for a command (its steps' reads, writes and partly
-    written lines, all at once): per fold and operand, the rows of the block it works on times the lines one row
-    spans at most (ceil(width x word / line) + 1), in the share of the block's words the fold moves through DRAM
-    (reads of A, B and C; writes of C, twice: as writes and as partly written lines), rounded up."""
-    ranges = traffic.plan.ranges()
-    total = 0.0
-    for op, moved in (("input", (traffic.input_dram,)), ("weight", (traffic.weight_dram,)),
-                      ("output", (traffic.output_dram_read, traffic.output_dram_write, traffic.output_dram_write))):
-        row_dim, col_dim = OPERAND_DIMS[op]
-        rows = ranges[row_dim][1] - ranges[row_dim][0]
-        width = ranges[col_dim][1] - ranges[col_dim][0]
-        row_lines = np.ceil(width * word_bytes / line_bytes) + 1
-        for words in moved:  # in floats: a bound, never an int64 product that could wrap
-            total += float(np.ceil(rows * row_lines * words / (rows * width)).sum())
-    return total
 
 
 def _block_rows(r0: np.ndarray, r1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,9 +126,9 @@ class _BlockLines:
         self.lines, self.offsets = blocks_lines(base, ld, self.rows, self.cols, elem_bytes, line_bytes)
 
 
-def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
-    """The steps of a ``gemm`` command in execution order (module docstring); their ends and lines in compiled
-    calls (``systolic_kernel``)."""
+def _steps_plan(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic,
+                line_bytes: int) -> tuple[np.ndarray, dict[str, _BlockLines], dict[str, np.ndarray]]:
+    """(the last fold of every step, each operand's blocks, each operand's words per fold) of a command."""
     plan = traffic.plan
     ranges = plan.ranges()
     matrices = {"input": (g.a_addr, g.lda), "weight": (g.b_addr, g.ldb), "output": (g.c_addr, g.ldc)}
@@ -152,6 +137,25 @@ def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_by
     block_words = {op: plan.words(op).astype(np.int64) for op in matrices}
     ends = step_ends(traffic.input_dram, traffic.weight_dram, traffic.output_dram_write,
                      np.array([max(1, spec.sram_words(op) // HALVES) for op in matrices], dtype=np.int64))
+    return ends, blocks, block_words
+
+
+def steps_lines_bound(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> int:
+    """An upper bound of the line numbers ``gemm_steps`` holds at once for a command (its steps' reads, writes
+    and partly written lines), counted without making them (``systolic_kernel.steps_lines_count``)."""
+    ends, blocks, words = _steps_plan(g, spec, traffic, line_bytes)
+    a, b, c = blocks["input"], blocks["weight"], blocks["output"]
+    return int(steps_lines_count(ends, a.block, a.offsets, traffic.input_dram, words["input"],
+                                 b.block, b.offsets, traffic.weight_dram, words["weight"],
+                                 c.block, c.offsets, traffic.output_dram_read, traffic.output_dram_write,
+                                 words["output"], *c.rows))
+
+
+def gemm_steps(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> list[SystolicStep]:
+    """The steps of a ``gemm`` command in execution order (module docstring); their ends and lines in compiled
+    calls (``systolic_kernel``)."""
+    plan = traffic.plan
+    ends, blocks, block_words = _steps_plan(g, spec, traffic, line_bytes)
     a, b, c = blocks["input"], blocks["weight"], blocks["output"]
     reads, read_off, writes, write_off, partial, partial_off = steps_lines(
         ends,
@@ -185,11 +189,12 @@ class SystolicUnit(AcceleratorUnit):
         """The matrices within the system's memory, the regions covering the operands (``check_gemm_command``),
         and the lines its steps hold at once within ``MAX_TRACE_LINES`` (``steps_lines_bound``)."""
         check_gemm_command(cmd, self.spec.word_bytes, self.memory_bytes)
-        lines = steps_lines_bound(gemm_traffic(cmd, self.spec), self.spec.word_bytes, self.line_bytes)
+        lines = steps_lines_bound(cmd, self.spec, gemm_traffic(cmd, self.spec), self.line_bytes)
         if lines > MAX_TRACE_LINES:
-            raise CommandError(f"m, k, n = {cmd.m}, {cmd.k}, {cmd.n}: its steps move up to {lines:,.0f} DRAM lines "
-                             f"of {self.line_bytes} B, all held at once; expected at most {MAX_TRACE_LINES:,} "
-                             "(simulator.engine.limits.MAX_TRACE_LINES, as many as a trace's memory rows may touch)")
+            raise CommandError(f"m, k, n = {cmd.m}, {cmd.k}, {cmd.n}: its steps move up to {lines:,} DRAM lines of "
+                               f"{self.line_bytes} B, all held at once; expected at most {MAX_TRACE_LINES:,} "
+                               "(simulator.engine.limits.MAX_TRACE_LINES, as many as a trace's memory rows may "
+                               "touch)")
 
     def operand_regions(self, cmd: GemmCommand) -> tuple[Regions, Regions]:
         """A, B (and C if accumulating) in, C out, with this array's word size."""

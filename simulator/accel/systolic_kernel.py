@@ -75,25 +75,79 @@ def _moving_blocks(start, stop, block, words, seen, touched):
     return n
 
 
+@njit(cache=True, inline="always")
+def _moving_shares(start, stop, block, words, block_words, share, seen, touched):
+    """Set ``share[b]`` of every block b the folds [start, stop) move (module docstring) and list those blocks,
+    sorted, in ``touched``; their count. The caller clears the shares it reads (``_moved_lines``)."""
+    for f in range(start, stop):
+        if words[f] != 0:
+            b = block[f]
+            share[b] = max(share[b], words[f] / block_words[f])
+    return _moving_blocks(start, stop, block, words, seen, touched)
+
+
+@njit(cache=True, inline="always")
+def _moved_lines(offsets, share, b):
+    """The leading lines of block ``b`` its share moves, ceil(lines x share); clears the share."""
+    count = np.int64(np.ceil((offsets[b + 1] - offsets[b]) * share[b]))
+    share[b] = 0.0
+    return count
+
+
 @njit(cache=True)
 def _append_moved(start, stop, block, offsets, lines, words, block_words, share, seen, touched, buf, n):
     """Append to ``buf[n:]`` the lines the folds [start, stop) move of their blocks, block after block in
     block order (module docstring); return (buf, its new length). ``share`` (one float per block, all zero) and
     ``seen`` are left as found."""
-    for f in range(start, stop):
-        if words[f] != 0:
-            b = block[f]
-            share[b] = max(share[b], words[f] / block_words[f])
-    m = _moving_blocks(start, stop, block, words, seen, touched)
+    m = _moving_shares(start, stop, block, words, block_words, share, seen, touched)
     for i in range(m):
         b = touched[i]
         lo = offsets[b]
-        count = np.int64(np.ceil((offsets[b + 1] - lo) * share[b]))
-        share[b] = 0.0
+        count = _moved_lines(offsets, share, b)
         buf = _grown(buf, n + count)
         buf[n:n + count] = lines[lo:lo + count]
         n += count
     return buf, n
+
+
+@njit(cache=True)
+def _moved_count(start, stop, block, offsets, words, block_words, share, seen, touched):
+    """How many lines ``_append_moved`` appends for the folds [start, stop), without making them."""
+    m = _moving_shares(start, stop, block, words, block_words, share, seen, touched)
+    n = 0
+    for i in range(m):
+        n += _moved_lines(offsets, share, touched[i])
+    return n
+
+
+@njit(cache=True)
+def steps_lines_count(ends, in_block, in_offsets, in_words, in_block_words, wt_block, wt_offsets, wt_words,
+                      wt_block_words, out_block, out_offsets, out_read_words, out_write_words, out_block_words,
+                      out_r0, out_r1):
+    """An upper bound of the lines ``steps_lines`` returns for the same steps and blocks, without making them:
+    per step, the lines its folds move of each operand (reads and writes; reads not made distinct across the
+    operands) and, of each output block it writes, two partly written lines per row (a row's two ends) or the
+    block's lines, whichever are fewer."""
+    n_blocks = max(in_offsets.shape[0], wt_offsets.shape[0], out_offsets.shape[0]) - 1
+    share = np.zeros(n_blocks, np.float64)
+    seen = np.zeros(n_blocks, np.bool_)
+    touched = np.empty(n_blocks, np.int64)
+    total = 0
+    start = 0
+    for s in range(ends.shape[0]):
+        stop = ends[s] + 1
+        total += _moved_count(start, stop, in_block, in_offsets, in_words, in_block_words, share, seen, touched)
+        total += _moved_count(start, stop, wt_block, wt_offsets, wt_words, wt_block_words, share, seen, touched)
+        total += _moved_count(start, stop, out_block, out_offsets, out_read_words, out_block_words, share, seen,
+                              touched)
+        total += _moved_count(start, stop, out_block, out_offsets, out_write_words, out_block_words, share, seen,
+                              touched)
+        m = _moving_blocks(start, stop, out_block, out_write_words, seen, touched)
+        for i in range(m):
+            b = touched[i]
+            total += min(2 * max(out_r1[b] - out_r0[b], 0), out_offsets[b + 1] - out_offsets[b])
+        start = stop
+    return total
 
 
 @njit(cache=True)

@@ -164,7 +164,7 @@ def test_the_compiled_steps_are_those_the_docstrings_define(dataflow, rows, cols
     want = _reference_steps(g, spec, traffic, line_bytes)
     assert len(got) == len(want) > 0
     held = sum(len(step.reads) + len(step.writes) + len(step.partial) for step in got)
-    assert held <= steps_lines_bound(traffic, spec.word_bytes, line_bytes)  # the bound check_args refuses by
+    assert held <= steps_lines_bound(g, spec, traffic, line_bytes)  # the bound check_args refuses by
     for step, (reads, writes, partial, cycles) in zip(got, want):
         for have, expected in ((step.reads, reads), (step.writes, writes), (step.partial, partial)):
             assert have.dtype == np.int64 and np.array_equal(have, expected)
@@ -172,8 +172,8 @@ def test_the_compiled_steps_are_those_the_docstrings_define(dataflow, rows, cols
 
 
 def test_a_command_whose_steps_would_hold_too_many_lines_is_refused_before_the_run():
-    # 6000^3 in 2 B words on a 16 x 16 array: its steps would hold some 2.1e9 line numbers at once (about 17 GB);
-    # refused when the command is checked, naming m, k, n; 2000^3 (1.8e7 lines at most) is accepted
+    # 6000^3 in 2 B words on a 16 x 16 array: its steps would hold some 1.3e9 line numbers at once (about 10 GB);
+    # refused when the command is checked, naming m, k, n; 2000^3 is accepted
     from simulator.accel.base import CommandError
     from simulator.system import build_system
 
@@ -184,7 +184,7 @@ def test_a_command_whose_steps_would_hold_too_many_lines_is_refused_before_the_r
         return {"op": "gemm", "m": size, "n": size, "k": size, "a_addr": 0, "b_addr": size * size * word,
                 "c_addr": 2 * size * size * word}
 
-    with pytest.raises(CommandError, match=r"m, k, n = 6000, 6000, 6000: its steps move up to 2,126,250,000 DRAM "
+    with pytest.raises(CommandError, match=r"m, k, n = 6000, 6000, 6000: its steps move up to 1,272,375,000 DRAM "
                                            r"lines of 64 B, all held at once; expected at most 268,435,456"):
         unit.check_command(gemm(6000))
     assert unit.check_command(gemm(2000))["m"] == 2000
