@@ -645,11 +645,17 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     last_f = addr.astype(np.float64) + stride.astype(np.float64) * np.maximum(count - 1, 0)
     fail(strided & (count > 0) & (last_f < 0), "stride_bytes",
          "every element at a byte address >= 0 (the stride walks below 0)")
-    # the span's end: blamed on count where the stride is at most an element (a long run), else on the stride
+    # the span's end, addr + stride_bytes x (count - 1) + elem_bytes, blamed on its largest term: addr, the
+    # walk (on count where it outnumbers the stride, else on stride_bytes) or the element
     beyond = strided & (count > 0) & (last_f + elem >= MAX_ADDR)
-    long_run = np.abs(stride) <= elem
-    fail(beyond & long_run, "count", "every element below byte 2**62 (addr + stride_bytes x (count - 1) + elem_bytes)")
-    fail(beyond, "stride_bytes", "every element below byte 2**62 (addr + stride_bytes x (count - 1) + elem_bytes)")
+    walk = np.abs(stride.astype(np.float64)) * np.maximum(count - 1, 0)
+    at_addr = addr.astype(np.float64) >= np.maximum(walk, elem)
+    at_walk = ~at_addr & (walk >= elem)
+    span = "every element below byte 2**62 (addr + stride_bytes x (count - 1) + elem_bytes)"
+    fail(beyond & at_addr, "addr", span)
+    fail(beyond & at_walk & (count - 1 > np.abs(stride)), "count", span)
+    fail(beyond & at_walk, "stride_bytes", span)
+    fail(beyond, "elem_bytes", span)
 
     if has_list.any():
         fail(has_list & (addr != 0), "addr", "0 when explicit addrs are given")

@@ -127,6 +127,11 @@ def one_line(what: object, limit: int = 200, escape: bool = True) -> str:
     text = " ".join(str(what).split())
     if escape and not text.isprintable():
         text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its first ``limit - 3`` and "..."."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -138,11 +143,11 @@ def as_written(value: object) -> str:
     """A value a message quotes, spelled as a YAML or JSON file writes it: null, true and false (not Python's
     None, True and False), inside lists and mappings too; anything else as ``repr`` writes it; at most
     ``AS_WRITTEN_LIMIT`` characters, cut with "..."."""
-    text = _written(value)
-    return text if len(text) <= AS_WRITTEN_LIMIT else text[:AS_WRITTEN_LIMIT - 3] + "..."
+    return _cut(_written(value), AS_WRITTEN_LIMIT)
 
 
 def _written(value: object) -> str:
+    """``as_written``'s spelling of ``value``, whole."""
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
     if isinstance(value, (list, tuple)):

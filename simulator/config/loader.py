@@ -304,12 +304,12 @@ def load_spec(path: str | Path, spec_cls: type, overrides: typing.Iterable[str] 
 
 
 def _from_preset(problem: Problem, source: str, origins: dict[str, str]) -> Problem:
-    """``problem`` saying which preset file wrote the refused value, where one did (not ``source`` itself,
-    nor a ``--set``): the key is the system's, the value the preset's."""
+    """``problem`` saying which preset file wrote the refused value, where one did: not ``source`` itself, nor a
+    ``--set``, and no key its rule reads written in ``source`` (the file's own value may be the cause)."""
     written_in = origins.get(problem.key)
-    if problem.option or written_in in (None, source):
+    if problem.option or written_in in (None, source) or any(origins.get(k) == source for k in problem.related):
         return problem
-    return dataclasses.replace(problem, detail=f"{problem.detail} (the value of preset {written_in})")
+    return dataclasses.replace(problem, detail=f"{problem.detail} (written in preset {written_in})")
 
 
 def indexed_key(raw: Any, key: str) -> str:

@@ -279,7 +279,8 @@ def _check_param(parameter: inspect.Parameter, value: Any) -> tuple[Any, str | N
 
 def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str | None) -> str | None:
     """Bounds every plainly typed generator parameter shares: integer parameters fit the trace's int64
-    columns (sizes its byte addresses, below 2**62), numbers are finite, strings are not empty."""
+    columns (sizes its byte addresses, below 2**62), numbers are finite, strings are not empty, and a unit or
+    stage label (``LABEL_PARAMS``) at most ``MAX_LABEL_CHARS`` characters."""
     from workloads.trace import MAX_ADDR, MAX_LABEL_CHARS
 
     if isinstance(value, bool) or value is None:
@@ -293,7 +294,8 @@ def _bound_problem(name: str, kinds: list[str], value: Any, given: Any, dim: str
             return f"{as_written(given)}; expected at most {top:,}{' B' if dim == 'size' else ''} ({why})"
         if value < -INT64_MAX - 1:
             return f"{as_written(given)}; expected at least {-INT64_MAX - 1:,} (the smallest value of the trace's int64 columns)"
-    if isinstance(value, (int, float)) and "int" not in kinds and finite_float(value) is None:
+    if ((isinstance(value, float) or (isinstance(value, int) and "int" not in kinds))
+            and finite_float(value) is None):
         return f"{as_written(given)}; expected a finite number"  # inf, nan, or an integer beyond the float range
     if isinstance(value, str) and not value.strip():
         return f"{as_written(given)}; expected a non-empty string"

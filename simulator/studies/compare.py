@@ -62,6 +62,7 @@ def read_run(path: str | Path) -> RunSummary:
         return value
 
     def seconds_or_joules(key: str, value: Any, unit: str, unknown_allowed: bool) -> float:
+        """``value`` of ``key`` as a float of ``unit`` (s or J), NaN for an unknown energy (null)."""
         number = finite_float(value)
         if value is None and unknown_allowed:
             return math.nan  # an energy the run could not price (a memory without currents): not known
@@ -98,6 +99,7 @@ NOT_KNOWN = "not known"
 
 
 def _joules(value: float) -> str:
+    """An energy in J as a table cell: ``NOT_KNOWN`` for NaN."""
     return NOT_KNOWN if math.isnan(value) else format_quantity(value, "J")
 
 

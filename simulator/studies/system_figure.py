@@ -22,7 +22,7 @@ def _positions(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
     and its link in a column of its own to the right, each row one hop from the memory controller
     (requesters highest), the channels in a row below the controller, and each near memory (a memory beside
     main memory, off every route to the controller) in the row below them, in the column of the first link
-    that reaches it."""
+    that reaches it (one no link reaches, which the wiring check refuses, in a column of its own)."""
     to_memory = nx.single_source_shortest_path_length(graph.reverse(copy=False), "memory controller")
     column, next_column = {}, 1
     for node, kind in graph.nodes(data="kind"):

@@ -66,8 +66,7 @@ def dram(setups: list[str], names: list[str]) -> None:
         streams = [ours for _, ours in peer_streams(setup) if ours.name in names]
         if not streams:
             continue
-        offsim_figures(peer_dram(setup), streams[0])  # untimed: loads every kernel the timed runs use (a prefix
-        # through service_lines alone left the first stream's time 40x too long)
+        offsim_figures(peer_dram(setup), streams[0])  # untimed: loads every kernel the timed runs use
         for stream in streams:
             dram_system = peer_dram(setup)
             start = time.process_time()

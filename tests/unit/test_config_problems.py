@@ -210,7 +210,7 @@ def test_a_value_a_preset_wrote_names_that_preset(tmp_path):
                                                                                       "{preset: my_cpu.yaml}"))
     problem = _only_problem(system)
     assert problem.key == "host.max_outstanding_misses" and problem.source == str(system)
-    assert problem.detail == f"expected an integer, got 'zero' (the value of preset {tmp_path / 'my_cpu.yaml'})"
+    assert problem.detail == f"expected an integer, got 'zero' (written in preset {tmp_path / 'my_cpu.yaml'})"
     # a value the system file itself writes over the preset is the system file's alone
     system.write_text(system.read_text().replace("{preset: my_cpu.yaml}",
                                                  "{preset: my_cpu.yaml, max_outstanding_misses: none}"))
@@ -226,3 +226,14 @@ def test_a_preset_path_that_is_a_directory_is_said_to_be_one(tmp_path):
         load_spec(system, SystemSpec)
     assert err.value.messages == [f"{system}: host.preset: a directory, not a file: '{tmp_path / 'cpu.yaml'}'; "
                                   "expected a preset file (a path relative to the file that names it, or absolute)"]
+
+
+def test_a_rule_broken_by_the_system_files_own_value_does_not_blame_a_preset(tmp_path):
+    # the cache line (the caches preset's) is one DRAM burst no more because the system file widened the bus
+    system = tmp_path / "system.yaml"
+    system.write_text((CONFIGS / "systems" / "i7_920_ddr3.yaml").read_text().replace(
+        "dram: {preset: dram/ddr3_1600_mt41j256m4}",
+        "dram: {preset: dram/ddr3_1600_mt41j256m4, geometry: {bus_width_bits: 128}}"))
+    problem = _only_problem(system)
+    assert problem.key == "caches.line_bytes" and "dram.geometry.bus_width_bits" in problem.related
+    assert "preset" not in problem.detail

@@ -146,6 +146,7 @@ ROW_CASES = [
     ("stride_bytes", 1, 2**61, "2305843009213693952; expected every element below byte 2**62"),
     ("count", 1, 10**18, "1000000000000000000; expected every element below byte 2**62"),  # a long run of elements
     ("elem_bytes", 1, 2**62, "4611686018427387904; expected an element below 2**62 bytes"),
+    ("addr", 1, 2**62 - 8, "4611686018427387896; expected every element below byte 2**62"),  # its end passes it
     ("count", 0, 3, "3; expected 0 for a non-memory op"),
     ("elem_bytes", 9, 8, "0 for a non-memory op"),
     ("addrs", 0, [1, 2], "null for a non-memory op"),

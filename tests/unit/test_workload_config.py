@@ -434,3 +434,19 @@ def test_every_generator_parameter_has_a_plain_or_declared_type():
         for p in inspect.signature(fn).parameters.values():
             if p.name != "space":
                 assert p.annotation is not inspect.Parameter.empty, (name, p.name)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (float("inf"), "inf; expected a finite number"),
+    (float("nan"), "nan; expected a finite number"),
+    (10**400, "expected at most 9,223,372,036,854,775,807"),  # an integer it takes: the int64 bound
+])
+def test_a_parameter_of_int_or_float_is_finite_and_fits_int64(value, expected):
+    # a plug-in generator may declare ``x: int | float``: neither kind lets inf, nan or a huge integer through
+    import inspect
+
+    from simulator.config.workload import _check_param
+
+    param = inspect.Parameter("x", inspect.Parameter.KEYWORD_ONLY, annotation="int | float")
+    _, problem = _check_param(param, value)
+    assert problem is not None and expected in problem

@@ -567,8 +567,8 @@ def _buffer_problems(study: GpuStudySpec, source: str) -> list[str]:
     for key, kernel, sizes in uses:
         problem = next(((g, p) for g in sizes if (p := buffer_problem(kernel, g))), None)
         if problem and key not in errors:
-            errors[key] = (f"{source}: {key}: a {problem[0]:,} B buffer of {kernel}; expected buffers {kernel} can "
-                           f"run ({problem[1]})")
+            errors[key] = (f"{source}: {key}: a buffer of {problem[0]:,} B for {kernel}; expected buffers {kernel} "
+                           f"can run ({problem[1]})")
     return list(errors.values())
 
 
