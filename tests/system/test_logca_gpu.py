@@ -357,8 +357,9 @@ def test_a_stage_count_beyond_the_buffer_is_refused_before_the_points_are_listed
 
 
 @pytest.mark.parametrize("key, value, expected", [
-    ("stage_gain_granularities_bytes", "[8 B]", "stage_gain_granularities_bytes: a buffer of 8 B for fft; "
-                                                "expected buffers fft can run \\(g_bytes must be an integer >= 16 bytes"),
+    ("stage_gain_granularities_bytes", "[8 B]",
+     "stage_gain_granularities_bytes: a buffer of 8 B for fft; expected buffers fft can run \\(g_bytes must be an "
+     "integer >= 16 bytes"),
     ("pipelined_min_bytes", "4 B", "pipelined_min_bytes: a buffer of 4 B for gemm; expected buffers gemm can run"),
     ("min_granularity_bytes", "2 B", "min_granularity_bytes: a buffer of 2 B for gemm; expected buffers gemm can run"),
 ])
