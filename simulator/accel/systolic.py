@@ -23,7 +23,8 @@ counters are the whole lines the coupling moved, and the DRAM transfer energy
 is priced on them.
 
 A command is refused when it is checked if its steps could hold more than ``MAX_TRACE_LINES`` line numbers at
-once (``steps_lines_bound``, counted without making them): ``gemm_steps`` makes them all before the first step.
+once (``steps_lines_bound``, counted without making them, where the quicker ``steps_lines_estimate`` does not
+already rule it out): ``gemm_steps`` makes them all before the first step.
 
 Counters: ``macs``, ``folds``, ``steps`` (count), ``compute_cycles`` (cycles),
 ``{input,weight}_sram_read_words``, ``output_sram_write_words``,
@@ -140,6 +141,24 @@ def _steps_plan(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic,
     return ends, blocks, block_words
 
 
+def steps_lines_estimate(traffic: GemmTraffic, word_bytes: int, line_bytes: int) -> float:
+    """A quick upper bound of ``steps_lines_bound`` from the closed forms alone (no block lines made): per fold
+    and operand, the rows of its block times the lines a row spans at most (ceil(width x word / line) + 1), in
+    the share of the block's words the fold moves (reads of A, B and C; writes of C twice, as writes and as
+    partly written lines), rounded up; in floats, so that no product wraps."""
+    ranges = traffic.plan.ranges()
+    total = 0.0
+    for op, moved in (("input", (traffic.input_dram,)), ("weight", (traffic.weight_dram,)),
+                      ("output", (traffic.output_dram_read, traffic.output_dram_write, traffic.output_dram_write))):
+        row_dim, col_dim = OPERAND_DIMS[op]
+        rows = ranges[row_dim][1] - ranges[row_dim][0]
+        width = ranges[col_dim][1] - ranges[col_dim][0]
+        row_lines = np.ceil(width * word_bytes / line_bytes) + 1
+        for words in moved:
+            total += float(np.ceil(rows * row_lines * words / (rows * width)).sum())
+    return total
+
+
 def steps_lines_bound(g: GemmCommand, spec: SystolicSpec, traffic: GemmTraffic, line_bytes: int) -> int:
     """An upper bound of the line numbers ``gemm_steps`` holds at once for a command (its steps' reads, writes
     and partly written lines), counted without making them (``systolic_kernel.steps_lines_count``)."""
@@ -189,7 +208,10 @@ class SystolicUnit(AcceleratorUnit):
         """The matrices within the system's memory, the regions covering the operands (``check_gemm_command``),
         and the lines its steps hold at once within ``MAX_TRACE_LINES`` (``steps_lines_bound``)."""
         check_gemm_command(cmd, self.spec.word_bytes, self.memory_bytes)
-        lines = steps_lines_bound(cmd, self.spec, gemm_traffic(cmd, self.spec), self.line_bytes)
+        traffic = gemm_traffic(cmd, self.spec)
+        if steps_lines_estimate(traffic, self.spec.word_bytes, self.line_bytes) <= MAX_TRACE_LINES:
+            return  # the quick bound suffices: no block lines made twice for the many small commands
+        lines = steps_lines_bound(cmd, self.spec, traffic, self.line_bytes)
         if lines > MAX_TRACE_LINES:
             raise CommandError(f"m, k, n = {cmd.m}, {cmd.k}, {cmd.n}: its steps move up to {lines:,} DRAM lines of "
                                f"{self.line_bytes} B, all held at once; expected at most {MAX_TRACE_LINES:,} "
