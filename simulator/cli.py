@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simulator.config.errors import EXIT_BAD_INPUT, InputError
-from simulator.config.units import format_quantity
+from simulator.config.units import NOT_KNOWN, format_energy, format_quantity
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
     from simulator.studies.roofline import CrosscheckRow
@@ -46,26 +46,20 @@ def _print_summary(summary: dict) -> None:
     print(f"system    {summary['system_name']}  (config {summary['config_hash']})")
     print(f"workload  {summary['workload_name']}  (run {summary['run_hash']})")
     print(f"time      {format_quantity(t, 's')}  = {summary['host_cycles']:.6g} host cycles")
-    print(f"energy    {_joules(summary['energy_total_j'])}")
+    print(f"energy    {format_energy(summary['energy_total_j'])}")
     unknown = [comp for comp, joules in summary["energy_by_component_j"].items() if math.isnan(joules)]
     if unknown:
         print(f"          (not known: {', '.join(unknown)}, which no declared figure prices, and so the total)")
     # largest first, the components whose energy is not known last
     for comp, joules in sorted(summary["energy_by_component_j"].items(),
                                key=lambda kv: (math.isnan(kv[1]), 0.0 if math.isnan(kv[1]) else -kv[1])):
-        print(f"  {comp:<16} {_joules(joules):>12}")
+        print(f"  {comp:<16} {format_energy(joules):>12}")
     for level, c in summary["caches"].items():
         print(f"{level:<5} accesses {c['accesses']:>12,}  hits {c['hits']:>12,}  misses {c['misses']:>12,}  "
               f"write-backs {c['writebacks']:>10,}  (lines)")
     d = summary["dram"]
     print(f"DRAM  reads {d['reads']:,} lines  writes {d['writes']:,} lines  activates {d['activates']:,} commands  "
           f"row hits {d['row_hits']:,} lines  ({format_quantity(d['bandwidth_bytes_per_s'], 'B/s')})")
-
-
-def _joules(value: float) -> str:
-    """An energy for the summary: with its unit, or "not known" (NaN: a memory without declared currents, a unit
-    without declared energies)."""
-    return "not known" if math.isnan(value) else format_quantity(value, "J")
 
 
 def _print_columns(table: list[tuple[str, ...]], caps: tuple[int, ...] = (), indent: str = "") -> None:
@@ -134,7 +128,7 @@ def _print_crosscheck(checks: list[CrosscheckRow]) -> None:
         if row.model is None:
             continue
         if math.isnan(row.simulated):  # an energy priced by no declared figure
-            simulated, error = "not known", "n/a: the simulated value is not known"
+            simulated, error = NOT_KNOWN, "n/a: the simulated value is not known"
         else:
             simulated = format_quantity(row.simulated, row.unit)
             error = "n/a: the model predicts 0" if row.error is None else f"{row.error:+.1%}"
@@ -411,7 +405,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from simulator.studies.compare import NOT_APPLICABLE, NOT_KNOWN, comparison_png, comparison_table, read_run
+    from simulator.studies.compare import NOT_APPLICABLE, comparison_png, comparison_table, read_run
 
     if args.png is not None:
         from simulator.config.outputs import check_output_file

@@ -185,6 +185,16 @@ def format_quantity(value: float, unit: str, digits: int = 4) -> str:
 DECIMAL_BYTE_PREFIXES = tuple((int(_DECIMAL[p]), p) for p in ("T", "G", "M", "k"))
 
 
+#: how an energy (or any figure) reads that a run could not price: NaN (a memory without declared currents, a unit
+#: without declared energies)
+NOT_KNOWN = "not known"
+
+
+def format_energy(value: float) -> str:
+    """An energy in J with an engineering prefix ("12.3 mJ"), or ``NOT_KNOWN`` for NaN."""
+    return NOT_KNOWN if math.isnan(value) else format_quantity(value, "J")
+
+
 def format_bytes(value: float) -> str:
     """A size in bytes that reads back (``parse_quantity``) to the same number: a whole size in the exact form of
     fewest digits, a whole binary multiple ("16 KiB"), a whole decimal one ("1000 TB", not "976562500000 KiB";

@@ -20,7 +20,7 @@ from matplotlib.ticker import EngFormatter
 
 from simulator.config.errors import InputError, as_written, one_line
 from simulator.config.jsonio import loads_keys_once
-from simulator.config.units import finite_float, format_quantity
+from simulator.config.units import NOT_KNOWN, finite_float, format_energy, format_quantity
 from simulator.studies.plots import save_figure
 
 
@@ -52,11 +52,12 @@ def read_run(path: str | Path) -> RunSummary:
     if not isinstance(data, dict):
         raise InputError(f"{summary}: a JSON {type(data).__name__}; {expected} (an object)")
 
-    def field(key: str, kind: type) -> Any:
+    def field(key: str, kind: type | None = None) -> Any:
+        """The value of ``key``, of type ``kind`` if given (numbers are checked by ``seconds_or_joules``)."""
         if key not in data:
             raise InputError(f"{summary}: {key}: missing; {expected}")
         value = data[key]
-        if kind is not float and not isinstance(value, kind):
+        if kind is not None and not isinstance(value, kind):
             raise InputError(f"{summary}: {key}: {one_line(as_written(value))}; expected a {kind.__name__}, as "
                              "offsim run writes it")
         return value
@@ -72,8 +73,8 @@ def read_run(path: str | Path) -> RunSummary:
         return number
 
     system, workload = field("system_name", str), field("workload_name", str)
-    time_s = seconds_or_joules("simulated_time_s", field("simulated_time_s", float), "seconds", False)
-    energy_j = seconds_or_joules("energy_total_j", field("energy_total_j", float), "joules", True)
+    time_s = seconds_or_joules("simulated_time_s", field("simulated_time_s"), "seconds", False)
+    energy_j = seconds_or_joules("energy_total_j", field("energy_total_j"), "joules", True)
     by_component = {str(k): seconds_or_joules(f"energy_by_component_j.{k}", v, "joules", True)
                     for k, v in field("energy_by_component_j", dict).items()}
     return RunSummary(directory.resolve().name, system, workload, time_s, energy_j, by_component)
@@ -88,19 +89,10 @@ def comparison_table(runs: list[RunSummary]) -> list[tuple[str, ...]]:
     (components in the order of the first run that has them; ``NOT_APPLICABLE`` where a run has none)."""
     components = list(dict.fromkeys(c for run in runs for c in run.energy_by_component_j))
     header = ("run", "system", "workload", "time", "energy", *components)
-    rows = [(r.label, r.system, r.workload, format_quantity(r.time_s, "s"), _joules(r.energy_j),
-             *(_joules(r.energy_by_component_j[c]) if c in r.energy_by_component_j else NOT_APPLICABLE
+    rows = [(r.label, r.system, r.workload, format_quantity(r.time_s, "s"), format_energy(r.energy_j),
+             *(format_energy(r.energy_by_component_j[c]) if c in r.energy_by_component_j else NOT_APPLICABLE
                for c in components)) for r in runs]
     return [header, *rows]
-
-
-#: the cell of an energy the run could not price (null in its summary.json)
-NOT_KNOWN = "not known"
-
-
-def _joules(value: float) -> str:
-    """An energy in J as a table cell: ``NOT_KNOWN`` for NaN."""
-    return NOT_KNOWN if math.isnan(value) else format_quantity(value, "J")
 
 
 def comparison_png(runs: list[RunSummary], path: str | Path) -> Path:

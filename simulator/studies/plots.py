@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
-from simulator.config.units import COUNT_UNITS, format_bytes, format_count, format_quantity
+from simulator.config.units import COUNT_UNITS, NOT_KNOWN, format_bytes, format_count, format_quantity
 
 MAX_PANEL_COLUMNS = 3
 SI_UNITS = ("s", "J", "W", "Hz", "B/s", "flop/s")
@@ -64,7 +64,7 @@ def format_value(value: Any, unit: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if math.isnan(value):
-        return "not known"
+        return NOT_KNOWN
     if unit == "ratio":  # a relative error or share, signed
         return f"{value:+.1%}"
     if unit == "B" and value and float(value).is_integer():
