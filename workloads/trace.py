@@ -642,13 +642,14 @@ def validate_trace(table: pa.Table, source: str = MEMORY_SOURCE,
     fail(strided & ((addr < 0) | (addr >= MAX_ADDR)), "addr",
          "a byte address in [0, 2**62) for a memory op")
     # Span check in float64 so that a huge stride * count cannot wrap around.
-    last_f = addr.astype(np.float64) + stride.astype(np.float64) * np.maximum(count - 1, 0)
+    walk_f = stride.astype(np.float64) * np.maximum(count - 1, 0)  # from the first element to the last
+    last_f = addr.astype(np.float64) + walk_f
     fail(strided & (count > 0) & (last_f < 0), "stride_bytes",
          "every element at a byte address >= 0 (the stride walks below 0)")
     # the span's end, addr + stride_bytes x (count - 1) + elem_bytes, blamed on its largest term: addr, the
     # walk (on count where it outnumbers the stride, else on stride_bytes) or the element
     beyond = strided & (count > 0) & (last_f + elem >= MAX_ADDR)
-    walk = np.abs(stride.astype(np.float64)) * np.maximum(count - 1, 0)
+    walk = np.abs(walk_f)
     at_addr = addr.astype(np.float64) >= np.maximum(walk, elem)
     at_walk = ~at_addr & (walk >= elem)
     span = "every element below byte 2**62 (addr + stride_bytes x (count - 1) + elem_bytes)"
