@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.kernel_cache import njit
-from simulator.memory.array_kernel import borrowed
+from simulator.memory.array_kernel import borrowed, count_levels_by_kind
 
 # Column indices into ``counts`` (order of cache.COUNTER_NAMES).
 C_LOADS = 0
@@ -522,20 +522,15 @@ def invalidate_kernel(lines, level_mask, ts, base, mask, ways, mru, counts):
 
 @njit(cache=True)
 def demand_counts(served_by, stores, store_mode, start_level, counts):
-    """Add the demand counters (loads, stores, hits, misses) of one access call.
+    """Add the demand counters (loads, stores, hits, misses) of one access call; return the accesses
+    served by each level and by DRAM (int64[n_levels + 1]).
 
     An access served by level ``s`` (``n_levels`` = DRAM) that entered at
     ``start_level`` reached levels ``start_level .. min(s, n_levels - 1)``,
     missed in those above ``s`` and hit at ``s``.
     """
     n_levels = counts.shape[0]
-    by_kind = np.zeros((2, n_levels + 1), dtype=np.int64)
-    for j in range(served_by.shape[0]):
-        if store_mode == 2:
-            kind = 1 if stores[j] != 0 else 0
-        else:
-            kind = store_mode
-        by_kind[kind, served_by[j]] += 1
+    by_kind = count_levels_by_kind(served_by, stores, store_mode, n_levels + 1)
     for kind in range(2):
         reached = 0
         for i in range(n_levels - 1, start_level - 1, -1):
@@ -544,6 +539,7 @@ def demand_counts(served_by, stores, store_mode, start_level, counts):
             counts[i, C_LOADS + kind] += reached
             counts[i, C_HITS] += by_kind[kind, i]
             counts[i, C_MISSES] += reached - by_kind[kind, i]
+    return by_kind[0] + by_kind[1]
 
 
 @njit(cache=True)

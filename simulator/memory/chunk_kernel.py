@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.kernel_cache import njit
-from simulator.memory.array_kernel import count_levels, value_range
+from simulator.memory.array_kernel import value_range
 from simulator.memory.cache_kernel import access_kernel, demand_counts
 from simulator.memory.dram_kernel import K_ACTS, K_READS, K_WRITES, serve_ordered
 
@@ -79,7 +79,7 @@ def access_and_serve(lines, stores, store_mode, start_level, max_line,
     if access_kernel(lines, stores, store_mode, 0, start_level, ts, base, mask, ways, mru, clock, counts,
                      cache_dram, rd_buf, wr_buf, pos, served, pf_cfg, pf_last, pf_stamp) != n:
         raise RuntimeError("access_and_serve: the DRAM buffers do not hold the chunk")
-    demand_counts(served, stores, store_mode, start_level, counts)
+    by_level = demand_counts(served, stores, store_mode, start_level, counts)
     for i in range(counts.shape[0]):
         for j in range(counts.shape[1]):
             mine_levels[i, j] += counts[i, j] - before[i, j]
@@ -89,7 +89,7 @@ def access_and_serve(lines, stores, store_mode, start_level, max_line,
     pos[1] = 0
     mine_dram[0] += n_reads
     mine_dram[1] += n_writes
-    result[:n_out] = count_levels(served, n_out)
+    result[:n_out] = by_level
     result[status] = OK
     result[n_out + R_DRAM_DONE] = NO_READS
     m = n_reads + n_writes

@@ -4,7 +4,7 @@ the inputs those expressions would refuse."""
 import numpy as np
 import pytest
 
-from simulator.memory.array_kernel import add_scaled, count_levels, value_range
+from simulator.memory.array_kernel import add_scaled, count_levels, count_levels_by_kind, value_range
 
 
 def test_value_range_is_min_and_max():
@@ -24,6 +24,20 @@ def test_count_levels_matches_bincount():
     # levels that never occur are counted as zero, an empty chunk as all zeros
     assert count_levels(np.array([3, 3], dtype=np.int8), 5).tolist() == [0, 0, 0, 2, 0]
     assert count_levels(np.zeros(0, dtype=np.int8), 3).tolist() == [0, 0, 0]
+
+
+def test_count_levels_by_kind_matches_bincount_of_each_kind():
+    rng = np.random.default_rng(3)
+    for size in (0, 1, 3, 4, 5, 1001):  # around the partial tallies' period
+        levels = rng.integers(0, 4, size=size).astype(np.int8)
+        kinds = (rng.random(size) < 0.3).astype(np.uint8)
+        got = count_levels_by_kind(levels, kinds, 2, 4)
+        assert np.array_equal(got[0], np.bincount(levels[kinds == 0], minlength=4))
+        assert np.array_equal(got[1], np.bincount(levels[kinds == 1], minlength=4))
+        for mode in (0, 1):  # every entry of one kind: ``kinds`` is not read
+            got = count_levels_by_kind(levels, kinds[:0], mode, 4)
+            assert np.array_equal(got[mode], np.bincount(levels, minlength=4))
+            assert not got[1 - mode].any()
 
 
 def test_add_scaled_rounds_as_numpy_does():
