@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 import simpy
 
-from simulator.accel.registry import BUILDERS, BuildContext
+from simulator.accel.kinds import BUILDERS
+from simulator.accel.registry import BuildContext
 from simulator.config.plugins import PluginError
 from simulator.config.schema import DramSpec, SystemSpec, dram_parameters, memory_parameters
 from simulator.engine import ClockDomain, new_environment

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from simulator.accel.command_schema import describe_command
-from simulator.accel.registry import COMMANDS
+from simulator.accel.kinds import COMMANDS
 from simulator.config.errors import InputError
 from simulator.config.fields import did_you_mean
 

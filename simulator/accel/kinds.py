@@ -1,6 +1,8 @@
-"""Imports every accelerator kind module so that its builder is registered."""
-from simulator.accel import lap  # noqa: F401
-from simulator.accel import crypto  # noqa: F401
-from simulator.accel import stencil  # noqa: F401
-from simulator.accel import kernel  # noqa: F401
-from simulator.accel import systolic  # noqa: F401
+"""The shipped accelerator kinds: importing this module imports each kind's module, which registers its
+builder and command schema (``simulator.accel.registry``). ``BUILDERS`` and ``COMMANDS`` are read from here,
+so that whoever reads them finds the shipped kinds in them (an installed package's kind registers as
+``AcceleratorSpec.load_kinds`` imports it)."""
+from simulator.accel import crypto, kernel, lap, stencil, systolic  # noqa: F401 -- each registers on import
+from simulator.accel.registry import BUILDERS, COMMANDS
+
+__all__ = ["BUILDERS", "COMMANDS"]

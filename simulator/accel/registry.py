@@ -4,7 +4,8 @@ Each accelerator module registers a builder with ``register_builder(kind)``:
 a function ``(name, spec, context) -> AcceleratorUnit``, and its command schema
 (``simulator.accel.command_schema``) with ``register_command(kind)``, for
 ``offsim commands``. ``BuildContext`` carries what a unit may be connected to;
-only ``system.py`` calls builders.
+only ``system.py`` calls builders. The shipped kinds register when ``simulator.accel.kinds`` imports
+their modules: read ``BUILDERS`` and ``COMMANDS`` from there.
 """
 
 from __future__ import annotations
@@ -50,6 +51,3 @@ def register_command(kind: str):
         return cls
     return deco
 
-
-# Kind modules register themselves on import.
-from simulator.accel import kinds  # noqa: E402,F401

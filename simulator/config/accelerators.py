@@ -90,11 +90,11 @@ class AcceleratorSpec:
 
     @classmethod
     def load_kinds(cls) -> dict[str, type]:
-        """The registered kinds: the shipped ones, then the modules installed packages name in the
-        entry-point group ``offsim.accelerators``, imported at the first call. Each such module registers
-        its kind's spec (``register_kind``) and builder (``simulator.accel.registry.register_builder``) on
-        import, as the shipped kinds do; loading them here, once every shipped module is imported, keeps
-        their imports of offsim free of cycles."""
+        """The registered kinds: the shipped ones (registered as ``simulator.config.accel_specs`` imports
+        their modules; ``schema`` imports it), then the modules installed packages name in the entry-point
+        group ``offsim.accelerators``, imported at the first call. Each such module registers its kind's spec
+        (``register_kind``) and builder (``simulator.accel.registry.register_builder``) on import, as the
+        shipped kinds do."""
         load_entry_points(ENTRY_POINT_GROUP)
         return cls.KINDS
 
@@ -109,6 +109,3 @@ def register_kind(kind: str):
         return cls
     return deco
 
-
-# Kind-specific specs register themselves on import (one module per accelerator kind).
-from simulator.config import accel_specs  # noqa: E402,F401

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, make_dataclass
 from types import SimpleNamespace
 
+from simulator.config import accel_specs  # noqa: F401 -- registers the shipped accelerator kinds
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DRAM_TCK_S, DRAM_TREFI_S,
                                       LATENCY_S, PER_CYCLE_RATE)
