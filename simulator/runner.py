@@ -33,7 +33,7 @@ from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
 from simulator.config.files import umask
 from simulator.config.outputs import check_output_dir, check_path_name, check_writable_parent
-from simulator.engine.replay import check_trace, replay
+from simulator.replay import check_trace, replay
 from simulator.results import Results
 from simulator.engine.limits import (SimulatedTimeLimit, add_work, host_time_message, host_time_problem,
                                      host_work_cycles, start_watchdog, trace_lines, trace_lines_message,

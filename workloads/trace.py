@@ -8,7 +8,7 @@ Columns of :data:`TRACE_SCHEMA` (all non-null except ``addrs``):
 
 ``unit`` (string)
     Who executes the row: ``"host"``, the only unit that runs trace rows (a run refuses
-    an accelerator's name here, ``simulator.accel.command_check``); for ``offload``/``wait``
+    an accelerator's name here, ``simulator.command_check``); for ``offload``/``wait``
     the issuer.
 ``stage`` (string, non-empty)
     Stage label for per-stage timelines (``"input_perm"``, ``"gemm"``, ...).

@@ -2,7 +2,7 @@
 
 A generator whose trace grows with its problem (the FMM U-list: some 90 k rows and 90 MiB of addresses at
 N = 9.6e5) hands the simulator a :class:`TraceStream` instead of one table. The replay
-(``simulator.engine.replay``) checks and runs each batch as it comes and then drops it, so a run holds one
+(``simulator.replay``) checks and runs each batch as it comes and then drops it, so a run holds one
 batch of rows at a time, never the whole trace. The batches concatenated are the trace the generator's
 table form gives, row for row (``TraceStream.to_table``).
 
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 import pyarrow as pa
 
 #: Rows per batch a generator aims at: as many as the replay expands per compiled call
-#: (``simulator.engine.replay.LINE_BLOCK_ROWS``), so a batch costs no more calls than the whole table.
+#: (``simulator.replay.LINE_BLOCK_ROWS``), so a batch costs no more calls than the whole table.
 BATCH_ROWS = 4096
 
 

@@ -1,7 +1,7 @@
 """The discrete-event engine: a SimPy environment on integer picoseconds, and clock domains.
 
-Beside them in this package: ``replay`` runs a trace's rows on a built system as SimPy processes,
-and ``limits`` keeps a run finite (simulated time and trace size, checked before and during it).
+Beside them in this package: ``limits`` keeps a run finite (simulated time and trace size, checked before
+and during it). ``simulator.replay`` runs a trace's rows on a built system as SimPy processes.
 
 All simulated time is an integer number of picoseconds (``env.now``). A clock
 domain converts a component's cycles to picoseconds and back; conversions

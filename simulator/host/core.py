@@ -55,9 +55,8 @@ from simulator.engine import ClockDomain
 from simulator.host.prefetch_timing import PrefetchSlots
 from simulator.memory import chunk_kernel as ck
 from simulator.memory.array_kernel import add_scaled, count_levels
-from simulator.memory.port import MemoryPort, PortResult
+from simulator.memory.port import CHUNK_LINES, MemoryPort, PortResult
 
-CHUNK_LINES = 8192  # lines per bulk cache/DRAM call: coarse enough for speed, fine enough to interleave requesters
 STORE_OPS = ("write", "update")  # the memory rows whose accesses store
 UPDATE_ISSUE_FACTOR = 2  # an update row issues a load and a store per element
 RUN_OPS = ("read", "write", "update")  # the memory rows ``run_memory_rows`` may take

@@ -34,9 +34,8 @@ from simulator.memory.cache import CacheHierarchy
 from simulator.memory.core_caches import CoherentStores
 from simulator.memory.dram import DramSystem
 from simulator.memory.memory_map import MemoryMap
-from simulator.memory.port import MemoryPort
+from simulator.memory.port import CHUNK_LINES, MemoryPort
 from simulator.config.units import seconds_to_ps
-from simulator.host.core import CHUNK_LINES
 
 def driver_name(unit: str) -> str:
     """The requester name of ``unit``'s driver: its coherence work on the host and its DMA copies."""

@@ -23,6 +23,9 @@ from simulator.memory.array_kernel import count_levels, value_range
 from simulator.memory.cache import MAX_LINE
 
 
+#: lines a requester hands its port per bulk cache/DRAM call (the host core, an interface's flushes and
+#: invalidations): coarse enough for speed, fine enough to interleave requesters
+CHUNK_LINES = 8192
 #: most lines ``access_apart`` takes in one compiled call: the caches' buffers then hold a whole chunk's
 #: reads and write-backs (some 16 B per line and cache level)
 ONE_CALL_LINES = 1 << 16

@@ -7,7 +7,7 @@ import pytest
 
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.system import build_system
 from tests.conftest import offload_trace
 from workloads.trace import TraceError

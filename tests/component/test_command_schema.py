@@ -14,7 +14,7 @@ from simulator.accel.registry import COMMANDS
 from simulator.cli import main
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.engine.replay import check_trace, replay
+from simulator.replay import check_trace, replay
 from simulator.system import build_system
 from tests.conftest import CONFIGS, offload_trace, refused
 from workloads.trace import TraceBuilder, TraceError, write_trace

@@ -10,7 +10,7 @@ import simulator
 from simulator.config.algorithms import aes_blocks, sha256_padded_bytes, split_blocks
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.system import build_system
 from workloads.aes import crypto_host, crypto_offload, host_cycles
 from workloads.trace import TraceBuilder

@@ -14,7 +14,7 @@ import pytest
 from simulator.cli import main
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.memory.dram import DramSystem
 from simulator.system import build_system
 from tests.component.test_dram_standards import (check_per_bank_refresh, check_two_burst_lines,

@@ -14,7 +14,7 @@ from simulator.config.accel_lap import block_size, k_slice, sub_block_count
 from simulator.config.accel_lap import LapSpec
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.system import build_system
 from workloads.trace import TraceBuilder
 

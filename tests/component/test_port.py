@@ -53,7 +53,7 @@ def test_flush_waits_for_its_write_backs():
 def test_a_run_ends_when_its_last_posted_write_back_has_reached_dram():
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
-    from simulator.engine.replay import replay
+    from simulator.replay import replay
     from simulator.system import build_system
     from tests.conftest import DEFAULT_SYSTEM
     from workloads.trace import TraceBuilder

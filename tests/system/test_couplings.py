@@ -11,7 +11,7 @@ import pytest
 import simulator
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.runner import collect
 from simulator.system import build_system
 from workloads.gemm import host_gemm, lap_gemm

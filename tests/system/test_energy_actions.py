@@ -16,7 +16,7 @@ from simulator.memory import dram as dram_module
 from simulator.memory.cache import CacheHierarchy
 from simulator.memory.power import command_energies_j
 from simulator.config.schema import dram_parameters
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.runner import simulate_trace
 from simulator.system import build_system
 from workloads.trace import TraceBuilder

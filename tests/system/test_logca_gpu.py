@@ -14,7 +14,7 @@ from simulator.studies.logca.gpu import (PIPELINE_TABLES, calibrate, device_cycl
                                        latency_bottleneck_granularities, latency_region_bandwidth, load_gpu_platform,
                                        main, offload_breakdown, roofline_acceleration, roofline_cycles,
                                        simulate_point, simulated_latency_gain, sweep, table_4_3_params)
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.system import build_system
 from workloads.kernels import device_work, host_cycles, kernel_host, kernel_offload, output_bytes
 

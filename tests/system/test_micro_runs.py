@@ -15,7 +15,7 @@ import simulator
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.studies.fmm.crosscheck import measure_access_rate
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.system import build_system
 from workloads.trace import TraceBuilder
 from tests.conftest import DEFAULT_SYSTEM

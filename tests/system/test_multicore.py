@@ -10,7 +10,7 @@ import pytest
 
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec, dram_timing
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.runner import simulate_trace
 from simulator.system import build_system
 from tests.conftest import DEFAULT_SYSTEM, ROOT

@@ -14,7 +14,7 @@ import pytest
 from simulator.config.errors import ConfigError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.runner import collect
 from simulator.system import build_system
 from workloads.gemm import lap_gemm

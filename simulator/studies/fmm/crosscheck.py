@@ -63,7 +63,7 @@ from simulator.config.loader import LoadedConfig, content_hash
 from simulator.config.workload import build_workload, generate_trace
 from simulator.config.units import format_bytes
 from simulator.interconnect.couplings import COUPLING_STRATEGIES
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.runner import energy_split_j, load_system, simulate_trace
 from simulator.results import Results
 from simulator.system import build_system

@@ -52,7 +52,7 @@ from simulator.config.errors import ConfigError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, display_path, load_spec
 from simulator.config.schema import SystemSpec, dram_geometry
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.system import build_system
 from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
 from simulator.studies.plots import save_figure

@@ -67,7 +67,7 @@ from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.studies.logca.crypto import (TABLE_4_3, Platform, SimulatedSpeedup, dram_shortfall, granularities,
                                             platform_identity, plot_regions)
 from simulator.studies.logca import OUTPUT_PATTERNS as LOGCA_OUTPUT_PATTERNS
-from simulator.engine.replay import replay
+from simulator.replay import replay
 from simulator.runner import load_system
 from simulator.system import build_system
 from simulator.studies.plots import save_figure

@@ -7,7 +7,7 @@ and ``gather_lines`` give each row), and handed to the host core (runs of loads 
 ``HostCore.run_memory_rows``); ``offload``/``wait`` rows hand commands to the
 accelerator units the system has and wait for their completion. Every row and
 command of a table is checked against the system before the run starts
-(``simulator.accel.command_check``); a stream's (``workloads.trace_stream``) batch by batch, each as it
+(``simulator.command_check``); a stream's (``workloads.trace_stream``) batch by batch, each as it
 arrives, so that the run holds one batch at a time.
 
 A trace with a ``thread`` column runs one process per thread, thread t on
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from simulator.accel.command_check import check_commands
+from simulator.command_check import check_commands
 from simulator.accel.command_schema import TARGET_KEY
 from simulator.config.arrow import to_numpy
 from simulator.host.core import MemoryRows
