@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 
 from models.logca import LogCAParams, time_accelerated, time_unaccelerated
 from simulator.config.bounds import CLOCK_HZ, CYCLES, SPEEDUP
-from simulator.config.errors import ConfigError, TableError
+from simulator.errors import ConfigError, TableError
 from simulator.config.fields import row_values, table_rows, table_value
 from simulator.config.yamlio import config_text, load_yaml_text
 

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, BY_DIMENSION, FLOP_RATE, POWER_CAP_W
-from simulator.config.errors import ConfigError, TableError, as_written
+from simulator.errors import ConfigError, TableError, as_written
 from simulator.config.fields import row_values, table_rows, table_value
 from simulator.config.yamlio import config_text, load_yaml_text
 

@@ -32,8 +32,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simulator.config.errors import EXIT_BAD_INPUT, InputError
-from simulator.config.units import NOT_KNOWN, format_energy, format_quantity
+from simulator.errors import EXIT_BAD_INPUT, InputError
+from simulator.units import NOT_KNOWN, format_energy, format_quantity
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
     from simulator.studies.roofline import CrosscheckRow
@@ -76,7 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.studies import interruption
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
-    from simulator.config.workload import generate_trace, load_workload, run_hash
+    from workloads.spec import generate_trace, load_workload, run_hash
     from simulator.runner import check_run_dir_target, simulate, write_run_dir
 
     def checked(target: Path) -> None:
@@ -167,7 +167,7 @@ def _validate_study(path: str, raw: dict, kind: str, max_points: int | None = No
 def _check_order(system: str, workload: str) -> None:
     """One message for ``offsim run`` given its two files the wrong way round (rather than every
     key of each file reported as wrong)."""
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.config.yamlio import load_yaml
 
     if Path(system).suffix in (".yaml", ".yml") and _yaml_kind(load_yaml(system)) == "workload":
@@ -181,10 +181,10 @@ def validate_file(path: str, max_points: int | None = None) -> tuple[str, object
     default); return what it is, for a system its loaded config, for a workload or trace its trace table (else
     None), and the file a problem of that content is named by (a workload's trace file, as a run names it);
     raise InputError if bad."""
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.config.loader import load_spec
     from simulator.config.schema import SystemSpec
-    from simulator.config.workload import build_workload, generate_trace
+    from workloads.spec import build_workload, generate_trace
     from simulator.config.yamlio import load_yaml
 
     p = Path(path)
@@ -425,7 +425,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_generators(args: argparse.Namespace) -> int:
     from simulator.config.fields import did_you_mean
-    from simulator.config.workload import describe_generator
+    from workloads.spec import describe_generator
     from workloads.registry import GENERATORS
 
     names = args.names or sorted(GENERATORS)

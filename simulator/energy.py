@@ -41,7 +41,7 @@ from simulator.memory.dram import ATTRIBUTED_COUNTERS
 from simulator.memory.power import command_energies_j, priced
 from simulator.config.schema import BACKGROUND_REQUESTER, dram_parameters, memory_parameters
 from simulator.system import System
-from simulator.config.units import PS_PER_S
+from simulator.units import PS_PER_S
 
 #: the requester of energy no request causes (DRAM background and refresh)
 BACKGROUND = BACKGROUND_REQUESTER

@@ -24,10 +24,10 @@ import numpy as np
 import pyarrow as pa
 import yaml
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.loader import LoadedConfig, content_hash, load_spec
 from simulator.config.schema import SystemSpec
-from simulator.config.workload import WorkloadSpec, build_workload, generate_trace, load_workload, run_hash
+from workloads.spec import WorkloadSpec, build_workload, generate_trace, load_workload, run_hash
 from simulator.energy import action_unit, energy_account
 from simulator.memory.dram import AddressOutOfRange
 from simulator.memory.cache import COUNTER_NAMES
@@ -39,7 +39,7 @@ from simulator.engine.limits import (SimulatedTimeLimit, add_work, host_time_mes
                                      host_work_cycles, start_watchdog, trace_lines, trace_lines_message,
                                      trace_lines_problem, watchdog_message)
 from simulator.system import System, build_system
-from simulator.config.units import PS_PER_S, format_bytes, format_size
+from simulator.units import PS_PER_S, format_bytes, format_size
 from workloads.trace import TraceError, address_end_bytes, row_end_bytes
 from workloads.trace_stream import TraceStream
 

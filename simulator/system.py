@@ -33,7 +33,7 @@ from simulator.memory.memory_map import MemoryMap, line_ranges
 from simulator.interconnect.couplings import COUPLING_STRATEGIES, FIRST_LEVEL, LAST_LEVEL, MEMORY_CONTROLLER
 from simulator.interconnect.interface import Interface
 from simulator.memory.port import MemoryPort
-from simulator.config.units import seconds_to_ps
+from simulator.units import seconds_to_ps
 
 
 def build_dram(spec: SystemSpec) -> DramSystem:

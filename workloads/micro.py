@@ -29,7 +29,7 @@ from typing import Literal, get_args
 import numpy as np
 import pyarrow as pa
 
-from simulator.config.units import is_power_of_two
+from simulator.units import is_power_of_two
 from workloads.trace import (MAX_ROW_FLOPS, MAX_TRACE_ADDRESSES, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
                              check_trace_limit, rows_why, thread_count)
 

@@ -101,10 +101,10 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from simulator.config.arrow import arrow_array, arrow_scalar, list_lengths, string_array, to_numpy
-from simulator.config.errors import one_line, quoted
+from simulator.errors import one_line, quoted
 from simulator.config.files import write_atomic
 from simulator.config.jsonio import RepeatedKey, loads_keys_once
-from simulator.config.units import INT64_MAX, is_power_of_two
+from simulator.units import INT64_MAX, is_power_of_two
 from workloads.line_kernel import lines_of_elements
 
 OPS: tuple[str, ...] = (

@@ -34,7 +34,7 @@ from simulator.accel.command_schema import CommandError, Regions, command_params
 from simulator.engine import ClockDomain
 from simulator.interconnect.interface import Interface
 from simulator.memory.power import priced
-from simulator.config.units import PS_PER_S, seconds_to_ps
+from simulator.units import PS_PER_S, seconds_to_ps
 
 
 def check_within(regions: Regions, key: str, memory_bytes: int) -> None:

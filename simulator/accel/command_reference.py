@@ -11,7 +11,7 @@ import argparse
 
 from simulator.accel.command_schema import describe_command
 from simulator.accel.kinds import COMMANDS
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.config.fields import did_you_mean
 
 HEADER = ("key", "type", "unit", "default", "accepts", "description")

@@ -34,7 +34,7 @@ import numpy as np
 
 from simulator.config.fields import (MISSING, _accepts, _convert_scalar, _default_text, _describe, did_you_mean,
                                      param, spec_fields)
-from simulator.config.units import INT64_MAX
+from simulator.units import INT64_MAX
 
 #: A list of ``[byte address, bytes]`` memory regions, as a command's ``inputs``/``outputs`` give them.
 Regions = tuple[tuple[int, int], ...]

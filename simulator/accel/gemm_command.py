@@ -17,7 +17,7 @@ import numpy as np
 
 from simulator.accel.base import CommandError
 from simulator.accel.command_schema import Regions, command_field, first_uncovered_byte
-from simulator.config.kernel_cache import njit
+from simulator.kernel_cache import njit
 
 
 def tile_lines(base: int, ld: int, r0: int, r1: int, c0: int, c1: int, elem_bytes: int,

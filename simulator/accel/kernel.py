@@ -46,7 +46,7 @@ from simulator.config.accel_kernel import KernelSpec
 from simulator.engine import ClockDomain
 from simulator.engine.limits import MAX_SIMULATED_S
 from simulator.interconnect.interface import region_lines, region_partial_lines
-from simulator.config.units import PS_PER_S, format_quantity, seconds_to_ps
+from simulator.units import PS_PER_S, format_quantity, seconds_to_ps
 
 OPS = ("gemm", "fft", "radix_sort", "binary_search")
 MAX_CHUNKS = 64  # bounds the events per request on large buffers

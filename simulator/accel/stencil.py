@@ -42,7 +42,7 @@ from simulator.accel.base import AcceleratorUnit, Command, CommandError, check_w
 from simulator.accel.command_schema import Regions, command_field, union_regions
 from simulator.accel.registry import BuildContext, register_builder, register_command
 from simulator.config.accel_stencil import StencilEngineSpec
-from simulator.config.units import format_bytes
+from simulator.units import format_bytes
 from simulator.interconnect.interface import span_partial_lines
 from simulator.engine import ClockDomain
 

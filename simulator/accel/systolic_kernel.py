@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.config.kernel_cache import njit
+from simulator.kernel_cache import njit
 
 
 @njit(cache=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
 from simulator.config.bounds import LATENCY_S, SPEEDUP
-from simulator.config.errors import FieldError
+from simulator.errors import FieldError
 from simulator.config.fields import param
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
 from simulator.config.bounds import CLOCK_HZ, COUNT, UTILISATION
-from simulator.config.errors import FieldError
+from simulator.errors import FieldError
 from simulator.config.fields import param
 
 #: Floating-point operations of one multiply-accumulate.

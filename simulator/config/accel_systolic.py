@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from simulator.config.accelerators import AcceleratorSpec, register_kind
 from simulator.config.bounds import CLOCK_HZ, COUNT
-from simulator.config.errors import FieldError
+from simulator.errors import FieldError
 from simulator.config.fields import param
 
 #: The dataflows, by which operand stays in the PEs: output, weight (B), input (A).

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, CYCLES, LATENCY_S
-from simulator.config.errors import FieldError
+from simulator.errors import FieldError
 from simulator.config.fields import param
 from simulator.config.plugins import PluginError, load_entry_points
 

@@ -21,8 +21,8 @@ from collections.abc import Collection, Sequence
 from typing import Any, Callable
 
 from simulator.config.bounds import BY_DIMENSION, CYCLES, Range
-from simulator.config.errors import FieldError, Problem, TableError, as_written, join_key
-from simulator.config.units import (COUNT_UNITS, DIMENSIONS, INT64_MAX, UnitError, exponent_number, finite_float,
+from simulator.errors import FieldError, Problem, TableError, as_written, join_key
+from simulator.units import (COUNT_UNITS, DIMENSIONS, INT64_MAX, UnitError, exponent_number, finite_float,
                                     format_bytes, format_count, format_exact, is_power_of_two, parse_quantity)
 
 MISSING = dataclasses.MISSING
@@ -48,7 +48,7 @@ def param(
 ) -> Any:
     """Declare a spec field.
 
-    unit: a dimension name of ``simulator.config.units.DIMENSIONS`` ("time", "size", ...):
+    unit: a dimension name of ``simulator.units.DIMENSIONS`` ("time", "size", ...):
     the YAML value must be a string with a unit and is stored in SI (sizes as int
     bytes). None: a plain number, bool or string as typed. within: a named range of
     ``simulator.config.bounds`` (its bounds, tightened by ``min``/``max`` if given; its

@@ -3,7 +3,7 @@
 A reader never sees half a file (``write_atomic`` renames a complete temporary file into
 place), and that file gets the mode an ordinary ``open`` would (0644 under umask 022), not
 the private 0600 of ``tempfile.mkstemp``. Here, below ``simulator.config``, so that the
-workload generators (which may import only ``simulator.config`` and ``simulator.config.units``)
+workload generators (which may import only ``simulator.config`` and ``simulator.units``)
 write their traces the same way as the simulator writes its results.
 """
 

@@ -19,7 +19,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import ConfigError, Problem, overlaps
+from simulator.errors import ConfigError, Problem, overlaps
 from simulator.config.fields import META_KEYS, build_spec, did_you_mean, registered_kinds, spec_to_dict
 from simulator.config.yamlio import AliasError, load_yaml, load_yaml_text
 

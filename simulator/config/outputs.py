@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 
 
 def check_path_name(path: str | Path, option: str = "--out", what: str = "a directory path") -> Path:

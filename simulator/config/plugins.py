@@ -20,7 +20,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 
 
 class PluginError(InputError):

@@ -2,7 +2,7 @@
 
 Values are stored in SI units (Hz, s, B, B/s, J, J/B, J/bit, W, A, V); sizes
 are integer bytes; cycle counts are plain integers. YAML gives every
-dimensioned value as a string with its unit (see ``simulator.config.units``).
+dimensioned value as a string with its unit (see ``simulator.units``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from simulator.config import accel_specs  # noqa: F401 -- registers the shipped 
 from simulator.config.accelerators import AcceleratorSpec
 from simulator.config.bounds import (CLOCK_HZ, COUNT, CYCLES, DRAM_TCK_COUNT, DRAM_TCK_S, DRAM_TREFI_S,
                                       LATENCY_S, PER_CYCLE_RATE)
-from simulator.config.errors import FieldError
+from simulator.errors import FieldError
 from simulator.config.fields import param
 from simulator.memory.dram_params import PAGE_POLICIES as DRAM_PAGE_POLICIES
 from simulator.memory.dram_params import REFRESH_MODES as DRAM_REFRESH_MODES
@@ -27,7 +27,7 @@ from simulator.memory.dram_params import (PARAMETER_BY_MODEL_NAME, DramCurrents,
                                           check_burst_clocks, check_current_orders, check_geometry_standard,
                                           check_line_is_one_burst, check_refresh_mode, check_standard,
                                           check_timing_orders, section_parameters)
-from simulator.config.units import format_quantity, is_power_of_two, seconds_to_ps
+from simulator.units import format_quantity, is_power_of_two, seconds_to_ps
 from simulator.memory.power import command_current_floors_ma
 
 
@@ -113,14 +113,11 @@ class PrefetcherSpec:
     streams: int = param(16, min=1, max=256, doc="stream table entries")
 
 
-# Replacement policies and the use-bit way limit of the cache model (simulator.memory.cache_kernel
-# REPLACEMENTS and MAX_MRU_BITS_WAYS; repeated so the config layer does not load the numba kernels,
-# and a test keeps them equal).
+# Replacement policies, the use-bit way limit and the most levels of the cache model
+# (simulator.memory.cache_kernel REPLACEMENTS, MAX_MRU_BITS_WAYS and MAX_CACHE_LEVELS; repeated so the
+# config layer does not load the numba kernels, and a test keeps them equal).
 CACHE_REPLACEMENTS = ("lru", "mru_bits")
 MAX_MRU_BITS_WAYS = 63
-
-
-#: levels a cache hierarchy may have: the cache kernels' int8 served-by codes hold each level and DRAM
 MAX_CACHE_LEVELS = 126
 
 

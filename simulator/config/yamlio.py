@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 
 #: Largest config file read, bytes. Shipped configs are at most some 10 KB; a config ten times
 #: the largest study file is still well below this, and reading it stays within milliseconds.

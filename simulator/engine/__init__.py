@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import simpy
 
-from simulator.config.units import PS_PER_S
+from simulator.units import PS_PER_S
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from simulator.config.arrow import arrow_scalar, list_lengths, string_array, to_numpy
 from simulator.config.schema import SystemSpec
-from simulator.config.units import PS_PER_S, format_quantity
+from simulator.units import PS_PER_S, format_quantity
 from workloads.trace import MAX_THREADS, MEMORY_OPS, THREAD_FIELD, thread_ids
 
 #: Longest simulated time of one run, s: a quarter of an hour of the machine, some thousand times the

@@ -35,7 +35,7 @@ from simulator.memory.core_caches import CoherentStores
 from simulator.memory.dram import DramSystem
 from simulator.memory.memory_map import MemoryMap
 from simulator.memory.port import CHUNK_LINES, MemoryPort
-from simulator.config.units import seconds_to_ps
+from simulator.units import seconds_to_ps
 
 def driver_name(unit: str) -> str:
     """The requester name of ``unit``'s driver: its coherence work on the host and its DMA copies."""

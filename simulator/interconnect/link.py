@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simulator.config.units import PS_PER_S
+from simulator.units import PS_PER_S
 
 
 @dataclass

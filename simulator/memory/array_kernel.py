@@ -12,7 +12,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from simulator.config.kernel_cache import njit
+from simulator.kernel_cache import njit
 
 
 @njit(cache=True)

@@ -67,8 +67,7 @@ import numpy as np
 
 from simulator.memory import cache_kernel as ck
 from simulator.memory.array_kernel import value_range
-from simulator.config.units import is_power_of_two
-from simulator.config.schema import MAX_CACHE_LEVELS
+from simulator.units import is_power_of_two
 
 COUNTER_NAMES: tuple[str, ...] = (
     "loads", "stores", "hits", "misses", "writebacks_out", "writebacks_in", "prefetches",
@@ -167,8 +166,8 @@ def validate_hierarchy(levels: Sequence[CacheGeometry], prefetcher: StreamPrefet
     levels = tuple(levels)
     if not levels:
         raise ValueError("levels: empty; expected at least one CacheGeometry")
-    if len(levels) > MAX_CACHE_LEVELS:
-        raise ValueError(f"levels: {len(levels)} levels; expected at most {MAX_CACHE_LEVELS}")
+    if len(levels) > ck.MAX_CACHE_LEVELS:
+        raise ValueError(f"levels: {len(levels)} levels; expected at most {ck.MAX_CACHE_LEVELS}")
     seen: set[str] = set()
     for geom in levels:
         if not isinstance(geom, CacheGeometry):

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.config.kernel_cache import njit
+from simulator.kernel_cache import njit
 from simulator.memory.array_kernel import borrowed, count_levels_by_kind
 
 # Column indices into ``counts`` (order of cache.COUNTER_NAMES).
@@ -62,6 +62,7 @@ N_COUNTERS = 12
 
 REPLACEMENTS = ("lru", "mru_bits")   # replacement policies of a hierarchy
 MAX_MRU_BITS_WAYS = 63   # one uint64 of use bits per set (a shift by 64 is undefined)
+MAX_CACHE_LEVELS = 126   # levels of a hierarchy: the int8 served-by codes hold each level and DRAM
 
 
 # Set indices are unsigned: numba then skips the negative-index (wraparound)

@@ -21,7 +21,7 @@ decide). Times are integer ps.
 timing of each (``host.core.HostCore.run_memory_rows``: the same arithmetic as ``memory_ps`` and
 ``run_memory_row``, in the same order), until a row ends at or after the next time another process acts.
 
-Its compiled copy holds the kernels it calls, inlined; ``simulator.config.kernel_cache`` keeps it
+Its compiled copy holds the kernels it calls, inlined; ``simulator.kernel_cache`` keeps it
 apart for each version of their source. ``tests/component/test_chunk_kernel.py`` compares it with the
 steps made one by one.
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.config.kernel_cache import njit
+from simulator.kernel_cache import njit
 from simulator.memory.array_kernel import value_range
 from simulator.memory.cache_kernel import access_kernel, demand_counts
 from simulator.memory.dram_kernel import K_ACTS, K_READS, K_WRITES, serve_ordered

@@ -32,7 +32,7 @@ from simulator.memory import dram_kernel as k
 from simulator.memory import dram_command_queues, dram_ready_first
 from simulator.memory import power
 from simulator.memory.array_kernel import value_range
-from simulator.config.units import is_power_of_two
+from simulator.units import is_power_of_two
 from simulator.memory.dram_params import (PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS, STANDARDS, DramCurrents,
                                           DramGeometry, DramTiming, check_geometry_standard, check_line_is_one_burst,
                                           bursts_per_line, check_refresh_mode, first_refresh_ps, pack_timing_ps,

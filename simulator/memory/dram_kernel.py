@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.config.kernel_cache import njit
+from simulator.kernel_cache import njit
 from simulator.memory.array_kernel import borrowed
 from simulator.memory.dram_params import KERNEL_SLOTS, LAYOUT_ID, SLOT_INDEX
 

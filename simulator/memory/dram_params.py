@@ -25,8 +25,8 @@ import zlib
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from simulator.config.errors import FieldError
-from simulator.config.units import format_quantity, is_power_of_two
+from simulator.errors import FieldError
+from simulator.units import format_quantity, is_power_of_two
 
 if TYPE_CHECKING:  # numpy only to pack the kernel's vector: the config schema is read without it
     import numpy as np

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.config.kernel_cache import njit
+from simulator.kernel_cache import njit
 from simulator.memory.array_kernel import borrowed
 from simulator.memory.dram_kernel import (B_ACT_READY, B_COL_READY, B_OPEN_ROW, B_PRE_READY, C_BUS_FREE, C_LAST_COL,
                                           C_LAST_RANK, C_LAST_WRITE, C_QPOS, P_RTRS, P_RTW,

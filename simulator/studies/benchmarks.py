@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.config.loader import PROJECT_ROOT
 
 BENCH_DIR = PROJECT_ROOT / "tests" / "bench"

@@ -12,9 +12,9 @@ element size, bytes.
 from __future__ import annotations
 
 from models.data_movement import compulsory_words, fused_data_movement, min_op_count, unfused_data_movement
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.studies.model_eval import Outputs
-from simulator.config.units import format_bytes, format_quantity
+from simulator.units import format_bytes, format_quantity
 
 #: 004's worked example (004 section D.7, 004:L5302): the chain's dimensions and M = 256^2 elements
 EXAMPLE_DIMS = (936, 1008, 552, 368, 1016, 616, 544)

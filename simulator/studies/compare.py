@@ -18,9 +18,9 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from simulator.config.errors import InputError, as_written, one_line
+from simulator.errors import InputError, as_written, one_line
 from simulator.config.jsonio import loads_keys_once
-from simulator.config.units import NOT_KNOWN, finite_float, format_energy, format_quantity
+from simulator.units import NOT_KNOWN, finite_float, format_energy, format_quantity
 from simulator.studies.plots import save_figure
 
 

@@ -20,7 +20,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 
 WORKER_CLOSE_TIMEOUT_S = 60.0  # how long a loopback Dask worker process may take to close, s
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0  # a scheduler that answers does so within a second; dask's default is 30 s

@@ -32,11 +32,11 @@ from models.logca import (LogCAParams, g1, g1_closed_form, g_half, g_half_closed
 from models.roofline import MachineBalance, RooflinePlatform, Table6Row
 from models.roofline import load_platforms as load_roofline_platforms
 from simulator.config.bounds import DATA_BYTES
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.config.files import write_atomic
 from simulator.config.loader import PROJECT_ROOT
 from simulator.config.outputs import check_output_file
-from simulator.config.units import BINARY_PREFIXES, UnitError, format_bytes, format_quantity, parse_quantity
+from simulator.units import BINARY_PREFIXES, UnitError, format_bytes, format_quantity, parse_quantity
 
 LOGCA_TABLE = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
 ROOFLINE_TABLE = PROJECT_ROOT / "configs" / "presets" / "platforms" / "choi_table6.yaml"

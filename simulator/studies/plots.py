@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
-from simulator.config.units import COUNT_UNITS, NOT_KNOWN, format_bytes, format_count, format_quantity
+from simulator.units import COUNT_UNITS, NOT_KNOWN, format_bytes, format_count, format_quantity
 
 MAX_PANEL_COLUMNS = 3
 SI_UNITS = ("s", "J", "W", "Hz", "B/s", "flop/s")

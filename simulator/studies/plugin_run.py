@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import InputError
-from simulator.config.workload import name_error
+from simulator.errors import InputError
+from workloads.spec import name_error
 from simulator.config.yamlio import load_yaml
 from simulator.config.files import write_atomic
 from simulator.config.outputs import check_output_target, check_path_name, listing

@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.files import write_atomic
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
@@ -120,7 +120,7 @@ def axis_units(study: StudySpec) -> dict[str, str]:
     """The unit of each axis of ``study`` ("" for none): a ``set.`` axis's from the system schema, a ``param.``
     axis's from its generator's parameters (as ``offsim keys`` and ``offsim generators`` print them)."""
     from simulator.config.effective import key_unit
-    from simulator.config.workload import describe_generator, load_workload
+    from workloads.spec import describe_generator, load_workload
 
     try:
         generator = load_workload(study.workload_path).generator

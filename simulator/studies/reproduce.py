@@ -36,7 +36,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.config.schema import SystemSpec
 from simulator.config.outputs import check_output_target, first_missing, listing, make_output_dir, remove_created

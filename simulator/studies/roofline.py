@@ -32,7 +32,7 @@ from simulator.config.schema import dram_geometry, dram_timing, memories_without
 from simulator.memory.dram_params import peak_bandwidth_bytes_per_s
 from simulator.results import Results
 from simulator.runner import energy_split_j, load_system, simulate_trace
-from simulator.config.units import format_exact
+from simulator.units import format_exact
 from simulator.studies.plots import save_figure
 from workloads import micro
 

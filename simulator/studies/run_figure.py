@@ -17,7 +17,7 @@ from matplotlib.ticker import EngFormatter, MaxNLocator
 
 from simulator.results import Results
 from simulator.studies.plots import bar_fill
-from simulator.config.units import format_quantity
+from simulator.units import format_quantity
 
 
 def stage_times_s(results: Results) -> list[tuple[str, float, float]]:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.fields import spec_to_dict
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec
 from simulator.config.schema import SystemSpec
-from simulator.config.workload import WorkloadSpec
+from workloads.spec import WorkloadSpec
 from simulator.config.yamlio import load_yaml
 
 

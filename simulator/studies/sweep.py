@@ -82,12 +82,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulator.studies import interruption
-from simulator.config.errors import ConfigError, InputError, Problem, overlaps
+from simulator.errors import ConfigError, InputError, Problem, overlaps
 from simulator.config.fields import build_spec, did_you_mean, spec_to_dict
 from simulator.config.loader import (LoadedConfig, apply_overrides, content_hash, indexed_key, list_item,
                                      resolve_presets)
 from simulator.config.schema import SystemSpec, dram_geometry
-from simulator.config.workload import WorkloadSpec, build_workload, name_error, run_hash
+from workloads.spec import WorkloadSpec, build_workload, name_error, run_hash
 from simulator.config.yamlio import load_yaml
 from simulator.studies.executors import check_parallel_options, point_executor, tasks_per_worker
 from simulator.studies.schedule import LongestFirst
@@ -396,7 +396,7 @@ class _Builder:
         generator knows its rules (value ranges, parameters that must agree); it is not kept (the worker
         makes it again), and each parameter set is generated once. Where its host accesses end is kept
         (``trace_end_bytes``), to check it against each point's DRAM."""
-        from simulator.config.workload import generate_trace
+        from workloads.spec import generate_trace
         from workloads.trace import address_end_bytes, command_rows, trace_summary
 
         if params not in self._trace_problems:
@@ -418,7 +418,7 @@ class _Builder:
         """Why the trace of ``params`` (after ``trace_problem`` found none) cannot run on ``loaded``'s system, as
         ``offsim run`` checks it before replaying (its units and commands, threads, host time, lines), or None.
         The last trace made is kept for it: points of one workload are checked one after another."""
-        from simulator.config.workload import generate_trace
+        from workloads.spec import generate_trace
         from simulator.engine.limits import simulated_limit_s
         from simulator.runner import check_trace_on_system
 
@@ -755,7 +755,7 @@ def simulate_point(loaded: LoadedConfig, workload: WorkloadSpec, source: str,
     simulation only. Never raises for a point's error, so one bad point cannot
     take a pool or a Dask worker down with it.
     """
-    from simulator.config.workload import generate_trace
+    from workloads.spec import generate_trace
     from simulator.runner import simulate, write_run_dir
 
     t0 = time.perf_counter()

@@ -10,7 +10,7 @@ from pathlib import Path
 import networkx as nx
 from matplotlib.figure import Figure
 
-from simulator.config.units import format_quantity
+from simulator.units import format_quantity
 from simulator.studies.plots import save_figure
 
 COLOURS = {"core": "#4c72b0", "accelerator": "#dd8452", "link": "#f2c45a", "cache": "#8fbf8f",

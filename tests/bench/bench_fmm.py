@@ -45,7 +45,7 @@ START_WORKLOAD = "configs/workloads/fmm_ulist_q4.yaml"
 _STARTUP_PROBE = """
 import json, time
 t0 = time.perf_counter()
-import simulator.cli, simulator.config.workload, simulator.runner, workloads.registry, workloads.fmm_ulist
+import simulator.cli, workloads.spec, simulator.runner, workloads.registry, workloads.fmm_ulist
 t1 = time.perf_counter()
 from simulator.runner import load_system, simulate_trace
 from workloads.fmm_ulist import fmm_ulist

@@ -7,7 +7,7 @@ each run's wall time and CPU time (its processes' user + system time, which othe
 inflates less than the wall time), the ratios reference / this, and which outputs differ: the study tables
 (``table.csv`` without its timing columns), ``machine.json`` and ``report.md``.
 
-A checkout compiles its kernels on its first run (``simulator.config.kernel_cache``): run each once before
+A checkout compiles its kernels on its first run (``simulator.kernel_cache``): run each once before
 timing.
 
 Run: python tests/bench/bench_main_job.py --base DIR [--quick] [--out DIR]

@@ -133,6 +133,7 @@ def test_config_layer_knows_the_kernels_policies():
     from simulator.memory import cache_kernel
     assert schema.CACHE_REPLACEMENTS == cache_kernel.REPLACEMENTS
     assert schema.MAX_MRU_BITS_WAYS == cache_kernel.MAX_MRU_BITS_WAYS
+    assert schema.MAX_CACHE_LEVELS == cache_kernel.MAX_CACHE_LEVELS
 
 
 def test_the_config_layer_prices_the_state_the_kernels_keep_per_line():

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.fields import describe_spec
 from simulator.config.loader import load_spec
 from simulator.config.schema import DramCurrentsSpec, DramTimingSpec, SystemSpec, dram_parameters

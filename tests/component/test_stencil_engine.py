@@ -21,7 +21,7 @@ import pytest
 from models.stencil import (STENCILS, GpuParams, TileShape, max_blocks_per_sm, predict_time_s, search_tile_sizes,
                             tile_compute_time_s, tile_transfer_time_s, wavefront_widths)
 from simulator.accel.stencil import cycles_per_point
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.studies.stencil.study import model_params
 from simulator.runner import load_system, simulate_trace
 from tests.conftest import CONFIGS

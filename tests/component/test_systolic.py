@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import simulator
 from simulator.accel.systolic_dataflow import FoldPlan, input_dram_words
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 

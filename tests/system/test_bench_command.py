@@ -8,7 +8,7 @@ import pytest
 
 from simulator.studies import benchmarks
 from simulator.cli import main
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 
 
 def test_offsim_bench_lists_every_script_with_what_it_measures(capsys: pytest.CaptureFixture) -> None:

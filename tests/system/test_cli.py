@@ -269,7 +269,7 @@ def test_a_default_output_directory_below_a_file_exits_2_before_the_run(tmp_path
     monkeypatch.chdir(tmp_path)
     _write(tmp_path / "results", "keep me\n")
     calls = []
-    monkeypatch.setattr("simulator.config.workload.generate_trace", lambda *a: calls.append(a))
+    monkeypatch.setattr("workloads.spec.generate_trace", lambda *a: calls.append(a))
     assert main(["run", str(DEFAULT_SYSTEM), str(workload)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("offsim: error: the default output directory (no --out) results/runs/small-")
@@ -405,7 +405,7 @@ def test_validate_checks_studies_and_generates_workloads(tmp_path, capsys):
 
 
 def test_out_of_memory_is_reported_as_too_large_an_input(tmp_path, workload, capsys, monkeypatch):
-    import simulator.config.workload as wl
+    import workloads.spec as wl
 
     def exhausted(*args, **kwargs):
         raise MemoryError("Unable to allocate 745. GiB")

@@ -305,7 +305,7 @@ def test_an_llc_too_small_for_the_pipelined_search_stops_the_study_with_one_mess
     thousands of block counts to price, so the study stops there, naming llc_bytes (not after hours)."""
     import json
 
-    from simulator.config.errors import InputError
+    from simulator.errors import InputError
     from simulator.studies.fmm import placement
     from simulator.studies.fmm.model_eval import DEFAULT_MACHINE
 

@@ -386,7 +386,7 @@ def test_marssx86_study_uses_003s_block_rule():
 
 
 def test_study_rejects_an_unknown_pipelined_block_rule(tmp_path):
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.fmm.placement import STUDY, load_study
 
     bad = tmp_path / "rule.yaml"
@@ -399,7 +399,7 @@ def test_study_rejects_an_unknown_pipelined_block_rule(tmp_path):
 
 @pytest.mark.parametrize("value, expected", [("0", "expected a positive value"), ("1.5", "expected a value <= 1")])
 def test_study_rejects_a_block_llc_share_outside_0_1(tmp_path, value, expected):
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.fmm.placement import STUDY, load_study
 
     bad = tmp_path / "share.yaml"
@@ -411,7 +411,7 @@ def test_study_rejects_a_block_llc_share_outside_0_1(tmp_path, value, expected):
 def test_study_block_order_reaches_the_trace_and_the_model(tmp_path):
     from dataclasses import replace
 
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.fmm.placement import STUDY, grid, load_study, run_point
 
     f = tmp_path / "order.yaml"
@@ -442,7 +442,7 @@ def test_study_block_order_reaches_the_trace_and_the_model(tmp_path):
 def test_study_bc_layout_reaches_the_points_and_the_trace(tmp_path):
     from dataclasses import replace
 
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.fmm.placement import STUDY, grid, load_study, run_point
 
     f = tmp_path / "layout.yaml"

@@ -139,7 +139,7 @@ def test_device_work_follows_each_kernel_standard_count():
 
 
 def test_a_roofline_device_needs_its_peak_and_memory_bandwidth():
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
 
     with pytest.raises(ConfigError, match="peak_flops_per_s"):
         load_spec(DISCRETE, SystemSpec, ROOFLINE + ["accelerators.gpu.peak_flops_per_s=0 FLOP/s"])
@@ -196,7 +196,7 @@ def test_full_duplex_link_overlaps_copies_in_and_out():
 
 
 def test_full_duplex_is_for_pcie_only():
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
 
     with pytest.raises(ConfigError, match="full_duplex"):
         load_spec("configs/systems/logca_gpu_hsa.yaml", SystemSpec, ["accelerators.gpu.interface.full_duplex=true"])
@@ -329,7 +329,7 @@ def test_interface_evolution_gemm_discrete_apu_hsa():
 
 
 def test_gpu_study_file_validates_and_bad_keys_are_named(tmp_path):
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.logca.gpu import load_gpu_study
 
     study = load_gpu_study()
@@ -370,7 +370,7 @@ def test_a_buffer_a_kernel_cannot_run_is_refused_naming_its_key(tmp_path, key, v
 
 def _refused_with(tmp_path, key: str, value: str, expected: str) -> None:
     """The shipped GPU study file with ``key: value`` is refused at load with a message matching ``expected``."""
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.logca.gpu import GPU_STUDY, load_gpu_study
 
     text = GPU_STUDY.read_text()

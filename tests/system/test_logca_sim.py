@@ -214,7 +214,7 @@ def test_crypto_study_file_drives_the_study(tmp_path):
 
 
 def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.logca.crypto import load_crypto_study
 
     bad = tmp_path / "bad.yaml"
@@ -232,7 +232,7 @@ def test_bad_crypto_study_file_names_file_and_keys(tmp_path):
 def test_more_multi_unit_engines_than_the_unit_has_are_refused_at_load(tmp_path):
     """The multi-unit runs' engine counts are checked against the platform's unit when the file is read, not by
     the unit in a worker halfway through the study."""
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     from simulator.studies.logca.crypto import load_crypto_study
 
     text = ("study: logca_crypto\nplatforms: [ultrasparc_t2]\nkernel: aes\nmin_granularity_bytes: 16 B\n"

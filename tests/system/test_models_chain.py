@@ -53,7 +53,7 @@ def test_bad_chain_input_is_refused_with_one_message(argv: list[str], message: s
 
 def test_a_figure_asked_of_a_model_that_draws_none_is_refused(tmp_path: Path) -> None:
     from simulator.studies.chain_eval import run_chain
-    from simulator.config.errors import InputError
+    from simulator.errors import InputError
     from simulator.studies.model_eval import Outputs
 
     with pytest.raises(InputError, match="this model draws no figure"):

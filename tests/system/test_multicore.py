@@ -313,13 +313,13 @@ def test_a_single_core_system_hashes_as_before_and_a_multicore_one_differently()
 
 
 def test_a_shared_level_above_a_private_one_is_refused() -> None:
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     with pytest.raises(ConfigError, match=r"caches\.levels\.L2\.shared: true in L2, above the private LLC"):
         system(2, "caches.levels.L2.shared=true", "caches.levels.LLC.shared=false")
 
 
 def test_a_multicore_host_without_a_shared_level_is_refused() -> None:
-    from simulator.config.errors import ConfigError
+    from simulator.errors import ConfigError
     with pytest.raises(ConfigError, match=r"caches\.levels\.LLC\.shared: false with host\.cores 2: no level is "
                                           "shared; expected at least the last level shared"):
         system(2, "caches.levels.LLC.shared=false")

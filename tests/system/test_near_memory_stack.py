@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from simulator.replay import replay

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from simulator.cli import main
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.studies.references import (REASONS_FILE, REFERENCE_COLUMNS, REFERENCE_DIR, ReferenceRow, load_reasons,
                                           load_reference)
 from simulator.studies.reproduce import MARKER, PNG_MAGIC, TARGETS, Comparison, check_out_dir

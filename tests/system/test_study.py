@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from simulator.cli import main
-from simulator.config.errors import ConfigError, InputError
+from simulator.errors import ConfigError, InputError
 from simulator.runner import run
 from simulator.studies.plugin import STUDY_KINDS, study_plugin
 from simulator.studies.sweep import (LOCK_NAME, check_study_dir, load_study, prepare_points, study_identity,

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulator.studies import roofline as roofline_check
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.studies.roofline import measure_machine, roofline_prediction
 from simulator.studies.sweep import prepare_points, load_study, run_study
 from tests.conftest import CONFIGS, DEFAULT_SYSTEM, refused

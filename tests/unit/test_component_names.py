@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from tests.conftest import CONFIGS

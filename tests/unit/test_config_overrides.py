@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec
 from tests.conftest import CONFIGS
@@ -51,7 +51,7 @@ def test_mistyped_override_and_workload_parameter_get_a_did_you_mean():
     with pytest.raises(ConfigError, match=r"host.max_outstandng_misses: unknown key \(did you mean "
                                           r"max_outstanding_misses\?\)"):
         load_spec(LAP_LLC, SystemSpec, ["host.max_outstandng_misses=4"])
-    from simulator.config.workload import build_workload
+    from workloads.spec import build_workload
 
     with pytest.raises(ConfigError, match=r"params.arry_bytes: unknown parameter of stream \(did you mean array_bytes"):
         build_workload({"generator": "stream", "params": {"kind": "triad", "arry_bytes": "1 MiB"}}, "w.yaml", Path("."))
@@ -127,7 +127,7 @@ def test_caches_whose_state_over_every_core_outgrows_the_bound_are_refused_by_na
 def test_levels_whose_state_outgrows_the_bound_on_one_core_are_named_not_the_cores():
     from dataclasses import replace
 
-    from simulator.config.errors import FieldError
+    from simulator.errors import FieldError
     from simulator.config.schema import _check_cache_state
 
     caches = load_spec(LAP_LLC, SystemSpec).spec.caches
@@ -229,7 +229,7 @@ def test_a_key_set_twice_is_refused_naming_both_options(first, second):
 
 
 def test_a_workload_parameter_set_twice_is_refused_naming_both_options():
-    from simulator.config.workload import load_workload
+    from workloads.spec import load_workload
     with pytest.raises(ConfigError, match=r"--param array_bytes=128 KiB: array_bytes set twice \(--param "
                                           r"array_bytes=64 KiB and --param array_bytes=128 KiB\)"):
         load_workload(CONFIGS / "workloads" / "stream_read.yaml", ["array_bytes=64 KiB", "array_bytes=128 KiB"])

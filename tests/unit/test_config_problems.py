@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simulator.config.errors import ConfigError, FieldError, Problem
+from simulator.errors import ConfigError, FieldError, Problem
 from simulator.config.loader import load_spec, resolve_presets
 from simulator.config.schema import SystemSpec
 from simulator.config.yamlio import load_yaml

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from simulator.cli import main
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.fields import describe_spec
 from simulator.config.loader import load_spec
 from simulator.config.reference import committed_reference, reference_markdown, update_guide
 from simulator.config.schema import SystemSpec
-from simulator.config.units import COUNT_UNITS, parse_quantity
+from simulator.units import COUNT_UNITS, parse_quantity
 from simulator.system import build_system
 
 ROOT = Path(__file__).resolve().parents[2]

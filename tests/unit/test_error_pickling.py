@@ -7,10 +7,10 @@ import pickle
 import pytest
 
 from simulator.accel.command_schema import CommandError
-from simulator.config.errors import ConfigError, FieldError, InputError, Problem, TableError
+from simulator.errors import ConfigError, FieldError, InputError, Problem, TableError
 from simulator.config.jsonio import RepeatedKey
 from simulator.config.plugins import PluginError
-from simulator.config.units import UnitError
+from simulator.units import UnitError
 from simulator.config.yamlio import AliasError
 from simulator.energy import ConservationError
 from simulator.engine.limits import SimulatedTimeLimit

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import simulator.studies.executors
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.studies.executors import LOCAL_WORKERS_PER_CPU, check_parallel_options, point_executor
 from simulator.studies.fmm.placement import OUTPUT_FILES, check_out_dir, main as fmm_main
 from tests.conftest import ROOT

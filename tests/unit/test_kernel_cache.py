@@ -1,5 +1,5 @@
 """The compiled kernels' cache folder follows their source: every kernel module is listed, takes its
-``njit`` from ``simulator.config.kernel_cache``, and an edit of any of them names another folder."""
+``njit`` from ``simulator.kernel_cache``, and an edit of any of them names another folder."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from simulator.config.kernel_cache import COMPILED_IN, KERNEL_MODULES, cache_folder, kernel_digest
+from simulator.kernel_cache import COMPILED_IN, KERNEL_MODULES, cache_folder, kernel_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("simulator", "workloads", "models")
@@ -23,9 +23,9 @@ def _modules_matching(pattern: str) -> set[str]:
 
 
 def test_every_kernel_module_is_listed_and_none_takes_njit_from_numba_itself():
-    assert _modules_matching(r"^from simulator\.config\.kernel_cache import njit$") == set(KERNEL_MODULES)
+    assert _modules_matching(r"^from simulator\.kernel_cache import njit$") == set(KERNEL_MODULES)
     direct = r"^\s*(from numba import (.*\W)?njit\b|import numba\b)|\bnumba\.njit\b"
-    assert _modules_matching(direct) == {"simulator/config/kernel_cache.py"}
+    assert _modules_matching(direct) == {"simulator/kernel_cache.py"}
 
 
 def test_an_edit_of_any_kernel_module_or_what_they_compile_in_changes_the_digest(tmp_path):

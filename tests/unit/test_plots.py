@@ -8,7 +8,7 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.studies.compare import comparison_table, read_run
 from simulator.studies.plots import Panel, Series, line_panels
 

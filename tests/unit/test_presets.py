@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.loader import PRESETS_DIR, load_spec
 from simulator.config.schema import SystemSpec
 

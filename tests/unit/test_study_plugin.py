@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.studies.plugin import STUDY_KINDS, StudyPlugin, point_key, study_plugin
 from simulator.studies.plugin_run import PluginJob, check_plugin_dir, run_plugin, run_plugins
 

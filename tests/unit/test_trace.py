@@ -470,7 +470,7 @@ def test_address_end_bytes_covers_strided_rows_and_listed_runs():
 
 
 def test_reader_errors_are_reported_on_one_bounded_line():
-    from simulator.config.errors import one_line as _one_line
+    from simulator.errors import one_line as _one_line
 
     assert _one_line(OSError("Couldn't deserialize thrift:\n  TProtocolException:\n Invalid data\n")) == (
         "Couldn't deserialize thrift: TProtocolException: Invalid data")

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.loader import PROJECT_ROOT
 from simulator.interconnect.interface import region_line_chunks, region_lines
 from simulator.runner import simulate_trace

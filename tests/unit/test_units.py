@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator.config.units import (
+from simulator.units import (
     PS_PER_S,
     UnitError,
     format_bytes,

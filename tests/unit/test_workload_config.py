@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from simulator.cli import main
-from simulator.config.errors import ConfigError, as_written
-from simulator.config.workload import MAX_NAME_BYTES, build_workload, generate_trace, load_workload, name_error
+from simulator.errors import ConfigError, as_written
+from workloads.spec import MAX_NAME_BYTES, build_workload, generate_trace, load_workload, name_error
 from tests.conftest import CONFIGS, DEFAULT_SYSTEM, refused
 from workloads import micro, stencil, trace
 from workloads.registry import GENERATORS
@@ -445,7 +445,7 @@ def test_a_parameter_of_int_or_float_is_finite_and_fits_int64(value, expected):
     # a plug-in generator may declare ``x: int | float``: neither kind lets inf, nan or a huge integer through
     import inspect
 
-    from simulator.config.workload import _check_param
+    from workloads.spec import _check_param
 
     param = inspect.Parameter("x", inspect.Parameter.KEYWORD_ONLY, annotation="int | float")
     _, problem = _check_param(param, value)

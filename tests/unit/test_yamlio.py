@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.yamlio import load_yaml
 
 

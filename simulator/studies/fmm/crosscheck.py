@@ -57,11 +57,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from models import ulist
-from simulator.config.errors import InputError
+from simulator.errors import InputError
 from simulator.config.fields import spec_to_dict
 from simulator.config.loader import LoadedConfig, content_hash
-from simulator.config.workload import build_workload, generate_trace
-from simulator.config.units import format_bytes
+from workloads.spec import build_workload, generate_trace
+from simulator.units import format_bytes
 from simulator.interconnect.couplings import COUPLING_STRATEGIES
 from simulator.replay import replay
 from simulator.runner import energy_split_j, load_system, simulate_trace

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.config.bounds import BANDWIDTH_BYTES_PER_S, CYCLES, ENERGY_PER_ACTION, FLOP_RATE, POWER_W
-from simulator.config.errors import ConfigError, InputError, one_line
+from simulator.errors import ConfigError, InputError, one_line
 from simulator.config.fields import within_problem
 from simulator.config.jsonio import RepeatedKey, loads_keys_once
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts, extended_params, pipelined_blocks,
@@ -32,7 +32,7 @@ from simulator.studies.fmm.crosscheck import (CLOCK_HZ, PointModel, class_counts
 from simulator.config.loader import PROJECT_ROOT
 from simulator.config.yamlio import config_text
 from simulator.studies.model_eval import Outputs, refuse_repeats, shown
-from simulator.config.units import UnitError, finite_float, format_bytes, format_quantity, parse_quantity
+from simulator.units import UnitError, finite_float, format_bytes, format_quantity, parse_quantity
 from workloads import fmm_ulist
 
 DEFAULT_MACHINE = PROJECT_ROOT / "results" / "fmm" / "machine.json"

@@ -93,7 +93,7 @@ from simulator.config.accel_systolic import SystolicSpec
 from simulator.config.loader import (PROJECT_ROOT, LoadedConfig, load_spec, parse_override, project_file,
                                      resolve_presets)
 from simulator.config.yamlio import load_yaml
-from simulator.config.errors import ConfigError, InputError
+from simulator.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.studies.references import reference_table
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachinePart, assemble_machine,

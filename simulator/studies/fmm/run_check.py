@@ -32,7 +32,7 @@ from models import ulist
 from simulator.config.accel_lap import LapSpec
 from simulator.config.loader import LoadedConfig
 from simulator.config.schema import dram_geometry
-from simulator.config.workload import WorkloadSpec, generator_params
+from workloads.spec import WorkloadSpec, generator_params
 from simulator.studies.executors import point_executor
 from simulator.studies.fmm.crosscheck import (
     CLOCK_HZ,
@@ -51,7 +51,7 @@ from simulator.studies.fmm.crosscheck import (
 from simulator.results import Results
 from simulator.studies.roofline import CrosscheckRow
 from simulator.runner import energy_split_j
-from simulator.config.units import format_exact
+from simulator.units import format_exact
 from workloads import fmm_ulist
 
 GENERATOR = "fmm_ulist"

@@ -48,7 +48,7 @@ from models.accelerometer import cutoff_granularities, optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import LogCAParams, g1, g_half, speedup, time_accelerated
 from simulator.config.algorithms import SHA256_BLOCK_BYTES, SHA256_DIGEST_BYTES, aes_blocks, sha256_padded_bytes
-from simulator.config.errors import ConfigError
+from simulator.errors import ConfigError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, display_path, load_spec
 from simulator.config.schema import SystemSpec, dram_geometry
@@ -59,7 +59,7 @@ from simulator.studies.plots import save_figure
 from simulator.studies.plugin import StudyPlugin, point_key
 from simulator.studies.plugin_run import run_plugin
 from simulator.studies.spec import list_problems
-from simulator.config.units import format_exact
+from simulator.units import format_exact
 from workloads.aes import crypto_host, crypto_offload
 
 TABLE_4_3 = PROJECT_ROOT / "configs" / "presets" / "platforms" / "logca_table_4_3.yaml"
@@ -686,7 +686,7 @@ def main(argv: list[str] | None = None, prog: str = "logca_study") -> int:
     messages."""
     import argparse
 
-    from simulator.config.errors import InputError
+    from simulator.errors import InputError
 
     ap = argparse.ArgumentParser(prog=prog, description="LogCA crypto study: platform x granularity x units, LogCA fit and "
                                              "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "

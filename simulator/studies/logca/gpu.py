@@ -61,7 +61,7 @@ from models.accelerometer import optimization_regions
 from models.calibrate import LogCAFit, fit_logca, load_platform_entries
 from models.logca import (LogCAParams, g1, g_half, pipelined_speedup, speedup, time_accelerated,
                           time_unaccelerated)
-from simulator.config.errors import ConfigError, InputError
+from simulator.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, load_spec
 from simulator.studies.logca.crypto import (TABLE_4_3, Platform, SimulatedSpeedup, dram_shortfall, granularities,

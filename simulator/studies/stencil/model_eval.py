@@ -25,10 +25,10 @@ from pathlib import Path
 from models.stencil import (C_ITER_GTX980_S, GTX980, K20C, TilePoint, TileSearchResult, TileShape, n_tiles,
                             search_tile_sizes)
 from simulator.config.bounds import STENCIL_EXTENT
-from simulator.config.errors import InputError, one_line
+from simulator.errors import InputError, one_line
 from simulator.config.stencils import STENCILS, Stencil
 from simulator.studies.model_eval import Outputs, joined, listing_lines, positive_quantity, refuse_repeats
-from simulator.config.units import format_quantity
+from simulator.units import format_quantity
 
 WORD_BYTES = 4  # 004 Table A.3 prices L per GB of 4-byte words
 KIND_BY_DIMS = {1: "hex_1d", 2: "hhc_2d", 3: "hhc_3d"}

@@ -33,7 +33,7 @@ import numpy as np
 
 from models.stencil import GpuParams, TileShape
 from simulator.config.accel_stencil import StencilEngineSpec
-from simulator.config.errors import ConfigError, InputError
+from simulator.errors import ConfigError, InputError
 from simulator.config.fields import param
 from simulator.config.loader import PROJECT_ROOT, LoadedConfig, load_spec, project_file
 from simulator.config.schema import dram_geometry

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from simulator.config.errors import ConfigError, Problem, as_written
+from simulator.errors import ConfigError, Problem, as_written
 from simulator.config.fields import did_you_mean, plain_type, plain_value
 from simulator.config.files import file_sha256
 from simulator.config.loader import content_hash, parse_override
 from simulator.config.yamlio import load_yaml
-from simulator.config.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, finite_float, parse_quantity
+from simulator.units import DIMENSIONS, INT64_MAX, UnitError, exponent_number, finite_float, parse_quantity
 
 SUFFIX_DIMENSIONS = (("_bytes_per_s", "bandwidth"), ("_bytes", "size"), ("_hz", "frequency"), ("_s", "time"))
 WORKLOAD_KEYS = ("name", "generator", "params", "trace", "source", "notes")

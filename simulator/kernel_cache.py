@@ -27,7 +27,7 @@ import numba
 
 __all__ = ["COMPILED_IN", "KERNEL_MODULES", "kernel_digest", "njit"]
 
-_ROOT = Path(__file__).resolve().parents[2]
+_ROOT = Path(__file__).resolve().parents[1]
 
 #: the modules that declare compiled kernels, relative to the project root (a test checks that
 #: every module importing this one is listed)

@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from simulator.config.errors import as_written
+from simulator.errors import as_written
 
 PS_PER_S = 10**12
 
