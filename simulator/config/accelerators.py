@@ -11,6 +11,7 @@ and register with ``register_kind``.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,6 +21,8 @@ from simulator.config.fields import param
 from simulator.config.plugins import PluginError, load_entry_points
 
 ENTRY_POINT_GROUP = "offsim.accelerators"
+#: the module that imports (and so registers) every shipped kind; it stands above this one
+SHIPPED_KINDS_MODULE = "simulator.config.accel_specs"
 COUPLINGS = ("dram", "near_memory", "llc", "pcie", "on_die_dma", "in_pipeline", "shared_memory")
 
 
@@ -94,7 +97,12 @@ class AcceleratorSpec:
         their modules; ``schema`` imports it), then the modules installed packages name in the entry-point
         group ``offsim.accelerators``, imported at the first call. Each such module registers its kind's spec
         (``register_kind``) and builder (``simulator.accel.registry.register_builder``) on import, as the
-        shipped kinds do."""
+        shipped kinds do. RuntimeError before ``accel_specs`` is imported: the shipped kinds register first,
+        so that a package cannot take one of their names."""
+        if SHIPPED_KINDS_MODULE not in sys.modules:
+            raise RuntimeError(f"AcceleratorSpec.load_kinds: the shipped accelerator kinds are not registered yet; "
+                               f"expected {SHIPPED_KINDS_MODULE} (or simulator.config.schema, which imports it) "
+                               "imported first")
         load_entry_points(ENTRY_POINT_GROUP)
         return cls.KINDS
 

@@ -2,9 +2,10 @@
 
 A reader never sees half a file (``write_atomic`` renames a complete temporary file into
 place), and that file gets the mode an ordinary ``open`` would (0644 under umask 022), not
-the private 0600 of ``tempfile.mkstemp``. Here, below ``simulator.config``, so that the
-workload generators (which may import only ``simulator.config`` and ``simulator.units``)
-write their traces the same way as the simulator writes its results.
+the private 0600 of ``tempfile.mkstemp``. Here, in ``simulator.config``, so that the
+workload generators (which may import only ``simulator.config`` and the modules below it,
+``simulator.units``, ``simulator.errors`` and ``simulator.kernel_cache``) write their traces the same
+way as the simulator writes its results.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from simulator.accel.command_schema import CommandError, Regions, command_field, describe_command, parse_command
-from simulator.accel.registry import COMMANDS
+from simulator.accel.kinds import COMMANDS
 from simulator.cli import main
 from simulator.config.loader import load_spec
 from simulator.config.schema import SystemSpec

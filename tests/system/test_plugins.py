@@ -74,3 +74,19 @@ def test_without_the_package_the_kind_is_unknown(tmp_path):
     result = subprocess.run([sys.executable, "-m", "simulator.cli", "validate", "sys.yaml"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "filter" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_kinds_cannot_load_before_the_shipped_kinds_register():
+    """A package's kinds load after the shipped ones (so it cannot take their names): asked before
+    ``accel_specs`` is imported, ``load_kinds`` refuses; after it, every shipped kind is there."""
+    root = Path(__file__).resolve().parents[2]
+
+    def python(code: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+
+    early = python("from simulator.config.accelerators import AcceleratorSpec; AcceleratorSpec.load_kinds()")
+    assert early.returncode == 1 and "RuntimeError" in early.stderr and "accel_specs" in early.stderr
+    late = python("import simulator.config.schema; from simulator.config.accelerators import AcceleratorSpec; "
+                  "print(sorted(AcceleratorSpec.load_kinds()))")
+    assert late.returncode == 0, late.stderr
+    assert all(kind in late.stdout for kind in ("'crypto'", "'kernel'", "'lap'", "'stencil'", "'systolic'"))
