@@ -78,7 +78,8 @@ DIMENSIONS: dict[str, Dimension] = {
     ),
 }
 
-_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S.*?)?\s*$")
+#: a number and its unit; ASCII digits only (``\d`` and ``float`` take other scripts' digits too: "１２ MiB")
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S.*?)?\s*$", re.ASCII)
 
 
 class UnitError(ValueError):
@@ -122,7 +123,7 @@ def ps_to_seconds(ps: int) -> float:
 
 
 #: a number in exponent form without a dot ("1e-3"): YAML 1.1, which PyYAML reads, takes it for a string
-_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)[eE][-+]?\d+")
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)[eE][-+]?\d+", re.ASCII)
 
 #: the largest integer a config value may hold: the simulator's int64 arrays and clock
 INT64_MAX = 2**63 - 1

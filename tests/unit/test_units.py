@@ -9,6 +9,7 @@ import pytest
 from simulator.units import (
     PS_PER_S,
     UnitError,
+    exponent_number,
     format_bytes,
     format_size,
     format_quantity,
@@ -54,6 +55,8 @@ def test_quantities_convert_to_si_base_units(text, dimension, expected):
     ("12.8 GB", "bandwidth", "'GB' is a size unit"),
     ("fast GHz", "frequency", "expected a frequency with a unit"),
     ("1e400 GHz", "frequency", "expected a finite frequency"),
+    ("３２ KiB", "size", "expected a size with a unit"),  # digits of other scripts, which float() reads
+    ("٣ GHz", "frequency", "expected a frequency with a unit"),
 ])
 def test_bad_quantities_are_refused_with_what_was_expected(value, dimension, message):
     with pytest.raises(UnitError, match=message):
@@ -114,3 +117,8 @@ def test_a_computed_size_reads_in_binary_units_and_never_as_a_whole_size_it_is_n
 @pytest.mark.parametrize("value", [32768, 8 * 2**20, 2**32, 1000, 1500.5, 3 * 2**30 + 1, 0.125, 10**15, 2048000, 1e308])
 def test_a_formatted_size_reads_back_to_the_same_number_of_bytes(value):
     assert parse_quantity(format_bytes(value), "size") == value
+
+
+def test_only_ascii_digits_make_an_exponent_number():
+    assert exponent_number("1e3") == 1000.0
+    assert exponent_number("１e3") == "１e3"  # left as written: the field then refuses a string
