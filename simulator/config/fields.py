@@ -23,7 +23,7 @@ from typing import Any, Callable
 from simulator.config.bounds import BY_DIMENSION, CYCLES, Range
 from simulator.errors import FieldError, Problem, TableError, as_written, join_key
 from simulator.units import (COUNT_UNITS, DIMENSIONS, INT64_MAX, UnitError, exponent_number, finite_float,
-                                    format_bytes, format_count, format_exact, is_power_of_two, parse_quantity)
+                             format_bytes, format_count, format_exact, is_power_of_two, parse_quantity)
 
 MISSING = dataclasses.MISSING
 # Keys any mapping may carry as documentation; they are kept in the resolved config
