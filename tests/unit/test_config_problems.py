@@ -173,6 +173,27 @@ def test_more_cache_levels_than_the_kernels_can_name_are_refused_at_load(tmp_pat
     assert problem.key == "caches.levels" and "127 levels; expected at most 126" in str(problem)
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_prefetcher_level_that_names_no_level_is_refused_with_the_prefetcher_on_or_off(tmp_path, enabled):
+    path = _system_with(tmp_path, DEFAULT_SYSTEM, ("caches", "prefetcher"), {"enabled": enabled, "level": "L7"})
+    problem = _only_problem(path)
+    assert (problem.key, problem.related) == ("caches.prefetcher.level", ("caches.levels",))
+    assert problem.detail.startswith("'L7' is not a level; expected one of ['L1D', 'L2', 'LLC']")
+    assert ("checked with the prefetcher off too" in problem.detail) is not enabled
+
+
+def test_the_default_prefetcher_level_need_name_a_level_only_with_the_prefetcher_on(tmp_path):
+    # a hierarchy without an L2 and its prefetcher off loads without naming a level; on, the default is refused
+    raw = resolve_presets(load_yaml(DEFAULT_SYSTEM), str(DEFAULT_SYSTEM))
+    raw["caches"]["levels"][1]["name"] = "MLC"
+    del raw["caches"]["prefetcher"]["level"]
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert load_spec(path, SystemSpec).spec.caches.prefetcher.level == "L2"
+    problem = _only_problem(path, ("caches.prefetcher.enabled=true",))
+    assert problem.key == "caches.prefetcher.level" and problem.detail.startswith("'L2' is not a level")
+
+
 @pytest.mark.parametrize("text, key", [
     ("1" + "0" * 400, "host.flops_per_cycle"),  # a whole number beyond a float: no OverflowError
     (".inf", "host.flops_per_cycle"),
