@@ -51,11 +51,16 @@ _GRID = 1 << MAX_DEPTH
 DensityKind = Literal["uniform", "plummer", "gaussian"]
 
 
+#: The lowest Chebyshev degree q of a tree, its generator, studies and model (dimensionless): degree 0 is one
+#: value per leaf box, a degenerate expansion that runs like any other.
+MIN_ORDER = 0
+
+
 def leaf_points(q: int) -> int:
     """N_q = (q+1)(q+2)(q+3)/6, the values per leaf box of a Chebyshev expansion of degree ``q`` (003 Table 1,
     003:L166)."""
-    if int(q) != q or q < 0:
-        raise ValueError(f"q must be a non-negative integer, got {q!r}")
+    if int(q) != q or q < MIN_ORDER:
+        raise ValueError(f"q must be an integer >= {MIN_ORDER}, got {q!r}")
     q = int(q)
     return (q + 1) * (q + 2) * (q + 3) // 6
 

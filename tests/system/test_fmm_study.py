@@ -67,6 +67,7 @@ BAD = {
     "a quick q whose leaf holds more than every quick point": (
         {"quick.qs": [70]}, "quick.qs[0]: q must be at most 69 for n_points = 60000"),
     "more points than a trace may address": ({"n_points": 10**12}, "n_points: expected a value <= 16777216"),
+    "a negative q": ({"qs": [4, -1]}, "qs[1]: expected a value >= 0, got -1"),
 }
 
 
@@ -89,6 +90,21 @@ def test_the_shipped_files_still_load():
 
     for name in ("fmm_placement.yaml", "fmm_placement_marssx86.yaml", "fmm_placement_ready_first.yaml"):
         assert set(load_study(ROOT / "configs" / "studies" / name).placements) >= {"cpu"}
+
+
+def test_a_study_takes_every_order_the_generator_and_the_model_take(tmp_path):
+    """q = 0 (one value per leaf box) loads as a study's q, as the fmm_ulist generator and ``models ulist`` take it:
+    one lower bound for all three (``fmm_tree.MIN_ORDER``)."""
+    from simulator.studies.fmm.model_eval import points
+    from simulator.studies.fmm.placement import grid, load_study
+    from workloads import fmm_tree
+
+    study = load_study(variant(tmp_path, {"qs": [fmm_tree.MIN_ORDER, 4]}))
+    assert {p.q for p in grid(study, quick=False)} == {0, 4}
+    assert fmm_tree.leaf_points(fmm_tree.MIN_ORDER) == 1
+    with pytest.raises(ValueError, match="q must be an integer >= 0"):
+        fmm_tree.leaf_points(fmm_tree.MIN_ORDER - 1)
+    assert points({"dims": {}}, [fmm_tree.MIN_ORDER], ["cpu"], ["orig"]) == [(0, "cpu", "orig")]
 
 
 def test_system_overrides_reach_every_placement_and_every_micro_run(tmp_path):

@@ -33,7 +33,7 @@ from simulator.config.loader import PROJECT_ROOT
 from simulator.config.yamlio import config_text
 from simulator.studies.model_eval import Outputs, refuse_repeats, shown
 from simulator.units import UnitError, finite_float, format_bytes, format_quantity, parse_quantity
-from workloads import fmm_ulist
+from workloads import fmm_tree, fmm_ulist
 
 DEFAULT_MACHINE = PROJECT_ROOT / "results" / "fmm" / "machine.json"
 #: the figures every point reads of each LAP placement a machine file measured ("<placement>.<key>")
@@ -181,9 +181,9 @@ def points(machine: dict[str, Any], qs: Sequence[int], placements: Sequence[str]
     bad = [v for v in variants if v not in fmm_ulist.VARIANTS]
     if bad:
         raise InputError(f"--variant {', '.join(bad)}: unknown; expected one of: {', '.join(fmm_ulist.VARIANTS)}")
-    bad_q = [q for q in qs if q < 0]
+    bad_q = [q for q in qs if q < fmm_tree.MIN_ORDER]
     if bad_q:
-        raise InputError(f"--q {bad_q[0]}: expected an expansion order >= 0")
+        raise InputError(f"--q {bad_q[0]}: expected an expansion order >= {fmm_tree.MIN_ORDER}")
     return [(q, p, v) for q in qs for p in placements for v in (("orig",) if p == "cpu" else variants)]
 
 

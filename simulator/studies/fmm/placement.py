@@ -210,7 +210,7 @@ class PlacementSpec:
 class QuickSpec:
     """The reduced grid of ``--quick``."""
 
-    qs: tuple[int, ...] = param(min=1, doc="Chebyshev orders")
+    qs: tuple[int, ...] = param(min=fmm_tree.MIN_ORDER, doc="Chebyshev orders")
     n_points: int = param(min=1, max=fmm_ulist.MAX_TRACE_ADDRESSES, doc="points of the FMM problem")
 
 
@@ -224,7 +224,7 @@ class FmmStudySpec:
                               "as for the generator)")
     density: str = param(choices=fmm_ulist.DENSITIES, doc="point density of the octree")
     llc_bytes: int = param(unit="size", positive=True, doc="LLC capacity that sizes the blocks")
-    qs: tuple[int, ...] = param(min=1, doc="Chebyshev orders")
+    qs: tuple[int, ...] = param(min=fmm_tree.MIN_ORDER, doc="Chebyshev orders")
     placements: dict[str, PlacementSpec] = param(doc="placements by name")
     quick: QuickSpec = param(doc="the reduced grid of --quick")
     block_llc_share: float = param(fmm_ulist.DEFAULT_LLC_SHARE, positive=True, max=1.0,
