@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import re
 import stat
 import sys
 from collections.abc import Hashable
@@ -88,6 +89,28 @@ def _place(node: yaml.Node) -> str:
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+
+# The plain scalars YAML 1.1 reads as something other than what most writers mean, and YAML 1.2 reads as
+# text: yes/no/on/off/y/n as booleans, base-60 numbers (1:30 is 90), leading-zero octals (010 is 8) and dates.
+# They stay strings, so that a field refuses them naming the text as written; only true and false (in three
+# spellings each) are booleans. Decimal, binary (0b) and hexadecimal (0x) integers and YAML 1.1's floats stay.
+_BOOL = "tag:yaml.org,2002:bool"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_BOOL, _INT, _FLOAT, _TIMESTAMP)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_StrictLoader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_StrictLoader.add_implicit_resolver(_INT, re.compile(r"""^(?:[-+]?0b[0-1_]+
+                                                         |[-+]?(?:0|[1-9][0-9_]*)
+                                                         |[-+]?0x[0-9a-fA-F_]+)$""", re.X),
+                                    list("-+0123456789"))
+_StrictLoader.add_implicit_resolver(_FLOAT, re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                                                           |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                                                           |[-+]?\.(?:inf|Inf|INF)
+                                                           |\.(?:nan|NaN|NAN))$""", re.X),
+                                    list("-+0123456789."))
 
 
 def _expanded_nodes(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:

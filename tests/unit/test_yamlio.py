@@ -97,3 +97,34 @@ def test_a_document_read_again_is_data_of_its_own_and_follows_the_file(tmp_path)
     assert load_yaml(path) == {"a": {"b": [1, 2]}}
     path.write_text("a: {b: [4]}\n")
     assert load_yaml(path) == {"a": {"b": [4]}}
+
+
+@pytest.mark.parametrize("written, read", [
+    # YAML 1.1's surprises stay text, as YAML 1.2 reads them: a field then refuses the text as written
+    ("yes", "yes"), ("no", "no"), ("on", "on"), ("Off", "Off"), ("y", "y"), ("N", "N"),
+    ("1:30", "1:30"), ("1:00:00", "1:00:00"), ("1:30.5", "1:30.5"),  # base 60 (90, 3600, 90.5 in YAML 1.1)
+    ("010", "010"), ("-07", "-07"),  # a leading zero (octal 8 and -7 in YAML 1.1)
+    ("2024-01-01", "2024-01-01"), ("2024-01-01 10:00:00", "2024-01-01 10:00:00"),  # dates
+    # what they mean in both versions stays
+    ("true", True), ("False", False), ("TRUE", True), ("10", 10), ("-3", -3), ("0", 0), ("0x10", 16),
+    ("0b101", 5), ("1_000", 1000), ("2.5", 2.5), ("2.4e+5", 2.4e5), (".5", 0.5), (".inf", float("inf")),
+    ("-.inf", float("-inf")), ("~", None), ("null", None), ("", None), ("2.4e5", "2.4e5"),  # (a unit parser's)
+])
+def test_plain_scalars_read_as_yaml_1_2_reads_them(tmp_path, written, read):
+    path = tmp_path / "f.yaml"
+    path.write_text(f"a: {written}\n")
+    value = load_yaml(path)["a"]
+    assert value == read and type(value) is type(read)
+
+
+def test_an_override_written_as_yaml_1_1_reads_it_is_refused_as_written():
+    from simulator.config.loader import load_spec
+    from simulator.config.schema import SystemSpec
+    from tests.conftest import DEFAULT_SYSTEM
+
+    for override, says in (("caches.prefetcher.enabled=on", "expected true or false, got 'on'"),
+                           ("host.max_outstanding_misses=1:00", "expected an integer, got '1:00'"),
+                           ("caches.levels.L2.ways=010", "expected an integer, got '010'")):
+        with pytest.raises(ConfigError) as err:
+            load_spec(DEFAULT_SYSTEM, SystemSpec, (override,))
+        assert says in str(err.value), err.value
