@@ -18,8 +18,9 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from simulator.errors import InputError, as_written, one_line
+from simulator.errors import ConfigError, InputError, as_written, one_line
 from simulator.config.jsonio import loads_keys_once
+from simulator.config.yamlio import config_text
 from simulator.units import NOT_KNOWN, finite_float, format_energy, format_quantity
 from simulator.studies.plots import save_figure
 
@@ -43,11 +44,13 @@ def read_run(path: str | Path) -> RunSummary:
     expected = "expected the summary.json offsim run writes"
     if directory.is_file():
         raise InputError(f"{directory}: a file; expected a run directory written by offsim run")
-    try:
-        data = loads_keys_once(summary.read_text())
-    except FileNotFoundError:
-        raise InputError(f"{directory}: no summary.json; expected a run directory written by offsim run") from None
-    except (OSError, ValueError, RecursionError) as exc:
+    if not summary.exists() and not summary.is_symlink():
+        raise InputError(f"{directory}: no summary.json; expected a run directory written by offsim run")
+    try:  # a regular file of at most MAX_CONFIG_BYTES: not a FIFO, which would block, nor /dev/zero
+        data = loads_keys_once(config_text(summary, "summary.json offsim run writes"))
+    except ConfigError as exc:
+        raise InputError(exc.messages[0]) from None
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"{summary}: unreadable ({type(exc).__name__}: {one_line(exc)}); {expected}") from None
     if not isinstance(data, dict):
         raise InputError(f"{summary}: a JSON {type(data).__name__}; {expected} (an object)")
@@ -77,6 +80,9 @@ def read_run(path: str | Path) -> RunSummary:
     energy_j = seconds_or_joules("energy_total_j", field("energy_total_j"), "joules", True)
     by_component = {str(k): seconds_or_joules(f"energy_by_component_j.{k}", v, "joules", True)
                     for k, v in field("energy_by_component_j", dict).items()}
+    if not math.isfinite(sum(v for v in by_component.values() if not math.isnan(v))):
+        raise InputError(f"{summary}: energy_by_component_j: its energies add up to more than a float holds; "
+                         f"{expected} (a run's energies add up to its total)")
     return RunSummary(directory.resolve().name, system, workload, time_s, energy_j, by_component)
 
 

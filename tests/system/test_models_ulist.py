@@ -113,6 +113,7 @@ def test_bad_ulist_input_is_refused_with_one_message(argv: list[str], message: s
 
 def test_a_file_that_is_not_a_study_machine_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     for text, message in (("{", "not JSON"), (json.dumps({"dims": {}}), "w_c_bytes_per_s, "),
+                          ('{"w_c_bytes_per_s": ' + "9" * 5000 + "}", "a number of more than 4300 digits"),
                           ('{"dims": {}, "dims": {}}', "dims: named twice; expected each key once")):
         bad = tmp_path / "machine.json"
         bad.write_text(text)
@@ -132,7 +133,11 @@ _ABSENT = object()  # the key left out of the machine file
     ("llc_residency", [[0.9]], "llc_residency: expected a list of rows of 2 finite numbers, got [[0.9]]"),
     ("lap-llc.pipelined_contention", [[35.0, 2.2]], "lap-llc.pipelined_contention: expected a list of rows of 3"),
     ("lap-llc.w_l_bytes_per_s", None, "lap-llc.w_l_bytes_per_s: expected a finite number, got null"),
-    ("dims", {"4": {"n_q": 35}}, "dims: expected, by q, the counts n_q, n_oct and n_u"),
+    ("dims", {"4": {"n_q": 35}}, "dims: expected, by q (digits 0-9, no leading zero), the counts n_q, n_oct and n_u"),
+    # a q that str.isdigit takes and int refuses ("²") or reads as another q ("04", "٤")
+    ("dims", {"²": {"n_q": 35, "n_oct": 6833, "n_u": 171395}}, "dims: expected, by q (digits 0-9, no leading zero)"),
+    ("dims", {"04": {"n_q": 35, "n_oct": 6833, "n_u": 171395}}, "dims: expected, by q (digits 0-9, no leading zero)"),
+    ("class_counts", {"٤": [1, 2]}, "class_counts: expected, by q (digits 0-9, no leading zero), a list"),
     ("lap-llc.coupling", 3, "lap-llc.coupling: expected a coupling name, got 3"),
     ("w_c_bytes_per_s", 0, "w_c_bytes_per_s: expected a value >= 1 MB/s, got 0"),
     ("eps_byte_dram_dma_j", -1e-10, "eps_byte_dram_dma_j: expected a finite number >= 0 (J or W), got -1e-10"),
@@ -165,7 +170,8 @@ def test_a_machine_file_with_a_value_of_the_wrong_kind_is_named(key: str, value,
     ("eps_byte_dram_j", 1e308, "expected a value <= 1 uJ/B, got 1e+308"),
     ("lap-llc.evict_cycles_per_line", 1e308, "expected a value <= 10000000000.0, got 1e+308"),
     ("access_rate_per_s", 1e-308, "expected a value >= 1000.0, got 1e-308"),
-    ("dims", {}, "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1) of one q or more, got {}"),
+    ("dims", {}, "expected, by q (digits 0-9, no leading zero), the counts n_q, n_oct and n_u (whole numbers >= 1) "
+                 "of one q or more, got {}"),
 ])
 def test_a_machine_figure_outside_the_config_bounds_is_refused(key: str, value, expected: str, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture) -> None:

@@ -122,6 +122,9 @@ def test_compare_refuses_what_is_not_a_run_directory(tmp_path):
     ('{"system_name": "s", "workload_name": "w", "simulated_time_s": 1, "energy_total_j": -1, '
      '"energy_by_component_j": {}}', "summary.json: energy_total_j: -1; expected a finite number >= 0 of joules"),
     ('{"system_name": "s", "system_name": "t"}', "summary.json: unreadable (RepeatedKey"),
+    ('{"system_name": "s", "workload_name": "w", "simulated_time_s": 1, "energy_total_j": 1.7e308, '
+     '"energy_by_component_j": {"a": 1.7e308, "b": 1.7e308}}',  # each finite, their stack not: no OverflowError
+     "summary.json: energy_by_component_j: its energies add up to more than a float holds"),
 ])
 def test_compare_names_the_key_of_a_summary_it_cannot_read(tmp_path, text, says):
     """A summary.json that is not what offsim run writes is refused naming the file and the key at fault (a list,
@@ -130,6 +133,19 @@ def test_compare_names_the_key_of_a_summary_it_cannot_read(tmp_path, text, says)
     with pytest.raises(InputError) as info:
         read_run(tmp_path)
     assert says in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_compare_refuses_a_summary_that_is_not_a_regular_file_without_reading_it(tmp_path, kind):
+    """A FIFO would block the read and /dev/zero would fill the memory: both are refused as configs are."""
+    import os
+
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "summary.json")
+    else:
+        (tmp_path / "summary.json").symlink_to("/dev/zero")
+    with pytest.raises(InputError, match=r"summary.json: not a regular file \(a device, pipe or socket\)"):
+        read_run(tmp_path)
 
 
 def test_a_total_with_a_part_not_known_is_not_known():

@@ -18,6 +18,8 @@ Times are host cycles at the model's 2 GHz clock (003 Table 4) and seconds; ener
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +74,9 @@ def load_machine(path: str | Path) -> dict[str, Any]:
     except RecursionError:
         raise InputError(f"--machine {path}: nested too deeply to read; expected the machine.json an FMM placement "
                          "study writes") from None
+    except ValueError:  # what json.loads raises besides the above: a number too long for Python to read
+        raise InputError(f"--machine {path}: a number of more than {sys.get_int_max_str_digits()} digits; expected "
+                         "the machine.json an FMM placement study writes") from None
     missing = [k for k in REQUIRED_KEYS if not isinstance(machine, dict) or k not in machine]
     if missing:
         raise InputError(f"--machine {path}: {', '.join(missing)} missing; expected the machine.json an FMM "
@@ -92,6 +97,12 @@ def load_machine(path: str | Path) -> dict[str, Any]:
     return machine
 
 
+def _is_order_key(q: str) -> bool:
+    """Whether ``q`` is an order as a study writes it into machine.json: ASCII digits without a leading zero
+    (``"²"`` and ``"٤"`` are digits to ``str.isdigit``, which ``int`` refuses or reads as another key's q)."""
+    return re.fullmatch(r"0|[1-9][0-9]*", q) is not None
+
+
 def _machine_value_problem(key: str, value: Any) -> str | None:
     """What a machine.json entry should be, if ``value`` is not that: a finite number for a measured figure,
     (x, y) pairs of finite numbers for a curve, text for a coupling; None when it is (the models check ranges)."""
@@ -110,12 +121,13 @@ def _machine_value_problem(key: str, value: Any) -> str | None:
         ok = isinstance(value, dict) and bool(value) and all(isinstance(d, dict) and set(d) == {"n_q", "n_oct", "n_u"}
                                              and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
                                                      for n in d.values())
-                                             and q.isdigit() for q, d in value.items())
-        return None if ok else "expected, by q, the counts n_q, n_oct and n_u (whole numbers >= 1) of one q or more"
+                                             and _is_order_key(q) for q, d in value.items())
+        return None if ok else ("expected, by q (digits 0-9, no leading zero), the counts n_q, n_oct and n_u (whole "
+                                "numbers >= 1) of one q or more")
     if key == "class_counts":
-        ok = isinstance(value, dict) and all(q.isdigit() and isinstance(c, list) and all(
+        ok = isinstance(value, dict) and all(_is_order_key(q) and isinstance(c, list) and all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in c) for q, c in value.items())
-        return None if ok else "expected, by q, a list of whole numbers >= 0"
+        return None if ok else "expected, by q (digits 0-9, no leading zero), a list of whole numbers >= 0"
     if key.endswith(("_j", "_w")) and not (number(value) and value >= 0):  # energies and powers
         return "expected a finite number >= 0 (J or W)"
     if not number(value):
