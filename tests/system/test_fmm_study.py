@@ -69,6 +69,12 @@ BAD = {
     "more points than a trace may address": ({"n_points": 10**12}, "n_points: expected a value <= 16777216"),
     "a negative q": ({"qs": [4, -1]}, "qs[1]: expected a value >= 0, got -1"),
 }
+# a placement name keys machine.json's figures (<name>.<figure>) and --only's pairs (<name>/<variant>)
+for _name in ("lap.x", "../a/b", "a/b", "", ".lap", "1lap"):
+    BAD[f"a placement named {_name!r}"] = (
+        {"placements": {"cpu": {"system": "configs/systems/i7_920_ddr3.yaml", "gemm": "cpu", "variants": ["orig"]},
+                        _name: {"system": "configs/systems/lap_dram.yaml", "gemm": "lap", "variants": ["orig"]}}},
+        f"placements: '{_name}'; expected a name of letters, digits, '_' and '-', starting with a letter")
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

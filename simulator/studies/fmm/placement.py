@@ -93,8 +93,9 @@ from simulator.config.accel_systolic import SystolicSpec
 from simulator.config.loader import (PROJECT_ROOT, LoadedConfig, load_spec, parse_override, project_file,
                                      resolve_presets)
 from simulator.config.yamlio import load_yaml
-from simulator.errors import ConfigError, InputError
+from simulator.errors import ConfigError, InputError, as_written
 from simulator.config.fields import param
+from simulator.config.schema import COMPONENT_NAME
 from simulator.studies.references import reference_table
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachinePart, assemble_machine,
                                               class_counts, crosscheck_summary, machine_parts, model_rows,
@@ -286,6 +287,9 @@ def load_study(path: str | Path) -> FmmStudySpec:
                                                                                   pl.overrides, pl.system))
                                            for name, pl in study.placements.items()})
     errors = list_problems(study, source, ("qs", "quick.qs", "placements.*.variants"))
+    # a name keys the measured figures in machine.json (<name>.<figure>) and a pair of --only (<name>/<variant>)
+    errors += [f"{source}: placements: {as_written(name)}; expected a name of letters, digits, '_' and '-', "
+               "starting with a letter" for name in study.placements if not COMPONENT_NAME.fullmatch(name)]
     for key, qs, n_points in (("qs", study.qs, study.n_points), ("quick.qs", study.quick.qs, study.quick.n_points)):
         errors += [f"{source}: {key}[{i}]: {problem}" for i, q in enumerate(qs)
                    if (problem := fmm_ulist.order_problem(q, n_points))]
