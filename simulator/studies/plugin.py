@@ -15,6 +15,11 @@ A paper study file names its kind with a top-level ``study:`` key (``fmm_placeme
   point's record (``records``: point -> record, in the order the points were planned); what it
   returns (the study's fits, say) is handed back to the caller of the engine.
 
+A study whose points need checks beyond its file's (FMM placement: a pipelined point's block-count search,
+which needs the problem's tree) gives ``before_run(spec, quick)``: called when a run starts, after
+``points`` and before anything is written or any worker starts; InputError (or ValueError) refuses the run.
+``load`` and ``points`` stay light, as ``offsim validate`` calls them.
+
 A study whose later points depend on earlier records (FMM placement: the pipelined points take
 the block count the model fitted on the micro runs predicts) gives ``follow_up(spec, quick, records)``:
 None while it cannot tell yet, else the further points (asked again after each record until it
@@ -65,6 +70,7 @@ class StudyPlugin:
     report: Callable[[Any, bool, Mapping[Any, Record], Path], Any]
     outputs: tuple[str, ...]
     follow_up: Callable[[Any, bool, Mapping[Any, Record]], list[Any] | None] | None = None
+    before_run: Callable[[Any, bool], None] | None = None
 
 
 @functools.lru_cache(maxsize=None)

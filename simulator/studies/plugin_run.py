@@ -251,6 +251,8 @@ def run_plugins(jobs: list[PluginJob], *, workers: int | None = None, scheduler:
         out = Path(job.out_dir) if job.owned else check_plugin_dir(job.out_dir, job.plugin)
         runs.append(_Running(job, out, []))
         runs[-1].planned = _unique([p for p in job.plugin.points(job.spec, job.quick) if runs[-1].keep(p)])
+        if job.plugin.before_run is not None:  # before any worker starts or anything is written
+            job.plugin.before_run(job.spec, job.quick)
     interruption.keep(lambda: "; ".join(_kept(r.out, r.outcome, lambda r=r: len(r.planned)) for r in runs))
     missing = [any(not record_path(r.out, p.key()).is_file() for p in r.planned) for r in runs]
     titles = list(dict.fromkeys(r.job.plugin.title for r in runs))

@@ -91,6 +91,24 @@ def test_a_study_file_whose_points_cannot_run_is_refused_at_load(tmp_path, capsy
     assert not out.exists()
 
 
+def test_an_llc_too_small_for_the_pipelined_search_is_refused_before_anything_runs(tmp_path, capsys):
+    """The b search needs the problem's tree, which validate does not build: the file validates, and the study
+    refuses it when it starts, before its micro runs, with nothing written."""
+    path = variant(tmp_path, {"llc_bytes": "1 B", "n_points": 60000, "qs": [4],
+                              "placements": {"cpu": {"system": "configs/systems/i7_920_ddr3.yaml", "gemm": "cpu",
+                                                     "variants": ["orig"]},
+                                             "lap-dram": {"system": "configs/systems/lap_dram.yaml", "gemm": "lap",
+                                                          "variants": ["pipelining"]}}})
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out"
+    assert main(["study", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "llc_bytes: an LLC of 1 B leaves a pipelined point 93,405,618 block counts" in err[0]
+    assert err[0].endswith("at q = 4 (pipelined_blocks: llc_rule gives one)")
+    assert not out.exists()
+
+
 def test_the_shipped_files_still_load():
     from simulator.studies.fmm.placement import load_study
 

@@ -724,12 +724,10 @@ MODELLED_GEMMS = ("cpu", "lap")
 MAX_PIPELINE_SEARCH_BLOCKS = 3_000_000
 
 
-def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,
-                     llc_share: float, order: str = "class") -> int:
-    """b of a pipelined LAP point: the fastest pipeline the extended model predicts with the
-    measured ``machine`` among the block counts of ``fmm_ulist.block_range`` (from the LLC
-    rule bounded by the Â_j re-reads up to the LLC rule alone) for blocks cut in ``order``.
-    ValueError if that search would price more than MAX_PIPELINE_SEARCH_BLOCKS blocks."""
+def pipelined_search_range(problem: fmm_ulist.UListProblem, llc_bytes: int, llc_share: float,
+                           order: str = "class") -> tuple[int, int]:
+    """The block counts :func:`pipelined_blocks` tries (``fmm_ulist.block_range``'s, first and last); ValueError if
+    they would price more than MAX_PIPELINE_SEARCH_BLOCKS blocks in all."""
     b_min, b_max = fmm_ulist.block_range(problem, llc_bytes, "pipelining", llc_share, order)
     priced = (b_min + b_max) * (b_max - b_min + 1) // 2
     if priced > MAX_PIPELINE_SEARCH_BLOCKS:
@@ -737,6 +735,16 @@ def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist
                          f"counts to try ({b_min:,} to {b_max:,}); expected at most {MAX_PIPELINE_SEARCH_BLOCKS:,} "
                          "blocks priced in all (simulator.studies.fmm.crosscheck.MAX_PIPELINE_SEARCH_BLOCKS), from "
                          "a larger LLC or a block count given")
+    return b_min, b_max
+
+
+def pipelined_blocks(machine: dict[str, Any], placement: str, problem: fmm_ulist.UListProblem, llc_bytes: int,
+                     llc_share: float, order: str = "class") -> int:
+    """b of a pipelined LAP point: the fastest pipeline the extended model predicts with the
+    measured ``machine`` among the block counts of ``fmm_ulist.block_range`` (from the LLC
+    rule bounded by the Â_j re-reads up to the LLC rule alone) for blocks cut in ``order``.
+    ValueError if that search would price more than MAX_PIPELINE_SEARCH_BLOCKS blocks."""
+    b_min, b_max = pipelined_search_range(problem, llc_bytes, llc_share, order)
     return ulist.fastest_pipelined_blocks(problem.dims(), _machine(machine, placement),
                                           extended_params(machine, placement), b_min, b_max,
                                           llc_bytes=float(llc_bytes), coupling=model_coupling(machine, placement),

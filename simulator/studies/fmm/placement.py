@@ -99,7 +99,8 @@ from simulator.config.schema import COMPONENT_NAME
 from simulator.studies.references import reference_table
 from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachinePart, assemble_machine,
                                               class_counts, crosscheck_summary, machine_parts, model_rows,
-                                              pipelined_blocks, residency_system, stage_quantity)
+                                              pipelined_blocks, pipelined_search_range, residency_system,
+                                              stage_quantity)
 from simulator.runner import load_system, simulate_trace
 from simulator.studies.plugin import StudyPlugin, point_key, system_hash
 from simulator.studies.executors import LOCAL_WORKERS_PER_CPU
@@ -792,12 +793,30 @@ def tuned_points(study: FmmStudySpec, quick: bool, records: Mapping[Any, dict]) 
     machine = machine_of(micro_runs(study), records)
     if machine is None:
         return None
+    problems = _tuned_problems(study, tuned)
+    return [replace(p, blocks=pipelined_blocks(machine, p.placement, problems[p.q], p.llc_bytes, p.block_llc_share,
+                                               p.block_order)) for p in tuned]
+
+
+def _tuned_problems(study: FmmStudySpec, tuned: list[PlacementPoint]) -> dict[int, fmm_ulist.UListProblem]:
+    """The problems of the pipelined points ``tuned`` by q; InputError if one's b search would be too long to run
+    (``pipelined_search_range``: the study's LLC far smaller than its problem's)."""
     problems = {q: fmm_ulist.build_problem(q, tuned[0].n_points, study.density) for q in sorted({p.q for p in tuned})}
-    try:
-        return [replace(p, blocks=pipelined_blocks(machine, p.placement, problems[p.q], p.llc_bytes,
-                                                   p.block_llc_share, p.block_order)) for p in tuned]
-    except ValueError as exc:  # a search too long to run: the study's LLC is far smaller than its problem's
-        raise InputError(f"fmm_placement study: llc_bytes: {exc} (pipelined_blocks: llc_rule gives one)") from None
+    for q, problem in problems.items():
+        try:
+            pipelined_search_range(problem, tuned[0].llc_bytes, study.block_llc_share, study.block_order)
+        except ValueError as exc:
+            raise InputError(f"fmm_placement study: llc_bytes: {exc}, at q = {q} (pipelined_blocks: llc_rule gives "
+                             "one)") from None
+    return problems
+
+
+def check_tuned_searches(study: FmmStudySpec, quick: bool) -> None:
+    """``before_run``: refuse a study whose pipelined points' b searches would be too long to run, before its
+    micro runs (building the problems' trees, which loading the file leaves out)."""
+    tuned = [p for p in grid(study, quick) if needs_model_blocks(p, study)]
+    if tuned:
+        _tuned_problems(study, tuned)
 
 
 def machine_of(runs: list[MicroRun], records: Mapping[Any, dict]) -> dict[str, Any] | None:
@@ -841,7 +860,7 @@ def report(study: FmmStudySpec, quick: bool, records: Mapping[Any, dict], out: P
 
 
 PLUGIN = StudyPlugin(title="the FMM study", load=load_study, points=plan_points, run_point=run_task,
-                     report=report, outputs=OUTPUT_PATTERNS, follow_up=tuned_points)
+                     report=report, outputs=OUTPUT_PATTERNS, follow_up=tuned_points, before_run=check_tuned_searches)
 
 
 # --------------------------------------------------------------------------- main
