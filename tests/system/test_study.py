@@ -218,9 +218,9 @@ BAD_STUDIES = {
     "more figures than a study draws": ("  product:\n    param.array_bytes: [\"64 KiB\"]\nfigures:\n"
                                         + "  - {x: param.array_bytes, y: dram/reads}\n" * 65,
                                         "figures: 65 figures; expected at most 64"),
-    "axis value that is not a scalar": ("  product:\n    set.host.frequency_hz: [2020-01-01]\n",
-                                        "sweep.product.set.host.frequency_hz: [datetime.date(2020, 1, 1)]; "
-                                        "expected a list of scalar values"),
+    "axis value that is not a scalar": ("  product:\n    set.host.frequency_hz: [{a: 1}]\n",
+                                        "sweep.product.set.host.frequency_hz: [{'a': 1}]; expected a list of scalar "
+                                        "values"),
     # the figure's axis is named by the file: one error, not a second one saying the figure's x is no axis
     "figure over an axis whose values are refused": ("  product:\n    param.array_bytes: [[1, 2]]\nfigures:\n"
                                                      "  - {x: param.array_bytes, y: dram/reads}\n",
