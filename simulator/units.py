@@ -129,6 +129,18 @@ _EXPONENT_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)[eE][-+]?\d+", re.ASCII)
 INT64_MAX = 2**63 - 1
 
 
+#: an integer as a command line writes it: ASCII digits only (``int`` takes other scripts' digits too: "٤")
+_ASCII_INTEGER = re.compile(r"\s*[-+]?[0-9]+\s*")
+
+
+def ascii_integer(text: str) -> int:
+    """``text`` as an integer if it is one written in ASCII digits (an optional sign, surrounding spaces); else
+    ValueError, as configs refuse numbers in other scripts' digits."""
+    if not _ASCII_INTEGER.fullmatch(text):
+        raise ValueError(f"expected an integer in digits 0-9, got {text!r}")
+    return int(text)
+
+
 def exponent_number(value: object) -> object:
     """``value`` as a float if it is a string PyYAML left unparsed only for lack of a dot ("1e-3"),
     else unchanged: a plain-number field takes ``1e-3`` as YAML 1.2 and every user would."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from models.data_movement import compulsory_words, fused_data_movement, min_op_count, unfused_data_movement
 from simulator.errors import InputError
 from simulator.studies.model_eval import Outputs
-from simulator.units import format_bytes, format_quantity
+from simulator.units import ascii_integer, format_bytes, format_quantity
 
 #: 004's worked example (004 section D.7, 004:L5302): the chain's dimensions and M = 256^2 elements
 EXAMPLE_DIMS = (936, 1008, 552, 368, 1016, 616, 544)
@@ -32,7 +32,7 @@ def parse_dims(text: str | None) -> tuple[int, ...]:
     if text is None:
         return EXAMPLE_DIMS
     try:
-        dims = tuple(int(part) for part in text.split(","))
+        dims = tuple(ascii_integer(part) for part in text.split(","))
     except ValueError:
         dims = ()
     if len(dims) < 3 or min(dims) < 1:

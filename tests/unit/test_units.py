@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from simulator.units import (
+    ascii_integer,
     PS_PER_S,
     UnitError,
     exponent_number,
@@ -122,3 +123,26 @@ def test_a_formatted_size_reads_back_to_the_same_number_of_bytes(value):
 def test_only_ascii_digits_make_an_exponent_number():
     assert exponent_number("1e3") == 1000.0
     assert exponent_number("１e3") == "１e3"  # left as written: the field then refuses a string
+
+
+@pytest.mark.parametrize("text, value", [("4", 4), ("-3", -3), ("+7", 7), (" 12 ", 12), ("007", 7)])
+def test_an_ascii_integer_reads_as_int_does(text, value):
+    assert ascii_integer(text) == value
+
+
+@pytest.mark.parametrize("text", ["٤", "１０", "²", "4x", "", "4.0", "1e3", "4_0"])
+def test_an_integer_in_other_digits_or_forms_is_refused(text):
+    with pytest.raises(ValueError, match="expected an integer in digits 0-9"):
+        ascii_integer(text)
+
+
+@pytest.mark.parametrize("argv, option", [(["models", "ulist", "--q", "٤"], "--q"),
+                                          (["study", "x.yaml", "--workers", "２"], "--workers"),
+                                          (["models", "chain", "--m-elems", "６"], "--m-elems")])
+def test_an_integer_option_in_other_digits_is_refused_naming_the_option(argv, option, capsys):
+    from simulator.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert f"argument {option}: expected an integer in digits 0-9" in capsys.readouterr().err
