@@ -207,6 +207,8 @@ def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
     :meth:`TiledGemmPlan.words` is taken (ties: the larger tile). ``depth`` is the
     most stream-store rows spanning at most one way (``cache_bytes / ways``), at least 1.
     ``zero_result`` is passed to the plan (zero each piece of R before its first store).
+    ``reserve_ways`` (ways per set left to streamed lines) is below ``ways``; left out, it is the schedule's
+    ``DEFAULT_RESERVE_WAYS`` (1 for "output", 2 for "input1"), and ``ways`` must exceed that.
     ``cache_bytes`` is a whole number of sets (``ways`` lines of ``line_bytes``); a shape whose
     trace would exceed ``MAX_TRACE_ROWS`` rows with a single tile is refused before planning.
     """
@@ -216,6 +218,11 @@ def plan_tiled_gemm(p0: int, p1: int, p2: int, cache_bytes: int, ways: int, *,
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     reserve = DEFAULT_RESERVE_WAYS[schedule] if reserve_ways is None else reserve_ways
+    _positive("ways", ways)
+    if reserve_ways is None and reserve >= ways:  # the default reserve, not written by the caller, leaves no way
+        raise ValueError(f"ways must be at least {reserve + 1} for schedule {schedule} (reserve_ways, left out, "
+                         f"keeps {reserve} of each set's ways for streamed lines by default, and the resident tile "
+                         f"needs one more; or give reserve_ways below ways), got {ways!r}")
     budget = resident_budget_elems(cache_bytes, ways, reserve)
     if cache_bytes % (ways * line_bytes):
         raise ValueError(f"cache_bytes must be a whole number of sets of ways x line_bytes = {ways} x {line_bytes} B "

@@ -73,6 +73,17 @@ def _addresses_why(what: str) -> str:
     return f"a trace draws at most {MAX_TRACE_ADDRESSES:,} explicit addresses, one per {what}"
 
 
+def _check_gather_rows(count_name: str, count: int, row_elems: int, what: str) -> None:
+    """Refuse, before anything is built, ``count`` addresses (parameter ``count_name``; ``what`` they are, plural:
+    "accesses") in gather rows of ``row_elems`` each that take more than MAX_TRACE_ROWS rows: ValueError naming
+    row_elems and ``count_name``, with the fewest addresses per row that fit."""
+    if -(-count // row_elems) > MAX_TRACE_ROWS:
+        least = -(-count // MAX_TRACE_ROWS)
+        raise ValueError(f"row_elems must be at least {least:,} for {count_name} = {count:,} (a trace holds at most "
+                         f"{MAX_TRACE_ROWS:,} rows, a gather row of row_elems {what} each: {count_name} / row_elems "
+                         f"rows, rounded up), got {row_elems!r}")
+
+
 def _space(space: AddressSpace | None) -> AddressSpace:
     return AddressSpace() if space is None else space
 
@@ -194,7 +205,7 @@ def random_access(n_accesses: int, footprint_bytes: int, elem_bytes: int = 8, se
 
     Elements are ``elem_bytes``-aligned within ``footprint_bytes`` bytes;
     ``op`` is ``"read"``, ``"write"`` or ``"update"``. Gather rows of
-    ``row_elems`` addresses each.
+    ``row_elems`` addresses each: ceil(n_accesses / row_elems) rows, at most MAX_TRACE_ROWS.
     """
     n_accesses = _positive_int("n_accesses", n_accesses, minimum=0)
     check_trace_limit("n_accesses", n_accesses, MAX_TRACE_ADDRESSES, _addresses_why("access"))
@@ -203,6 +214,7 @@ def random_access(n_accesses: int, footprint_bytes: int, elem_bytes: int = 8, se
     if footprint_bytes % elem_bytes:
         raise ValueError(f"footprint_bytes must be a multiple of elem_bytes ({elem_bytes}), got {footprint_bytes}")
     row_elems = _positive_int("row_elems", row_elems)
+    _check_gather_rows("n_accesses", n_accesses, row_elems, "accesses")
     if op not in _RANDOM_OPS:
         raise ValueError(f"op must be one of {', '.join(_RANDOM_OPS)}, got {op!r}")
     base = _space(space).alloc(f"{stage}.data", footprint_bytes)
@@ -242,7 +254,8 @@ def pointer_chase(n_hops: int, footprint_bytes: int, seed: int = 0,
     One pointer per line of ``line_bytes`` bytes (at the line's first byte);
     the order is :func:`chase_order` (random, or a fixed stride of
     ``stride_lines`` lines). Every consecutive ``footprint_bytes // line_bytes``
-    hops visit every line exactly once. Rows are gathers with ``dependent=True``.
+    hops visit every line exactly once. Rows are gathers of ``row_elems`` hops with ``dependent=True``:
+    ceil(n_hops / row_elems) rows, at most MAX_TRACE_ROWS.
     """
     n_hops = _positive_int("n_hops", n_hops, minimum=0)
     check_trace_limit("n_hops", n_hops, MAX_TRACE_ADDRESSES, _addresses_why("hop"))
@@ -256,6 +269,7 @@ def pointer_chase(n_hops: int, footprint_bytes: int, seed: int = 0,
     check_trace_limit("footprint_bytes", footprint_bytes, MAX_TRACE_ADDRESSES * line_bytes,
                       _addresses_why(f"line of line_bytes = {line_bytes} B"))
     row_elems = _positive_int("row_elems", row_elems)
+    _check_gather_rows("n_hops", n_hops, row_elems, "hops")
     n_lines = footprint_bytes // line_bytes
     order = chase_order(n_lines, seed, stride_lines)
     base = _space(space).alloc(f"{stage}.nodes", n_lines * line_bytes, align=max(4096, line_bytes))

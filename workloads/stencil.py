@@ -25,6 +25,10 @@ Schedules (``models.stencil.dram_traffic_words`` counts the same schemes):
   Time skewing 1D uses the exact tile set of ``models.stencil.wavefront_widths``. The
   scratch buffer is one region reused by every tile (it stays in the caches); its
   traffic per point is charged as one update of the buffer per tile.
+  Every tile runs whole, as the model counts it: its flops are flops per point times
+  ``TileShape.v_tile_points`` and its scratch update ``m_tile_words``, also for a tile that
+  reaches past the grid's edges or the last step (only its grid boxes are clipped), so the
+  trace holds more flops and scratch traffic than points x steps x flops per point.
 * engine programs (:func:`engine_program`): the same tiles as commands to a stencil
   engine, one ``offload`` per wavefront (a kernel call) followed by a ``wait``.
 """
@@ -40,7 +44,8 @@ import pyarrow as pa
 
 from models.stencil import TileKind, TileShape, n_wavefronts
 from simulator.config.stencils import STENCILS, Stencil
-from workloads.trace import MAX_ADDR, MAX_COMMAND_ITEMS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder, check_trace_limit
+from workloads.trace import (MAX_ADDR, MAX_COMMAND_ITEMS, MAX_ROW_FLOPS, MAX_TRACE_ROWS, AddressSpace, TraceBuilder,
+                             check_trace_limit)
 
 Scheme = Literal["naive", "blocked", "time_tiled"]
 StencilName = Literal[tuple(sorted(STENCILS))]  # the stencils simulator.config.stencils defines
@@ -387,7 +392,9 @@ def stencil_sweep(stencil: StencilName, grid: Sequence[int], steps: int, scheme:
     """Generator entry point (workload configs): one of ``SCHEMES`` on the host.
 
     Every argument is checked before the trace is built, including its size (at most
-    ``MAX_TRACE_ROWS`` rows), so that a bad value is refused at once, naming its parameter."""
+    ``MAX_TRACE_ROWS`` rows, and ``MAX_ROW_FLOPS`` flops on a tile's row), so that a bad value is
+    refused at once, naming its parameter. A ``time_tiled`` tile fits the run: ``t_t`` at most
+    ``steps`` and ``t_s`` at most ``grid`` along each dimension (tiles run whole: module docstring)."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
     _stencil(stencil, grid)  # checks the name and the grid
@@ -421,7 +428,11 @@ def stencil_sweep(stencil: StencilName, grid: Sequence[int], steps: int, scheme:
             raise ValueError("block is required for scheme 'blocked'")
     if scheme == "time_tiled" and shape is None:
         raise ValueError("tile_kind, t_t and t_s are required for scheme 'time_tiled'")
+    if scheme == "time_tiled":
+        _check_tile_extents(grid, steps, shape)
     _check_trace_size(scheme, grid, steps, block, shape)
+    if scheme == "time_tiled":
+        _check_tile_flops(stencil, shape)
     if scheme == "naive":
         return naive_sweep(stencil, grid, steps, elem_bytes)
     if scheme == "blocked":
@@ -479,6 +490,28 @@ def _check_trace_size(scheme: str, grid: tuple[int, ...], steps: int, block: Seq
         lo, hi = (mid, hi) if sweep_rows(scheme, grid, mid, block, shape) <= MAX_TRACE_ROWS else (lo, mid - 1)
     check_trace_limit("steps", steps, lo, f"a trace holds at most {MAX_TRACE_ROWS:,} rows, {one_step:,} for one "
                       f"step of this grid and scheme")
+
+
+def _check_tile_extents(grid: tuple[int, ...], steps: int, shape: TileShape) -> None:
+    """Refuse a tile deeper than ``steps`` (t_t) or wider than ``grid`` along a dimension (t_s): the sweep runs
+    every tile whole, so such a tile would update points beyond the last step or the grid's edges."""
+    if shape.t_t > steps:
+        raise ValueError(f"t_t must be at most steps = {steps} (a tile spans t_t time steps and runs whole: a deeper "
+                         f"one updates points beyond the last step), got {shape.t_t}")
+    if any(ts > n for ts, n in zip(shape.t_s, grid)):
+        raise ValueError(f"t_s must be at most the grid {list(grid)} along each dimension (a tile spans t_s[i] points "
+                         f"of dimension i and runs whole: a wider one updates points beyond the grid's edges), got "
+                         f"{list(shape.t_s)}")
+
+
+def _check_tile_flops(stencil: str, shape: TileShape) -> None:
+    """Refuse tiles whose flops exceed one trace row's MAX_ROW_FLOPS: a tile's flops ride on one row (its
+    scratch update), the stencil's flops per point times the tile's ``v_tile_points``."""
+    flops = STENCILS[stencil].flops_per_point * shape.v_tile_points
+    if flops > MAX_ROW_FLOPS:
+        raise ValueError(f"t_t and t_s must be smaller: a tile of t_t = {shape.t_t}, t_s = {list(shape.t_s)} updates "
+                         f"{shape.v_tile_points:,} points, {flops:,} flops of {stencil} on one trace row; expected at "
+                         "most 2**53 flops a row (workloads.trace.MAX_ROW_FLOPS)")
 
 
 def _flush_arrays(b: TraceBuilder, lay: GridLayout, unit: str, stage: str) -> None:

@@ -22,8 +22,8 @@ import simulator
 from models.data_movement import gemm_io
 from simulator.runner import load_system, simulate_trace
 from tests.conftest import DEFAULT_SYSTEM
-from workloads.gemm_tiled import (TiledGemmPlan, plan_tiled_gemm, resident_budget_elems, tiled_gemm,
-                                  tiled_gemm_trace)
+from workloads.gemm_tiled import (DEFAULT_RESERVE_WAYS, TiledGemmPlan, plan_tiled_gemm, resident_budget_elems,
+                                  tiled_gemm, tiled_gemm_trace)
 from workloads.registry import GENERATORS
 from workloads.trace import TraceBuilder, trace_summary
 
@@ -170,6 +170,15 @@ def test_the_planner_refuses_a_line_of_no_whole_elements_before_dividing_by_it(l
 def test_resident_budget_rejects_reserving_every_way():
     with pytest.raises(ValueError, match="reserve_ways"):
         resident_budget_elems(MIB, 16, 16)
+
+
+@pytest.mark.parametrize("schedule, ways", [("output", 1), ("input1", 1), ("input1", 2)])
+def test_too_few_ways_for_the_default_reserve_are_named_as_ways(schedule, ways):
+    """reserve_ways left out is the schedule's default: a cache of no more ways is refused naming ways."""
+    with pytest.raises(ValueError, match=rf"^ways must be at least {DEFAULT_RESERVE_WAYS[schedule] + 1} for schedule "
+                       rf"{schedule} \(reserve_ways, left out, keeps {DEFAULT_RESERVE_WAYS[schedule]} "):
+        plan_tiled_gemm(64, 64, 64, ways * 4096, ways, schedule=schedule)
+    assert plan_tiled_gemm(64, 64, 64, ways * 4096, ways, schedule=schedule, reserve_ways=0).tile_rows >= 1
 
 
 def test_registered_generator_runs_through_the_simulator():

@@ -131,6 +131,38 @@ def test_kernel_buffers_of_partial_elements_are_refused(tmp_path, capsys, genera
     _validate_refuses(tmp_path, capsys, generator, params, starts, GPU_SYSTEM)
 
 
+@pytest.mark.parametrize("params, starts", [
+    ("{p0: 64, p1: 64, p2: 64, cache_bytes: 32 KiB, ways: 1}",
+     "params.ways: 1; expected at least 2 for schedule output (reserve_ways, left out, keeps 1 of each set's ways for "
+     "streamed lines by default, and the resident tile needs one more; or give reserve_ways below ways)"),
+    ("{p0: 64, p1: 64, p2: 64, cache_bytes: 32 KiB, ways: 2, schedule: input1}",
+     "params.ways: 2; expected at least 3 for schedule input1"),
+])
+def test_gemm_tiled_names_ways_when_the_default_reserve_fills_them(tmp_path, capsys, params, starts):
+    _validate_refuses(tmp_path, capsys, "gemm_tiled", params, starts)
+
+
+# ------------------------------------------------------------------------------------ gather rows
+
+
+@pytest.mark.parametrize("generator, params, starts", [
+    ("random_access", "{n_accesses: 16777216, footprint_bytes: 1 GiB, row_elems: 1}",
+     "params.row_elems: 1; expected at least 9 for n_accesses = 16,777,216 (a trace holds at most 2,000,000 rows, a "
+     "gather row of row_elems accesses each: n_accesses / row_elems rows, rounded up)"),
+    ("pointer_chase", "{n_hops: 16777216, footprint_bytes: 1 MiB, row_elems: 2}",
+     "params.row_elems: 2; expected at least 9 for n_hops = 16,777,216"),
+])
+def test_gather_rows_beyond_the_limit_are_refused_before_the_trace_is_built(tmp_path, capsys, monkeypatch, generator,
+                                                                            params, starts):
+    from workloads import micro
+
+    def unbuilt(*args, **kwargs):
+        raise AssertionError("built before the refusal")
+
+    monkeypatch.setattr(micro, "AddressSpace", unbuilt)  # the refusal comes before any allocation
+    _validate_refuses(tmp_path, capsys, generator, params, starts)
+
+
 # ------------------------------------------------------------------------------------ threads at the row limit
 
 
@@ -178,10 +210,33 @@ def test_fmm_ulist_refuses_blocks_it_would_ignore_or_cut(tmp_path, capsys, param
 
 
 def test_stencil_names_t_t_when_the_tiles_outgrow_the_grid(tmp_path, capsys):
-    _validate_refuses(tmp_path, capsys, "stencil", "{stencil: jacobi_2d, grid: [8, 8], steps: 1, scheme: time_tiled, "
+    _validate_refuses(tmp_path, capsys, "stencil", "{stencil: jacobi_2d, grid: [8, 8], steps: 100000000, "
+                      "scheme: time_tiled, "
                       "tile_kind: hhc_2d, t_t: 100000000, t_s: [4, 4]}",
                       "params.t_t: 100000000; expected at most 8, the grid's longest side (with tiles of t_t = "
                       "100,000,000 over grid [8, 8] one time step takes 75,000,008 trace rows")
+
+
+@pytest.mark.parametrize("params, starts", [
+    ("grid: [64, 64], steps: 4, tile_kind: hhc_2d, t_t: 1000000, t_s: [1000000, 1000000]",
+     "params.t_t: 1000000; expected at most steps = 4 (a tile spans t_t time steps and runs whole"),
+    ("grid: [1, 1], steps: 1, tile_kind: hhc_2d, t_t: 8, t_s: [32, 256]", "params.t_t: 8; expected at most steps = 1"),
+    ("grid: [16, 16], steps: 8, tile_kind: hhc_2d, t_t: 8, t_s: [32, 256]",
+     "params.t_s: [32, 256]; expected at most the grid [16, 16] along each dimension (a tile spans t_s[i] points of "
+     "dimension i and runs whole: a wider one updates points beyond the grid's edges)"),
+    ("grid: [64, 64], steps: 4, tile_kind: hhc_2d, t_t: 4, t_s: [8, 65]", "params.t_s: [8, 65]; expected at most"),
+])
+def test_stencil_refuses_a_tile_beyond_the_steps_or_the_grid(tmp_path, capsys, params, starts):
+    """Tiles run whole: a tile deeper than the steps or wider than the grid would do work beyond them."""
+    _validate_refuses(tmp_path, capsys, "stencil", f"{{stencil: jacobi_2d, scheme: time_tiled, {params}}}", starts)
+
+
+def test_stencil_refuses_a_tile_of_more_flops_than_a_row_holds(tmp_path, capsys):
+    _validate_refuses(tmp_path, capsys, "stencil", "{stencil: jacobi_1d, grid: [100000000], steps: 100000000, "
+                      "scheme: time_tiled, tile_kind: time_skew_1d, t_t: 100000000, t_s: [100000000]}",
+                      "params.t_t: t_t and t_s must be smaller: a tile of t_t = 100000000, t_s = [100000000] updates "
+                      "10,000,000,000,000,000 points, 30,000,000,000,000,000 flops of jacobi_1d on one trace row; "
+                      "expected at most 2**53 flops a row (workloads.trace.MAX_ROW_FLOPS)")
 
 
 @pytest.mark.parametrize("generator, params, starts", [

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from workloads import micro
 from workloads.micro import (
     GENERATORS,
     chase_order,
@@ -17,7 +18,7 @@ from workloads.micro import (
     stream,
     thread_slices,
 )
-from workloads.trace import AddressSpace, read_trace, trace_summary, validate_trace, write_trace
+from workloads.trace import MAX_TRACE_ROWS, AddressSpace, read_trace, trace_summary, validate_trace, write_trace
 
 MIB = 1 << 20
 
@@ -112,6 +113,32 @@ def test_random_access_is_deterministic_by_seed() -> None:
     a = random_access(5000, MIB, seed=7)
     assert a.equals(random_access(5000, MIB, seed=7))
     assert not a.equals(random_access(5000, MIB, seed=8))
+
+
+@pytest.mark.parametrize(("generator", "count", "what"), [
+    (random_access, "n_accesses", "accesses"), (pointer_chase, "n_hops", "hops")])
+def test_gather_rows_beyond_the_trace_limit_are_refused_before_anything_is_built(monkeypatch, generator, count,
+                                                                                   what) -> None:
+    """2**24 addresses one per row are 8 times the row limit: refused naming row_elems and the count, with the
+    fewest addresses per row that fit, before the address space, the addresses or the trace exist."""
+    def unbuilt(*args, **kwargs):
+        raise AssertionError("built before the refusal")
+
+    monkeypatch.setattr(micro, "AddressSpace", unbuilt)
+    monkeypatch.setattr(micro, "TraceBuilder", unbuilt)
+    monkeypatch.setattr(micro, "chase_order", unbuilt)
+    least = -(-2**24 // MAX_TRACE_ROWS)
+    with pytest.raises(ValueError, match=rf"^row_elems must be at least {least} for {count} = 16,777,216 \(a trace "
+                       rf"holds at most {MAX_TRACE_ROWS:,} rows, a gather row of row_elems {what} each"):
+        generator(2**24, MIB, row_elems=1)
+
+
+@pytest.mark.parametrize("generator", [random_access, pointer_chase])
+def test_gather_rows_at_the_trace_limit_are_built(monkeypatch, generator) -> None:
+    monkeypatch.setattr(micro, "MAX_TRACE_ROWS", 10)
+    assert generator(100, MIB, row_elems=10).num_rows == 10  # 10 rows: at the limit
+    with pytest.raises(ValueError, match=r"^row_elems must be at least 10 for n_\w+ = 100 .*, got 9$"):
+        generator(100, MIB, row_elems=9)  # 12 rows
 
 
 # --------------------------------------------------------------------------- pointer chase

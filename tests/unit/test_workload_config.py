@@ -356,7 +356,17 @@ def test_stencil_parameters_of_another_scheme_must_still_be_valid(scheme, params
     assert message.startswith(f"w.yaml: params.{key}: {params[key]!r}") and expected in message, message
     valid = {"block": [16], "tile_kind": "hhc_2d", "t_t": 4, "t_s": [8, 8]}
     for other in ("naive", "blocked", "time_tiled"):
-        stencil.stencil_sweep("jacobi_2d", [64, 64], 2, other, **valid)  # every scheme takes the others' values
+        stencil.stencil_sweep("jacobi_2d", [64, 64], 4, other, **valid)  # every scheme takes the others' values
+
+
+def test_time_tiled_tiles_run_whole():
+    """Every tile carries its full work, at the grid's edges too (workloads/README.md): 24 hhc_2d tiles of
+    tT 4, ts 8 x 32 over 64 x 64 points and 4 steps are 138,240 flops, where the grid's points are 81,920."""
+    from workloads.trace import trace_summary
+
+    table = stencil.stencil_sweep("jacobi_2d", [64, 64], 4, "time_tiled", tile_kind="hhc_2d", t_t=4, t_s=[8, 32])
+    assert trace_summary(table)["flops"] == 24 * (4 * (2 * 8 + 4 - 2) // 2 * 32) * 5 == 138_240
+    assert trace_summary(stencil.stencil_sweep("jacobi_2d", [64, 64], 4))["flops"] == 64 * 64 * 4 * 5
 
 
 # ---- 9: values the trace builder used to refuse by row and column
