@@ -128,10 +128,14 @@ _ABSENT = object()  # the key left out of the machine file
     ("w_c_bytes_per_s", "abc", 'w_c_bytes_per_s: expected a finite number, got "abc"'),
     ("f_c_flops_per_s", None, "f_c_flops_per_s: expected a finite number, got null"),
     ("f_c_flops_per_s", 10**400, "f_c_flops_per_s: expected a finite number, got 1000"),  # beyond a float
-    ("llc_residency", [[0.9, 10**400]], "llc_residency: expected a list of rows of 2 finite numbers"),
-    ("llc_residency", [1], "llc_residency: expected a list of rows of 2 finite numbers, got [1]"),
-    ("llc_residency", [[0.9]], "llc_residency: expected a list of rows of 2 finite numbers, got [[0.9]]"),
-    ("lap-llc.pipelined_contention", [[35.0, 2.2]], "lap-llc.pipelined_contention: expected a list of rows of 3"),
+    ("llc_residency", [[0.9, 10**400]], "llc_residency: expected a list of one or more rows of 2 finite numbers"),
+    ("llc_residency", [1], "llc_residency: expected a list of one or more rows of 2 finite numbers, got [1]"),
+    ("llc_residency", [[0.9]], "llc_residency: expected a list of one or more rows of 2 finite numbers, got [[0.9]]"),
+    ("lap-llc.pipelined_contention", [[35.0, 2.2]],
+     "lap-llc.pipelined_contention: expected a list of one or more rows of 3"),
+    # a study writes a curve or factors it measured, or leaves the key out: an empty list priced without them
+    ("lap-llc.pipelined_contention", [], "lap-llc.pipelined_contention: expected a list of one or more rows of 3"),
+    ("llc_residency", [], "llc_residency: expected a list of one or more rows of 2 finite numbers, got []"),
     ("lap-llc.w_l_bytes_per_s", None, "lap-llc.w_l_bytes_per_s: expected a finite number, got null"),
     ("dims", {"4": {"n_q": 35}}, "dims: expected, by q (digits 0-9, no leading zero), the counts n_q, n_oct and n_u"),
     # a q that str.isdigit takes and int refuses ("²") or reads as another q ("04", "٤")

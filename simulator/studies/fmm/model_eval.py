@@ -113,10 +113,11 @@ def _machine_value_problem(key: str, value: Any) -> str | None:
         return None if isinstance(value, str) else "expected a coupling name"
     if key.startswith("llc_residency") or key.endswith(".pipelined_contention"):
         width = 2 if key.startswith("llc_residency") else 3  # (ratio, residency); (height, and two factors)
-        ok = isinstance(value, list) and all(isinstance(row, list) and len(row) == width and all(map(number, row))
-                                             for row in value)
+        ok = isinstance(value, list) and bool(value) and all(  # a study writes a curve or factors measured, or none
+            isinstance(row, list) and len(row) == width and all(map(number, row)) for row in value)
         one_pair = width == 3 and isinstance(value, list) and len(value) == 2 and all(map(number, value))
-        return None if ok or one_pair else f"expected a list of rows of {width} finite numbers"  # one pair: older
+        # one pair: an older machine.json's factors
+        return None if ok or one_pair else f"expected a list of one or more rows of {width} finite numbers"
     if key == "dims":
         ok = isinstance(value, dict) and bool(value) and all(isinstance(d, dict) and set(d) == {"n_q", "n_oct", "n_u"}
                                              and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
