@@ -428,11 +428,11 @@ def stencil_sweep(stencil: StencilName, grid: Sequence[int], steps: int, scheme:
             raise ValueError("block is required for scheme 'blocked'")
     if scheme == "time_tiled" and shape is None:
         raise ValueError("tile_kind, t_t and t_s are required for scheme 'time_tiled'")
-    if scheme == "time_tiled":
-        _check_tile_extents(grid, steps, shape)
+    if scheme == "time_tiled" and (problem := tile_extent_problem(grid, steps, shape)):
+        raise ValueError(problem)
     _check_trace_size(scheme, grid, steps, block, shape)
-    if scheme == "time_tiled":
-        _check_tile_flops(stencil, shape)
+    if scheme == "time_tiled" and (problem := tile_flops_problem(stencil, shape)):
+        raise ValueError(problem)
     if scheme == "naive":
         return naive_sweep(stencil, grid, steps, elem_bytes)
     if scheme == "blocked":
@@ -492,26 +492,29 @@ def _check_trace_size(scheme: str, grid: tuple[int, ...], steps: int, block: Seq
                       f"step of this grid and scheme")
 
 
-def _check_tile_extents(grid: tuple[int, ...], steps: int, shape: TileShape) -> None:
-    """Refuse a tile deeper than ``steps`` (t_t) or wider than ``grid`` along a dimension (t_s): the sweep runs
+def tile_extent_problem(grid: Sequence[int], steps: int, shape: TileShape) -> str | None:
+    """Why a time-tiled tile of ``shape`` does not fit a run of ``steps`` over ``grid``, starting with the parameter
+    at fault (``t_t`` deeper than ``steps``, ``t_s`` wider than the grid along a dimension), or None: the sweep runs
     every tile whole, so such a tile would update points beyond the last step or the grid's edges."""
     if shape.t_t > steps:
-        raise ValueError(f"t_t must be at most steps = {steps} (a tile spans t_t time steps and runs whole: a deeper "
-                         f"one updates points beyond the last step), got {shape.t_t}")
+        return (f"t_t must be at most steps = {steps} (a tile spans t_t time steps and runs whole: a deeper one "
+                f"updates points beyond the last step), got {shape.t_t}")
     if any(ts > n for ts, n in zip(shape.t_s, grid)):
-        raise ValueError(f"t_s must be at most the grid {list(grid)} along each dimension (a tile spans t_s[i] points "
-                         f"of dimension i and runs whole: a wider one updates points beyond the grid's edges), got "
-                         f"{list(shape.t_s)}")
+        return (f"t_s must be at most the grid {list(grid)} along each dimension (a tile spans t_s[i] points of "
+                f"dimension i and runs whole: a wider one updates points beyond the grid's edges), got "
+                f"{list(shape.t_s)}")
+    return None
 
 
-def _check_tile_flops(stencil: str, shape: TileShape) -> None:
-    """Refuse tiles whose flops exceed one trace row's MAX_ROW_FLOPS: a tile's flops ride on one row (its
-    scratch update), the stencil's flops per point times the tile's ``v_tile_points``."""
+def tile_flops_problem(stencil: str, shape: TileShape) -> str | None:
+    """Why a tile of ``shape`` holds too much work for one trace row (its flops, the stencil's flops per point
+    times the tile's ``v_tile_points``, ride on its scratch update's row: at most MAX_ROW_FLOPS), or None."""
     flops = STENCILS[stencil].flops_per_point * shape.v_tile_points
-    if flops > MAX_ROW_FLOPS:
-        raise ValueError(f"t_t and t_s must be smaller: a tile of t_t = {shape.t_t}, t_s = {list(shape.t_s)} updates "
-                         f"{shape.v_tile_points:,} points, {flops:,} flops of {stencil} on one trace row; expected at "
-                         "most 2**53 flops a row (workloads.trace.MAX_ROW_FLOPS)")
+    if flops <= MAX_ROW_FLOPS:
+        return None
+    return (f"t_t must be smaller with t_s = {list(shape.t_s)} (the tile updates {shape.v_tile_points:,} points, "
+            f"{flops:,} flops of {stencil} on one trace row, which holds at most {MAX_ROW_FLOPS:,}: "
+            f"workloads.trace.MAX_ROW_FLOPS), got {shape.t_t}")
 
 
 def _flush_arrays(b: TraceBuilder, lay: GridLayout, unit: str, stage: str) -> None:

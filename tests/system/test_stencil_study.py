@@ -64,6 +64,13 @@ BAD = {
     "a host tile beyond the LLC": ("stencil_tiling", {"host_tile": {"kind": "hhc_2d", "t_t": 8, "t_s": [4096, 4096]}},
                                    "host_tile: a tile of t_t 8, t_s [4096, 4096] needs 33702050 words; expected at "
                                    "most the 1048576 8 B words of the host's LLC"),
+    # tiles run whole, as the stencil generator refuses them: deeper than the steps or wider than the grid
+    "a host tile deeper than the steps": (
+        "stencil_tiling", {"host_tile": {"kind": "hhc_2d", "t_t": 16, "t_s": [8, 32]}},
+        "host_tile: t_t must be at most steps = 8"),
+    "a host tile wider than the grid": (
+        "stencil_tiling", {"host_tile": {"kind": "hhc_2d", "t_t": 8, "t_s": [8, 2048]}},
+        "host_tile: t_s must be at most the grid [1024, 1024] along each dimension"),
     "a roofline point beyond a trace": ("roofline", {"total_bytes": "1 TiB"},
                                         "total_bytes: expected a value <= 125000 MiB, got 1 TiB"),
     "a roofline Q of part of an element": ("roofline", {"total_bytes": "12 B"},
@@ -78,7 +85,7 @@ BAD = {
         "roofline", {"system": "configs/systems/lap_hbm2e_stack.yaml"},
         "system: the roofline's energy costs are measured on the system, and its memory near_memories.hbm (hbm2e) "
         "declares no currents, so its energy is not known"),
-    "host arrays beyond the DRAM": ("stencil_tiling", {"grid": [64, 50000000], "steps": 1},
+    "host arrays beyond the DRAM": ("stencil_tiling", {"grid": [64, 50000000], "steps": 8},
                                     "grid: the host's accesses reach 49.17 GiB of memory; expected at most the 4 GiB "
                                     "of the system's DRAM (configs/systems/i7_920_ddr3.yaml: dram.geometry)"),
     "more host steps than a trace holds": ("stencil_tiling", {"steps": 10**9},

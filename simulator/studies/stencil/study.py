@@ -185,6 +185,9 @@ def tiling_problems(cfg: StencilTilingStudySpec, source: str) -> list[str]:
         errors.append(f"{source}: host_tile: a tile of t_t {tile.t_t}, t_s {list(tile.t_s)} needs "
                       f"{shape.m_tile_words} words; expected at most the {llc_words(host)} {ELEM_BYTES} B words "
                       f"of the host's LLC ({cfg.host_system})")
+    elif len(cfg.grid) == dims and (problem := ws.tile_extent_problem(cfg.grid, cfg.steps, shape)
+                                    or ws.tile_flops_problem(cfg.stencil, shape)):  # as the generator checks it
+        errors.append(f"{source}: host_tile: {problem}")
     elif len(cfg.grid) == dims:  # each host sweep within a trace's rows, as the generator checks it
         sizes = ((scheme, ws.sweep_size_problem(scheme, cfg.grid, cfg.steps, shape)) for scheme in HOST_SCHEMES)
         too_big = [f"{source}: grid and steps: the {scheme} sweep: {problem}" for scheme, problem in sizes if problem]
