@@ -33,20 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simulator.errors import EXIT_BAD_INPUT, InputError
-from simulator.units import NOT_KNOWN, ascii_integer, format_energy, format_quantity
+from simulator.units import NOT_KNOWN, format_energy, format_quantity, int_arg
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
     from simulator.studies.roofline import CrosscheckRow
 
 DEFAULT_RESULTS_DIR = Path("results") / "runs"
-
-
-def _integer(text: str) -> int:
-    """An integer option, in ASCII digits (``units.ascii_integer``); argparse says which option refused it."""
-    try:
-        return ascii_integer(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _print_summary(summary: dict) -> None:
@@ -513,12 +505,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("study", help="run a sweep of points (resumable) and write a table, figures and a report; "
                        "a paper's study file (with a 'study:' kind) goes to its own runner")
     p.add_argument("study", help="study YAML")
-    p.add_argument("--workers", type=_integer, help="local worker processes (default: number of CPUs; at most "
+    p.add_argument("--workers", type=int_arg, help="local worker processes (default: number of CPUs; at most "
                    "simulator.studies.executors.LOCAL_WORKERS_PER_CPU per CPU)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
-    p.add_argument("--dask-local", type=_integer, metavar="N",
+    p.add_argument("--dask-local", type=int_arg, metavar="N",
                    help="run on a loopback Dask cluster of N worker processes (as many as --workers may be)")
-    p.add_argument("--max-points", type=_integer, metavar="N", help="refuse a study of more than N points (default: "
+    p.add_argument("--max-points", type=int_arg, metavar="N", help="refuse a study of more than N points (default: "
                    "simulator.studies.sweep.DEFAULT_MAX_POINTS, which keeps the checks before the run within seconds)")
     p.add_argument("--out", help="study directory (default results/studies/<name>, or <file stem> for a paper's "
                    "study file)")
@@ -559,17 +551,17 @@ def build_parser() -> argparse.ArgumentParser:
                           "simulating")
     m.add_argument("--machine", metavar="FILE", help="a study's machine.json (default results/fmm/machine.json, the "
                    "default study's)")
-    m.add_argument("--q", type=_integer, action="append", help="expansion order (repeatable; default the file's: 4 6 8 "
+    m.add_argument("--q", type=int_arg, action="append", help="expansion order (repeatable; default the file's: 4 6 8 "
                    "10 14)")
     m.add_argument("--placement", action="append", help="cpu or a measured LAP placement, e.g. lap-llc "
                    "(repeatable; default all)")
     m.add_argument("--variant", action="append", help="software variant, e.g. pipelining (repeatable; default "
                    "orig, blocking, pipelining; CPU-only points run orig)")
-    m.add_argument("--n-points", type=_integer, default=240_000, help="points N (default 240000, 003 Table 2)")
+    m.add_argument("--n-points", type=int_arg, default=240_000, help="points N (default 240000, 003 Table 2)")
     m.add_argument("--density", default="table2", help="point density (default table2, the tree of 003 Table 2)")
     m.add_argument("--llc", default="8 MiB", metavar="SIZE", help="LLC capacity that sizes the blocks (default "
                    "8 MiB, 003 Table 4)")
-    m.add_argument("--blocks", type=_integer, help="b for blocked and pipelined variants (default: the study's rules)")
+    m.add_argument("--blocks", type=int_arg, help="b for blocked and pipelined variants (default: the study's rules)")
     m.add_argument("--out", metavar="FILE.csv", help="also write the predictions to this CSV file")
     m.add_argument("--plot", metavar="FILE.png", help="also draw each model's time against q, a panel per placement")
     m.set_defaults(func=cmd_models)
@@ -577,9 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "order, every product written off chip, and the optimum with Two-MM fusion")
     m.add_argument("--dims", metavar="P0,P1,...", help="the chain's dimensions, A_i is P_{i-1} x P_i (default 004's "
                    "worked example: 936,1008,552,368,1016,616,544)")
-    m.add_argument("--m-elems", type=_integer, help="fast-memory capacity M in elements (default 65536 = 256^2, the "
+    m.add_argument("--m-elems", type=int_arg, help="fast-memory capacity M in elements (default 65536 = 256^2, the "
                    "worked example's)")
-    m.add_argument("--elem-bytes", type=_integer, default=8, help="bytes per element, for the volumes in bytes "
+    m.add_argument("--elem-bytes", type=int_arg, default=8, help="bytes per element, for the volumes in bytes "
                    "(default 8)")
     m.add_argument("--out", metavar="FILE.csv", help="also write the figures to this CSV file")
     m.set_defaults(func=cmd_models, plot=None)  # the chain model draws no figure
@@ -588,7 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("entries", nargs="*", metavar="STENCIL", help="stencils, e.g. heat_2d (none: list them)")
     m.add_argument("--space", metavar="S1,S2,...", help="grid points per dimension (default 8192,8192 for 2D, 004 "
                    "Figure A.6's; 65536 for 1D, 512,512,512 for 3D)")
-    m.add_argument("--steps", type=_integer, help="time steps T (default 8192; 512 for 3D)")
+    m.add_argument("--steps", type=int_arg, help="time steps T (default 8192; 512 for 3D)")
     m.add_argument("--kind", choices=("time_skew_1d", "hex_1d", "hhc_2d", "hhc_3d"), help="tiling (default "
                    "hex_1d, hhc_2d or hhc_3d by the stencil's dimensions)")
     m.add_argument("--c-iter", metavar="TIME", help="time of one point update per vector unit, e.g. '36.8 ns' "
@@ -612,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check configs, workloads and traces without running; a trace or "
                        "workload given beside system configs is checked against each of them as a run would")
     p.add_argument("files", nargs="+")
-    p.add_argument("--max-points", type=_integer, metavar="N", help="a study may have up to N points, as offsim study "
+    p.add_argument("--max-points", type=int_arg, metavar="N", help="a study may have up to N points, as offsim study "
                    "--max-points N allows (default: simulator.studies.sweep.DEFAULT_MAX_POINTS)")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("keys", help="list the system config keys: unit, default, accepted values, description "

@@ -139,10 +139,25 @@ def test_an_integer_in_other_digits_or_forms_is_refused(text):
 @pytest.mark.parametrize("argv, option", [(["models", "ulist", "--q", "٤"], "--q"),
                                           (["study", "x.yaml", "--workers", "２"], "--workers"),
                                           (["models", "chain", "--m-elems", "６"], "--m-elems")])
-def test_an_integer_option_in_other_digits_is_refused_naming_the_option(argv, option, capsys):
+def test_an_int_arg_in_other_digits_is_refused_naming_the_option(argv, option, capsys):
     from simulator.cli import main
 
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2
     assert f"argument {option}: expected an integer in digits 0-9" in capsys.readouterr().err
+
+
+def test_the_fmm_study_program_and_models_stencil_take_ascii_digits_only(capsys):
+    from simulator.errors import InputError
+    from simulator.studies.fmm.placement import main as fmm_main
+    from simulator.studies.stencil.model_eval import parse_sizes
+
+    for option in ("--workers", "--dask-local"):
+        with pytest.raises(SystemExit) as exit_:
+            fmm_main([option, "２"])
+        assert exit_.value.code == 2
+        assert f"argument {option}: expected an integer in digits 0-9, got '２'" in capsys.readouterr().err
+    assert parse_sizes("8192,8192", "--space", "sizes") == (8192, 8192)
+    with pytest.raises(InputError, match="--space '٨١٩٢,٨١٩٢': expected sizes as positive integers"):
+        parse_sizes("٨١٩٢,٨١٩٢", "--space", "sizes")

@@ -102,6 +102,7 @@ from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachineP
                                               pipelined_blocks, pipelined_search_range, residency_system,
                                               stage_quantity)
 from simulator.runner import load_system, simulate_trace
+from simulator.units import int_arg
 from simulator.studies.plugin import StudyPlugin, point_key, system_hash
 from simulator.studies.executors import LOCAL_WORKERS_PER_CPU
 from simulator.studies.plugin_run import PluginJob, check_plugin_dir, finished, run_plugins
@@ -880,12 +881,12 @@ def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
     ap.add_argument("--quick", action="store_true", help="reduced q list and problem size")
     ap.add_argument("--study", default=str(STUDY))
     ap.add_argument("--out", default="results/fmm")
-    ap.add_argument("--workers", type=int, help=f"local worker processes (default: number of CPUs; at most "
-                                                f"{LOCAL_WORKERS_PER_CPU} per CPU)")
+    ap.add_argument("--workers", type=int_arg, help=f"local worker processes (default: number of CPUs; at most "
+                                                    f"{LOCAL_WORKERS_PER_CPU} per CPU)")
     ap.add_argument("--scheduler", metavar="ADDRESS", help="run the points on a dask.distributed scheduler, e.g. "
                     "tcp://host:8786 (every worker needs this offsim tree at the same path)")
-    ap.add_argument("--dask-local", type=int, metavar="N", help="run on a loopback Dask cluster of N worker processes "
-                                                               "(as many as --workers may be)")
+    ap.add_argument("--dask-local", type=int_arg, metavar="N",
+                    help="run on a loopback Dask cluster of N worker processes (as many as --workers may be)")
     ap.add_argument("--only", default=None, help="run just these placement/variant pairs, comma-separated "
                     "(e.g. lap-dram/orig,lap-llc/blocking), and only the micro runs they need")
     args = ap.parse_args(argv)

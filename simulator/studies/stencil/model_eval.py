@@ -28,7 +28,7 @@ from simulator.config.bounds import STENCIL_EXTENT
 from simulator.errors import InputError, one_line
 from simulator.config.stencils import STENCILS, Stencil
 from simulator.studies.model_eval import Outputs, joined, listing_lines, positive_quantity, refuse_repeats
-from simulator.units import format_quantity
+from simulator.units import ascii_integer, format_quantity
 
 WORD_BYTES = 4  # 004 Table A.3 prices L per GB of 4-byte words
 KIND_BY_DIMS = {1: "hex_1d", 2: "hhc_2d", 3: "hhc_3d"}
@@ -114,7 +114,7 @@ def parse_range(text: str, option: str) -> tuple[int, ...]:
 def parse_sizes(text: str, option: str, what: str) -> tuple[int, ...]:
     """``--space`` / ``--tile``: positive integers separated by commas."""
     try:
-        sizes = tuple(int(v) for v in text.split(","))
+        sizes = tuple(ascii_integer(v) for v in text.split(","))
     except ValueError:
         sizes = ()
     if not sizes or min(sizes) < 1:
