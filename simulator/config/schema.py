@@ -111,8 +111,8 @@ class PrefetcherSpec:
     """Stream prefetcher attached to one cache level."""
 
     enabled: bool = param(False, doc="switch the prefetcher on")
-    level: str = param(PREFETCHER_DEFAULT_LEVEL, doc="name of the level the prefetcher fills (the default must "
-                       "name a level only while the prefetcher is on; another name always)")
+    level: str = param(PREFETCHER_DEFAULT_LEVEL, doc="name of the level the prefetcher fills (the default name, "
+                       "L2, written or not, must name a level only while the prefetcher is on; another name always)")
     degree: int = param(4, min=1, max=64, doc="lines fetched ahead on each confirmed stream miss")
     streams: int = param(16, min=1, max=256, doc="stream table entries")
 
@@ -162,8 +162,9 @@ class CachesSpec:
                     raise FieldError(f"levels[{i}].ways", f"{lv.ways} ways; the mru_bits replacement allows at most "
                                      f"{MAX_MRU_BITS_WAYS} (one 64-bit word of use bits per set); expected fewer ways "
                                      f"in {lv.name} or replacement: lru", ("replacement",))
-        # A level named by the system is checked while the prefetcher is off too; the default (L2) only when it is
-        # on, so that a hierarchy without an L2 need not name a level for a prefetcher it does not use.
+        # A level name other than the default is checked while the prefetcher is off too; the default name (L2),
+        # written or not, only when it is on, so that a hierarchy without an L2 need not name a level for a
+        # prefetcher it does not use.
         pf = self.prefetcher
         if (pf.enabled or pf.level != PREFETCHER_DEFAULT_LEVEL) and pf.level not in names:
             raise FieldError("prefetcher.level", f"{pf.level!r} is not a level; expected one of {names}"

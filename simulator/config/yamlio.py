@@ -90,10 +90,10 @@ def _place(node: yaml.Node) -> str:
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 
-# The plain scalars YAML 1.1 reads as something other than what most writers mean, and YAML 1.2 reads as
-# text: yes/no/on/off/y/n as booleans, base-60 numbers (1:30 is 90), leading-zero octals (010 is 8) and dates.
-# They stay strings, so that a field refuses them naming the text as written; only true and false (in three
-# spellings each) are booleans. Decimal, binary (0b) and hexadecimal (0x) integers and YAML 1.1's floats stay.
+# The plain scalars YAML 1.1 reads as something other than what most writers mean: yes/no/on/off/y/n as booleans,
+# base-60 numbers (1:30 is 90), leading-zero octals (010 is 8) and dates. They stay strings, so that a field
+# refuses them naming the text as written; only true and false (in three spellings each) are booleans, as in
+# YAML 1.2. Decimal, binary (0b) and hexadecimal (0x) integers (with YAML 1.1's underscores) and its floats stay.
 _BOOL = "tag:yaml.org,2002:bool"
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"

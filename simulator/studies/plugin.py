@@ -17,8 +17,9 @@ A paper study file names its kind with a top-level ``study:`` key (``fmm_placeme
 
 A study whose points need checks beyond its file's (FMM placement: a pipelined point's block-count search,
 which needs the problem's tree) gives ``before_run(spec, quick)``: called when a run starts, after
-``points`` and before anything is written or any worker starts; InputError (or ValueError) refuses the run.
-``load`` and ``points`` stay light, as ``offsim validate`` calls them.
+``points`` and before anything is written or any worker starts; an InputError refuses the run. ``load`` and
+``points`` stay light, as ``offsim validate`` calls them. It checks the whole study, also the points a selection
+(``--only``) leaves out.
 
 A study whose later points depend on earlier records (FMM placement: the pipelined points take
 the block count the model fitted on the micro runs predicts) gives ``follow_up(spec, quick, records)``:
