@@ -284,11 +284,14 @@ def cmd_models(args: argparse.Namespace) -> int:
     from simulator.studies import model_eval
 
     outputs = model_eval.Outputs(args.out, args.plot)
+    # a file option given empty is refused as a path, not taken for its default
+    table = getattr(args, "table", None)
     if args.model == "ulist":
         from simulator.studies.fmm import model_eval as ulist_eval
 
-        lines = ulist_eval.run_ulist(args.machine or ulist_eval.DEFAULT_MACHINE, args.q, args.placement, args.variant,
-                                     args.n_points, args.density, args.llc, args.blocks, outputs)
+        machine = ulist_eval.DEFAULT_MACHINE if args.machine is None else args.machine
+        lines = ulist_eval.run_ulist(machine, args.q, args.placement, args.variant, args.n_points, args.density,
+                                     args.llc, args.blocks, outputs)
     elif args.model == "chain":
         from simulator.studies import chain_eval
 
@@ -299,10 +302,12 @@ def cmd_models(args: argparse.Namespace) -> int:
         lines = stencil_eval.run_stencil(args.entries, args.kind, args.space, args.steps, args.c_iter, args.tile,
                                          args.t_t, args.t_s, args.threads, args.objective, outputs)
     elif args.model == "logca":
-        lines = model_eval.run_logca(args.entries, args.table or model_eval.LOGCA_TABLE, args.g, outputs, args.improve)
+        lines = model_eval.run_logca(args.entries, model_eval.LOGCA_TABLE if table is None else table, args.g, outputs,
+                                     args.improve)
     else:
-        lines = model_eval.run_roofline(args.entries, args.table or model_eval.ROOFLINE_TABLE, args.intensity,
-                                        args.precision, args.throughput, args.power_cap, outputs, args.system or ())
+        lines = model_eval.run_roofline(args.entries, model_eval.ROOFLINE_TABLE if table is None else table,
+                                        args.intensity, args.precision, args.throughput, args.power_cap, outputs,
+                                        args.system or ())
     print("\n".join(lines))
     return 0
 
@@ -425,10 +430,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_generators(args: argparse.Namespace) -> int:
     from simulator.config.fields import did_you_mean
+    from simulator.studies.model_eval import refuse_repeats
     from workloads.spec import describe_generator
     from workloads.registry import GENERATORS
 
     names = args.names or sorted(GENERATORS)
+    refuse_repeats("generators", args.names)
     unknown = [n for n in names if n not in GENERATORS]
     if unknown:
         raise InputError(f"generators: {unknown[0]!r} is not a workload generator{did_you_mean(unknown[0], GENERATORS)}; "

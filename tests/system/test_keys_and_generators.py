@@ -92,6 +92,19 @@ def test_generators_refuses_an_unknown_name_with_a_suggestion(capsys):
     assert "'strem' is not a workload generator (did you mean stream?)" in err and "Traceback" not in err
 
 
+def test_generators_refuses_a_name_given_twice(capsys):
+    assert main(["generators", "stream", "stream"]) == 2
+    assert "generators 'stream': given twice; expected each value once" in capsys.readouterr().err
+
+
+def test_a_model_file_option_given_empty_is_refused_not_taken_for_its_default(tmp_path, capsys):
+    for argv in (["models", "ulist", "--machine", ""], ["models", "logca", "--table", ""],
+                 ["models", "roofline", "--table", ""]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "file not found" in err and argv[2] in err
+
+
 def test_keys_show_sizes_in_binary_units_that_read_back_exactly(capsys):
     """A size is printed as a whole number of KiB/MiB/GiB (32 KiB, not 32.77 kB): pasted back into --set, it
     gives the same size."""
