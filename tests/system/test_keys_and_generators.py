@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from simulator.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +105,28 @@ def test_a_model_file_option_given_empty_is_refused_not_taken_for_its_default(tm
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert "file not found" in err and argv[2] in err
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["run", "s.yaml", "w.yaml", "--out", "o1", "--out", "o2"], "--out"),
+    (["models", "logca", "--table", "a.yaml", "--table", "b.yaml"], "--table"),
+    (["keys", "--system", "a.yaml", "--system", "b.yaml"], "--system"),
+])
+def test_an_option_of_one_value_given_twice_is_refused_naming_it(argv, option, capsys):
+    """argparse would keep the last value without a word (the run written to o2 only)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert f"argument {option}: given twice (" in capsys.readouterr().err
+
+
+def test_a_repeatable_option_still_takes_every_value(capsys):
+    assert main(["generators", "stream"]) == 0  # a positional, once
+    capsys.readouterr()
+    assert main(["keys", "--system", str(LAP_LLC), "--set", "host.frequency_hz=2 GHz", "--set",
+                 "host.flops_per_cycle=4", "host"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows["host.frequency_hz"] == ("2 GHz", "--set") and rows["host.flops_per_cycle"] == ("4.0", "--set")
 
 
 def test_keys_show_sizes_in_binary_units_that_read_back_exactly(capsys):
