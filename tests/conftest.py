@@ -37,6 +37,17 @@ def refused(argv: list[str], capsys: pytest.CaptureFixture, out: Path) -> list[s
     return capsys.readouterr().err.strip().splitlines()
 
 
+def parse_refused(argv: list[str], capsys: pytest.CaptureFixture, main=None) -> str:
+    """Run ``offsim argv`` (or the program ``main``); check that its argument parser refuses the command line
+    (SystemExit 2, as argparse exits); return what it wrote to stderr."""
+    if main is None:
+        from simulator.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
 def offload_trace(target: str, params: dict):
     """A trace in which the host computes, offloads one command ``params`` to ``target`` (row 1) and waits."""
     from workloads.trace import TraceBuilder

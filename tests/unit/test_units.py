@@ -19,6 +19,7 @@ from simulator.units import (
     ps_to_seconds,
     seconds_to_ps,
 )
+from tests.conftest import parse_refused
 
 
 @pytest.mark.parametrize("text, dimension, expected", [
@@ -140,12 +141,7 @@ def test_an_integer_in_other_digits_or_forms_is_refused(text):
                                           (["study", "x.yaml", "--workers", "２"], "--workers"),
                                           (["models", "chain", "--m-elems", "６"], "--m-elems")])
 def test_an_int_arg_in_other_digits_is_refused_naming_the_option(argv, option, capsys):
-    from simulator.cli import main
-
-    with pytest.raises(SystemExit) as exit_:
-        main(argv)
-    assert exit_.value.code == 2
-    assert f"argument {option}: expected an integer in digits 0-9" in capsys.readouterr().err
+    assert f"argument {option}: expected an integer in digits 0-9" in parse_refused(argv, capsys)
 
 
 def test_the_fmm_study_program_and_models_stencil_take_ascii_digits_only(capsys):
@@ -154,10 +150,8 @@ def test_the_fmm_study_program_and_models_stencil_take_ascii_digits_only(capsys)
     from simulator.studies.stencil.model_eval import parse_sizes
 
     for option in ("--workers", "--dask-local"):
-        with pytest.raises(SystemExit) as exit_:
-            fmm_main([option, "２"])
-        assert exit_.value.code == 2
-        assert f"argument {option}: expected an integer in digits 0-9, got '２'" in capsys.readouterr().err
+        err = parse_refused([option, "２"], capsys, fmm_main)
+        assert f"argument {option}: expected an integer in digits 0-9, got '２'" in err
     assert parse_sizes("8192,8192", "--space", "sizes") == (8192, 8192)
     with pytest.raises(InputError, match="--space '٨١٩٢,٨١٩٢': expected sizes as positive integers"):
         parse_sizes("٨١٩٢,٨١٩٢", "--space", "sizes")
