@@ -410,13 +410,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from simulator.studies.compare import NOT_APPLICABLE, comparison_png, comparison_table, read_run
+    from simulator.studies.compare import NOT_APPLICABLE, comparison_png, comparison_table, read_runs
 
     if args.png is not None:
         from simulator.config.outputs import check_output_file
 
         check_output_file(args.png, "--png", ".png")
-    runs = [read_run(path) for path in args.runs]
+    runs = read_runs(args.runs)
     table = comparison_table(runs)
     _print_columns(table)
     if any(NOT_APPLICABLE in row for row in table[1:]):

@@ -11,7 +11,9 @@ are kept in the order given.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,15 @@ def read_run(path: str | Path) -> RunSummary:
         raise InputError(f"{summary}: energy_by_component_j: its energies add up to more than a float holds; "
                          f"{expected} (a run's energies add up to its total)")
     return RunSummary(directory.resolve().name, system, workload, time_s, energy_j, by_component)
+
+
+def read_runs(paths: Sequence[str | Path]) -> list[RunSummary]:
+    """The summaries of the run directories ``paths``, in order (``read_run``), each labelled by its directory's
+    name, or by its path as given where two of the directories share a name, so that their rows and bars are told
+    apart."""
+    runs = [read_run(path) for path in paths]
+    names = Counter(run.label for run in runs)
+    return [replace(run, label=str(path)) if names[run.label] > 1 else run for run, path in zip(runs, paths)]
 
 
 #: the cell of a component a run does not have (a LAP beside a run without one): not 0 J, which it did not spend

@@ -148,6 +148,19 @@ def test_compare_refuses_a_summary_that_is_not_a_regular_file_without_reading_it
         read_run(tmp_path)
 
 
+def test_runs_of_one_directory_name_are_labelled_by_their_paths(tmp_path):
+    from simulator.studies.compare import read_runs
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = _run_dir(tmp_path / "a" / "x", "s1", 1.0, {"host": 1.0})
+    two = _run_dir(tmp_path / "b" / "x", "s2", 2.0, {"host": 2.0})
+    other = _run_dir(tmp_path / "y", "s3", 3.0, {"host": 3.0})
+    runs = read_runs([one, two, other])
+    assert [r.label for r in runs] == [str(one), str(two), "y"]
+    assert comparison_table(runs)[1][0] == str(one)
+
+
 def test_a_total_with_a_part_not_known_is_not_known():
     # one point's HBM energy is not known (NaN): its total energy is not known, not the sum of the rest
     import math
