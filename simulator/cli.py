@@ -30,10 +30,11 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from simulator.errors import EXIT_BAD_INPUT, InputError
-from simulator.units import NOT_KNOWN, format_energy, format_quantity, int_arg
+from simulator.arguments import OptionParser, int_arg
+from simulator.units import NOT_KNOWN, format_energy, format_quantity
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI starts without the models
     from simulator.studies.roofline import CrosscheckRow
@@ -489,32 +490,8 @@ def _model_parser(models: argparse._SubParsersAction, name: str, what: str, tabl
     return m
 
 
-class _StoreOnce(argparse.Action):
-    """argparse's ``store`` for an option that takes one value: given twice (``--out a --out b``), it is refused
-    naming the option, where argparse would keep the last value without a word."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        given = namespace.__dict__.setdefault("_given_once", {})
-        if option_string is not None and self.dest in given:
-            parser.error(f"argument {option_string}: given twice ({given[self.dest]!r}, then {values!r}); expected "
-                         "it once")
-        given[self.dest] = values
-        setattr(namespace, self.dest, values)
-
-
-class _Parser(argparse.ArgumentParser):
-    """offsim's parsers (the subcommands' too, which argparse makes of the same class): an option of one value
-    is refused when given twice (``_StoreOnce``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.register("action", None, _StoreOnce)
-        self.register("action", "store", _StoreOnce)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
+    parser = OptionParser(prog="offsim", description="Cycle-approximate host/cache/DRAM/accelerator "
                      "simulator with analytical cross-checks.")
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -13,7 +13,6 @@ Simulated time is kept as integer picoseconds (``PS_PER_S``).
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
 from dataclasses import dataclass
@@ -140,15 +139,6 @@ def ascii_integer(text: str) -> int:
     if not _ASCII_INTEGER.fullmatch(text):
         raise ValueError(f"expected an integer in digits 0-9, got {text!r}")
     return int(text)
-
-
-def int_arg(text: str) -> int:
-    """An integer option of the command line (an argparse ``type``): :func:`ascii_integer`, whose refusal argparse
-    reports naming the option (exit 2)."""
-    try:
-        return ascii_integer(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def exponent_number(value: object) -> object:

@@ -118,6 +118,15 @@ def test_an_option_of_one_value_given_twice_is_refused_naming_it(argv, option, c
     assert f"argument {option}: given twice (" in parse_refused(argv, capsys)
 
 
+@pytest.mark.parametrize("program", ["simulator.studies.fmm.placement", "simulator.studies.logca.crypto",
+                                     "simulator.studies.logca.gpu"])
+def test_the_study_programs_refuse_an_option_given_twice_too(program, capsys):
+    import importlib
+
+    main_of = importlib.import_module(program).main
+    assert "argument --out: given twice (" in parse_refused(["--out", "a", "--out", "b"], capsys, main_of)
+
+
 def test_a_repeatable_option_still_takes_every_value(capsys):
     assert main(["generators", "stream"]) == 0  # a positional, once
     capsys.readouterr()

@@ -75,7 +75,6 @@ some pairs measures the LAP systems of those pairs and the two the models read (
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import time
@@ -102,7 +101,7 @@ from simulator.studies.fmm.crosscheck import (CLOCK_HZ, MODELLED_GEMMS, MachineP
                                               pipelined_blocks, pipelined_search_range, residency_system,
                                               stage_quantity)
 from simulator.runner import load_system, simulate_trace
-from simulator.units import int_arg
+from simulator.arguments import OptionParser, int_arg
 from simulator.studies.plugin import StudyPlugin, point_key, system_hash
 from simulator.studies.executors import LOCAL_WORKERS_PER_CPU
 from simulator.studies.plugin_run import PluginJob, check_plugin_dir, finished, run_plugins
@@ -877,7 +876,7 @@ def check_out_dir(path: str | Path) -> Path:
 def main(argv: list[str] | None = None, prog: str = "fmm_study") -> int:
     """Run the study and write tables and figures; returns the exit status. ``prog`` names the program in
     messages."""
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    ap = OptionParser(prog=prog, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced q list and problem size")
     ap.add_argument("--study", default=str(STUDY))
     ap.add_argument("--out", default="results/fmm")

@@ -684,13 +684,12 @@ def crypto_study(study: CryptoStudySpec | None = None, out_dir: Path = PROJECT_R
 def main(argv: list[str] | None = None, prog: str = "logca_study") -> int:
     """Command line: run the crypto study, write its figures and print the fits; ``prog`` names the program in
     messages."""
-    import argparse
-
+    from simulator.arguments import OptionParser
     from simulator.errors import InputError
 
-    ap = argparse.ArgumentParser(prog=prog, description="LogCA crypto study: platform x granularity x units, LogCA fit and "
-                                             "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the "
-                                             "report against 000's tables")
+    ap = OptionParser(prog=prog, description="LogCA crypto study: platform x granularity x units, LogCA fit and "
+                                        "figures (000 ch. 4-6); `offsim reproduce logca-crypto` adds the report "
+                                        "against 000's tables")
     ap.add_argument("--study", default=str(CRYPTO_STUDY), help="study file (default: configs/studies/logca_crypto.yaml)")
     ap.add_argument("--out", default=str(PROJECT_ROOT / "results" / "logca"), help="directory of the figures "
                                                                            "(default: results/logca)")

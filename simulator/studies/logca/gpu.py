@@ -806,9 +806,9 @@ def gpu_study(study: GpuStudySpec | None = None, out_dir: Path = PROJECT_ROOT / 
 
 def main(argv: list[str] | None = None, prog: str = "logca_gpu_study") -> int:
     """Command line: run the study and print its figures; ``prog`` names the program in messages."""
-    import argparse
+    from simulator.arguments import OptionParser
 
-    ap = argparse.ArgumentParser(prog=prog, description="LogCA GPU study: discrete -> APU -> HSA, pipelined offload (000 ch. 4, 6)")
+    ap = OptionParser(prog=prog, description="LogCA GPU study: discrete -> APU -> HSA, pipelined offload (000 ch. 4, 6)")
     ap.add_argument("--study", default=str(GPU_STUDY), help="study file (default: configs/studies/logca_gpu.yaml)")
     ap.add_argument("--out", default=str(PROJECT_ROOT / "results" / "logca"), help="directory of the figures and CSV")
     args = ap.parse_args(argv)
